@@ -1,0 +1,55 @@
+import type { RecordedEvent } from './events';
+import type { Subscription } from './event-store.port';
+
+export interface CatchUpSource {
+  /** Events strictly after `after` (a position or revision), in order, at most `pageSize`. */
+  readPage(after: number, pageSize: number): Promise<RecordedEvent[]>;
+  /** Resolves when something after `after` may exist, or after `timeoutMs`. */
+  waitForMore(after: number, timeoutMs: number): Promise<void>;
+  /** Current end of the source, read once when the subscription starts. */
+  head(): Promise<number>;
+  cursorOf(event: RecordedEvent): number;
+}
+
+/**
+ * A catch-up subscription built on paged reads: each page starts strictly after the last delivered event, so
+ * the switch from history to live can neither skip nor repeat an event (G5), whatever appends race with it.
+ */
+export function catchUpSubscription(source: CatchUpSource, start: number, pageSize = 500): Subscription {
+  let closed = false;
+  let wake: (() => void) | undefined;
+  let resolveCaughtUp!: () => void;
+  const caughtUp = new Promise<void>((r) => (resolveCaughtUp = r));
+  const headAtStart = source.head();
+
+  async function* iterate(): AsyncGenerator<RecordedEvent> {
+    let cursor = start;
+    const target = await headAtStart;
+    if (cursor >= target) resolveCaughtUp();
+    while (!closed) {
+      const page = await source.readPage(cursor, pageSize);
+      for (const event of page) {
+        if (closed) return;
+        cursor = source.cursorOf(event);
+        yield event;
+        if (cursor >= target) resolveCaughtUp();
+      }
+      if (page.length < pageSize) {
+        resolveCaughtUp();
+        if (closed) return;
+        await Promise.race([source.waitForMore(cursor, 1000), new Promise<void>((r) => (wake = r))]);
+      }
+    }
+  }
+
+  const generator = iterate();
+  return {
+    caughtUp,
+    [Symbol.asyncIterator]: () => generator,
+    async close() {
+      closed = true;
+      wake?.();
+      await generator.return(undefined);
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import { DomainError } from '../kernel/errors';
+import type { NewEvent, RecordedEvent } from './events';
+
+/**
+ * Expected state of a stream for an append (G1): `no_stream` (must not exist), `stream_exists`,
+ * `any` (no check), or the exact revision of its last event.
+ */
+export type ExpectedRevision = 'no_stream' | 'stream_exists' | 'any' | number;
+
+export interface AppendOptions {
+  readonly expectedRevision?: ExpectedRevision;
+}
+
+export interface AppendResult {
+  /** Revision of the stream's last event after the append. */
+  readonly nextExpectedRevision: number;
+  /** Global position of the last event of the append (or of the already-stored events on an idempotent retry). */
+  readonly position: number;
+}
+
+export interface ReadStreamOptions {
+  /** Inclusive start revision; defaults to the start (forwards) or the end (backwards). */
+  readonly fromRevision?: number | 'start' | 'end';
+  readonly direction?: 'forwards' | 'backwards';
+  readonly maxCount?: number;
+}
+
+/** Filter on the global log: by stream category and/or event type (either list matching is enough per list). */
+export interface EventFilter {
+  readonly categories?: readonly string[];
+  readonly types?: readonly string[];
+}
+
+export interface ReadAllOptions {
+  /** Exclusive: only events after this position (G4). Defaults to the start (forwards) or end (backwards). */
+  readonly after?: number;
+  /** Exclusive upper bound when reading backwards. */
+  readonly before?: number;
+  readonly direction?: 'forwards' | 'backwards';
+  readonly maxCount?: number;
+  readonly filter?: EventFilter;
+}
+
+export interface SubscribeToAllOptions {
+  /** Exclusive start position; defaults to the start of the log. */
+  readonly after?: number;
+  readonly filter?: EventFilter;
+}
+
+export interface SubscribeToStreamOptions {
+  /** Exclusive start revision; defaults to the start of the stream. */
+  readonly afterRevision?: number;
+}
+
+/**
+ * A catch-up subscription (G5): delivers stored events in order, then turns live with no gap and no
+ * duplicate. Iterate it with `for await`; `caughtUp` resolves once every event stored when it started has
+ * been delivered.
+ */
+export interface Subscription extends AsyncIterable<RecordedEvent> {
+  readonly caughtUp: Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The event store: the single source of truth. */
+export interface EventStore {
+  /** Appends atomically (G2), checking the expected revision (G1); same event ids again add nothing (G3). */
+  append(streamId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult>;
+  /** Reads a stream; an absent stream reads as empty. */
+  readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+  subscribeToAll(options?: SubscribeToAllOptions): Subscription;
+  subscribeToStream(streamId: string, options?: SubscribeToStreamOptions): Subscription;
+  /** Position of the last event in the log (0 when empty). */
+  headPosition(): Promise<number>;
+  /** Resolves when the log holds an event after `position`, or after `timeoutMs`, whichever is first. */
+  waitForAppend(position: number, timeoutMs: number): Promise<void>;
+  /** Checks the store can be reached (readiness). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const EVENT_STORE = Symbol('EventStore');
+
+/** The expected revision did not match the stream's actual state (G1). */
+export class ConcurrencyError extends DomainError {
+  constructor(
+    readonly streamId: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: number | 'no_stream',
+  ) {
+    super(
+      'conflict',
+      'event_store.wrong_expected_revision',
+      `Stream ${streamId} was changed concurrently (expected ${String(expected)}, actual ${String(actual)}); retry the request`,
+    );
+    this.name = 'ConcurrencyError';
+  }
+}

@@ -1,0 +1,286 @@
+import type { Statement } from 'better-sqlite3';
+import { SqliteDatabase } from '../../sqlite/sqlite-database';
+import { catchUpSubscription } from '../catch-up-subscription';
+import {
+  AppendOptions,
+  AppendResult,
+  ConcurrencyError,
+  EventFilter,
+  EventStore,
+  ReadAllOptions,
+  ReadStreamOptions,
+  Subscription,
+  SubscribeToAllOptions,
+  SubscribeToStreamOptions,
+} from '../event-store.port';
+import { categoryOf, NewEvent, RecordedEvent } from '../events';
+
+interface EventRow {
+  position: number;
+  stream_id: string;
+  revision: number;
+  event_id: string;
+  type: string;
+  data: string;
+  metadata: string;
+  recorded_at: number;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS es_events (
+  position    INTEGER PRIMARY KEY AUTOINCREMENT,
+  stream_id   TEXT    NOT NULL,
+  revision    INTEGER NOT NULL,
+  event_id    TEXT    NOT NULL,
+  type        TEXT    NOT NULL,
+  category    TEXT    NOT NULL,
+  data        TEXT    NOT NULL,
+  metadata    TEXT    NOT NULL,
+  recorded_at INTEGER NOT NULL,
+  UNIQUE (stream_id, revision),
+  UNIQUE (stream_id, event_id)
+);
+CREATE INDEX IF NOT EXISTS es_events_category ON es_events (category, position);
+CREATE INDEX IF NOT EXISTS es_events_type ON es_events (type, position);
+CREATE TABLE IF NOT EXISTS es_streams (
+  stream_id TEXT PRIMARY KEY,
+  revision  INTEGER NOT NULL
+) WITHOUT ROWID;
+`;
+
+/**
+ * The embedded event store (better-sqlite3, WAL). AUTOINCREMENT positions are never reused (G4); the revision
+ * check and the inserts run in one IMMEDIATE transaction (G1, G2); UNIQUE(stream_id, event_id) backs the
+ * idempotency table of G3 permanently rather than through a bounded cache.
+ */
+export class SqliteEventStore implements EventStore {
+  private readonly insert: Statement;
+  private readonly streamRevision: Statement;
+  private readonly upsertStream: Statement;
+  private readonly findIds: Statement;
+  private readonly maxPosition: Statement;
+  private readonly filtered = new Map<string, Statement>();
+  private head: number;
+
+  constructor(private readonly sqlite: SqliteDatabase) {
+    const db = sqlite.db;
+    db.exec(SCHEMA);
+    this.insert = db.prepare(
+      `INSERT INTO es_events (stream_id, revision, event_id, type, category, data, metadata, recorded_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.streamRevision = db.prepare('SELECT revision FROM es_streams WHERE stream_id = ?').pluck();
+    this.upsertStream = db.prepare(
+      'INSERT INTO es_streams (stream_id, revision) VALUES (?, ?) ON CONFLICT (stream_id) DO UPDATE SET revision = excluded.revision',
+    );
+    this.findIds = db.prepare(
+      `SELECT event_id, revision, position FROM es_events WHERE stream_id = ? AND event_id IN (SELECT value FROM json_each(?))`,
+    );
+    this.maxPosition = db.prepare('SELECT COALESCE(MAX(position), 0) FROM es_events').pluck();
+    this.head = this.maxPosition.get() as number;
+  }
+
+  async append(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {
+    const result = this.appendSync(streamId, events, options);
+    if (result.appended) this.sqlite.notifier.emit('appended', result.position);
+    return { nextExpectedRevision: result.nextExpectedRevision, position: result.position };
+  }
+
+  /** Synchronous append, for callers that batch many appends in one transaction (benchmarks, imports). */
+  appendSync(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): AppendResult & { appended: boolean } {
+    const expected = options.expectedRevision ?? 'any';
+    return this.sqlite.transaction(() => {
+      const current = this.streamRevision.get(streamId) as number | undefined;
+      if (events.length > 0) {
+        const found = this.findIds.all(streamId, JSON.stringify(events.map((e) => e.id))) as {
+          event_id: string;
+          revision: number;
+          position: number;
+        }[];
+        if (found.length > 0) return { ...this.idempotentResult(streamId, events, found, expected, current), appended: false };
+      }
+      this.checkExpected(streamId, expected, current);
+      let revision = current ?? -1;
+      const now = Date.now();
+      let position = this.head;
+      for (const e of events) {
+        revision += 1;
+        const info = this.insert.run(streamId, revision, e.id, e.type, categoryOf(streamId), JSON.stringify(e.data), JSON.stringify(e.metadata), now);
+        position = Number(info.lastInsertRowid);
+      }
+      if (events.length > 0) {
+        this.upsertStream.run(streamId, revision);
+        this.head = position;
+      }
+      return { nextExpectedRevision: revision, position, appended: events.length > 0 };
+    });
+  }
+
+  /** G3: all ids already stored (in place, for an exact expectation) is a no-op; a partial match is an error. */
+  private idempotentResult(
+    streamId: string,
+    events: readonly NewEvent[],
+    found: { event_id: string; revision: number; position: number }[],
+    expected: AppendOptions['expectedRevision'],
+    current: number | undefined,
+  ): AppendResult {
+    const actual = current ?? 'no_stream';
+    if (found.length !== events.length) throw new ConcurrencyError(streamId, expected ?? 'any', actual);
+    const byId = new Map(found.map((f) => [f.event_id, f]));
+    const first = expected === 'no_stream' ? 0 : typeof expected === 'number' ? expected + 1 : undefined;
+    if (first !== undefined) {
+      events.forEach((e, i) => {
+        if (byId.get(e.id)?.revision !== first + i) throw new ConcurrencyError(streamId, expected ?? 'any', actual);
+      });
+    }
+    const last = byId.get(events[events.length - 1].id)!;
+    return { nextExpectedRevision: last.revision, position: last.position };
+  }
+
+  private checkExpected(streamId: string, expected: NonNullable<AppendOptions['expectedRevision']>, current: number | undefined): void {
+    const ok =
+      expected === 'any' ||
+      (expected === 'no_stream' && current === undefined) ||
+      (expected === 'stream_exists' && current !== undefined) ||
+      (typeof expected === 'number' && current === expected);
+    if (!ok) throw new ConcurrencyError(streamId, expected, current ?? 'no_stream');
+  }
+
+  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    return this.readStreamSync(streamId, options);
+  }
+
+  readStreamSync(streamId: string, options: ReadStreamOptions = {}): RecordedEvent[] {
+    const backwards = options.direction === 'backwards';
+    const limit = options.maxCount ?? -1;
+    const from = options.fromRevision;
+    const rows = backwards
+      ? this.stmt(
+          'rs-b',
+          'SELECT * FROM es_events WHERE stream_id = ? AND revision <= ? ORDER BY revision DESC LIMIT ?',
+        ).all(streamId, from === undefined || from === 'end' ? Number.MAX_SAFE_INTEGER : from === 'start' ? 0 : from, limit)
+      : this.stmt('rs-f', 'SELECT * FROM es_events WHERE stream_id = ? AND revision >= ? ORDER BY revision ASC LIMIT ?').all(
+          streamId,
+          from === undefined || from === 'start' ? 0 : from === 'end' ? Number.MAX_SAFE_INTEGER : from,
+          limit,
+        );
+    return (rows as EventRow[]).map(toRecorded);
+  }
+
+  async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    return this.readAllSync(options);
+  }
+
+  readAllSync(options: ReadAllOptions = {}): RecordedEvent[] {
+    const backwards = options.direction === 'backwards';
+    const { clause, params } = filterClause(options.filter);
+    const key = `ra-${backwards ? 'b' : 'f'}-${clause}`;
+    const sql = backwards
+      ? `SELECT * FROM es_events WHERE position < ? ${clause} ORDER BY position DESC LIMIT ?`
+      : `SELECT * FROM es_events WHERE position > ? ${clause} ORDER BY position ASC LIMIT ?`;
+    const bound = backwards ? (options.before ?? Number.MAX_SAFE_INTEGER) : (options.after ?? 0);
+    return (this.stmt(key, sql).all(bound, ...params, options.maxCount ?? -1) as EventRow[]).map(toRecorded);
+  }
+
+  subscribeToAll(options: SubscribeToAllOptions = {}): Subscription {
+    return catchUpSubscription(
+      {
+        readPage: async (after, pageSize) => this.readAllSync({ after, maxCount: pageSize, filter: options.filter }),
+        waitForMore: (after, ms) => this.waitForAppend(after, ms),
+        head: async () => this.currentHead(),
+        cursorOf: (e) => e.position,
+      },
+      options.after ?? 0,
+    );
+  }
+
+  subscribeToStream(streamId: string, options: SubscribeToStreamOptions = {}): Subscription {
+    return catchUpSubscription(
+      {
+        readPage: async (after, pageSize) => this.readStreamSync(streamId, { fromRevision: after + 1, maxCount: pageSize }),
+        waitForMore: async (_after, ms) => {
+          const head = this.currentHead();
+          await this.waitForAppend(head, ms);
+        },
+        head: async () => (this.streamRevision.get(streamId) as number | undefined) ?? -1,
+        cursorOf: (e) => e.revision,
+      },
+      options.afterRevision ?? -1,
+    );
+  }
+
+  async headPosition(): Promise<number> {
+    return this.currentHead();
+  }
+
+  /** Reads the head from the file, so appends by other processes on the same file are seen. */
+  currentHead(): number {
+    this.head = this.maxPosition.get() as number;
+    return this.head;
+  }
+
+  waitForAppend(position: number, timeoutMs: number): Promise<void> {
+    if (this.currentHead() > position) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        clearInterval(poll);
+        this.sqlite.notifier.off('appended', onAppend);
+        resolve();
+      };
+      const onAppend = (head: number): void => {
+        if (head > position) done();
+      };
+      // Appends made by another process on the same file carry no in-process signal: poll for them.
+      const poll = setInterval(() => {
+        if (!this.sqlite.isOpen || this.currentHead() > position) done();
+      }, 50).unref();
+      const timer = setTimeout(done, timeoutMs).unref();
+      this.sqlite.notifier.on('appended', onAppend);
+    });
+  }
+
+  async ping(): Promise<void> {
+    this.maxPosition.get();
+  }
+
+  async close(): Promise<void> {
+    /* the SqliteDatabase provider owns the connection */
+  }
+
+  private stmt(key: string, sql: string): Statement {
+    let s = this.filtered.get(key);
+    if (!s) {
+      s = this.sqlite.db.prepare(sql);
+      this.filtered.set(key, s);
+    }
+    return s;
+  }
+}
+
+function filterClause(filter: EventFilter | undefined): { clause: string; params: string[] } {
+  const parts: string[] = [];
+  const params: string[] = [];
+  if (filter?.categories?.length) {
+    parts.push(`category IN (${filter.categories.map(() => '?').join(',')})`);
+    params.push(...filter.categories);
+  }
+  if (filter?.types?.length) {
+    parts.push(`type IN (${filter.types.map(() => '?').join(',')})`);
+    params.push(...filter.types);
+  }
+  return { clause: parts.length ? `AND ${parts.join(' AND ')}` : '', params };
+}
+
+function toRecorded(row: EventRow): RecordedEvent {
+  return {
+    id: row.event_id,
+    type: row.type,
+    data: JSON.parse(row.data),
+    metadata: JSON.parse(row.metadata),
+    streamId: row.stream_id,
+    revision: row.revision,
+    position: row.position,
+    recordedAt: new Date(row.recorded_at).toISOString(),
+  };
+}

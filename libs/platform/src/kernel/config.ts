@@ -1,0 +1,90 @@
+import { resolve } from 'node:path';
+
+/** Service configuration, read once from the environment and validated at start. */
+export interface ServiceConfig {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  /** Bootstrap owner key; when undefined one is generated on first start and stored under `dataDir`. */
+  readonly adminApiKey?: string;
+  readonly eventStoreUrl?: string;
+  readonly mongoUrl?: string;
+  readonly mongoDatabase: string;
+  readonly typesenseUrl?: string;
+  readonly typesenseApiKey?: string;
+  /** How long a write waits for the projections it implies before answering 503 (ms). */
+  readonly readYourWritesTimeoutMs: number;
+  readonly logLevel: string;
+  /** `FULL` makes every acknowledged append survive power loss; `NORMAL` survives a process crash only. */
+  readonly sqliteSynchronous: 'FULL' | 'NORMAL';
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): ServiceConfig {
+  const problems: string[] = [];
+  const text = (name: string): string | undefined => {
+    const v = env[name];
+    return v === undefined || v.trim() === '' ? undefined : v.trim();
+  };
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = text(name);
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+      return fallback;
+    }
+    return n;
+  };
+  const url = (name: string, schemes: string[]): string | undefined => {
+    const raw = text(name);
+    if (raw === undefined) return undefined;
+    try {
+      const u = new URL(raw);
+      if (!schemes.includes(u.protocol.replace(/:$/, ''))) {
+        problems.push(`${name} must use one of the schemes ${schemes.join(', ')}, got "${u.protocol}"`);
+      }
+    } catch {
+      problems.push(`${name} must be a URL such as ${schemes[0]}://host:port, got "${raw}"`);
+    }
+    return raw;
+  };
+  const adminApiKey = text('ADMIN_API_KEY');
+  if (adminApiKey !== undefined && !/^[A-Za-z0-9_\-.]{24,256}$/.test(adminApiKey)) {
+    problems.push('ADMIN_API_KEY must be 24 to 256 characters of letters, digits, "_", "-" or "."');
+  }
+  const typesenseUrl = url('TYPESENSE_URL', ['http', 'https']);
+  const typesenseApiKey = text('TYPESENSE_API_KEY');
+  if (typesenseUrl && !typesenseApiKey) problems.push('TYPESENSE_API_KEY is required when TYPESENSE_URL is set');
+  const synchronous = (text('SQLITE_SYNCHRONOUS') ?? 'FULL').toUpperCase();
+  if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
+    problems.push(`SQLITE_SYNCHRONOUS must be FULL or NORMAL, got "${synchronous}"`);
+  }
+  const config: ServiceConfig = {
+    port: int('PORT', 8080, 0, 65535),
+    host: text('HOST') ?? '0.0.0.0',
+    dataDir: resolve(text('DATA_DIR') ?? './data'),
+    adminApiKey,
+    eventStoreUrl: url('EVENTSTORE_URL', ['esdb', 'esdb+discover', 'kurrentdb', 'kurrentdb+discover', 'kdb']),
+    mongoUrl: url('MONGODB_URL', ['mongodb', 'mongodb+srv']),
+    mongoDatabase: text('MONGODB_DATABASE') ?? 'ars',
+    typesenseUrl,
+    typesenseApiKey,
+    readYourWritesTimeoutMs: int('READ_YOUR_WRITES_TIMEOUT_MS', 10_000, 0, 600_000),
+    logLevel: text('LOG_LEVEL') ?? 'info',
+    sqliteSynchronous: synchronous === 'NORMAL' ? 'NORMAL' : 'FULL',
+  };
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
+    problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "${config.logLevel}"`);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

@@ -1,0 +1,87 @@
+/** A read-model document: plain JSON with a string `id`. */
+export type ReadDoc = { readonly id: string } & Record<string, unknown>;
+
+/** An index a projection declares on one of its collections; fields are dot paths into the document. */
+export interface IndexSpec {
+  readonly fields: readonly string[];
+  readonly unique?: boolean;
+}
+
+export interface CollectionSpec {
+  readonly name: string;
+  readonly indexes?: readonly IndexSpec[];
+}
+
+export type ConditionOp = 'eq' | 'ne' | 'lt' | 'lte' | 'gt' | 'gte' | 'in';
+
+/** Equality and range conditions on dot-path fields, AND-ed together. */
+export interface Condition {
+  readonly field: string;
+  readonly op: ConditionOp;
+  readonly value: string | number | boolean | null | readonly (string | number | boolean)[];
+}
+
+export interface FindQuery {
+  readonly where?: readonly Condition[];
+  /** One sort field; ties are broken by `id`, which makes the cursor stable. Default: `id` ascending. */
+  readonly sort?: { readonly field: string; readonly direction: 'asc' | 'desc' };
+  readonly limit: number;
+  /** Opaque cursor from a previous page's `nextPageKey`. */
+  readonly pageKey?: string;
+}
+
+export interface Page<T> {
+  readonly items: T[];
+  /** Present when more items follow. */
+  readonly nextPageKey?: string;
+}
+
+/** A write a projection asks for; sinks apply them idempotently, in order, with the checkpoint. */
+export type ReadOp =
+  | { readonly op: 'put'; readonly collection: string; readonly doc: ReadDoc }
+  | {
+      readonly op: 'patch';
+      readonly collection: string;
+      readonly id: string;
+      /** Dot path → value; missing documents are left missing. */
+      readonly set?: Readonly<Record<string, unknown>>;
+      readonly unset?: readonly string[];
+      readonly inc?: Readonly<Record<string, number>>;
+    }
+  | { readonly op: 'delete'; readonly collection: string; readonly id: string }
+  | { readonly op: 'deleteWhere'; readonly collection: string; readonly where: readonly Condition[] };
+
+/** The query side of the read store: what query handlers use. */
+export interface ReadStore {
+  get<T extends ReadDoc>(collection: string, id: string): Promise<T | undefined>;
+  find<T extends ReadDoc>(collection: string, query: FindQuery): Promise<Page<T>>;
+  count(collection: string, where?: readonly Condition[]): Promise<number>;
+  ping(): Promise<void>;
+}
+
+export const READ_STORE = Symbol('ReadStore');
+
+/** A page key is the last item's sort value and id, so paging stays stable while documents change. */
+export function encodePageKey(sortValue: unknown, id: string): string {
+  return Buffer.from(JSON.stringify([sortValue, id])).toString('base64url');
+}
+
+export function decodePageKey(pageKey: string): { sortValue: unknown; id: string } | undefined {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(pageKey, 'base64url').toString('utf8'));
+    if (Array.isArray(v) && v.length === 2 && typeof v[1] === 'string') return { sortValue: v[0], id: v[1] };
+  } catch {
+    /* falls through */
+  }
+  return undefined;
+}
+
+/** Reads a dot path from a plain object. */
+export function getPath(doc: Record<string, unknown>, path: string): unknown {
+  let cur: unknown = doc;
+  for (const key of path.split('.')) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[key];
+  }
+  return cur;
+}

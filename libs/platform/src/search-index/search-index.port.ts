@@ -1,0 +1,66 @@
+import type { FieldRef, FilterExpr } from './filter';
+
+/** One searchable part (chunk) of a document. */
+export interface IndexedPart {
+  /** 0-based order of the part within its document. */
+  readonly seq: number;
+  readonly text: string;
+  readonly sectionTitle?: string;
+  readonly partMetadata: Readonly<Record<string, unknown>>;
+  readonly vector?: readonly number[];
+}
+
+export interface IndexedDocument {
+  readonly documentId: string;
+  readonly documentMetadata: Readonly<Record<string, unknown>>;
+  readonly parts: readonly IndexedPart[];
+}
+
+export interface SearchRequest {
+  readonly mode: 'lexical' | 'vector' | 'hybrid';
+  readonly text?: string;
+  readonly vector?: readonly number[];
+  /** Weight of the vector side in hybrid rank fusion (G14); default 0.3 as in Typesense. */
+  readonly alpha?: number;
+  readonly filter?: FilterExpr;
+  readonly limit: number;
+}
+
+export interface SearchHit {
+  readonly documentId: string;
+  readonly seq: number;
+  readonly text: string;
+  readonly sectionTitle?: string;
+  readonly partMetadata: Record<string, unknown>;
+  readonly documentMetadata: Record<string, unknown>;
+  /** Raw score of the side(s) that found the hit; higher is better. */
+  readonly textScore?: number;
+  readonly vectorDistance?: number;
+  /** Rank-fusion score in hybrid mode (G14); otherwise the side's own score. */
+  readonly score: number;
+}
+
+/** A write the search projection asks for; sinks apply them idempotently, in order. */
+export type SearchOp =
+  | { readonly op: 'createIndex'; readonly index: string; readonly dimensions?: number }
+  | { readonly op: 'dropIndex'; readonly index: string }
+  | { readonly op: 'upsertDocument'; readonly index: string; readonly document: IndexedDocument }
+  | { readonly op: 'deleteDocument'; readonly index: string; readonly documentId: string }
+  | { readonly op: 'setDocumentMetadata'; readonly index: string; readonly documentId: string; readonly metadata: Readonly<Record<string, unknown>> };
+
+/** The query side of the search index. An index that does not exist searches as empty. */
+export interface SearchIndex {
+  search(index: string, request: SearchRequest): Promise<SearchHit[]>;
+  /** Distinct values of a metadata field, optionally restricted by a filter. */
+  distinctValues(index: string, field: FieldRef, options?: { filter?: FilterExpr; limit?: number }): Promise<unknown[]>;
+  /** All parts of one document in order (for context windows and full-document context). */
+  documentParts(index: string, documentId: string): Promise<SearchHit[]>;
+  ping(): Promise<void>;
+}
+
+export const SEARCH_INDEX = Symbol('SearchIndex');
+
+/** Rank fusion as Typesense computes it (G14): (1-α)/textRank + α/vectorRank, ranks from 1. */
+export function fuseRanks(textRank: number | undefined, vectorRank: number | undefined, alpha: number): number {
+  return (textRank ? (1 - alpha) / textRank : 0) + (vectorRank ? alpha / vectorRank : 0);
+}

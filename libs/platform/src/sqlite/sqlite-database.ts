@@ -1,0 +1,49 @@
+import Database from 'better-sqlite3';
+import { EventEmitter } from 'node:events';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import * as sqliteVec from 'sqlite-vec';
+
+export interface SqliteDatabaseOptions {
+  /** File path, or ':memory:' for tests. */
+  readonly path: string;
+  readonly synchronous?: 'FULL' | 'NORMAL';
+}
+
+/**
+ * The embedded default's one database file: event store, read models and search index live in it, so a
+ * projection's writes and its checkpoint commit in one transaction (G6). better-sqlite3 is synchronous and
+ * every transaction here runs without awaiting, so transactions in one process never interleave.
+ */
+export class SqliteDatabase {
+  readonly db: Database.Database;
+  /** Emits 'appended' with the new head position after each append made through this connection. */
+  readonly notifier = new EventEmitter();
+  private closed = false;
+
+  constructor(readonly options: SqliteDatabaseOptions) {
+    if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+    this.db = new Database(options.path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
+    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma('foreign_keys = ON');
+    sqliteVec.load(this.db);
+    this.notifier.setMaxListeners(0);
+  }
+
+  /** Runs `fn` in an IMMEDIATE transaction (takes the write lock up front, so no upgrade deadlock). */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  get isOpen(): boolean {
+    return !this.closed;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.db.close();
+  }
+}
