@@ -11,3 +11,7 @@ export * from './read-store/read-store.port';
 export * from './search-index/filter';
 export * from './search-index/search-index.port';
 export * from './projections/projection';
+export * from './sqlite/sqlite-projection-state';
+export * from './read-store/sqlite/sqlite-read-store';
+export * from './read-store/patch';
+export * from './search-index/sqlite/sqlite-search-index';

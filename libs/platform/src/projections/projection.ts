@@ -45,28 +45,38 @@ export interface DeadLetter {
   readonly parkedAt: string;
 }
 
+/** What a sink needs to know about the projection it serves. */
+export type ProjectionShape = Pick<Projection, 'name' | 'version'> & { readonly collections?: readonly CollectionSpec[] };
+
 /**
  * Where a projection's output goes. Every adapter applies a batch so that a crash at any point, followed by
- * a replay from the stored checkpoint, leaves the same result as applying each event once.
+ * a replay from the stored checkpoint, leaves the same result as applying each event once: SQLite commits
+ * writes and checkpoint in one transaction (G6); MongoDB and Typesense guard each write by position and
+ * store the checkpoint after the writes.
  */
 export interface ProjectionSink<TOp> {
-  /** Creates what the projection needs in `generation` (tables, collections, indexes). */
-  prepare(projection: ProjectionBase<TOp> & { collections?: readonly CollectionSpec[] }, generation: number): Promise<void>;
+  /** Creates what the projection needs in `generation` (tables, collections, indexes). Idempotent. */
+  prepare(projection: ProjectionShape, generation: number): Promise<void>;
   applyBatch(projection: string, generation: number, batch: readonly PositionedOps<TOp>[], checkpoint: number): Promise<void>;
-  /** Makes `generation` the one queries read, and removes the older one. */
-  activate(projection: ProjectionBase<TOp> & { collections?: readonly CollectionSpec[] }, generation: number): Promise<void>;
+  /** Position of the last event applied to `generation` (0 when none). */
+  checkpoint(projection: string, generation: number): Promise<number>;
+  /** Makes `generation` the one queries read, and removes the other generations' data. */
+  activate(projection: ProjectionShape, generation: number): Promise<void>;
 }
 
-/** Durable projection bookkeeping: active generation, version, checkpoints and dead letters. */
-export interface ProjectionStateStore {
-  state(projection: string): Promise<{ generation: number; version: number; checkpoint: number } | undefined>;
-  checkpoint(projection: string, generation: number): Promise<number>;
-  /** For sinks that cannot commit the checkpoint with their writes (written after them). */
-  saveCheckpoint(projection: string, generation: number, position: number): Promise<void>;
+/** Checkpoints for sinks that cannot keep their own (Typesense), written after their writes. */
+export interface CheckpointStore {
+  load(projection: string, generation: number): Promise<number>;
+  save(projection: string, generation: number, position: number): Promise<void>;
+}
+
+/** Durable projection bookkeeping: active generation and version, and parked events (dead letters). */
+export interface ProjectionStateStore extends CheckpointStore {
+  active(projection: string): Promise<{ generation: number; version: number } | undefined>;
   setActive(projection: string, generation: number, version: number): Promise<void>;
-  parkDeadLetter(letter: DeadLetter): Promise<void>;
+  park(letter: DeadLetter): Promise<void>;
   deadLetters(projection?: string): Promise<DeadLetter[]>;
-  removeDeadLetter(projection: string, position: number): Promise<void>;
+  unpark(projection: string, position: number): Promise<void>;
 }
 
 export const PROJECTION_STATE = Symbol('ProjectionStateStore');

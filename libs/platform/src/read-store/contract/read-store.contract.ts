@@ -1,0 +1,122 @@
+import type { ProjectionShape, ProjectionSink } from '../../projections/projection';
+import type { ReadDoc, ReadOp, ReadStore } from '../read-store.port';
+
+export interface ReadStoreFixture {
+  store: ReadStore & ProjectionSink<ReadOp>;
+  dispose(): Promise<void>;
+}
+
+const shape = (suffix: string): ProjectionShape => ({
+  name: `contract_${suffix}`,
+  version: 1,
+  collections: [{ name: `items_${suffix}`, indexes: [{ fields: ['group', 'rank'] }, { fields: ['code'], unique: true }] }],
+});
+
+const item = (id: string, group: string, rank: number, extra: Record<string, unknown> = {}): ReadDoc => ({ id, group, rank, code: `c-${id}`, ...extra });
+
+/** The one contract every ReadStore adapter passes: SQLite on every run, MongoDB when MONGODB_URL is set. */
+export function describeReadStoreContract(adapter: string, create: () => Promise<ReadStoreFixture>): void {
+  describe(`ReadStore contract: ${adapter}`, () => {
+    let fx: ReadStoreFixture;
+    let store: ReadStoreFixture['store'];
+    let suffix: string;
+    let coll: string;
+    let p: ProjectionShape;
+    let pos = 0;
+    const apply = (ops: ReadOp[]) => store.applyBatch(p.name, 1, [{ position: ++pos, ops }], pos);
+
+    beforeEach(async () => {
+      fx = await create();
+      store = fx.store;
+      suffix = Math.random().toString(36).slice(2, 8);
+      p = shape(suffix);
+      coll = p.collections![0].name;
+      pos = 0;
+      await store.prepare(p, 1);
+      await store.activate(p, 1);
+    });
+    afterEach(async () => fx.dispose());
+
+    it('puts, gets, patches (set, unset, inc on dot paths) and deletes', async () => {
+      await apply([{ op: 'put', collection: coll, doc: item('a', 'g1', 1, { stats: { docs: 1 }, tag: 'x' }) }]);
+      expect(await store.get(coll, 'a')).toMatchObject({ id: 'a', group: 'g1', stats: { docs: 1 } });
+      await apply([{ op: 'patch', collection: coll, id: 'a', set: { 'meta.title': 'T' }, unset: ['tag'], inc: { 'stats.docs': 2 } }]);
+      const a = await store.get<ReadDoc & { meta: { title: string }; stats: { docs: number } }>(coll, 'a');
+      expect(a?.meta.title).toBe('T');
+      expect(a?.stats.docs).toBe(3);
+      expect(a).not.toHaveProperty('tag');
+      await apply([{ op: 'patch', collection: coll, id: 'missing', set: { x: 1 } }]);
+      expect(await store.get(coll, 'missing')).toBeUndefined();
+      await apply([{ op: 'delete', collection: coll, id: 'a' }]);
+      expect(await store.get(coll, 'a')).toBeUndefined();
+    });
+
+    it('finds with equality, range, in, ne and null conditions, and counts', async () => {
+      await apply([
+        { op: 'put', collection: coll, doc: item('a', 'g1', 1, { flag: true }) },
+        { op: 'put', collection: coll, doc: item('b', 'g1', 5, { flag: false }) },
+        { op: 'put', collection: coll, doc: item('c', 'g2', 3) },
+      ]);
+      const ids = async (where: Parameters<ReadStore['find']>[1]['where']) =>
+        (await store.find(coll, { where, limit: 10 })).items.map((d) => d.id);
+      expect(await ids([{ field: 'group', op: 'eq', value: 'g1' }])).toEqual(['a', 'b']);
+      expect(await ids([{ field: 'rank', op: 'gte', value: 3 }])).toEqual(['b', 'c']);
+      expect(await ids([{ field: 'rank', op: 'gt', value: 1 }, { field: 'rank', op: 'lt', value: 5 }])).toEqual(['c']);
+      expect(await ids([{ field: 'group', op: 'in', value: ['g2', 'g9'] }])).toEqual(['c']);
+      expect(await ids([{ field: 'group', op: 'ne', value: 'g1' }])).toEqual(['c']);
+      expect(await ids([{ field: 'flag', op: 'eq', value: true }])).toEqual(['a']);
+      expect(await ids([{ field: 'flag', op: 'eq', value: null }])).toEqual(['c']);
+      expect(await store.count(coll, [{ field: 'group', op: 'eq', value: 'g1' }])).toBe(2);
+      expect(await store.count(coll)).toBe(3);
+    });
+
+    it('sorts and pages with a cursor that visits every document once', async () => {
+      const docs = Array.from({ length: 23 }, (_, i) => item(`d${String(i).padStart(2, '0')}`, 'g', i % 5));
+      await apply(docs.map((doc) => ({ op: 'put' as const, collection: coll, doc })));
+      for (const direction of ['asc', 'desc'] as const) {
+        const seen: ReadDoc[] = [];
+        let pageKey: string | undefined;
+        do {
+          const page = await store.find(coll, { sort: { field: 'rank', direction }, limit: 4, pageKey });
+          seen.push(...page.items);
+          pageKey = page.nextPageKey;
+        } while (pageKey);
+        expect(seen.map((d) => d.id).sort()).toEqual(docs.map((d) => d.id).sort());
+        const ranks = seen.map((d) => d.rank as number);
+        expect(ranks).toEqual([...ranks].sort((x, y) => (direction === 'asc' ? x - y : y - x)));
+      }
+      const first = await store.find(coll, { limit: 5 });
+      expect(first.items.map((d) => d.id)).toEqual(['d00', 'd01', 'd02', 'd03', 'd04']);
+      const second = await store.find(coll, { limit: 5, pageKey: first.nextPageKey });
+      expect(second.items[0].id).toBe('d05');
+    });
+
+    it('deletes by condition', async () => {
+      await apply([
+        { op: 'put', collection: coll, doc: item('a', 'g1', 1) },
+        { op: 'put', collection: coll, doc: item('b', 'g2', 1) },
+      ]);
+      await apply([{ op: 'deleteWhere', collection: coll, where: [{ field: 'group', op: 'eq', value: 'g1' }] }]);
+      expect((await store.find(coll, { limit: 10 })).items.map((d) => d.id)).toEqual(['b']);
+    });
+
+    it('stores the checkpoint with the batch, and a replayed batch changes nothing', async () => {
+      const batch = [{ position: 10, ops: [{ op: 'put', collection: coll, doc: item('a', 'g', 1, { n: 0 }) } as ReadOp] },
+        { position: 11, ops: [{ op: 'patch', collection: coll, id: 'a', inc: { n: 1 } } as ReadOp] }];
+      await store.applyBatch(p.name, 1, batch, 11);
+      expect(await store.checkpoint(p.name, 1)).toBe(11);
+      await store.applyBatch(p.name, 1, batch, 11);
+      expect((await store.get(coll, 'a'))?.n).toBe(1);
+    });
+
+    it('rebuilds into a new generation and swaps it in', async () => {
+      await apply([{ op: 'put', collection: coll, doc: item('old', 'g', 1) }]);
+      await store.prepare(p, 2);
+      await store.applyBatch(p.name, 2, [{ position: 1, ops: [{ op: 'put', collection: coll, doc: item('new', 'g', 1) }] }], 1);
+      expect(await store.get(coll, 'old')).toBeDefined();
+      await store.activate(p, 2);
+      expect(await store.get(coll, 'old')).toBeUndefined();
+      expect(await store.get(coll, 'new')).toBeDefined();
+    });
+  });
+}

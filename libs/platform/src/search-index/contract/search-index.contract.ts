@@ -1,0 +1,105 @@
+import type { ProjectionShape, ProjectionSink } from '../../projections/projection';
+import type { FilterExpr } from '../filter';
+import type { IndexedDocument, SearchIndex, SearchOp } from '../search-index.port';
+
+export interface SearchIndexFixture {
+  index: SearchIndex & ProjectionSink<SearchOp>;
+  dispose(): Promise<void>;
+}
+
+const doc = (documentId: string, texts: string[], documentMetadata: Record<string, unknown> = {}, vectors?: number[][]): IndexedDocument => ({
+  documentId,
+  documentMetadata,
+  parts: texts.map((text, seq) => ({ seq, text, partMetadata: { seq, lang: seq % 2 ? 'deu' : 'eng' }, vector: vectors?.[seq] })),
+});
+
+const DOCS: IndexedDocument[] = [
+  doc('whales', ['Blue whales are the largest animals ever known.', 'They eat krill.'], { year: 2020, kind: 'animal', tags: 'sea' }, [[1, 0, 0], [0.9, 0.1, 0]]),
+  doc('sharks', ['Great white sharks hunt seals near the coast.'], { year: 2018, kind: 'animal' }, [[0, 1, 0]]),
+  doc('tides', ['Tides are caused by the moon and the sun.'], { year: 2023, kind: 'physics', 'created at': '2023-01-01' }, [[0, 0, 1]]),
+];
+
+/** The one contract every SearchIndex adapter passes: SQLite on every run, Typesense when TYPESENSE_URL is set. */
+export function describeSearchIndexContract(adapter: string, create: () => Promise<SearchIndexFixture>): void {
+  describe(`SearchIndex contract: ${adapter}`, () => {
+    let fx: SearchIndexFixture;
+    let si: SearchIndexFixture['index'];
+    let name: string;
+    let pos = 0;
+    const shape: ProjectionShape = { name: 'contract_search', version: 1 };
+    const apply = (ops: SearchOp[]) => si.applyBatch(shape.name, 1, [{ position: ++pos, ops }], pos);
+    const lexicalIds = async (text: string, filter?: FilterExpr) =>
+      [...new Set((await si.search(name, { mode: 'lexical', text, filter, limit: 10 })).map((h) => h.documentId))];
+
+    beforeEach(async () => {
+      fx = await create();
+      si = fx.index;
+      name = `c_${Math.random().toString(36).slice(2, 8)}`;
+      pos = 0;
+      await si.prepare(shape, 1);
+      await si.activate(shape, 1);
+      await apply([{ op: 'createIndex', index: name, dimensions: 3 }, ...DOCS.map((d) => ({ op: 'upsertDocument' as const, index: name, document: d }))]);
+    });
+    afterEach(async () => fx.dispose());
+
+    it('finds parts lexically, best match first, with text and metadata of part and document', async () => {
+      const hits = await si.search(name, { mode: 'lexical', text: 'largest whales', limit: 5 });
+      expect(hits[0]).toMatchObject({ documentId: 'whales', seq: 0, text: DOCS[0].parts[0].text, documentMetadata: { year: 2020 } });
+      expect(hits[0].partMetadata).toMatchObject({ lang: 'eng' });
+      expect(hits[0].score).toBeGreaterThan(0);
+      expect(await lexicalIds('moon')).toEqual(['tides']);
+      expect(await lexicalIds('hunting')).toEqual(['sharks']);
+      expect(await lexicalIds('"); DROP TABLE x; --')).toEqual([]);
+      expect(await si.search('no_such_index', { mode: 'lexical', text: 'whales', limit: 5 })).toEqual([]);
+    });
+
+    it('applies filters on document and part metadata', async () => {
+      const f = (e: FilterExpr) => lexicalIds('the', e);
+      const year = { level: 'doc', name: 'year' } as const;
+      expect(await f({ kind: 'cmp', field: year, op: '>=', value: 2020 })).toEqual(expect.arrayContaining(['whales', 'tides']));
+      expect(await f({ kind: 'cmp', field: year, op: '>=', value: 2020 })).not.toContain('sharks');
+      expect(await f({ kind: 'cmp', field: { level: 'doc', name: 'kind' }, op: '=', value: 'physics' })).toEqual(['tides']);
+      expect(await f({ kind: 'in', field: year, values: [2018, 2023] })).toEqual(expect.arrayContaining(['tides']));
+      expect(await f({ kind: 'like', field: { level: 'doc', name: 'kind' }, pattern: 'phys%' })).toEqual(['tides']);
+      expect(await f({ kind: 'is_null', field: { level: 'doc', name: 'created at' }, negated: true })).toEqual(['tides']);
+      expect(await lexicalIds('whales krill', { kind: 'cmp', field: { level: 'part', name: 'lang' }, op: '=', value: 'deu' })).toEqual(['whales']);
+      expect(await f({ kind: 'and', items: [{ kind: 'cmp', field: year, op: '<', value: 2019 }, { kind: 'cmp', field: year, op: '>', value: 2024 }] })).toEqual([]);
+    });
+
+    it('replaces a document on upsert, deletes it, and updates its metadata', async () => {
+      await apply([{ op: 'upsertDocument', index: name, document: doc('sharks', ['Hammerhead sharks have odd heads.'], { year: 2019 }) }]);
+      expect(await lexicalIds('seals')).toEqual([]);
+      expect(await lexicalIds('hammerhead')).toEqual(['sharks']);
+      await apply([{ op: 'setDocumentMetadata', index: name, documentId: 'sharks', metadata: { year: 1999 } }]);
+      expect(await lexicalIds('hammerhead', { kind: 'cmp', field: { level: 'doc', name: 'year' }, op: '=', value: 1999 })).toEqual(['sharks']);
+      await apply([{ op: 'deleteDocument', index: name, documentId: 'sharks' }]);
+      expect(await lexicalIds('hammerhead')).toEqual([]);
+      expect(await si.documentParts(name, 'sharks')).toEqual([]);
+    });
+
+    it('searches by vector, nearest first, and fuses both sides in hybrid mode', async () => {
+      const near = await si.search(name, { mode: 'vector', vector: [0, 0.1, 1], limit: 2 });
+      expect(near.map((h) => h.documentId)).toEqual(['tides', 'sharks']);
+      const hybrid = await si.search(name, { mode: 'hybrid', text: 'sharks', vector: [0, 1, 0.05], alpha: 0.5, limit: 3 });
+      expect(hybrid[0].documentId).toBe('sharks');
+      for (let i = 1; i < hybrid.length; i++) expect(hybrid[i - 1].score).toBeGreaterThanOrEqual(hybrid[i].score);
+    });
+
+    it('lists distinct values of a field and a document\'s parts in order', async () => {
+      expect(await si.distinctValues(name, { level: 'doc', name: 'kind' })).toEqual(['animal', 'physics']);
+      expect((await si.documentParts(name, 'whales')).map((p) => p.seq)).toEqual([0, 1]);
+    });
+
+    it('keeps indexes apart, drops an index, and ignores a replayed batch', async () => {
+      const other = `${name}_b`;
+      await apply([{ op: 'upsertDocument', index: other, document: doc('x', ['whales elsewhere']) }]);
+      expect(await lexicalIds('elsewhere')).toEqual([]);
+      const replay = [{ position: pos, ops: [{ op: 'upsertDocument', index: name, document: doc('late', ['late arrival']) } as SearchOp] }];
+      await si.applyBatch(shape.name, 1, replay, pos);
+      expect(await lexicalIds('arrival')).toEqual([]);
+      await apply([{ op: 'dropIndex', index: other }]);
+      expect(await si.search(other, { mode: 'lexical', text: 'whales', limit: 5 })).toEqual([]);
+      expect(await si.checkpoint(shape.name, 1)).toBe(pos);
+    });
+  });
+}

@@ -1,0 +1,246 @@
+import type { Statement } from 'better-sqlite3';
+import { assertNever } from '../../kernel/errors';
+import type { PositionedOps, ProjectionShape, ProjectionSink } from '../../projections/projection';
+import { SqliteDatabase } from '../../sqlite/sqlite-database';
+import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
+import type { FieldRef, FilterExpr } from '../filter';
+import { fuseRanks, IndexedDocument, SearchHit, SearchIndex, SearchOp, SearchRequest } from '../search-index.port';
+import { fieldSql, filterToSql } from './sqlite-filter';
+
+interface PartRow {
+  doc_id: string;
+  seq: number;
+  text: string;
+  title: string | null;
+  part_meta: string;
+  doc_meta: string;
+  s: number;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS si_indexes (
+  name TEXT NOT NULL, generation INTEGER NOT NULL, tid INTEGER NOT NULL UNIQUE, PRIMARY KEY (name, generation)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS si_active (one INTEGER PRIMARY KEY CHECK (one = 1), generation INTEGER NOT NULL);
+`;
+
+/** Query words, each quoted for FTS5 and OR-ed: user text can never inject FTS5 syntax. */
+export function toMatchQuery(text: string): string | undefined {
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const unique = [...new Set(words)];
+  return unique.length ? unique.map((w) => `"${w}"`).join(' OR ') : undefined;
+}
+
+/**
+ * The embedded search index: per index (corpus) a parts table, an external-content FTS5 table ranked by BM25
+ * (porter stemming, unicode folding), and float32 vectors scored with sqlite-vec's cosine distance.
+ * Hybrid search fuses the two ranked lists as Typesense does (G14), so both adapters rank alike.
+ */
+export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> {
+  private readonly statements = new Map<string, Statement>();
+
+  constructor(
+    private readonly sqlite: SqliteDatabase,
+    private readonly state: SqliteProjectionState,
+  ) {
+    sqlite.db.exec(SCHEMA);
+  }
+
+  private stmt(sql: string): Statement {
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = this.sqlite.db.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  private activeGeneration(): number | undefined {
+    return this.stmt('SELECT generation FROM si_active WHERE one = 1').pluck().get() as number | undefined;
+  }
+
+  private tableId(index: string, generation = this.activeGeneration()): number | undefined {
+    if (generation === undefined) return undefined;
+    return this.stmt('SELECT tid FROM si_indexes WHERE name = ? AND generation = ?').pluck().get(index, generation) as number | undefined;
+  }
+
+  private createIndex(index: string, generation: number): number {
+    const existing = this.tableId(index, generation);
+    if (existing !== undefined) return existing;
+    const tid = ((this.stmt('SELECT COALESCE(MAX(tid), 0) FROM si_indexes').pluck().get() as number) ?? 0) + 1;
+    this.stmt('INSERT INTO si_indexes (name, generation, tid) VALUES (?, ?, ?)').run(index, generation, tid);
+    const t = `si_${tid}`;
+    this.sqlite.db.exec(`
+      CREATE TABLE ${t}_parts (rowid INTEGER PRIMARY KEY, doc_id TEXT NOT NULL, seq INTEGER NOT NULL, text TEXT NOT NULL,
+        title TEXT, part_meta TEXT NOT NULL, doc_meta TEXT NOT NULL, vector BLOB);
+      CREATE INDEX ${t}_parts_doc ON ${t}_parts (doc_id, seq);
+      CREATE VIRTUAL TABLE ${t}_fts USING fts5(text, title, content='${t}_parts', content_rowid='rowid',
+        tokenize='porter unicode61 remove_diacritics 2');
+      CREATE TRIGGER ${t}_ai AFTER INSERT ON ${t}_parts BEGIN
+        INSERT INTO ${t}_fts (rowid, text, title) VALUES (new.rowid, new.text, new.title); END;
+      CREATE TRIGGER ${t}_ad AFTER DELETE ON ${t}_parts BEGIN
+        INSERT INTO ${t}_fts (${t}_fts, rowid, text, title) VALUES ('delete', old.rowid, old.text, old.title); END;`);
+    return tid;
+  }
+
+  private dropIndex(index: string, generation: number): void {
+    const tid = this.tableId(index, generation);
+    if (tid === undefined) return;
+    this.sqlite.db.exec(`DROP TABLE IF EXISTS si_${tid}_fts; DROP TABLE IF EXISTS si_${tid}_parts;`);
+    this.stmt('DELETE FROM si_indexes WHERE tid = ?').run(tid);
+    this.statements.clear();
+  }
+
+  private upsertDocument(tid: number, doc: IndexedDocument): void {
+    this.stmt(`DELETE FROM si_${tid}_parts WHERE doc_id = ?`).run(doc.documentId);
+    const insert = this.stmt(
+      `INSERT INTO si_${tid}_parts (doc_id, seq, text, title, part_meta, doc_meta, vector) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const docMeta = JSON.stringify(doc.documentMetadata);
+    for (const part of doc.parts) {
+      const vector = part.vector ? Buffer.from(new Float32Array(part.vector).buffer) : null;
+      insert.run(doc.documentId, part.seq, part.text, part.sectionTitle ?? null, JSON.stringify(part.partMetadata), docMeta, vector);
+    }
+  }
+
+  async search(index: string, request: SearchRequest): Promise<SearchHit[]> {
+    const tid = this.tableId(index);
+    if (tid === undefined) return [];
+    const k = request.mode === 'hybrid' ? Math.max(request.limit, 100) : request.limit;
+    const lexical = request.mode !== 'vector' ? this.lexical(tid, request.text ?? '', request.filter, k) : [];
+    const vector = request.mode !== 'lexical' && request.vector ? this.nearest(tid, request.vector, request.filter, k) : [];
+    if (request.mode === 'lexical') return lexical.map((r) => toHit(r, { textScore: -r.s, score: -r.s }));
+    if (request.mode === 'vector') return vector.map((r) => toHit(r, { vectorDistance: r.s, score: 1 - r.s }));
+    return fuse(lexical, vector, request.alpha ?? 0.3).slice(0, request.limit);
+  }
+
+  private lexical(tid: number, text: string, filter: FilterExpr | undefined, limit: number): PartRow[] {
+    const match = toMatchQuery(text);
+    if (!match) return [];
+    const params: unknown[] = [match];
+    const where = filter ? ` AND ${filterToSql(filter, params)}` : '';
+    return this.stmt(
+      `SELECT p.doc_id, p.seq, p.text, p.title, p.part_meta, p.doc_meta, bm25(si_${tid}_fts, 1.0, 0.5) AS s
+       FROM si_${tid}_fts JOIN si_${tid}_parts p ON p.rowid = si_${tid}_fts.rowid
+       WHERE si_${tid}_fts MATCH ?${where} ORDER BY s LIMIT ?`,
+    ).all(...params, limit) as PartRow[];
+  }
+
+  private nearest(tid: number, vector: readonly number[], filter: FilterExpr | undefined, limit: number): PartRow[] {
+    const params: unknown[] = [Buffer.from(new Float32Array(vector).buffer)];
+    const where = filter ? ` AND ${filterToSql(filter, params)}` : '';
+    return this.stmt(
+      `SELECT p.doc_id, p.seq, p.text, p.title, p.part_meta, p.doc_meta, vec_distance_cosine(p.vector, ?) AS s
+       FROM si_${tid}_parts p WHERE p.vector IS NOT NULL${where} ORDER BY s LIMIT ?`,
+    ).all(...params, limit) as PartRow[];
+  }
+
+  async distinctValues(index: string, field: FieldRef, options: { filter?: FilterExpr; limit?: number } = {}): Promise<unknown[]> {
+    const tid = this.tableId(index);
+    if (tid === undefined) return [];
+    const params: unknown[] = [];
+    const where = options.filter ? ` AND ${filterToSql(options.filter, params)}` : '';
+    const col = fieldSql(field);
+    return this.stmt(`SELECT DISTINCT ${col} AS v FROM si_${tid}_parts p WHERE ${col} IS NOT NULL${where} ORDER BY v LIMIT ?`)
+      .pluck()
+      .all(...params, options.limit ?? 1000);
+  }
+
+  async documentParts(index: string, documentId: string): Promise<SearchHit[]> {
+    const tid = this.tableId(index);
+    if (tid === undefined) return [];
+    const rows = this.stmt(
+      `SELECT doc_id, seq, text, title, part_meta, doc_meta, 0 AS s FROM si_${tid}_parts WHERE doc_id = ? ORDER BY seq`,
+    ).all(documentId) as PartRow[];
+    return rows.map((r) => toHit(r, { score: 0 }));
+  }
+
+  async ping(): Promise<void> {
+    this.activeGeneration();
+  }
+
+  async prepare(_projection: ProjectionShape, _generation: number): Promise<void> {
+    this.sqlite.db.prepare('INSERT OR IGNORE INTO si_active (one, generation) VALUES (1, ?)').run(_generation);
+  }
+
+  async applyBatch(projection: string, generation: number, batch: readonly PositionedOps<SearchOp>[], checkpoint: number): Promise<void> {
+    this.sqlite.transaction(() => {
+      const applied = this.state.loadSync(projection, generation);
+      for (const { position, ops } of batch) {
+        if (position > applied) for (const op of ops) this.applyOp(op, generation);
+      }
+      this.state.saveSync(projection, generation, checkpoint);
+    });
+  }
+
+  private applyOp(op: SearchOp, generation: number): void {
+    switch (op.op) {
+      case 'createIndex':
+        this.createIndex(op.index, generation);
+        return;
+      case 'dropIndex':
+        this.dropIndex(op.index, generation);
+        return;
+      case 'upsertDocument':
+        this.upsertDocument(this.createIndex(op.index, generation), op.document);
+        return;
+      case 'deleteDocument': {
+        const tid = this.tableId(op.index, generation);
+        if (tid !== undefined) this.stmt(`DELETE FROM si_${tid}_parts WHERE doc_id = ?`).run(op.documentId);
+        return;
+      }
+      case 'setDocumentMetadata': {
+        const tid = this.tableId(op.index, generation);
+        if (tid !== undefined) this.stmt(`UPDATE si_${tid}_parts SET doc_meta = ? WHERE doc_id = ?`).run(JSON.stringify(op.metadata), op.documentId);
+        return;
+      }
+      default:
+        assertNever(op);
+    }
+  }
+
+  async checkpoint(projection: string, generation: number): Promise<number> {
+    return this.state.loadSync(projection, generation);
+  }
+
+  async activate(_projection: ProjectionShape, generation: number): Promise<void> {
+    this.sqlite.transaction(() => {
+      this.sqlite.db.prepare('INSERT INTO si_active (one, generation) VALUES (1, ?) ON CONFLICT (one) DO UPDATE SET generation = excluded.generation').run(generation);
+      const stale = this.sqlite.db.prepare('SELECT name, generation FROM si_indexes WHERE generation <> ?').all(generation) as { name: string; generation: number }[];
+      for (const s of stale) this.dropIndex(s.name, s.generation);
+    });
+  }
+}
+
+function toHit(r: PartRow, scores: Pick<SearchHit, 'score' | 'textScore' | 'vectorDistance'>): SearchHit {
+  return {
+    documentId: r.doc_id,
+    seq: r.seq,
+    text: r.text,
+    sectionTitle: r.title ?? undefined,
+    partMetadata: JSON.parse(r.part_meta),
+    documentMetadata: JSON.parse(r.doc_meta),
+    ...scores,
+  };
+}
+
+/** G14: dense text ranks (ties share a rank), vector ranks by order, fused by weight alpha. */
+function fuse(lexical: PartRow[], vector: PartRow[], alpha: number): SearchHit[] {
+  const key = (r: PartRow) => `${r.doc_id}\u0000${r.seq}`;
+  const merged = new Map<string, { row: PartRow; textRank?: number; vectorRank?: number; text?: number; dist?: number }>();
+  let rank = 0;
+  let previous: number | undefined;
+  for (const r of lexical) {
+    if (r.s !== previous) rank += 1;
+    previous = r.s;
+    merged.set(key(r), { row: r, textRank: rank, text: -r.s });
+  }
+  vector.forEach((r, i) => {
+    const m = merged.get(key(r));
+    if (m) Object.assign(m, { vectorRank: i + 1, dist: r.s });
+    else merged.set(key(r), { row: r, vectorRank: i + 1, dist: r.s });
+  });
+  return [...merged.values()]
+    .map((m) => toHit(m.row, { textScore: m.text, vectorDistance: m.dist, score: fuseRanks(m.textRank, m.vectorRank, alpha) }))
+    .sort((a, b) => b.score - a.score);
+}
