@@ -1,6 +1,7 @@
 /** Test kinds are in file names: *.unit.spec.ts, *.int.spec.ts, *.e2e.spec.ts (CONVENTIONS.md §12). */
 const swc = ['@swc/jest', { jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { legacyDecorator: true, decoratorMetadata: true }, target: 'es2022', keepClassNames: true } }];
 const moduleNameMapper = {
+  '^@lib/platform/engines$': '<rootDir>/libs/platform/src/engines.ts',
   '^@lib/(platform|corpora|testing)$': '<rootDir>/libs/$1/src/index.ts',
   '^@projections$': '<rootDir>/projections/index.ts',
 };

@@ -15,3 +15,7 @@ export * from './sqlite/sqlite-projection-state';
 export * from './read-store/sqlite/sqlite-read-store';
 export * from './read-store/patch';
 export * from './search-index/sqlite/sqlite-search-index';
+export * from './projections/projection-worker';
+export * from './projections/projection-runtime';
+export * from './commands/command-context';
+export * from './commands/stream-decider';

@@ -27,6 +27,9 @@ export function catchUpSubscription(source: CatchUpSource, start: number, pageSi
     const target = await headAtStart;
     if (cursor >= target) resolveCaughtUp();
     while (!closed) {
+      // With a filter, the last delivered event may be far behind what was scanned: waiting for "anything
+      // after the cursor" would then return at once, forever. Wait for something after the scanned head.
+      const scanned = await source.head();
       const page = await source.readPage(cursor, pageSize);
       for (const event of page) {
         if (closed) return;
@@ -37,7 +40,7 @@ export function catchUpSubscription(source: CatchUpSource, start: number, pageSi
       if (page.length < pageSize) {
         resolveCaughtUp();
         if (closed) return;
-        await Promise.race([source.waitForMore(cursor, 1000), new Promise<void>((r) => (wake = r))]);
+        await Promise.race([source.waitForMore(Math.max(cursor, scanned), 1000), new Promise<void>((r) => (wake = r))]);
       }
     }
   }

@@ -9,3 +9,5 @@ export function fixedClock(at: Date | string): Clock & { advance(ms: number): vo
   let t = new Date(at).getTime();
   return { now: () => new Date(t), advance: (ms) => void (t += ms) };
 }
+
+export const CLOCK = Symbol('Clock');

@@ -12,6 +12,8 @@ export interface ServiceConfig {
   readonly mongoDatabase: string;
   readonly typesenseUrl?: string;
   readonly typesenseApiKey?: string;
+  /** Prefix of every Typesense collection and alias this service owns. */
+  readonly typesenseCollectionPrefix: string;
   /** How long a write waits for the projections it implies before answering 503 (ms). */
   readonly readYourWritesTimeoutMs: number;
   readonly logLevel: string;
@@ -78,13 +80,19 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     mongoDatabase: text('MONGODB_DATABASE') ?? 'ars',
     typesenseUrl,
     typesenseApiKey,
+    typesenseCollectionPrefix: text('TYPESENSE_COLLECTION_PREFIX') ?? 'ars',
     readYourWritesTimeoutMs: int('READ_YOUR_WRITES_TIMEOUT_MS', 10_000, 0, 600_000),
     logLevel: text('LOG_LEVEL') ?? 'info',
     sqliteSynchronous: synchronous === 'NORMAL' ? 'NORMAL' : 'FULL',
   };
+  if (!/^[A-Za-z0-9-]+$/.test(config.typesenseCollectionPrefix)) {
+    problems.push('TYPESENSE_COLLECTION_PREFIX must contain only letters, digits and hyphens');
+  }
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "${config.logLevel}"`);
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }
+
+export const SERVICE_CONFIG = Symbol('ServiceConfig');

@@ -25,3 +25,5 @@ export function uuidV5(name: string, namespace: Buffer = NAMESPACE): string {
   const h = hash.subarray(0, 16).toString('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
+
+export const ID_GENERATOR = Symbol('IdGenerator');

@@ -57,11 +57,25 @@ export type ProjectionShape = Pick<Projection, 'name' | 'version'> & { readonly 
 export interface ProjectionSink<TOp> {
   /** Creates what the projection needs in `generation` (tables, collections, indexes). Idempotent. */
   prepare(projection: ProjectionShape, generation: number): Promise<void>;
-  applyBatch(projection: string, generation: number, batch: readonly PositionedOps<TOp>[], checkpoint: number): Promise<void>;
+  applyBatch(
+    projection: string,
+    generation: number,
+    batch: readonly PositionedOps<TOp>[],
+    checkpoint: number,
+    options?: ApplyOptions,
+  ): Promise<void>;
   /** Position of the last event applied to `generation` (0 when none). */
   checkpoint(projection: string, generation: number): Promise<number>;
   /** Makes `generation` the one queries read, and removes the other generations' data. */
   activate(projection: ProjectionShape, generation: number): Promise<void>;
+}
+
+export interface ApplyOptions {
+  /**
+   * Re-apply events at or before the checkpoint (an operator replaying a dead letter) and leave the
+   * checkpoint where it is. Without it, a sink may skip events it has already applied.
+   */
+  readonly replay?: boolean;
 }
 
 /** Checkpoints for sinks that cannot keep their own (Typesense), written after their writes. */

@@ -12,10 +12,12 @@ async function take(sub: AsyncIterable<RecordedEvent>, n: number, timeoutMs = 50
   const it = sub[Symbol.asyncIterator]();
   const deadline = Date.now() + timeoutMs;
   while (out.length < n) {
+    let timer: NodeJS.Timeout | undefined;
     const next = await Promise.race([
       it.next(),
-      new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), Math.max(0, deadline - Date.now()))),
+      new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), Math.max(0, deadline - Date.now())))),
     ]);
+    clearTimeout(timer);
     if (next === 'timeout' || next.done) break;
     out.push(next.value);
   }
@@ -143,6 +145,21 @@ export function describeEventStoreContract(adapter: string, create: () => Promis
       expect(new Set(received.map((e) => e.id)).size).toBe(60);
       for (let i = 1; i < received.length; i++) expect(received[i].position).toBeGreaterThan(received[i - 1].position);
       expect(received.filter((e) => e.type === 'During').map((e) => (e.data as { i: number }).i)).toEqual(Array.from({ length: 30 }, (_, i) => i));
+    });
+
+    it('a filtered subscription idles without spinning when the newest events do not match, then delivers a match', async () => {
+      const cat = `flt${randomUUID().replace(/-/g, '').slice(0, 10)}`;
+      await store.append(`${cat}-a`, [testEvent('Match')]);
+      await store.append(s('noise'), [testEvent('Noise')]);
+      const sub = store.subscribeToAll({ after: (await store.headPosition()) - 2, filter: { categories: [cat] } });
+      let ticks = 0;
+      const timer = setInterval(() => ticks++, 10);
+      setTimeout(() => void store.append(`${cat}-b`, [testEvent('Later')]), 200);
+      const received = await take(sub, 2);
+      clearInterval(timer);
+      await sub.close();
+      expect(received.map((e) => e.type)).toEqual(['Match', 'Later']);
+      expect(ticks).toBeGreaterThan(5);
     });
 
     it('catch-up subscription to one stream delivers history then live events in order', async () => {

@@ -1,6 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import { assertNever } from '../../kernel/errors';
-import type { PositionedOps, ProjectionShape, ProjectionSink } from '../../projections/projection';
+import type { ApplyOptions, PositionedOps, ProjectionShape, ProjectionSink } from '../../projections/projection';
 import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
 import {
@@ -134,14 +134,14 @@ export class SqliteReadStore implements ReadStore, ProjectionSink<ReadOp> {
     });
   }
 
-  async applyBatch(projection: string, generation: number, batch: readonly PositionedOps<ReadOp>[], checkpoint: number): Promise<void> {
+  async applyBatch(projection: string, generation: number, batch: readonly PositionedOps<ReadOp>[], checkpoint: number, options: ApplyOptions = {}): Promise<void> {
     this.sqlite.transaction(() => {
       // A replay of events at or before the checkpoint (a retried batch) applies nothing twice.
-      const applied = this.state.loadSync(projection, generation);
+      const applied = options.replay ? -1 : this.state.loadSync(projection, generation);
       for (const { position, ops } of batch) {
         if (position > applied) for (const op of ops) this.applyOp(op, generation, position);
       }
-      this.state.saveSync(projection, generation, checkpoint);
+      if (!options.replay) this.state.saveSync(projection, generation, checkpoint);
     });
   }
 

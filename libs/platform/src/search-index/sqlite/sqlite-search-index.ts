@@ -1,6 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import { assertNever } from '../../kernel/errors';
-import type { PositionedOps, ProjectionShape, ProjectionSink } from '../../projections/projection';
+import type { ApplyOptions, PositionedOps, ProjectionShape, ProjectionSink } from '../../projections/projection';
 import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
 import type { FieldRef, FilterExpr } from '../filter';
@@ -163,13 +163,13 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     this.sqlite.db.prepare('INSERT OR IGNORE INTO si_active (one, generation) VALUES (1, ?)').run(_generation);
   }
 
-  async applyBatch(projection: string, generation: number, batch: readonly PositionedOps<SearchOp>[], checkpoint: number): Promise<void> {
+  async applyBatch(projection: string, generation: number, batch: readonly PositionedOps<SearchOp>[], checkpoint: number, options: ApplyOptions = {}): Promise<void> {
     this.sqlite.transaction(() => {
-      const applied = this.state.loadSync(projection, generation);
+      const applied = options.replay ? -1 : this.state.loadSync(projection, generation);
       for (const { position, ops } of batch) {
         if (position > applied) for (const op of ops) this.applyOp(op, generation);
       }
-      this.state.saveSync(projection, generation, checkpoint);
+      if (!options.replay) this.state.saveSync(projection, generation, checkpoint);
     });
   }
 

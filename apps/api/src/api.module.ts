@@ -1,0 +1,81 @@
+import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, Reflector } from '@nestjs/core';
+import { CqrsModule } from '@nestjs/cqrs';
+import { CorporaModule } from '@lib/corpora';
+import {
+  CLOCK,
+  EVENT_STORE,
+  ID_GENERATOR,
+  PROJECTION_PROGRESS,
+  randomIds,
+  READ_STORE,
+  SEARCH_INDEX,
+  SERVICE_CONFIG,
+  ServiceConfig,
+  systemClock,
+} from '@lib/platform';
+import type { Logger } from 'pino';
+import type { Infrastructure } from '../../infrastructure/infrastructure';
+import { CorporaController } from './corpora/corpora.controller';
+import { DocumentsController } from './corpora/documents.controller';
+import { QueryController } from './corpora/query.controller';
+import { BootstrapKeyGuard } from './http/auth.guard';
+import { ErrorFilter } from './http/error.filter';
+import { EventsController } from './ops/events.controller';
+import { HealthController } from './ops/health.controller';
+import { INFRASTRUCTURE } from './tokens';
+
+export interface ApiModuleOptions {
+  readonly config: ServiceConfig;
+  readonly infra: Infrastructure;
+  readonly log: Logger;
+  readonly bootstrapKey: string;
+  /** A worker process serves only the health probes. */
+  readonly routes?: 'all' | 'health';
+}
+
+/** Closes the adapters (and stops the projections) after the HTTP server has drained. */
+class InfrastructureLifecycle implements OnApplicationShutdown {
+  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+  async onApplicationShutdown(): Promise<void> {
+    await this.infra.close();
+  }
+}
+
+@Global()
+@Module({})
+export class PortsModule {
+  static forRoot(options: ApiModuleOptions): DynamicModule {
+    const { infra, config } = options;
+    return {
+      module: PortsModule,
+      providers: [
+        { provide: INFRASTRUCTURE, useValue: infra },
+        { provide: SERVICE_CONFIG, useValue: config },
+        { provide: EVENT_STORE, useValue: infra.events },
+        { provide: READ_STORE, useValue: infra.reads },
+        { provide: SEARCH_INDEX, useValue: infra.search },
+        { provide: PROJECTION_PROGRESS, useValue: infra.progress },
+        { provide: CLOCK, useValue: systemClock },
+        { provide: ID_GENERATOR, useValue: randomIds },
+        InfrastructureLifecycle,
+      ],
+      exports: [INFRASTRUCTURE, SERVICE_CONFIG, EVENT_STORE, READ_STORE, SEARCH_INDEX, PROJECTION_PROGRESS, CLOCK, ID_GENERATOR],
+    };
+  }
+}
+
+@Module({})
+export class ApiModule {
+  static forRoot(options: ApiModuleOptions): DynamicModule {
+    return {
+      module: ApiModule,
+      imports: [PortsModule.forRoot(options), CqrsModule.forRoot(), CorporaModule],
+      controllers: options.routes === 'health' ? [HealthController] : [HealthController, EventsController, CorporaController, DocumentsController, QueryController],
+      providers: [
+        { provide: APP_FILTER, useValue: new ErrorFilter(options.log) },
+        { provide: APP_GUARD, useFactory: (reflector: Reflector) => new BootstrapKeyGuard(reflector, options.bootstrapKey), inject: [Reflector] },
+      ],
+    };
+  }
+}

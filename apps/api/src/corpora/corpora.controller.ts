@@ -1,0 +1,82 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import type { Response } from 'express';
+import { CreateCorpus, DeleteCorpus, GetCorpus, ListCorpora, UpdateCorpus, WriteResult } from '@lib/corpora';
+import { CommandContext, invalid } from '@lib/platform';
+import { Ctx } from '../http/command-context';
+import { validateBody } from '../http/validation';
+import { CreateCorpusDto, UpdateCorpusDto } from './corpus.dto';
+import { pageLimit } from './paging';
+
+/** A write whose projections lagged past the bounded wait is still durable: 202 says so. */
+export function statusFor(result: WriteResult<unknown>, ok: number, res: Response): void {
+  res.status(result.visible ? ok : 202);
+  if (!result.visible) res.setHeader('x-read-your-writes', 'pending');
+}
+
+@Controller('v2/corpora')
+export class CorporaController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
+
+  @Post()
+  async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    const dto = validateBody(CreateCorpusDto, body);
+    const result: WriteResult<unknown> = await this.commands.execute(
+      new CreateCorpus(
+        dto.key,
+        {
+          name: dto.name,
+          description: dto.description ?? '',
+          enabled: true,
+          saveHistory: dto.save_history ?? false,
+          queriesAreAnswers: dto.queries_are_answers ?? false,
+          documentsAreQuestions: dto.documents_are_questions ?? false,
+          encoderName: dto.encoder_name,
+          requestTimeout: dto.request_timeout,
+          requestTimeoutMillis: dto.request_timeout_millis,
+          filterAttributes: (dto.filter_attributes ?? []).map((a) => ({ ...a, indexed: a.indexed ?? true })),
+        },
+        ctx,
+      ),
+    );
+    statusFor(result, 201, res);
+    return this.queries.execute(new GetCorpus(dto.key));
+  }
+
+  @Get()
+  async list(@Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('filter') filter?: string) {
+    let regex: RegExp | undefined;
+    if (filter) {
+      try {
+        regex = new RegExp(filter);
+      } catch {
+        throw invalid('request.invalid', 'filter must be a valid regular expression', { filter: 'invalid regular expression' });
+      }
+    }
+    return this.queries.execute(new ListCorpora(pageLimit(limit, 10, 100), pageKey, regex));
+  }
+
+  @Get(':corpus_key')
+  async get(@Param('corpus_key') key: string) {
+    return this.queries.execute(new GetCorpus(key));
+  }
+
+  @Patch(':corpus_key')
+  async update(@Param('corpus_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    const dto = validateBody(UpdateCorpusDto, body);
+    const result: WriteResult<unknown> = await this.commands.execute(
+      new UpdateCorpus(key, { name: dto.name, description: dto.description, enabled: dto.enabled, saveHistory: dto.save_history }, ctx),
+    );
+    statusFor(result, 200, res);
+    return this.queries.execute(new GetCorpus(key));
+  }
+
+  @Delete(':corpus_key')
+  @HttpCode(204)
+  async remove(@Param('corpus_key') key: string, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    statusFor(await this.commands.execute(new DeleteCorpus(key, ctx)), 204, res);
+  }
+}

@@ -1,0 +1,67 @@
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  Equals,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+import { KEY_PATTERN } from './corpus.dto';
+
+const NOT_YET = { message: 'images and tables are not supported yet' };
+export const MAX_PARTS = 100_000;
+/** Total characters of text in one document; the spec leaves the exact limit to the account. */
+export const MAX_DOCUMENT_CHARACTERS = 10_000_000;
+
+class DocumentBase {
+  @IsString() @MinLength(1) @MaxLength(100) @Matches(KEY_PATTERN, { message: 'id must contain only letters, digits, underscores and hyphens' }) id!: string;
+  @IsOptional() @IsObject() metadata?: Record<string, unknown>;
+  @IsOptional() @IsArray() @ArrayMaxSize(0, NOT_YET) tables?: unknown[];
+  @IsOptional() @IsArray() @ArrayMaxSize(0, NOT_YET) images?: unknown[];
+  @IsOptional() @IsObject() custom_dimensions?: Record<string, number>;
+}
+
+export class CorePartDto {
+  @IsString() text!: string;
+  @IsOptional() @IsObject() metadata?: Record<string, unknown>;
+  @IsOptional() @IsString() context?: string;
+  @IsOptional() @IsObject() custom_dimensions?: Record<string, number>;
+}
+
+export class CoreDocumentDto extends DocumentBase {
+  @Equals('core') type!: 'core';
+  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_PARTS) @ValidateNested({ each: true }) @Type(() => CorePartDto) document_parts!: CorePartDto[];
+}
+
+export class SectionDto {
+  @IsOptional() @IsInt() id?: number;
+  @IsOptional() @IsString() @MaxLength(255) title?: string;
+  @IsString() text!: string;
+  @IsOptional() @IsObject() metadata?: Record<string, unknown>;
+  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => SectionDto) sections?: SectionDto[];
+  @IsOptional() @IsArray() @ArrayMaxSize(0, NOT_YET) tables?: unknown[];
+  @IsOptional() @IsArray() @ArrayMaxSize(0, NOT_YET) images?: unknown[];
+}
+
+export class ChunkingStrategyDto {
+  @IsIn(['sentence_chunking_strategy', 'max_chars_chunking_strategy']) type!: 'sentence_chunking_strategy' | 'max_chars_chunking_strategy';
+  @ValidateIf((o: ChunkingStrategyDto) => o.type === 'max_chars_chunking_strategy') @IsInt() @Min(100) max_chars_per_chunk?: number;
+}
+
+export class StructuredDocumentDto extends DocumentBase {
+  @Equals('structured') type!: 'structured';
+  @IsOptional() @IsString() @MaxLength(255) title?: string;
+  @IsOptional() @IsString() @MaxLength(1000) description?: string;
+  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_PARTS) @ValidateNested({ each: true }) @Type(() => SectionDto) sections!: SectionDto[];
+  @IsOptional() @ValidateNested() @Type(() => ChunkingStrategyDto) chunking_strategy?: ChunkingStrategyDto;
+}

@@ -1,0 +1,80 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { DomainError, ErrorKind } from '@lib/platform';
+import type { Logger } from 'pino';
+
+const STATUS: Record<ErrorKind, number> = {
+  invalid: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+  unsupported_media: 415,
+  unprocessable: 422,
+  rate_limited: 429,
+  internal: 500,
+  upstream: 502,
+  unavailable: 503,
+  timeout: 504,
+};
+
+/**
+ * The one place errors become HTTP: the reference API's body `{messages, request_id}`, plus `field_errors`
+ * on 400 and `id` on 404. Unexpected errors are logged and answered with a bare 500, never a stack trace.
+ */
+@Catch()
+export class ErrorFilter implements ExceptionFilter {
+  constructor(private readonly log: Logger) {}
+
+  catch(error: unknown, host: ArgumentsHost): void {
+    const ctx = host.switchToHttp();
+    const req = ctx.getRequest<Request>();
+    const res = ctx.getResponse<Response>();
+    const requestId = req.requestId;
+    if (res.headersSent) {
+      this.log.error({ err: error, requestId }, 'error after response started');
+      res.end();
+      return;
+    }
+    if (error instanceof DomainError) {
+      const status = STATUS[error.kind];
+      if (error.details.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.details.retryAfterSeconds));
+      if (status >= 500) this.log.warn({ code: error.code, requestId }, error.message);
+      res.status(status).json({
+        messages: [error.message],
+        request_id: requestId,
+        ...(error.details.fieldErrors ? { field_errors: error.details.fieldErrors } : {}),
+        ...(error.details.id !== undefined ? { id: error.details.id } : {}),
+      });
+      return;
+    }
+    if (error instanceof HttpException) {
+      const status = error.getStatus();
+      res.status(status).json({ messages: [httpMessage(error, status)], request_id: requestId });
+      return;
+    }
+    const parserStatus = bodyParserStatus(error);
+    if (parserStatus) {
+      res.status(parserStatus).json({ messages: [(error as Error).message], request_id: requestId });
+      return;
+    }
+    this.log.error({ err: error, requestId }, 'unhandled error');
+    res.status(HttpStatus.INTERNAL_SERVER_ERROR).json({ messages: ['Internal server error.'], request_id: requestId });
+  }
+}
+
+function httpMessage(error: HttpException, status: number): string {
+  if (status === 404) return 'No such route';
+  const body = error.getResponse();
+  if (typeof body === 'string') return body;
+  const message = (body as { message?: unknown }).message;
+  return Array.isArray(message) ? message.join('; ') : typeof message === 'string' ? message : error.message;
+}
+
+/** body-parser signals malformed JSON (400) and oversize bodies (413) through `status` on a plain error. */
+function bodyParserStatus(error: unknown): number | undefined {
+  const status = (error as { status?: unknown; type?: unknown })?.status;
+  const type = (error as { type?: unknown })?.type;
+  return typeof status === 'number' && typeof type === 'string' && status >= 400 && status < 500 ? status : undefined;
+}

@@ -1,0 +1,20 @@
+import { randomUUID } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import type { Actor } from '@lib/platform';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    requestId: string;
+    actor?: Actor;
+  }
+}
+
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** Gives every request an id (the caller's `x-request-id` when well-formed), echoed in the response. */
+export function requestContext(req: Request, res: Response, next: NextFunction): void {
+  const given = req.header('x-request-id');
+  req.requestId = given && SAFE_REQUEST_ID.test(given) ? given : randomUUID().replace(/-/g, '');
+  res.setHeader('x-request-id', req.requestId);
+  next();
+}

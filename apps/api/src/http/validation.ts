@@ -1,0 +1,30 @@
+import { plainToInstance } from 'class-transformer';
+import { validateSync, ValidationError } from 'class-validator';
+import { DomainError } from '@lib/platform';
+
+/** Flattens class-validator errors into `field_errors`, keyed by the dotted path of the offending field. */
+export function fieldErrors(errors: ValidationError[], prefix = ''): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const e of errors) {
+    const path = prefix ? `${prefix}.${e.property}` : e.property;
+    if (e.constraints) out[path] = Object.values(e.constraints).join('; ');
+    if (e.children?.length) Object.assign(out, fieldErrors(e.children, path));
+  }
+  return out;
+}
+
+export function validationError(errors: Record<string, string>): DomainError {
+  const first = Object.entries(errors)[0];
+  return new DomainError('invalid', 'request.invalid', first ? `Invalid ${first[0]}: ${first[1]}` : 'Invalid request', { fieldErrors: errors });
+}
+
+/** Validates a plain body against a DTO class: unknown fields are rejected (no mass assignment). */
+export function validateBody<T extends object>(cls: new () => T, body: unknown): T {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new DomainError('invalid', 'request.invalid', 'The request body must be a JSON object', { fieldErrors: { body: 'must be a JSON object' } });
+  }
+  const instance = plainToInstance(cls, body);
+  const errors = validateSync(instance, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true });
+  if (errors.length) throw validationError(fieldErrors(errors));
+  return instance;
+}

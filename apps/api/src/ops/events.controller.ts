@@ -1,0 +1,73 @@
+import { Controller, Get, Inject, Query, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { EventFilter, invalid, RecordedEvent } from '@lib/platform';
+import type { Infrastructure } from '../../../infrastructure/infrastructure';
+import { pageLimit } from '../corpora/paging';
+import { INFRASTRUCTURE } from '../tokens';
+
+const view = (e: RecordedEvent) => ({
+  position: e.position,
+  id: e.id,
+  stream_id: e.streamId,
+  revision: e.revision,
+  type: e.type,
+  data: e.data,
+  metadata: e.metadata,
+  recorded_at: e.recordedAt,
+});
+
+function position(raw: string | undefined, name: string): number {
+  if (raw === undefined || raw === '') return 0;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 0) throw invalid('request.invalid', `${name} must be a non-negative integer position`, { [name]: 'must be a non-negative integer' });
+  return n;
+}
+
+const list = (raw: string | string[] | undefined): string[] | undefined => {
+  const items = (Array.isArray(raw) ? raw : raw ? [raw] : []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  return items.length ? items : undefined;
+};
+
+/**
+ * The global event log for downstream consumers: a page from a position, or a live server-sent-event feed
+ * that resumes from `Last-Event-ID`. Owner-only until roles exist (the bootstrap key is the only key).
+ */
+@Controller('v2/events')
+export class EventsController {
+  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+
+  @Get()
+  async page(@Query('after') after?: string, @Query('limit') limit?: string, @Query('category') category?: string | string[], @Query('type') type?: string | string[]) {
+    const n = pageLimit(limit, 100, 1000);
+    const filter: EventFilter = { categories: list(category), types: list(type) };
+    const events = await this.infra.events.readAll({ after: position(after, 'after'), maxCount: n, filter });
+    const last = events[events.length - 1];
+    return { events: events.map(view), metadata: events.length === n && last ? { after: last.position } : {} };
+  }
+
+  @Get('stream')
+  async stream(
+    @Req() req: Request,
+    @Res() res: Response,
+    @Query('after') after?: string,
+    @Query('category') category?: string | string[],
+    @Query('type') type?: string | string[],
+  ): Promise<void> {
+    const from = position(req.header('last-event-id') ?? after, 'after');
+    const sub = this.infra.events.subscribeToAll({ after: from, filter: { categories: list(category), types: list(type) } });
+    res.status(200).set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    res.flushHeaders();
+    const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
+    req.on('close', () => {
+      clearInterval(heartbeat);
+      void sub.close();
+    });
+    void sub.caughtUp.then(() => res.write(`event:caught_up\ndata:{"type":"caught_up"}\n\n`));
+    try {
+      for await (const e of sub) res.write(`id:${e.position}\nevent:${e.type}\ndata:${JSON.stringify(view(e))}\n\n`);
+    } finally {
+      clearInterval(heartbeat);
+      res.end();
+    }
+  }
+}

@@ -1,0 +1,43 @@
+import { Controller, Get, Inject, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { INFRASTRUCTURE } from '../tokens';
+import type { Infrastructure } from '../../../infrastructure/infrastructure';
+import { Public } from '../http/auth.guard';
+
+/** Projections further behind the log than this make the service not ready. */
+const MAX_READY_LAG = 10_000;
+
+@Controller('health')
+export class HealthController {
+  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+
+  /** Liveness: the process answers. */
+  @Get()
+  @Public()
+  live() {
+    return { status: 'ok' };
+  }
+
+  /** Readiness: every store reachable, projections running and close to the head of the log. */
+  @Get('ready')
+  @Public()
+  async ready(@Res({ passthrough: true }) res: Response) {
+    const check = async (name: string, adapter: string, ping: () => Promise<void>) => {
+      try {
+        await ping();
+        return { name, adapter, ok: true };
+      } catch (e) {
+        return { name, adapter, ok: false, error: e instanceof Error ? e.message : String(e) };
+      }
+    };
+    const stores = await Promise.all([
+      check('event_store', this.infra.adapters.events, () => this.infra.events.ping()),
+      check('read_store', this.infra.adapters.reads, () => this.infra.reads.ping()),
+      check('search_index', this.infra.adapters.search, () => this.infra.search.ping()),
+    ]);
+    const projections = this.infra.runtime ? await this.infra.runtime.lag() : [];
+    const ok = stores.every((s) => s.ok) && projections.every((p) => p.running && p.behind <= MAX_READY_LAG);
+    res.status(ok ? 200 : 503);
+    return { status: ok ? 'ready' : 'not_ready', stores, projections };
+  }
+}

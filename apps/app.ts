@@ -1,0 +1,50 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { ServiceConfig } from '@lib/platform';
+import type { Logger } from 'pino';
+import pinoHttp from 'pino-http';
+import { ApiModule } from './api/src/api.module';
+import { resolveBootstrapKey } from './api/src/bootstrap-key';
+import { requestContext } from './api/src/http/request-context';
+import { PinoNestLogger } from './api/src/logger';
+import { createInfrastructure, Infrastructure, Role } from './infrastructure/infrastructure';
+
+export interface StartedApp {
+  readonly app: NestExpressApplication;
+  readonly infra: Infrastructure;
+  readonly bootstrapKey: string;
+  readonly url: string;
+}
+
+/** Composes adapters, projections and HTTP for a role, and listens. Used by main.ts and by e2e tests. */
+export async function startApp(config: ServiceConfig, role: Role, log: Logger, print: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<StartedApp> {
+  const bootstrapKey = resolveBootstrapKey(config, print);
+  const infra = await createInfrastructure(config, role, log);
+  try {
+    await infra.runtime?.start();
+    const app = await NestFactory.create<NestExpressApplication>(
+      ApiModule.forRoot({ config, infra, log, bootstrapKey, routes: role === 'worker' ? 'health' : 'all' }),
+      { bodyParser: false, logger: new PinoNestLogger(log) },
+    );
+    app.disable('x-powered-by');
+    app.use(requestContext);
+    app.use(
+      pinoHttp({
+        logger: log,
+        genReqId: (req) => (req as unknown as { requestId: string }).requestId,
+        customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
+        serializers: { req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }) },
+      }),
+    );
+    app.useBodyParser('json', { limit: '50mb' });
+    app.enableShutdownHooks();
+    await app.listen(config.port, config.host);
+    const address = app.getHttpServer().address() as { port: number };
+    log.info({ port: address.port, role, adapters: infra.adapters, dataDir: config.dataDir }, 'service started');
+    return { app, infra, bootstrapKey, url: `http://127.0.0.1:${address.port}` };
+  } catch (e) {
+    await infra.close();
+    throw e;
+  }
+}

@@ -1,0 +1,112 @@
+import { join } from 'node:path';
+import {
+  CheckpointStore,
+  EventStore,
+  PolledProjectionProgress,
+  ProjectionProgress,
+  ProjectionRegistration,
+  ProjectionRuntime,
+  ProjectionSink,
+  ProjectionStateStore,
+  ReadOp,
+  ReadStore,
+  SearchIndex,
+  SearchOp,
+  ServiceConfig,
+  SqliteDatabase,
+  SqliteEventStore,
+  SqliteProjectionState,
+  SqliteReadStore,
+  SqliteSearchIndex,
+} from '@lib/platform';
+import { ALL_PROJECTIONS } from '@projections';
+import type { Logger } from 'pino';
+
+export type Role = 'all' | 'api' | 'worker';
+
+/** The adapters behind each port, chosen by configuration (embedded SQLite unless a server URL is set). */
+export interface Infrastructure {
+  readonly events: EventStore;
+  readonly reads: ReadStore & ProjectionSink<ReadOp>;
+  readonly search: SearchIndex & ProjectionSink<SearchOp>;
+  readonly state: ProjectionStateStore;
+  /** Present when this process runs the projections. */
+  readonly runtime?: ProjectionRuntime;
+  readonly progress: ProjectionProgress;
+  readonly adapters: { events: string; reads: string; search: string };
+  close(): Promise<void>;
+}
+
+export async function createInfrastructure(config: ServiceConfig, role: Role, log: Logger): Promise<Infrastructure> {
+  const closers: (() => Promise<void> | void)[] = [];
+  let sqlite: SqliteDatabase | undefined;
+  const embedded = (): SqliteDatabase => {
+    if (!sqlite) {
+      sqlite = new SqliteDatabase({ path: join(config.dataDir, 'service.db'), synchronous: config.sqliteSynchronous });
+      const db = sqlite;
+      closers.push(() => db.close());
+    }
+    return sqlite;
+  };
+
+  let events: EventStore;
+  if (config.eventStoreUrl) {
+    const { EventStoreDbEventStore } = await import('@lib/platform/engines');
+    events = EventStoreDbEventStore.connect(config.eventStoreUrl);
+  } else events = new SqliteEventStore(embedded());
+  closers.unshift(() => events.close());
+
+  let state: ProjectionStateStore;
+  let reads: Infrastructure['reads'];
+  if (config.mongoUrl) {
+    const { connectMongo } = await import('./mongo');
+    const mongo = await connectMongo(config);
+    closers.push(() => mongo.close());
+    state = mongo.state;
+    reads = mongo.reads;
+  } else {
+    const sqliteState = new SqliteProjectionState(embedded());
+    state = sqliteState;
+    reads = new SqliteReadStore(embedded(), sqliteState);
+  }
+
+  let search: Infrastructure['search'];
+  if (config.typesenseUrl) {
+    const { connectTypesense } = await import('./typesense');
+    search = connectTypesense(config, state as CheckpointStore);
+  } else search = new SqliteSearchIndex(embedded(), new SqliteProjectionState(embedded()));
+
+  const registrations: ProjectionRegistration[] = ALL_PROJECTIONS.map((projection) => ({
+    projection,
+    sink: (projection.target === 'read' ? reads : search) as ProjectionSink<unknown>,
+  }));
+  let runtime: ProjectionRuntime | undefined;
+  let progress: ProjectionProgress;
+  if (role !== 'api') {
+    runtime = new ProjectionRuntime(events, state, registrations, {
+      log: (level, message, fields) => log[level](fields ?? {}, message),
+    });
+    progress = runtime;
+  } else {
+    const sinks = new Map(registrations.map((r) => [r.projection.name, r.sink]));
+    progress = new PolledProjectionProgress(state, (p, g) => sinks.get(p)!.checkpoint(p, g));
+  }
+
+  return {
+    events,
+    reads,
+    search,
+    state,
+    runtime,
+    progress,
+    adapters: {
+      events: config.eventStoreUrl ? 'eventstoredb' : 'sqlite',
+      reads: config.mongoUrl ? 'mongodb' : 'sqlite',
+      search: config.typesenseUrl ? 'typesense' : 'sqlite',
+    },
+    async close() {
+      await runtime?.stop();
+      for (const close of closers) await close();
+    },
+  };
+}

@@ -1,0 +1,31 @@
+import { ConfigError, loadConfig } from '@lib/platform';
+import { createLogger } from './api/src/logger';
+import { startApp } from './app';
+import type { Role } from './infrastructure/infrastructure';
+
+function roleFromArgs(argv: string[]): Role {
+  const arg = argv.find((a) => a.startsWith('--role='))?.slice('--role='.length) ?? 'all';
+  if (arg !== 'all' && arg !== 'api' && arg !== 'worker') throw new ConfigError([`--role must be all, api or worker, got "${arg}"`]);
+  return arg;
+}
+
+async function main(): Promise<void> {
+  let config;
+  let role: Role;
+  try {
+    config = loadConfig();
+    role = roleFromArgs(process.argv.slice(2));
+  } catch (e) {
+    process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(2);
+  }
+  const log = createLogger(config.logLevel);
+  try {
+    await startApp(config, role, log);
+  } catch (e) {
+    log.fatal({ err: e }, 'service failed to start');
+    process.exit(1);
+  }
+}
+
+void main();

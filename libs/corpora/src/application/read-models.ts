@@ -1,0 +1,64 @@
+import type { FilterAttribute } from '../domain/corpus';
+import type { DocumentPart, DocumentStats, Metadata } from '../domain/document';
+
+/** Shapes of the read models the corpora projections write (see projections/). */
+export interface CorpusRow {
+  readonly id: string;
+  readonly corpus_id: string;
+  readonly key: string;
+  readonly name: string;
+  readonly description: string;
+  readonly enabled: boolean;
+  readonly save_history: boolean;
+  readonly queries_are_answers: boolean;
+  readonly documents_are_questions: boolean;
+  readonly encoder_name: string | null;
+  readonly request_timeout: number | null;
+  readonly request_timeout_millis: number | null;
+  readonly filter_attributes: readonly FilterAttribute[];
+  readonly used_docs: number;
+  readonly used_parts: number;
+  readonly used_characters: number;
+  readonly created_at: string;
+  readonly [k: string]: unknown;
+}
+
+export interface DocumentRow {
+  readonly id: string;
+  readonly corpus_key: string;
+  readonly corpus_id: string;
+  readonly document_id: string;
+  readonly type: 'core' | 'structured';
+  readonly title: string | null;
+  readonly description: string | null;
+  readonly metadata: Metadata;
+  readonly parts: readonly DocumentPart[];
+  readonly stats: DocumentStats;
+  readonly indexed_at: string;
+  readonly [k: string]: unknown;
+}
+
+export const CORPORA = 'corpora';
+export const DOCUMENTS = 'documents';
+
+/** The reference API's Corpus object. */
+export function corpusView(row: CorpusRow): Record<string, unknown> {
+  return {
+    id: row.corpus_id,
+    key: row.key,
+    name: row.name,
+    description: row.description,
+    enabled: row.enabled,
+    chat_history_corpus: false,
+    queries_are_answers: row.queries_are_answers,
+    documents_are_questions: row.documents_are_questions,
+    encoder_name: row.encoder_name ?? undefined,
+    save_history: row.save_history,
+    ...(row.request_timeout !== null ? { request_timeout: row.request_timeout } : {}),
+    ...(row.request_timeout_millis !== null ? { request_timeout_millis: row.request_timeout_millis } : {}),
+    filter_attributes: row.filter_attributes,
+    custom_dimensions: [],
+    limits: { used_docs: row.used_docs, used_parts: row.used_parts, used_characters: row.used_characters },
+    created_at: row.created_at,
+  };
+}

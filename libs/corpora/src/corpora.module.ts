@@ -1,0 +1,30 @@
+import { Module } from '@nestjs/common';
+import { CqrsModule } from '@nestjs/cqrs';
+import { CreateCorpusHandler } from './application/create-corpus/create-corpus';
+import { DeleteCorpusHandler } from './application/delete-corpus/delete-corpus';
+import { DeleteDocumentHandler } from './application/delete-document/delete-document';
+import { GetCorpusHandler } from './application/get-corpus/get-corpus';
+import { GetDocumentHandler } from './application/get-document/get-document';
+import { IndexDocumentHandler } from './application/index-document/index-document';
+import { ListCorporaHandler } from './application/list-corpora/list-corpora';
+import { ListDocumentsHandler } from './application/list-documents/list-documents';
+import { QueryCorporaHandler } from './application/query/query-corpora';
+import { UpdateCorpusHandler } from './application/update-corpus/update-corpus';
+
+/** Corpora, documents and search: command and query handlers. Ports come from the platform module. */
+@Module({
+  imports: [CqrsModule],
+  providers: [
+    CreateCorpusHandler,
+    UpdateCorpusHandler,
+    DeleteCorpusHandler,
+    IndexDocumentHandler,
+    DeleteDocumentHandler,
+    GetCorpusHandler,
+    ListCorporaHandler,
+    GetDocumentHandler,
+    ListDocumentsHandler,
+    QueryCorporaHandler,
+  ],
+})
+export class CorporaModule {}

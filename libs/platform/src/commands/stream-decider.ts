@@ -1,0 +1,57 @@
+import { ConcurrencyError, EventStore } from '../event-store/event-store.port';
+import type { RecordedEvent } from '../event-store/events';
+import { CommandContext, toNewEvents } from './command-context';
+
+/** A stream's fold: the domain's `initialState` and `evolve`. */
+export interface Fold<TState, TEvent extends { type: string; data: unknown }> {
+  readonly initialState: TState;
+  evolve(state: TState, event: TEvent): TState;
+}
+
+export interface DecisionResult<TEvent> {
+  readonly events: readonly TEvent[];
+  /** Global position of the last appended event (of the stream's head when nothing was appended). */
+  readonly position: number;
+  readonly revision: number;
+}
+
+/**
+ * Load a stream, fold it, decide, append with the expected revision. On a concurrent change the whole cycle
+ * runs again against the new state, so a decision is always made on the state it is appended after.
+ */
+export async function decideOnStream<TState, TEvent extends { type: string; data: unknown }>(
+  store: EventStore,
+  streamId: string,
+  fold: Fold<TState, TEvent>,
+  decide: (state: TState) => readonly TEvent[],
+  ctx: CommandContext,
+  maxAttempts = 5,
+): Promise<DecisionResult<TEvent>> {
+  for (let attempt = 1; ; attempt++) {
+    const history = await store.readStream(streamId);
+    const state = history.reduce((s, e: RecordedEvent) => fold.evolve(s, e as unknown as TEvent), fold.initialState);
+    const revision = history.length ? history[history.length - 1].revision : -1;
+    const events = decide(state);
+    if (events.length === 0) {
+      return { events, revision, position: history.length ? history[history.length - 1].position : 0 };
+    }
+    try {
+      const result = await store.append(streamId, toNewEvents(events, ctx, streamId, attempt), {
+        expectedRevision: revision < 0 ? 'no_stream' : revision,
+      });
+      return { events, position: result.position, revision: result.nextExpectedRevision };
+    } catch (e) {
+      if (!(e instanceof ConcurrencyError) || attempt >= maxAttempts) throw e;
+    }
+  }
+}
+
+/** Folds a stream into its current state (for checks on a stream other than the one being written). */
+export async function loadState<TState, TEvent extends { type: string; data: unknown }>(
+  store: EventStore,
+  streamId: string,
+  fold: Fold<TState, TEvent>,
+): Promise<TState> {
+  const history = await store.readStream(streamId);
+  return history.reduce<TState>((s, e) => fold.evolve(s, e as unknown as TEvent), fold.initialState);
+}

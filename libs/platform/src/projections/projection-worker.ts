@@ -1,0 +1,198 @@
+import type { EventStore } from '../event-store/event-store.port';
+import type { RecordedEvent } from '../event-store/events';
+import type { PositionedOps, Projection, ProjectionSink, ProjectionStateStore } from './projection';
+
+export interface WorkerOptions {
+  readonly batchSize: number;
+  /** Delays between attempts of a failing batch before the worker looks for the event to park. */
+  readonly retryDelaysMs: readonly number[];
+  readonly log: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+}
+
+type Sink = ProjectionSink<unknown>;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+
+/**
+ * Runs one projection: reads the log after its checkpoint (filtered by the event types it handles), turns
+ * events into operations and hands them to its sink with the new checkpoint. A batch that keeps failing is
+ * split to find the event that fails; that event is parked as a dead letter and the projection moves on,
+ * unless the sink itself is down, in which case it waits and retries without parking anything.
+ */
+export class ProjectionWorker {
+  generation = 0;
+  /** Highest position known processed (events it does not handle included); in memory. */
+  processed = 0;
+  lastError?: string;
+  private running = false;
+  private stopped = false;
+  private lock: Promise<unknown> = Promise.resolve();
+  private readonly listeners = new Set<() => void>();
+
+  constructor(
+    readonly projection: Projection,
+    readonly sink: Sink,
+    private readonly events: EventStore,
+    private readonly state: ProjectionStateStore,
+    private readonly options: WorkerOptions,
+  ) {}
+
+  get name(): string {
+    return this.projection.name;
+  }
+
+  /** Sets up the active generation; a projection whose version changed is rebuilt first. */
+  async init(): Promise<void> {
+    const active = await this.state.active(this.name);
+    if (!active) {
+      await this.sink.prepare(this.projection, 1);
+      await this.sink.activate(this.projection, 1);
+      await this.state.setActive(this.name, 1, this.projection.version);
+      this.generation = 1;
+    } else {
+      this.generation = active.generation;
+      await this.sink.prepare(this.projection, this.generation);
+      if (active.version !== this.projection.version) {
+        this.options.log('info', 'projection version changed: rebuilding', { projection: this.name, from: active.version, to: this.projection.version });
+        await this.rebuild();
+      }
+    }
+    this.processed = await this.sink.checkpoint(this.name, this.generation);
+  }
+
+  onProgress(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async run(): Promise<void> {
+    this.running = true;
+    while (!this.stopped) {
+      try {
+        await this.followRebuildByOtherProcess();
+        const moved = await this.exclusive(() => this.step(this.generation, this.processed, (p) => (this.processed = p)));
+        if (!moved) await this.events.waitForAppend(this.processed, 1000);
+      } catch (e) {
+        this.lastError = e instanceof Error ? e.message : String(e);
+        this.options.log('error', 'projection step failed', { projection: this.name, error: this.lastError });
+        await sleep(1000);
+      }
+    }
+    this.running = false;
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  /** One batch: returns whether the checkpoint moved. */
+  private async step(generation: number, from: number, advance: (p: number) => void): Promise<boolean> {
+    const head = await this.events.headPosition();
+    if (head <= from) return false;
+    const events = await this.events.readAll({ after: from, maxCount: this.options.batchSize, filter: { types: this.projection.eventTypes } });
+    const full = events.length === this.options.batchSize;
+    const checkpoint = full ? events[events.length - 1].position : Math.max(head, events[events.length - 1]?.position ?? 0);
+    if (events.length > 0) await this.applyEvents(generation, events, checkpoint);
+    advance(checkpoint);
+    this.listeners.forEach((l) => l());
+    return true;
+  }
+
+  private async applyEvents(generation: number, events: RecordedEvent[], checkpoint: number): Promise<void> {
+    const batch: PositionedOps<unknown>[] = [];
+    for (const event of events) {
+      try {
+        batch.push({ position: event.position, ops: this.projection.apply(event) });
+      } catch (e) {
+        // apply() is pure: retrying cannot help, so the event is parked at once and the rest go on.
+        await this.park(event, e, 1);
+      }
+    }
+    for (const delay of [0, ...this.options.retryDelaysMs]) {
+      if (delay) await sleep(delay);
+      try {
+        await this.sink.applyBatch(this.name, generation, batch, checkpoint);
+        this.lastError = undefined;
+        return;
+      } catch (e) {
+        this.lastError = e instanceof Error ? e.message : String(e);
+        this.options.log('warn', 'projection batch failed; retrying', { projection: this.name, error: this.lastError });
+      }
+    }
+    await this.isolatePoison(generation, batch, events, checkpoint);
+  }
+
+  /** Applies the batch event by event; one that still fails while the sink itself works is parked. */
+  private async isolatePoison(generation: number, batch: PositionedOps<unknown>[], events: RecordedEvent[], checkpoint: number): Promise<void> {
+    const byPosition = new Map(events.map((e) => [e.position, e]));
+    for (const item of batch) {
+      try {
+        await this.sink.applyBatch(this.name, generation, [item], item.position);
+      } catch (e) {
+        // An empty batch only writes the checkpoint: if that fails too, the store is down, not the event.
+        await this.sink.applyBatch(this.name, generation, [], item.position - 1);
+        await this.park(byPosition.get(item.position)!, e, this.options.retryDelaysMs.length + 2);
+      }
+    }
+    await this.sink.applyBatch(this.name, generation, [], checkpoint);
+  }
+
+  private async park(event: RecordedEvent, error: unknown, attempts: number): Promise<void> {
+    const message = error instanceof Error ? error.message : String(error);
+    this.options.log('error', 'event parked as dead letter', { projection: this.name, position: event.position, type: event.type, error: message });
+    await this.state.park({
+      projection: this.name,
+      position: event.position,
+      eventId: event.id,
+      eventType: event.type,
+      streamId: event.streamId,
+      error: message,
+      attempts,
+      parkedAt: new Date().toISOString(),
+    });
+  }
+
+  /** Re-applies a parked event (after a fix) and removes it from the dead letters. */
+  async replay(position: number): Promise<void> {
+    const [event] = await this.events.readAll({ after: position - 1, maxCount: 1 });
+    if (!event || event.position !== position) throw new Error(`No event at position ${position}`);
+    await this.exclusive(async () => {
+      await this.sink.applyBatch(this.name, this.generation, [{ position, ops: this.projection.apply(event) }], this.processed, { replay: true });
+    });
+    await this.state.unpark(this.name, position);
+  }
+
+  /** Replays the whole log into a fresh generation, then swaps it in; reads keep the old one until then. */
+  async rebuild(): Promise<void> {
+    const next = this.generation + 1;
+    await this.sink.prepare(this.projection, next);
+    let position = 0;
+    while (await this.step(next, position, (p) => (position = p)));
+    await this.exclusive(async () => {
+      while (await this.step(next, position, (p) => (position = p)));
+      await this.sink.activate(this.projection, next);
+      await this.state.setActive(this.name, next, this.projection.version);
+      this.generation = next;
+      this.processed = position;
+    });
+  }
+
+  /** Another process (the CLI) may have rebuilt and swapped this projection: follow it. */
+  private async followRebuildByOtherProcess(): Promise<void> {
+    const active = await this.state.active(this.name);
+    if (active && active.generation !== this.generation) {
+      this.generation = active.generation;
+      this.processed = await this.sink.checkpoint(this.name, this.generation);
+    }
+  }
+
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.lock.then(fn, fn);
+    this.lock = result.catch(() => undefined);
+    return result;
+  }
+}

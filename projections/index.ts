@@ -1,0 +1,11 @@
+import type { Projection } from '@lib/platform';
+import { corporaProjection } from './corpora/corpora.projection';
+import { documentsProjection } from './documents/documents.projection';
+import { searchProjection } from './search/search.projection';
+
+export * from './corpora/corpora.projection';
+export * from './documents/documents.projection';
+export * from './search/search.projection';
+
+/** Every projection the service runs. */
+export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection];

@@ -1,0 +1,70 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { loadConfig } from '@lib/platform';
+import { createLogger } from '../../apps/api/src/logger';
+import { startApp, StartedApp } from '../../apps/app';
+import type { Role } from '../../apps/infrastructure/infrastructure';
+
+export const TEST_KEY = 'zut_test_bootstrap_key_0123456789abcdef';
+
+export interface TestApp {
+  readonly url: string;
+  readonly key: string;
+  readonly dataDir: string;
+  readonly started: StartedApp;
+  /** Every log line the app wrote, for tests that scan logs for secrets. */
+  readonly logLines: string[];
+  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+  close(): Promise<void>;
+}
+
+/** Starts the whole service (embedded default) on a random loopback port with a fresh data dir. */
+export async function startTestApp(options: { env?: Record<string, string>; role?: Role; dataDir?: string } = {}): Promise<TestApp> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'ars-e2e-'));
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ADMIN_API_KEY: TEST_KEY,
+    LOG_LEVEL: 'info',
+    SQLITE_SYNCHRONOUS: 'NORMAL',
+    ...options.env,
+  });
+  const logLines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logLines.push(...String(chunk).split('\n').filter(Boolean));
+      cb();
+    },
+  });
+  const started = await startApp(config, options.role ?? 'all', createLogger('info', sink), (l) => logLines.push(l));
+  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${started.url}${path}`, {
+      method,
+      headers: { 'x-api-key': TEST_KEY, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* not JSON */
+    }
+    return { status: res.status, body: parsed as any, headers: res.headers };
+  };
+  return {
+    url: started.url,
+    key: TEST_KEY,
+    dataDir,
+    started,
+    logLines,
+    call,
+    async close() {
+      await started.app.close();
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
