@@ -38,7 +38,6 @@ export async function startApp(config: ServiceConfig, role: Role, log: Logger, p
       }),
     );
     app.useBodyParser('json', { limit: '50mb' });
-    app.enableShutdownHooks();
     await app.listen(config.port, config.host);
     const address = app.getHttpServer().address() as { port: number };
     log.info({ port: address.port, role, adapters: infra.adapters, dataDir: config.dataDir }, 'service started');

@@ -21,7 +21,26 @@ async function main(): Promise<void> {
   }
   const log = createLogger(config.logLevel);
   try {
-    await startApp(config, role, log);
+    const { app } = await startApp(config, role, log);
+    let stopping = false;
+    const shutdown = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal }, 'shutting down: draining requests, then closing stores');
+      // app.close() stops accepting connections, waits for in-flight requests, then closes the adapters.
+      app.close().then(
+        () => {
+          log.info('service stopped');
+          process.exit(0);
+        },
+        (e: unknown) => {
+          log.error({ err: e }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    };
+    process.on('SIGTERM', () => shutdown('SIGTERM'));
+    process.on('SIGINT', () => shutdown('SIGINT'));
   } catch (e) {
     log.fatal({ err: e }, 'service failed to start');
     process.exit(1);

@@ -26,6 +26,8 @@ export class ProjectionWorker {
   lastError?: string;
   private running = false;
   private stopped = false;
+  private wakeOnStop!: () => void;
+  private readonly stopSignal = new Promise<void>((r) => (this.wakeOnStop = r));
   private lock: Promise<unknown> = Promise.resolve();
   private readonly listeners = new Set<() => void>();
 
@@ -71,11 +73,11 @@ export class ProjectionWorker {
       try {
         await this.followRebuildByOtherProcess();
         const moved = await this.exclusive(() => this.step(this.generation, this.processed, (p) => (this.processed = p)));
-        if (!moved) await this.events.waitForAppend(this.processed, 1000);
+        if (!moved) await Promise.race([this.events.waitForAppend(this.processed, 1000), this.stopSignal]);
       } catch (e) {
         this.lastError = e instanceof Error ? e.message : String(e);
         this.options.log('error', 'projection step failed', { projection: this.name, error: this.lastError });
-        await sleep(1000);
+        await Promise.race([sleep(1000), this.stopSignal]);
       }
     }
     this.running = false;
@@ -83,6 +85,7 @@ export class ProjectionWorker {
 
   stop(): void {
     this.stopped = true;
+    this.wakeOnStop();
   }
 
   get isRunning(): boolean {

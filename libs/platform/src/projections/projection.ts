@@ -14,6 +14,10 @@ interface ProjectionBase<TOp> {
   readonly version: number;
   /** Event types it handles; other events only advance its checkpoint. */
   readonly eventTypes: readonly string[];
+  /**
+   * At most one write per document per event: writes are guarded by the event's position (a document already
+   * written at or after it is left alone), which is what makes a replay after a crash harmless.
+   */
   apply(event: RecordedEvent): readonly TOp[];
 }
 

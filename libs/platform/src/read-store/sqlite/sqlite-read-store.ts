@@ -139,27 +139,29 @@ export class SqliteReadStore implements ReadStore, ProjectionSink<ReadOp> {
       // A replay of events at or before the checkpoint (a retried batch) applies nothing twice.
       const applied = options.replay ? -1 : this.state.loadSync(projection, generation);
       for (const { position, ops } of batch) {
-        if (position > applied) for (const op of ops) this.applyOp(op, generation, position);
+        if (position > applied) for (const op of ops) this.applyOp(op, generation, position, !options.replay);
       }
       if (!options.replay) this.state.saveSync(projection, generation, checkpoint);
     });
   }
 
-  private applyOp(op: ReadOp, generation: number, position: number): void {
+  private applyOp(op: ReadOp, generation: number, position: number, guarded: boolean): void {
     const t = this.table(op.collection, generation)!;
     switch (op.op) {
       case 'put':
-        this.stmt(`INSERT INTO ${t} (id, doc, pos) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, pos = excluded.pos`).run(
+        // Position guards, as on MongoDB: a document already written by a later event is left alone.
+        this.stmt(`INSERT INTO ${t} (id, doc, pos) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, pos = MAX(pos, excluded.pos) WHERE excluded.pos > pos OR ?`).run(
           op.doc.id,
           JSON.stringify(op.doc),
           position,
+          guarded ? 0 : 1,
         );
         return;
       case 'patch': {
-        const current = this.stmt(`SELECT doc FROM ${t} WHERE id = ?`).pluck().get(op.id) as string | undefined;
-        if (current === undefined) return;
-        const doc = applyPatch(JSON.parse(current) as Record<string, unknown>, op);
-        this.stmt(`UPDATE ${t} SET doc = ?, pos = ? WHERE id = ?`).run(JSON.stringify(doc), position, op.id);
+        const current = this.stmt(`SELECT doc, pos FROM ${t} WHERE id = ?`).get(op.id) as { doc: string; pos: number } | undefined;
+        if (current === undefined || (guarded && current.pos >= position)) return;
+        const doc = applyPatch(JSON.parse(current.doc) as Record<string, unknown>, op);
+        this.stmt(`UPDATE ${t} SET doc = ?, pos = ? WHERE id = ?`).run(JSON.stringify(doc), Math.max(position, current.pos), op.id);
         return;
       }
       case 'delete':

@@ -1,0 +1,119 @@
+import { testEvent } from '../event-store/contract/event-store.contract';
+import type { RecordedEvent } from '../event-store/events';
+import { SqliteEventStore } from '../event-store/sqlite/sqlite-event-store';
+import type { ReadOp } from '../read-store/read-store.port';
+import { SqliteReadStore } from '../read-store/sqlite/sqlite-read-store';
+import { SqliteDatabase } from '../sqlite/sqlite-database';
+import { SqliteProjectionState } from '../sqlite/sqlite-projection-state';
+import type { ProjectionSink, ReadModelProjection } from './projection';
+import { ProjectionRuntime } from './projection-runtime';
+
+/** Counts handled events per stream; `Poison` throws until `healed`. */
+function counter(version = 1, healed = { value: true }): ReadModelProjection {
+  return {
+    name: 'counter',
+    version,
+    target: 'read',
+    eventTypes: ['Added', 'Poison'],
+    collections: [{ name: 'counts' }],
+    apply(e: RecordedEvent): ReadOp[] {
+      if (e.type === 'Poison' && !healed.value) throw new Error('cannot handle poison');
+      if (e.revision === 0) return [{ op: 'put', collection: 'counts', doc: { id: e.streamId, n: 1, version } }];
+      return [{ op: 'patch', collection: 'counts', id: e.streamId, inc: { n: 1 } }];
+    },
+  };
+}
+
+function setup() {
+  const sqlite = new SqliteDatabase({ path: ':memory:' });
+  const events = new SqliteEventStore(sqlite);
+  const state = new SqliteProjectionState(sqlite);
+  const reads = new SqliteReadStore(sqlite, state);
+  return { sqlite, events, state, reads };
+}
+
+describe('ProjectionRuntime (SQLite)', () => {
+  it('applies events, waits for positions, and reports lag', async () => {
+    const { events, state, reads, sqlite } = setup();
+    const runtime = new ProjectionRuntime(events, state, [{ projection: counter(), sink: reads as ProjectionSink<unknown> }]);
+    await runtime.start();
+    let last = 0;
+    for (let i = 0; i < 5; i++) last = (await events.append('a-1', [testEvent('Added')])).position;
+    await events.append('other-1', [testEvent('Ignored')]);
+    expect(await runtime.waitFor(last, ['counter'], 2000)).toBe(true);
+    expect((await reads.get('counts', 'a-1'))?.n).toBe(5);
+    const head = await events.headPosition();
+    expect(await runtime.waitFor(head, ['counter'], 2000)).toBe(true);
+    expect((await runtime.lag())[0]).toMatchObject({ projection: 'counter', behind: 0, running: true });
+    await runtime.stop();
+    expect(await runtime.waitFor(head + 1, ['counter'], 50)).toBe(false);
+    sqlite.close();
+  });
+
+  it('parks a failing event as a dead letter, goes on, and replays it after a fix', async () => {
+    const { events, state, reads, sqlite } = setup();
+    const healed = { value: false };
+    const runtime = new ProjectionRuntime(events, state, [{ projection: counter(1, healed), sink: reads as ProjectionSink<unknown> }], { retryDelaysMs: [1] });
+    await runtime.start();
+    await events.append('a-1', [testEvent('Added')]);
+    const poison = await events.append('a-1', [testEvent('Poison')]);
+    const after = await events.append('a-1', [testEvent('Added')]);
+    expect(await runtime.waitFor(after.position, ['counter'], 2000)).toBe(true);
+    expect((await reads.get('counts', 'a-1'))?.n).toBe(2);
+    const letters = await runtime.deadLetters('counter');
+    expect(letters).toEqual([expect.objectContaining({ position: poison.position, eventType: 'Poison', error: 'cannot handle poison' })]);
+    healed.value = true;
+    await runtime.replay('counter', poison.position);
+    expect((await reads.get('counts', 'a-1'))?.n).toBe(3);
+    expect(await runtime.deadLetters('counter')).toEqual([]);
+    await runtime.stop();
+    sqlite.close();
+  });
+
+  it('does not park events while the sink itself is down; it catches up when it is back', async () => {
+    const { events, state, reads, sqlite } = setup();
+    let down = true;
+    const flaky: ProjectionSink<unknown> = {
+      prepare: (p, g) => reads.prepare(p, g),
+      activate: (p, g) => reads.activate(p, g),
+      checkpoint: (p, g) => reads.checkpoint(p, g),
+      applyBatch: async (...args) => {
+        if (down) throw new Error('connection refused');
+        return reads.applyBatch(...(args as Parameters<typeof reads.applyBatch>));
+      },
+    };
+    const runtime = new ProjectionRuntime(events, state, [{ projection: counter(), sink: flaky }], { retryDelaysMs: [1, 1] });
+    await runtime.start();
+    const { position } = await events.append('a-1', [testEvent('Added')]);
+    expect(await runtime.waitFor(position, ['counter'], 300)).toBe(false);
+    expect(await runtime.deadLetters()).toEqual([]);
+    down = false;
+    expect(await runtime.waitFor(position, ['counter'], 3000)).toBe(true);
+    expect(await reads.get('counts', 'a-1')).toBeDefined();
+    await runtime.stop();
+    sqlite.close();
+  });
+
+  it('rebuilds into a fresh generation with the same result, and rebuilds on start when the version changes', async () => {
+    const { events, state, reads, sqlite } = setup();
+    const make = (version: number) => counter(version);
+    const v1 = new ProjectionRuntime(events, state, [{ projection: make(1), sink: reads as ProjectionSink<unknown> }]);
+    await v1.start();
+    let last = 0;
+    for (let i = 0; i < 50; i++) last = (await events.append(`a-${i % 5}`, [testEvent('Added')])).position;
+    await v1.waitFor(last, ['counter'], 2000);
+    const before = await reads.find('counts', { limit: 10 });
+    await v1.rebuild('counter');
+    expect(await reads.find('counts', { limit: 10 })).toEqual(before);
+    expect((await state.active('counter'))?.generation).toBe(2);
+    await v1.stop();
+
+    const v2 = new ProjectionRuntime(events, state, [{ projection: make(2), sink: reads as ProjectionSink<unknown> }]);
+    await v2.start();
+    expect(await state.active('counter')).toEqual({ generation: 3, version: 2 });
+    const rebuilt = await reads.find<{ id: string; n: number; version: number }>('counts', { limit: 10 });
+    expect(rebuilt.items.map((d) => [d.n, d.version])).toEqual(Array.from({ length: 5 }, () => [10, 2]));
+    await v2.stop();
+    sqlite.close();
+  });
+});

@@ -1,0 +1,37 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+export interface ServiceProcess {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly output: string[];
+  exited: Promise<number | null>;
+}
+
+/** Starts `apps/main.ts` (TypeScript, through @swc-node/register) as a separate process on a random port. */
+export async function spawnService(env: Record<string, string>, timeoutMs = 30_000): Promise<ServiceProcess> {
+  const root = join(__dirname, '..', '..');
+  const child = spawn(process.execPath, ['-r', '@swc-node/register', join(root, 'apps', 'main.ts')], {
+    cwd: root,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not start:\n${output.join('\n')}`)), timeoutMs);
+    const onData = (chunk: Buffer) => {
+      for (const line of String(chunk).split('\n').filter(Boolean)) {
+        output.push(line);
+        if (line.includes('"service started"')) {
+          clearTimeout(timer);
+          resolve(`http://127.0.0.1:${JSON.parse(line).port}`);
+        }
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    void exited.then((code) => reject(new Error(`service exited with ${code}:\n${output.join('\n')}`)));
+  });
+  return { child, url, output, exited };
+}
