@@ -74,7 +74,7 @@ describe('crash safety', () => {
       const res = await fetch(`${second.url}/v2/corpora/${corpus}/documents/${id}`, { headers: { 'x-api-key': KEY } });
       expect(`${corpus}/${id}: ${res.status}`).toBe(`${corpus}/${id}: 200`);
     }
-    const ready = await (await fetch(`${second.url}/health/ready`)).json();
+    const ready = (await (await fetch(`${second.url}/health/ready`)).json()) as { status: string };
     expect(ready.status).toBe('ready');
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);

@@ -92,8 +92,19 @@ export class SqliteReadStore implements ReadStore, ProjectionSink<ReadOp> {
     const key = query.pageKey ? decodePageKey(query.pageKey) : undefined;
     if (key) {
       const cmp = desc ? '<' : '>';
-      cursor = sortField === 'id' ? ` AND id ${cmp} ?` : ` AND (${sortCol} ${cmp} ? OR (${sortCol} = ? AND id ${cmp} ?))`;
-      params.push(...(sortField === 'id' ? [key.id] : [sqlValue(key.sortValue), sqlValue(key.sortValue), key.id]));
+      if (sortField === 'id') {
+        cursor = ` AND id ${cmp} ?`;
+        params.push(key.id);
+      } else if (key.sortValue === null || key.sortValue === undefined) {
+        // NULLs sort first ascending and last descending; "> NULL" is never true, so NULL needs its own case.
+        cursor = desc ? ` AND (${sortCol} IS NULL AND id < ?)` : ` AND (${sortCol} IS NOT NULL OR id > ?)`;
+        params.push(key.id);
+      } else {
+        cursor = desc
+          ? ` AND (${sortCol} < ? OR ${sortCol} IS NULL OR (${sortCol} = ? AND id < ?))`
+          : ` AND (${sortCol} > ? OR (${sortCol} = ? AND id > ?))`;
+        params.push(sqlValue(key.sortValue), sqlValue(key.sortValue), key.id);
+      }
     }
     const dir = desc ? 'DESC' : 'ASC';
     const order = sortField === 'id' ? `id ${dir}` : `${sortCol} ${dir}, id ${dir}`;

@@ -1,0 +1,71 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '@lib/platform';
+import { createLogger } from '../apps/api/src/logger';
+import { startApp } from '../apps/app';
+import { now, percentile, report, round } from './common';
+import { loadSciFact, ndcgAt, recallAt } from './scifact';
+
+/**
+ * The slice end to end: SciFact indexed through the API (one core part per abstract: title + text), then
+ * the 300 test queries over HTTP with auth, one client, lexical. Also reports ingest rate and nDCG@10.
+ */
+export async function queryLatencyBench(args: string[]): Promise<void> {
+  const rounds = Number(args[0] ?? 3);
+  const data = loadSciFact('test');
+  const dir = mkdtempSync(join(tmpdir(), 'bench-query-'));
+  const key = 'zut_bench_key_0123456789abcdefghijkl';
+  const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: key, LOG_LEVEL: 'silent' });
+  const { app, url } = await startApp(config, 'all', createLogger('silent'), () => undefined);
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${url}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const json = (await res.json()) as Record<string, unknown>;
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  try {
+    await call('POST', '/v2/corpora', { key: 'scifact', name: 'SciFact' });
+    let t = now();
+    const concurrency = 8;
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < data.corpus.length) {
+          const d = data.corpus[next++];
+          await call('POST', '/v2/corpora/scifact/documents', { id: d.id, type: 'core', document_parts: [{ text: `${d.title}. ${d.text}` }] });
+        }
+      }),
+    );
+    const ingestSeconds = (now() - t) / 1000;
+
+    const latencies: number[] = [];
+    let ndcg = 0;
+    let recall = 0;
+    for (let r = 0; r < rounds; r++) {
+      for (const [qid, text] of data.queries) {
+        t = now();
+        const res = await call('POST', '/v2/corpora/scifact/query', { query: text, search: { limit: 100, lexical_interpolation: 1 } });
+        latencies.push(now() - t);
+        if (r === 0) {
+          const ranked = (res.search_results as { document_id: string }[]).map((x) => x.document_id);
+          ndcg += ndcgAt(ranked, data.qrels.get(qid)!);
+          recall += recallAt(ranked, data.qrels.get(qid)!);
+        }
+      }
+    }
+    const n = data.queries.size;
+    report(
+      'query-latency',
+      [{ mode: 'lexical (HTTP, auth, limit 100)', queries: latencies.length, 'p50 ms': round(percentile(latencies, 50)), 'p99 ms': round(percentile(latencies, 99)), 'p99/p50': round(percentile(latencies, 99) / percentile(latencies, 50)) }],
+      {
+        ingest: `${data.corpus.length} documents via POST /documents (8 clients, wait_for=searchable) in ${round(ingestSeconds)} s = ${round(data.corpus.length / ingestSeconds, 0)} docs/s`,
+        quality: `lexical nDCG@10 ${round(ndcg / n, 4)}, Recall@100 ${round(recall / n, 4)} on ${n} test queries`,
+        rss: `${round(process.memoryUsage().rss / 2 ** 20, 0)} MB`,
+      },
+    );
+  } finally {
+    await app.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,26 @@
+import { appendBench } from './append';
+import { projectionLagBench } from './projection-lag';
+import { queryLatencyBench } from './query-latency';
+import { rebuildBench } from './rebuild';
+
+const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage: string }> = {
+  append: { run: appendBench, usage: 'append [singles=2000] [batched=100000] [runs=5]' },
+  'projection-lag': { run: projectionLagBench, usage: 'projection-lag [rate=1000] [seconds=10]' },
+  rebuild: { run: rebuildBench, usage: 'rebuild [events=1000000]' },
+  'query-latency': { run: queryLatencyBench, usage: 'query-latency [rounds=3]' },
+};
+
+async function main(): Promise<void> {
+  const [name, ...args] = process.argv.slice(2);
+  const scenario = name ? SCENARIOS[name] : undefined;
+  if (!scenario) {
+    process.stderr.write(`usage: npm run bench -- <scenario> [args]\n${Object.values(SCENARIOS).map((s) => `  ${s.usage}`).join('\n')}\n`);
+    process.exit(2);
+  }
+  await scenario.run(args);
+}
+
+main().catch((e) => {
+  process.stderr.write(`${e instanceof Error ? e.stack : String(e)}\n`);
+  process.exit(1);
+});
