@@ -25,15 +25,28 @@ export class SqliteDatabase {
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
     this.db = new Database(options.path);
     this.db.pragma('journal_mode = WAL');
-    this.db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
+    this.synchronous = options.synchronous ?? 'FULL';
+    this.db.pragma(`synchronous = ${this.synchronous}`);
     this.db.pragma('busy_timeout = 5000');
     this.db.pragma('foreign_keys = ON');
     sqliteVec.load(this.db);
     this.notifier.setMaxListeners(0);
   }
 
-  /** Runs `fn` in an IMMEDIATE transaction (takes the write lock up front, so no upgrade deadlock). */
-  transaction<T>(fn: () => T): T {
+  private synchronous: 'FULL' | 'NORMAL';
+
+  /**
+   * Runs `fn` in an IMMEDIATE transaction (takes the write lock up front, so no upgrade deadlock).
+   * `derived` transactions (projection writes with their checkpoint) commit with synchronous=NORMAL: a power
+   * loss may roll back their last commits, checkpoint included, and the projection replays them from the log.
+   * Appends keep the configured level, so an acknowledged event survives power loss under FULL.
+   */
+  transaction<T>(fn: () => T, kind: 'durable' | 'derived' = 'durable'): T {
+    const wanted = kind === 'derived' ? 'NORMAL' : (this.options.synchronous ?? 'FULL');
+    if (wanted !== this.synchronous) {
+      this.db.pragma(`synchronous = ${wanted}`);
+      this.synchronous = wanted;
+    }
     return this.db.transaction(fn).immediate();
   }
 

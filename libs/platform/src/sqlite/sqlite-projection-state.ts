@@ -17,6 +17,8 @@ CREATE TABLE IF NOT EXISTS projection_dead_letters (
 export class SqliteProjectionState implements ProjectionStateStore {
   private readonly saveStmt;
   private readonly loadStmt;
+  /** Read by every worker on every cycle (to follow a rebuild made by another process): prepared once. */
+  private readonly activeStmt;
 
   constructor(private readonly sqlite: SqliteDatabase) {
     sqlite.db.exec(SCHEMA);
@@ -25,6 +27,7 @@ export class SqliteProjectionState implements ProjectionStateStore {
        ON CONFLICT (name, generation) DO UPDATE SET position = MAX(position, excluded.position)`,
     );
     this.loadStmt = sqlite.db.prepare('SELECT position FROM projection_checkpoints WHERE name = ? AND generation = ?').pluck();
+    this.activeStmt = sqlite.db.prepare('SELECT generation, version FROM projection_state WHERE name = ?');
   }
 
   /** For use inside a caller's transaction. */
@@ -45,7 +48,7 @@ export class SqliteProjectionState implements ProjectionStateStore {
   }
 
   async active(projection: string): Promise<{ generation: number; version: number } | undefined> {
-    return this.sqlite.db.prepare('SELECT generation, version FROM projection_state WHERE name = ?').get(projection) as
+    return this.activeStmt.get(projection) as
       | { generation: number; version: number }
       | undefined;
   }

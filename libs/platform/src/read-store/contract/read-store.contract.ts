@@ -111,6 +111,21 @@ export function describeReadStoreContract(adapter: string, create: () => Promise
       expect((await store.get(coll, 'a'))?.n).toBe(1);
     });
 
+    it('guards writes by position: an older put is skipped, and a later patch in the same batch sees the stored document', async () => {
+      await store.applyBatch(p.name, 1, [{ position: 10, ops: [{ op: 'put', collection: coll, doc: item('a', 'g', 1, { n: 5 }) }] }], 10);
+      // As after a crash that lost the checkpoint: only the per-document guards stand between the replay and the data.
+      await store.applyBatch(
+        `${p.name}_lost_checkpoint`,
+        1,
+        [
+          { position: 8, ops: [{ op: 'put', collection: coll, doc: item('a', 'old', 0, { n: 0 }) }] },
+          { position: 12, ops: [{ op: 'patch', collection: coll, id: 'a', inc: { n: 1 } }] },
+        ],
+        12,
+      );
+      expect(await store.get(coll, 'a')).toMatchObject({ group: 'g', n: 6 });
+    });
+
     it('rebuilds into a new generation and swaps it in', async () => {
       await apply([{ op: 'put', collection: coll, doc: item('old', 'g', 1) }]);
       await store.prepare(p, 2);

@@ -149,43 +149,35 @@ export class SqliteReadStore implements ReadStore, ProjectionSink<ReadOp> {
     this.sqlite.transaction(() => {
       // A replay of events at or before the checkpoint (a retried batch) applies nothing twice.
       const applied = options.replay ? -1 : this.state.loadSync(projection, generation);
+      const pending = new PendingWrites(this, generation);
       for (const { position, ops } of batch) {
-        if (position > applied) for (const op of ops) this.applyOp(op, generation, position, !options.replay);
+        if (position > applied) for (const op of ops) pending.apply(op, position, !options.replay);
       }
+      pending.flush();
       if (!options.replay) this.state.saveSync(projection, generation, checkpoint);
-    });
+    }, 'derived');
   }
 
-  private applyOp(op: ReadOp, generation: number, position: number, guarded: boolean): void {
-    const t = this.table(op.collection, generation)!;
-    switch (op.op) {
-      case 'put':
-        // Position guards, as on MongoDB: a document already written by a later event is left alone.
-        this.stmt(`INSERT INTO ${t} (id, doc, pos) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, pos = MAX(pos, excluded.pos) WHERE excluded.pos > pos OR ?`).run(
-          op.doc.id,
-          JSON.stringify(op.doc),
-          position,
-          guarded ? 0 : 1,
-        );
-        return;
-      case 'patch': {
-        const current = this.stmt(`SELECT doc, pos FROM ${t} WHERE id = ?`).get(op.id) as { doc: string; pos: number } | undefined;
-        if (current === undefined || (guarded && current.pos >= position)) return;
-        const doc = applyPatch(JSON.parse(current.doc) as Record<string, unknown>, op);
-        this.stmt(`UPDATE ${t} SET doc = ?, pos = ? WHERE id = ?`).run(JSON.stringify(doc), Math.max(position, current.pos), op.id);
-        return;
-      }
-      case 'delete':
-        this.stmt(`DELETE FROM ${t} WHERE id = ?`).run(op.id);
-        return;
-      case 'deleteWhere': {
-        const w = conditionSql(op.where);
-        this.stmt(`DELETE FROM ${t} WHERE ${w.sql}`).run(...w.params);
-        return;
-      }
-      default:
-        assertNever(op);
-    }
+  /** Current row of a document, for the batch cache. */
+  readRow(collection: string, generation: number, id: string): StoredRow | undefined {
+    const row = this.stmt(`SELECT doc, pos FROM ${this.table(collection, generation)} WHERE id = ?`).get(id) as { doc: string; pos: number } | undefined;
+    return row && { doc: JSON.parse(row.doc) as Record<string, unknown>, pos: row.pos };
+  }
+
+  readPosition(collection: string, generation: number, id: string): number | undefined {
+    return this.stmt(`SELECT pos FROM ${this.table(collection, generation)} WHERE id = ?`).pluck().get(id) as number | undefined;
+  }
+
+  writeRow(collection: string, generation: number, id: string, row: StoredRow | undefined): void {
+    const t = this.table(collection, generation);
+    if (row) {
+      this.stmt(`INSERT INTO ${t} (id, doc, pos) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, pos = excluded.pos`).run(id, JSON.stringify(row.doc), row.pos);
+    } else this.stmt(`DELETE FROM ${t} WHERE id = ?`).run(id);
+  }
+
+  deleteWhere(collection: string, generation: number, where: readonly Condition[]): void {
+    const w = conditionSql(where);
+    this.stmt(`DELETE FROM ${this.table(collection, generation)} WHERE ${w.sql}`).run(...w.params);
   }
 
   async checkpoint(projection: string, generation: number): Promise<number> {
@@ -203,5 +195,87 @@ export class SqliteReadStore implements ReadStore, ProjectionSink<ReadOp> {
       }
     });
     this.statements.clear();
+  }
+}
+
+interface StoredRow {
+  doc: Record<string, unknown>;
+  pos: number;
+}
+
+/**
+ * The writes of one batch, held per document so that a document touched by many events of a batch (a
+ * corpus's counters) is read and written once. Position guards as on MongoDB: a document already written by
+ * a later event is left alone, which keeps a replay after a crash harmless.
+ */
+class PendingWrites {
+  /** `loaded` is false while only the stored position is known (a put needs no more). */
+  private readonly rows = new Map<string, { collection: string; id: string; row: StoredRow | undefined; dirty: boolean; loaded: boolean }>();
+
+  constructor(
+    private readonly store: SqliteReadStore,
+    private readonly generation: number,
+  ) {}
+
+  private entry(collection: string, id: string) {
+    const key = `${collection}\u0000${id}`;
+    let e = this.rows.get(key);
+    if (!e || !e.loaded) {
+      e = { collection, id, row: this.store.readRow(collection, this.generation, id), dirty: false, loaded: true };
+      this.rows.set(key, e);
+    }
+    return e;
+  }
+
+  /** A put replaces the whole document: only the stored position is needed for its guard. */
+  private putEntry(collection: string, id: string) {
+    const key = `${collection}\u0000${id}`;
+    let e = this.rows.get(key);
+    if (!e) {
+      const pos = this.store.readPosition(collection, this.generation, id);
+      e = { collection, id, row: pos === undefined ? undefined : { doc: {}, pos }, dirty: false, loaded: pos === undefined };
+      this.rows.set(key, e);
+    }
+    return e;
+  }
+
+  apply(op: ReadOp, position: number, guarded: boolean): void {
+    switch (op.op) {
+      case 'put': {
+        const e = this.putEntry(op.collection, op.doc.id);
+        if (guarded && e.row && e.row.pos >= position) return;
+        e.row = { doc: op.doc, pos: Math.max(position, e.row?.pos ?? 0) };
+        e.dirty = true;
+        e.loaded = true;
+        return;
+      }
+      case 'patch': {
+        const e = this.entry(op.collection, op.id);
+        if (!e.row || (guarded && e.row.pos >= position)) return;
+        e.row = { doc: applyPatch(e.row.doc, op), pos: Math.max(position, e.row.pos) };
+        e.dirty = true;
+        return;
+      }
+      case 'delete': {
+        const e = this.entry(op.collection, op.id);
+        e.row = undefined;
+        e.dirty = true;
+        return;
+      }
+      case 'deleteWhere':
+        this.flush();
+        this.rows.clear();
+        this.store.deleteWhere(op.collection, this.generation, op.where);
+        return;
+      default:
+        assertNever(op);
+    }
+  }
+
+  flush(): void {
+    for (const e of this.rows.values()) {
+      if (e.dirty) this.store.writeRow(e.collection, this.generation, e.id, e.row);
+      e.dirty = false;
+    }
   }
 }

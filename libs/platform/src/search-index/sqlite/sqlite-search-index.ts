@@ -24,11 +24,20 @@ CREATE TABLE IF NOT EXISTS si_indexes (
 CREATE TABLE IF NOT EXISTS si_active (one INTEGER PRIMARY KEY CHECK (one = 1), generation INTEGER NOT NULL);
 `;
 
+/**
+ * Lucene's English stop words (StopAnalyzer.ENGLISH_STOP_WORDS_SET). Dropped from queries only, never from
+ * the index: they match nearly every part, cost most of the ranking time and add little to BM25.
+ */
+const STOP_WORDS = new Set(
+  'a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with'.split(' '),
+);
+
 /** Query words, each quoted for FTS5 and OR-ed: user text can never inject FTS5 syntax. */
 export function toMatchQuery(text: string): string | undefined {
-  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-  const unique = [...new Set(words)];
-  return unique.length ? unique.map((w) => `"${w}"`).join(' OR ') : undefined;
+  const words = [...new Set(text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])];
+  const content = words.filter((w) => !STOP_WORDS.has(w));
+  const chosen = content.length ? content : words;
+  return chosen.length ? chosen.map((w) => `"${w}"`).join(' OR ') : undefined;
 }
 
 /**
@@ -75,11 +84,8 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
         title TEXT, part_meta TEXT NOT NULL, doc_meta TEXT NOT NULL, vector BLOB);
       CREATE INDEX ${t}_parts_doc ON ${t}_parts (doc_id, seq);
       CREATE VIRTUAL TABLE ${t}_fts USING fts5(text, title, content='${t}_parts', content_rowid='rowid',
-        tokenize='porter unicode61 remove_diacritics 2');
-      CREATE TRIGGER ${t}_ai AFTER INSERT ON ${t}_parts BEGIN
-        INSERT INTO ${t}_fts (rowid, text, title) VALUES (new.rowid, new.text, new.title); END;
-      CREATE TRIGGER ${t}_ad AFTER DELETE ON ${t}_parts BEGIN
-        INSERT INTO ${t}_fts (${t}_fts, rowid, text, title) VALUES ('delete', old.rowid, old.text, old.title); END;`);
+        tokenize='porter unicode61 remove_diacritics 2');`);
+    // The FTS table is kept in step by hand rather than by triggers: twice as fast on bulk writes (rebuilds).
     return tid;
   }
 
@@ -91,15 +97,27 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     this.statements.clear();
   }
 
+  /** Removes a document's parts from the FTS table (external content needs the old values) and the table. */
+  private deleteParts(tid: number, documentId: string): void {
+    const old = this.stmt(`SELECT rowid, text, title FROM si_${tid}_parts WHERE doc_id = ?`).raw().all(documentId) as [number, string, string | null][];
+    if (old.length === 0) return;
+    const ftsDelete = this.stmt(`INSERT INTO si_${tid}_fts (si_${tid}_fts, rowid, text, title) VALUES ('delete', ?, ?, ?)`);
+    for (const [rowid, text, title] of old) ftsDelete.run(rowid, text, title);
+    this.stmt(`DELETE FROM si_${tid}_parts WHERE doc_id = ?`).run(documentId);
+  }
+
   private upsertDocument(tid: number, doc: IndexedDocument): void {
-    this.stmt(`DELETE FROM si_${tid}_parts WHERE doc_id = ?`).run(doc.documentId);
+    this.deleteParts(tid, doc.documentId);
     const insert = this.stmt(
       `INSERT INTO si_${tid}_parts (doc_id, seq, text, title, part_meta, doc_meta, vector) VALUES (?, ?, ?, ?, ?, ?, ?)`,
     );
+    const ftsInsert = this.stmt(`INSERT INTO si_${tid}_fts (rowid, text, title) VALUES (?, ?, ?)`);
     const docMeta = JSON.stringify(doc.documentMetadata);
     for (const part of doc.parts) {
       const vector = part.vector ? Buffer.from(new Float32Array(part.vector).buffer) : null;
-      insert.run(doc.documentId, part.seq, part.text, part.sectionTitle ?? null, JSON.stringify(part.partMetadata), docMeta, vector);
+      const title = part.sectionTitle ?? null;
+      const { lastInsertRowid } = insert.run(doc.documentId, part.seq, part.text, title, JSON.stringify(part.partMetadata), docMeta, vector);
+      ftsInsert.run(lastInsertRowid, part.text, title);
     }
   }
 
@@ -117,13 +135,27 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
   private lexical(tid: number, text: string, filter: FilterExpr | undefined, limit: number): PartRow[] {
     const match = toMatchQuery(text);
     if (!match) return [];
-    const params: unknown[] = [match];
-    const where = filter ? ` AND ${filterToSql(filter, params)}` : '';
-    return this.stmt(
-      `SELECT p.doc_id, p.seq, p.text, p.title, p.part_meta, p.doc_meta, bm25(si_${tid}_fts, 1.0, 0.5) AS s
-       FROM si_${tid}_fts JOIN si_${tid}_parts p ON p.rowid = si_${tid}_fts.rowid
-       WHERE si_${tid}_fts MATCH ?${where} ORDER BY s LIMIT ?`,
-    ).all(...params, limit) as PartRow[];
+    const columns = 'p.doc_id, p.seq, p.text, p.title, p.part_meta, p.doc_meta';
+    if (filter) {
+      const params: unknown[] = [match];
+      const where = filterToSql(filter, params);
+      return this.stmt(
+        `SELECT ${columns}, bm25(si_${tid}_fts, 1.0, 0.5) AS s
+         FROM si_${tid}_fts JOIN si_${tid}_parts p ON p.rowid = si_${tid}_fts.rowid
+         WHERE si_${tid}_fts MATCH ? AND ${where} ORDER BY s LIMIT ?`,
+      ).all(...params, limit) as PartRow[];
+    }
+    // Without a filter, rank on the FTS table alone and fetch only the winners' rows.
+    const ranked = this.stmt(`SELECT rowid AS id, bm25(si_${tid}_fts, 1.0, 0.5) AS s FROM si_${tid}_fts WHERE si_${tid}_fts MATCH ? ORDER BY s LIMIT ?`).all(
+      match,
+      limit,
+    ) as { id: number; s: number }[];
+    if (ranked.length === 0) return [];
+    const rows = this.stmt(`SELECT p.rowid AS id, ${columns} FROM si_${tid}_parts p WHERE p.rowid IN (SELECT value FROM json_each(?))`).all(
+      JSON.stringify(ranked.map((r) => r.id)),
+    ) as (PartRow & { id: number })[];
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return ranked.map((r) => ({ ...byId.get(r.id)!, s: r.s }));
   }
 
   private nearest(tid: number, vector: readonly number[], filter: FilterExpr | undefined, limit: number): PartRow[] {
@@ -170,7 +202,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
         if (position > applied) for (const op of ops) this.applyOp(op, generation);
       }
       if (!options.replay) this.state.saveSync(projection, generation, checkpoint);
-    });
+    }, 'derived');
   }
 
   private applyOp(op: SearchOp, generation: number): void {
@@ -186,7 +218,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
         return;
       case 'deleteDocument': {
         const tid = this.tableId(op.index, generation);
-        if (tid !== undefined) this.stmt(`DELETE FROM si_${tid}_parts WHERE doc_id = ?`).run(op.documentId);
+        if (tid !== undefined) this.deleteParts(tid, op.documentId);
         return;
       }
       case 'setDocumentMetadata': {

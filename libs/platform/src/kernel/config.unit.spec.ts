@@ -1,0 +1,31 @@
+import { ConfigError, loadConfig } from './config';
+
+describe('loadConfig', () => {
+  it('has defaults that run the embedded service', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({ port: 8080, sqliteSynchronous: 'FULL', readYourWritesTimeoutMs: 10_000, logLevel: 'info' });
+    expect(c.dataDir).toMatch(/data$/);
+    expect(c.eventStoreUrl ?? c.mongoUrl ?? c.typesenseUrl).toBeUndefined();
+  });
+
+  it('reports every bad value at once, naming the variable and what it accepts', () => {
+    try {
+      loadConfig({ PORT: '99999', EVENTSTORE_URL: 'not a url', MONGODB_URL: 'http://x', TYPESENSE_URL: 'http://ts:8108', ADMIN_API_KEY: 'short', LOG_LEVEL: 'loud' });
+      throw new Error('expected a ConfigError');
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      const problems = (e as ConfigError).problems.join('\n');
+      expect(problems).toMatch(/PORT must be an integer from 0 to 65535, got "99999"/);
+      expect(problems).toMatch(/EVENTSTORE_URL must be a URL/);
+      expect(problems).toMatch(/MONGODB_URL must use one of the schemes mongodb, mongodb\+srv/);
+      expect(problems).toMatch(/TYPESENSE_API_KEY is required when TYPESENSE_URL is set/);
+      expect(problems).toMatch(/ADMIN_API_KEY must be 24 to 256 characters/);
+      expect(problems).toMatch(/LOG_LEVEL must be one of/);
+    }
+  });
+
+  it('accepts the production engines', () => {
+    const c = loadConfig({ EVENTSTORE_URL: 'esdb://localhost:2113?tls=false', MONGODB_URL: 'mongodb://localhost:27017/?replicaSet=rs0', TYPESENSE_URL: 'http://localhost:8108', TYPESENSE_API_KEY: 'k' });
+    expect(c.eventStoreUrl).toBe('esdb://localhost:2113?tls=false');
+  });
+});
