@@ -1,11 +1,13 @@
 /** Test kinds are in file names: *.unit.spec.ts, *.int.spec.ts, *.e2e.spec.ts (CONVENTIONS.md §12). */
-const swc = ['@swc/jest', { jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { legacyDecorator: true, decoratorMetadata: true }, target: 'es2022', keepClassNames: true } }];
+// ts-jest transpiles each file alone (isolatedModules in tsconfig.jest.json): `npm run typecheck` checks types
+// once, up front. No swc: its per-platform binaries are not all on the registry this project installs from.
+const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }];
 const moduleNameMapper = {
   '^@lib/platform/engines$': '<rootDir>/libs/platform/src/engines.ts',
   '^@lib/(platform|corpora|testing)$': '<rootDir>/libs/$1/src/index.ts',
   '^@projections$': '<rootDir>/projections/index.ts',
 };
-const base = { transform: { '^.+\\.ts$': swc }, moduleNameMapper, testEnvironment: 'node', rootDir: __dirname };
+const base = { transform: { '^.+\\.ts$': tsJest }, moduleNameMapper, testEnvironment: 'node', rootDir: __dirname };
 module.exports = {
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,projections,test}/**/*.unit.spec.ts'] },

@@ -8,10 +8,10 @@ export interface ServiceProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts `apps/main.ts` (TypeScript, through @swc-node/register) as a separate process on a random port. */
+/** Starts `apps/main.ts` (TypeScript, through ts-node without type checks and tsconfig-paths) as a separate process on a random port. */
 export async function spawnService(env: Record<string, string>, timeoutMs = 30_000): Promise<ServiceProcess> {
   const root = join(__dirname, '..', '..');
-  const child = spawn(process.execPath, ['-r', '@swc-node/register', join(root, 'apps', 'main.ts')], {
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', join(root, 'apps', 'main.ts')], {
     cwd: root,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

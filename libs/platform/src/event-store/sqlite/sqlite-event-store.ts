@@ -61,6 +61,13 @@ export class SqliteEventStore implements EventStore {
   private readonly maxPosition: Statement;
   private readonly filtered = new Map<string, Statement>();
   private head: number;
+  private readonly queue: {
+    streamId: string;
+    events: readonly NewEvent[];
+    options: AppendOptions;
+    resolve: (r: AppendResult) => void;
+    reject: (e: unknown) => void;
+  }[] = [];
 
   constructor(private readonly sqlite: SqliteDatabase) {
     const db = sqlite.db;
@@ -80,16 +87,57 @@ export class SqliteEventStore implements EventStore {
     this.head = this.maxPosition.get() as number;
   }
 
-  async append(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {
-    const result = this.appendSync(streamId, events, options);
-    if (result.appended) this.sqlite.notifier.emit('appended', result.position);
-    return { nextExpectedRevision: result.nextExpectedRevision, position: result.position };
+  /**
+   * Group commit: appends made while the event loop is busy are queued and committed together in one
+   * transaction (one fsync), each inside its own savepoint, so one append's concurrency error rolls back only
+   * that append. Order and the per-stream revision checks are exactly as if they had run one by one.
+   */
+  append(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ streamId, events, options, resolve, reject });
+      if (this.queue.length === 1) setImmediate(() => this.flush());
+    });
   }
 
-  /** Synchronous append, for callers that batch many appends in one transaction (benchmarks, imports). */
+  private flush(): void {
+    const items = this.queue.splice(0);
+    const outcomes: ({ ok: AppendResult & { appended: boolean } } | { error: unknown })[] = [];
+    try {
+      this.sqlite.transaction(() => {
+        for (const item of items) {
+          try {
+            outcomes.push({ ok: this.appendInSavepoint(item.streamId, item.events, item.options) });
+          } catch (error) {
+            outcomes.push({ error });
+          }
+        }
+      });
+    } catch (error) {
+      // The commit itself failed (disk full, I/O error): nothing of the group is stored.
+      items.forEach((item) => item.reject(error));
+      return;
+    }
+    let head = 0;
+    items.forEach((item, i) => {
+      const outcome = outcomes[i];
+      if ('error' in outcome) return item.reject(outcome.error);
+      if (outcome.ok.appended) head = Math.max(head, outcome.ok.position);
+      item.resolve({ nextExpectedRevision: outcome.ok.nextExpectedRevision, position: outcome.ok.position });
+    });
+    if (head > 0) this.sqlite.notifier.emit('appended', head);
+  }
+
+  /** Synchronous append in its own transaction, for callers that write many events at once (imports, benchmarks). */
   appendSync(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): AppendResult & { appended: boolean } {
+    const result = this.sqlite.transaction(() => this.appendInSavepoint(streamId, events, options));
+    if (result.appended) this.sqlite.notifier.emit('appended', result.position);
+    return result;
+  }
+
+  private appendInSavepoint(streamId: string, events: readonly NewEvent[], options: AppendOptions): AppendResult & { appended: boolean } {
     const expected = options.expectedRevision ?? 'any';
-    return this.sqlite.transaction(() => {
+    // A nested better-sqlite3 transaction is a SAVEPOINT: a throw rolls back this append only.
+    return this.sqlite.db.transaction(() => {
       const current = this.streamRevision.get(streamId) as number | undefined;
       if (events.length > 0) {
         const found = this.findIds.all(streamId, JSON.stringify(events.map((e) => e.id))) as {
@@ -113,7 +161,7 @@ export class SqliteEventStore implements EventStore {
         this.head = position;
       }
       return { nextExpectedRevision: revision, position, appended: events.length > 0 };
-    });
+    })();
   }
 
   /** G3: all ids already stored (in place, for an exact expectation) is a no-op; a partial match is an error. */
