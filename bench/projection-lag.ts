@@ -32,12 +32,18 @@ export async function projectionLagBench(args: string[]): Promise<void> {
   let i = 0;
   const started = now();
   while (i < total) {
+    // Each tick's events come from concurrent writers (as from many clients), each timed from its own ack.
+    const tick: Promise<void>[] = [];
     for (let k = 0; k < perTick && i < total; k++, i++) {
       const d = documentIndexed('lag', i);
-      const { position } = await events.append(d.stream, [d.event], { expectedRevision: 'no_stream' });
-      const acked = now();
-      waits.push(runtime.waitFor(position, names, 10_000).then(() => void lags.push(now() - acked)));
+      tick.push(
+        events.append(d.stream, [d.event], { expectedRevision: 'no_stream' }).then(({ position }) => {
+          const acked = now();
+          waits.push(runtime.waitFor(position, names, 10_000).then(() => void lags.push(now() - acked)));
+        }),
+      );
     }
+    await Promise.all(tick);
     // Holds the schedule: event i is due at started + i/rate seconds.
     const due = started + (i / rate) * 1000;
     await new Promise((r) => setTimeout(r, Math.max(0, due - now())));

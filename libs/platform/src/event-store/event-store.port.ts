@@ -97,3 +97,11 @@ export class ConcurrencyError extends DomainError {
     this.name = 'ConcurrencyError';
   }
 }
+
+/** One append may not carry the same event id twice: checked before anything is written, on every adapter. */
+export function assertDistinctEventIds(streamId: string, events: readonly NewEvent[]): void {
+  const ids = new Set(events.map((e) => e.id));
+  if (ids.size !== events.length) {
+    throw new DomainError('invalid', 'event_store.duplicate_event_id', `An append to ${streamId} repeats an event id`);
+  }
+}

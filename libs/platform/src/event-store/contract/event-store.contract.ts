@@ -85,6 +85,16 @@ export function describeEventStoreContract(adapter: string, create: () => Promis
       expect(await store.readStream(id)).toHaveLength(3);
     });
 
+    it('appends atomically: a batch that fails part-way stores none of its events', async () => {
+      const id = s('atomic');
+      const dup = testEvent('A');
+      await expect(store.append(id, [testEvent('X'), dup, { ...dup, type: 'B' }])).rejects.toThrow();
+      expect(await store.readStream(id)).toEqual([]);
+      const together = await Promise.allSettled([store.append(id, [testEvent('Y'), dup, dup]), store.append(s('other'), [testEvent('Z')])]);
+      expect(together.map((t) => t.status)).toEqual(['rejected', 'fulfilled']);
+      expect(await store.readStream(id)).toEqual([]);
+    });
+
     it('reads a stream backwards from a revision, with paging', async () => {
       const id = s('page');
       await store.append(id, Array.from({ length: 10 }, (_, i) => testEvent(`E${i}`)));

@@ -3,7 +3,7 @@ import { NO_STREAM, START, StreamNotFoundError, streamNameFilter, WrongExpectedV
 import type { AllStreamResolvedEvent, AppendExpectedRevision, Direction, EventData, Filter, JSONType } from '@eventstore/db-client';
 import type { Position, ReadPosition, ReadRevision, ResolvedEvent } from '@eventstore/db-client';
 import { catchUpSubscription } from '../catch-up-subscription';
-import { ConcurrencyError } from '../event-store.port';
+import { ConcurrencyError, assertDistinctEventIds } from '../event-store.port';
 import type { AppendOptions, AppendResult, EventFilter, EventStore, ReadAllOptions } from '../event-store.port';
 import type { ReadStreamOptions, Subscription, SubscribeToAllOptions, SubscribeToStreamOptions } from '../event-store.port';
 import { categoryOf, EventMetadata, NewEvent, RecordedEvent } from '../events';
@@ -51,6 +51,7 @@ export class EventStoreDbEventStore implements EventStore {
   }
 
   async append(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {
+    assertDistinctEventIds(streamId, events);
     const expected = options.expectedRevision ?? 'any';
     let result: AppendReply;
     try {

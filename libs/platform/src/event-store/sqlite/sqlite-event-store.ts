@@ -4,6 +4,7 @@ import { catchUpSubscription } from '../catch-up-subscription';
 import {
   AppendOptions,
   AppendResult,
+  assertDistinctEventIds,
   ConcurrencyError,
   EventFilter,
   EventStore,
@@ -103,15 +104,25 @@ export class SqliteEventStore implements EventStore {
     const items = this.queue.splice(0);
     const outcomes: ({ ok: AppendResult & { appended: boolean } } | { error: unknown })[] = [];
     try {
-      this.sqlite.transaction(() => {
-        for (const item of items) {
-          try {
-            outcomes.push({ ok: this.appendInSavepoint(item.streamId, item.events, item.options) });
-          } catch (error) {
-            outcomes.push({ error });
-          }
+      if (items.length === 1) {
+        // Alone in its group: the transaction itself is the unit of rollback, no savepoint needed.
+        const [item] = items;
+        try {
+          outcomes.push({ ok: this.sqlite.transaction(() => this.appendChecked(item.streamId, item.events, item.options)) });
+        } catch (error) {
+          outcomes.push({ error });
         }
-      });
+      } else {
+        this.sqlite.transaction(() => {
+          for (const item of items) {
+            try {
+              outcomes.push({ ok: this.appendInSavepoint(item.streamId, item.events, item.options) });
+            } catch (error) {
+              outcomes.push({ error });
+            }
+          }
+        });
+      }
     } catch (error) {
       // The commit itself failed (disk full, I/O error): nothing of the group is stored.
       items.forEach((item) => item.reject(error));
@@ -129,39 +140,43 @@ export class SqliteEventStore implements EventStore {
 
   /** Synchronous append in its own transaction, for callers that write many events at once (imports, benchmarks). */
   appendSync(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): AppendResult & { appended: boolean } {
-    const result = this.sqlite.transaction(() => this.appendInSavepoint(streamId, events, options));
+    const result = this.sqlite.transaction(() => this.appendChecked(streamId, events, options));
     if (result.appended) this.sqlite.notifier.emit('appended', result.position);
     return result;
   }
 
+  /** A nested better-sqlite3 transaction is a SAVEPOINT: a throw rolls back this append only. */
   private appendInSavepoint(streamId: string, events: readonly NewEvent[], options: AppendOptions): AppendResult & { appended: boolean } {
+    return this.sqlite.db.transaction(() => this.appendChecked(streamId, events, options))();
+  }
+
+  /** Checks and writes, inside a transaction the caller holds; throws before writing anything. */
+  private appendChecked(streamId: string, events: readonly NewEvent[], options: AppendOptions): AppendResult & { appended: boolean } {
+    assertDistinctEventIds(streamId, events);
     const expected = options.expectedRevision ?? 'any';
-    // A nested better-sqlite3 transaction is a SAVEPOINT: a throw rolls back this append only.
-    return this.sqlite.db.transaction(() => {
-      const current = this.streamRevision.get(streamId) as number | undefined;
-      if (events.length > 0) {
-        const found = this.findIds.all(streamId, JSON.stringify(events.map((e) => e.id))) as {
-          event_id: string;
-          revision: number;
-          position: number;
-        }[];
-        if (found.length > 0) return { ...this.idempotentResult(streamId, events, found, expected, current), appended: false };
-      }
-      this.checkExpected(streamId, expected, current);
-      let revision = current ?? -1;
-      const now = Date.now();
-      let position = this.head;
-      for (const e of events) {
-        revision += 1;
-        const info = this.insert.run(streamId, revision, e.id, e.type, categoryOf(streamId), JSON.stringify(e.data), JSON.stringify(e.metadata), now);
-        position = Number(info.lastInsertRowid);
-      }
-      if (events.length > 0) {
-        this.upsertStream.run(streamId, revision);
-        this.head = position;
-      }
-      return { nextExpectedRevision: revision, position, appended: events.length > 0 };
-    })();
+    const current = this.streamRevision.get(streamId) as number | undefined;
+    if (events.length > 0) {
+      const found = this.findIds.all(streamId, JSON.stringify(events.map((e) => e.id))) as {
+        event_id: string;
+        revision: number;
+        position: number;
+      }[];
+      if (found.length > 0) return { ...this.idempotentResult(streamId, events, found, expected, current), appended: false };
+    }
+    this.checkExpected(streamId, expected, current);
+    let revision = current ?? -1;
+    const now = Date.now();
+    let position = this.head;
+    for (const e of events) {
+      revision += 1;
+      const info = this.insert.run(streamId, revision, e.id, e.type, categoryOf(streamId), JSON.stringify(e.data), JSON.stringify(e.metadata), now);
+      position = Number(info.lastInsertRowid);
+    }
+    if (events.length > 0) {
+      this.upsertStream.run(streamId, revision);
+      this.head = position;
+    }
+    return { nextExpectedRevision: revision, position, appended: events.length > 0 };
   }
 
   /** G3: all ids already stored (in place, for an exact expectation) is a no-op; a partial match is an error. */
