@@ -10,11 +10,13 @@ import { ListCorporaHandler } from './application/list-corpora/list-corpora';
 import { ListDocumentsHandler } from './application/list-documents/list-documents';
 import { QueryCorporaHandler } from './application/query/query-corpora';
 import { UpdateCorpusHandler } from './application/update-corpus/update-corpus';
+import { StreamWriter } from './application/stream-writer';
 
 /** Corpora, documents and search: command and query handlers. Ports come from the platform module. */
 @Module({
   imports: [CqrsModule],
   providers: [
+    StreamWriter,
     CreateCorpusHandler,
     UpdateCorpusHandler,
     DeleteCorpusHandler,

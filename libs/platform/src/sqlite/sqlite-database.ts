@@ -20,6 +20,7 @@ export class SqliteDatabase {
   /** Emits 'appended' with the new head position after each append made through this connection. */
   readonly notifier = new EventEmitter();
   private closed = false;
+  private readonly statements = new Map<string, Database.Statement>();
 
   constructor(readonly options: SqliteDatabaseOptions) {
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
@@ -48,6 +49,21 @@ export class SqliteDatabase {
       this.synchronous = wanted;
     }
     return this.db.transaction(fn).immediate();
+  }
+
+  /** A prepared statement, cached by its SQL text (adapters build SQL per table, so the cache is per text). */
+  statement(sql: string): Database.Statement {
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  /** Drops cached statements (after tables were dropped: their statements would fail). */
+  forgetStatements(): void {
+    this.statements.clear();
   }
 
   get isOpen(): boolean {

@@ -1,18 +1,8 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import {
-  CommandContext,
-  decideOnStream,
-  EVENT_STORE,
-  EventStore,
-  ID_GENERATOR,
-  IdGenerator,
-  PROJECTION_PROGRESS,
-  ProjectionProgress,
-  SERVICE_CONFIG,
-  ServiceConfig,
-} from '@lib/platform';
+import { CommandContext, ID_GENERATOR, IdGenerator } from '@lib/platform';
 import { CorpusSettings, corpusFold, decideCreateCorpus } from '../../domain/corpus';
+import { StreamWriter } from '../stream-writer';
 import { corpusStream, CORPUS_WRITE_VISIBILITY } from '../streams';
 import type { WriteResult } from '../write-result';
 
@@ -27,23 +17,14 @@ export class CreateCorpus {
 @CommandHandler(CreateCorpus)
 export class CreateCorpusHandler implements ICommandHandler<CreateCorpus, WriteResult<{ corpusId: string }>> {
   constructor(
-    @Inject(EVENT_STORE) private readonly store: EventStore,
-    @Inject(PROJECTION_PROGRESS) private readonly progress: ProjectionProgress,
+    private readonly writer: StreamWriter,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
   ) {}
 
   async execute(cmd: CreateCorpus): Promise<WriteResult<{ corpusId: string }>> {
-    const result = await decideOnStream(
-      this.store,
-      corpusStream(cmd.corpusKey),
-      corpusFold,
-      (state) => decideCreateCorpus(state, cmd, cmd.ctx.now, () => this.ids.numeric('crp')),
-      cmd.ctx,
-    );
-    const created = result.events[0];
-    const corpusId = created.type === 'CorpusCreated' ? created.data.corpusId : '';
-    const visible = await this.progress.waitFor(result.position, CORPUS_WRITE_VISIBILITY, this.config.readYourWritesTimeoutMs);
-    return { value: { corpusId }, position: result.position, visible };
+    const decide = (state: Parameters<typeof decideCreateCorpus>[0]) => decideCreateCorpus(state, cmd, cmd.ctx.now, () => this.ids.numeric('crp'));
+    const { events, position, visible } = await this.writer.write(corpusStream(cmd.corpusKey), corpusFold, decide, cmd.ctx, CORPUS_WRITE_VISIBILITY);
+    const created = events[0];
+    return { value: { corpusId: created.type === 'CorpusCreated' ? created.data.corpusId : '' }, position, visible };
   }
 }

@@ -60,7 +60,6 @@ export class SqliteEventStore implements EventStore {
   private readonly upsertStream: Statement;
   private readonly findIds: Statement;
   private readonly maxPosition: Statement;
-  private readonly filtered = new Map<string, Statement>();
   private head: number;
   private readonly queue: {
     streamId: string;
@@ -218,11 +217,9 @@ export class SqliteEventStore implements EventStore {
     const limit = options.maxCount ?? -1;
     const from = options.fromRevision;
     const rows = backwards
-      ? this.stmt(
-          'rs-b',
-          'SELECT * FROM es_events WHERE stream_id = ? AND revision <= ? ORDER BY revision DESC LIMIT ?',
+      ? this.stmt('SELECT * FROM es_events WHERE stream_id = ? AND revision <= ? ORDER BY revision DESC LIMIT ?',
         ).all(streamId, from === undefined || from === 'end' ? Number.MAX_SAFE_INTEGER : from === 'start' ? 0 : from, limit)
-      : this.stmt('rs-f', 'SELECT * FROM es_events WHERE stream_id = ? AND revision >= ? ORDER BY revision ASC LIMIT ?').all(
+      : this.stmt('SELECT * FROM es_events WHERE stream_id = ? AND revision >= ? ORDER BY revision ASC LIMIT ?').all(
           streamId,
           from === undefined || from === 'start' ? 0 : from === 'end' ? Number.MAX_SAFE_INTEGER : from,
           limit,
@@ -237,12 +234,11 @@ export class SqliteEventStore implements EventStore {
   readAllSync(options: ReadAllOptions = {}): RecordedEvent[] {
     const backwards = options.direction === 'backwards';
     const { clause, params } = filterClause(options.filter);
-    const key = `ra-${backwards ? 'b' : 'f'}-${clause}`;
     const sql = backwards
       ? `SELECT * FROM es_events WHERE position < ? ${clause} ORDER BY position DESC LIMIT ?`
       : `SELECT * FROM es_events WHERE position > ? ${clause} ORDER BY position ASC LIMIT ?`;
     const bound = backwards ? (options.before ?? Number.MAX_SAFE_INTEGER) : (options.after ?? 0);
-    return (this.stmt(key, sql).all(bound, ...params, options.maxCount ?? -1) as EventRow[]).map(toRecorded);
+    return (this.stmt(sql).all(bound, ...params, options.maxCount ?? -1) as EventRow[]).map(toRecorded);
   }
 
   subscribeToAll(options: SubscribeToAllOptions = {}): Subscription {
@@ -311,13 +307,8 @@ export class SqliteEventStore implements EventStore {
     /* the SqliteDatabase provider owns the connection */
   }
 
-  private stmt(key: string, sql: string): Statement {
-    let s = this.filtered.get(key);
-    if (!s) {
-      s = this.sqlite.db.prepare(sql);
-      this.filtered.set(key, s);
-    }
-    return s;
+  private stmt(sql: string): Statement {
+    return this.sqlite.statement(sql);
   }
 }
 

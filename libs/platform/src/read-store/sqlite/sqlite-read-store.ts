@@ -48,7 +48,6 @@ export function conditionSql(conditions: readonly Condition[] | undefined, colum
  * (`rm_<collection>_g<n>`); a registry names the generation queries read, so a rebuild swaps atomically.
  */
 export class SqliteReadStore implements ReadStore, ProjectionSink<ReadOp> {
-  private readonly statements = new Map<string, Statement>();
   private readonly activeGeneration: Statement;
 
   constructor(
@@ -65,12 +64,7 @@ export class SqliteReadStore implements ReadStore, ProjectionSink<ReadOp> {
   }
 
   private stmt(sql: string): Statement {
-    let s = this.statements.get(sql);
-    if (!s) {
-      s = this.sqlite.db.prepare(sql);
-      this.statements.set(sql, s);
-    }
-    return s;
+    return this.sqlite.statement(sql);
   }
 
   async get<T extends ReadDoc>(collection: string, id: string): Promise<T | undefined> {
@@ -194,7 +188,7 @@ export class SqliteReadStore implements ReadStore, ProjectionSink<ReadOp> {
         if (old !== undefined && old !== generation) this.sqlite.db.exec(`DROP TABLE IF EXISTS ${this.table(spec.name, old)}`);
       }
     });
-    this.statements.clear();
+    this.sqlite.forgetStatements();
   }
 }
 

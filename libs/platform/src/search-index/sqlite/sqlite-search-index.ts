@@ -46,7 +46,6 @@ export function toMatchQuery(text: string): string | undefined {
  * Hybrid search fuses the two ranked lists as Typesense does (G14), so both adapters rank alike.
  */
 export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> {
-  private readonly statements = new Map<string, Statement>();
 
   constructor(
     private readonly sqlite: SqliteDatabase,
@@ -56,12 +55,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
   }
 
   private stmt(sql: string): Statement {
-    let s = this.statements.get(sql);
-    if (!s) {
-      s = this.sqlite.db.prepare(sql);
-      this.statements.set(sql, s);
-    }
-    return s;
+    return this.sqlite.statement(sql);
   }
 
   private activeGeneration(): number | undefined {
@@ -94,7 +88,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     if (tid === undefined) return;
     this.sqlite.db.exec(`DROP TABLE IF EXISTS si_${tid}_fts; DROP TABLE IF EXISTS si_${tid}_parts;`);
     this.stmt('DELETE FROM si_indexes WHERE tid = ?').run(tid);
-    this.statements.clear();
+    this.sqlite.forgetStatements();
   }
 
   /** Removes a document's parts from the FTS table (external content needs the old values) and the table. */

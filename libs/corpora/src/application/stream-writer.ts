@@ -1,0 +1,43 @@
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  CommandContext,
+  decideOnStream,
+  EVENT_STORE,
+  EventStore,
+  Fold,
+  loadState,
+  PROJECTION_PROGRESS,
+  ProjectionProgress,
+  SERVICE_CONFIG,
+  ServiceConfig,
+} from '@lib/platform';
+
+/** The write path every corpora command shares: decide on a stream, append, wait for the reads it implies. */
+@Injectable()
+export class StreamWriter {
+  constructor(
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(PROJECTION_PROGRESS) private readonly progress: ProjectionProgress,
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+  ) {}
+
+  state<S, E extends { type: string; data: unknown }>(streamId: string, fold: Fold<S, E>): Promise<S> {
+    return loadState(this.store, streamId, fold);
+  }
+
+  /**
+   * `visibleIn` names the projections that must have applied the events before the caller answers; an
+   * empty list returns as soon as the events are durably appended.
+   */
+  async write<S, E extends { type: string; data: unknown }>(
+    streamId: string,
+    fold: Fold<S, E>,
+    decide: (state: S) => readonly E[],
+    ctx: CommandContext,
+    visibleIn: readonly string[],
+  ): Promise<{ events: readonly E[]; position: number; visible: boolean }> {
+    const result = await decideOnStream(this.store, streamId, fold, decide, ctx);
+    const visible = visibleIn.length === 0 || (await this.progress.waitFor(result.position, visibleIn, this.config.readYourWritesTimeoutMs));
+    return { events: result.events, position: result.position, visible };
+  }
+}
