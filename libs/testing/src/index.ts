@@ -1,2 +1,3 @@
 export * from './events';
 export * from './projection-harness';
+export * from './decider';
