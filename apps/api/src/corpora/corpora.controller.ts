@@ -24,7 +24,7 @@ export class CorporaController {
   @Post()
   async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     const dto = validateBody(CreateCorpusDto, body);
-    const result: WriteResult<unknown> = await this.commands.execute(
+    const result: WriteResult<{ corpusId: string }> = await this.commands.execute(
       new CreateCorpus(
         dto.key,
         {
@@ -43,6 +43,8 @@ export class CorporaController {
       ),
     );
     statusFor(result, 201, res);
+    // Not yet in the read model (202): answer with what was stored rather than a stale or missing read.
+    if (!result.visible) return { id: result.value.corpusId, key: dto.key, name: dto.name, description: dto.description ?? '' };
     return this.queries.execute(new GetCorpus(dto.key));
   }
 
@@ -71,6 +73,7 @@ export class CorporaController {
       new UpdateCorpus(key, { name: dto.name, description: dto.description, enabled: dto.enabled, saveHistory: dto.save_history }, ctx),
     );
     statusFor(result, 200, res);
+    if (!result.visible) return { key, ...(body as Record<string, unknown>) };
     return this.queries.execute(new GetCorpus(key));
   }
 

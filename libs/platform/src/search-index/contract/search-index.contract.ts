@@ -90,6 +90,16 @@ export function describeSearchIndexContract(adapter: string, create: () => Promi
       expect((await si.documentParts(name, 'whales')).map((p) => p.seq)).toEqual([0, 1]);
     });
 
+    it('rebuilds into a new generation: searches see the old one until the new one is activated', async () => {
+      await si.prepare(shape, 2);
+      await si.applyBatch(shape.name, 2, [{ position: 1, ops: [{ op: 'upsertDocument', index: name, document: doc('fresh', ['fresh generation text']) }] }], 1);
+      expect(await lexicalIds('fresh')).toEqual([]);
+      expect(await lexicalIds('whales')).toEqual(['whales']);
+      await si.activate(shape, 2);
+      expect(await lexicalIds('fresh')).toEqual(['fresh']);
+      expect(await lexicalIds('whales')).toEqual([]);
+    });
+
     it('keeps indexes apart, drops an index, and ignores a replayed batch', async () => {
       const other = `${name}_b`;
       await apply([{ op: 'upsertDocument', index: other, document: doc('x', ['whales elsewhere']) }]);
