@@ -186,4 +186,11 @@ describe('corpus → document → query slice (embedded default, over HTTP)', ()
     expect(text).toMatch(/event:DocumentIndexed/);
     expect(text).toMatch(/event:caught_up/);
   });
+
+  it('never writes the API key to the log, while logging every request with its id', async () => {
+    await app.call('GET', '/v2/corpora', undefined, { 'x-api-key': `${app.key}-wrong`, 'x-request-id': 'req-log-check' });
+    const log = app.logLines.join('\n');
+    expect(log).toContain('req-log-check');
+    expect(log).not.toContain(app.key);
+  });
 });

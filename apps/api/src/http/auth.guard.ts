@@ -8,8 +8,6 @@ const PUBLIC = 'route:public';
 /** Marks a route that needs no credential (health probes). */
 export const Public = () => SetMetadata(PUBLIC, true);
 
-export const BOOTSTRAP_KEY_DIGEST = Symbol('BootstrapKeyDigest');
-
 const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
 
 export const unauthenticated = (): DomainError =>

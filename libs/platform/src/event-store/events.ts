@@ -30,9 +30,6 @@ export interface RecordedEvent<TType extends string = string, TData = unknown> e
   readonly recordedAt: string;
 }
 
-/** Unions of `{ type, data }` per stream, as the domain declares them. */
-export type EventOf<T extends { type: string; data: unknown }> = T;
-
 /** The category of a stream is its id up to the first `-` (G10). */
 export function categoryOf(streamId: string): string {
   const i = streamId.indexOf('-');
