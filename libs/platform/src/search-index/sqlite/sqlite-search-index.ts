@@ -5,6 +5,7 @@ import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
 import type { FieldRef, FilterExpr } from '../filter';
 import { fuseRanks, IndexedDocument, SearchHit, SearchIndex, SearchOp, SearchRequest } from '../search-index.port';
+import { queryTerms } from '../query-terms';
 import { fieldSql, filterToSql } from './sqlite-filter';
 
 interface PartRow {
@@ -24,20 +25,10 @@ CREATE TABLE IF NOT EXISTS si_indexes (
 CREATE TABLE IF NOT EXISTS si_active (one INTEGER PRIMARY KEY CHECK (one = 1), generation INTEGER NOT NULL);
 `;
 
-/**
- * Lucene's English stop words (StopAnalyzer.ENGLISH_STOP_WORDS_SET). Dropped from queries only, never from
- * the index: they match nearly every part, cost most of the ranking time and add little to BM25.
- */
-const STOP_WORDS = new Set(
-  'a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with'.split(' '),
-);
-
-/** Query words, each quoted for FTS5 and OR-ed: user text can never inject FTS5 syntax. */
+/** The query's terms, each quoted for FTS5 and OR-ed. */
 export function toMatchQuery(text: string): string | undefined {
-  const words = [...new Set(text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])];
-  const content = words.filter((w) => !STOP_WORDS.has(w));
-  const chosen = content.length ? content : words;
-  return chosen.length ? chosen.map((w) => `"${w}"`).join(' OR ') : undefined;
+  const terms = queryTerms(text);
+  return terms.length ? terms.map((w) => `"${w}"`).join(' OR ') : undefined;
 }
 
 /**

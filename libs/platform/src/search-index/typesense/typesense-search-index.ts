@@ -5,6 +5,7 @@ import type { CollectionSchema } from 'typesense';
 import { assertNever, DomainError } from '../../kernel/errors';
 import type { ApplyOptions, CheckpointStore, PositionedOps, ProjectionShape, ProjectionSink } from '../../projections/projection';
 import type { FieldRef, FilterExpr } from '../filter';
+import { queryTerms } from '../query-terms';
 import { fuseRanks, IndexedDocument, SearchHit, SearchIndex, SearchOp, SearchRequest } from '../search-index.port';
 import { collectionSchema, embeddingField, fieldKind, FieldKind, filterLiteral, flatFieldName, flattenMetadata, KnownFields, partDocument, toFilterBy } from './typesense-filter';
 
@@ -17,8 +18,8 @@ interface CollectionInfo { readonly dimensions?: number; readonly fields: KnownF
 interface RawHit { document: Doc; text_match?: number; vector_distance?: number; hybrid_search_info?: { rank_fusion_score?: number } }
 interface RawResult { hits?: RawHit[]; facet_counts?: { field_name: string; counts: { value: string }[] }[]; code?: number; error?: string }
 
-/** The query words, so user text can never carry Typesense query syntax (`-word` exclusion, phrases, `*`). */
-export const queryWords = (text: string): string[] => [...new Set(text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])];
+/** The query words (shared with SQLite), so user text can never carry Typesense query syntax (`-word`, phrases, `*`). */
+export const queryWords = queryTerms;
 
 /**
  * The Typesense search index. Reads go through the alias `<prefix>_<index>`, which points at the active
