@@ -4,15 +4,10 @@ import type { Response } from 'express';
 import { CreateCorpus, DeleteCorpus, GetCorpus, ListCorpora, UpdateCorpus, WriteResult } from '@lib/corpora';
 import { CommandContext, invalid } from '@lib/platform';
 import { Ctx } from '../http/command-context';
+import { statusFor } from '../http/write-status';
 import { validateBody } from '../http/validation';
 import { CreateCorpusDto, UpdateCorpusDto } from './corpus.dto';
 import { pageLimit } from './paging';
-
-/** A write whose projections lagged past the bounded wait is still durable: 202 says so. */
-export function statusFor(result: WriteResult<unknown>, ok: number, res: Response): void {
-  res.status(result.visible ? ok : 202);
-  if (!result.visible) res.setHeader('x-read-your-writes', 'pending');
-}
 
 @Controller('v2/corpora')
 export class CorporaController {

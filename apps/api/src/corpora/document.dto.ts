@@ -20,8 +20,6 @@ import { KEY_PATTERN } from './corpus.dto';
 
 const NOT_YET = { message: 'images and tables are not supported yet' };
 export const MAX_PARTS = 100_000;
-/** Total characters of text in one document; the spec leaves the exact limit to the account. */
-export const MAX_DOCUMENT_CHARACTERS = 10_000_000;
 
 class DocumentBase {
   @IsString() @MinLength(1) @MaxLength(100) @Matches(KEY_PATTERN, { message: 'id must contain only letters, digits, underscores and hyphens' }) id!: string;

@@ -5,8 +5,8 @@ import { DeleteDocument, DocumentInput, DocumentStats, GetDocument, IndexDocumen
 import { CommandContext, invalid } from '@lib/platform';
 import { Ctx } from '../http/command-context';
 import { validateBody } from '../http/validation';
-import { statusFor } from './corpora.controller';
-import { CoreDocumentDto, MAX_DOCUMENT_CHARACTERS, SectionDto, StructuredDocumentDto } from './document.dto';
+import { statusFor } from '../http/write-status';
+import { CoreDocumentDto, SectionDto, StructuredDocumentDto } from './document.dto';
 import { pageLimit } from './paging';
 
 function sectionsOf(sections: SectionDto[]): StructuredSectionInput[] {
@@ -35,12 +35,6 @@ function toInput(body: unknown): DocumentInput {
   throw invalid('request.invalid', 'type must be "core" or "structured"', { type: 'must be "core" or "structured"' });
 }
 
-function characters(input: DocumentInput): number {
-  if (input.type === 'core') return input.parts.reduce((n, p) => n + p.text.length, 0);
-  const walk = (ss: readonly StructuredSectionInput[]): number => ss.reduce((n, s) => n + s.text.length + walk(s.sections ?? []), 0);
-  return walk(input.sections);
-}
-
 @Controller('v2/corpora/:corpus_key/documents')
 export class DocumentsController {
   constructor(
@@ -60,9 +54,6 @@ export class DocumentsController {
       throw invalid('request.invalid', 'wait_for must be "searchable" or "indexed"', { wait_for: 'must be "searchable" or "indexed"' });
     }
     const input = toInput(body);
-    if (characters(input) > MAX_DOCUMENT_CHARACTERS) {
-      throw invalid('document.too_large', `The document has more than ${MAX_DOCUMENT_CHARACTERS} characters of text`, { text: 'document too large' });
-    }
     const result: WriteResult<DocumentStats> = await this.commands.execute(new IndexDocument(corpusKey, input, waitFor === 'indexed' ? 'indexed' : 'searchable', ctx));
     statusFor(result, 201, res);
     return {

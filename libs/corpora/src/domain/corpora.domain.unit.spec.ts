@@ -1,7 +1,7 @@
 import { givenEvents } from '@lib/testing';
 import { chunkText } from './chunking';
 import { CorpusEvent, corpusFold, CorpusSettings, decideCreateCorpus, decideDeleteCorpus, decideUpdateCorpus } from './corpus';
-import { decideDeleteDocument, decideIndexDocument, DocumentEvent, documentFold } from './document';
+import { decideDeleteDocument, decideIndexDocument, DocumentEvent, documentFold, MAX_DOCUMENT_CHARACTERS } from './document';
 
 const now = new Date('2026-11-22T10:00:00.000Z');
 const settings: CorpusSettings = { name: 'N', description: '', enabled: true, saveHistory: false, queriesAreAnswers: false, documentsAreQuestions: false, filterAttributes: [] };
@@ -55,6 +55,11 @@ describe('document decisions', () => {
     givenEvents(documentFold, history)
       .when((s) => decideDeleteDocument(s, { corpusKey: 'k', corpusId: 'crp_1', documentId: 'd' }, now))
       .then([{ type: 'DocumentDeleted', data: { corpusKey: 'k', corpusId: 'crp_1', documentId: 'd', stats: { parts: 3, characters: 14, metadataBytes: 7 }, deletedAt: now.toISOString() } }]);
+  });
+
+  it('refuses a document over the character limit', () => {
+    const big = { type: 'core' as const, id: 'big', metadata: {}, parts: [{ text: 'x'.repeat(MAX_DOCUMENT_CHARACTERS + 1) }] };
+    givenEvents(documentFold, []).when((s) => decideIndexDocument(s, { corpusKey: 'k', corpusId: 'crp_1', input: big }, now)).thenFails({ kind: 'invalid', code: 'document.too_large' });
   });
 
   it('chunks by max characters without crossing the limit except for an overlong sentence', () => {

@@ -3,6 +3,9 @@ import { ChunkingStrategy, chunkText } from './chunking';
 
 export type Metadata = Readonly<Record<string, unknown>>;
 
+/** Characters of text one document may hold; the spec leaves the exact limit to the account. */
+export const MAX_DOCUMENT_CHARACTERS = 10_000_000;
+
 /** One stored part (chunk) of a document. */
 export interface DocumentPart {
   readonly text: string;
@@ -117,6 +120,9 @@ export function decideIndexDocument(
     characters: parts.reduce((n, p) => n + p.text.length, 0),
     metadataBytes: Buffer.byteLength(JSON.stringify(input.metadata)),
   };
+  if (stats.characters > MAX_DOCUMENT_CHARACTERS) {
+    throw invalid('document.too_large', `The document has more than ${MAX_DOCUMENT_CHARACTERS} characters of text`, { text: 'document too large' });
+  }
   return [
     {
       type: 'DocumentIndexed',

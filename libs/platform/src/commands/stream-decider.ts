@@ -29,7 +29,7 @@ export async function decideOnStream<TState, TEvent extends { type: string; data
 ): Promise<DecisionResult<TEvent>> {
   for (let attempt = 1; ; attempt++) {
     const history = await store.readStream(streamId);
-    const state = history.reduce((s, e: RecordedEvent) => fold.evolve(s, e as unknown as TEvent), fold.initialState);
+    const state = foldHistory(history, fold);
     const revision = history.length ? history[history.length - 1].revision : -1;
     const events = decide(state);
     if (events.length === 0) {
@@ -52,6 +52,10 @@ export async function loadState<TState, TEvent extends { type: string; data: unk
   streamId: string,
   fold: Fold<TState, TEvent>,
 ): Promise<TState> {
-  const history = await store.readStream(streamId);
+  return foldHistory(await store.readStream(streamId), fold);
+}
+
+/** The one place a stream's recorded events are cast to the domain's union and folded. */
+function foldHistory<TState, TEvent extends { type: string; data: unknown }>(history: readonly RecordedEvent[], fold: Fold<TState, TEvent>): TState {
   return history.reduce<TState>((s, e) => fold.evolve(s, e as unknown as TEvent), fold.initialState);
 }
