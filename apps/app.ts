@@ -5,7 +5,8 @@ import { ServiceConfig } from '@lib/platform';
 import type { Logger } from 'pino';
 import pinoHttp from 'pino-http';
 import { ApiModule } from './api/src/api.module';
-import { resolveBootstrapKey } from './api/src/bootstrap-key';
+import { Bootstrap } from '@lib/auth';
+import { resolveBootstrapKey, resolveSigningKey } from './api/src/bootstrap-key';
 import { requestContext } from './api/src/http/request-context';
 import { PinoNestLogger } from './api/src/logger';
 import { createInfrastructure, Infrastructure, Role } from './infrastructure/infrastructure';
@@ -24,7 +25,7 @@ export async function startApp(config: ServiceConfig, role: Role, log: Logger, p
   try {
     await infra.runtime?.start();
     const app = await NestFactory.create<NestExpressApplication>(
-      ApiModule.forRoot({ config, infra, log, bootstrapKey, routes: role === 'worker' ? 'health' : 'all' }),
+      ApiModule.forRoot({ config, infra, log, signingKey: resolveSigningKey(config), routes: role === 'worker' ? 'health' : 'all' }),
       { bodyParser: false, logger: new PinoNestLogger(log) },
     );
     app.disable('x-powered-by');
@@ -38,6 +39,9 @@ export async function startApp(config: ServiceConfig, role: Role, log: Logger, p
       }),
     );
     app.useBodyParser('json', { limit: '50mb' });
+    app.useBodyParser('urlencoded', { extended: false, limit: '64kb' });
+    // The owner and the bootstrap key are events like any other; the auth projection must show them first.
+    if (!(await app.get(Bootstrap).ensureOwner(bootstrapKey))) log.warn('the auth projection has not caught up yet: the bootstrap key works once it does');
     await app.listen(config.port, config.host);
     const address = app.getHttpServer().address() as { port: number };
     log.info({ port: address.port, role, adapters: infra.adapters, dataDir: config.dataDir }, 'service started');

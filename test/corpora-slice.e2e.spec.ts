@@ -171,7 +171,7 @@ describe('corpus → document → query slice (embedded default, over HTTP)', ()
     const types = page.body.events.map((e: { type: string }) => e.type);
     expect(types).toEqual(expect.arrayContaining(['CorpusCreated', 'CorpusUpdated', 'CorpusDeleted']));
     const first = page.body.events[0];
-    expect(first.metadata).toMatchObject({ actor: { type: 'api_key', id: 'aky_bootstrap' }, schemaVersion: 1, requestId: expect.any(String) });
+    expect(first.metadata).toMatchObject({ actor: { type: 'user', id: 'owner', via: 'aky_owner' }, schemaVersion: 1, requestId: expect.any(String) });
     expect(JSON.stringify(page.body)).not.toContain(app.key);
 
     const ctrl = new AbortController();

@@ -39,6 +39,7 @@ describe('README examples', () => {
     const outputs = stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
     const query = outputs.find((o) => o.search_results);
     expect(query.search_results[0]).toMatchObject({ document_id: 'tides', text: 'Tides are caused by the gravitational pull of the moon.' });
+    expect(outputs).toContain(403);
     expect(outputs.find((o) => o.events)?.events[0].type).toBe('CorpusCreated');
     expect((await app.call('GET', '/v2/corpora/my-docs/documents/fox')).status).toBe(404);
   });

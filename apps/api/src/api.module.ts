@@ -1,6 +1,7 @@
 import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, Reflector } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
+import { AuthModule, Authenticator } from '@lib/auth';
 import { CorporaModule } from '@lib/corpora';
 import {
   CLOCK,
@@ -19,8 +20,13 @@ import type { Infrastructure } from '../../infrastructure/infrastructure';
 import { CorporaController } from './corpora/corpora.controller';
 import { DocumentsController } from './corpora/documents.controller';
 import { QueryController } from './corpora/query.controller';
-import { BootstrapKeyGuard } from './http/auth.guard';
+import { ApiKeysController } from './auth/api-keys.controller';
+import { AppClientsController } from './auth/app-clients.controller';
+import { OAuthController } from './auth/oauth.controller';
+import { UsersController } from './auth/users.controller';
+import { AuthGuard } from './http/auth.guard';
 import { ErrorFilter } from './http/error.filter';
+import { AuditController } from './ops/audit.controller';
 import { EventsController } from './ops/events.controller';
 import { HealthController } from './ops/health.controller';
 import { INFRASTRUCTURE } from './tokens';
@@ -29,7 +35,8 @@ export interface ApiModuleOptions {
   readonly config: ServiceConfig;
   readonly infra: Infrastructure;
   readonly log: Logger;
-  readonly bootstrapKey: string;
+  /** HS256 key for OAuth access tokens. */
+  readonly signingKey: string;
   /** A worker process serves only the health probes. */
   readonly routes?: 'all' | 'health';
 }
@@ -70,11 +77,25 @@ export class ApiModule {
   static forRoot(options: ApiModuleOptions): DynamicModule {
     return {
       module: ApiModule,
-      imports: [PortsModule.forRoot(options), CqrsModule.forRoot(), CorporaModule],
-      controllers: options.routes === 'health' ? [HealthController] : [HealthController, EventsController, CorporaController, DocumentsController, QueryController],
+      imports: [PortsModule.forRoot(options), CqrsModule.forRoot(), CorporaModule, AuthModule.forRoot({ signingKey: options.signingKey })],
+      controllers:
+        options.routes === 'health'
+          ? [HealthController]
+          : [
+              HealthController,
+              EventsController,
+              AuditController,
+              CorporaController,
+              DocumentsController,
+              QueryController,
+              UsersController,
+              ApiKeysController,
+              AppClientsController,
+              OAuthController,
+            ],
       providers: [
         { provide: APP_FILTER, useValue: new ErrorFilter(options.log) },
-        { provide: APP_GUARD, useFactory: (reflector: Reflector) => new BootstrapKeyGuard(reflector, options.bootstrapKey), inject: [Reflector] },
+        { provide: APP_GUARD, useFactory: (reflector: Reflector, auth: Authenticator) => new AuthGuard(reflector, auth, options.config), inject: [Reflector, Authenticator] },
       ],
     };
   }

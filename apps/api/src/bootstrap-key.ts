@@ -1,9 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { BOOTSTRAP_KEY_ID, formatKey } from '@lib/auth';
 import type { ServiceConfig } from '@lib/platform';
 
 export const BOOTSTRAP_KEY_FILE = 'admin-api-key';
+export const SIGNING_KEY_FILE = 'oauth-signing-key';
+
+/** Reads a secret file under DATA_DIR, or creates it (mode 0600, never overwritten) with `make()`. */
+function storedSecret(config: ServiceConfig, name: string, make: () => string): { value: string; created: boolean; file: string } {
+  const file = join(config.dataDir, name);
+  if (existsSync(file)) return { value: readFileSync(file, 'utf8').trim(), created: false, file };
+  mkdirSync(config.dataDir, { recursive: true });
+  const value = make();
+  writeFileSync(file, `${value}\n`, { mode: 0o600, flag: 'wx' });
+  chmodSync(file, 0o600);
+  return { value, created: true, file };
+}
 
 /**
  * The owner's bootstrap key: ADMIN_API_KEY when set; otherwise generated on first start, stored under
@@ -11,12 +24,12 @@ export const BOOTSTRAP_KEY_FILE = 'admin-api-key';
  */
 export function resolveBootstrapKey(config: ServiceConfig, print: (line: string) => void): string {
   if (config.adminApiKey) return config.adminApiKey;
-  const file = join(config.dataDir, BOOTSTRAP_KEY_FILE);
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  mkdirSync(config.dataDir, { recursive: true });
-  const key = `zut_${randomBytes(32).toString('base64url')}`;
-  writeFileSync(file, `${key}\n`, { mode: 0o600, flag: 'wx' });
-  chmodSync(file, 0o600);
-  print(`\nGenerated the bootstrap owner API key (shown once; also stored in ${file}, mode 0600):\n\n  ${key}\n\nSend it as the x-api-key header.\n`);
-  return key;
+  const { value, created, file } = storedSecret(config, BOOTSTRAP_KEY_FILE, () => formatKey('personal', BOOTSTRAP_KEY_ID, randomBytes(32).toString('base64url')));
+  if (created) print(`\nGenerated the bootstrap owner API key (shown once; also stored in ${file}, mode 0600):\n\n  ${value}\n\nSend it as the x-api-key header.\n`);
+  return value;
+}
+
+/** The HS256 key for OAuth access tokens: OAUTH_SIGNING_KEY, else generated once under DATA_DIR (0600). */
+export function resolveSigningKey(config: ServiceConfig): string {
+  return config.oauthSigningKey ?? storedSecret(config, SIGNING_KEY_FILE, () => randomBytes(48).toString('base64url')).value;
 }

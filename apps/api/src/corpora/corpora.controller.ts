@@ -3,6 +3,9 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
 import { CreateCorpus, DeleteCorpus, GetCorpus, ListCorpora, UpdateCorpus, WriteResult } from '@lib/corpora';
 import { CommandContext, invalid } from '@lib/platform';
+import { Principal, scopesOf } from '@lib/auth';
+import { Caller } from '../http/caller';
+import { Policy } from '../http/policy';
 import { Ctx } from '../http/command-context';
 import { statusFor } from '../http/write-status';
 import { validateBody } from '../http/validation';
@@ -17,6 +20,7 @@ export class CorporaController {
   ) {}
 
   @Post()
+  @Policy('corpus.create')
   async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     const dto = validateBody(CreateCorpusDto, body);
     const result: WriteResult<{ corpusId: string }> = await this.commands.execute(
@@ -44,7 +48,8 @@ export class CorporaController {
   }
 
   @Get()
-  async list(@Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('filter') filter?: string) {
+  @Policy('corpus.list')
+  async list(@Caller() caller: Principal, @Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('filter') filter?: string) {
     let regex: RegExp | undefined;
     if (filter) {
       try {
@@ -53,15 +58,18 @@ export class CorporaController {
         throw invalid('request.invalid', 'filter must be a valid regular expression', { filter: 'invalid regular expression' });
       }
     }
-    return this.queries.execute(new ListCorpora(pageLimit(limit, 10, 100), pageKey, regex));
+    const scopes = scopesOf(caller.caps, 'corpus.read');
+    return this.queries.execute(new ListCorpora(pageLimit(limit, 10, 100), pageKey, regex, scopes === '*' ? undefined : scopes));
   }
 
   @Get(':corpus_key')
+  @Policy('corpus.read')
   async get(@Param('corpus_key') key: string) {
     return this.queries.execute(new GetCorpus(key));
   }
 
   @Patch(':corpus_key')
+  @Policy('corpus.configure')
   async update(@Param('corpus_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     const dto = validateBody(UpdateCorpusDto, body);
     const result: WriteResult<unknown> = await this.commands.execute(
@@ -73,6 +81,7 @@ export class CorporaController {
   }
 
   @Delete(':corpus_key')
+  @Policy('corpus.delete')
   @HttpCode(204)
   async remove(@Param('corpus_key') key: string, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     statusFor(await this.commands.execute(new DeleteCorpus(key, ctx)), 204, res);

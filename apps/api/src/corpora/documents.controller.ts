@@ -3,6 +3,7 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
 import { DeleteDocument, DocumentInput, DocumentStats, GetDocument, IndexDocument, ListDocuments, StructuredSectionInput, WriteResult } from '@lib/corpora';
 import { CommandContext, invalid } from '@lib/platform';
+import { Policy } from '../http/policy';
 import { Ctx } from '../http/command-context';
 import { validateBody } from '../http/validation';
 import { statusFor } from '../http/write-status';
@@ -43,6 +44,7 @@ export class DocumentsController {
   ) {}
 
   @Post()
+  @Policy('corpus.write')
   async index(
     @Param('corpus_key') corpusKey: string,
     @Body() body: unknown,
@@ -64,17 +66,20 @@ export class DocumentsController {
   }
 
   @Get()
+  @Policy('corpus.read')
   async list(@Param('corpus_key') corpusKey: string, @Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('metadata_filter') filter?: string) {
     if (filter) throw invalid('request.unsupported', 'metadata_filter on document lists is not supported yet', { metadata_filter: 'not supported yet' });
     return this.queries.execute(new ListDocuments(corpusKey, pageLimit(limit, 10, 1000), pageKey));
   }
 
   @Get(':document_id')
+  @Policy('corpus.read')
   async get(@Param('corpus_key') corpusKey: string, @Param('document_id') documentId: string) {
     return this.queries.execute(new GetDocument(corpusKey, documentId));
   }
 
   @Delete(':document_id')
+  @Policy('corpus.write')
   @HttpCode(204)
   async remove(@Param('corpus_key') corpusKey: string, @Param('document_id') documentId: string, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     statusFor(await this.commands.execute(new DeleteDocument(corpusKey, documentId, ctx)), 204, res);

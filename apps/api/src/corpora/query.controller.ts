@@ -2,6 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/com
 import { QueryBus } from '@nestjs/cqrs';
 import { CorpusSearch, QueryCorpora, QueryResponse } from '@lib/corpora';
 import { invalid } from '@lib/platform';
+import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
 import { pageLimit, pageOffset } from './paging';
 import { CorpusSearchFieldsDto, MAX_QUERY_LENGTH, QueryCorpusRequestDto, QueryRequestDto } from './query.dto';
@@ -39,6 +40,7 @@ export class QueryController {
   constructor(private readonly queries: QueryBus) {}
 
   @Post('query')
+  @Policy('query.corpora')
   @HttpCode(200)
   async query(@Body() body: unknown): Promise<QueryResponse> {
     const dto = validateBody(QueryRequestDto, body);
@@ -53,6 +55,7 @@ export class QueryController {
   }
 
   @Post('corpora/:corpus_key/query')
+  @Policy('corpus.read')
   @HttpCode(200)
   async queryCorpus(@Param('corpus_key') corpusKey: string, @Body() body: unknown): Promise<QueryResponse> {
     const dto = validateBody(QueryCorpusRequestDto, body);
@@ -63,6 +66,7 @@ export class QueryController {
   }
 
   @Get('corpora/:corpus_key/query')
+  @Policy('corpus.read')
   async searchCorpus(@Param('corpus_key') corpusKey: string, @Query('query') query?: string, @Query('limit') limit?: string, @Query('offset') offset?: string): Promise<QueryResponse> {
     if (!query) throw invalid('request.invalid', 'query is required', { query: 'is required' });
     if (query.length > MAX_QUERY_LENGTH) throw invalid('request.invalid', `query must be at most ${MAX_QUERY_LENGTH} characters`, { query: `must be at most ${MAX_QUERY_LENGTH} characters` });

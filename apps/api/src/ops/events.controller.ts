@@ -3,7 +3,9 @@ import type { Request, Response } from 'express';
 import { EventFilter, invalid, RecordedEvent } from '@lib/platform';
 import type { Infrastructure } from '../../../infrastructure/infrastructure';
 import { pageLimit } from '../corpora/paging';
+import { Policy } from '../http/policy';
 import { INFRASTRUCTURE } from '../tokens';
+import { redact } from './redact';
 
 const view = (e: RecordedEvent) => ({
   position: e.position,
@@ -11,7 +13,7 @@ const view = (e: RecordedEvent) => ({
   stream_id: e.streamId,
   revision: e.revision,
   type: e.type,
-  data: e.data,
+  data: redact(e.data),
   metadata: e.metadata,
   recorded_at: e.recordedAt,
 });
@@ -30,13 +32,14 @@ const list = (raw: string | string[] | undefined): string[] | undefined => {
 
 /**
  * The global event log for downstream consumers: a page from a position, or a live server-sent-event feed
- * that resumes from `Last-Event-ID`. Owner-only until roles exist (the bootstrap key is the only key).
+ * that resumes from `Last-Event-ID`. Owners and administrators only (`audit.read`); credential digests are redacted.
  */
 @Controller('v2/events')
 export class EventsController {
   constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
 
   @Get()
+  @Policy('audit.read')
   async page(@Query('after') after?: string, @Query('limit') limit?: string, @Query('category') category?: string | string[], @Query('type') type?: string | string[]) {
     const n = pageLimit(limit, 100, 1000);
     const filter: EventFilter = { categories: list(category), types: list(type) };
@@ -46,6 +49,7 @@ export class EventsController {
   }
 
   @Get('stream')
+  @Policy('audit.read')
   async stream(
     @Req() req: Request,
     @Res() res: Response,

@@ -2,7 +2,7 @@ import { Controller, Get, Inject, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { INFRASTRUCTURE } from '../tokens';
 import type { Infrastructure } from '../../../infrastructure/infrastructure';
-import { Public } from '../http/auth.guard';
+import { Policy } from '../http/policy';
 
 /** Projections further behind the log than this make the service not ready. */
 const MAX_READY_LAG = 10_000;
@@ -13,14 +13,14 @@ export class HealthController {
 
   /** Liveness: the process answers. */
   @Get()
-  @Public()
+  @Policy('public')
   live() {
     return { status: 'ok' };
   }
 
   /** Readiness: every store reachable, projections running and close to the head of the log. */
   @Get('ready')
-  @Public()
+  @Policy('public')
   async ready(@Res({ passthrough: true }) res: Response) {
     const check = async (name: string, adapter: string, ping: () => Promise<void>) => {
       try {

@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   CommandContext,
-  decideOnStream,
   EVENT_STORE,
   EventStore,
   Fold,
@@ -10,6 +9,7 @@ import {
   ProjectionProgress,
   SERVICE_CONFIG,
   ServiceConfig,
+  writeAndWait,
 } from '@lib/platform';
 
 /** The write path every corpora command shares: decide on a stream, append, wait for the reads it implies. */
@@ -36,8 +36,6 @@ export class StreamWriter {
     ctx: CommandContext,
     visibleIn: readonly string[],
   ): Promise<{ events: readonly E[]; position: number; visible: boolean }> {
-    const result = await decideOnStream(this.store, streamId, fold, decide, ctx);
-    const visible = visibleIn.length === 0 || (await this.progress.waitFor(result.position, visibleIn, this.config.readYourWritesTimeoutMs));
-    return { events: result.events, position: result.position, visible };
+    return writeAndWait({ store: this.store, progress: this.progress, timeoutMs: this.config.readYourWritesTimeoutMs }, streamId, fold, decide, ctx, visibleIn);
   }
 }

@@ -59,3 +59,27 @@ export async function loadState<TState, TEvent extends { type: string; data: unk
 function foldHistory<TState, TEvent extends { type: string; data: unknown }>(history: readonly RecordedEvent[], fold: Fold<TState, TEvent>): TState {
   return history.reduce<TState>((s, e) => fold.evolve(s, e as unknown as TEvent), fold.initialState);
 }
+
+/** What a write needs to append and then wait for the reads it implies. */
+export interface WriteDeps {
+  readonly store: EventStore;
+  readonly progress: { waitFor(position: number, projections: readonly string[], timeoutMs: number): Promise<boolean> };
+  readonly timeoutMs: number;
+}
+
+/**
+ * Decide and append on a stream, then wait (bounded) until `visibleIn` projections have applied the events;
+ * `visible` is false when the wait ran out (the write is durable regardless).
+ */
+export async function writeAndWait<S, E extends { type: string; data: unknown }>(
+  deps: WriteDeps,
+  streamId: string,
+  fold: Fold<S, E>,
+  decide: (state: S) => readonly E[],
+  ctx: CommandContext,
+  visibleIn: readonly string[],
+): Promise<{ events: readonly E[]; position: number; visible: boolean }> {
+  const result = await decideOnStream(deps.store, streamId, fold, decide, ctx);
+  const visible = visibleIn.length === 0 || result.events.length === 0 || (await deps.progress.waitFor(result.position, visibleIn, deps.timeoutMs));
+  return { events: result.events, position: result.position, visible };
+}

@@ -2,6 +2,8 @@
 export interface Actor {
   readonly type: 'user' | 'api_key' | 'app_client' | 'agent' | 'system';
   readonly id: string;
+  /** The credential used when it is not the actor itself (a user acting through a personal key: the key id). */
+  readonly via?: string;
 }
 
 /** Metadata carried by every event (ARCHITECTURE.md §4). */

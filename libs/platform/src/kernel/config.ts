@@ -19,6 +19,14 @@ export interface ServiceConfig {
   readonly logLevel: string;
   /** `FULL` makes every acknowledged append survive power loss; `NORMAL` survives a process crash only. */
   readonly sqliteSynchronous: 'FULL' | 'NORMAL';
+  /** Email of the owner user created at first start. */
+  readonly adminEmail: string;
+  /** HS256 key for OAuth access tokens; when undefined one is generated on first start under `dataDir`. */
+  readonly oauthSigningKey?: string;
+  /** Requests per minute one credential (key or app client) may make before 429. */
+  readonly rateLimitPerMinute: number;
+  /** Failed authentications per minute from one client address before 429. */
+  readonly authFailuresPerMinute: number;
 }
 
 export class ConfigError extends Error {
@@ -63,6 +71,8 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
   if (adminApiKey !== undefined && !/^[A-Za-z0-9_\-.]{24,256}$/.test(adminApiKey)) {
     problems.push('ADMIN_API_KEY must be 24 to 256 characters of letters, digits, "_", "-" or "."');
   }
+  const oauthSigningKey = text('OAUTH_SIGNING_KEY');
+  if (oauthSigningKey !== undefined && oauthSigningKey.length < 32) problems.push('OAUTH_SIGNING_KEY must be at least 32 characters');
   const typesenseUrl = url('TYPESENSE_URL', ['http', 'https']);
   const typesenseApiKey = text('TYPESENSE_API_KEY');
   if (typesenseUrl && !typesenseApiKey) problems.push('TYPESENSE_API_KEY is required when TYPESENSE_URL is set');
@@ -84,6 +94,10 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     readYourWritesTimeoutMs: int('READ_YOUR_WRITES_TIMEOUT_MS', 10_000, 0, 600_000),
     logLevel: text('LOG_LEVEL') ?? 'info',
     sqliteSynchronous: synchronous === 'NORMAL' ? 'NORMAL' : 'FULL',
+    adminEmail: text('ADMIN_EMAIL') ?? 'owner@localhost',
+    oauthSigningKey,
+    rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 6000, 1, 10_000_000),
+    authFailuresPerMinute: int('AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
   };
   if (!/^[A-Za-z0-9-]+$/.test(config.typesenseCollectionPrefix)) {
     problems.push('TYPESENSE_COLLECTION_PREFIX must contain only letters, digits and hyphens');

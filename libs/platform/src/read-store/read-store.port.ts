@@ -85,3 +85,27 @@ export function getPath(doc: Record<string, unknown>, path: string): unknown {
   }
   return cur;
 }
+
+/**
+ * A page of the documents (in id order) that `keep` accepts, reading on through the store's pages until the
+ * page is full or the collection ends; for filters the store cannot express.
+ */
+export async function findMatching<T extends ReadDoc>(
+  reads: ReadStore,
+  collection: string,
+  query: { readonly where?: readonly Condition[]; readonly limit: number; readonly pageKey?: string },
+  keep: (doc: T) => boolean,
+): Promise<Page<T>> {
+  const items: T[] = [];
+  let pageKey = query.pageKey;
+  for (;;) {
+    const page = await reads.find<T>(collection, { where: query.where, limit: Math.max(query.limit, 100), pageKey });
+    for (const doc of page.items) {
+      if (!keep(doc)) continue;
+      items.push(doc);
+      if (items.length === query.limit) return { items, nextPageKey: encodePageKey(doc.id, doc.id) };
+    }
+    if (!page.nextPageKey) return { items };
+    pageKey = page.nextPageKey;
+  }
+}

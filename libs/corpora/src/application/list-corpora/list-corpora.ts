@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { encodePageKey, READ_STORE, ReadStore } from '@lib/platform';
+import { findMatching, READ_STORE, ReadStore } from '@lib/platform';
 import { CORPORA, CorpusRow, corpusView } from '../read-models';
 
 export class ListCorpora {
@@ -9,6 +9,8 @@ export class ListCorpora {
     readonly pageKey?: string,
     /** A regular expression over name and description, as in the reference API. */
     readonly filter?: RegExp,
+    /** The corpus keys the caller may see; undefined when it may see every corpus. */
+    readonly only?: readonly string[],
   ) {}
 }
 
@@ -23,20 +25,9 @@ export class ListCorporaHandler implements IQueryHandler<ListCorpora, CorporaPag
 
   /** Pages by key; with a filter, reads on until a page's worth of matches (or the end) is found. */
   async execute(q: ListCorpora): Promise<CorporaPage> {
-    const matches: CorpusRow[] = [];
-    let pageKey = q.pageKey;
-    let exhausted = false;
-    while (matches.length <= q.limit && !exhausted) {
-      const page = await this.reads.find<CorpusRow>(CORPORA, { limit: q.filter ? 100 : q.limit + 1, pageKey });
-      for (const row of page.items) {
-        if (!q.filter || q.filter.test(row.name) || q.filter.test(row.description)) matches.push(row);
-        if (matches.length > q.limit) break;
-      }
-      pageKey = page.nextPageKey;
-      exhausted = !pageKey;
-    }
-    const items = matches.slice(0, q.limit);
-    const more = matches.length > q.limit;
-    return { corpora: items.map(corpusView), metadata: more ? { page_key: encodePageKey(items[items.length - 1].id, items[items.length - 1].id) } : {} };
+    const only = q.only ? new Set(q.only) : undefined;
+    const keep = (row: CorpusRow) => (!only || only.has(row.key)) && (!q.filter || q.filter.test(row.name) || q.filter.test(row.description));
+    const page = await findMatching<CorpusRow>(this.reads, CORPORA, { limit: q.limit, pageKey: q.pageKey }, keep);
+    return { corpora: page.items.map(corpusView), metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
   }
 }

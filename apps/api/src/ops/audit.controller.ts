@@ -1,0 +1,53 @@
+import { Controller, Get, Inject, Query } from '@nestjs/common';
+import { EVENT_STORE, EventStore, invalid, RecordedEvent } from '@lib/platform';
+import { pageLimit } from '../corpora/paging';
+import { Policy } from '../http/policy';
+import { redact } from './redact';
+
+/** How many events one audit request reads at most while looking for matches (it then returns a cursor). */
+const SCAN_LIMIT = 10_000;
+
+const entry = (e: RecordedEvent) => ({
+  position: e.position,
+  recorded_at: e.recordedAt,
+  type: e.type,
+  stream_id: e.streamId,
+  actor: e.metadata.actor,
+  request_id: e.metadata.requestId,
+  data: redact(e.data),
+});
+
+/**
+ * Who did what: every event with the actor that caused it (user, key, app client or system) and the request it
+ * came from, oldest first, filtered by actor and category. Credential digests are redacted.
+ */
+@Controller('v2/audit')
+export class AuditController {
+  constructor(@Inject(EVENT_STORE) private readonly events: EventStore) {}
+
+  @Get()
+  @Policy('audit.read')
+  async list(@Query('after') after?: string, @Query('limit') limit?: string, @Query('actor') actor?: string, @Query('category') category?: string) {
+    const from = after === undefined || after === '' ? 0 : Number(after);
+    if (!Number.isSafeInteger(from) || from < 0) throw invalid('request.invalid', 'after must be a non-negative integer position', { after: 'must be a non-negative integer' });
+    const n = pageLimit(limit, 100, 1000);
+    const categories = category ? category.split(',').map((c) => c.trim()).filter(Boolean) : undefined;
+    const matches: RecordedEvent[] = [];
+    let cursor = from;
+    let scanned = 0;
+    while (matches.length < n && scanned < SCAN_LIMIT) {
+      const batch = await this.events.readAll({ after: cursor, maxCount: 500, filter: { categories } });
+      if (!batch.length) break;
+      for (const e of batch) {
+        scanned++;
+        cursor = e.position;
+        if (actor && e.metadata.actor.id !== actor && e.metadata.actor.via !== actor) continue;
+        matches.push(e);
+        if (matches.length === n) break;
+      }
+      if (batch.length < 500) break;
+    }
+    const more = matches.length === n || scanned >= SCAN_LIMIT;
+    return { entries: matches.map(entry), metadata: more ? { after: cursor } : {} };
+  }
+}

@@ -1,0 +1,163 @@
+import { Inject } from '@nestjs/common';
+import { CommandHandler, ICommandHandler, IQueryHandler, QueryHandler } from '@nestjs/cqrs';
+import { CommandContext, Condition, DomainError, findMatching, ID_GENERATOR, IdGenerator, notFound, READ_STORE, ReadStore } from '@lib/platform';
+import { apiKeyFold, ApiKeyState, decideCreateApiKey, decideDeleteApiKey, decideSetKeyEnabled } from '../domain/api-key';
+import { digestOf, formatKey, newSecret } from '../domain/credentials';
+import { allows, Capability, capabilitiesOf, fromWireGrants, Grants, KeyType, maskForKeyType, notCovered, toWireGrants } from '../domain/roles';
+import { AuthWriter } from './auth-writer';
+import { creatorOf, ownerIdOf, Principal } from './principal';
+import { API_KEYS, ApiKeyRow, apiKeyStream, apiKeyView, USERS, UserRow } from './read-models';
+
+export type ApiKeyView = ReturnType<typeof apiKeyView>;
+
+export class CreateApiKey {
+  constructor(
+    readonly input: { name: string; keyType: KeyType; grants: Grants },
+    readonly principal: Principal,
+    readonly ctx: CommandContext,
+  ) {}
+}
+export class SetApiKeyEnabled {
+  constructor(
+    readonly keyId: string,
+    readonly enabled: boolean,
+    readonly principal: Principal,
+    readonly ctx: CommandContext,
+  ) {}
+}
+export class DeleteApiKey {
+  constructor(
+    readonly keyId: string,
+    readonly principal: Principal,
+    readonly ctx: CommandContext,
+  ) {}
+}
+export class GetApiKey {
+  constructor(
+    readonly keyId: string,
+    readonly principal: Principal,
+  ) {}
+}
+export class ListApiKeys {
+  constructor(
+    readonly principal: Principal,
+    readonly limit: number,
+    readonly pageKey?: string,
+    readonly keyType?: KeyType,
+    readonly corpusKey?: string,
+  ) {}
+}
+
+const keyNotFound = (keyId: string) => notFound('api_key.not_found', `API key ${keyId} not found`, keyId);
+
+/** Callers with `keys.manage` (corpus_administrator, administrator, owner) see every key; others only their own. */
+async function visibleKey(reads: ReadStore, p: Principal, keyId: string): Promise<ApiKeyRow> {
+  const owner = ownerIdOf(p);
+  if (!owner) throw new DomainError('forbidden', 'api_key.data_key', 'API keys that are not personal cannot manage API keys');
+  const row = await reads.get<ApiKeyRow>(API_KEYS, keyId);
+  if (!row || (row.creator_id !== owner && !allows(p.caps, 'keys.manage'))) throw keyNotFound(keyId);
+  return row;
+}
+
+/** Changing someone else's key needs the caller to hold what that key can do (no demoting an owner's key). */
+async function assertMayChange(reads: ReadStore, p: Principal, row: ApiKeyRow): Promise<void> {
+  if (row.creator_id === ownerIdOf(p)) return;
+  let holder: Capability[];
+  if (row.key_type === 'personal') {
+    const user = row.creator_username ? await reads.get<UserRow>(USERS, row.creator_username) : undefined;
+    holder = user ? capabilitiesOf(fromWireGrants(user)) : [];
+  } else holder = maskForKeyType(capabilitiesOf(fromWireGrants(row)), row.key_type);
+  if (notCovered(holder, p.caps).length) throw new DomainError('forbidden', 'auth.escalation', `You cannot change a key that can do more than you can`);
+}
+
+@CommandHandler(CreateApiKey)
+export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey> {
+  constructor(
+    private readonly writer: AuthWriter,
+    @Inject(READ_STORE) private readonly reads: ReadStore,
+    @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
+  ) {}
+
+  async execute(c: CreateApiKey): Promise<{ view: ApiKeyView; visible: boolean }> {
+    const keyId = this.ids.numeric('aky');
+    const key = formatKey(c.input.keyType, keyId, newSecret());
+    const caller = { creator: creatorOf(c.principal), isPersonal: c.principal.keyType === 'personal', caps: c.principal.caps };
+    const decide = (s: ApiKeyState) => decideCreateApiKey(s, keyId, { ...c.input, digest: digestOf(key) }, caller, c.ctx.now);
+    const { events, visible } = await this.writer.write(apiKeyStream(keyId), apiKeyFold, decide, c.ctx);
+    const row = visible ? await this.reads.get<ApiKeyRow>(API_KEYS, keyId) : undefined;
+    if (row) return { view: apiKeyView(row, key), visible };
+    const created = events[0].data as { createdAt: string };
+    const creator = caller.creator;
+    const fallback: ApiKeyRow = {
+      id: keyId,
+      name: c.input.name,
+      key_type: c.input.keyType,
+      enabled: true,
+      creator_kind: creator.kind,
+      creator_id: creator.kind === 'user' ? creator.userId : creator.appClientId,
+      creator_username: creator.kind === 'user' ? creator.username : null,
+      digest: '',
+      created_at: created.createdAt,
+      ...toWireGrants(c.input.grants),
+    };
+    return { view: apiKeyView(fallback, key), visible };
+  }
+}
+
+@CommandHandler(SetApiKeyEnabled)
+export class SetApiKeyEnabledHandler implements ICommandHandler<SetApiKeyEnabled> {
+  constructor(
+    private readonly writer: AuthWriter,
+    @Inject(READ_STORE) private readonly reads: ReadStore,
+  ) {}
+  async execute(c: SetApiKeyEnabled) {
+    const row = await visibleKey(this.reads, c.principal, c.keyId);
+    await assertMayChange(this.reads, c.principal, row);
+    return this.writer.write(apiKeyStream(c.keyId), apiKeyFold, (s: ApiKeyState) => decideSetKeyEnabled(s, c.keyId, c.enabled, c.ctx.now), c.ctx);
+  }
+}
+
+@CommandHandler(DeleteApiKey)
+export class DeleteApiKeyHandler implements ICommandHandler<DeleteApiKey> {
+  constructor(
+    private readonly writer: AuthWriter,
+    @Inject(READ_STORE) private readonly reads: ReadStore,
+  ) {}
+  async execute(c: DeleteApiKey) {
+    const row = await visibleKey(this.reads, c.principal, c.keyId);
+    await assertMayChange(this.reads, c.principal, row);
+    return this.writer.write(apiKeyStream(c.keyId), apiKeyFold, (s: ApiKeyState) => decideDeleteApiKey(s, c.keyId, c.ctx.now), c.ctx);
+  }
+}
+
+@QueryHandler(GetApiKey)
+export class GetApiKeyHandler implements IQueryHandler<GetApiKey, ApiKeyView> {
+  constructor(@Inject(READ_STORE) private readonly reads: ReadStore) {}
+  async execute(q: GetApiKey): Promise<ApiKeyView> {
+    return apiKeyView(await visibleKey(this.reads, q.principal, q.keyId));
+  }
+}
+
+@QueryHandler(ListApiKeys)
+export class ListApiKeysHandler implements IQueryHandler<ListApiKeys> {
+  constructor(@Inject(READ_STORE) private readonly reads: ReadStore) {}
+
+  /** Spec rule: without corpus_administrator, administrator or owner, `api_key_role=personal` is required and shows only one's own keys. */
+  async execute(q: ListApiKeys): Promise<{ api_keys: ApiKeyView[]; metadata: { page_key?: string } }> {
+    const owner = ownerIdOf(q.principal);
+    if (!owner) throw new DomainError('forbidden', 'api_key.data_key', 'API keys that are not personal cannot manage API keys');
+    const where: Condition[] = [];
+    if (!allows(q.principal.caps, 'keys.manage')) {
+      if (q.keyType !== 'personal') {
+        throw new DomainError('forbidden', 'api_key.list_personal', 'Without corpus_administrator, administrator or owner, list your own keys with api_key_role=personal', {
+          fieldErrors: { api_key_role: 'must be "personal"' },
+        });
+      }
+      where.push({ field: 'creator_id', op: 'eq', value: owner });
+    }
+    if (q.keyType) where.push({ field: 'key_type', op: 'eq', value: q.keyType });
+    const keep = (row: ApiKeyRow) => !q.corpusKey || row.corpus_roles.some((r) => r.corpus_key === q.corpusKey);
+    const page = await findMatching<ApiKeyRow>(this.reads, API_KEYS, { where, limit: q.limit, pageKey: q.pageKey }, keep);
+    return { api_keys: page.items.map((r) => apiKeyView(r)), metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
+  }
+}

@@ -1,0 +1,105 @@
+import { Inject } from '@nestjs/common';
+import { CommandHandler, ICommandHandler, IQueryHandler, QueryHandler } from '@nestjs/cqrs';
+import { CommandContext, findMatching, ID_GENERATOR, IdGenerator, notFound, READ_STORE, ReadStore } from '@lib/platform';
+import { appClientFold, AppClientState, decideCreateAppClient, decideDeleteAppClient, decideUpdateAppClient, UpdateAppClientInput } from '../domain/app-client';
+import { digestOf, newSecret } from '../domain/credentials';
+import { Grants, toWireGrants } from '../domain/roles';
+import { AuthWriter } from './auth-writer';
+import type { Principal } from './principal';
+import { APP_CLIENTS, AppClientRow, appClientStream, appClientView } from './read-models';
+
+export type AppClientView = ReturnType<typeof appClientView>;
+
+export class CreateAppClient {
+  constructor(
+    readonly input: { name: string; description: string; grants: Grants },
+    readonly principal: Principal,
+    readonly ctx: CommandContext,
+  ) {}
+}
+export class UpdateAppClient {
+  constructor(
+    readonly appClientId: string,
+    readonly input: UpdateAppClientInput,
+    readonly principal: Principal,
+    readonly ctx: CommandContext,
+  ) {}
+}
+export class DeleteAppClient {
+  constructor(
+    readonly appClientId: string,
+    readonly principal: Principal,
+    readonly ctx: CommandContext,
+  ) {}
+}
+export class GetAppClient {
+  constructor(readonly appClientId: string) {}
+}
+export class ListAppClients {
+  constructor(
+    readonly limit: number,
+    readonly pageKey?: string,
+    readonly filter?: RegExp,
+  ) {}
+}
+
+const clientNotFound = (id: string) => notFound('app_client.not_found', `App client ${id} not found`, id);
+
+@CommandHandler(CreateAppClient)
+export class CreateAppClientHandler implements ICommandHandler<CreateAppClient> {
+  constructor(
+    private readonly writer: AuthWriter,
+    @Inject(READ_STORE) private readonly reads: ReadStore,
+    @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
+  ) {}
+
+  /** The client secret is returned here once; only its digest is stored. */
+  async execute(c: CreateAppClient): Promise<{ view: AppClientView; visible: boolean }> {
+    const appClientId = this.ids.numeric('app');
+    const clientId = newSecret().replace(/[-_]/g, '').slice(0, 26);
+    const clientSecret = newSecret();
+    const input = { ...c.input, clientId, secretDigest: digestOf(clientSecret) };
+    const decide = (s: AppClientState) => decideCreateAppClient(s, appClientId, input, c.principal.caps, c.ctx.now);
+    const { visible } = await this.writer.write(appClientStream(appClientId), appClientFold, decide, c.ctx);
+    const row = visible ? await this.reads.get<AppClientRow>(APP_CLIENTS, appClientId) : undefined;
+    const now = c.ctx.now.toISOString();
+    const fallback: AppClientRow = { id: appClientId, name: input.name, description: input.description, client_id: clientId, secret_digest: '', ...toWireGrants(input.grants), created_at: now, updated_at: now };
+    return { view: appClientView(row ?? fallback, clientSecret), visible };
+  }
+}
+
+@CommandHandler(UpdateAppClient)
+export class UpdateAppClientHandler implements ICommandHandler<UpdateAppClient> {
+  constructor(private readonly writer: AuthWriter) {}
+  async execute(c: UpdateAppClient) {
+    return this.writer.write(appClientStream(c.appClientId), appClientFold, (s: AppClientState) => decideUpdateAppClient(s, c.appClientId, c.input, c.principal.caps, c.ctx.now), c.ctx);
+  }
+}
+
+@CommandHandler(DeleteAppClient)
+export class DeleteAppClientHandler implements ICommandHandler<DeleteAppClient> {
+  constructor(private readonly writer: AuthWriter) {}
+  async execute(c: DeleteAppClient) {
+    return this.writer.write(appClientStream(c.appClientId), appClientFold, (s: AppClientState) => decideDeleteAppClient(s, c.appClientId, c.principal.caps, c.ctx.now), c.ctx);
+  }
+}
+
+@QueryHandler(GetAppClient)
+export class GetAppClientHandler implements IQueryHandler<GetAppClient, AppClientView> {
+  constructor(@Inject(READ_STORE) private readonly reads: ReadStore) {}
+  async execute(q: GetAppClient): Promise<AppClientView> {
+    const row = await this.reads.get<AppClientRow>(APP_CLIENTS, q.appClientId);
+    if (!row) throw clientNotFound(q.appClientId);
+    return appClientView(row);
+  }
+}
+
+@QueryHandler(ListAppClients)
+export class ListAppClientsHandler implements IQueryHandler<ListAppClients> {
+  constructor(@Inject(READ_STORE) private readonly reads: ReadStore) {}
+  async execute(q: ListAppClients): Promise<{ app_clients: AppClientView[]; metadata: { page_key?: string } }> {
+    const keep = (row: AppClientRow) => !q.filter || q.filter.test(row.name) || q.filter.test(row.description);
+    const page = await findMatching<AppClientRow>(this.reads, APP_CLIENTS, { limit: q.limit, pageKey: q.pageKey }, keep);
+    return { app_clients: page.items.map((r) => appClientView(r)), metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
+  }
+}

@@ -1,0 +1,74 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { READ_STORE, ReadStore } from '@lib/platform';
+import { BOOTSTRAP_KEY_ID, digestMatches, keyIdOf } from '../domain/credentials';
+import { Capability, capabilitiesOf, fromWireGrants, intersect, maskForKeyType } from '../domain/roles';
+import type { Principal } from './principal';
+import { API_KEYS, APP_CLIENTS, ApiKeyRow, AppClientRow, USERS, UserRow } from './read-models';
+import { TokenService } from './tokens';
+
+/**
+ * Turns a presented credential into a principal, or undefined for anything not valid now: unknown, wrong
+ * secret, disabled, deleted, expired, or whose user or creator is disabled or gone. Callers answer every
+ * undefined with the same 401. Roles are read on each request, so a change applies at once.
+ */
+@Injectable()
+export class Authenticator {
+  constructor(
+    @Inject(READ_STORE) private readonly reads: ReadStore,
+    private readonly tokens: TokenService,
+  ) {}
+
+  async apiKey(presented: string): Promise<Principal | undefined> {
+    const id = keyIdOf(presented);
+    let row = id ? await this.reads.get<ApiKeyRow>(API_KEYS, id) : undefined;
+    // ADMIN_API_KEY may take any form: a key that is not one of ours is checked against the bootstrap key.
+    if (!row) row = await this.reads.get<ApiKeyRow>(API_KEYS, BOOTSTRAP_KEY_ID);
+    if (!row || !digestMatches(presented, row.digest) || !row.enabled) return undefined;
+    if (row.key_type === 'personal') {
+      const user = await this.activeUser(row);
+      if (!user) return undefined;
+      return {
+        actor: { type: 'user', id: user.username, via: row.id },
+        caps: capabilitiesOf(fromWireGrants(user)),
+        user: { userId: user.user_id, username: user.username },
+        keyId: row.id,
+        keyType: 'personal',
+        bucket: row.id,
+      };
+    }
+    const bound = await this.creatorCaps(row);
+    if (!bound) return undefined;
+    const caps = intersect(maskForKeyType(capabilitiesOf(fromWireGrants(row)), row.key_type), bound);
+    return { actor: { type: 'api_key', id: row.id }, caps, keyId: row.id, keyType: row.key_type, bucket: row.id };
+  }
+
+  async bearer(token: string): Promise<Principal | undefined> {
+    const appClientId = await this.tokens.verify(token);
+    const client = appClientId ? await this.reads.get<AppClientRow>(APP_CLIENTS, appClientId) : undefined;
+    if (!client) return undefined;
+    return { actor: { type: 'app_client', id: client.id }, caps: capabilitiesOf(fromWireGrants(client)), appClientId: client.id, bucket: client.id };
+  }
+
+  /** An app client presenting its id and secret (the token endpoint). */
+  async clientCredentials(clientId: string, clientSecret: string): Promise<AppClientRow | undefined> {
+    const { items } = await this.reads.find<AppClientRow>(APP_CLIENTS, { where: [{ field: 'client_id', op: 'eq', value: clientId }], limit: 1 });
+    const client = items[0];
+    return client && digestMatches(clientSecret, client.secret_digest) ? client : undefined;
+  }
+
+  /** The capabilities of a key's creator now, or undefined when the creator is disabled or gone. */
+  private async creatorCaps(row: ApiKeyRow): Promise<Capability[] | undefined> {
+    if (row.creator_kind === 'user') {
+      const user = await this.activeUser(row);
+      return user ? capabilitiesOf(fromWireGrants(user)) : undefined;
+    }
+    const client = await this.reads.get<AppClientRow>(APP_CLIENTS, row.creator_id);
+    return client ? capabilitiesOf(fromWireGrants(client)) : undefined;
+  }
+
+  /** A key's user, if still the same (not deleted and re-created under the same name) and enabled. */
+  private async activeUser(row: ApiKeyRow): Promise<UserRow | undefined> {
+    const user = row.creator_username ? await this.reads.get<UserRow>(USERS, row.creator_username) : undefined;
+    return user && user.user_id === row.creator_id && user.enabled ? user : undefined;
+  }
+}

@@ -1,0 +1,76 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CommandContext, decideOnStream, EVENT_STORE, EventStore, ID_GENERATOR, IdGenerator, PROJECTION_PROGRESS, ProjectionProgress, SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
+import { ApiKeyEvent, apiKeyFold, ApiKeyState } from '../domain/api-key';
+import { BOOTSTRAP_KEY_ID, digestOf } from '../domain/credentials';
+import { OWNER_USERNAME, UserEvent, userFold, UserState } from '../domain/user';
+import { apiKeyStream, AUTH_WRITE_VISIBILITY, userStream } from './read-models';
+
+/**
+ * First start: the account's owner user and its personal key (the bootstrap key) come into being as ordinary
+ * events. Later starts change nothing, except that a changed ADMIN_API_KEY replaces the key's digest: that is
+ * how the bootstrap key is rotated. Safe to run from several processes at once (expected-revision appends).
+ */
+@Injectable()
+export class Bootstrap {
+  constructor(
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(PROJECTION_PROGRESS) private readonly progress: ProjectionProgress,
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
+  ) {}
+
+  /** Returns whether the auth read model shows the owner and key when it returns. */
+  async ensureOwner(bootstrapKey: string, now = new Date()): Promise<boolean> {
+    const digest = digestOf(bootstrapKey);
+    const ctx: CommandContext = { actor: { type: 'system', id: 'bootstrap' }, requestId: `bootstrap-${now.getTime()}`, commandId: `bootstrap:${digest}`, now };
+    const user = await decideOnStream(
+      this.store,
+      userStream(OWNER_USERNAME),
+      userFold,
+      (s: UserState): UserEvent[] =>
+        s.status !== 'absent'
+          ? []
+          : [
+              {
+                type: 'UserCreated',
+                data: {
+                  userId: this.ids.numeric('usr'),
+                  username: OWNER_USERNAME,
+                  email: this.config.adminEmail,
+                  description: 'Account owner, created at first start',
+                  grants: { apiRoles: ['owner'], corpusRoles: [], agentRoles: [] },
+                  createdAt: now.toISOString(),
+                },
+              },
+            ],
+      ctx,
+    );
+    const owner = (await this.store.readStream(userStream(OWNER_USERNAME)))[0].data as { userId: string };
+    const key = await decideOnStream(
+      this.store,
+      apiKeyStream(BOOTSTRAP_KEY_ID),
+      apiKeyFold,
+      (s: ApiKeyState): ApiKeyEvent[] => {
+        if (s.status === 'absent') {
+          return [
+            {
+              type: 'ApiKeyCreated',
+              data: {
+                keyId: BOOTSTRAP_KEY_ID,
+                name: 'Bootstrap owner key',
+                keyType: 'personal',
+                grants: { apiRoles: [], corpusRoles: [], agentRoles: [] },
+                creator: { kind: 'user', userId: owner.userId, username: OWNER_USERNAME },
+                digest,
+                createdAt: now.toISOString(),
+              },
+            },
+          ];
+        }
+        return s.digest === digest ? [] : [{ type: 'ApiKeySecretReplaced', data: { keyId: BOOTSTRAP_KEY_ID, digest, at: now.toISOString() } }];
+      },
+      ctx,
+    );
+    return this.progress.waitFor(Math.max(user.position, key.position), AUTH_WRITE_VISIBILITY, this.config.readYourWritesTimeoutMs);
+  }
+}

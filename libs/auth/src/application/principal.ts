@@ -1,0 +1,28 @@
+import { Actor, DomainError } from '@lib/platform';
+import type { Creator } from '../domain/api-key';
+import type { Capability, KeyType } from '../domain/roles';
+
+/** An authenticated caller: who it is (for event metadata) and what it may do now. */
+export interface Principal {
+  readonly actor: Actor;
+  readonly caps: readonly Capability[];
+  /** The user behind a personal key. */
+  readonly user?: { readonly userId: string; readonly username: string };
+  readonly appClientId?: string;
+  readonly keyId?: string;
+  readonly keyType?: KeyType;
+  /** Rate-limit bucket: the key id or the app client id. */
+  readonly bucket: string;
+}
+
+/** The creator a new key records; data keys (QueryService, IndexService) manage no keys. */
+export function creatorOf(p: Principal): Creator {
+  if (p.user) return { kind: 'user', userId: p.user.userId, username: p.user.username };
+  if (p.appClientId) return { kind: 'app_client', appClientId: p.appClientId };
+  throw new DomainError('forbidden', 'api_key.data_key', 'API keys that are not personal cannot manage API keys');
+}
+
+/** The id a principal owns keys under: a user's id or an app client's id. */
+export function ownerIdOf(p: Principal): string | undefined {
+  return p.user?.userId ?? p.appClientId;
+}

@@ -1,0 +1,90 @@
+import { Inject } from '@nestjs/common';
+import { CommandHandler, ICommandHandler, IQueryHandler, QueryHandler } from '@nestjs/cqrs';
+import { CommandContext, findMatching, ID_GENERATOR, IdGenerator, notFound, READ_STORE, ReadStore } from '@lib/platform';
+import { CreateUserInput, decideCreateUser, decideDeleteUser, decideUpdateUser, UpdateUserInput, userFold, UserState } from '../domain/user';
+import { AuthWriter } from './auth-writer';
+import type { Principal } from './principal';
+import { USERS, userStream, UserRow, userView } from './read-models';
+
+export class CreateUser {
+  constructor(
+    readonly input: CreateUserInput,
+    readonly principal: Principal,
+    readonly ctx: CommandContext,
+  ) {}
+}
+export class UpdateUser {
+  constructor(
+    readonly username: string,
+    readonly input: UpdateUserInput,
+    readonly principal: Principal,
+    readonly ctx: CommandContext,
+  ) {}
+}
+export class DeleteUser {
+  constructor(
+    readonly username: string,
+    readonly principal: Principal,
+    readonly ctx: CommandContext,
+  ) {}
+}
+export class GetUser {
+  constructor(readonly username: string) {}
+}
+export class ListUsers {
+  constructor(
+    readonly limit: number,
+    readonly pageKey?: string,
+    readonly corpusKey?: string,
+  ) {}
+}
+
+export type UserView = ReturnType<typeof userView>;
+
+@CommandHandler(CreateUser)
+export class CreateUserHandler implements ICommandHandler<CreateUser> {
+  constructor(
+    private readonly writer: AuthWriter,
+    @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
+  ) {}
+  async execute(c: CreateUser) {
+    const decide = (s: UserState) => decideCreateUser(s, c.input, c.principal.caps, c.ctx.now, () => this.ids.numeric('usr'));
+    return this.writer.write(userStream(c.input.username), userFold, decide, c.ctx);
+  }
+}
+
+@CommandHandler(UpdateUser)
+export class UpdateUserHandler implements ICommandHandler<UpdateUser> {
+  constructor(private readonly writer: AuthWriter) {}
+  async execute(c: UpdateUser) {
+    return this.writer.write(userStream(c.username), userFold, (s: UserState) => decideUpdateUser(s, c.username, c.input, c.principal.caps, c.ctx.now), c.ctx);
+  }
+}
+
+@CommandHandler(DeleteUser)
+export class DeleteUserHandler implements ICommandHandler<DeleteUser> {
+  constructor(private readonly writer: AuthWriter) {}
+  async execute(c: DeleteUser) {
+    return this.writer.write(userStream(c.username), userFold, (s: UserState) => decideDeleteUser(s, c.username, c.principal.caps, c.ctx.now), c.ctx);
+  }
+}
+
+@QueryHandler(GetUser)
+export class GetUserHandler implements IQueryHandler<GetUser, UserView> {
+  constructor(@Inject(READ_STORE) private readonly reads: ReadStore) {}
+  async execute(q: GetUser): Promise<UserView> {
+    const row = await this.reads.get<UserRow>(USERS, q.username);
+    if (!row) throw notFound('user.not_found', `User "${q.username}" not found`, q.username);
+    return userView(row);
+  }
+}
+
+@QueryHandler(ListUsers)
+export class ListUsersHandler implements IQueryHandler<ListUsers, { users: UserView[]; metadata: { page_key?: string } }> {
+  constructor(@Inject(READ_STORE) private readonly reads: ReadStore) {}
+  async execute(q: ListUsers) {
+    const keep = (row: UserRow) => !q.corpusKey || row.corpus_roles.some((r) => r.corpus_key === q.corpusKey);
+    const page = await findMatching<UserRow>(this.reads, USERS, { limit: q.limit, pageKey: q.pageKey }, keep);
+    return { users: page.items.map(userView), metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
+  }
+}
