@@ -9,11 +9,13 @@ const moduleNameMapper = {
 };
 const base = { transform: { '^.+\\.ts$': tsJest }, moduleNameMapper, testEnvironment: 'node', rootDir: __dirname };
 module.exports = {
+  // e2e tests start services and child processes (ts-node): a slow CI machine needs more than jest's 5 s.
+  // (testTimeout is a global option; jest ignores it inside a project.)
+  testTimeout: 60_000,
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,projections,test}/**/*.unit.spec.ts'] },
-    { ...base, displayName: 'int', testTimeout: 30_000, testMatch: ['<rootDir>/{apps,libs,projections,test}/**/*.int.spec.ts'] },
-    // e2e tests start services and child processes (ts-node): a slow CI machine needs more than jest's 5 s.
-    { ...base, displayName: 'e2e', testTimeout: 60_000, testMatch: ['<rootDir>/test/**/*.e2e.spec.ts'] },
-    { ...base, displayName: 'engines', testTimeout: 60_000, testMatch: ['<rootDir>/{libs,test}/**/*.engines.spec.ts'] },
+    { ...base, displayName: 'int', testMatch: ['<rootDir>/{apps,libs,projections,test}/**/*.int.spec.ts'] },
+        { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e.spec.ts'] },
+    { ...base, displayName: 'engines', testMatch: ['<rootDir>/{libs,test}/**/*.engines.spec.ts'] },
   ],
 };

@@ -11,6 +11,10 @@ import { requestContext } from './api/src/http/request-context';
 import { PinoNestLogger } from './api/src/logger';
 import { createInfrastructure, Infrastructure, Role } from './infrastructure/infrastructure';
 
+/** Credentials sent by mistake in a query string never reach the log. */
+const SECRET_PARAMS = /([?&](?:x-api-key|api_key|apikey|key|access_token|token|client_secret|secret)=)[^&]*/gi;
+export const redactUrl = (url: string): string => url.replace(SECRET_PARAMS, '$1****');
+
 export interface StartedApp {
   readonly app: NestExpressApplication;
   readonly infra: Infrastructure;
@@ -35,7 +39,7 @@ export async function startApp(config: ServiceConfig, role: Role, log: Logger, p
         logger: log,
         genReqId: (req) => (req as unknown as { requestId: string }).requestId,
         customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
-        serializers: { req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }) },
+        serializers: { req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }) },
       }),
     );
     app.useBodyParser('json', { limit: '50mb' });

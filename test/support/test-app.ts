@@ -39,11 +39,13 @@ export async function startTestApp(options: { env?: Record<string, string>; role
       cb();
     },
   });
-  const started = await startApp(config, options.role ?? 'all', createLogger('info', sink), (l) => logLines.push(l));
+  const started = await startApp(config, options.role ?? 'all', createLogger(config.logLevel, sink), (l) => logLines.push(l));
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    // A header given as '' is left out (e.g. `{'x-api-key': ''}` to call without the owner key).
+    const all: Record<string, string> = { 'x-api-key': TEST_KEY, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers };
     const res = await fetch(`${started.url}${path}`, {
       method,
-      headers: { 'x-api-key': TEST_KEY, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      headers: Object.fromEntries(Object.entries(all).filter(([, v]) => v !== '')),
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await res.text();

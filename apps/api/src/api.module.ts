@@ -25,6 +25,7 @@ import { AppClientsController } from './auth/app-clients.controller';
 import { OAuthController } from './auth/oauth.controller';
 import { UsersController } from './auth/users.controller';
 import { AuthGuard } from './http/auth.guard';
+import { routesWithoutPolicy } from './http/policy';
 import { ErrorFilter } from './http/error.filter';
 import { AuditController } from './ops/audit.controller';
 import { EventsController } from './ops/events.controller';
@@ -72,27 +73,29 @@ export class PortsModule {
   }
 }
 
+/** Every controller of the API; each route must name its policy (checked here, at start-up). */
+export const API_CONTROLLERS = [
+  HealthController,
+  EventsController,
+  AuditController,
+  CorporaController,
+  DocumentsController,
+  QueryController,
+  UsersController,
+  ApiKeysController,
+  AppClientsController,
+  OAuthController,
+];
+
 @Module({})
 export class ApiModule {
   static forRoot(options: ApiModuleOptions): DynamicModule {
+    const unguarded = routesWithoutPolicy(API_CONTROLLERS);
+    if (unguarded.length) throw new Error(`Routes without a @Policy: ${unguarded.join(', ')}`);
     return {
       module: ApiModule,
       imports: [PortsModule.forRoot(options), CqrsModule.forRoot(), CorporaModule, AuthModule.forRoot({ signingKey: options.signingKey })],
-      controllers:
-        options.routes === 'health'
-          ? [HealthController]
-          : [
-              HealthController,
-              EventsController,
-              AuditController,
-              CorporaController,
-              DocumentsController,
-              QueryController,
-              UsersController,
-              ApiKeysController,
-              AppClientsController,
-              OAuthController,
-            ],
+      controllers: options.routes === 'health' ? [HealthController] : API_CONTROLLERS,
       providers: [
         { provide: APP_FILTER, useValue: new ErrorFilter(options.log) },
         { provide: APP_GUARD, useFactory: (reflector: Reflector, auth: Authenticator) => new AuthGuard(reflector, auth, options.config), inject: [Reflector, Authenticator] },

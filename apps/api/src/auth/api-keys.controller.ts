@@ -45,7 +45,7 @@ export class ApiKeysController {
 
   /** The full key (`secret_key`) is in this response only; it is never shown again. */
   @Post()
-  @Policy('member')
+  @Policy('keys.own')
   async create(@Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     const dto = validateBody(CreateApiKeyDto, body);
     const result = await this.commands.execute(new CreateApiKey({ name: dto.name, ...keyOf(dto) }, caller, ctx));
@@ -54,7 +54,7 @@ export class ApiKeysController {
   }
 
   @Get()
-  @Policy('member')
+  @Policy('keys.own')
   list(
     @Caller() caller: Principal,
     @Query('limit') limit?: string,
@@ -69,22 +69,23 @@ export class ApiKeysController {
   }
 
   @Get(':api_key_id')
-  @Policy('member')
+  @Policy('keys.own')
   get(@Param('api_key_id') id: string, @Caller() caller: Principal) {
     return this.queries.execute(new GetApiKey(id, caller));
   }
 
   /** Only `enabled` changes, as in the reference API. */
   @Patch(':api_key_id')
-  @Policy('member')
+  @Policy('keys.own')
   async update(@Param('api_key_id') id: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    await this.queries.execute(new GetApiKey(id, caller)); // 404 for a key the caller may not see, before validating
     const dto = validateBody(UpdateApiKeyDto, body);
     statusFor(await this.commands.execute(new SetApiKeyEnabled(id, dto.enabled, caller, ctx)), 200, res);
     return this.queries.execute(new GetApiKey(id, caller));
   }
 
   @Delete(':api_key_id')
-  @Policy('member')
+  @Policy('keys.own')
   @HttpCode(204)
   async remove(@Param('api_key_id') id: string, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     statusFor(await this.commands.execute(new DeleteApiKey(id, caller, ctx)), 204, res);

@@ -18,6 +18,7 @@ export class UsersController {
     private readonly queries: QueryBus,
   ) {}
 
+  /** Response: the user, plus `api_key`, the user's first personal key, shown this once. */
   @Post()
   @Policy('users.manage')
   async create(@Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -25,7 +26,9 @@ export class UsersController {
     const username = dto.username ?? dto.email;
     const result = await this.commands.execute(new CreateUser({ username, email: dto.email, description: dto.description ?? '', grants: grantsOf(dto) }, caller, ctx));
     statusFor(result, 201, res);
-    return result.visible ? this.queries.execute(new GetUser(username)) : { username, email: dto.email };
+    const user = result.visible ? await this.queries.execute(new GetUser(username)) : { username, email: dto.email };
+    // Shown once: the user's first personal key (users authenticate with keys; there are no passwords).
+    return { ...user, api_key: result.apiKey };
   }
 
   @Get()

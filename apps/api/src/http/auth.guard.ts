@@ -72,7 +72,8 @@ export class AuthGuard implements CanActivate {
       if (e instanceof RateLimiterRes) throw rateLimited(e, 'requests for this credential');
       throw e;
     }
-    const decision = decide(rule, principal.caps, rule.kind === 'corpus' ? corpusKeysOf(req, rule.corpora) : []);
+    const isDataKey = principal.keyType !== undefined && principal.keyType !== 'personal';
+    const decision = decide(rule, principal.caps, rule.kind === 'corpus' ? corpusKeysOf(req, rule.corpora) : [], isDataKey);
     if (decision.outcome === 'hidden') throw corpusNotFound(decision.corpusKey);
     if (decision.outcome === 'forbidden') throw forbidden();
     return true;

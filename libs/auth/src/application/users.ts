@@ -2,9 +2,12 @@ import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler, IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { CommandContext, findMatching, ID_GENERATOR, IdGenerator, notFound, READ_STORE, ReadStore } from '@lib/platform';
 import { CreateUserInput, decideCreateUser, decideDeleteUser, decideUpdateUser, UpdateUserInput, userFold, UserState } from '../domain/user';
+import { ApiKeyEvent, apiKeyFold, ApiKeyState } from '../domain/api-key';
+import { digestOf, formatKey, newSecret } from '../domain/credentials';
+import { NO_GRANTS } from '../domain/roles';
 import { AuthWriter } from './auth-writer';
 import type { Principal } from './principal';
-import { USERS, userStream, UserRow, userView } from './read-models';
+import { apiKeyStream, USERS, userStream, UserRow, userView } from './read-models';
 
 export class CreateUser {
   constructor(
@@ -47,9 +50,32 @@ export class CreateUserHandler implements ICommandHandler<CreateUser> {
     private readonly writer: AuthWriter,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
   ) {}
-  async execute(c: CreateUser) {
+  /**
+   * Users sign in with keys (there are no passwords): the new user's first personal key is created with the
+   * user and returned once, for the administrator to hand over. It carries the user's roles, never more.
+   */
+  async execute(c: CreateUser): Promise<{ visible: boolean; apiKey: string }> {
     const decide = (s: UserState) => decideCreateUser(s, c.input, c.principal.caps, c.ctx.now, () => this.ids.numeric('usr'));
-    return this.writer.write(userStream(c.input.username), userFold, decide, c.ctx);
+    const { events } = await this.writer.write(userStream(c.input.username), userFold, decide, c.ctx);
+    const userId = (events[0].data as { userId: string }).userId;
+    const keyId = this.ids.numeric('aky');
+    const apiKey = formatKey('personal', keyId, newSecret());
+    const created: ApiKeyEvent[] = [
+      {
+        type: 'ApiKeyCreated',
+        data: {
+          keyId,
+          name: `${c.input.username} personal key`,
+          keyType: 'personal',
+          grants: NO_GRANTS,
+          creator: { kind: 'user', userId, username: c.input.username },
+          digest: digestOf(apiKey),
+          createdAt: c.ctx.now.toISOString(),
+        },
+      },
+    ];
+    const key = await this.writer.write(apiKeyStream(keyId), apiKeyFold, (s: ApiKeyState) => (s.status === 'absent' ? created : []), c.ctx);
+    return { visible: key.visible, apiKey };
   }
 }
 

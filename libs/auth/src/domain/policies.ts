@@ -5,6 +5,7 @@ import { Action, allows, allowsSome, Capability } from './roles';
  * it alone. A rule is one of:
  * - `public`: no credential (health probes, the OAuth token endpoint);
  * - `member`: any valid credential that holds at least one capability (handlers narrow further, e.g. own keys);
+ *   with `dataKeys: false`, QueryService and IndexService keys are refused (they manage nothing);
  * - `account`: an account-wide action;
  * - `any`: the action on at least one resource (a list the handler then filters to what the caller may see);
  * - `corpus`: an action on the corpus (or corpora) named by the request. Without read access to a corpus the
@@ -12,7 +13,7 @@ import { Action, allows, allowsSome, Capability } from './roles';
  */
 export type PolicyRule =
   | { readonly kind: 'public' }
-  | { readonly kind: 'member' }
+  | { readonly kind: 'member'; readonly dataKeys?: false }
   | { readonly kind: 'account'; readonly action: Action }
   | { readonly kind: 'any'; readonly action: Action }
   | { readonly kind: 'corpus'; readonly action: Action; readonly corpora: CorpusSource };
@@ -23,6 +24,7 @@ export type CorpusSource = 'path:corpus_key' | 'query:corpus_key' | 'body:search
 export const POLICIES = {
   public: { kind: 'public' },
   member: { kind: 'member' },
+  'keys.own': { kind: 'member', dataKeys: false },
   'corpus.create': { kind: 'account', action: 'corpus.create' },
   'corpus.list': { kind: 'any', action: 'corpus.read' },
   'corpus.read': { kind: 'corpus', action: 'corpus.read', corpora: 'path:corpus_key' },
@@ -41,12 +43,12 @@ export type PolicyName = keyof typeof POLICIES;
 export type Decision = { readonly outcome: 'allow' } | { readonly outcome: 'forbidden' } | { readonly outcome: 'hidden'; readonly corpusKey: string };
 
 /** Decides a policy for a caller's capabilities and the corpora the request names. */
-export function decide(rule: PolicyRule, caps: readonly Capability[], corpusKeys: readonly string[]): Decision {
+export function decide(rule: PolicyRule, caps: readonly Capability[], corpusKeys: readonly string[], isDataKey = false): Decision {
   switch (rule.kind) {
     case 'public':
       return { outcome: 'allow' };
     case 'member':
-      return caps.length ? { outcome: 'allow' } : { outcome: 'forbidden' };
+      return caps.length && !(isDataKey && rule.dataKeys === false) ? { outcome: 'allow' } : { outcome: 'forbidden' };
     case 'account':
       return allows(caps, rule.action) ? { outcome: 'allow' } : { outcome: 'forbidden' };
     case 'any':
