@@ -1,4 +1,5 @@
 import { appendBench } from './append';
+import { authBench } from './auth';
 import { projectionLagBench } from './projection-lag';
 import { queryLatencyBench } from './query-latency';
 import { rebuildBench } from './rebuild';
@@ -8,6 +9,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   'projection-lag': { run: projectionLagBench, usage: 'projection-lag [rate=1000] [seconds=10]' },
   rebuild: { run: rebuildBench, usage: 'rebuild [events=1000000]' },
   'query-latency': { run: queryLatencyBench, usage: 'query-latency [rounds=3]' },
+  auth: { run: authBench, usage: 'auth [requests=5000]' },
 };
 
 async function main(): Promise<void> {
