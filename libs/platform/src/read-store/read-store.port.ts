@@ -1,3 +1,5 @@
+import type { FilterExpr } from '../search-index/filter';
+
 /** A read-model document: plain JSON with a string `id`. */
 export type ReadDoc = { readonly id: string } & Record<string, unknown>;
 
@@ -21,8 +23,21 @@ export interface Condition {
   readonly value: string | number | boolean | null | readonly (string | number | boolean)[];
 }
 
+/**
+ * A metadata filter (`parseFilter`) over the metadata object of each document, with the semantics of
+ * search-index/filter.ts. Only `doc.` fields exist here: a `part.` field fails with DomainError invalid
+ * `filter.level_unsupported`.
+ */
+export interface MetadataFilter {
+  readonly filter: FilterExpr;
+  /** Dot path of the metadata object inside the read document, e.g. `metadata`. */
+  readonly docField: string;
+}
+
 export interface FindQuery {
   readonly where?: readonly Condition[];
+  /** AND-ed with `where`; sorting and paging work as without it. */
+  readonly metadata?: MetadataFilter;
   /** One sort field; ties are broken by `id`, which makes the cursor stable. Default: `id` ascending. */
   readonly sort?: { readonly field: string; readonly direction: 'asc' | 'desc' };
   readonly limit: number;
@@ -55,7 +70,7 @@ export type ReadOp =
 export interface ReadStore {
   get<T extends ReadDoc>(collection: string, id: string): Promise<T | undefined>;
   find<T extends ReadDoc>(collection: string, query: FindQuery): Promise<Page<T>>;
-  count(collection: string, where?: readonly Condition[]): Promise<number>;
+  count(collection: string, where?: readonly Condition[], metadata?: MetadataFilter): Promise<number>;
   ping(): Promise<void>;
 }
 

@@ -1,3 +1,4 @@
+import { parseFilter } from '../../filter/parse-filter';
 import type { ProjectionShape, ProjectionSink } from '../../projections/projection';
 import type { ReadDoc, ReadOp, ReadStore } from '../read-store.port';
 
@@ -68,6 +69,48 @@ export function describeReadStoreContract(adapter: string, create: () => Promise
       expect(await ids([{ field: 'flag', op: 'eq', value: null }])).toEqual(['c']);
       expect(await store.count(coll, [{ field: 'group', op: 'eq', value: 'g1' }])).toBe(2);
       expect(await store.count(coll)).toBe(3);
+    });
+
+    it('filters by metadata with three-valued semantics, AND-ed with conditions, and counts', async () => {
+      await apply([
+        { op: 'put', collection: coll, doc: item('a', 'g1', 1, { metadata: { year: 2020, kind: 'x', 'created at': null }, 'back\\slash': 1 }) },
+        { op: 'put', collection: coll, doc: item('b', 'g1', 2, { metadata: { year: 2021, kind: 'y', tags: ['x'] } }) },
+        { op: 'put', collection: coll, doc: item('c', 'g2', 3, { metadata: { year: '2022', kind: 'X' } }) },
+        { op: 'put', collection: coll, doc: item('d', 'g2', 4, { metadata: { year: 2019.5, 'a.b': true, $v: "it's" } }) },
+        { op: 'put', collection: coll, doc: item('e', 'g2', 5) },
+      ]);
+      const ids = async (filter: string, where?: Parameters<ReadStore['find']>[1]['where']) =>
+        (await store.find(coll, { where, metadata: { filter: parseFilter(filter), docField: 'metadata' }, limit: 10 })).items.map((d) => d.id);
+      expect(await ids('doc.year >= 2020')).toEqual(['a', 'b']);
+      // '2022' is a string and e has no metadata: UNKNOWN either way, so NOT selects neither.
+      expect(await ids('NOT doc.year >= 2020')).toEqual(['d']);
+      expect(await ids(`doc.kind IN ('x', 1)`)).toEqual(['a']);
+      expect(await ids(`doc.kind NOT IN ('x', 1)`)).toEqual(['b', 'c']);
+      expect(await ids(`doc."a.b" = true AND doc."$v" = 'it''s'`)).toEqual(['d']);
+      expect(await ids('doc."a.b" = 1')).toEqual([]);
+      expect(await ids(`doc."created at" IS NULL AND doc.tags IS NOT NULL`)).toEqual(['b']);
+      expect(await ids(`doc.kind LIKE '_' AND doc.kind < 'y'`)).toEqual(['a', 'c']);
+      expect(await ids('doc.year > 2000 OR doc.year IS NULL', [{ field: 'group', op: 'eq', value: 'g2' }])).toEqual(['d', 'e']);
+      expect(await ids('doc.year IS NOT NULL', [{ field: 'back\\slash', op: 'eq', value: 1 }])).toEqual(['a']);
+      const metadata = { filter: parseFilter('doc.year IS NOT NULL'), docField: 'metadata' };
+      const seen: string[] = [];
+      let pageKey: string | undefined;
+      do {
+        const page = await store.find(coll, { metadata, sort: { field: 'rank', direction: 'desc' }, limit: 1, pageKey });
+        seen.push(...page.items.map((d) => d.id));
+        pageKey = page.nextPageKey;
+      } while (pageKey);
+      expect(seen).toEqual(['d', 'c', 'b', 'a']);
+      expect(await store.count(coll, [{ field: 'group', op: 'eq', value: 'g1' }], metadata)).toBe(2);
+      expect(await store.count(coll, undefined, metadata)).toBe(4);
+    });
+
+    it('rejects part fields in a metadata filter, even on an empty collection', async () => {
+      const metadata = { filter: parseFilter(`doc.year = 1 OR part.lang = 'eng'`), docField: 'metadata' };
+      const unsupported = { kind: 'invalid', code: 'filter.level_unsupported', message: expect.stringContaining('part.lang') };
+      await expect(store.find(coll, { metadata, limit: 10 })).rejects.toMatchObject(unsupported);
+      await expect(store.count(coll, undefined, metadata)).rejects.toMatchObject(unsupported);
+      await expect(store.find('never_prepared', { metadata, limit: 10 })).rejects.toMatchObject(unsupported);
     });
 
     it('sorts and pages with a cursor that visits every document once', async () => {

@@ -1,6 +1,7 @@
+import { filterToMongo } from '../../filter/mongo-filter';
 import { assertNever } from '../../kernel/errors';
 import type { ApplyOptions, PositionedOps, ProjectionShape, ProjectionSink } from '../../projections/projection';
-import { Condition, decodePageKey, encodePageKey, FindQuery, getPath, Page, ReadDoc, ReadOp, ReadStore } from '../read-store.port';
+import { Condition, decodePageKey, encodePageKey, FindQuery, getPath, MetadataFilter, Page, ReadDoc, ReadOp, ReadStore } from '../read-store.port';
 import { MongoProjectionState } from './mongo-projection-state';
 
 export type MongoFilter = Record<string, unknown>;
@@ -55,6 +56,11 @@ export function conditionFilter(conditions: readonly Condition[] | undefined): M
       return { [path]: c.op === 'eq' ? c.value : { [`$${c.op}`]: c.value } };
     }),
   );
+}
+
+/** Conditions AND-ed with a metadata filter (see `filterToMongo`). */
+export function queryFilter(where: readonly Condition[] | undefined, metadata: MetadataFilter | undefined): MongoFilter {
+  return and(conditionFilter(where), metadata ? filterToMongo(metadata.filter, { doc: metadata.docField }) : {});
 }
 
 /**
@@ -133,13 +139,15 @@ export class MongoReadStore implements ReadStore, ProjectionSink<ReadOp> {
   }
 
   async find<T extends ReadDoc>(collection: string, query: FindQuery): Promise<Page<T>> {
+    // Translated first: a filter the store cannot run fails even where the collection is still empty.
+    const where = queryFilter(query.where, query.metadata);
     const coll = await this.active(collection);
     if (!coll) return { items: [] };
     const sortField = query.sort?.field ?? 'id';
     const path = mongoPath(sortField);
     const dir = query.sort?.direction === 'desc' ? -1 : 1;
     const key = query.pageKey ? decodePageKey(query.pageKey) : undefined;
-    const filter = and(conditionFilter(query.where), key ? cursorFilter(path, dir, key) : {});
+    const filter = and(where, key ? cursorFilter(path, dir, key) : {});
     const sort: Record<string, 1 | -1> = path === '_id' ? { _id: dir } : { [path]: dir, _id: dir };
     const rows = await coll.find(filter, { sort, limit: query.limit + 1 }).toArray();
     const items = rows.slice(0, query.limit).map((r) => toDoc<T>(r));
@@ -149,9 +157,10 @@ export class MongoReadStore implements ReadStore, ProjectionSink<ReadOp> {
       : { items };
   }
 
-  async count(collection: string, where?: readonly Condition[]): Promise<number> {
+  async count(collection: string, where?: readonly Condition[], metadata?: MetadataFilter): Promise<number> {
+    const filter = queryFilter(where, metadata);
     const coll = await this.active(collection);
-    return coll ? coll.countDocuments(conditionFilter(where)) : 0;
+    return coll ? coll.countDocuments(filter) : 0;
   }
 
   async ping(): Promise<void> {

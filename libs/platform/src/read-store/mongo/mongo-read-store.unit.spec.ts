@@ -1,4 +1,6 @@
 import { BulkWriteResult, MongoBulkWriteError, type WriteError } from 'mongodb';
+import { filterToMongo } from '../../filter/mongo-filter';
+import { parseFilter } from '../../filter/parse-filter';
 import type { PositionedOps } from '../../projections/projection';
 import { encodePageKey, ReadOp } from '../read-store.port';
 import { MongoProjectionState } from './mongo-projection-state';
@@ -215,6 +217,32 @@ describe('MongoReadStore at the driver boundary', () => {
     ]);
     expect(await store.find('unprepared', { limit: 2 })).toEqual({ items: [] });
     expect(await store.count('unprepared')).toBe(0);
+  });
+
+  it('sends a metadata filter as filterToMongo over the doc field, AND-ed with conditions and the cursor, to find and count', async () => {
+    const { db, store } = setup();
+    db.collection('rm_collections').rows.push({ _id: 'items', generation: 1 });
+    const filter = parseFilter(`doc."a.b" >= 2020 AND NOT doc.kind LIKE 'x%'`);
+    const metadata = { filter, docField: 'meta.data' };
+    const translated = filterToMongo(filter, { doc: 'meta.data' });
+    const where = [{ field: 'group', op: 'eq' as const, value: 'g' }];
+    await store.find('items', { where, metadata, sort: { field: 'rank', direction: 'asc' }, limit: 2, pageKey: encodePageKey(3, 'b') });
+    await store.find('items', { metadata, limit: 2 });
+    await store.count('items', where, metadata);
+    expect(db.calls('find', 'rm_items_g1').map(([f]) => f)).toEqual([
+      { $and: [{ $and: [{ group: 'g' }, translated] }, { $or: [{ rank: { $gt: 3 } }, { rank: 3, _id: { $gt: 'b' } }] }] },
+      translated,
+    ]);
+    expect(db.calls('countDocuments', 'rm_items_g1')).toEqual([[{ $and: [{ group: 'g' }, translated] }]]);
+    expect(JSON.stringify(translated)).toContain('"$meta.data"');
+  });
+
+  it('rejects a metadata filter on part fields before calling the driver', async () => {
+    const { db, store } = setup();
+    const metadata = { filter: parseFilter(`part.lang = 'eng'`), docField: 'metadata' };
+    await expect(store.find('items', { metadata, limit: 2 })).rejects.toMatchObject({ code: 'filter.level_unsupported' });
+    await expect(store.count('items', undefined, metadata)).rejects.toMatchObject({ code: 'filter.level_unsupported' });
+    expect(db.log).toEqual([]);
   });
 
   it('activate switches the registry first, then drops every other generation of the collection', async () => {

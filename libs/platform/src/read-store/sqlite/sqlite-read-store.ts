@@ -1,5 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import { assertNever } from '../../kernel/errors';
+import { filterToSql, jsonPathLiteral } from '../../search-index/sqlite/sqlite-filter';
 import type { ApplyOptions, PositionedOps, ProjectionShape, ProjectionSink } from '../../projections/projection';
 import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
@@ -9,6 +10,7 @@ import {
   encodePageKey,
   FindQuery,
   getPath,
+  MetadataFilter,
   Page,
   ReadDoc,
   ReadOp,
@@ -16,10 +18,13 @@ import {
 } from '../read-store.port';
 import { applyPatch } from '../patch';
 
-/** `json_extract(doc, '$."a"."b"')`, inlined so that expression indexes match the queries that use them. */
+/**
+ * `json_extract(doc, '$."a"."b"')`, inlined so that expression indexes match the queries that use them. Labels
+ * are JSON strings (`"a\\b"`), which SQLite reads with their escapes; for names without `\` or control
+ * characters that is the text earlier versions wrote, so existing indexes still match.
+ */
 export function jsonPath(field: string): string {
-  const path = '$.' + field.split('.').map((p) => `"${p.replace(/"/g, '\\"')}"`).join('.');
-  return `json_extract(doc, '${path.replace(/'/g, "''")}')`;
+  return `json_extract(doc, ${jsonPathLiteral(field.split('.'))})`;
 }
 
 const sqlValue = (v: unknown): unknown => (typeof v === 'boolean' ? (v ? 1 : 0) : v);
@@ -41,6 +46,15 @@ export function conditionSql(conditions: readonly Condition[] | undefined, colum
     }
   }
   return { sql: parts.length ? parts.join(' AND ') : '1', params };
+}
+
+/** Conditions and a metadata filter, AND-ed; the filter reads the metadata object at `docField` of the `doc` column. */
+export function whereSql(where: readonly Condition[] | undefined, metadata: MetadataFilter | undefined): { sql: string; params: unknown[] } {
+  const w = conditionSql(where);
+  if (!metadata) return w;
+  const params = [...w.params];
+  const filter = filterToSql(metadata.filter, params, { doc: { column: 'doc', path: metadata.docField.split('.') } });
+  return { sql: `${w.sql} AND ${filter}`, params };
 }
 
 /**
@@ -75,9 +89,10 @@ export class SqliteReadStore implements ReadStore, ProjectionSink<ReadOp> {
   }
 
   async find<T extends ReadDoc>(collection: string, query: FindQuery): Promise<Page<T>> {
+    // Translated first: a filter the store cannot run fails even where the collection is still empty.
+    const where = whereSql(query.where, query.metadata);
     const t = this.table(collection);
     if (!t) return { items: [] };
-    const where = conditionSql(query.where);
     const sortField = query.sort?.field ?? 'id';
     const desc = query.sort?.direction === 'desc';
     const sortCol = sortField === 'id' ? 'id' : jsonPath(sortField);
@@ -112,10 +127,10 @@ export class SqliteReadStore implements ReadStore, ProjectionSink<ReadOp> {
       : { items };
   }
 
-  async count(collection: string, where?: readonly Condition[]): Promise<number> {
+  async count(collection: string, where?: readonly Condition[], metadata?: MetadataFilter): Promise<number> {
+    const w = whereSql(where, metadata);
     const t = this.table(collection);
     if (!t) return 0;
-    const w = conditionSql(where);
     return this.stmt(`SELECT COUNT(*) FROM ${t} WHERE ${w.sql}`).pluck().get(...w.params) as number;
   }
 

@@ -1,3 +1,8 @@
+import fc from 'fast-check';
+import { anyFilterArbitrary, COMMON_WORD, corpusArbitrary, PORTABLE_PROFILE } from '../../filter/contract/filter-arbitraries';
+import { formatFilter } from '../../filter/format-filter';
+import { matchesFilter } from '../../filter/match-filter';
+import { isDomainError } from '../../kernel/errors';
 import type { ProjectionShape, ProjectionSink } from '../../projections/projection';
 import type { FilterExpr } from '../filter';
 import type { IndexedDocument, SearchIndex, SearchOp } from '../search-index.port';
@@ -64,6 +69,31 @@ export function describeSearchIndexContract(adapter: string, create: () => Promi
       expect(await f({ kind: 'is_null', field: { level: 'doc', name: 'created at' }, negated: true })).toEqual(['tides']);
       expect(await lexicalIds('whales krill', { kind: 'cmp', field: { level: 'part', name: 'lang' }, op: '=', value: 'deu' })).toEqual(['whales']);
       expect(await f({ kind: 'and', items: [{ kind: 'cmp', field: year, op: '<', value: 2019 }, { kind: 'cmp', field: year, op: '>', value: 2024 }] })).toEqual([]);
+    });
+
+    it('selects the parts matchesFilter selects, for 50 generated filters (fixed seed); unsupported ones are counted', async () => {
+      const [corpus] = fc.sample(corpusArbitrary(PORTABLE_PROFILE), { seed: 5150, numRuns: 1 });
+      const filters = fc.sample(anyFilterArbitrary(PORTABLE_PROFILE), { seed: 5151, numRuns: 50 });
+      const index = `${name}_eq`;
+      await apply([{ op: 'createIndex', index }, ...corpus.map((document) => ({ op: 'upsertDocument' as const, index, document }))]);
+      const parts = corpus.flatMap((d) => d.parts.map((p) => ({ key: `${d.documentId}:${p.seq}`, doc: d.documentMetadata, part: p.partMetadata })));
+      const mismatches: { filter: string; expected: string[]; actual: string[] }[] = [];
+      let unsupported = 0;
+      for (const filter of filters) {
+        const expected = parts.filter((p) => matchesFilter(filter, p)).map((p) => p.key).sort();
+        try {
+          const hits = await si.search(index, { mode: 'lexical', text: COMMON_WORD, filter, limit: 1000 });
+          const actual = hits.map((h) => `${h.documentId}:${h.seq}`).sort();
+          if (JSON.stringify(actual) !== JSON.stringify(expected)) mismatches.push({ filter: formatFilter(filter), expected, actual });
+        } catch (e) {
+          if (!isDomainError(e) || e.code !== 'search.filter_unsupported') throw e;
+          unsupported++;
+        }
+      }
+      // Not the console: Jest drops console output of files it runs in workers when nothing else fails.
+      process.stderr.write(`${adapter}: ${unsupported} of ${filters.length} generated filters rejected as unsupported\n`);
+      expect(mismatches).toEqual([]);
+      expect(unsupported).toBeLessThan(filters.length / 2);
     });
 
     it('replaces a document on upsert, deletes it, and updates its metadata', async () => {

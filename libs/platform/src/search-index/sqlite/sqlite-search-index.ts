@@ -158,9 +158,12 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     const params: unknown[] = [];
     const where = options.filter ? ` AND ${filterToSql(options.filter, params)}` : '';
     const col = fieldSql(field);
-    return this.stmt(`SELECT DISTINCT ${col} AS v FROM si_${tid}_parts p WHERE ${col} IS NOT NULL${where} ORDER BY v LIMIT ?`)
-      .pluck()
-      .all(...params, options.limit ?? 1000);
+    // Scalars only, with their JSON type: json_extract gives 1/0 for JSON booleans, which must come back as booleans.
+    const type = col.replace(/^json_extract\(/, 'json_type(');
+    const rows = this.stmt(
+      `SELECT DISTINCT ${col} AS v, ${type} AS t FROM si_${tid}_parts p WHERE ${type} IN ('integer', 'real', 'text', 'true', 'false')${where} ORDER BY v LIMIT ?`,
+    ).all(...params, options.limit ?? 1000) as { v: unknown; t: string }[];
+    return rows.map((r) => (r.t === 'true' ? true : r.t === 'false' ? false : r.v));
   }
 
   async documentParts(index: string, documentId: string): Promise<SearchHit[]> {

@@ -1,6 +1,7 @@
 import type { CollectionCreateSchema, CollectionFieldSchema } from 'typesense';
 import { assertNever, DomainError } from '../../kernel/errors';
-import type { FieldRef, FilterExpr, Literal } from '../filter';
+import { likeShape } from '../../filter/like-pattern';
+import { type CmpOp, type FieldRef, type FilterExpr, type Literal, literalType, NEGATED_CMP } from '../filter';
 import type { IndexedDocument, IndexedPart } from '../search-index.port';
 
 /**
@@ -121,20 +122,25 @@ export function fieldKind(typesenseType: string): FieldKind {
 
 export const unsupportedFilter = (message: string): DomainError => new DomainError('invalid', 'search.filter_unsupported', message);
 
-type Cmp = Extract<FilterExpr, { kind: 'cmp' }>['op'];
-const NEGATED: Record<Cmp, Cmp> = { '=': '!=', '!=': '=', '<': '>=', '<=': '>', '>': '<=', '>=': '<' };
-
 /**
  * FilterExpr → `filter_by`. Returns `true` for "matches everything" (send no filter) and `false` for
  * "matches nothing" (do not query at all).
  *
  * Typesense has no general NOT, so negations are pushed down to the atoms (De Morgan, `=`↔`!=`, `<`↔`>=`,
- * `in`↔`:!=[…]`, is_null↔is-not-null). That is exact under SQL's three-valued logic as long as every atom on
- * a missing field is false, which is why `!=` and NOT IN also require the field to be present (SQLite's
- * `NULL <> 'x'` is not true either). With `known` (the schema's flattened fields), atoms on fields no document
- * has, or with a literal of another type, fold to false: Typesense would reject the filter instead.
- * Not expressible, hence DomainError('invalid', 'search.filter_unsupported'): NOT LIKE, LIKE other than
- * `abc%` / `%` / no wildcard, range comparisons with string literals, strings containing a backtick.
+ * `in`↔`:!=[…]`, is_null↔is-not-null): `translate(e, true)` selects where `e` is FALSE, which keeps the three-valued
+ * semantics of search-index/filter.ts as long as every atom and its negation skip UNKNOWN rows. Hence `!=` and
+ * NOT IN also require the field to be present (Typesense's `!=` matches documents without the field), and with
+ * `known` (the schema's flattened fields) atoms on fields no document has, or with a literal of another type than
+ * the field's, fold to false, both ways.
+ *
+ * Where Typesense departs from the semantics (engine-defined, not fixed here because they live in the document
+ * layout): a field's type is fixed by the first value indexed and other values are coerced or dropped, so only
+ * fields that keep one scalar type across an index evaluate exactly (an integer field also coerces later
+ * reals); arrays and objects are present but not indexed, so `!=` and NOT IN select them; string equality and
+ * prefixes are matched on Typesense's normalised tokens (case- and punctuation-insensitive).
+ * Not expressible, hence DomainError('invalid', 'search.filter_unsupported'): range comparisons with string
+ * literals, LIKE other than `abc%` / `%` / no wildcard, NOT LIKE 'abc%', a prefix with other than letters
+ * and digits, strings containing a backtick, numbers that print with an exponent.
  */
 export function toFilterBy(expr: FilterExpr, known?: KnownFields): string | boolean {
   return translate(expr, false, known);
@@ -148,14 +154,13 @@ function translate(e: FilterExpr, neg: boolean, known: KnownFields | undefined):
     case 'not':
       return translate(e.item, !neg, known);
     case 'cmp':
-      return comparison(e.field, neg ? NEGATED[e.op] : e.op, e.value, known);
+      return comparison(e.field, neg ? NEGATED_CMP[e.op] : e.op, e.value, known);
     case 'in':
       return membership(e.field, e.values, neg, known);
     case 'is_null':
       return presence(e.field, e.negated === neg ? '!=' : '=');
     case 'like':
-      if (neg) throw unsupportedFilter(`NOT LIKE on ${e.field.level}.${e.field.name} cannot be expressed in Typesense`);
-      return like(e.field, e.pattern, known);
+      return like(e.field, e.pattern, neg, known);
     default:
       return assertNever(e);
   }
@@ -181,61 +186,79 @@ export function filterLiteral(v: Literal): string {
   return `\`${v}\``;
 }
 
-/** Whether the literal can equal a value of the field; SQLite compares across types as unequal too. */
-function compatible(kind: FieldKind, v: Literal): boolean {
-  if (kind === 'string') return typeof v === 'string';
-  if (kind === 'int' || kind === 'float') return typeof v === 'number' && (kind === 'float' || Number.isInteger(v));
-  if (kind === 'bool') return typeof v === 'boolean';
-  return true;
+/** Whether values of the literal's type can be in a field of this kind ('other': the schema does not say). */
+function sameType(kind: FieldKind, v: Literal): boolean {
+  if (kind === 'other') return true;
+  const type = literalType(v);
+  return type === 'number' ? kind === 'int' || kind === 'float' : type === 'string' ? kind === 'string' : kind === 'bool';
 }
 
-function comparison(field: FieldRef, op: Cmp, value: Literal, known: KnownFields | undefined): string | boolean {
+/** The kind of a field the schema knows; `null` when the atom is UNKNOWN on every document (missing field). */
+function kindOf(field: FieldRef, known: KnownFields | undefined): FieldKind | undefined | null {
+  if (!known) return undefined;
+  return known.get(flatFieldName(field)) ?? null;
+}
+
+const orderBooleans = (a: boolean, op: CmpOp, b: boolean): boolean => compareNumbers(Number(a), op, Number(b));
+
+function compareNumbers(a: number, op: CmpOp, b: number): boolean {
+  return op === '=' ? a === b : op === '!=' ? a !== b : op === '<' ? a < b : op === '<=' ? a <= b : op === '>' ? a > b : a >= b;
+}
+
+/** `op` is already negated where the atom was under NOT: this is the condition for TRUE. */
+function comparison(field: FieldRef, op: CmpOp, value: Literal, known: KnownFields | undefined): string | boolean {
   const ranged = op !== '=' && op !== '!=';
   if (ranged && typeof value === 'string') throw unsupportedFilter(`Typesense compares strings only for equality (${field.level}.${field.name} ${op} "${value}")`);
   const name = flatFieldName(field);
-  const kind = known?.get(name);
-  if (known && !kind) return false;
+  const kind = kindOf(field, known);
+  if (kind === null || (kind && !sameType(kind, value))) return false;
+  if (typeof value === 'boolean') {
+    // Typesense has no range on booleans: the booleans that satisfy the comparison, as equality or presence.
+    const holds = [false, true].filter((b) => orderBooleans(b, op, value));
+    if (holds.length === 0) return false;
+    return holds.length === 2 ? presence(field, '=') : `${name}:=${holds[0]}`;
+  }
   if (kind === 'int' && typeof value === 'number' && !Number.isInteger(value)) {
     // An integer field never equals a fraction, and a fractional bound rounds to an integer one.
     if (op === '=') return false;
     if (op === '!=') return presence(field, '=');
     return op === '<' || op === '<=' ? `${name}:<=${Math.floor(value)}` : `${name}:>=${Math.ceil(value)}`;
   }
-  if (kind && !compatible(kind, value)) return op === '!=' ? presence(field, '=') : false;
   const clause = `${name}:${op}${filterLiteral(value)}`;
   return op === '!=' ? `(${clause} && ${presence(field, '=')})` : clause;
 }
 
+/** IN is TRUE for a value equal to a same-type literal, FALSE for another value of a type the list has (filter.ts). */
 function membership(field: FieldRef, values: readonly Literal[], neg: boolean, known: KnownFields | undefined): string | boolean {
-  const name = flatFieldName(field);
-  const kind = known?.get(name);
-  // SQL: `x IN ()` is false even for NULL, so `NOT (x IN ())` is true for every row.
+  // `x IN ()` is FALSE for every row, so `NOT (x IN ())` is TRUE for every row.
   if (values.length === 0) return neg;
-  if (known && !kind) return false;
-  const usable = kind ? values.filter((v) => compatible(kind, v)) : values;
-  if (usable.length === 0) return neg ? presence(field, '=') : false;
-  const list = `[${usable.map(filterLiteral).join(',')}]`;
+  const name = flatFieldName(field);
+  const kind = kindOf(field, known);
+  if (kind === null) return false;
+  const typed = kind ? values.filter((v) => sameType(kind, v)) : values;
+  if (typed.length === 0) return false;
+  if (kind === 'bool') {
+    const listed = [false, true].filter((b) => typed.includes(b) !== neg);
+    return listed.length === 2 ? presence(field, '=') : listed.length === 1 ? `${name}:=${listed[0]}` : false;
+  }
+  const equal = kind === 'int' ? typed.filter((v) => Number.isInteger(v)) : typed;
+  if (equal.length === 0) return neg ? presence(field, '=') : false;
+  const list = `[${equal.map(filterLiteral).join(',')}]`;
   return neg ? `(${name}:!=${list} && ${presence(field, '=')})` : `${name}:=${list}`;
 }
 
-/** SQL LIKE (%, _, backslash escapes) as far as Typesense filters go: exact value, prefix, or any value. */
-function like(field: FieldRef, pattern: string, known: KnownFields | undefined): string | boolean {
-  let text = '';
-  let trailing = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (trailing) throw unsupportedFilter(`LIKE "${pattern}": only a trailing % is supported by Typesense`);
-    if (c === '\\' && i + 1 < pattern.length) text += pattern[++i];
-    else if (c === '%') trailing = true;
-    else if (c === '_') throw unsupportedFilter(`LIKE "${pattern}": _ is not supported by Typesense`);
-    else text += c;
-  }
-  if (trailing && text === '') return presence(field, '=');
+/** SQL LIKE (filter.ts) as far as Typesense filters go: exact value, prefix, or any string. */
+function like(field: FieldRef, pattern: string, neg: boolean, known: KnownFields | undefined): string | boolean {
+  const shape = likeShape(pattern);
+  if (!shape) throw unsupportedFilter(`LIKE "${pattern}": Typesense matches only a whole value (abc) or a prefix (abc%)`);
+  const kind = kindOf(field, known);
+  if (kind === null || (kind && kind !== 'string' && kind !== 'other')) return false;
   const name = flatFieldName(field);
-  const kind = known?.get(name);
-  if (known && kind !== 'string' && kind !== 'other') return false;
-  if (!trailing) return `${name}:=${filterLiteral(text)}`;
+  // `%` is TRUE for every string, so NOT LIKE '%' is never TRUE.
+  if (shape.prefix && shape.text === '') return neg ? false : presence(field, '=');
+  if (!shape.prefix) return neg ? `(${name}:!=${filterLiteral(shape.text)} && ${presence(field, '=')})` : `${name}:=${filterLiteral(shape.text)}`;
+  if (neg) throw unsupportedFilter(`NOT LIKE "${pattern}": Typesense has no negated prefix filter`);
   // Typesense's prefix filter (`f:=abc*`) takes a bare token, so only letters and digits are safe in it.
-  if (!/^[\p{L}\p{N}]+$/u.test(text)) throw unsupportedFilter(`LIKE "${pattern}": a Typesense prefix may hold only letters and digits`);
-  return `${name}:=${text}*`;
+  if (!/^[\p{L}\p{N}]+$/u.test(shape.text)) throw unsupportedFilter(`LIKE "${pattern}": a Typesense prefix may hold only letters and digits`);
+  return `${name}:=${shape.text}*`;
 }

@@ -1,5 +1,9 @@
+import fc from 'fast-check';
+import { anyFilterArbitrary, corpusArbitrary, PORTABLE_PROFILE } from '../../filter/contract/filter-arbitraries';
+import { formatFilter } from '../../filter/format-filter';
+import { matchesFilter } from '../../filter/match-filter';
 import type { FieldRef, FilterExpr, Literal } from '../filter';
-import { decodeFieldName, encodeFieldName, FieldKind, flatFieldName, flattenMetadata, toFilterBy } from './typesense-filter';
+import { decodeFieldName, encodeFieldName, FieldKind, flatFieldName, flattenMetadata, partDocument, toFilterBy } from './typesense-filter';
 
 const doc = (name: string): FieldRef => ({ level: 'doc', name });
 const part = (name: string): FieldRef => ({ level: 'part', name });
@@ -92,6 +96,37 @@ describe('toFilterBy', () => {
     expect(toFilterBy({ kind: 'is_null', field: doc('missing'), negated: false }, known)).toBe('doc_has:!=[`doc__missing`]');
   });
 
+  it('keeps UNKNOWN out of negations: a literal of another type than the field selects nothing, either way', () => {
+    const known = new Map<string, FieldKind>([['doc__year', 'int'], ['doc__kind', 'string'], ['doc__ok', 'bool']]);
+    expect(toFilterBy(cmp(kind, '!=', 1), known)).toBe(false);
+    expect(toFilterBy(not(cmp(kind, '=', 1)), known)).toBe(false);
+    expect(toFilterBy(not({ kind: 'in', field: kind, values: [1, true] }), known)).toBe(false);
+    expect(toFilterBy(not({ kind: 'in', field: year, values: ['x', 2.5] }), known)).toBe('doc_has:=[`doc__year`]');
+    expect(toFilterBy(not({ kind: 'in', field: year, values: ['x', 2.5, 3] }), known)).toBe('(doc__year:!=[3] && doc_has:=[`doc__year`])');
+    expect(toFilterBy({ kind: 'like', field: year, pattern: '%' }, known)).toBe(false);
+    expect(toFilterBy(not({ kind: 'like', field: year, pattern: '%' }), known)).toBe(false);
+  });
+
+  it('writes boolean ranges as equality or presence, and boolean lists as equality', () => {
+    const known = new Map<string, FieldKind>([['doc__ok', 'bool']]);
+    const ok = doc('ok');
+    expect(toFilterBy(cmp(ok, '<', true), known)).toBe('doc__ok:=false');
+    expect(toFilterBy(cmp(ok, '<=', true), known)).toBe('doc_has:=[`doc__ok`]');
+    expect(toFilterBy(not(cmp(ok, '<=', false)), known)).toBe('doc__ok:=true');
+    expect(toFilterBy(cmp(ok, '>', true), known)).toBe(false);
+    expect(toFilterBy({ kind: 'in', field: ok, values: [true, 'x'] }, known)).toBe('doc__ok:=true');
+    expect(toFilterBy(not({ kind: 'in', field: ok, values: [true] }), known)).toBe('doc__ok:=false');
+    expect(toFilterBy(not({ kind: 'in', field: ok, values: [true, false] }), known)).toBe(false);
+  });
+
+  it('reads LIKE escapes as the semantics do, and expresses NOT LIKE for whole values and %', () => {
+    expect(toFilterBy({ kind: 'like', field: kind, pattern: 'C:\\dir' })).toBe('doc__kind:=`C:\\dir`');
+    expect(toFilterBy({ kind: 'like', field: kind, pattern: 'C:\\\\dir' })).toBe('doc__kind:=`C:\\dir`');
+    expect(toFilterBy({ kind: 'like', field: kind, pattern: 'ab%%' })).toBe('doc__kind:=ab*');
+    expect(toFilterBy(not({ kind: 'like', field: kind, pattern: 'a\\_b' }))).toBe('(doc__kind:!=`a_b` && doc_has:=[`doc__kind`])');
+    expect(toFilterBy(not({ kind: 'like', field: kind, pattern: '%' }))).toBe(false);
+  });
+
   it('throws a typed error for what Typesense cannot express', () => {
     expect(() => toFilterBy(not({ kind: 'like', field: kind, pattern: 'a%' }))).toThrow(expect.objectContaining(unsupported));
     expect(() => toFilterBy({ kind: 'like', field: kind, pattern: '%a' })).toThrow(expect.objectContaining(unsupported));
@@ -99,5 +134,113 @@ describe('toFilterBy', () => {
     expect(() => toFilterBy({ kind: 'like', field: kind, pattern: 'a b%' })).toThrow(expect.objectContaining(unsupported));
     expect(() => toFilterBy(cmp(kind, '<', 'm'))).toThrow(expect.objectContaining(unsupported));
     expect(() => toFilterBy(cmp(kind, '=', 'a`b'))).toThrow(expect.objectContaining(unsupported));
+  });
+});
+
+/**
+ * A model of Typesense's `filter_by` on the flattened layout, as far as these translations use it: `:=` equality
+ * (any list element), `:!=` also matching documents without the field (Typesense ≥ 0.25), ranges needing the
+ * field, `abc*` prefixes. It lets the translation be checked against matchesFilter here; the contract checks the
+ * real server when TYPESENSE_URL is set.
+ */
+function typesenseModel(filterBy: string): (doc: Record<string, unknown>) => boolean {
+  let at = 0;
+  const peek = (s: string) => filterBy.startsWith(s, at);
+  const take = (re: RegExp): string => {
+    const m = re.exec(filterBy.slice(at));
+    if (!m) throw new Error(`model cannot read ${filterBy.slice(at)}`);
+    at += m[0].length;
+    return m[0];
+  };
+  const value = (): unknown => {
+    if (peek('`')) return take(/^`[^`]*`/).slice(1, -1);
+    const raw = take(/^[^\s,\])&|]+/);
+    if (raw === 'true' || raw === 'false') return raw === 'true';
+    if (raw.endsWith('*')) return { prefix: raw.slice(0, -1) };
+    return Number(raw);
+  };
+  type Pred = (doc: Record<string, unknown>) => boolean;
+  const clause = (): Pred => {
+    const name = take(/^[A-Za-z0-9_]+/);
+    const op = take(/^:(!=|<=|>=|<|>|=)/).slice(1);
+    let values: unknown[];
+    if (peek('[')) {
+      take(/^\[/);
+      values = [value()];
+      while (peek(',')) {
+        take(/^,/);
+        values.push(value());
+      }
+      take(/^\]/);
+    } else values = [value()];
+    const equal = (v: unknown, lit: unknown) =>
+      Array.isArray(v) ? v.includes(lit) : typeof lit === 'object' && lit ? typeof v === 'string' && v.startsWith((lit as { prefix: string }).prefix) : v === lit;
+    return (doc) => {
+      const v = doc[name];
+      if (op === '=') return v !== undefined && values.some((lit) => equal(v, lit));
+      if (op === '!=') return v === undefined || !values.some((lit) => equal(v, lit));
+      if (typeof v !== 'number') return false;
+      const n = values[0] as number;
+      return op === '<' ? v < n : op === '<=' ? v <= n : op === '>' ? v > n : v >= n;
+    };
+  };
+  const primary = (): Pred => {
+    if (!peek('(')) return clause();
+    take(/^\(/);
+    const inner = or();
+    take(/^\)/);
+    return inner;
+  };
+  const and = (): Pred => {
+    const items = [primary()];
+    while (peek(' && ')) {
+      take(/^ && /);
+      items.push(primary());
+    }
+    return (doc) => items.every((p) => p(doc));
+  };
+  const or = (): Pred => {
+    const items = [and()];
+    while (peek(' || ')) {
+      take(/^ \|\| /);
+      items.push(and());
+    }
+    return (doc) => items.some((p) => p(doc));
+  };
+  const result = or();
+  if (at !== filterBy.length) throw new Error(`model stopped at ${filterBy.slice(at)}`);
+  return result;
+}
+
+describe('toFilterBy against the semantics', () => {
+  it('selects what matchesFilter selects on data Typesense holds exactly (portable profile, model of filter_by)', () => {
+    const [corpus] = fc.sample(corpusArbitrary(PORTABLE_PROFILE), { seed: 99, numRuns: 1 });
+    const rows = corpus.flatMap((d) => d.parts.map((p) => ({ flat: partDocument(d, p, 1, false), scope: { doc: d.documentMetadata, part: p.partMetadata } })));
+    // Auto-detection: the first value of a field fixes its kind, as Typesense does.
+    const known = new Map<string, FieldKind>();
+    for (const { flat } of rows) {
+      for (const [k, v] of Object.entries(flat)) {
+        if (!/^(doc|part)__/.test(k) || known.has(k)) continue;
+        known.set(k, typeof v === 'string' ? 'string' : typeof v === 'boolean' ? 'bool' : Number.isInteger(v) ? 'int' : 'float');
+      }
+    }
+    let unsupportedCount = 0;
+    let checked = 0;
+    for (const filter of fc.sample(anyFilterArbitrary(PORTABLE_PROFILE), { seed: 100, numRuns: 400 })) {
+      let filterBy: string | boolean;
+      try {
+        filterBy = toFilterBy(filter, known);
+      } catch (e) {
+        expect(e).toMatchObject(unsupported);
+        unsupportedCount++;
+        continue;
+      }
+      const selected = typeof filterBy === 'boolean' ? () => filterBy as boolean : typesenseModel(filterBy);
+      const actual = rows.map((r) => selected(r.flat));
+      const expected = rows.map((r) => matchesFilter(filter, r.scope));
+      if (JSON.stringify(actual) !== JSON.stringify(expected)) throw new Error(`${formatFilter(filter)} → ${String(filterBy)}`);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(unsupportedCount);
   });
 });
