@@ -1,0 +1,2 @@
+export * from './extracted';
+export * from './extract';
