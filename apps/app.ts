@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { ServiceConfig } from '@lib/platform';
@@ -14,6 +15,8 @@ import { createInfrastructure, Infrastructure, Role } from './infrastructure/inf
 /** Credentials sent by mistake in a query string never reach the log. */
 const SECRET_PARAMS = /([?&](?:x-api-key|api_key|apikey|key|access_token|token|client_secret|secret)=)[^&]*/gi;
 export const redactUrl = (url: string): string => url.replace(SECRET_PARAMS, '$1****');
+
+const MAX_HEADER_BYTES = 4 * 1024 * 1024;
 
 export interface StartedApp {
   readonly app: NestExpressApplication;
@@ -33,6 +36,9 @@ export async function startApp(config: ServiceConfig, role: Role, log: Logger, p
       { bodyParser: false, logger: new PinoNestLogger(log) },
     );
     app.disable('x-powered-by');
+    // A bulk update may list 10,000 document ids of up to 100 characters in its query string (spec limits):
+    // Node's default 16 KB header limit would refuse it with 431.
+    (app.getHttpServer() as Server & { maxHeaderSize: number }).maxHeaderSize = MAX_HEADER_BYTES;
     app.use(requestContext);
     app.use(
       pinoHttp({

@@ -1,4 +1,6 @@
 import { appendBench } from './append';
+import { ingestBench } from './ingest';
+import { parseBench } from './parse';
 import { authBench } from './auth';
 import { projectionLagBench } from './projection-lag';
 import { queryLatencyBench } from './query-latency';
@@ -10,6 +12,8 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   rebuild: { run: rebuildBench, usage: 'rebuild [events=1000000]' },
   'query-latency': { run: queryLatencyBench, usage: 'query-latency [rounds=3]' },
   auth: { run: authBench, usage: 'auth [requests=5000]' },
+  ingest: { run: ingestBench, usage: 'ingest [documents=all]' },
+  parse: { run: parseBench, usage: 'parse [seconds-per-format=2]' },
 };
 
 async function main(): Promise<void> {

@@ -2,12 +2,14 @@ import type { Projection } from '@lib/platform';
 import { authProjection } from './auth/auth.projection';
 import { corporaProjection } from './corpora/corpora.projection';
 import { documentsProjection } from './documents/documents.projection';
+import { jobsProjection } from './jobs/jobs.projection';
 import { searchProjection } from './search/search.projection';
 
 export * from './auth/auth.projection';
 export * from './corpora/corpora.projection';
 export * from './documents/documents.projection';
+export * from './jobs/jobs.projection';
 export * from './search/search.projection';
 
 /** Every projection the service runs. */
-export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection];
+export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection];

@@ -78,6 +78,10 @@ function expected(route: Route, who: CallerSpec | 'unauthenticated'): Expect {
       return corpus('delete');
     case 'corpus.list':
       return who.someCorpus ? 'allow' : 403;
+    case 'jobs.read':
+      // The job fixture belongs to c1: a caller who reads other corpora only is told it does not exist.
+      if (!who.someCorpus) return 403;
+      return route.path.includes(':job_id') && !who.c1.includes('read') ? 404 : 'allow';
     case 'corpus.create':
     case 'users.manage':
     case 'users.read':
@@ -122,11 +126,12 @@ function routesOf(app: TestApp): Route[] {
 describe('route × role matrix', () => {
   let app: TestApp;
   const headers: Record<string, Record<string, string>> = {};
-  const fixture = { keyId: '', appClientId: '' };
+  const fixture = { keyId: '', appClientId: '', jobId: '' };
 
   async function resetFixtures(): Promise<void> {
     await app.call('POST', '/v2/corpora', { key: 'c1', name: 'C1' });
     await app.call('POST', '/v2/corpora/c1/documents', { id: 'd1', type: 'core', document_parts: [{ text: 'Fixture text.' }] });
+    if (!fixture.jobId) fixture.jobId = (await app.call('PATCH', '/v2/corpora/c1/documents?document_ids=d1&async=false', { metadata: { fixture: true } })).body.job_id;
     await app.call('POST', '/v2/users', { email: 'target@example.com', username: 'target', corpus_roles: [{ corpus_key: 'c1', role: 'viewer' }] });
     if (!fixture.keyId || (await app.call('GET', `/v2/api_keys/${fixture.keyId}`)).status === 404) {
       fixture.keyId = (await createKey(app, { name: 'target key', api_key_role: 'serving', corpus_keys: ['c1'] })).id;
@@ -175,9 +180,11 @@ describe('route × role matrix', () => {
       .replace(':document_id', 'd1')
       .replace(':username', 'target')
       .replace(':api_key_id', fixture.keyId)
-      .replace(':app_client_id', fixture.appClientId);
+      .replace(':app_client_id', fixture.appClientId)
+      .replace(':job_id', fixture.jobId)
+      .replace(':attribute', 'doc.x');
     if (route.method === 'POST' && route.policy === 'query.corpora') return { path, body: { search: { corpora: [{ corpus_key: 'c1' }] } } };
-    if (route.method === 'POST' || route.method === 'PATCH') return { path, body: {} };
+    if (route.method === 'POST' || route.method === 'PATCH' || route.method === 'PUT') return { path, body: {} };
     return { path };
   }
 
@@ -219,7 +226,7 @@ describe('route × role matrix', () => {
         const got = await status(route, caller);
         const okay = want === 'allow' ? ![401, 403, 404].includes(got) && got < 500 : got === want;
         if (!okay) mismatches.push(`${route.method} ${route.path} as ${caller}: want ${want}, got ${got}`);
-        if (route.method === 'DELETE' && got < 300) await resetFixtures();
+        if ((route.method === 'DELETE' || route.path.endsWith('/reset')) && got < 300) await resetFixtures();
       }
     }
     expect(mismatches).toEqual([]);

@@ -40,6 +40,11 @@ describe('README examples', () => {
     const query = outputs.find((o) => o.search_results);
     expect(query.search_results[0]).toMatchObject({ document_id: 'tides', text: 'Tides are caused by the gravitational pull of the moon.' });
     expect(outputs).toContain(403);
+    expect(outputs.find((o) => o.id === 'moon.md')?.parts.map((p: { text: string }) => p.text)).toEqual(['The moon pulls the oceans.', 'A full moon brings spring tides.']);
+    // "tides" also mentions the moon but has no year: only the uploaded 2023 file passes the filter.
+    const filtered = outputs.filter((o) => o.search_results)[1];
+    expect(new Set(filtered.search_results.map((r: { document_id: string }) => r.document_id))).toEqual(new Set(['moon.md']));
+    expect(outputs.find((o) => o.type === 'success')).toMatchObject({ updated_count: 2, skipped_count: 0, failed_count: 0 });
     expect(outputs.find((o) => o.events)?.events[0].type).toBe('CorpusCreated');
     expect((await app.call('GET', '/v2/corpora/my-docs/documents/fox')).status).toBe(404);
   });

@@ -3,14 +3,14 @@ import { assertNever, ReadModelProjection, ReadOp, RecordedEvent } from '@lib/pl
 
 export const CORPORA_COLLECTION = 'corpora';
 
-type Handled = CorpusEvent | DocumentEvent;
+type Handled = CorpusEvent | Exclude<DocumentEvent, { type: 'DocumentMetadataUpdated' }>;
 
 /** One document per corpus, keyed by corpus key, with usage counters kept by document events. */
 export const corporaProjection: ReadModelProjection = {
   name: 'corpora',
   version: 1,
   target: 'read',
-  eventTypes: ['CorpusCreated', 'CorpusUpdated', 'CorpusDeleted', 'DocumentIndexed', 'DocumentDeleted'],
+  eventTypes: ['CorpusCreated', 'CorpusUpdated', 'CorpusDeleted', 'CorpusReset', 'CorpusFilterAttributesReplaced', 'DocumentIndexed', 'DocumentDeleted'],
   collections: [{ name: CORPORA_COLLECTION, indexes: [{ fields: ['corpus_id'] }, { fields: ['created_at'] }] }],
   apply(recorded: RecordedEvent): ReadOp[] {
     const event = recorded as unknown as Handled;
@@ -55,6 +55,10 @@ export const corporaProjection: ReadModelProjection = {
       }
       case 'CorpusDeleted':
         return [{ op: 'delete', collection: c, id: event.data.corpusKey }];
+      case 'CorpusReset':
+        return [{ op: 'patch', collection: c, id: event.data.corpusKey, set: { used_docs: 0, used_parts: 0, used_characters: 0, epoch: event.data.epoch } }];
+      case 'CorpusFilterAttributesReplaced':
+        return [{ op: 'patch', collection: c, id: event.data.corpusKey, set: { filter_attributes: event.data.filterAttributes } }];
       case 'DocumentIndexed': {
         const st = event.data.stats;
         return [{ op: 'patch', collection: c, id: event.data.corpusKey, inc: { used_docs: 1, used_parts: st.parts, used_characters: st.characters } }];

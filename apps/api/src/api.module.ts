@@ -4,6 +4,7 @@ import { CqrsModule } from '@nestjs/cqrs';
 import { AuthModule, Authenticator } from '@lib/auth';
 import { CorporaModule } from '@lib/corpora';
 import {
+  BACKGROUND_WORK,
   CLOCK,
   EVENT_STORE,
   ID_GENERATOR,
@@ -20,6 +21,8 @@ import type { Infrastructure } from '../../infrastructure/infrastructure';
 import { CorporaController } from './corpora/corpora.controller';
 import { DocumentsController } from './corpora/documents.controller';
 import { QueryController } from './corpora/query.controller';
+import { JobsController } from './jobs/jobs.controller';
+import { UploadController } from './corpora/upload.controller';
 import { ApiKeysController } from './auth/api-keys.controller';
 import { AppClientsController } from './auth/app-clients.controller';
 import { OAuthController } from './auth/oauth.controller';
@@ -66,9 +69,10 @@ export class PortsModule {
         { provide: PROJECTION_PROGRESS, useValue: infra.progress },
         { provide: CLOCK, useValue: systemClock },
         { provide: ID_GENERATOR, useValue: randomIds },
+        { provide: BACKGROUND_WORK, useValue: { enabled: !!infra.runtime } },
         InfrastructureLifecycle,
       ],
-      exports: [INFRASTRUCTURE, SERVICE_CONFIG, EVENT_STORE, READ_STORE, SEARCH_INDEX, PROJECTION_PROGRESS, CLOCK, ID_GENERATOR],
+      exports: [INFRASTRUCTURE, BACKGROUND_WORK, SERVICE_CONFIG, EVENT_STORE, READ_STORE, SEARCH_INDEX, PROJECTION_PROGRESS, CLOCK, ID_GENERATOR],
     };
   }
 }
@@ -81,6 +85,8 @@ export const API_CONTROLLERS = [
   CorporaController,
   DocumentsController,
   QueryController,
+  UploadController,
+  JobsController,
   UsersController,
   ApiKeysController,
   AppClientsController,

@@ -11,6 +11,13 @@ import { ListDocumentsHandler } from './application/list-documents/list-document
 import { QueryCorporaHandler } from './application/query/query-corpora';
 import { UpdateCorpusHandler } from './application/update-corpus/update-corpus';
 import { StreamWriter } from './application/stream-writer';
+import { ResetCorpusHandler } from './application/reset-corpus/reset-corpus';
+import { UpdateDocumentMetadataHandler } from './application/update-document-metadata/update-document-metadata';
+import { JobSignals, QueueBulkMetadataUpdateHandler, QueueReplaceFilterAttributesHandler } from './application/jobs/queue-jobs';
+import { JobRunner } from './application/jobs/job-runner';
+import { ListFilterValuesHandler } from './application/filter-values/filter-values';
+import { UploadFileHandler } from './application/upload-file/upload-file';
+import { GetJobHandler, ListJobsHandler } from './application/jobs/job-queries';
 
 /** Corpora, documents and search: command and query handlers. Ports come from the platform module. */
 @Module({
@@ -27,6 +34,16 @@ import { StreamWriter } from './application/stream-writer';
     GetDocumentHandler,
     ListDocumentsHandler,
     QueryCorporaHandler,
+    ResetCorpusHandler,
+    UpdateDocumentMetadataHandler,
+    JobSignals,
+    QueueBulkMetadataUpdateHandler,
+    QueueReplaceFilterAttributesHandler,
+    JobRunner,
+    GetJobHandler,
+    ListJobsHandler,
+    ListFilterValuesHandler,
+    UploadFileHandler,
   ],
 })
 export class CorporaModule {}

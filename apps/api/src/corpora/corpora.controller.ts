@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
-import { CreateCorpus, DeleteCorpus, GetCorpus, ListCorpora, UpdateCorpus, WriteResult } from '@lib/corpora';
+import { CreateCorpus, DeleteCorpus, GetCorpus, ListCorpora, ListFilterValues, QueuedJob, QueueReplaceFilterAttributes, ResetCorpus, UpdateCorpus, WriteResult } from '@lib/corpora';
 import { CommandContext, invalid } from '@lib/platform';
 import { Principal, scopesOf } from '@lib/auth';
 import { Caller } from '../http/caller';
@@ -9,7 +9,7 @@ import { Policy } from '../http/policy';
 import { Ctx } from '../http/command-context';
 import { statusFor } from '../http/write-status';
 import { validateBody } from '../http/validation';
-import { CreateCorpusDto, UpdateCorpusDto } from './corpus.dto';
+import { CreateCorpusDto, ReplaceFilterAttributesDto, UpdateCorpusDto } from './corpus.dto';
 import { pageLimit } from './paging';
 
 @Controller('v2/corpora')
@@ -78,6 +78,37 @@ export class CorporaController {
     statusFor(result, 200, res);
     if (!result.visible) return { key, ...(body as Record<string, unknown>) };
     return this.queries.execute(new GetCorpus(key));
+  }
+
+  /** Removes every document; the corpus and its settings stay. */
+  @Post(':corpus_key/reset')
+  @Policy('corpus.delete')
+  @HttpCode(204)
+  async reset(@Param('corpus_key') key: string, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    statusFor(await this.commands.execute(new ResetCorpus(key, ctx)), 204, res);
+  }
+
+  @Post(':corpus_key/replace_filter_attributes')
+  @Policy('corpus.configure')
+  @HttpCode(200)
+  async replaceFilterAttributes(@Param('corpus_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
+    const dto = validateBody(ReplaceFilterAttributesDto, body);
+    const attrs = dto.filter_attributes.map((a) => ({ ...a, indexed: a.indexed ?? true }));
+    const result: WriteResult<QueuedJob> = await this.commands.execute(new QueueReplaceFilterAttributes(key, attrs, ctx));
+    return { job_id: result.value.jobId };
+  }
+
+  /** Distinct values of one filter attribute (`doc.<name>` / `part.<name>`), newest index state. */
+  @Get(':corpus_key/filter_attributes/:attribute/values')
+  @Policy('corpus.read')
+  async filterValues(
+    @Param('corpus_key') key: string,
+    @Param('attribute') attribute: string,
+    @Query('fuzzy_match') fuzzyMatch?: string,
+    @Query('metadata_filter') metadataFilter?: string,
+    @Query('limit') limit?: string,
+  ) {
+    return this.queries.execute(new ListFilterValues(key, attribute, { fuzzyMatch, metadataFilter, limit: pageLimit(limit, 100, 1000) }));
   }
 
   @Delete(':corpus_key')

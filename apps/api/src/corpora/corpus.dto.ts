@@ -34,3 +34,7 @@ export class UpdateCorpusDto {
   @IsOptional() @IsString() @MaxLength(1000) description?: string;
   @IsOptional() @IsBoolean() save_history?: boolean;
 }
+
+export class ReplaceFilterAttributesDto {
+  @IsArray() @ArrayMaxSize(100) @ValidateNested({ each: true }) @Type(() => FilterAttributeDto) filter_attributes!: FilterAttributeDto[];
+}

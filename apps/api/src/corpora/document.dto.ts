@@ -63,3 +63,12 @@ export class StructuredDocumentDto extends DocumentBase {
   @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_PARTS) @ValidateNested({ each: true }) @Type(() => SectionDto) sections!: SectionDto[];
   @IsOptional() @ValidateNested() @Type(() => ChunkingStrategyDto) chunking_strategy?: ChunkingStrategyDto;
 }
+
+export class MetadataDto {
+  @IsObject() metadata!: Record<string, unknown>;
+}
+
+export class BulkMetadataDto {
+  @IsObject() metadata!: Record<string, unknown>;
+  @IsOptional() @IsIn(['merge', 'replace']) strategy?: 'merge' | 'replace';
+}

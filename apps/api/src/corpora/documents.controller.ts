@@ -1,13 +1,27 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Patch, Post, Put, Query, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
-import { DeleteDocument, DocumentInput, DocumentStats, GetDocument, IndexDocument, ListDocuments, StructuredSectionInput, WriteResult } from '@lib/corpora';
-import { CommandContext, invalid } from '@lib/platform';
+import {
+  DeleteDocument,
+  DocumentInput,
+  DocumentStats,
+  GetDocument,
+  IndexDocument,
+  ListDocuments,
+  MAX_BULK_DOCUMENT_IDS,
+  QueuedJob,
+  QueueBulkMetadataUpdate,
+  StructuredSectionInput,
+  UpdateDocumentMetadata,
+  waitForJob,
+  WriteResult,
+} from '@lib/corpora';
+import { CommandContext, DomainError, invalid, READ_STORE, ReadStore } from '@lib/platform';
 import { Policy } from '../http/policy';
 import { Ctx } from '../http/command-context';
 import { validateBody } from '../http/validation';
 import { statusFor } from '../http/write-status';
-import { CoreDocumentDto, SectionDto, StructuredDocumentDto } from './document.dto';
+import { BulkMetadataDto, CoreDocumentDto, MetadataDto, SectionDto, StructuredDocumentDto } from './document.dto';
 import { pageLimit } from './paging';
 
 function sectionsOf(sections: SectionDto[]): StructuredSectionInput[] {
@@ -36,11 +50,23 @@ function toInput(body: unknown): DocumentInput {
   throw invalid('request.invalid', 'type must be "core" or "structured"', { type: 'must be "core" or "structured"' });
 }
 
+/** `Request-Timeout` (seconds) or `Request-Timeout-Millis` (wins); default 5 minutes. */
+function requestTimeoutMs(seconds: string | undefined, millis: string | undefined): number {
+  const parse = (raw: string | undefined, name: string, scale: number) => {
+    if (raw === undefined || raw === '') return undefined;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1) throw invalid('request.invalid', `${name} must be a positive integer`, { [name]: 'must be a positive integer' });
+    return n * scale;
+  };
+  return parse(millis, 'Request-Timeout-Millis', 1) ?? parse(seconds, 'Request-Timeout', 1000) ?? 300_000;
+}
+
 @Controller('v2/corpora/:corpus_key/documents')
 export class DocumentsController {
   constructor(
     private readonly commands: CommandBus,
     private readonly queries: QueryBus,
+    @Inject(READ_STORE) private readonly reads: ReadStore,
   ) {}
 
   @Post()
@@ -68,8 +94,70 @@ export class DocumentsController {
   @Get()
   @Policy('corpus.read')
   async list(@Param('corpus_key') corpusKey: string, @Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('metadata_filter') filter?: string) {
-    if (filter) throw invalid('request.unsupported', 'metadata_filter on document lists is not supported yet', { metadata_filter: 'not supported yet' });
-    return this.queries.execute(new ListDocuments(corpusKey, pageLimit(limit, 10, 1000), pageKey));
+    return this.queries.execute(new ListDocuments(corpusKey, pageLimit(limit, 10, 1000), pageKey, filter));
+  }
+
+  /**
+   * Bulk metadata update (docs/corpora.md): a job. `async=true` (default) answers 202 with the job id;
+   * `async=false` waits for the job up to the request timeout, then 504 naming the job, which goes on.
+   */
+  @Patch()
+  @Policy('corpus.write')
+  async bulkUpdateMetadata(
+    @Param('corpus_key') corpusKey: string,
+    @Body() body: unknown,
+    @Query('document_ids') documentIds: string | undefined,
+    @Query('metadata_filter') metadataFilter: string | undefined,
+    @Query('async') asyncParam: string | undefined,
+    @Headers('request-timeout') timeoutSeconds: string | undefined,
+    @Headers('request-timeout-millis') timeoutMillis: string | undefined,
+    @Ctx() ctx: CommandContext,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    if (asyncParam !== undefined && asyncParam !== 'true' && asyncParam !== 'false') throw invalid('request.invalid', 'async must be true or false', { async: 'must be true or false' });
+    const ids = documentIds?.split(',').map((id) => id.trim()).filter(Boolean);
+    if (ids && ids.length > MAX_BULK_DOCUMENT_IDS) {
+      throw invalid('request.invalid', `document_ids may list at most ${MAX_BULK_DOCUMENT_IDS} documents`, { document_ids: `at most ${MAX_BULK_DOCUMENT_IDS} ids` });
+    }
+    if (!ids?.length && !metadataFilter?.trim()) {
+      throw invalid('request.invalid', 'Select the documents with document_ids or metadata_filter', { document_ids: 'document_ids or metadata_filter is required' });
+    }
+    const dto = validateBody(BulkMetadataDto, body);
+    const timeoutMs = requestTimeoutMs(timeoutSeconds, timeoutMillis);
+    const result: WriteResult<QueuedJob> = await this.commands.execute(
+      new QueueBulkMetadataUpdate(corpusKey, { documentIds: ids, metadataFilter: ids?.length ? undefined : metadataFilter }, dto.metadata, dto.strategy ?? 'merge', ctx),
+    );
+    const base = { job_id: result.value.jobId, ...(result.value.cutoffAt ? { cutoff_at: result.value.cutoffAt } : {}) };
+    if (asyncParam !== 'false') {
+      res.status(202);
+      return { type: 'async', ...base };
+    }
+    const job = await waitForJob(this.reads, result.value.jobId, timeoutMs);
+    if (!job) throw new DomainError('timeout', 'job.wait_timeout', `The update did not finish within ${timeoutMs} ms; it goes on as job ${result.value.jobId}`);
+    if (job.state === 'failed') throw new DomainError('unprocessable', 'job.failed', `Job ${job.id} failed: ${job.comment ?? 'unknown reason'}`);
+    res.status(200);
+    return { type: 'success', ...base, updated_count: job.counts.updated, skipped_count: job.counts.skipped, failed_count: job.counts.failed };
+  }
+
+  /** Merges the given metadata into the document's (the reference API's PATCH on a document). */
+  @Patch(':document_id')
+  @Policy('corpus.write')
+  async mergeMetadata(@Param('corpus_key') corpusKey: string, @Param('document_id') documentId: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    return this.updateMetadata(corpusKey, documentId, body, 'merge', ctx, res);
+  }
+
+  /** Replaces the document's metadata. */
+  @Put(':document_id/metadata')
+  @Policy('corpus.write')
+  async replaceMetadata(@Param('corpus_key') corpusKey: string, @Param('document_id') documentId: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    return this.updateMetadata(corpusKey, documentId, body, 'replace', ctx, res);
+  }
+
+  private async updateMetadata(corpusKey: string, documentId: string, body: unknown, strategy: 'merge' | 'replace', ctx: CommandContext, res: Response) {
+    const dto = validateBody(MetadataDto, body);
+    const result: WriteResult<{ changed: boolean }> = await this.commands.execute(new UpdateDocumentMetadata(corpusKey, documentId, dto.metadata, strategy, ctx));
+    statusFor(result, 200, res);
+    return this.queries.execute(new GetDocument(corpusKey, documentId));
   }
 
   @Get(':document_id')

@@ -19,7 +19,6 @@ function refuseUnsupported(body: Options, corpora: readonly CorpusSearchFieldsDt
   const errors: Record<string, string> = {};
   corpora.forEach((c, i) => {
     const at = prefix ? `${prefix}[${i}].` : 'search.';
-    if (c.metadata_filter?.trim()) errors[`${at}metadata_filter`] = 'metadata filters are not supported yet';
     if (c.custom_dimensions && Object.keys(c.custom_dimensions).length) errors[`${at}custom_dimensions`] = 'custom dimensions are not supported';
     if (c.semantics && c.semantics !== 'default') errors[`${at}semantics`] = 'only "default" semantics are supported';
   });
@@ -47,9 +46,11 @@ export class QueryController {
     refuseUnsupported(dto, dto.search.corpora, 'search.corpora');
     const overridden = dto.search.corpora.findIndex((c) => c.query !== undefined && c.query !== dto.query);
     if (overridden >= 0) throw invalid('query.unsupported', 'per-corpus query text is not supported yet', { [`search.corpora[${overridden}].query`]: 'not supported yet' });
-    const corpora: CorpusSearch[] = dto.search.corpora.map((c) => ({
+    const corpora: CorpusSearch[] = dto.search.corpora.map((c, i) => ({
       corpusKey: c.corpus_key,
       lexicalInterpolation: c.lexical_interpolation ?? dto.search.lexical_interpolation ?? 0.005,
+      metadataFilter: c.metadata_filter,
+      filterField: `search.corpora[${i}].metadata_filter`,
     }));
     return this.queries.execute(new QueryCorpora(dto.query, corpora, dto.search.limit ?? 10, dto.search.offset ?? 0, dto.search.max_by));
   }
@@ -61,7 +62,7 @@ export class QueryController {
     const dto = validateBody(QueryCorpusRequestDto, body);
     const search = dto.search ?? {};
     refuseUnsupported(dto, [search], '');
-    const corpora = [{ corpusKey, lexicalInterpolation: search.lexical_interpolation ?? 0.005 }];
+    const corpora = [{ corpusKey, lexicalInterpolation: search.lexical_interpolation ?? 0.005, metadataFilter: search.metadata_filter, filterField: 'search.metadata_filter' }];
     return this.queries.execute(new QueryCorpora(dto.query, corpora, search.limit ?? 10, search.offset ?? 0, search.max_by));
   }
 

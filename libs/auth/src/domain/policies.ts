@@ -31,6 +31,7 @@ export const POLICIES = {
   'corpus.configure': { kind: 'corpus', action: 'corpus.configure', corpora: 'path:corpus_key' },
   'corpus.delete': { kind: 'corpus', action: 'corpus.delete', corpora: 'path:corpus_key' },
   'corpus.write': { kind: 'corpus', action: 'corpus.write', corpora: 'path:corpus_key' },
+  'jobs.read': { kind: 'any', action: 'corpus.read' },
   'query.corpora': { kind: 'corpus', action: 'corpus.read', corpora: 'body:search.corpora[].corpus_key' },
   'users.manage': { kind: 'account', action: 'users.manage' },
   'users.read': { kind: 'account', action: 'users.read' },

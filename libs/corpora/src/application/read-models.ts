@@ -1,5 +1,5 @@
 import type { FilterAttribute } from '../domain/corpus';
-import type { DocumentPart, DocumentStats, Metadata } from '../domain/document';
+import type { DocumentPart, DocumentStats, DocumentTable, Metadata } from '../domain/document';
 
 /** Shapes of the read models the corpora projections write (see projections/). */
 export interface CorpusRow {
@@ -33,12 +33,48 @@ export interface DocumentRow {
   readonly description: string | null;
   readonly metadata: Metadata;
   readonly parts: readonly DocumentPart[];
+  readonly tables?: readonly DocumentTable[];
   readonly stats: DocumentStats;
   readonly indexed_at: string;
+  readonly updated_at?: string;
   readonly [k: string]: unknown;
 }
 
+export interface JobRow {
+  readonly id: string;
+  readonly type: string;
+  readonly corpus_key: string;
+  readonly corpus_id: string;
+  readonly state: 'queued' | 'started' | 'completed' | 'failed';
+  readonly created_at: string;
+  readonly started_at?: string;
+  readonly completed_at?: string;
+  readonly created_by: string | null;
+  readonly cutoff_at: string | null;
+  readonly total: number | null;
+  readonly counts: { processed: number; updated: number; skipped: number; failed: number };
+  readonly comment?: string;
+  readonly [k: string]: unknown;
+}
+
+/** The reference API's Job, with `progress` (counts so far) added. */
+export function jobView(row: JobRow): Record<string, unknown> {
+  return {
+    id: row.id,
+    type: row.type,
+    corpus_keys: [row.corpus_key],
+    state: row.state,
+    created_at: row.created_at,
+    ...(row.started_at ? { started_at: row.started_at } : {}),
+    ...(row.completed_at ? { completed_at: row.completed_at } : {}),
+    ...(row.created_by ? { created_by_username: row.created_by } : {}),
+    ...(row.comment ? { comment: row.comment } : {}),
+    progress: { ...(row.total !== null ? { total: row.total } : {}), ...row.counts },
+  };
+}
+
 export const CORPORA = 'corpora';
+export const JOBS = 'jobs';
 export const DOCUMENTS = 'documents';
 
 /** The reference API's Corpus object. */

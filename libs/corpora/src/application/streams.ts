@@ -1,7 +1,10 @@
 import { streamId } from '@lib/platform';
 
 export const corpusStream = (corpusKey: string): string => streamId('corpus', corpusKey);
-export const documentStream = (corpusId: string, documentId: string): string => streamId('document', corpusId, documentId);
+/** Documents of a corpus epoch (docs/corpora.md): epoch 0 keeps the original name, a reset starts a new set. */
+export const documentStream = (corpusId: string, documentId: string, epoch = 0): string =>
+  streamId('document', epoch === 0 ? corpusId : `${corpusId}~${epoch}`, documentId);
+export const jobStream = (jobId: string): string => streamId('job', jobId);
 
 /** Projections whose read models a corpus or document write must be visible in before the response. */
 export const CORPUS_WRITE_VISIBILITY = ['corpora', 'search'] as const;

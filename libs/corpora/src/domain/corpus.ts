@@ -26,13 +26,16 @@ export interface CorpusSettings {
 export type CorpusEvent =
   | { type: 'CorpusCreated'; data: { corpusKey: string; corpusId: string; settings: CorpusSettings; createdAt: string } }
   | { type: 'CorpusUpdated'; data: { corpusKey: string; corpusId: string; changes: Partial<Pick<CorpusSettings, 'name' | 'description' | 'enabled' | 'saveHistory'>>; updatedAt: string } }
-  | { type: 'CorpusDeleted'; data: { corpusKey: string; corpusId: string; deletedAt: string } };
+  | { type: 'CorpusDeleted'; data: { corpusKey: string; corpusId: string; deletedAt: string } }
+  /** Every document is dropped; document ids are free again in the new epoch (docs/corpora.md). */
+  | { type: 'CorpusReset'; data: { corpusKey: string; corpusId: string; epoch: number; resetAt: string } }
+  | { type: 'CorpusFilterAttributesReplaced'; data: { corpusKey: string; corpusId: string; filterAttributes: readonly FilterAttribute[]; jobId: string; replacedAt: string } };
 
-export const CORPUS_EVENT_TYPES = ['CorpusCreated', 'CorpusUpdated', 'CorpusDeleted'] as const;
+export const CORPUS_EVENT_TYPES = ['CorpusCreated', 'CorpusUpdated', 'CorpusDeleted', 'CorpusReset', 'CorpusFilterAttributesReplaced'] as const;
 
 export type CorpusState =
   | { readonly status: 'absent' }
-  | { readonly status: 'active'; readonly corpusId: string; readonly settings: CorpusSettings }
+  | { readonly status: 'active'; readonly corpusId: string; readonly settings: CorpusSettings; readonly epoch: number }
   | { readonly status: 'deleted'; readonly corpusId: string };
 
 export const initialCorpusState: CorpusState = { status: 'absent' };
@@ -40,11 +43,15 @@ export const initialCorpusState: CorpusState = { status: 'absent' };
 export function evolveCorpus(state: CorpusState, event: CorpusEvent): CorpusState {
   switch (event.type) {
     case 'CorpusCreated':
-      return { status: 'active', corpusId: event.data.corpusId, settings: event.data.settings };
+      return { status: 'active', corpusId: event.data.corpusId, settings: event.data.settings, epoch: 0 };
     case 'CorpusUpdated':
       return state.status === 'active' ? { ...state, settings: { ...state.settings, ...event.data.changes } } : state;
     case 'CorpusDeleted':
       return { status: 'deleted', corpusId: event.data.corpusId };
+    case 'CorpusReset':
+      return state.status === 'active' ? { ...state, epoch: event.data.epoch } : state;
+    case 'CorpusFilterAttributesReplaced':
+      return state.status === 'active' ? { ...state, settings: { ...state.settings, filterAttributes: event.data.filterAttributes } } : state;
     default:
       return assertNever(event);
   }
@@ -65,12 +72,42 @@ export function decideCreateCorpus(
     // The spec makes a duplicate key a 400 (the reference API says 409); the spec wins.
     throw invalid('corpus.key_taken', `A corpus with key "${command.corpusKey}" already exists`, { key: 'corpus key already exists' });
   }
-  const names = new Set<string>();
-  for (const attr of command.settings.filterAttributes) {
-    if (names.has(attr.name)) throw invalid('corpus.duplicate_filter_attribute', `Filter attribute "${attr.name}" is declared twice`, { filter_attributes: `duplicate name "${attr.name}"` });
-    names.add(attr.name);
-  }
+  checkFilterAttributes(command.settings.filterAttributes);
   return [{ type: 'CorpusCreated', data: { corpusKey: command.corpusKey, corpusId: newCorpusId(), settings: command.settings, createdAt: now.toISOString() } }];
+}
+
+/** Names are unique per level (`doc.x` and `part.x` are different attributes). */
+function checkFilterAttributes(attributes: readonly FilterAttribute[]): void {
+  const names = new Set<string>();
+  for (const attr of attributes) {
+    const key = `${attr.level}:${attr.name}`;
+    if (names.has(key)) throw invalid('corpus.duplicate_filter_attribute', `Filter attribute "${attr.name}" is declared twice`, { filter_attributes: `duplicate name "${attr.name}"` });
+    names.add(key);
+  }
+}
+
+export function decideResetCorpus(state: CorpusState, command: { corpusKey: string }, now: Date): CorpusEvent[] {
+  if (state.status !== 'active') throw corpusNotFound(command.corpusKey);
+  return [{ type: 'CorpusReset', data: { corpusKey: command.corpusKey, corpusId: state.corpusId, epoch: state.epoch + 1, resetAt: now.toISOString() } }];
+}
+
+export function validateFilterAttributes(attributes: readonly FilterAttribute[]): void {
+  checkFilterAttributes(attributes);
+}
+
+export function decideReplaceFilterAttributes(
+  state: CorpusState,
+  command: { corpusKey: string; filterAttributes: readonly FilterAttribute[]; jobId: string },
+  now: Date,
+): CorpusEvent[] {
+  if (state.status !== 'active') throw corpusNotFound(command.corpusKey);
+  checkFilterAttributes(command.filterAttributes);
+  return [
+    {
+      type: 'CorpusFilterAttributesReplaced',
+      data: { corpusKey: command.corpusKey, corpusId: state.corpusId, filterAttributes: command.filterAttributes, jobId: command.jobId, replacedAt: now.toISOString() },
+    },
+  ];
 }
 
 export function decideUpdateCorpus(

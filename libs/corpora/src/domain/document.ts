@@ -12,6 +12,22 @@ export interface DocumentPart {
   readonly metadata: Metadata;
   readonly sectionTitle?: string;
   readonly context?: string;
+  /** Set on the part that carries a table's text. */
+  readonly tableId?: string;
+}
+
+/** A table cell as the reference API types it: exactly one value field. */
+export type TableCell =
+  | { readonly text_value: string; readonly colspan?: number }
+  | { readonly int_value: number; readonly colspan?: number }
+  | { readonly float_value: number; readonly colspan?: number }
+  | { readonly bool_value: boolean; readonly colspan?: number };
+
+export interface DocumentTable {
+  readonly id: string;
+  readonly title?: string;
+  readonly description?: string;
+  readonly data: { readonly headers: readonly (readonly TableCell[])[]; readonly rows: readonly (readonly TableCell[])[] };
 }
 
 export interface CoreDocumentInput {
@@ -36,6 +52,8 @@ export interface StructuredDocumentInput {
   readonly metadata: Metadata;
   readonly sections: readonly StructuredSectionInput[];
   readonly chunking?: ChunkingStrategy;
+  /** Tables of the document (from upload with table extraction, or sent with the document). */
+  readonly tables?: readonly DocumentTable[];
 }
 
 export type DocumentInput = CoreDocumentInput | StructuredDocumentInput;
@@ -58,17 +76,25 @@ export type DocumentEvent =
         description?: string;
         metadata: Metadata;
         parts: readonly DocumentPart[];
+        tables?: readonly DocumentTable[];
         stats: DocumentStats;
         indexedAt: string;
       };
     }
-  | { type: 'DocumentDeleted'; data: { corpusKey: string; corpusId: string; documentId: string; stats: DocumentStats; deletedAt: string } };
+  | { type: 'DocumentDeleted'; data: { corpusKey: string; corpusId: string; documentId: string; stats: DocumentStats; deletedAt: string } }
+  /** The whole new metadata, whatever the strategy that produced it; `stats` are the document's stats after it. */
+  | {
+      type: 'DocumentMetadataUpdated';
+      data: { corpusKey: string; corpusId: string; documentId: string; metadata: Metadata; strategy: MetadataStrategy; stats: DocumentStats; jobId?: string; updatedAt: string };
+    };
 
-export const DOCUMENT_EVENT_TYPES = ['DocumentIndexed', 'DocumentDeleted'] as const;
+export const DOCUMENT_EVENT_TYPES = ['DocumentIndexed', 'DocumentDeleted', 'DocumentMetadataUpdated'] as const;
+
+export type MetadataStrategy = 'merge' | 'replace';
 
 export type DocumentState =
   | { readonly status: 'absent' }
-  | { readonly status: 'indexed'; readonly stats: DocumentStats }
+  | { readonly status: 'indexed'; readonly stats: DocumentStats; readonly metadata: Metadata }
   | { readonly status: 'deleted' };
 
 export const documentFold = {
@@ -76,9 +102,11 @@ export const documentFold = {
   evolve(state: DocumentState, event: DocumentEvent): DocumentState {
     switch (event.type) {
       case 'DocumentIndexed':
-        return { status: 'indexed', stats: event.data.stats };
+        return { status: 'indexed', stats: event.data.stats, metadata: event.data.metadata };
       case 'DocumentDeleted':
         return { status: 'deleted' };
+      case 'DocumentMetadataUpdated':
+        return state.status === 'indexed' ? { ...state, stats: event.data.stats, metadata: event.data.metadata } : state;
       default:
         return assertNever(event);
     }
@@ -100,6 +128,37 @@ export function partsOf(input: DocumentInput): DocumentPart[] {
     }
   };
   walk(input.sections);
+  for (const table of input.tables ?? []) {
+    for (const text of tableTexts(table)) out.push({ text, metadata: {}, sectionTitle: table.title, tableId: table.id });
+  }
+  return out;
+}
+
+const cellText = (c: TableCell): string =>
+  'text_value' in c ? c.text_value : 'int_value' in c ? String(c.int_value) : 'float_value' in c ? String(c.float_value) : String(c.bool_value);
+
+/** Rows of a table text part: a table is searchable through these. */
+const TABLE_PART_CHARS = 2000;
+
+/**
+ * A table as text, row by row with its column names ("Species: Otter; Count: 12; Weight: 4.5."), after a
+ * line naming the table and its columns; long tables continue in further parts of about 2,000 characters.
+ * This is the table's summary when no language model writes one (docs/corpora.md).
+ */
+export function tableTexts(table: DocumentTable): string[] {
+  const header = table.data.headers[0]?.map(cellText) ?? [];
+  const intro = [table.title, table.description].filter(Boolean).join('. ');
+  const head = `${intro ? `${intro}. ` : ''}Table with ${table.data.rows.length} rows${header.length ? ` and columns ${header.join(', ')}` : ''}.`;
+  const rows = table.data.rows.map((r) => `${r.map((c, i) => (header[i] ? `${header[i]}: ${cellText(c)}` : cellText(c))).join('; ')}.`);
+  const out: string[] = [];
+  let current = head;
+  for (const row of rows) {
+    if (current.length + row.length + 1 > TABLE_PART_CHARS && current) {
+      out.push(current);
+      current = row;
+    } else current = current ? `${current} ${row}` : row;
+  }
+  if (current) out.push(current);
   return out;
 }
 
@@ -135,6 +194,7 @@ export function decideIndexDocument(
         description: input.type === 'structured' ? input.description : undefined,
         metadata: input.metadata,
         parts,
+        ...(input.type === 'structured' && input.tables?.length ? { tables: input.tables } : {}),
         stats,
         indexedAt: now.toISOString(),
       },
@@ -148,6 +208,43 @@ export function decideDeleteDocument(state: DocumentState, command: { corpusKey:
     {
       type: 'DocumentDeleted',
       data: { corpusKey: command.corpusKey, corpusId: command.corpusId, documentId: command.documentId, stats: state.stats, deletedAt: now.toISOString() },
+    },
+  ];
+}
+
+const metadataBytes = (m: Metadata): number => Buffer.byteLength(JSON.stringify(m));
+
+/** Same JSON after key order is ignored. */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  return ka.length === kb.length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
+
+/** Merge adds or overwrites the supplied fields; replace swaps the whole object. No change → no event. */
+export function decideUpdateDocumentMetadata(
+  state: DocumentState,
+  command: { corpusKey: string; corpusId: string; documentId: string; metadata: Metadata; strategy: MetadataStrategy; jobId?: string },
+  now: Date,
+): DocumentEvent[] {
+  if (state.status !== 'indexed') throw documentNotFound(command.corpusKey, command.documentId);
+  const metadata = command.strategy === 'merge' ? { ...state.metadata, ...command.metadata } : command.metadata;
+  if (sameJson(metadata, state.metadata)) return [];
+  return [
+    {
+      type: 'DocumentMetadataUpdated',
+      data: {
+        corpusKey: command.corpusKey,
+        corpusId: command.corpusId,
+        documentId: command.documentId,
+        metadata,
+        strategy: command.strategy,
+        stats: { ...state.stats, metadataBytes: metadataBytes(metadata) },
+        ...(command.jobId ? { jobId: command.jobId } : {}),
+        updatedAt: now.toISOString(),
+      },
     },
   ];
 }

@@ -110,3 +110,9 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
 }
 
 export const SERVICE_CONFIG = Symbol('ServiceConfig');
+
+/** Whether this process does background work (projections, jobs): the worker role and the all-in-one default. */
+export interface BackgroundWork {
+  readonly enabled: boolean;
+}
+export const BACKGROUND_WORK = Symbol('BackgroundWork');

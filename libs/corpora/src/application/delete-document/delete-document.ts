@@ -22,7 +22,7 @@ export class DeleteDocumentHandler implements ICommandHandler<DeleteDocument, Wr
     const corpus = await this.writer.state(corpusStream(cmd.corpusKey), corpusFold);
     if (corpus.status !== 'active') throw corpusNotFound(cmd.corpusKey);
     const ids = { corpusKey: cmd.corpusKey, corpusId: corpus.corpusId, documentId: cmd.documentId };
-    const { position, visible } = await this.writer.write(documentStream(corpus.corpusId, cmd.documentId), documentFold, (s) => decideDeleteDocument(s, ids, cmd.ctx.now), cmd.ctx, DOCUMENT_WRITE_VISIBILITY);
+    const { position, visible } = await this.writer.write(documentStream(corpus.corpusId, cmd.documentId, corpus.epoch), documentFold, (s) => decideDeleteDocument(s, ids, cmd.ctx.now), cmd.ctx, DOCUMENT_WRITE_VISIBILITY);
     return { value: null, position, visible };
   }
 }

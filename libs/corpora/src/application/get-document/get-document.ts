@@ -23,13 +23,16 @@ export class GetDocumentHandler implements IQueryHandler<GetDocument, Record<str
     return {
       id: row.document_id,
       metadata: row.metadata,
-      tables: [],
+      ...(row.title ? { title: row.title } : {}),
+      tables: (row.tables ?? []).map((t) => ({ id: t.id, ...(t.title ? { title: t.title } : {}), ...(t.description ? { description: t.description } : {}), data: t.data })),
       images: [],
       parts: row.parts.map((p) => ({
         text: p.text,
         metadata: p.sectionTitle !== undefined ? { ...p.metadata, section: p.sectionTitle } : p.metadata,
         ...(p.context !== undefined ? { context: p.context } : {}),
+        ...(p.tableId !== undefined ? { table_id: p.tableId } : {}),
       })),
+      storage_usage: { bytes_used: row.stats.characters, metadata_bytes_used: row.stats.metadataBytes },
     };
   }
 }

@@ -23,7 +23,7 @@ export class IndexDocumentHandler implements ICommandHandler<IndexDocument, Writ
   async execute(cmd: IndexDocument): Promise<WriteResult<DocumentStats>> {
     const corpus = requireActiveCorpus(await this.writer.state(corpusStream(cmd.corpusKey), corpusFold), cmd.corpusKey);
     const { events, position, visible } = await this.writer.write(
-      documentStream(corpus.corpusId, cmd.input.id),
+      documentStream(corpus.corpusId, cmd.input.id, corpus.epoch),
       documentFold,
       (state) => decideIndexDocument(state, { corpusKey: cmd.corpusKey, corpusId: corpus.corpusId, input: cmd.input }, cmd.ctx.now),
       cmd.ctx,

@@ -2,13 +2,16 @@ import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { READ_STORE, ReadStore } from '@lib/platform';
 import { corpusNotFound } from '../../domain/corpus';
-import { CORPORA, DOCUMENTS, DocumentRow } from '../read-models';
+import { compileFilter } from '../filters';
+import { CORPORA, CorpusRow, DOCUMENTS, DocumentRow } from '../read-models';
 
 export class ListDocuments {
   constructor(
     readonly corpusKey: string,
     readonly limit: number,
     readonly pageKey?: string,
+    /** A filter on document metadata (`doc.` fields only). */
+    readonly metadataFilter?: string,
   ) {}
 }
 
@@ -17,9 +20,12 @@ export class ListDocumentsHandler implements IQueryHandler<ListDocuments, Record
   constructor(@Inject(READ_STORE) private readonly reads: ReadStore) {}
 
   async execute(q: ListDocuments): Promise<Record<string, unknown>> {
-    if (!(await this.reads.get(CORPORA, q.corpusKey))) throw corpusNotFound(q.corpusKey);
+    const corpus = await this.reads.get<CorpusRow>(CORPORA, q.corpusKey);
+    if (!corpus) throw corpusNotFound(q.corpusKey);
+    const filter = compileFilter(q.metadataFilter, corpus.filter_attributes, 'metadata_filter', ['doc']);
     const page = await this.reads.find<DocumentRow>(DOCUMENTS, {
       where: [{ field: 'corpus_key', op: 'eq', value: q.corpusKey }],
+      ...(filter ? { metadata: { filter, docField: 'metadata' } } : {}),
       sort: { field: 'document_id', direction: 'asc' },
       limit: q.limit,
       pageKey: q.pageKey,

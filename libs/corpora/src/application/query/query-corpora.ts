@@ -1,13 +1,18 @@
 import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { READ_STORE, ReadStore, SEARCH_INDEX, SearchHit, SearchIndex } from '@lib/platform';
+import { FilterExpr, READ_STORE, ReadStore, SEARCH_INDEX, SearchHit, SearchIndex } from '@lib/platform';
 import { corpusNotFound } from '../../domain/corpus';
-import { CORPORA } from '../read-models';
+import { compileFilter } from '../filters';
+import { CORPORA, CorpusRow } from '../read-models';
 
 export interface CorpusSearch {
   readonly corpusKey: string;
   /** 0 = purely semantic, 1 = purely lexical. */
   readonly lexicalInterpolation: number;
+  /** Filter text as sent; checked against the corpus's filter attributes. */
+  readonly metadataFilter?: string;
+  /** Where the filter came from, for the 400's field name (`search.corpora[0].metadata_filter`). */
+  readonly filterField?: string;
 }
 
 export class QueryCorpora {
@@ -47,12 +52,17 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
   ) {}
 
   async execute(q: QueryCorpora): Promise<QueryResponse> {
-    for (const c of q.corpora) if (!(await this.reads.get(CORPORA, c.corpusKey))) throw corpusNotFound(c.corpusKey);
+    const filters: (FilterExpr | undefined)[] = [];
+    for (const c of q.corpora) {
+      const row = await this.reads.get<CorpusRow>(CORPORA, c.corpusKey);
+      if (!row) throw corpusNotFound(c.corpusKey);
+      filters.push(compileFilter(c.metadataFilter, row.filter_attributes, c.filterField ?? 'metadata_filter'));
+    }
     // max_by keeps one result per document: fetch deeper so that a page still fills after de-duplication.
     const depth = (q.offset + q.limit) * (q.maxBy ? 5 : 1);
     const perCorpus = await Promise.all(
       q.corpora.map(async (c, index) => {
-        const hits = await this.search.search(c.corpusKey, { mode: 'lexical', text: q.query, limit: depth });
+        const hits = await this.search.search(c.corpusKey, { mode: 'lexical', text: q.query, limit: depth, filter: filters[index] });
         return hits.map((h) => toResult(h, c.corpusKey, index));
       }),
     );

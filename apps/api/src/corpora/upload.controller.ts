@@ -1,0 +1,98 @@
+import { Controller, Param, Post, Req, Res } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import type { Request, Response } from 'express';
+import multer, { MulterError } from 'multer';
+import { GetDocument, MAX_UPLOAD_BYTES, UploadFile, UploadResult, WriteResult } from '@lib/corpora';
+import { CommandContext, DomainError, invalid } from '@lib/platform';
+import { Ctx } from '../http/command-context';
+import { Policy } from '../http/policy';
+import { validateBody } from '../http/validation';
+import { statusFor } from '../http/write-status';
+import { ChunkingStrategyDto } from './document.dto';
+import { IsBoolean, IsOptional, IsString } from 'class-validator';
+
+class TableExtractionDto {
+  @IsOptional() @IsBoolean() extract_tables?: boolean;
+  /** Accepted for compatibility; table summaries are written without a model for now (docs/corpora.md). */
+  @IsOptional() @IsString() prompt_template?: string;
+}
+
+const FIELDS = ['metadata', 'chunking_strategy', 'table_extraction_config', 'filename'];
+
+/** Parses the multipart body in memory; the guard has already authorised the caller. Errors are the reference API's. */
+const parseMultipart = multer({
+  storage: multer.memoryStorage(),
+  limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 8, fieldSize: 1024 * 1024, parts: 10 },
+}).single('file');
+
+function multipart(req: Request, res: Response): Promise<void> {
+  if (!req.is('multipart/form-data')) {
+    return Promise.reject(new DomainError('unsupported_media', 'upload.not_multipart', 'The upload must be a multipart/form-data request with a "file" part'));
+  }
+  return new Promise((resolve, reject) =>
+    parseMultipart(req, res, (err: unknown) => {
+      if (!err) return resolve();
+      if (err instanceof MulterError) {
+        if (err.code === 'LIMIT_FILE_SIZE') return reject(new DomainError('too_large', 'upload.too_large', `The file is larger than ${MAX_UPLOAD_BYTES} bytes (10 MB)`));
+        if (err.code === 'LIMIT_UNEXPECTED_FILE') return reject(invalid('upload.unexpected_file', `Only one file, in the "file" part, may be uploaded (got "${err.field}")`, { [err.field ?? 'file']: 'unexpected file part' }));
+        return reject(invalid('upload.malformed', `Malformed upload: ${err.message}`, { body: err.message }));
+      }
+      return reject(invalid('upload.malformed', `Malformed multipart body: ${(err as Error).message}`, { body: 'malformed multipart body' }));
+    }),
+  );
+}
+
+function jsonField(body: Record<string, unknown>, name: string): unknown {
+  const raw = body[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (typeof raw !== 'string') throw invalid('request.invalid', `${name} must be given once`, { [name]: 'given more than once' });
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw invalid('request.invalid', `${name} must be JSON`, { [name]: 'not valid JSON' });
+  }
+}
+
+@Controller('v2/corpora/:corpus_key/upload_file')
+export class UploadController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
+
+  @Post()
+  @Policy('corpus.write')
+  async upload(@Param('corpus_key') corpusKey: string, @Req() req: Request, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    await multipart(req, res);
+    const file = req.file;
+    if (!file) throw invalid('request.invalid', 'The "file" part is required', { file: 'required' });
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const unknown = Object.keys(body).filter((k) => !FIELDS.includes(k));
+    if (unknown.length) throw invalid('request.invalid', `Unknown form fields: ${unknown.join(', ')}`, Object.fromEntries(unknown.map((k) => [k, 'unknown field'])));
+    const metadata = jsonField(body, 'metadata') ?? {};
+    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw invalid('request.invalid', 'metadata must be a JSON object', { metadata: 'must be a JSON object' });
+    const chunkingRaw = jsonField(body, 'chunking_strategy');
+    const chunking = chunkingRaw === undefined ? undefined : validateBody(ChunkingStrategyDto, chunkingRaw);
+    const tablesRaw = jsonField(body, 'table_extraction_config');
+    const tables = tablesRaw === undefined ? undefined : validateBody(TableExtractionDto, tablesRaw);
+    // The document id is the file part's filename (Content-Disposition); a `filename` field may name it instead.
+    const filename = typeof body.filename === 'string' && body.filename ? body.filename : file.originalname;
+    const result: WriteResult<UploadResult> = await this.commands.execute(
+      new UploadFile(
+        corpusKey,
+        file.buffer,
+        filename,
+        {
+          metadata: metadata as Record<string, unknown>,
+          chunking: chunking ? (chunking.type === 'max_chars_chunking_strategy' ? { type: chunking.type, maxCharsPerChunk: chunking.max_chars_per_chunk! } : { type: chunking.type }) : undefined,
+          extractTables: tables?.extract_tables ?? false,
+        },
+        ctx,
+      ),
+    );
+    statusFor(result, 201, res);
+    const { input, stats } = result.value;
+    if (!result.visible) return { id: input.id, metadata: input.metadata, storage_usage: { bytes_used: stats.characters, metadata_bytes_used: stats.metadataBytes } };
+    return this.queries.execute(new GetDocument(corpusKey, input.id));
+  }
+}

@@ -1,0 +1,94 @@
+import { CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { extract, ExtractedDocument, ExtractedSection, ExtractionError } from '@lib/extraction';
+import { CommandContext, DomainError, invalid } from '@lib/platform';
+import type { ChunkingStrategy } from '../../domain/chunking';
+import type { DocumentStats, DocumentTable, Metadata, StructuredDocumentInput, StructuredSectionInput } from '../../domain/document';
+import { IndexDocument } from '../index-document/index-document';
+import type { WriteResult } from '../write-result';
+
+/** Limits of an upload (spec: 10 MB per file); the document id is the file name (docs/corpora.md). */
+export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
+export const MAX_UPLOAD_ID_CHARS = 100;
+const MAX_TITLE_CHARS = 255;
+
+export class UploadFile {
+  constructor(
+    readonly corpusKey: string,
+    readonly file: Buffer,
+    readonly filename: string,
+    readonly options: { readonly metadata: Metadata; readonly chunking?: ChunkingStrategy; readonly extractTables: boolean },
+    readonly ctx: CommandContext,
+  ) {}
+}
+
+export interface UploadResult {
+  readonly input: StructuredDocumentInput;
+  readonly stats: DocumentStats;
+}
+
+/** The file name as a document id: URL-encoded names are decoded; no slashes or control characters. */
+export function uploadDocumentId(filename: string): string {
+  let id = filename;
+  if (/%[0-9A-Fa-f]{2}/.test(id)) {
+    try {
+      id = decodeURIComponent(id);
+    } catch {
+      /* not URL-encoded after all: keep it as sent */
+    }
+  }
+  id = id.normalize('NFC').trim();
+  const problem =
+    id === '' ? 'is empty' : [...id].length > MAX_UPLOAD_ID_CHARS ? `is longer than ${MAX_UPLOAD_ID_CHARS} characters` : /[/\\\p{Cc}]/u.test(id) ? 'contains a slash, backslash or control character' : undefined;
+  if (problem) throw invalid('upload.bad_filename', `The file name (the document id) ${problem}`, { filename: problem });
+  return id;
+}
+
+const clip = (title: string | undefined): string | undefined => {
+  const t = title?.replace(/\s+/g, ' ').trim();
+  return t ? [...t].slice(0, MAX_TITLE_CHARS).join('') : undefined;
+};
+
+function sectionsOf(sections: readonly ExtractedSection[]): StructuredSectionInput[] {
+  return sections.map((s) => ({ title: clip(s.title), text: s.text, ...(s.sections?.length ? { sections: sectionsOf(s.sections) } : {}) }));
+}
+
+/** A parsed file as a structured document: the file's own metadata under the caller's. */
+export function documentFromFile(id: string, doc: ExtractedDocument, options: UploadFile['options']): StructuredDocumentInput {
+  const tables: DocumentTable[] = doc.tables.map((t) => ({ id: t.id, ...(t.title ? { title: clip(t.title) } : {}), data: { headers: t.headers, rows: t.rows } }));
+  return {
+    type: 'structured',
+    id,
+    title: clip(doc.title),
+    metadata: { ...doc.metadata, ...options.metadata },
+    sections: sectionsOf(doc.sections),
+    chunking: options.chunking,
+    ...(tables.length ? { tables } : {}),
+  };
+}
+
+@CommandHandler(UploadFile)
+export class UploadFileHandler implements ICommandHandler<UploadFile, WriteResult<UploadResult>> {
+  constructor(private readonly commands: CommandBus) {}
+
+  async execute(cmd: UploadFile): Promise<WriteResult<UploadResult>> {
+    const id = uploadDocumentId(cmd.filename);
+    if (cmd.file.length > MAX_UPLOAD_BYTES) throw new DomainError('too_large', 'upload.too_large', `The file is larger than ${MAX_UPLOAD_BYTES} bytes`);
+    let parsed: ExtractedDocument;
+    try {
+      parsed = await extract(cmd.file, id, { extractTables: cmd.options.extractTables });
+    } catch (e) {
+      if (!(e instanceof ExtractionError)) throw e;
+      if (e.kind === 'unsupported') throw new DomainError('unsupported_media', 'upload.unsupported_type', e.message);
+      throw invalid(`upload.${e.kind}_file`, e.message, { file: e.message });
+    }
+    const input = documentFromFile(id, parsed, cmd.options);
+    try {
+      const result: WriteResult<DocumentStats> = await this.commands.execute(new IndexDocument(cmd.corpusKey, input, 'searchable', cmd.ctx));
+      return { value: { input, stats: result.value }, position: result.position, visible: result.visible };
+    } catch (e) {
+      // The reference API answers an upload onto an existing document id with 409.
+      if (e instanceof DomainError && e.code === 'document.id_taken') throw new DomainError('conflict', e.code, e.message);
+      throw e;
+    }
+  }
+}
