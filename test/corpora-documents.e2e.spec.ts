@@ -73,6 +73,8 @@ describe('corpora and documents, complete (embedded default, over HTTP)', () => 
       expect(r.part_metadata.lang).toBe('deu');
     }
     expect((await query('doc.year > 3000')).body.search_results).toEqual([]);
+    const viaGet = await app.call('GET', `/v2/corpora/cd/query?query=tidal&limit=20&metadata_filter=${encodeURIComponent('doc.year = 2021')}`);
+    expect(new Set(viaGet.body.search_results.map((r: { document_id: string }) => r.document_id))).toEqual(new Set(['a2']));
     const bad = await query('doc.year >> 1');
     expect(bad.status).toBe(400);
     expect(bad.body.field_errors).toHaveProperty(['search.corpora[0].metadata_filter']);

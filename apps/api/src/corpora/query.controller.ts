@@ -68,9 +68,17 @@ export class QueryController {
 
   @Get('corpora/:corpus_key/query')
   @Policy('corpus.read')
-  async searchCorpus(@Param('corpus_key') corpusKey: string, @Query('query') query?: string, @Query('limit') limit?: string, @Query('offset') offset?: string): Promise<QueryResponse> {
+  async searchCorpus(
+    @Param('corpus_key') corpusKey: string,
+    @Query('query') query?: string,
+    @Query('limit') limit?: string,
+    @Query('offset') offset?: string,
+    @Query('metadata_filter') metadataFilter?: string,
+  ): Promise<QueryResponse> {
     if (!query) throw invalid('request.invalid', 'query is required', { query: 'is required' });
     if (query.length > MAX_QUERY_LENGTH) throw invalid('request.invalid', `query must be at most ${MAX_QUERY_LENGTH} characters`, { query: `must be at most ${MAX_QUERY_LENGTH} characters` });
-    return this.queries.execute(new QueryCorpora(query, [{ corpusKey, lexicalInterpolation: 0.005 }], pageLimit(limit, 10, 1000), pageOffset(offset)));
+    // metadata_filter is ours (the reference GET has none): a filter a caller sends is applied, never ignored.
+    const corpora = [{ corpusKey, lexicalInterpolation: 0.005, metadataFilter, filterField: 'metadata_filter' }];
+    return this.queries.execute(new QueryCorpora(query, corpora, pageLimit(limit, 10, 1000), pageOffset(offset)));
   }
 }
