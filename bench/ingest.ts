@@ -1,11 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '@lib/platform';
-import { createLogger } from '../apps/api/src/logger';
-import { startApp } from '../apps/app';
 import { now, report, round } from './common';
 import { loadSciFact } from './scifact';
+import { startBenchService } from './service';
 
 /**
  * Issue 4: SciFact through the API as structured documents (one section: title + abstract, default sentence chunking; SciFact titles exceed the 255-character title limit),
@@ -19,16 +14,9 @@ export async function ingestBench(args: string[]): Promise<void> {
   const docs = data.corpus.slice(0, limit);
   const rows: Record<string, unknown>[] = [];
   for (const waitFor of ['searchable', 'indexed'] as const) {
-    const dir = mkdtempSync(join(tmpdir(), 'bench-ingest-'));
-    const key = 'zut_bench_key_0123456789abcdefghijkl';
-    const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: key, LOG_LEVEL: 'silent' });
-    const { app, url, infra } = await startApp(config, 'all', createLogger('silent'), () => undefined);
-    const call = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${url}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-      const json = (await res.json()) as Record<string, unknown>;
-      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-      return json;
-    };
+    const service = await startBenchService('ingest');
+    const { call } = service;
+    const { infra } = service.started;
     try {
       await call('POST', '/v2/corpora', { key: 'scifact', name: 'SciFact' });
       const t = now();
@@ -57,8 +45,7 @@ export async function ingestBench(args: string[]): Promise<void> {
         'chunks/s': round(chunks / (searchable / 1000), 0),
       });
     } finally {
-      await app.close();
-      rmSync(dir, { recursive: true, force: true });
+      await service.close();
     }
   }
   report('ingest', rows, { bar: 'lexical ≥ 5,000 chunks/s until searchable (BENCHMARKS.md)', rss: `${round(process.memoryUsage().rss / 2 ** 20, 0)} MB` });

@@ -1,11 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '@lib/platform';
-import { createLogger } from '../apps/api/src/logger';
-import { startApp } from '../apps/app';
 import { now, percentile, report, round } from './common';
 import { loadSciFact, ndcgAt, recallAt } from './scifact';
+import { startBenchService } from './service';
 
 /**
  * The slice end to end: SciFact indexed through the API (one core part per abstract: title + text), then
@@ -14,16 +9,8 @@ import { loadSciFact, ndcgAt, recallAt } from './scifact';
 export async function queryLatencyBench(args: string[]): Promise<void> {
   const rounds = Number(args[0] ?? 3);
   const data = loadSciFact('test');
-  const dir = mkdtempSync(join(tmpdir(), 'bench-query-'));
-  const key = 'zut_bench_key_0123456789abcdefghijkl';
-  const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: key, LOG_LEVEL: 'silent' });
-  const { app, url } = await startApp(config, 'all', createLogger('silent'), () => undefined);
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${url}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const json = (await res.json()) as Record<string, unknown>;
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
+  const service = await startBenchService('query');
+  const { call } = service;
   try {
     await call('POST', '/v2/corpora', { key: 'scifact', name: 'SciFact' });
     let t = now();
@@ -67,7 +54,6 @@ export async function queryLatencyBench(args: string[]): Promise<void> {
       },
     );
   } finally {
-    await app.close();
-    rmSync(dir, { recursive: true, force: true });
+    await service.close();
   }
 }

@@ -72,12 +72,12 @@ export function decideCreateCorpus(
     // The spec makes a duplicate key a 400 (the reference API says 409); the spec wins.
     throw invalid('corpus.key_taken', `A corpus with key "${command.corpusKey}" already exists`, { key: 'corpus key already exists' });
   }
-  checkFilterAttributes(command.settings.filterAttributes);
+  validateFilterAttributes(command.settings.filterAttributes);
   return [{ type: 'CorpusCreated', data: { corpusKey: command.corpusKey, corpusId: newCorpusId(), settings: command.settings, createdAt: now.toISOString() } }];
 }
 
 /** Names are unique per level (`doc.x` and `part.x` are different attributes). */
-function checkFilterAttributes(attributes: readonly FilterAttribute[]): void {
+export function validateFilterAttributes(attributes: readonly FilterAttribute[]): void {
   const names = new Set<string>();
   for (const attr of attributes) {
     const key = `${attr.level}:${attr.name}`;
@@ -91,17 +91,13 @@ export function decideResetCorpus(state: CorpusState, command: { corpusKey: stri
   return [{ type: 'CorpusReset', data: { corpusKey: command.corpusKey, corpusId: state.corpusId, epoch: state.epoch + 1, resetAt: now.toISOString() } }];
 }
 
-export function validateFilterAttributes(attributes: readonly FilterAttribute[]): void {
-  checkFilterAttributes(attributes);
-}
-
 export function decideReplaceFilterAttributes(
   state: CorpusState,
   command: { corpusKey: string; filterAttributes: readonly FilterAttribute[]; jobId: string },
   now: Date,
 ): CorpusEvent[] {
   if (state.status !== 'active') throw corpusNotFound(command.corpusKey);
-  checkFilterAttributes(command.filterAttributes);
+  validateFilterAttributes(command.filterAttributes);
   return [
     {
       type: 'CorpusFilterAttributesReplaced',

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { assertNever, DomainError, invalid, notFound } from '@lib/platform';
 import { ChunkingStrategy, chunkText } from './chunking';
 
@@ -214,15 +215,6 @@ export function decideDeleteDocument(state: DocumentState, command: { corpusKey:
 
 const metadataBytes = (m: Metadata): number => Buffer.byteLength(JSON.stringify(m));
 
-/** Same JSON after key order is ignored. */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  return ka.length === kb.length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
-}
-
 /** Merge adds or overwrites the supplied fields; replace swaps the whole object. No change → no event. */
 export function decideUpdateDocumentMetadata(
   state: DocumentState,
@@ -231,7 +223,7 @@ export function decideUpdateDocumentMetadata(
 ): DocumentEvent[] {
   if (state.status !== 'indexed') throw documentNotFound(command.corpusKey, command.documentId);
   const metadata = command.strategy === 'merge' ? { ...state.metadata, ...command.metadata } : command.metadata;
-  if (sameJson(metadata, state.metadata)) return [];
+  if (isDeepStrictEqual(metadata, state.metadata)) return [];
   return [
     {
       type: 'DocumentMetadataUpdated',

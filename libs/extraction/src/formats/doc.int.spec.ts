@@ -1,9 +1,7 @@
-import { readFileSync } from 'fs';
-import { join } from 'path';
 import { parseDoc } from './doc';
+import { fixture } from '../../../../test/support/extraction-fixtures';
 
 // Reads the committed fixtures made by test/fixtures/make-office-fixtures.sh (hence .int: real files).
-const fixture = (name: string) => readFileSync(join(__dirname, '../../../../test/fixtures/files', name));
 
 describe('parseDoc', () => {
   // word-extractor gives the text of a Word 97 file but not its paragraph styles, so headings cannot be told

@@ -1,13 +1,9 @@
 import JSZip from 'jszip';
-import { readFileSync } from 'fs';
-import { join } from 'path';
-import { ExtractedSection } from '../extracted';
 import { parseDocx } from './docx';
+import { FIXTURE_TABLE, fixture, section } from '../../../../test/support/extraction-fixtures';
 
 // Reads the committed fixtures made by test/fixtures/make-office-fixtures.sh (hence .int: real files).
-const fixture = (name: string) => readFileSync(join(__dirname, '../../../../test/fixtures/files', name));
 const SENTENCE = 'The daxomere sentence comes from the docx fixture.';
-const section = (sections: readonly ExtractedSection[], title: string) => sections.find((s) => s.title === title);
 
 describe('parseDocx', () => {
   it('reads Word headings as sections with the marker sentence under Results, and the core properties', async () => {
@@ -21,16 +17,7 @@ describe('parseDocx', () => {
 
   it('extracts the table through mammoth with its header row and typed cells, not repeated in the text', async () => {
     const doc = await parseDocx(fixture('sample.docx'), { extractTables: true });
-    expect(doc.tables).toEqual([
-      {
-        id: 'table_1',
-        headers: [[{ text_value: 'Species' }, { text_value: 'Count' }, { text_value: 'Weight' }]],
-        rows: [
-          [{ text_value: 'Otter' }, { int_value: 12 }, { float_value: 4.5 }],
-          [{ text_value: 'Heron' }, { int_value: 7 }, { float_value: 2.25 }],
-        ],
-      },
-    ]);
+    expect(doc.tables).toEqual([FIXTURE_TABLE]);
     expect(section(doc.sections, 'Results')?.text).toBe(`${SENTENCE} Otters were the most common animal seen.\n\nHerons were seen mostly at dawn.`);
   });
 

@@ -3,7 +3,7 @@ import { ExtractedDocument, ExtractedTable, ExtractOptions } from '../extracted'
 import { AnyNode, Element, findFirst, isTag, isText } from './shared/dom';
 import { Block, heading, paragraph, sectionsFromBlocks } from './shared/sections';
 import { decodeText } from './shared/text';
-import { isBlankTable, RawCell, RawTable, tableText, toExtractedTable } from './shared/tables';
+import { placeTable, RawCell, RawTable } from './shared/tables';
 
 export interface HtmlOptions extends ExtractOptions {
   /** XHTML (epub chapters): `<a id="x"/>` closes itself instead of swallowing what follows. */
@@ -92,9 +92,7 @@ class HtmlWalker {
   }
 
   private table(table: RawTable): void {
-    if (isBlankTable(table)) return;
-    if (this.extractTables) this.tables.push(toExtractedTable(table, `table_${this.tables.length + 1}`));
-    else this.blocks.push(paragraph(tableText(table)));
+    placeTable(table, this.extractTables, this.tables, this.blocks);
   }
 }
 

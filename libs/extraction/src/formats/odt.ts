@@ -1,7 +1,7 @@
 import { ExtractedDocument, ExtractedTable, ExtractionError, ExtractOptions } from '../extracted';
 import { AnyNode, Element, findEvery, findFirst, isTag, isText, parseXml, textOf } from './shared/dom';
 import { Block, heading, paragraph, sectionsFromBlocks } from './shared/sections';
-import { isBlankTable, RawCell, RawTable, tableText, toExtractedTable } from './shared/tables';
+import { placeTable, RawCell, RawTable } from './shared/tables';
 import { openZip, readMember } from './shared/zip';
 
 /** Never body text: tracked deletions, comments, a table of contents repeating the headings, declarations. */
@@ -55,9 +55,7 @@ class OdtWalker {
   }
 
   private table(table: RawTable): void {
-    if (isBlankTable(table)) return;
-    if (this.extractTables) this.tables.push(toExtractedTable(table, `table_${this.tables.length + 1}`));
-    else this.blocks.push(paragraph(tableText(table)));
+    placeTable(table, this.extractTables, this.tables, this.blocks);
   }
 }
 

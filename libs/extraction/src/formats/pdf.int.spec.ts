@@ -1,15 +1,12 @@
 import fc from 'fast-check';
-import { readFileSync } from 'fs';
-import { join } from 'path';
 import { extract } from '../extract';
-import { ExtractedSection, ExtractionError } from '../extracted';
+import { ExtractionError } from '../extracted';
 import { readPdf } from './office/pdf-reader';
 import { parsePdf } from './pdf';
+import { FIXTURE_TABLE, fixture, section } from '../../../../test/support/extraction-fixtures';
 
 // Reads the committed fixtures made by test/fixtures/make-office-fixtures.sh (hence .int: real files).
-const fixture = (name: string) => readFileSync(join(__dirname, '../../../../test/fixtures/files', name));
 const SENTENCE = 'The pendrake sentence comes from the pdf fixture.';
-const section = (sections: readonly ExtractedSection[], title: string) => sections.find((s) => s.title === title);
 
 describe('parsePdf', () => {
   it('reads headings as sections, the marker sentence under Results, and the info dictionary', async () => {
@@ -25,16 +22,7 @@ describe('parsePdf', () => {
 
   it('extracts the table with its header row and typed cells, and leaves its text out of the section', async () => {
     const doc = await parsePdf(fixture('sample.pdf'), { extractTables: true });
-    expect(doc.tables).toEqual([
-      {
-        id: 'table_1',
-        headers: [[{ text_value: 'Species' }, { text_value: 'Count' }, { text_value: 'Weight' }]],
-        rows: [
-          [{ text_value: 'Otter' }, { int_value: 12 }, { float_value: 4.5 }],
-          [{ text_value: 'Heron' }, { int_value: 7 }, { float_value: 2.25 }],
-        ],
-      },
-    ]);
+    expect(doc.tables).toEqual([FIXTURE_TABLE]);
     expect(section(doc.sections, 'Results')?.text).toBe(`${SENTENCE} Otters were the most common animal seen.\n\nHerons were seen mostly at dawn.`);
   });
 

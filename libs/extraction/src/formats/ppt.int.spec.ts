@@ -1,10 +1,8 @@
 import fc from 'fast-check';
-import { readFileSync } from 'fs';
-import { join } from 'path';
 import { parsePpt } from './ppt';
+import { fixture } from '../../../../test/support/extraction-fixtures';
 
 // Reads the committed fixtures made by test/fixtures/make-office-fixtures.sh (hence .int: real files).
-const fixture = (name: string) => readFileSync(join(__dirname, '../../../../test/fixtures/files', name));
 
 describe('parsePpt', () => {
   it('makes each slide a section titled by its title placeholder, in presentation order', async () => {

@@ -1,13 +1,9 @@
 import JSZip from 'jszip';
-import { readFileSync } from 'fs';
-import { join } from 'path';
-import { ExtractedSection } from '../extracted';
 import { parsePptx } from './pptx';
+import { FIXTURE_HEADER, FIXTURE_ROWS, fixture, section } from '../../../../test/support/extraction-fixtures';
 
 // Reads the committed fixtures made by test/fixtures/make-office-fixtures.sh (hence .int: real files).
-const fixture = (name: string) => readFileSync(join(__dirname, '../../../../test/fixtures/files', name));
 const SENTENCE = 'The pexillion sentence comes from the pptx fixture.';
-const section = (sections: readonly ExtractedSection[], title: string) => sections.find((s) => s.title === title);
 
 /** The fixture with some of its parts rewritten. */
 async function editedDeck(edit: (part: string, xml: string) => string): Promise<Buffer> {
@@ -34,11 +30,7 @@ describe('parsePptx', () => {
       {
         id: 'table_1',
         headers: [],
-        rows: [
-          [{ text_value: 'Species' }, { text_value: 'Count' }, { text_value: 'Weight' }],
-          [{ text_value: 'Otter' }, { int_value: 12 }, { float_value: 4.5 }],
-          [{ text_value: 'Heron' }, { int_value: 7 }, { float_value: 2.25 }],
-        ],
+        rows: [FIXTURE_HEADER, ...FIXTURE_ROWS],
       },
     ]);
   });

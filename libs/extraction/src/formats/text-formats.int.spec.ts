@@ -1,5 +1,3 @@
-import { readFileSync } from 'fs';
-import { join } from 'path';
 import { ExtractedDocument, ExtractedSection, ExtractionError, FormatParser } from '../extracted';
 import { parseEmail } from './email';
 import { parseEpub } from './epub';
@@ -8,10 +6,9 @@ import { parseMarkdown } from './markdown';
 import { parseOdt } from './odt';
 import { parseRtf } from './rtf';
 import { parseText } from './text';
+import { FIXTURE_HEADER, FIXTURE_ROWS, FIXTURE_TABLE, fixture } from '../../../../test/support/extraction-fixtures';
 
 // Reads the committed fixtures made by test/fixtures/make-text-fixtures.js (hence .int: real files).
-const FIXTURES = join(__dirname, '../../../../test/fixtures/files');
-const fixture = (name: string) => readFileSync(join(FIXTURES, name));
 
 const WORDS = { txt: 'tarnwick', md: 'marvello', html: 'hollistrum', lxml: 'luxbrindle', odt: 'odrelline', rtf: 'rufteria', epub: 'epistrelle', eml: 'emberquist' };
 const PARSERS: Record<keyof typeof WORDS, FormatParser> = {
@@ -53,16 +50,7 @@ describe('text-format fixtures', () => {
   describe.each(['html', 'odt', 'md'] as const)('%s table', (format) => {
     it('is extracted with its header row and typed cells', async () => {
       const doc = await parse(format);
-      expect(doc.tables).toEqual([
-        {
-          id: 'table_1',
-          headers: [[{ text_value: 'Species' }, { text_value: 'Count' }, { text_value: 'Weight' }]],
-          rows: [
-            [{ text_value: 'Otter' }, { int_value: 12 }, { float_value: 4.5 }],
-            [{ text_value: 'Heron' }, { int_value: 7 }, { float_value: 2.25 }],
-          ],
-        },
-      ]);
+      expect(doc.tables).toEqual([FIXTURE_TABLE]);
       expect(findSection(doc.sections, 'Results')?.text).not.toContain('Otter |');
     });
 
@@ -122,11 +110,7 @@ describe('text-format fixtures', () => {
     expect(doc.metadata).toEqual({ author: 'Fixture Maker' });
     expect(findSection(doc.sections, 'Results')?.text).toContain('café notes included.');
     // LibreOffice does not mark the header row (\trhdr), so it is read as the first data row.
-    expect(doc.tables[0].rows).toEqual([
-      [{ text_value: 'Species' }, { text_value: 'Count' }, { text_value: 'Weight' }],
-      [{ text_value: 'Otter' }, { int_value: 12 }, { float_value: 4.5 }],
-      [{ text_value: 'Heron' }, { int_value: 7 }, { float_value: 2.25 }],
-    ]);
+    expect(doc.tables[0].rows).toEqual([FIXTURE_HEADER, ...FIXTURE_ROWS]);
   });
 
   it('epub: chapters in spine order titled from the table of contents, OPF title and creator', async () => {

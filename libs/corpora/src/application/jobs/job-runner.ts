@@ -3,7 +3,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import type { Subscription } from 'rxjs';
 import { BACKGROUND_WORK, BackgroundWork, CLOCK, Clock, CommandContext, DomainError, READ_STORE, ReadStore } from '@lib/platform';
 import { corpusFold, decideReplaceFilterAttributes } from '../../domain/corpus';
-import { decideFinishJob, decideJobProgress, decideStartJob, JobCounts, jobFold, JobState, NO_COUNTS } from '../../domain/job';
+import { decideFinishJob, decideJobProgress, decideStartJob, JobCounts, jobFold, JobState } from '../../domain/job';
 import { compileFilter } from '../filters';
 import { DOCUMENTS, DocumentRow, JOBS, JobRow } from '../read-models';
 import { StreamWriter } from '../stream-writer';
@@ -127,7 +127,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
   private async bulkUpdate(state: Running, report: (c: JobCounts) => void): Promise<boolean> {
     const request = state.request;
     if (request.type !== 'bulk_update_document_metadata') return true;
-    let counts = state.counts ?? NO_COUNTS;
+    let counts = state.counts;
     const updateOne = async (documentId: string, step: string) => {
       try {
         const result = await this.commands.execute(

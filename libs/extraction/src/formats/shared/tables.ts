@@ -1,4 +1,5 @@
 import { ExtractedTable, TableCell } from '../../extracted';
+import { Block, paragraph } from './sections';
 
 export interface RawCell {
   readonly text: string;
@@ -48,3 +49,13 @@ export function tableText(table: RawTable): string {
 
 /** True when no cell holds any text: such a table (a spacer, an empty grid) is left out. */
 export const isBlankTable = (table: RawTable): boolean => [...table.headers, ...table.rows].every((row) => row.every((cell) => cell.text.trim() === ''));
+
+/**
+ * Where a table met in the document flow goes: into `tables` (typed, numbered in document order) when tables
+ * are extracted, else into the flow as one paragraph of its rows. Blank tables go nowhere.
+ */
+export function placeTable(table: RawTable, extractTables: boolean, tables: ExtractedTable[], blocks: Block[]): void {
+  if (isBlankTable(table)) return;
+  if (extractTables) tables.push(toExtractedTable(table, `table_${tables.length + 1}`));
+  else blocks.push(paragraph(tableText(table)));
+}

@@ -1,0 +1,35 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '@lib/platform';
+import { createLogger } from '../apps/api/src/logger';
+import { startApp, StartedApp } from '../apps/app';
+
+export const BENCH_KEY = 'zut_bench_key_0123456789abcdefghijkl';
+
+export interface BenchService {
+  readonly started: StartedApp;
+  /** JSON call with the bench key; a status ≥ 300 throws with the body. */
+  call(method: string, path: string, body?: unknown): Promise<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+/** The whole service (embedded default, silent logs) in a fresh temporary data dir, on a loopback port. */
+export async function startBenchService(name: string): Promise<BenchService> {
+  const dir = mkdtempSync(join(tmpdir(), `bench-${name}-`));
+  const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: BENCH_KEY, LOG_LEVEL: 'silent' });
+  const started = await startApp(config, 'all', createLogger('silent'), () => undefined);
+  return {
+    started,
+    async call(method, path, body) {
+      const res = await fetch(`${started.url}${path}`, { method, headers: { 'x-api-key': BENCH_KEY, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const json = (await res.json()) as Record<string, unknown>;
+      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+      return json;
+    },
+    async close() {
+      await started.app.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
