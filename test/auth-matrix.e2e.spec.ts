@@ -123,6 +123,8 @@ function routesOf(app: TestApp): Route[] {
   return routes;
 }
 
+const ONE_PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4//8/AAX+Av4N70a4AAAAAElFTkSuQmCC';
+
 describe('route × role matrix', () => {
   let app: TestApp;
   const headers: Record<string, Record<string, string>> = {};
@@ -130,7 +132,8 @@ describe('route × role matrix', () => {
 
   async function resetFixtures(): Promise<void> {
     await app.call('POST', '/v2/corpora', { key: 'c1', name: 'C1' });
-    await app.call('POST', '/v2/corpora/c1/documents', { id: 'd1', type: 'core', document_parts: [{ text: 'Fixture text.' }] });
+    const image = { id: 'img1', image_data: { data: ONE_PIXEL_PNG, mime_type: 'image/png' } };
+    await app.call('POST', '/v2/corpora/c1/documents', { id: 'd1', type: 'core', document_parts: [{ text: 'Fixture text.' }], images: [image] });
     if (!fixture.jobId) fixture.jobId = (await app.call('PATCH', '/v2/corpora/c1/documents?document_ids=d1&async=false', { metadata: { fixture: true } })).body.job_id;
     await app.call('POST', '/v2/users', { email: 'target@example.com', username: 'target', corpus_roles: [{ corpus_key: 'c1', role: 'viewer' }] });
     if (!fixture.keyId || (await app.call('GET', `/v2/api_keys/${fixture.keyId}`)).status === 404) {
@@ -182,7 +185,8 @@ describe('route × role matrix', () => {
       .replace(':api_key_id', fixture.keyId)
       .replace(':app_client_id', fixture.appClientId)
       .replace(':job_id', fixture.jobId)
-      .replace(':attribute', 'doc.x');
+      .replace(':attribute', 'doc.x')
+      .replace(':image_id', 'img1');
     if (route.method === 'POST' && route.policy === 'query.corpora') return { path, body: { search: { corpora: [{ corpus_key: 'c1' }] } } };
     if (route.method === 'POST' || route.method === 'PATCH' || route.method === 'PUT') return { path, body: {} };
     return { path };

@@ -4,7 +4,9 @@ import { CreateCorpusHandler } from './application/create-corpus/create-corpus';
 import { DeleteCorpusHandler } from './application/delete-corpus/delete-corpus';
 import { DeleteDocumentHandler } from './application/delete-document/delete-document';
 import { GetCorpusHandler } from './application/get-corpus/get-corpus';
-import { GetDocumentHandler } from './application/get-document/get-document';
+import { ComputeCorpusSizeHandler } from './application/compute-size/compute-size';
+import { GetFilterAttributeStatsHandler } from './application/filter-stats/filter-stats';
+import { GetDocumentHandler, GetImageHandler } from './application/get-document/get-document';
 import { IndexDocumentHandler } from './application/index-document/index-document';
 import { ListCorporaHandler } from './application/list-corpora/list-corpora';
 import { ListDocumentsHandler } from './application/list-documents/list-documents';
@@ -32,6 +34,9 @@ import { GetJobHandler, ListJobsHandler } from './application/jobs/job-queries';
     GetCorpusHandler,
     ListCorporaHandler,
     GetDocumentHandler,
+    GetImageHandler,
+    GetFilterAttributeStatsHandler,
+    ComputeCorpusSizeHandler,
     ListDocumentsHandler,
     QueryCorporaHandler,
     ResetCorpusHandler,

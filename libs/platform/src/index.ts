@@ -20,6 +20,6 @@ export * from './projections/projection-runtime';
 export * from './commands/command-context';
 export * from './commands/stream-decider';
 export { parseFilter, MAX_FILTER_DEPTH } from './filter/parse-filter';
-export { formatFilter } from './filter/format-filter';
+export { formatField, formatFilter } from './filter/format-filter';
 export { matchesFilter, evaluateFilter, type FilterScope, type Truth } from './filter/match-filter';
 export { filterToMongo, type MongoFilterPaths, type MongoQuery } from './filter/mongo-filter';

@@ -1,7 +1,20 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
-import { CreateCorpus, DeleteCorpus, GetCorpus, ListCorpora, ListFilterValues, QueuedJob, QueueReplaceFilterAttributes, ResetCorpus, UpdateCorpus, WriteResult } from '@lib/corpora';
+import {
+  ComputeCorpusSize,
+  CreateCorpus,
+  DeleteCorpus,
+  GetCorpus,
+  GetFilterAttributeStats,
+  ListCorpora,
+  ListFilterValues,
+  QueuedJob,
+  QueueReplaceFilterAttributes,
+  ResetCorpus,
+  UpdateCorpus,
+  WriteResult,
+} from '@lib/corpora';
 import { CommandContext, invalid } from '@lib/platform';
 import { Principal, scopesOf } from '@lib/auth';
 import { Caller } from '../http/caller';
@@ -109,6 +122,26 @@ export class CorporaController {
     @Query('limit') limit?: string,
   ) {
     return this.queries.execute(new ListFilterValues(key, attribute, { fuzzyMatch, metadataFilter, limit: pageLimit(limit, 100, 1000) }));
+  }
+
+  /** Most frequent values and numeric statistics of the filter attributes, over the parts a filter selects. */
+  @Get(':corpus_key/filter_attribute_stats')
+  @Policy('corpus.read')
+  async filterAttributeStats(
+    @Param('corpus_key') key: string,
+    @Query('fields') fields?: string,
+    @Query('metadata_filter') metadataFilter?: string,
+    @Query('max_values') maxValues?: string,
+  ) {
+    return this.queries.execute(new GetFilterAttributeStats(key, { fields, metadataFilter, maxValues: pageLimit(maxValues, 100, 1000, 'max_values') }));
+  }
+
+  /** Documents, parts, characters and metadata characters, summed over the corpus's documents now. */
+  @Post(':corpus_key/compute_size')
+  @Policy('corpus.configure')
+  @HttpCode(200)
+  async computeSize(@Param('corpus_key') key: string) {
+    return this.queries.execute(new ComputeCorpusSize(key));
   }
 
   @Delete(':corpus_key')

@@ -16,16 +16,18 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
+import { ImageDto, TableDto } from './attachment.dto';
 import { KEY_PATTERN } from './corpus.dto';
 
-const NOT_YET = { message: 'images and tables are not supported yet' };
 export const MAX_PARTS = 100_000;
+/** Tables or images one document (or section) may carry. */
+export const MAX_ATTACHMENTS = 1000;
 
 class DocumentBase {
   @IsString() @MinLength(1) @MaxLength(100) @Matches(KEY_PATTERN, { message: 'id must contain only letters, digits, underscores and hyphens' }) id!: string;
   @IsOptional() @IsObject() metadata?: Record<string, unknown>;
-  @IsOptional() @IsArray() @ArrayMaxSize(0, NOT_YET) tables?: unknown[];
-  @IsOptional() @IsArray() @ArrayMaxSize(0, NOT_YET) images?: unknown[];
+  @IsOptional() @IsArray() @ArrayMaxSize(MAX_ATTACHMENTS) @ValidateNested({ each: true }) @Type(() => TableDto) tables?: TableDto[];
+  @IsOptional() @IsArray() @ArrayMaxSize(MAX_ATTACHMENTS) @ValidateNested({ each: true }) @Type(() => ImageDto) images?: ImageDto[];
   @IsOptional() @IsObject() custom_dimensions?: Record<string, number>;
 }
 
@@ -33,6 +35,9 @@ export class CorePartDto {
   @IsString() text!: string;
   @IsOptional() @IsObject() metadata?: Record<string, unknown>;
   @IsOptional() @IsString() context?: string;
+  @IsOptional() @IsString() table_id?: string;
+  @IsOptional() @IsString() image_id?: string;
+  @IsOptional() @IsIn(['text', 'image', 'image_and_text']) image_part_mode?: 'text' | 'image' | 'image_and_text';
   @IsOptional() @IsObject() custom_dimensions?: Record<string, number>;
 }
 
@@ -47,8 +52,8 @@ export class SectionDto {
   @IsString() text!: string;
   @IsOptional() @IsObject() metadata?: Record<string, unknown>;
   @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => SectionDto) sections?: SectionDto[];
-  @IsOptional() @IsArray() @ArrayMaxSize(0, NOT_YET) tables?: unknown[];
-  @IsOptional() @IsArray() @ArrayMaxSize(0, NOT_YET) images?: unknown[];
+  @IsOptional() @IsArray() @ArrayMaxSize(MAX_ATTACHMENTS) @ValidateNested({ each: true }) @Type(() => TableDto) tables?: TableDto[];
+  @IsOptional() @IsArray() @ArrayMaxSize(MAX_ATTACHMENTS) @ValidateNested({ each: true }) @Type(() => ImageDto) images?: ImageDto[];
 }
 
 export class ChunkingStrategyDto {

@@ -6,10 +6,12 @@ import {
   DocumentInput,
   DocumentStats,
   GetDocument,
+  GetImage,
   IndexDocument,
   ListDocuments,
   MAX_BULK_DOCUMENT_IDS,
   QueuedJob,
+  storageUsage,
   QueueBulkMetadataUpdate,
   StructuredSectionInput,
   UpdateDocumentMetadata,
@@ -21,18 +23,33 @@ import { Policy } from '../http/policy';
 import { Ctx } from '../http/command-context';
 import { validateBody } from '../http/validation';
 import { statusFor } from '../http/write-status';
+import { toImage, toTable } from './attachment.dto';
 import { BulkMetadataDto, CoreDocumentDto, MetadataDto, SectionDto, StructuredDocumentDto } from './document.dto';
 import { pageLimit } from './paging';
 
 function sectionsOf(sections: SectionDto[]): StructuredSectionInput[] {
-  return sections.map((s) => ({ title: s.title, text: s.text, metadata: s.metadata, sections: s.sections ? sectionsOf(s.sections) : undefined }));
+  return sections.map((s) => ({
+    title: s.title,
+    text: s.text,
+    metadata: s.metadata,
+    sections: s.sections ? sectionsOf(s.sections) : undefined,
+    tables: s.tables?.map(toTable),
+    images: s.images?.map(toImage),
+  }));
 }
 
 function toInput(body: unknown): DocumentInput {
   const type = (body as { type?: unknown } | null)?.type;
   if (type === 'core') {
     const dto = validateBody(CoreDocumentDto, body);
-    return { type: 'core', id: dto.id, metadata: dto.metadata ?? {}, parts: dto.document_parts };
+    return {
+      type: 'core',
+      id: dto.id,
+      metadata: dto.metadata ?? {},
+      parts: dto.document_parts.map((p) => ({ text: p.text, metadata: p.metadata, context: p.context, tableId: p.table_id, imageId: p.image_id })),
+      tables: dto.tables?.map(toTable),
+      images: dto.images?.map(toImage),
+    };
   }
   if (type === 'structured') {
     const dto = validateBody(StructuredDocumentDto, body);
@@ -44,6 +61,8 @@ function toInput(body: unknown): DocumentInput {
       description: dto.description,
       metadata: dto.metadata ?? {},
       sections: sectionsOf(dto.sections),
+      tables: dto.tables?.map(toTable),
+      images: dto.images?.map(toImage),
       chunking: c ? (c.type === 'max_chars_chunking_strategy' ? { type: c.type, maxCharsPerChunk: c.max_chars_per_chunk! } : { type: c.type }) : undefined,
     };
   }
@@ -87,7 +106,7 @@ export class DocumentsController {
     return {
       id: input.id,
       metadata: input.metadata,
-      storage_usage: { bytes_used: result.value.characters, metadata_bytes_used: result.value.metadataBytes },
+      storage_usage: storageUsage(result.value),
     };
   }
 
@@ -164,6 +183,13 @@ export class DocumentsController {
   @Policy('corpus.read')
   async get(@Param('corpus_key') corpusKey: string, @Param('document_id') documentId: string) {
     return this.queries.execute(new GetDocument(corpusKey, documentId));
+  }
+
+  /** One image of a document with its Base64 data (the reference API's retrieve-image operation). */
+  @Get(':document_id/images/:image_id')
+  @Policy('corpus.read')
+  async image(@Param('corpus_key') corpusKey: string, @Param('document_id') documentId: string, @Param('image_id') imageId: string) {
+    return this.queries.execute(new GetImage(corpusKey, documentId, imageId));
   }
 
   @Delete(':document_id')

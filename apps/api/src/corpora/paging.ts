@@ -1,10 +1,10 @@
 import { invalid } from '@lib/platform';
 
-/** `limit` query parameter: default when absent, 400 outside 1..max. */
-export function pageLimit(raw: string | undefined, fallback: number, max: number): number {
+/** `limit` (or another count) query parameter: default when absent, 400 outside 1..max. */
+export function pageLimit(raw: string | undefined, fallback: number, max: number, name = 'limit'): number {
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw invalid('request.invalid', `limit must be an integer from 1 to ${max}`, { limit: `must be an integer from 1 to ${max}` });
+  if (!Number.isInteger(n) || n < 1 || n > max) throw invalid('request.invalid', `${name} must be an integer from 1 to ${max}`, { [name]: `must be an integer from 1 to ${max}` });
   return n;
 }
 

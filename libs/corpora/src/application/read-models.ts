@@ -1,5 +1,5 @@
 import type { FilterAttribute } from '../domain/corpus';
-import type { DocumentPart, DocumentStats, DocumentTable, Metadata } from '../domain/document';
+import type { DocumentImage, DocumentPart, DocumentStats, DocumentTable, Metadata } from '../domain/document';
 
 /** Shapes of the read models the corpora projections write (see projections/). */
 export interface CorpusRow {
@@ -34,6 +34,8 @@ export interface DocumentRow {
   readonly metadata: Metadata;
   readonly parts: readonly DocumentPart[];
   readonly tables?: readonly DocumentTable[];
+  /** Without their data, which lives in DOCUMENT_IMAGES. */
+  readonly images?: readonly Omit<DocumentImage, 'data'>[];
   readonly stats: DocumentStats;
   readonly indexed_at: string;
   readonly updated_at?: string;
@@ -76,6 +78,26 @@ export function jobView(row: JobRow): Record<string, unknown> {
 export const CORPORA = 'corpora';
 export const JOBS = 'jobs';
 export const DOCUMENTS = 'documents';
+export const DOCUMENT_IMAGES = 'document_images';
+
+export interface ImageRow extends Omit<DocumentImage, 'id'> {
+  readonly id: string;
+  readonly corpus_key: string;
+  readonly document_id: string;
+  readonly image_id: string;
+  readonly [k: string]: unknown;
+}
+
+/** The reference API's ImageMetadata, and with `data` its Image. */
+export function imageView(image: Omit<DocumentImage, 'data'> & { data?: string }): Record<string, unknown> {
+  return {
+    id: image.id,
+    ...(image.title !== undefined ? { title: image.title } : {}),
+    ...(image.caption !== undefined ? { caption: image.caption } : {}),
+    ...(image.description !== undefined ? { description: image.description } : {}),
+    ...(image.data !== undefined ? { image_data: { data: image.data, mime_type: image.mimeType } } : { mime_type: image.mimeType }),
+  };
+}
 
 /** The reference API's Corpus object. */
 export function corpusView(row: CorpusRow): Record<string, unknown> {

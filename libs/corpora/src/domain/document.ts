@@ -1,5 +1,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import { assertNever, DomainError, invalid, notFound } from '@lib/platform';
+import { Attachments, attachmentsOf, checkAttachments, DocumentImage, DocumentTable, imageText, tableTexts } from './attachments';
+
+export { imageText, MAX_IMAGE_BYTES, tableTexts } from './attachments';
+export type { DocumentImage, DocumentTable, TableCell } from './attachments';
 import { ChunkingStrategy, chunkText } from './chunking';
 
 export type Metadata = Readonly<Record<string, unknown>>;
@@ -15,27 +19,18 @@ export interface DocumentPart {
   readonly context?: string;
   /** Set on the part that carries a table's text. */
   readonly tableId?: string;
+  /** Set on the part that carries an image's text (its title, caption and description). */
+  readonly imageId?: string;
 }
 
 /** A table cell as the reference API types it: exactly one value field. */
-export type TableCell =
-  | { readonly text_value: string; readonly colspan?: number }
-  | { readonly int_value: number; readonly colspan?: number }
-  | { readonly float_value: number; readonly colspan?: number }
-  | { readonly bool_value: boolean; readonly colspan?: number };
-
-export interface DocumentTable {
-  readonly id: string;
-  readonly title?: string;
-  readonly description?: string;
-  readonly data: { readonly headers: readonly (readonly TableCell[])[]; readonly rows: readonly (readonly TableCell[])[] };
-}
-
 export interface CoreDocumentInput {
   readonly type: 'core';
   readonly id: string;
   readonly metadata: Metadata;
-  readonly parts: readonly { text: string; metadata?: Metadata; context?: string }[];
+  readonly parts: readonly { text: string; metadata?: Metadata; context?: string; tableId?: string; imageId?: string }[];
+  readonly tables?: readonly DocumentTable[];
+  readonly images?: readonly DocumentImage[];
 }
 
 export interface StructuredSectionInput {
@@ -43,6 +38,8 @@ export interface StructuredSectionInput {
   readonly text: string;
   readonly metadata?: Metadata;
   readonly sections?: readonly StructuredSectionInput[];
+  readonly tables?: readonly DocumentTable[];
+  readonly images?: readonly DocumentImage[];
 }
 
 export interface StructuredDocumentInput {
@@ -55,6 +52,7 @@ export interface StructuredDocumentInput {
   readonly chunking?: ChunkingStrategy;
   /** Tables of the document (from upload with table extraction, or sent with the document). */
   readonly tables?: readonly DocumentTable[];
+  readonly images?: readonly DocumentImage[];
 }
 
 export type DocumentInput = CoreDocumentInput | StructuredDocumentInput;
@@ -63,6 +61,8 @@ export interface DocumentStats {
   readonly parts: number;
   readonly characters: number;
   readonly metadataBytes: number;
+  /** Decoded bytes of the document's images; absent in events from before images (read as 0). */
+  readonly imageBytes?: number;
 }
 
 export type DocumentEvent =
@@ -77,7 +77,9 @@ export type DocumentEvent =
         description?: string;
         metadata: Metadata;
         parts: readonly DocumentPart[];
+        /** Every table and image of the document, sections' included, in document order. */
         tables?: readonly DocumentTable[];
+        images?: readonly DocumentImage[];
         stats: DocumentStats;
         indexedAt: string;
       };
@@ -117,49 +119,41 @@ export const documentFold = {
 export const documentNotFound = (corpusKey: string, id: string): DomainError =>
   notFound('document.not_found', `Document "${id}" does not exist in corpus "${corpusKey}"`, id);
 
-/** Parts of a structured document: each section's text chunked, titles kept, nested sections flattened in order. */
+/**
+ * Parts of a document. Core parts are taken as sent. A structured document's sections are chunked (titles
+ * kept, nested sections flattened in order), each followed by its tables' and images' parts with the section's
+ * metadata; the document's own tables and images come last.
+ */
 export function partsOf(input: DocumentInput): DocumentPart[] {
-  if (input.type === 'core') return input.parts.map((p) => ({ text: p.text, metadata: p.metadata ?? {}, context: p.context }));
+  if (input.type === 'core') {
+    return input.parts.map((p) => ({
+      text: p.text,
+      metadata: p.metadata ?? {},
+      context: p.context,
+      ...(p.tableId !== undefined ? { tableId: p.tableId } : {}),
+      ...(p.imageId !== undefined ? { imageId: p.imageId } : {}),
+    }));
+  }
   const strategy = input.chunking ?? { type: 'sentence_chunking_strategy' };
   const out: DocumentPart[] = [];
+  const attachments = (owner: Attachments, metadata: Metadata, title: string | undefined) => {
+    for (const table of owner.tables ?? []) {
+      for (const text of tableTexts(table)) out.push({ text, metadata, sectionTitle: table.title ?? title, tableId: table.id });
+    }
+    for (const image of owner.images ?? []) {
+      const text = imageText(image);
+      if (text) out.push({ text, metadata, sectionTitle: image.title ?? title, imageId: image.id });
+    }
+  };
   const walk = (sections: readonly StructuredSectionInput[]) => {
     for (const s of sections) {
       for (const text of chunkText(s.text, strategy)) out.push({ text, metadata: s.metadata ?? {}, sectionTitle: s.title });
+      attachments(s, s.metadata ?? {}, s.title);
       if (s.sections) walk(s.sections);
     }
   };
   walk(input.sections);
-  for (const table of input.tables ?? []) {
-    for (const text of tableTexts(table)) out.push({ text, metadata: {}, sectionTitle: table.title, tableId: table.id });
-  }
-  return out;
-}
-
-const cellText = (c: TableCell): string =>
-  'text_value' in c ? c.text_value : 'int_value' in c ? String(c.int_value) : 'float_value' in c ? String(c.float_value) : String(c.bool_value);
-
-/** Rows of a table text part: a table is searchable through these. */
-const TABLE_PART_CHARS = 2000;
-
-/**
- * A table as text, row by row with its column names ("Species: Otter; Count: 12; Weight: 4.5."), after a
- * line naming the table and its columns; long tables continue in further parts of about 2,000 characters.
- * This is the table's summary when no language model writes one (docs/corpora.md).
- */
-export function tableTexts(table: DocumentTable): string[] {
-  const header = table.data.headers[0]?.map(cellText) ?? [];
-  const intro = [table.title, table.description].filter(Boolean).join('. ');
-  const head = `${intro ? `${intro}. ` : ''}Table with ${table.data.rows.length} rows${header.length ? ` and columns ${header.join(', ')}` : ''}.`;
-  const rows = table.data.rows.map((r) => `${r.map((c, i) => (header[i] ? `${header[i]}: ${cellText(c)}` : cellText(c))).join('; ')}.`);
-  const out: string[] = [];
-  let current = head;
-  for (const row of rows) {
-    if (current.length + row.length + 1 > TABLE_PART_CHARS && current) {
-      out.push(current);
-      current = row;
-    } else current = current ? `${current} ${row}` : row;
-  }
-  if (current) out.push(current);
+  attachments(input, {}, undefined);
   return out;
 }
 
@@ -173,12 +167,15 @@ export function decideIndexDocument(
     // As the spec says: a duplicate document id is a 400.
     throw invalid('document.id_taken', `Document "${input.id}" already exists in corpus "${command.corpusKey}"`, { id: 'document id already exists' });
   }
+  const { tables, images } = attachmentsOf(input);
+  const imageBytes = checkAttachments(input, tables, images);
   const parts = partsOf(input);
   if (parts.length === 0) throw invalid('document.empty', 'The document has no text to index', { [input.type === 'core' ? 'document_parts' : 'sections']: 'no text' });
   const stats: DocumentStats = {
     parts: parts.length,
     characters: parts.reduce((n, p) => n + p.text.length, 0),
     metadataBytes: Buffer.byteLength(JSON.stringify(input.metadata)),
+    ...(imageBytes ? { imageBytes } : {}),
   };
   if (stats.characters > MAX_DOCUMENT_CHARACTERS) {
     throw invalid('document.too_large', `The document has more than ${MAX_DOCUMENT_CHARACTERS} characters of text`, { text: 'document too large' });
@@ -195,7 +192,8 @@ export function decideIndexDocument(
         description: input.type === 'structured' ? input.description : undefined,
         metadata: input.metadata,
         parts,
-        ...(input.type === 'structured' && input.tables?.length ? { tables: input.tables } : {}),
+        ...(tables.length ? { tables } : {}),
+        ...(images.length ? { images } : {}),
         stats,
         indexedAt: now.toISOString(),
       },

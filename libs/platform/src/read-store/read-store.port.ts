@@ -71,6 +71,8 @@ export interface ReadStore {
   get<T extends ReadDoc>(collection: string, id: string): Promise<T | undefined>;
   find<T extends ReadDoc>(collection: string, query: FindQuery): Promise<Page<T>>;
   count(collection: string, where?: readonly Condition[], metadata?: MetadataFilter): Promise<number>;
+  /** Sums of numeric fields (dot paths) over the documents matching `where`; a missing or non-numeric value adds 0. */
+  sum<F extends string>(collection: string, fields: readonly F[], where?: readonly Condition[]): Promise<Record<F, number>>;
   ping(): Promise<void>;
 }
 

@@ -53,6 +53,12 @@ export interface SearchIndex {
   search(index: string, request: SearchRequest): Promise<SearchHit[]>;
   /** Distinct values of a metadata field, optionally restricted by a filter. */
   distinctValues(index: string, field: FieldRef, options?: { filter?: FilterExpr; limit?: number }): Promise<unknown[]>;
+  /**
+   * The stored values (scalars or arrays) of a metadata field over the parts a filter selects, for statistics:
+   * one per matching part for a `part.` field, one per document with a matching part for a `doc.` field.
+   * Missing and null values are left out.
+   */
+  fieldValues(index: string, field: FieldRef, options?: { filter?: FilterExpr }): Promise<unknown[]>;
   /** All parts of one document in order (for context windows and full-document context). */
   documentParts(index: string, documentId: string): Promise<SearchHit[]>;
   ping(): Promise<void>;

@@ -1,8 +1,8 @@
 import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { FieldRef, invalid, READ_STORE, ReadStore, SEARCH_INDEX, SearchIndex } from '@lib/platform';
+import { READ_STORE, ReadStore, SEARCH_INDEX, SearchIndex } from '@lib/platform';
 import { corpusNotFound } from '../../domain/corpus';
-import { compileFilter } from '../filters';
+import { compileFilter, resolveAttribute } from '../filters';
 import { CORPORA, CorpusRow } from '../read-models';
 
 /** Distinct values a filter attribute takes in a corpus, optionally narrowed by a filter and a fuzzy term. */
@@ -34,15 +34,9 @@ export class ListFilterValuesHandler implements IQueryHandler<ListFilterValues, 
   async execute(q: ListFilterValues): Promise<Record<string, unknown>> {
     const corpus = await this.reads.get<CorpusRow>(CORPORA, q.corpusKey);
     if (!corpus) throw corpusNotFound(q.corpusKey);
-    const m = /^(doc|part)\.(.+)$/.exec(q.attribute);
-    const level = m?.[1] as FieldRef['level'] | undefined;
-    const name = m?.[2]?.replace(/^"(.*)"$/, '$1');
-    const attr = level && name ? corpus.filter_attributes.find((a) => a.name === name && a.level === (level === 'doc' ? 'document' : 'part')) : undefined;
-    if (!attr || !level || !name) {
-      throw invalid('filter.invalid_attribute', `"${q.attribute}" is not a filter attribute of corpus "${q.corpusKey}" (use doc.<name> or part.<name>)`, { filter_attribute: 'not a filter attribute of this corpus' });
-    }
+    const { attribute: attr, field } = resolveAttribute(corpus, q.attribute, 'filter_attribute');
     const filter = compileFilter(q.options.metadataFilter, corpus.filter_attributes, 'metadata_filter');
-    const values = await this.search.distinctValues(q.corpusKey, { level, name }, { filter, limit: SCAN });
+    const values = await this.search.distinctValues(q.corpusKey, field, { filter, limit: SCAN });
     const term = fuzzyTerm(q.options.fuzzyMatch ?? '');
     const kept = values.filter((v) => fuzzyKeeps(v, term));
     return { name: q.attribute, type: attr.type, values: kept.slice(0, q.options.limit) };

@@ -1,9 +1,9 @@
 import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { READ_STORE, ReadStore } from '@lib/platform';
+import { notFound, READ_STORE, ReadStore } from '@lib/platform';
 import { corpusNotFound } from '../../domain/corpus';
-import { documentNotFound } from '../../domain/document';
-import { CORPORA, DOCUMENTS, DocumentRow } from '../read-models';
+import { documentNotFound, DocumentStats } from '../../domain/document';
+import { CORPORA, DOCUMENT_IMAGES, DOCUMENTS, DocumentRow, ImageRow, imageView } from '../read-models';
 
 export class GetDocument {
   constructor(
@@ -25,14 +25,42 @@ export class GetDocumentHandler implements IQueryHandler<GetDocument, Record<str
       metadata: row.metadata,
       ...(row.title ? { title: row.title } : {}),
       tables: (row.tables ?? []).map((t) => ({ id: t.id, ...(t.title ? { title: t.title } : {}), ...(t.description ? { description: t.description } : {}), data: t.data })),
-      images: [],
+      images: (row.images ?? []).map(imageView),
       parts: row.parts.map((p) => ({
         text: p.text,
         metadata: p.sectionTitle !== undefined ? { ...p.metadata, section: p.sectionTitle } : p.metadata,
         ...(p.context !== undefined ? { context: p.context } : {}),
         ...(p.tableId !== undefined ? { table_id: p.tableId } : {}),
+        ...(p.imageId !== undefined ? { image_id: p.imageId } : {}),
       })),
-      storage_usage: { bytes_used: row.stats.characters, metadata_bytes_used: row.stats.metadataBytes },
+      storage_usage: storageUsage(row.stats),
     };
+  }
+}
+
+/** Text characters and image bytes; metadata apart, as the reference API reports them. */
+export const storageUsage = (stats: DocumentStats): Record<string, number> => ({
+  bytes_used: stats.characters + (stats.imageBytes ?? 0),
+  metadata_bytes_used: stats.metadataBytes,
+});
+
+export class GetImage {
+  constructor(
+    readonly corpusKey: string,
+    readonly documentId: string,
+    readonly imageId: string,
+  ) {}
+}
+
+@QueryHandler(GetImage)
+export class GetImageHandler implements IQueryHandler<GetImage, Record<string, unknown>> {
+  constructor(@Inject(READ_STORE) private readonly reads: ReadStore) {}
+
+  async execute(q: GetImage): Promise<Record<string, unknown>> {
+    if (!(await this.reads.get(CORPORA, q.corpusKey))) throw corpusNotFound(q.corpusKey);
+    if (!(await this.reads.get(DOCUMENTS, `${q.corpusKey}/${q.documentId}`))) throw documentNotFound(q.corpusKey, q.documentId);
+    const row = await this.reads.get<ImageRow>(DOCUMENT_IMAGES, `${q.corpusKey}/${q.documentId}/${q.imageId}`);
+    if (!row) throw notFound('image.not_found', `Image "${q.imageId}" does not exist in document "${q.documentId}"`, q.imageId);
+    return imageView({ ...row, id: row.image_id });
   }
 }

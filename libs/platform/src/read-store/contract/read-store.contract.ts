@@ -71,6 +71,17 @@ export function describeReadStoreContract(adapter: string, create: () => Promise
       expect(await store.count(coll)).toBe(3);
     });
 
+    it('sums numeric fields over the documents a condition selects, missing and non-numeric values adding 0', async () => {
+      await apply([
+        { op: 'put', collection: coll, doc: item('a', 'g1', 1, { stats: { parts: 3, chars: 2.5 } }) },
+        { op: 'put', collection: coll, doc: item('b', 'g1', 5, { stats: { parts: 4, chars: 'many' } }) },
+        { op: 'put', collection: coll, doc: item('c', 'g2', 3, { stats: { parts: 10 } }) },
+      ]);
+      expect(await store.sum(coll, ['stats.parts', 'stats.chars', 'rank'])).toEqual({ 'stats.parts': 17, 'stats.chars': 2.5, rank: 9 });
+      expect(await store.sum(coll, ['stats.parts'], [{ field: 'group', op: 'eq', value: 'g1' }])).toEqual({ 'stats.parts': 7 });
+      expect(await store.sum('never_written', ['x'])).toEqual({ x: 0 });
+    });
+
     it('filters by metadata with three-valued semantics, AND-ed with conditions, and counts', async () => {
       await apply([
         { op: 'put', collection: coll, doc: item('a', 'g1', 1, { metadata: { year: 2020, kind: 'x', 'created at': null }, 'back\\slash': 1 }) },

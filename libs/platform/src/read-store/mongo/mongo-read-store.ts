@@ -18,6 +18,7 @@ export interface MongoCollectionLike {
   findOne(filter: MongoFilter, options?: { projection?: MongoFilter }): Promise<MongoFilter | null>;
   find(filter: MongoFilter, options?: { sort?: Record<string, 1 | -1>; limit?: number }): { toArray(): Promise<MongoFilter[]> };
   countDocuments(filter: MongoFilter): Promise<number>;
+  aggregate(pipeline: MongoFilter[]): { toArray(): Promise<MongoFilter[]> };
   bulkWrite(operations: MongoWriteModel[], options: { ordered: boolean }): Promise<unknown>;
   createIndex(keys: Record<string, 1>, options: { unique: boolean; partialFilterExpression?: MongoFilter }): Promise<string>;
   updateOne(filter: MongoFilter, update: MongoFilter, options?: { upsert?: boolean }): Promise<unknown>;
@@ -161,6 +162,17 @@ export class MongoReadStore implements ReadStore, ProjectionSink<ReadOp> {
     const filter = queryFilter(where, metadata);
     const coll = await this.active(collection);
     return coll ? coll.countDocuments(filter) : 0;
+  }
+
+  async sum<F extends string>(collection: string, fields: readonly F[], where?: readonly Condition[]): Promise<Record<F, number>> {
+    const coll = await this.active(collection);
+    const zero = Object.fromEntries(fields.map((f) => [f, 0])) as Record<F, number>;
+    if (!coll || fields.length === 0) return zero;
+    // $sum ignores missing and non-numeric values, as the SQLite adapter does.
+    const group: MongoFilter = { _id: null };
+    fields.forEach((f, i) => (group[`s${i}`] = { $sum: `$${mongoPath(f)}` }));
+    const [row] = await coll.aggregate([{ $match: queryFilter(where, undefined) }, { $group: group }]).toArray();
+    return Object.fromEntries(fields.map((f, i) => [f, Number(row?.[`s${i}`] ?? 0)])) as Record<F, number>;
   }
 
   async ping(): Promise<void> {

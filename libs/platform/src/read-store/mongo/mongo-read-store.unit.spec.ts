@@ -25,6 +25,10 @@ class FakeCollection implements MongoCollectionLike {
     this.record('find', filter, options);
     return { toArray: async () => this.rows.slice(0, options?.limit) };
   }
+  aggregate(pipeline: MongoFilter[]) {
+    this.record('aggregate', pipeline);
+    return { toArray: async () => [] };
+  }
   async countDocuments(filter: MongoFilter) {
     this.record('countDocuments', filter);
     return this.rows.length;

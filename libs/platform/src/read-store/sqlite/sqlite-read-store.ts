@@ -134,6 +134,19 @@ export class SqliteReadStore implements ReadStore, ProjectionSink<ReadOp> {
     return this.stmt(`SELECT COUNT(*) FROM ${t} WHERE ${w.sql}`).pluck().get(...w.params) as number;
   }
 
+  async sum<F extends string>(collection: string, fields: readonly F[], where?: readonly Condition[]): Promise<Record<F, number>> {
+    const t = this.table(collection);
+    const zero = Object.fromEntries(fields.map((f) => [f, 0])) as Record<F, number>;
+    if (!t || fields.length === 0) return zero;
+    const w = conditionSql(where);
+    const sums = fields.map((f) => {
+      const path = jsonPathLiteral(f.split('.'));
+      return `COALESCE(SUM(CASE WHEN json_type(doc, ${path}) IN ('integer', 'real') THEN json_extract(doc, ${path}) END), 0)`;
+    });
+    const row = this.stmt(`SELECT ${sums.join(', ')} FROM ${t} WHERE ${w.sql}`).raw().get(...w.params) as number[];
+    return Object.fromEntries(fields.map((f, i) => [f, row[i]])) as Record<F, number>;
+  }
+
   async ping(): Promise<void> {
     this.sqlite.db.prepare('SELECT 1').get();
   }

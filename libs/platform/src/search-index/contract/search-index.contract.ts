@@ -120,6 +120,19 @@ export function describeSearchIndexContract(adapter: string, create: () => Promi
       expect((await si.documentParts(name, 'whales')).map((p) => p.seq)).toEqual([0, 1]);
     });
 
+    it('reads a field\'s values for statistics: one per document for doc fields, one per part for part fields, under a filter', async () => {
+      const sorted = (values: unknown[]) => [...values].sort((a, b) => String(a).localeCompare(String(b)));
+      expect(sorted(await si.fieldValues(name, { level: 'doc', name: 'kind' }))).toEqual(['animal', 'animal', 'physics']);
+      expect(sorted(await si.fieldValues(name, { level: 'part', name: 'lang' }))).toEqual(['deu', 'eng', 'eng', 'eng']);
+      const part = { level: 'part' as const, name: 'lang' };
+      expect(await si.fieldValues(name, { level: 'doc', name: 'year' }, { filter: { kind: 'cmp', field: part, op: '=', value: 'deu' } })).toEqual([2020]);
+      expect(await si.fieldValues(name, { level: 'doc', name: 'missing' })).toEqual([]);
+      await apply([{ op: 'upsertDocument', index: name, document: doc('lists', ['A list.'], { kind: ['a', 'b'], flag: true }) }]);
+      expect(await si.fieldValues(name, { level: 'doc', name: 'flag' })).toEqual([true]);
+      expect(await si.fieldValues(name, { level: 'doc', name: 'kind' }, { filter: { kind: 'cmp', field: { level: 'doc', name: 'flag' }, op: '=', value: true } })).toEqual([['a', 'b']]);
+      expect(await si.fieldValues('no_such_index', { level: 'doc', name: 'kind' })).toEqual([]);
+    });
+
     it('rebuilds into a new generation: searches see the old one until the new one is activated', async () => {
       await si.prepare(shape, 2);
       await si.applyBatch(shape.name, 2, [{ position: 1, ops: [{ op: 'upsertDocument', index: name, document: doc('fresh', ['fresh generation text']) }] }], 1);

@@ -166,6 +166,21 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     return rows.map((r) => (r.t === 'true' ? true : r.t === 'false' ? false : r.v));
   }
 
+  async fieldValues(index: string, field: FieldRef, options: { filter?: FilterExpr } = {}): Promise<unknown[]> {
+    const tid = this.tableId(index);
+    if (tid === undefined) return [];
+    const params: unknown[] = [];
+    const where = options.filter ? ` AND ${filterToSql(options.filter, params)}` : '';
+    const col = fieldSql(field);
+    const type = col.replace(/^json_extract\(/, 'json_type(');
+    // Every part of a document carries the same document metadata, so any one row stands for the document.
+    const perDocument = field.level === 'doc' ? ' GROUP BY p.doc_id' : '';
+    const rows = this.stmt(`SELECT ${col} AS v, ${type} AS t FROM si_${tid}_parts p WHERE ${type} NOT IN ('null', 'object')${where}${perDocument}`)
+      .raw()
+      .all(...params) as [unknown, string][];
+    return rows.map(([v, t]) => (t === 'true' ? true : t === 'false' ? false : t === 'array' ? (JSON.parse(v as string) as unknown[]) : v));
+  }
+
   async documentParts(index: string, documentId: string): Promise<SearchHit[]> {
     const tid = this.tableId(index);
     if (tid === undefined) return [];

@@ -119,6 +119,33 @@ export class TypesenseSearchIndex implements SearchIndex, ProjectionSink<SearchO
     });
   }
 
+  /** Exports the selected parts' metadata and reads the field from the JSON copy, which keeps arrays and types. */
+  async fieldValues(index: string, field: FieldRef, options: { filter?: FilterExpr } = {}): Promise<unknown[]> {
+    if (!validIndex(index)) return [];
+    return boundary('export', async () => {
+      const alias = this.alias(index);
+      const info = await this.describe(alias);
+      const filter = info && options.filter ? toFilterBy(options.filter, info.fields) : true;
+      if (!info || filter === false) return [];
+      const column = field.level === 'doc' ? 'doc_meta' : 'part_meta';
+      const body = await ignoreNotFound(() =>
+        this.client.collections(alias).documents().export({ include_fields: `doc_id,${column}`, ...(typeof filter === 'string' && { filter_by: filter }) }),
+      );
+      const seen = new Set<string>();
+      const values: unknown[] = [];
+      for (const row of jsonLines(body)) {
+        if (field.level === 'doc') {
+          if (seen.has(String(row.doc_id))) continue;
+          seen.add(String(row.doc_id));
+        }
+        const meta = typeof row[column] === 'string' ? (JSON.parse(row[column] as string) as Doc) : {};
+        const value = meta[field.name];
+        if (value !== undefined && value !== null && (typeof value !== 'object' || Array.isArray(value))) values.push(value);
+      }
+      return values;
+    });
+  }
+
   async documentParts(index: string, documentId: string): Promise<SearchHit[]> {
     if (!validIndex(index)) return [];
     return boundary('export', async () => {
@@ -229,10 +256,7 @@ export class TypesenseSearchIndex implements SearchIndex, ProjectionSink<SearchO
 
   private async exportParts(collection: string, documentId: string, includeFields?: string): Promise<Doc[]> {
     const filter_by = `doc_id:=${filterLiteral(documentId)}`;
-    const body = await ignoreNotFound(() => this.client.collections(collection).documents().export({ filter_by, ...(includeFields && { include_fields: includeFields }) }));
-    // The client hands back JSONL as a string, or one parsed object when the server labels it JSON.
-    if (typeof body !== 'string') return body && typeof body === 'object' ? [body as Doc] : [];
-    return body.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Doc);
+    return jsonLines(await ignoreNotFound(() => this.client.collections(collection).documents().export({ filter_by, ...(includeFields && { include_fields: includeFields }) })));
   }
 
   /** G11: import answers HTTP 200 with one result per line even when some failed, so every line is checked. */
@@ -263,6 +287,12 @@ export class TypesenseSearchIndex implements SearchIndex, ProjectionSink<SearchO
       }
     });
   }
+}
+
+/** An export's body: the client hands back JSONL as a string, or one parsed object when the server labels it JSON. */
+function jsonLines(body: unknown): Doc[] {
+  if (typeof body !== 'string') return body && typeof body === 'object' ? [body as Doc] : [];
+  return body.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Doc);
 }
 
 /** Index names become part of collection names: `x_g2` would read as index `x`, generation 2. */

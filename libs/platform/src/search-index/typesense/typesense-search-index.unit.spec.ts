@@ -302,6 +302,20 @@ describe('TypesenseSearchIndex at the HTTP boundary', () => {
       expect(fake.searches()[1]).toMatchObject({ facet_by: 'doc__kind(sort_by: _alpha:asc)', max_facet_values: 1000 });
     });
 
+    it('reads field values for statistics from an export of the JSON metadata, once per document for doc fields', async () => {
+      await apply(2, [
+        { op: 'upsertDocument', index: 'docs', document: doc('d2', ['a', 'b'], { tags: ['x', 'y'], year: 2020 }) },
+        { op: 'upsertDocument', index: 'docs', document: doc('d3', ['c'], { year: 2021 }) },
+      ]);
+      expect((await index.fieldValues('docs', { level: 'doc', name: 'tags' })).sort()).toEqual([['x', 'y']]);
+      expect((await index.fieldValues('docs', { level: 'doc', name: 'year' })).sort()).toEqual([2020, 2020, 2021]);
+      expect(await index.fieldValues('docs', { level: 'part', name: 'lang' })).toEqual(['eng', 'eng', 'eng', 'eng']);
+      const exp = fake.requests.filter((r) => r.path.endsWith('/export')).pop()!;
+      expect(exp.query.get('include_fields')).toBe('doc_id,part_meta');
+      await index.fieldValues('docs', { level: 'doc', name: 'year' }, { filter: { kind: 'cmp', field: { level: 'doc', name: 'year' }, op: '>', value: 2020 } });
+      expect(fake.requests.filter((r) => r.path.endsWith('/export')).pop()!.query.get('filter_by')).toBe('doc__year:>2020');
+    });
+
     it('returns a document\'s parts in order, and rewrites their metadata fields', async () => {
       await apply(2, [{ op: 'upsertDocument', index: 'docs', document: doc('d2', ['a', 'b', 'c'], { kind: 'x' }) }]);
       expect((await index.documentParts('docs', 'd2')).map((p) => p.text)).toEqual(['a', 'b', 'c']);
