@@ -143,7 +143,7 @@ describe('corpus → document → query slice (embedded default, over HTTP)', ()
     expect((await app.call('POST', '/v2/query', { query: 'x', search: { corpora: [{ corpus_key: 'ghost' }] } })).status).toBe(404);
     const unsupported = await app.call('POST', '/v2/corpora/docs/query', { query: 'x', search: { reranker: { type: 'mmr' } } });
     expect(unsupported.status).toBe(400);
-    expect(unsupported.body.field_errors).toHaveProperty(['search.reranker']);
+    expect(unsupported.body.field_errors).toHaveProperty(['search.reranker.diversity_bias']);
     const none = await app.call('POST', '/v2/corpora/docs/query', { query: 'zebra xylophone' });
     expect(none.status).toBe(200);
     expect(none.body.search_results).toEqual([]);

@@ -11,6 +11,7 @@ import { IndexDocumentHandler } from './application/index-document/index-documen
 import { ListCorporaHandler } from './application/list-corpora/list-corpora';
 import { ListDocumentsHandler } from './application/list-documents/list-documents';
 import { QueryCorporaHandler } from './application/query/query-corpora';
+import { ModelRerankers } from './application/query/model-rerankers';
 import { UpdateCorpusHandler } from './application/update-corpus/update-corpus';
 import { StreamWriter } from './application/stream-writer';
 import { ResetCorpusHandler } from './application/reset-corpus/reset-corpus';
@@ -39,6 +40,7 @@ import { GetJobHandler, ListJobsHandler } from './application/jobs/job-queries';
     ComputeCorpusSizeHandler,
     ListDocumentsHandler,
     QueryCorporaHandler,
+    ModelRerankers,
     ResetCorpusHandler,
     UpdateDocumentMetadataHandler,
     JobSignals,

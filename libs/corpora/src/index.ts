@@ -27,3 +27,6 @@ export * from './application/filter-values/filter-values';
 export * from './application/upload-file/upload-file';
 export * from './application/filter-stats/filter-stats';
 export * from './application/compute-size/compute-size';
+export * from './domain/context-window';
+export * from './application/query/rerankers';
+export * from './application/query/model-rerankers';

@@ -10,6 +10,7 @@ export * from './sqlite/sqlite-database';
 export * from './read-store/read-store.port';
 export * from './search-index/filter';
 export * from './search-index/search-index.port';
+export { queryTerms } from './search-index/query-terms';
 export * from './projections/projection';
 export * from './sqlite/sqlite-projection-state';
 export * from './read-store/sqlite/sqlite-read-store';

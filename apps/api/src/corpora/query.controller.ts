@@ -1,19 +1,18 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
-import { CorpusSearch, QueryCorpora, QueryResponse } from '@lib/corpora';
-import { invalid } from '@lib/platform';
+import { ContextWindow, CorpusSearch, QueryCorpora, QueryOptions, QueryResponse, RerankerSpec } from '@lib/corpora';
+import { CommandContext, invalid } from '@lib/platform';
+import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
 import { pageLimit, pageOffset } from './paging';
-import { CorpusSearchFieldsDto, MAX_QUERY_LENGTH, QueryCorpusRequestDto, QueryRequestDto } from './query.dto';
+import { ContextConfigurationDto, CorpusSearchFieldsDto, MAX_QUERY_LENGTH, MAX_RERANKER_STAGES, QueryCorpusRequestDto, QueryRequestDto, RerankerDto } from './query.dto';
 
-type Options = Pick<QueryRequestDto, 'generation' | 'stream_response' | 'intelligent_query_rewriting'> & {
-  search?: Partial<Pick<QueryRequestDto['search'], 'context_configuration' | 'reranker'>>;
-};
+type Options = Pick<QueryRequestDto, 'generation' | 'stream_response' | 'intelligent_query_rewriting'>;
 
 /**
- * Query features that later work adds (filters, encoders, rerankers, context windows, generation) are refused
- * with a 400 naming the field, never silently ignored.
+ * Query features that later work adds (encoders, generation, streaming) are refused with a 400 naming the
+ * field, never silently ignored.
  */
 function refuseUnsupported(body: Options, corpora: readonly CorpusSearchFieldsDto[], prefix: string): void {
   const errors: Record<string, string> = {};
@@ -22,17 +21,55 @@ function refuseUnsupported(body: Options, corpora: readonly CorpusSearchFieldsDt
     if (c.custom_dimensions && Object.keys(c.custom_dimensions).length) errors[`${at}custom_dimensions`] = 'custom dimensions are not supported';
     if (c.semantics && c.semantics !== 'default') errors[`${at}semantics`] = 'only "default" semantics are supported';
   });
-  const cc = body.search?.context_configuration;
-  if (cc && (cc.characters_before || cc.characters_after || cc.sentences_before || cc.sentences_after || cc.full_document_context || cc.start_tag || cc.end_tag)) {
-    errors['search.context_configuration'] = 'context windows are not supported yet';
-  }
-  const rr = body.search?.reranker;
-  if (rr && rr.type !== 'none') errors['search.reranker'] = `reranker "${rr.type}" is not supported yet; use "none"`;
   if (body.generation && body.generation.enabled !== false) errors.generation = 'generation needs a registered language model, which is not supported yet';
   if (body.stream_response) errors.stream_response = 'streaming needs generation, which is not supported yet';
   if (body.intelligent_query_rewriting) errors.intelligent_query_rewriting = 'query rewriting is not supported';
   if (Object.keys(errors).length) throw invalid('query.unsupported', Object.values(errors)[0], errors);
 }
+
+/** The request's reranker as the query side takes it; a chain of more than 50 stages in all is a 400. */
+function rerankerSpec(dto: RerankerDto | undefined): RerankerSpec | undefined {
+  if (!dto) return undefined;
+  let stages = 0;
+  const map = (r: RerankerDto): RerankerSpec => {
+    if (++stages > MAX_RERANKER_STAGES) throw invalid('request.invalid', `A reranker chain may hold at most ${MAX_RERANKER_STAGES} stages`, { 'search.reranker': `more than ${MAX_RERANKER_STAGES} stages` });
+    const cut = { ...(r.limit !== undefined ? { limit: r.limit } : {}), ...(r.cutoff !== undefined ? { cutoff: r.cutoff } : {}) };
+    switch (r.type) {
+      case 'none':
+        return { type: 'none', ...(r.limit !== undefined ? { limit: r.limit } : {}) };
+      case 'mmr':
+        return { type: 'mmr', diversityBias: r.diversity_bias!, ...cut };
+      case 'userfn':
+        return { type: 'userfn', userFunction: r.user_function!, ...cut };
+      case 'customer_reranker':
+        return { type: 'customer_reranker', rerankerName: r.reranker_name!, ...cut };
+      case 'chain':
+        return { type: 'chain', rerankers: r.rerankers!.map(map) };
+    }
+  };
+  return map(dto);
+}
+
+function contextWindow(dto: ContextConfigurationDto | undefined): ContextWindow | undefined {
+  if (!dto) return undefined;
+  return {
+    sentencesBefore: dto.sentences_before,
+    sentencesAfter: dto.sentences_after,
+    charactersBefore: dto.characters_before,
+    charactersAfter: dto.characters_after,
+    startTag: dto.start_tag,
+    endTag: dto.end_tag,
+    fullDocument: dto.full_document_context,
+  };
+}
+
+const searchOptions = (search: { limit?: number; offset?: number; max_by?: 'doc.id'; reranker?: RerankerDto; context_configuration?: ContextConfigurationDto }): QueryOptions => ({
+  limit: search.limit ?? 10,
+  offset: search.offset ?? 0,
+  maxBy: search.max_by,
+  reranker: rerankerSpec(search.reranker),
+  context: contextWindow(search.context_configuration),
+});
 
 @Controller('v2')
 export class QueryController {
@@ -41,7 +78,7 @@ export class QueryController {
   @Post('query')
   @Policy('query.corpora')
   @HttpCode(200)
-  async query(@Body() body: unknown): Promise<QueryResponse> {
+  async query(@Body() body: unknown, @Ctx() ctx: CommandContext): Promise<QueryResponse> {
     const dto = validateBody(QueryRequestDto, body);
     refuseUnsupported(dto, dto.search.corpora, 'search.corpora');
     const overridden = dto.search.corpora.findIndex((c) => c.query !== undefined && c.query !== dto.query);
@@ -52,18 +89,18 @@ export class QueryController {
       metadataFilter: c.metadata_filter,
       filterField: `search.corpora[${i}].metadata_filter`,
     }));
-    return this.queries.execute(new QueryCorpora(dto.query, corpora, dto.search.limit ?? 10, dto.search.offset ?? 0, dto.search.max_by));
+    return this.queries.execute(new QueryCorpora(dto.query, corpora, searchOptions(dto.search), ctx.now));
   }
 
   @Post('corpora/:corpus_key/query')
   @Policy('corpus.read')
   @HttpCode(200)
-  async queryCorpus(@Param('corpus_key') corpusKey: string, @Body() body: unknown): Promise<QueryResponse> {
+  async queryCorpus(@Param('corpus_key') corpusKey: string, @Body() body: unknown, @Ctx() ctx: CommandContext): Promise<QueryResponse> {
     const dto = validateBody(QueryCorpusRequestDto, body);
     const search = dto.search ?? {};
     refuseUnsupported(dto, [search], '');
     const corpora = [{ corpusKey, lexicalInterpolation: search.lexical_interpolation ?? 0.005, metadataFilter: search.metadata_filter, filterField: 'search.metadata_filter' }];
-    return this.queries.execute(new QueryCorpora(dto.query, corpora, search.limit ?? 10, search.offset ?? 0, search.max_by));
+    return this.queries.execute(new QueryCorpora(dto.query, corpora, searchOptions(search), ctx.now));
   }
 
   @Get('corpora/:corpus_key/query')
@@ -79,6 +116,6 @@ export class QueryController {
     if (query.length > MAX_QUERY_LENGTH) throw invalid('request.invalid', `query must be at most ${MAX_QUERY_LENGTH} characters`, { query: `must be at most ${MAX_QUERY_LENGTH} characters` });
     // metadata_filter is ours (the reference GET has none): a filter a caller sends is applied, never ignored.
     const corpora = [{ corpusKey, lexicalInterpolation: 0.005, metadataFilter, filterField: 'metadata_filter' }];
-    return this.queries.execute(new QueryCorpora(query, corpora, pageLimit(limit, 10, 1000), pageOffset(offset)));
+    return this.queries.execute(new QueryCorpora(query, corpora, { limit: pageLimit(limit, 10, 1000), offset: pageOffset(offset) }));
   }
 }

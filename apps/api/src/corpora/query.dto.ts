@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength, ValidateIf, ValidateNested } from 'class-validator';
 
 export const MAX_QUERY_LENGTH = 1000;
 
@@ -13,9 +13,22 @@ export class ContextConfigurationDto {
   @IsOptional() @IsBoolean() full_document_context?: boolean;
 }
 
+export const RERANKER_TYPES = ['none', 'mmr', 'userfn', 'customer_reranker', 'chain'] as const;
+/** Stages one request may chain, nested chains counted whole (the reference's documented 50). */
+export const MAX_RERANKER_STAGES = 50;
+
+/** The reference's `SearchReranker`, one of its types; fields of other types are ignored. */
 export class RerankerDto {
-  @IsString() type!: string;
-  @IsOptional() @IsString() reranker_name?: string;
+  @IsIn(RERANKER_TYPES) type!: (typeof RERANKER_TYPES)[number];
+  @ValidateIf((o: RerankerDto) => o.type === 'customer_reranker') @IsString() @MinLength(1) @MaxLength(100) reranker_name?: string;
+  @IsOptional() @IsString() reranker_id?: string;
+  @ValidateIf((o: RerankerDto) => o.type === 'userfn') @IsString() @MinLength(1) @MaxLength(10_000) user_function?: string;
+  @ValidateIf((o: RerankerDto) => o.type === 'mmr') @IsNumber() @Min(0) @Max(1) diversity_bias?: number;
+  @IsOptional() @IsInt() @Min(1) limit?: number;
+  @IsOptional() @IsNumber() cutoff?: number;
+  @IsOptional() @IsBoolean() include_context?: boolean;
+  @IsOptional() @IsString() instructions?: string;
+  @ValidateIf((o: RerankerDto) => o.type === 'chain') @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_RERANKER_STAGES) @ValidateNested({ each: true }) @Type(() => RerankerDto) rerankers?: RerankerDto[];
 }
 
 /** Per-corpus search settings; `lexical_interpolation` 0 to 1 (spec). */

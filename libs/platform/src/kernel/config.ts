@@ -27,6 +27,18 @@ export interface ServiceConfig {
   readonly rateLimitPerMinute: number;
   /** Failed authentications per minute from one client address before 429. */
   readonly authFailuresPerMinute: number;
+  /** AES-256 key for credentials stored in events (LLM auth); when undefined one is generated under `dataDir`. */
+  readonly secretsKey?: string;
+  /** HHEM-compatible classification endpoint for factual-consistency scoring (docs/llms.md). */
+  readonly fcsHhemUrl?: string;
+  readonly fcsHhemApiKey?: string;
+  /** Name of a registered LLM that judges factual consistency when no HHEM endpoint is set. */
+  readonly fcsJudgeLlm?: string;
+  /** A rerank endpoint for the `customer_reranker` (docs/query.md), and the name queries call it by. */
+  readonly rerankerUrl?: string;
+  readonly rerankerName: string;
+  readonly rerankerModel?: string;
+  readonly rerankerApiKey?: string;
 }
 
 export class ConfigError extends Error {
@@ -73,6 +85,10 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
   }
   const oauthSigningKey = text('OAUTH_SIGNING_KEY');
   if (oauthSigningKey !== undefined && oauthSigningKey.length < 32) problems.push('OAUTH_SIGNING_KEY must be at least 32 characters');
+  const secretsKey = text('SECRETS_KEY');
+  if (secretsKey !== undefined && !/^[0-9a-f]{64}$/i.test(secretsKey) && Buffer.from(secretsKey, 'base64').length !== 32) {
+    problems.push('SECRETS_KEY must be 32 bytes, written as 64 hex digits or in base64 (e.g. `openssl rand -base64 32`)');
+  }
   const typesenseUrl = url('TYPESENSE_URL', ['http', 'https']);
   const typesenseApiKey = text('TYPESENSE_API_KEY');
   if (typesenseUrl && !typesenseApiKey) problems.push('TYPESENSE_API_KEY is required when TYPESENSE_URL is set');
@@ -98,6 +114,14 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     oauthSigningKey,
     rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 6000, 1, 10_000_000),
     authFailuresPerMinute: int('AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
+    secretsKey,
+    fcsHhemUrl: url('FCS_HHEM_URL', ['http', 'https']),
+    fcsHhemApiKey: text('FCS_HHEM_API_KEY'),
+    fcsJudgeLlm: text('FCS_JUDGE_LLM'),
+    rerankerUrl: url('RERANKER_URL', ['http', 'https']),
+    rerankerName: text('RERANKER_NAME') ?? 'Rerank_Multilingual_v1',
+    rerankerModel: text('RERANKER_MODEL'),
+    rerankerApiKey: text('RERANKER_API_KEY'),
   };
   if (!/^[A-Za-z0-9-]+$/.test(config.typesenseCollectionPrefix)) {
     problems.push('TYPESENSE_COLLECTION_PREFIX must contain only letters, digits and hyphens');

@@ -2,7 +2,13 @@ import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { FilterExpr, READ_STORE, ReadStore, SEARCH_INDEX, SearchHit, SearchIndex } from '@lib/platform';
 import { corpusNotFound } from '../../domain/corpus';
+import { ContextWindow, hasContext, withContext } from '../../domain/context-window';
 import { compileFilter } from '../filters';
+import { ModelRerankers } from './model-rerankers';
+import { rerank, RerankerSpec } from './rerankers';
+import type { SearchResult } from './search-result';
+
+export type { SearchResult } from './search-result';
 import { CORPORA, CorpusRow } from '../read-models';
 
 export interface CorpusSearch {
@@ -15,31 +21,31 @@ export interface CorpusSearch {
   readonly filterField?: string;
 }
 
+export interface QueryOptions {
+  readonly limit: number;
+  readonly offset: number;
+  readonly maxBy?: 'doc.id';
+  readonly reranker?: RerankerSpec;
+  readonly context?: ContextWindow;
+}
+
 export class QueryCorpora {
   constructor(
     readonly query: string,
     readonly corpora: readonly CorpusSearch[],
-    readonly limit: number,
-    readonly offset: number,
-    readonly maxBy?: 'doc.id',
+    readonly options: QueryOptions,
+    readonly now: Date = new Date(),
   ) {}
 }
 
-export interface SearchResult {
-  text: string;
-  score: number;
-  part_metadata: Record<string, unknown>;
-  document_metadata: Record<string, unknown>;
-  document_id: string;
-  corpus_key: string;
-  request_corpora_index: number;
-  result_type: 'text';
-}
 
 export interface QueryResponse {
-  search_results: SearchResult[];
+  search_results: Omit<SearchResult, 'seq'>[];
   warnings?: string[];
 }
+
+/** Candidates a reranker sees when the page is smaller. */
+const RERANK_POOL = 100;
 
 /** BM25 is unbounded; this squashes it monotonically into the 0–1 score range the API promises. */
 const lexicalScore = (bm25: number): number => bm25 / (bm25 + 10);
@@ -49,6 +55,7 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
   constructor(
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(SEARCH_INDEX) private readonly search: SearchIndex,
+    private readonly models: ModelRerankers,
   ) {}
 
   async execute(q: QueryCorpora): Promise<QueryResponse> {
@@ -58,8 +65,9 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
       if (!row) throw corpusNotFound(c.corpusKey);
       filters.push(compileFilter(c.metadataFilter, row.filter_attributes, c.filterField ?? 'metadata_filter'));
     }
-    // max_by keeps one result per document: fetch deeper so that a page still fills after de-duplication.
-    const depth = (q.offset + q.limit) * (q.maxBy ? 5 : 1);
+    const { limit, offset, maxBy, reranker, context } = q.options;
+    // max_by keeps one result per document and rerankers reorder a wider pool: fetch deeper for both.
+    const depth = Math.max((offset + limit) * (maxBy ? 5 : 1), reranker && reranker.type !== 'none' ? RERANK_POOL : 0);
     const perCorpus = await Promise.all(
       q.corpora.map(async (c, index) => {
         const hits = await this.search.search(c.corpusKey, { mode: 'lexical', text: q.query, limit: depth, filter: filters[index] });
@@ -67,7 +75,11 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
       }),
     );
     let results = perCorpus.flat().sort((a, b) => b.score - a.score);
-    if (q.maxBy === 'doc.id') {
+    if (reranker) {
+      const ctx = { query: q.query, now: q.now, field: 'search.reranker', model: (name: string, field: string) => this.models.get(name, field) };
+      results = await rerank(reranker, results, ctx);
+    }
+    if (maxBy === 'doc.id') {
       const seen = new Set<string>();
       results = results.filter((r) => {
         const key = `${r.request_corpora_index}\u0000${r.document_id}`;
@@ -76,11 +88,27 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
         return true;
       });
     }
-    const response: QueryResponse = { search_results: results.slice(q.offset, q.offset + q.limit) };
+    const page = results.slice(offset, offset + limit);
+    const shown = hasContext(context) ? await this.withContext(page, context!) : page;
+    const response: QueryResponse = { search_results: shown.map(({ seq: _seq, ...result }) => result) };
     if (q.corpora.some((c) => c.lexicalInterpolation < 1)) {
       response.warnings = ['semantic_search_unavailable: no encoder is configured yet, so results are ranked lexically (BM25) only'];
     }
     return response;
+  }
+
+  /** Each result's text with its context window, from its document's parts (read once per document). */
+  private async withContext(page: SearchResult[], window: ContextWindow): Promise<SearchResult[]> {
+    const parts = new Map<string, Promise<SearchHit[]>>();
+    return Promise.all(
+      page.map(async (r) => {
+        const key = `${r.corpus_key}\u0000${r.document_id}`;
+        if (!parts.has(key)) parts.set(key, this.search.documentParts(r.corpus_key, r.document_id));
+        const texts = (await parts.get(key)!).map((p) => p.text);
+        const index = (await parts.get(key)!).findIndex((p) => p.seq === r.seq);
+        return index < 0 ? r : { ...r, text: withContext(texts, index, window) };
+      }),
+    );
   }
 }
 
@@ -94,5 +122,6 @@ function toResult(hit: SearchHit, corpusKey: string, index: number): SearchResul
     corpus_key: corpusKey,
     request_corpora_index: index,
     result_type: 'text',
+    seq: hit.seq,
   };
 }

@@ -1,0 +1,62 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DomainError, invalid, SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
+import type { ModelReranker } from './rerankers';
+
+/** How long a rerank call may take before the query fails with 504. */
+const RERANK_TIMEOUT_MS = 30_000;
+
+/**
+ * A rerank endpoint in the shape Cohere, Jina, vLLM and Infinity share (`POST {query, documents, top_n,
+ * model}` → `{results: [{index, relevance_score}]}`), or Hugging Face TEI's (`{query, texts}` →
+ * `[{index, score}]`); either answer is read. Scores are used as the endpoint returns them (0–1 for these).
+ */
+export class HttpModelReranker implements ModelReranker {
+  constructor(private readonly options: { readonly url: string; readonly model?: string; readonly apiKey?: string }) {}
+
+  async score(query: string, texts: readonly string[]): Promise<number[]> {
+    let res: Response;
+    try {
+      res = await fetch(this.options.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}) },
+        body: JSON.stringify({ query, documents: texts, texts, top_n: texts.length, ...(this.options.model ? { model: this.options.model } : {}) }),
+        signal: AbortSignal.timeout(RERANK_TIMEOUT_MS),
+      });
+    } catch (e) {
+      if (e instanceof DOMException && e.name === 'TimeoutError') throw new DomainError('timeout', 'reranker.timeout', `The reranker did not answer within ${RERANK_TIMEOUT_MS} ms`);
+      throw new DomainError('upstream', 'reranker.unreachable', `The reranker could not be reached: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    const body: unknown = await res.json().catch(() => undefined);
+    if (!res.ok) throw new DomainError('upstream', 'reranker.failed', `The reranker answered ${res.status}`);
+    const rows = Array.isArray(body) ? body : (body as { results?: unknown } | undefined)?.results;
+    if (!Array.isArray(rows)) throw new DomainError('upstream', 'reranker.bad_response', 'The reranker answered without results');
+    const scores = texts.map(() => 0);
+    for (const row of rows as { index?: unknown; relevance_score?: unknown; score?: unknown }[]) {
+      const value = Number(row.relevance_score ?? row.score);
+      if (Number.isInteger(row.index) && (row.index as number) < texts.length && Number.isFinite(value)) scores[row.index as number] = value;
+    }
+    return scores;
+  }
+}
+
+/** The model rerankers this deployment has: one, from `RERANKER_URL` / `RERANKER_NAME` (docs/query.md). */
+@Injectable()
+export class ModelRerankers {
+  private readonly configured?: { readonly name: string; readonly reranker: ModelReranker };
+
+  constructor(@Inject(SERVICE_CONFIG) config: ServiceConfig) {
+    if (config.rerankerUrl) {
+      this.configured = { name: config.rerankerName, reranker: new HttpModelReranker({ url: config.rerankerUrl, model: config.rerankerModel, apiKey: config.rerankerApiKey }) };
+    }
+  }
+
+  names(): string[] {
+    return this.configured ? [this.configured.name] : [];
+  }
+
+  get(name: string, field: string): ModelReranker {
+    if (this.configured?.name === name) return this.configured.reranker;
+    const hint = this.configured ? `the configured one is "${this.configured.name}"` : 'none is configured: set RERANKER_URL (and RERANKER_NAME) to a rerank endpoint';
+    throw invalid('reranker.unknown', `No reranker named "${name}": ${hint}`, { [field]: 'unknown reranker' });
+  }
+}

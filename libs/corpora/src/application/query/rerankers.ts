@@ -1,0 +1,100 @@
+import { assertNever, queryTerms } from '@lib/platform';
+import { compileUserFunction } from './user-function';
+import type { SearchResult } from './search-result';
+
+/** The reference API's `search.reranker`, one stage or a chain of them. */
+export type RerankerSpec =
+  | { readonly type: 'none'; readonly limit?: number }
+  | { readonly type: 'mmr'; readonly diversityBias: number; readonly limit?: number; readonly cutoff?: number }
+  | { readonly type: 'userfn'; readonly userFunction: string; readonly limit?: number; readonly cutoff?: number }
+  | { readonly type: 'customer_reranker'; readonly rerankerName: string; readonly limit?: number; readonly cutoff?: number }
+  | { readonly type: 'chain'; readonly rerankers: readonly RerankerSpec[] };
+
+/** A model reranker (cross-encoder or rerank endpoint): relevance of each text to the query, 0 to 1. */
+export interface ModelReranker {
+  score(query: string, texts: readonly string[]): Promise<number[]>;
+}
+
+export interface RerankContext {
+  readonly query: string;
+  readonly now: Date;
+  /** Where the spec sits in the request, for field errors (`search.reranker`, `search.reranker.rerankers[1]`). */
+  readonly field: string;
+  /** Resolves `reranker_name`; throws a 400 naming what to configure when there is none. */
+  readonly model: (name: string, field: string) => ModelReranker;
+}
+
+/** Applies a reranker: each stage reorders its input, then keeps results at or above `cutoff`, then the first `limit`. */
+export async function rerank(spec: RerankerSpec, results: SearchResult[], ctx: RerankContext): Promise<SearchResult[]> {
+  switch (spec.type) {
+    case 'none':
+      return cut(results, spec);
+    case 'chain': {
+      let out = results;
+      for (const [i, stage] of spec.rerankers.entries()) out = await rerank(stage, out, { ...ctx, field: `${ctx.field}.rerankers[${i}]` });
+      return out;
+    }
+    case 'userfn': {
+      const fn = compileUserFunction(spec.userFunction, `${ctx.field}.user_function`, ctx.now);
+      const scored = results.flatMap((r) => {
+        const score = fn(r);
+        return score === null ? [] : [{ ...r, score }];
+      });
+      return cut(byScore(scored), spec);
+    }
+    case 'mmr':
+      return cut(mmr(results, spec.diversityBias), spec);
+    case 'customer_reranker': {
+      const model = ctx.model(spec.rerankerName, `${ctx.field}.reranker_name`);
+      const scores = results.length ? await model.score(ctx.query, results.map((r) => r.text)) : [];
+      return cut(byScore(results.map((r, i) => ({ ...r, score: scores[i] ?? 0 }))), spec);
+    }
+    default:
+      return assertNever(spec);
+  }
+}
+
+function cut(results: SearchResult[], spec: { readonly limit?: number; readonly cutoff?: number }): SearchResult[] {
+  const kept = spec.cutoff === undefined ? results : results.filter((r) => r.score >= spec.cutoff!);
+  return spec.limit === undefined ? kept : kept.slice(0, spec.limit);
+}
+
+const byScore = (results: SearchResult[]): SearchResult[] => [...results].sort((a, b) => b.score - a.score);
+
+/**
+ * Maximal marginal relevance: picks, one at a time, the result maximising (1 − bias)·score − bias·(its
+ * highest similarity to those already picked); that value, clamped to 0–1, becomes its score. Similarity is
+ * the cosine of the texts' word sets (query-term tokenisation) until results carry their vectors.
+ */
+export function mmr(results: readonly SearchResult[], bias: number): SearchResult[] {
+  const vectors = results.map((r) => termVector(r.text));
+  const maxSim = results.map(() => 0);
+  const left = new Set(results.map((_, i) => i));
+  const out: SearchResult[] = [];
+  while (left.size) {
+    let best = -1;
+    let bestValue = -Infinity;
+    for (const i of left) {
+      const value = (1 - bias) * results[i].score - bias * maxSim[i];
+      if (value > bestValue) [best, bestValue] = [i, value];
+    }
+    left.delete(best);
+    out.push({ ...results[best], score: Math.min(1, Math.max(0, bestValue)) });
+    for (const i of left) maxSim[i] = Math.max(maxSim[i], cosine(vectors[i], vectors[best]));
+  }
+  return out;
+}
+
+function termVector(text: string): Map<string, number> {
+  const v = new Map<string, number>();
+  for (const t of queryTerms(text)) v.set(t, (v.get(t) ?? 0) + 1);
+  return v;
+}
+
+function cosine(a: Map<string, number>, b: Map<string, number>): number {
+  let dot = 0;
+  for (const [t, n] of a) dot += n * (b.get(t) ?? 0);
+  const norm = (v: Map<string, number>) => Math.sqrt([...v.values()].reduce((s, n) => s + n * n, 0));
+  const d = norm(a) * norm(b);
+  return d ? dot / d : 0;
+}

@@ -1,0 +1,13 @@
+/** One result as the query API returns it, plus the part's position for context windows. */
+export interface SearchResult {
+  text: string;
+  score: number;
+  part_metadata: Record<string, unknown>;
+  document_metadata: Record<string, unknown>;
+  document_id: string;
+  corpus_key: string;
+  request_corpora_index: number;
+  result_type: 'text';
+  /** The part's position in its document, for context windows; not sent. */
+  seq: number;
+}
