@@ -2,12 +2,12 @@ import 'reflect-metadata';
 import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { ServiceConfig } from '@lib/platform';
+import { Clock, ServiceConfig } from '@lib/platform';
 import type { Logger } from 'pino';
 import pinoHttp from 'pino-http';
 import { ApiModule } from './api/src/api.module';
 import { Bootstrap } from '@lib/auth';
-import { resolveBootstrapKey, resolveSigningKey } from './api/src/bootstrap-key';
+import { resolveBootstrapKey, resolveSecretsKey, resolveSigningKey } from './api/src/bootstrap-key';
 import { requestContext } from './api/src/http/request-context';
 import { PinoNestLogger } from './api/src/logger';
 import { createInfrastructure, Infrastructure, Role } from './infrastructure/infrastructure';
@@ -26,13 +26,19 @@ export interface StartedApp {
 }
 
 /** Composes adapters, projections and HTTP for a role, and listens. Used by main.ts and by e2e tests. */
-export async function startApp(config: ServiceConfig, role: Role, log: Logger, print: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<StartedApp> {
+export async function startApp(
+  config: ServiceConfig,
+  role: Role,
+  log: Logger,
+  print: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
+  overrides: { readonly clock?: Clock } = {},
+): Promise<StartedApp> {
   const bootstrapKey = resolveBootstrapKey(config, print);
   const infra = await createInfrastructure(config, role, log);
   try {
     await infra.runtime?.start();
     const app = await NestFactory.create<NestExpressApplication>(
-      ApiModule.forRoot({ config, infra, log, signingKey: resolveSigningKey(config), routes: role === 'worker' ? 'health' : 'all' }),
+      ApiModule.forRoot({ config, infra, log, signingKey: resolveSigningKey(config), secretsKey: resolveSecretsKey(config), clock: overrides.clock, routes: role === 'worker' ? 'health' : 'all' }),
       { bodyParser: false, logger: new PinoNestLogger(log) },
     );
     app.disable('x-powered-by');

@@ -1,4 +1,5 @@
 import { appendBench } from './append';
+import { chatBench } from './chat';
 import { ingestBench } from './ingest';
 import { parseBench } from './parse';
 import { authBench } from './auth';
@@ -14,6 +15,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   auth: { run: authBench, usage: 'auth [requests=5000]' },
   ingest: { run: ingestBench, usage: 'ingest [documents=all]' },
   parse: { run: parseBench, usage: 'parse [seconds-per-format=2]' },
+  chat: { run: chatBench, usage: 'chat [requests=2000]' },
 };
 
 async function main(): Promise<void> {

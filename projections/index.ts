@@ -3,13 +3,15 @@ import { authProjection } from './auth/auth.projection';
 import { corporaProjection } from './corpora/corpora.projection';
 import { documentsProjection } from './documents/documents.projection';
 import { jobsProjection } from './jobs/jobs.projection';
+import { llmsProjection } from './llms/llms.projection';
 import { searchProjection } from './search/search.projection';
 
 export * from './auth/auth.projection';
 export * from './corpora/corpora.projection';
 export * from './documents/documents.projection';
 export * from './jobs/jobs.projection';
+export * from './llms/llms.projection';
 export * from './search/search.projection';
 
 /** Every projection the service runs. */
-export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection];
+export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection];

@@ -26,17 +26,19 @@ interface CallerSpec {
   keysManage: boolean;
   /** QueryService / IndexService keys manage no keys. */
   dataKey: boolean;
+  /** LLMs: `use` (list, chat, evaluate: corpus_viewer … owner) or `manage` as well (administrator, owner). */
+  llm: 'none' | 'use' | 'manage';
 }
 
 const ALL: CorpusAction[] = ['read', 'write', 'configure', 'delete'];
 const ADMIN_ACCOUNT = ['corpus.create', 'users.manage', 'users.read', 'clients.manage', 'audit.read'];
-const none = (over: Partial<CallerSpec>): CallerSpec => ({ c1: [], someCorpus: false, account: [], keysManage: false, dataKey: false, ...over });
+const none = (over: Partial<CallerSpec>): CallerSpec => ({ c1: [], someCorpus: false, account: [], keysManage: false, dataKey: false, llm: 'none', ...over });
 
 const CALLERS: Record<string, CallerSpec | 'unauthenticated'> = {
-  owner: none({ c1: ALL, someCorpus: true, account: ADMIN_ACCOUNT, keysManage: true }),
-  administrator: none({ c1: ALL, someCorpus: true, account: ADMIN_ACCOUNT, keysManage: true }),
-  corpusAdministratorRole: none({ c1: ALL, someCorpus: true, account: ['corpus.create', 'users.read'], keysManage: true }),
-  viewerRole: none({ c1: ['read'], someCorpus: true, account: ['users.read'] }),
+  owner: none({ c1: ALL, someCorpus: true, account: ADMIN_ACCOUNT, keysManage: true, llm: 'manage' }),
+  administrator: none({ c1: ALL, someCorpus: true, account: ADMIN_ACCOUNT, keysManage: true, llm: 'manage' }),
+  corpusAdministratorRole: none({ c1: ALL, someCorpus: true, account: ['corpus.create', 'users.read'], keysManage: true, llm: 'use' }),
+  viewerRole: none({ c1: ['read'], someCorpus: true, account: ['users.read'], llm: 'use' }),
   c1Owner: none({ c1: ALL, someCorpus: true }),
   c1Administrator: none({ c1: ['read', 'write', 'configure'], someCorpus: true }),
   c1Editor: none({ c1: ['read', 'write'], someCorpus: true }),
@@ -88,6 +90,10 @@ function expected(route: Route, who: CallerSpec | 'unauthenticated'): Expect {
     case 'clients.manage':
     case 'audit.read':
       return who.account.includes(route.policy) ? 'allow' : 403;
+    case 'llm.use':
+      return who.llm !== 'none' ? 'allow' : 403;
+    case 'llm.manage':
+      return who.llm === 'manage' ? 'allow' : 403;
     case 'keys.own': {
       // API key routes are open to users and app clients; what each may then do is the spec's key rules.
       if (!route.path.startsWith('/v2/api_keys')) throw new Error(`no expectation for keys.own route ${route.method} ${route.path}`);
@@ -139,6 +145,8 @@ describe('route × role matrix', () => {
     if (!fixture.keyId || (await app.call('GET', `/v2/api_keys/${fixture.keyId}`)).status === 404) {
       fixture.keyId = (await createKey(app, { name: 'target key', api_key_role: 'serving', corpus_keys: ['c1'] })).id;
     }
+    // Never called: the LLM routes are checked for who may reach them, not for what the model answers.
+    await app.call('POST', '/v2/llms', { name: 'fixture-llm', model: 'm', uri: 'http://127.0.0.1:9/v1/chat/completions' });
     if (!fixture.appClientId || (await app.call('GET', `/v2/app_clients/${fixture.appClientId}`)).status === 404) {
       fixture.appClientId = (await createClient(app, 'target client', { corpus_roles: [{ corpus_key: 'c1', role: 'viewer' }] })).id;
     }
@@ -186,6 +194,7 @@ describe('route × role matrix', () => {
       .replace(':app_client_id', fixture.appClientId)
       .replace(':job_id', fixture.jobId)
       .replace(':attribute', 'doc.x')
+      .replace(':llm_id', 'fixture-llm')
       .replace(':image_id', 'img1');
     if (route.method === 'POST' && route.policy === 'query.corpora') return { path, body: { search: { corpora: [{ corpus_key: 'c1' }] } } };
     if (route.method === 'POST' || route.method === 'PATCH' || route.method === 'PUT') return { path, body: {} };

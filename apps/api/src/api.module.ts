@@ -3,8 +3,10 @@ import { APP_FILTER, APP_GUARD, Reflector } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import { AuthModule, Authenticator } from '@lib/auth';
 import { CorporaModule } from '@lib/corpora';
+import { LlmsModule } from '@lib/llms';
 import {
   BACKGROUND_WORK,
+  Clock,
   CLOCK,
   EVENT_STORE,
   ID_GENERATOR,
@@ -33,6 +35,9 @@ import { ErrorFilter } from './http/error.filter';
 import { AuditController } from './ops/audit.controller';
 import { EventsController } from './ops/events.controller';
 import { HealthController } from './ops/health.controller';
+import { ChatController } from './llms/chat.controller';
+import { EvaluationController } from './llms/evaluation.controller';
+import { LlmsController } from './llms/llms.controller';
 import { INFRASTRUCTURE } from './tokens';
 
 export interface ApiModuleOptions {
@@ -43,6 +48,10 @@ export interface ApiModuleOptions {
   readonly signingKey: string;
   /** A worker process serves only the health probes. */
   readonly routes?: 'all' | 'health';
+  /** AES-256 key for stored credentials (LLM auth). */
+  readonly secretsKey: Buffer;
+  /** Time source; tests move it to cross quota windows. */
+  readonly clock?: Clock;
 }
 
 /** Closes the adapters (and stops the projections) after the HTTP server has drained. */
@@ -67,7 +76,7 @@ export class PortsModule {
         { provide: READ_STORE, useValue: infra.reads },
         { provide: SEARCH_INDEX, useValue: infra.search },
         { provide: PROJECTION_PROGRESS, useValue: infra.progress },
-        { provide: CLOCK, useValue: systemClock },
+        { provide: CLOCK, useValue: options.clock ?? systemClock },
         { provide: ID_GENERATOR, useValue: randomIds },
         { provide: BACKGROUND_WORK, useValue: { enabled: !!infra.runtime } },
         InfrastructureLifecycle,
@@ -91,6 +100,9 @@ export const API_CONTROLLERS = [
   ApiKeysController,
   AppClientsController,
   OAuthController,
+  LlmsController,
+  ChatController,
+  EvaluationController,
 ];
 
 @Module({})
@@ -100,7 +112,7 @@ export class ApiModule {
     if (unguarded.length) throw new Error(`Routes without a @Policy: ${unguarded.join(', ')}`);
     return {
       module: ApiModule,
-      imports: [PortsModule.forRoot(options), CqrsModule.forRoot(), CorporaModule, AuthModule.forRoot({ signingKey: options.signingKey })],
+      imports: [PortsModule.forRoot(options), CqrsModule.forRoot(), CorporaModule, AuthModule.forRoot({ signingKey: options.signingKey }), LlmsModule.forRoot({ secretsKey: options.secretsKey })],
       controllers: options.routes === 'health' ? [HealthController] : API_CONTROLLERS,
       providers: [
         { provide: APP_FILTER, useValue: new ErrorFilter(options.log) },

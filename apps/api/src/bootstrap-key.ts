@@ -6,6 +6,7 @@ import type { ServiceConfig } from '@lib/platform';
 
 export const BOOTSTRAP_KEY_FILE = 'admin-api-key';
 export const SIGNING_KEY_FILE = 'oauth-signing-key';
+export const SECRETS_KEY_FILE = 'secrets-key';
 
 /** Reads a secret file under DATA_DIR, or creates it (mode 0600, never overwritten) with `make()`. */
 function storedSecret(config: ServiceConfig, name: string, make: () => string): { value: string; created: boolean; file: string } {
@@ -32,4 +33,13 @@ export function resolveBootstrapKey(config: ServiceConfig, print: (line: string)
 /** The HS256 key for OAuth access tokens: OAUTH_SIGNING_KEY, else generated once under DATA_DIR (0600). */
 export function resolveSigningKey(config: ServiceConfig): string {
   return config.oauthSigningKey ?? storedSecret(config, SIGNING_KEY_FILE, () => randomBytes(48).toString('base64url')).value;
+}
+
+/**
+ * The AES-256 key that seals stored credentials: SECRETS_KEY, else generated once under DATA_DIR (0600).
+ * Every process sharing an event store needs the same key (docs/llms.md); losing it loses the credentials.
+ */
+export function resolveSecretsKey(config: ServiceConfig): Buffer {
+  const text = config.secretsKey ?? storedSecret(config, SECRETS_KEY_FILE, () => randomBytes(32).toString('base64')).value;
+  return /^[0-9a-f]{64}$/i.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
 }

@@ -80,7 +80,7 @@ describe('roles and capabilities', () => {
 describe('key type masks', () => {
   it('keeps only the data actions on a QueryService (serving) key', () => {
     const serving = maskForKeyType(adminCaps, 'serving');
-    expect(actionsOf(serving)).toEqual(['agent.end_user', 'agent.use', 'agent.view', 'corpus.read']);
+    expect(actionsOf(serving)).toEqual(['agent.end_user', 'agent.use', 'agent.view', 'corpus.read', 'llm.use']);
     expect(allows(serving, 'corpus.read', 'x')).toBe(true);
     expect(allows(serving, 'corpus.write', 'x')).toBe(false);
     expect(allows(serving, 'users.manage')).toBe(false);
@@ -89,7 +89,7 @@ describe('key type masks', () => {
 
   it('adds corpus.write, and nothing else, on an IndexService (serving_and_indexing) key', () => {
     const indexing = maskForKeyType(adminCaps, 'serving_and_indexing');
-    expect(actionsOf(indexing)).toEqual(['agent.end_user', 'agent.use', 'agent.view', 'corpus.read', 'corpus.write']);
+    expect(actionsOf(indexing)).toEqual(['agent.end_user', 'agent.use', 'agent.view', 'corpus.read', 'corpus.write', 'llm.use']);
     expect(allows(indexing, 'corpus.write', 'x')).toBe(true);
     expect(allows(indexing, 'corpus.configure', 'x')).toBe(false);
     expect(allows(indexing, 'users.manage')).toBe(false);

@@ -37,6 +37,8 @@ export const POLICIES = {
   'users.read': { kind: 'account', action: 'users.read' },
   'clients.manage': { kind: 'account', action: 'clients.manage' },
   'audit.read': { kind: 'account', action: 'audit.read' },
+  'llm.use': { kind: 'account', action: 'llm.use' },
+  'llm.manage': { kind: 'account', action: 'llm.manage' },
 } as const satisfies Record<string, PolicyRule>;
 
 export type PolicyName = keyof typeof POLICIES;

@@ -60,7 +60,11 @@ export type AccountAction =
   | 'agent.create'
   | 'pipeline.view'
   | 'pipeline.administer'
-  | 'agent.end_user';
+  | 'agent.end_user'
+  /** List registered LLMs, chat through them, score factual consistency (reference: corpus_viewer … owner). */
+  | 'llm.use'
+  /** Register, read in full, change, delete and discover LLMs (reference: administrator, owner). */
+  | 'llm.manage';
 /** Actions on one corpus or one agent; a grant names the resource or `*` (every one). */
 export type CorpusAction = 'corpus.read' | 'corpus.write' | 'corpus.configure' | 'corpus.delete';
 export type AgentAction = 'agent.use' | 'agent.view' | 'agent.develop' | 'agent.administer';
@@ -87,6 +91,8 @@ const EVERY: Action[] = [
   'pipeline.view',
   'pipeline.administer',
   'agent.end_user',
+  'llm.use',
+  'llm.manage',
   ...ALL_CORPUS,
   ...ALL_AGENT,
 ];
@@ -95,10 +101,10 @@ const API_ROLE_ACTIONS: Record<ApiRole, readonly Action[]> = {
   owner: EVERY,
   administrator: EVERY.filter((a) => a !== 'account.owner' && a !== 'billing.manage'),
   billing_administrator: ['billing.manage'],
-  viewer: ['users.read', 'corpus.read', 'agent.view', 'pipeline.view'],
-  corpus_administrator: ['users.read', 'keys.manage', 'corpus.create', ...ALL_CORPUS],
-  corpus_developer: ['users.read', 'corpus.read', 'corpus.write', 'corpus.configure'],
-  corpus_viewer: ['users.read', 'corpus.read'],
+  viewer: ['users.read', 'corpus.read', 'agent.view', 'pipeline.view', 'llm.use'],
+  corpus_administrator: ['users.read', 'keys.manage', 'corpus.create', 'llm.use', ...ALL_CORPUS],
+  corpus_developer: ['users.read', 'corpus.read', 'corpus.write', 'corpus.configure', 'llm.use'],
+  corpus_viewer: ['users.read', 'corpus.read', 'llm.use'],
   agent_administrator: ['agent.create', 'agent.end_user', ...ALL_AGENT],
   agent_developer: ['agent.create', 'agent.use', 'agent.view', 'agent.develop'],
   agent_viewer: ['agent.view'],
@@ -124,7 +130,8 @@ const AGENT_ROLE_ACTIONS: Record<AgentRoleName, readonly AgentAction[]> = {
 
 /** Keys that are not personal serve data, never administration (QueryService: read; IndexService: read and write). */
 export type KeyType = 'personal' | 'serving' | 'serving_and_indexing';
-const SERVING_ACTIONS: ReadonlySet<Action> = new Set<Action>(['corpus.read', 'agent.view', 'agent.use', 'agent.end_user']);
+// Chatting through a model is serving, not administration: a data key keeps `llm.use` when its roles give it.
+const SERVING_ACTIONS: ReadonlySet<Action> = new Set<Action>(['corpus.read', 'agent.view', 'agent.use', 'agent.end_user', 'llm.use']);
 const INDEXING_ACTIONS: ReadonlySet<Action> = new Set<Action>([...SERVING_ACTIONS, 'corpus.write']);
 
 /** The capabilities a set of grants gives. */

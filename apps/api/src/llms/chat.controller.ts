@@ -1,0 +1,69 @@
+import { Body, Controller, Post, Res } from '@nestjs/common';
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import type { Response } from 'express';
+import { CallerAborted, ChatCompletions, ChatRequest } from '@lib/llms';
+import { CommandContext, DomainError, invalid } from '@lib/platform';
+import { Ctx } from '../http/command-context';
+import { Policy } from '../http/policy';
+import { fieldErrors, validationError } from '../http/validation';
+import { ChatCompletionDto } from './chat.dto';
+
+/** Checks the fields the service reads; unknown fields are the upstream's business, so they are not refused. */
+function validateChat(body: unknown): ChatRequest {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('request.invalid', 'The request body must be a JSON object', { body: 'must be a JSON object' });
+  const errors = fieldErrors(validateSync(plainToInstance(ChatCompletionDto, body), { forbidUnknownValues: true }));
+  const messages = (body as { messages?: unknown }).messages;
+  if (Array.isArray(messages)) {
+    messages.forEach((m: { role?: unknown; content?: unknown; tool_calls?: unknown }, i) => {
+      const ok = typeof m?.content === 'string' || Array.isArray(m?.content) || (m?.role === 'assistant' && (m.content === null || m.content === undefined) && Array.isArray(m.tool_calls));
+      if (!ok) errors[`messages.${i}.content`] = 'must be a string or an array of content parts';
+    });
+  }
+  if (Object.keys(errors).length) throw validationError(errors);
+  return body as ChatRequest;
+}
+
+/** OpenAI-compatible chat completions; `stream: true` answers with server-sent `chat.completion.chunk`s and `[DONE]`. */
+@Controller('v2/llms/chat')
+export class ChatController {
+  constructor(private readonly chat: ChatCompletions) {}
+
+  @Post('completions')
+  @Policy('llm.use')
+  async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res() res: Response): Promise<void> {
+    const request = validateChat(body);
+    // A caller that disconnects cancels the upstream call.
+    const abort = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    try {
+      if (!request.stream) {
+        res.status(200).json(await this.chat.complete(request, ctx, abort.signal));
+        return;
+      }
+      const chunks = await this.chat.stream(request, ctx, abort.signal);
+      res.status(200).set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+      res.flushHeaders();
+      try {
+        for await (const chunk of chunks) {
+          if (res.destroyed) break;
+          res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+        }
+        if (!res.destroyed) res.end('data: [DONE]\n\n');
+      } catch (e) {
+        // Past the headers a failure can only be an event: OpenAI clients raise it as an APIError.
+        if (!res.destroyed) res.end(`data: ${JSON.stringify({ error: errorBody(e, ctx.requestId) })}\n\n`);
+      }
+    } catch (e) {
+      if (e instanceof CallerAborted || res.destroyed) return void res.end();
+      throw e;
+    }
+  }
+}
+
+function errorBody(e: unknown, requestId: string) {
+  if (e instanceof DomainError) return { message: e.message, type: e.kind, code: e.code, request_id: requestId };
+  return { message: 'Internal server error.', type: 'internal', code: null, request_id: requestId };
+}

@@ -1,0 +1,89 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import type { Response } from 'express';
+import { CreateLlm, DeleteLlm, DiscoverLlm, GetLlm, ListLlms, LlmWriteResult, maskedAuth, splitAuth, UpdateLlm } from '@lib/llms';
+import { CommandContext, invalid } from '@lib/platform';
+import { pageLimit } from '../corpora/paging';
+import { Ctx } from '../http/command-context';
+import { Policy } from '../http/policy';
+import { validateBody } from '../http/validation';
+import { statusFor } from '../http/write-status';
+import { toLlmInput } from './llm-input';
+import { CreateLlmDto, DiscoverLlmDto, UpdateLlmDto } from './llms.dto';
+
+/** The LLM registry (`/v2/llms`). `llm_id` in paths takes the id (`llm_…`) or the name. */
+@Controller('v2/llms')
+export class LlmsController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+    private readonly discoverer: DiscoverLlm,
+  ) {}
+
+  @Post()
+  @Policy('llm.manage')
+  async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    const dto = validateBody(CreateLlmDto, body);
+    const input = toLlmInput(dto, body as Record<string, unknown>);
+    const result: LlmWriteResult<{ llmId: string }> = await this.commands.execute(new CreateLlm(dto.name, { ...input, model: dto.model, uri: dto.uri }, ctx));
+    statusFor(result, 201, res);
+    if (!result.visible) return { id: result.value.llmId, name: dto.name };
+    return this.queries.execute(new GetLlm(result.value.llmId));
+  }
+
+  @Get()
+  @Policy('llm.use')
+  async list(@Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('filter') filter?: string) {
+    let regex: RegExp | undefined;
+    try {
+      regex = filter ? new RegExp(filter) : undefined;
+    } catch {
+      throw invalid('request.invalid', 'filter must be a valid regular expression', { filter: 'invalid regular expression' });
+    }
+    return this.queries.execute(new ListLlms(pageLimit(limit, 10, 100), pageKey, regex));
+  }
+
+  /** Probes a candidate (not stored) and returns it with its capabilities and how each was found. */
+  @Post('discover')
+  @Policy('llm.manage')
+  @HttpCode(200)
+  async discover(@Body() body: unknown) {
+    const dto = validateBody(DiscoverLlmDto, body);
+    const input = toLlmInput(dto, body as Record<string, unknown>);
+    const auth = input.auth ?? null;
+    const found = await this.discoverer.discover({ uri: dto.uri, model: dto.model, headers: input.headers ?? {}, idleTimeoutSeconds: input.idleTimeoutSeconds ?? null, auth });
+    return {
+      type: dto.type ?? 'openai-compatible',
+      ...(dto.name ? { name: dto.name } : {}),
+      model: dto.model,
+      uri: dto.uri,
+      headers: input.headers ?? {},
+      ...(auth ? { auth: maskedAuth({ type: auth.type, identifiers: splitAuth(auth).identifiers }) } : {}),
+      capabilities: { ...found.capabilities, ...input.capabilities },
+      discovery: found.discovery,
+    };
+  }
+
+  @Get(':llm_id')
+  @Policy('llm.manage')
+  async get(@Param('llm_id') id: string) {
+    return this.queries.execute(new GetLlm(id));
+  }
+
+  @Patch(':llm_id')
+  @Policy('llm.manage')
+  async update(@Param('llm_id') id: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    const dto = validateBody(UpdateLlmDto, body);
+    const result: LlmWriteResult<{ name: string }> = await this.commands.execute(new UpdateLlm(id, toLlmInput(dto, body as Record<string, unknown>), ctx));
+    statusFor(result, 200, res);
+    if (!result.visible) return { name: result.value.name };
+    return this.queries.execute(new GetLlm(result.value.name));
+  }
+
+  @Delete(':llm_id')
+  @Policy('llm.manage')
+  @HttpCode(204)
+  async remove(@Param('llm_id') id: string, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    statusFor(await this.commands.execute(new DeleteLlm(id, ctx)), 204, res);
+  }
+}

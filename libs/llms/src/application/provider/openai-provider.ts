@@ -1,0 +1,99 @@
+import { Injectable } from '@nestjs/common';
+import OpenAI from 'openai';
+import { DomainError } from '@lib/platform';
+import { joinAuth, LlmAuth, StoredAuth } from '../../domain/auth';
+import type { LlmRow } from '../read-models';
+import { SecretBox } from '../secrets/secret-box';
+import { scrub } from './upstream-errors';
+
+/** Read timeout when a model sets no `idle_timeout_seconds` (what OpenAI's and Anthropic's SDKs use). */
+export const DEFAULT_IDLE_TIMEOUT_SECONDS = 60;
+
+/** What a call to one registered model needs: an SDK client, the auth headers of the moment, the secrets to scrub. */
+export interface Upstream {
+  readonly client: OpenAI;
+  readonly model: string;
+  readonly idleTimeoutSeconds: number;
+  readonly secrets: readonly string[];
+  authHeaders(): Promise<Record<string, string | null>>;
+}
+
+/** The endpoint a candidate or registered model is reached at (before or after registration). */
+export interface Endpoint {
+  readonly uri: string;
+  readonly model: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly idleTimeoutSeconds: number | null;
+  readonly auth: LlmAuth | null;
+}
+
+/**
+ * The OpenAI-compatible provider adapter (the official `openai` SDK). The reference API's `uri` is the full
+ * chat-completions URL; the SDK takes the base URL, so `/chat/completions` is cut off and the query string
+ * (e.g. Azure's `api-version`) goes into every request.
+ */
+@Injectable()
+export class OpenAiProvider {
+  private readonly cache = new Map<string, { position: number; upstream: Upstream }>();
+
+  constructor(private readonly box: SecretBox) {}
+
+  /** A client for a registered model, rebuilt when the model changed (its row's position moved). */
+  forRow(row: LlmRow): Upstream {
+    const cached = this.cache.get(row.id);
+    if (cached && cached.position === row.position) return cached.upstream;
+    const upstream = this.connect({ uri: row.uri, model: row.model, headers: row.headers, idleTimeoutSeconds: row.idle_timeout_seconds, auth: this.open(row.id, row.auth) });
+    this.cache.set(row.id, { position: row.position, upstream });
+    return upstream;
+  }
+
+  open(llmId: string, stored: StoredAuth | null): LlmAuth | null {
+    return stored ? joinAuth(stored.type, stored.identifiers, this.box.open(stored.sealed, `llm:${llmId}`)) : null;
+  }
+
+  connect(endpoint: Endpoint): Upstream {
+    const url = new URL(endpoint.uri);
+    const defaultQuery = Object.fromEntries(url.searchParams);
+    url.search = '';
+    const baseURL = url.toString().replace(/\/chat\/completions\/?$/, '').replace(/\/$/, '');
+    const idleTimeoutSeconds = endpoint.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS;
+    // Retries stay off: a retried completion is billed twice and hides the failure from the caller. The SDK's
+    // timeout is a backstop; callers time out themselves (ChatCompletions) to tell a timeout from an abort.
+    const client = new OpenAI({ apiKey: 'unused', baseURL, defaultQuery, defaultHeaders: { ...endpoint.headers }, maxRetries: 0, timeout: idleTimeoutSeconds * 1000 + 5000 });
+    const auth = endpoint.auth;
+    const secrets = auth ? secretValues(auth) : [];
+    return { client, model: endpoint.model, idleTimeoutSeconds, secrets, authHeaders: auth ? authHeaders(auth) : async () => ({ Authorization: null }) };
+  }
+}
+
+function secretValues(auth: LlmAuth): string[] {
+  return auth.type === 'bearer' ? [auth.token] : auth.type === 'header' ? [auth.value] : [auth.client_secret];
+}
+
+/** Headers for each request; OAuth client credentials fetch a token and reuse it until shortly before it expires. */
+function authHeaders(auth: LlmAuth): () => Promise<Record<string, string | null>> {
+  switch (auth.type) {
+    case 'bearer':
+      return async () => ({ Authorization: `Bearer ${auth.token}` });
+    case 'header':
+      return async () => ({ Authorization: null, [auth.header]: auth.value });
+    case 'oauth_client_credentials': {
+      let token: { value: string; until: number } | undefined;
+      return async () => {
+        if (!token || Date.now() >= token.until) token = await fetchToken(auth);
+        return { Authorization: `Bearer ${token.value}` };
+      };
+    }
+  }
+}
+
+async function fetchToken(auth: Extract<LlmAuth, { type: 'oauth_client_credentials' }>): Promise<{ value: string; until: number }> {
+  const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: auth.client_id, client_secret: auth.client_secret });
+  if (auth.scopes?.length) form.set('scope', auth.scopes.join(' '));
+  const res = await fetch(auth.token_endpoint, { method: 'POST', body: form, signal: AbortSignal.timeout(30_000) }).catch((e: Error) => {
+    throw new DomainError('upstream', 'llm.oauth_failed', `The OAuth token endpoint could not be reached: ${scrub(e.message, [auth.client_secret])}`);
+  });
+  const body = (await res.json().catch(() => ({}))) as { access_token?: string; expires_in?: number };
+  if (!res.ok || !body.access_token) throw new DomainError('upstream', 'llm.oauth_failed', `The OAuth token endpoint refused the client credentials (${res.status})`);
+  return { value: body.access_token, until: Date.now() + Math.max(0, (body.expires_in ?? 300) - 30) * 1000 };
+}

@@ -1,0 +1,128 @@
+import { Clock, CommandContext, DomainError, EventStore, RecordedEvent, toNewEvents } from '@lib/platform';
+import { exceededQuota, NO_USAGE, Quota, TOKEN_WINDOWS, TokenUsage, windowOf } from '../../domain/quota';
+
+/** Where a kind of subject (a model; later an agent) keeps its usage events, and how to read one. */
+export interface UsageLedgerSpec {
+  /** The stream holding the subject's usage for the UTC month of `at`. */
+  stream(subject: string, at: Date): string;
+  /** The usage an event records, or undefined for other events. */
+  usageOf(event: RecordedEvent): { usage: TokenUsage; at: Date } | undefined;
+}
+
+interface Ledger {
+  readonly month: string;
+  readonly stream: string;
+  revision: number;
+  /** `minute:<id>`, `day:<id>`, `month:<id>` → tokens counted in that window. */
+  readonly buckets: Map<string, TokenUsage>;
+  /** Ids of events this process appended and counted, not yet seen by a read of the stream. */
+  readonly own: Set<string>;
+  refreshedAt: number;
+  refreshing?: Promise<void>;
+}
+
+/** How often (real time, ms) a ledger re-reads its stream to count other processes' calls. */
+const REFRESH_MS = 1000;
+
+/**
+ * Quota enforcement for any subject, counted from usage events (so counts survive restarts). Each process
+ * loads a subject's month on first use, counts its own calls at once, and re-reads the stream every second
+ * for calls made by other processes (docs/llms.md). Requests per second are counted in memory per process.
+ */
+export class QuotaEngine {
+  private readonly ledgers = new Map<string, Ledger>();
+  private readonly seconds = new Map<string, { id: string; count: number }>();
+  private readonly pending = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly spec: UsageLedgerSpec,
+    private readonly onError: (e: unknown) => void,
+  ) {}
+
+  /** Admits one call for `subject` under `quota`, or throws 429 naming the quota and when it resets. */
+  async admit(subject: string, label: string, quota: Quota | null): Promise<void> {
+    if (!quota || Object.keys(quota).length === 0) return;
+    const now = this.clock.now();
+    const ledger = await this.ledger(subject, now);
+    const second = windowOf('second', now).id;
+    const rps = this.seconds.get(subject);
+    const thisSecond = rps?.id === second ? rps.count : 0;
+    const usage = (w: (typeof TOKEN_WINDOWS)[number]) => ledger.buckets.get(`${w}:${windowOf(w, now).id}`) ?? NO_USAGE;
+    const exceeded = exceededQuota(quota, usage, thisSecond, now);
+    if (exceeded) {
+      const retry = Math.max(1, Math.ceil((exceeded.resetsAt.getTime() - now.getTime()) / 1000));
+      throw new DomainError(
+        'rate_limited',
+        'llm.quota_exceeded',
+        `Quota ${exceeded.quota} of ${label} is used up (${exceeded.used} of ${exceeded.limit}); it resets at ${exceeded.resetsAt.toISOString()}`,
+        { retryAfterSeconds: retry },
+      );
+    }
+    this.seconds.set(subject, { id: second, count: thisSecond + 1 });
+  }
+
+  /** Counts a finished call at once and appends its usage event in the background (flushed on shutdown). */
+  record(subject: string, usage: TokenUsage, event: (at: Date) => { type: string; data: unknown }, ctx: CommandContext): void {
+    const at = this.clock.now();
+    const ledger = this.ledgers.get(subject);
+    const stream = this.spec.stream(subject, at);
+    // One usage event per request: the request id makes a retried append idempotent.
+    const [stored] = toNewEvents([event(at)], ctx, stream, 1);
+    if (ledger && ledger.stream === stream) {
+      count(ledger.buckets, usage, at);
+      ledger.own.add(stored.id);
+    }
+    const append = this.store.append(stream, [stored], { expectedRevision: 'any' }).catch(this.onError);
+    this.pending.add(append);
+    void append.finally(() => this.pending.delete(append));
+  }
+
+  async flush(): Promise<void> {
+    await Promise.all([...this.pending]);
+  }
+
+  private async ledger(subject: string, now: Date): Promise<Ledger> {
+    const month = windowOf('month', now).id;
+    let ledger = this.ledgers.get(subject);
+    if (!ledger || ledger.month !== month) {
+      ledger = { month, stream: this.spec.stream(subject, now), revision: -1, buckets: new Map(), own: new Set(), refreshedAt: 0 };
+      this.ledgers.set(subject, ledger);
+      await this.refresh(ledger);
+    } else if (Date.now() - ledger.refreshedAt > REFRESH_MS && !ledger.refreshing) {
+      ledger.refreshing = this.refresh(ledger).catch(this.onError);
+    }
+    return ledger;
+  }
+
+  private async refresh(ledger: Ledger): Promise<void> {
+    try {
+      const events = await this.store.readStream(ledger.stream, { fromRevision: ledger.revision + 1 });
+      for (const e of events) {
+        ledger.revision = e.revision;
+        if (ledger.own.delete(e.id)) continue;
+        const recorded = this.spec.usageOf(e);
+        if (recorded) count(ledger.buckets, recorded.usage, recorded.at);
+      }
+      ledger.refreshedAt = Date.now();
+      prune(ledger.buckets, this.clock.now());
+    } finally {
+      ledger.refreshing = undefined;
+    }
+  }
+}
+
+function count(buckets: Map<string, TokenUsage>, usage: TokenUsage, at: Date): void {
+  for (const w of TOKEN_WINDOWS) {
+    const key = `${w}:${windowOf(w, at).id}`;
+    const was = buckets.get(key) ?? NO_USAGE;
+    buckets.set(key, { input: was.input + usage.input, output: was.output + usage.output });
+  }
+}
+
+/** Drops windows that have ended, so a ledger holds at most the current minute, day and month. */
+function prune(buckets: Map<string, TokenUsage>, now: Date): void {
+  const current = new Set(TOKEN_WINDOWS.map((w) => `${w}:${windowOf(w, now).id}`));
+  for (const key of buckets.keys()) if (!current.has(key)) buckets.delete(key);
+}

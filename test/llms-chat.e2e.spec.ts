@@ -1,0 +1,122 @@
+import { APIError } from 'openai';
+import { ScriptedOpenAIServer } from '@lib/testing';
+import { openaiFor, registerScripted } from './support/llm-fixtures';
+import { startTestApp, TestApp } from './support/test-app';
+
+/** Chat completions through a registered model, against the scripted OpenAI-compatible server (issue 6). */
+describe('chat completions', () => {
+  let app: TestApp;
+  let upstream: ScriptedOpenAIServer;
+  const TOKEN = 'sk-upstream-token-e2e-0123456789abcdef';
+
+  beforeAll(async () => {
+    upstream = await ScriptedOpenAIServer.start();
+    app = await startTestApp({ env: { LOG_LEVEL: 'warn' } });
+    await registerScripted(app, upstream, 'scripted', { auth: { type: 'bearer', token: TOKEN } });
+    await registerScripted(app, upstream, 'impatient', { idle_timeout_seconds: 1 });
+    await registerScripted(app, upstream, 'claude-like', { capabilities: { requires_role_alternation: true } });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await upstream?.close();
+  });
+
+  it('completes a chat through the official openai client, with usage, the stored credential and the upstream model', async () => {
+    upstream.enqueue({ content: 'Paris is the capital of France.', usage: { prompt_tokens: 21, completion_tokens: 9 } });
+    const completion = await openaiFor(app).chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content: 'Capital of France?' }], temperature: 0.2 });
+    expect(completion).toMatchObject({ object: 'chat.completion', model: 'scripted', choices: [{ index: 0, message: { role: 'assistant', content: 'Paris is the capital of France.' }, finish_reason: 'stop' }] });
+    expect(completion.usage).toMatchObject({ prompt_tokens: 21, completion_tokens: 9, total_tokens: 30 });
+    const sent = upstream.chatRequests().at(-1)!;
+    expect(sent.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect(sent.body).toMatchObject({ model: 'scripted-upstream', temperature: 0.2, messages: [{ role: 'user', content: 'Capital of France?' }] });
+  });
+
+  it('streams chunks with deltas, usage at the end when asked, and [DONE]', async () => {
+    upstream.enqueue({ content: 'The capital is Paris.', chunkDelayMs: 2, usage: { prompt_tokens: 10, completion_tokens: 6 } });
+    const stream = await openaiFor(app).chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content: 'Capital?' }], stream: true, stream_options: { include_usage: true } });
+    const chunks = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    expect(chunks.every((c) => c.object === 'chat.completion.chunk' && c.model === 'scripted')).toBe(true);
+    expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')).toBe('The capital is Paris.');
+    expect(chunks.at(-1)!.usage).toMatchObject({ prompt_tokens: 10, completion_tokens: 6, total_tokens: 16 });
+
+    upstream.enqueue({ content: 'No usage wanted.' });
+    const res = await fetch(`${app.url}/v2/llms/chat/completions`, {
+      method: 'POST',
+      headers: { 'x-api-key': app.key, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'scripted', messages: [{ role: 'user', content: 'Hi' }], stream: true }),
+    });
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const text = await res.text();
+    expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+    expect(text).not.toContain('"usage":{');
+    // Usage is still asked of the upstream: quotas count it.
+    expect(upstream.chatRequests().at(-1)!.body?.stream_options).toEqual({ include_usage: true });
+  });
+
+  it('answers bad input with 400: no messages, unknown model, wrong role, bad content', async () => {
+    const bad = async (body: unknown) => (await app.call('POST', '/v2/llms/chat/completions', body)).body.field_errors;
+    expect(await bad({ model: 'scripted', messages: [] })).toHaveProperty('messages');
+    expect(await bad({ model: 'scripted' })).toHaveProperty('messages');
+    expect(await bad({ model: 'nope', messages: [{ role: 'user', content: 'x' }] })).toHaveProperty('model');
+    expect(await bad({ model: 'scripted', messages: [{ role: 'robot', content: 'x' }] })).toHaveProperty(['messages.0.role']);
+    expect(await bad({ model: 'scripted', messages: [{ role: 'user', content: 42 }] })).toHaveProperty(['messages.0.content']);
+    const res = await app.call('POST', '/v2/llms/chat/completions', { model: 'nope', messages: [{ role: 'user', content: 'x' }] });
+    expect(res.status).toBe(400);
+    expect(res.body.messages[0]).toMatch(/Unknown model "nope"/);
+  });
+
+  it('maps upstream failure to 502 with the reason and a hang to 504', async () => {
+    upstream.enqueue({ error: { status: 500, message: 'the GPU caught fire' } });
+    const failed = await app.call('POST', '/v2/llms/chat/completions', { model: 'scripted', messages: [{ role: 'user', content: 'x' }] });
+    expect(failed.status).toBe(502);
+    expect(failed.body.messages[0]).toMatch(/500.*the GPU caught fire/);
+
+    upstream.enqueue({ hang: true });
+    const hung = await app.call('POST', '/v2/llms/chat/completions', { model: 'impatient', messages: [{ role: 'user', content: 'x' }] });
+    expect(hung.status).toBe(504);
+    expect(hung.body.messages[0]).toMatch(/did not answer within 1 s/);
+  });
+
+  it('ends a stream that goes quiet past idle_timeout_seconds with a clear error', async () => {
+    upstream.enqueue({ content: 'one two three four', stallAfterChunks: 1 });
+    const stream = await openaiFor(app).chat.completions.create({ model: 'impatient', messages: [{ role: 'user', content: 'x' }], stream: true });
+    const seen: string[] = [];
+    const error = await (async () => {
+      for await (const chunk of stream) seen.push(chunk.choices[0]?.delta?.content ?? '');
+    })().catch((e: unknown) => e);
+    expect(seen.join('')).toBe('one ');
+    expect(error).toBeInstanceOf(APIError);
+    expect((error as Error).message).toMatch(/sent nothing for 1 s \(idle_timeout_seconds\)/);
+  });
+
+  it('cancels the upstream call when the caller disconnects', async () => {
+    upstream.enqueue({ chunks: Array.from({ length: 50 }, (_, i) => `w${i} `), chunkDelayMs: 50 });
+    const abort = new AbortController();
+    const res = await fetch(`${app.url}/v2/llms/chat/completions`, {
+      method: 'POST',
+      signal: abort.signal,
+      headers: { 'x-api-key': app.key, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'scripted', messages: [{ role: 'user', content: 'long' }], stream: true }),
+    });
+    const reader = res.body!.getReader();
+    await reader.read();
+    abort.abort();
+    const sent = upstream.chatRequests().at(-1)!;
+    for (let i = 0; i < 100 && !sent.aborted; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(sent.aborted).toBe(true);
+  });
+
+  it('says what to configure when factual consistency has no scorer', async () => {
+    const res = await app.call('POST', '/v2/evaluate_factual_consistency', { generated_text: 'x', source_texts: ['y'] });
+    expect(res.status).toBe(503);
+    expect(res.body.messages[0]).toMatch(/set FCS_HHEM_URL .* or FCS_JUDGE_LLM/);
+  });
+
+  it('groups consecutive same-role messages for a model that requires role alternation', async () => {
+    upstream.enqueue({ content: 'ok' });
+    const messages = [{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }, { role: 'assistant', content: 'c' }];
+    expect((await app.call('POST', '/v2/llms/chat/completions', { model: 'claude-like', messages })).status).toBe(200);
+    expect(upstream.chatRequests().at(-1)!.body?.messages).toEqual([{ role: 'user', content: 'a\n\nb' }, { role: 'assistant', content: 'c' }]);
+  });
+});
