@@ -25,6 +25,9 @@ CREATE TABLE IF NOT EXISTS si_indexes (
 CREATE TABLE IF NOT EXISTS si_active (one INTEGER PRIMARY KEY CHECK (one = 1), generation INTEGER NOT NULL);
 `;
 
+/** A value read with its JSON type: json_extract gives 1/0 for JSON booleans and JSON text for arrays. */
+const jsonValue = ([v, t]: [unknown, string]): unknown => (t === 'true' ? true : t === 'false' ? false : t === 'array' ? (JSON.parse(v as string) as unknown[]) : v);
+
 /** The query's terms, each quoted for FTS5 and OR-ed. */
 export function toMatchQuery(text: string): string | undefined {
   const terms = queryTerms(text);
@@ -153,32 +156,35 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
   }
 
   async distinctValues(index: string, field: FieldRef, options: { filter?: FilterExpr; limit?: number } = {}): Promise<unknown[]> {
-    const tid = this.tableId(index);
-    if (tid === undefined) return [];
-    const params: unknown[] = [];
-    const where = options.filter ? ` AND ${filterToSql(options.filter, params)}` : '';
-    const col = fieldSql(field);
-    // Scalars only, with their JSON type: json_extract gives 1/0 for JSON booleans, which must come back as booleans.
-    const type = col.replace(/^json_extract\(/, 'json_type(');
+    const q = this.fieldQuery(index, field, options.filter);
+    if (!q) return [];
     const rows = this.stmt(
-      `SELECT DISTINCT ${col} AS v, ${type} AS t FROM si_${tid}_parts p WHERE ${type} IN ('integer', 'real', 'text', 'true', 'false')${where} ORDER BY v LIMIT ?`,
-    ).all(...params, options.limit ?? 1000) as { v: unknown; t: string }[];
-    return rows.map((r) => (r.t === 'true' ? true : r.t === 'false' ? false : r.v));
+      `SELECT DISTINCT ${q.value} AS v, ${q.type} AS t FROM ${q.table} p WHERE ${q.type} IN ('integer', 'real', 'text', 'true', 'false')${q.where} ORDER BY v LIMIT ?`,
+    )
+      .raw()
+      .all(...q.params, options.limit ?? 1000) as [unknown, string][];
+    return rows.map(jsonValue);
   }
 
   async fieldValues(index: string, field: FieldRef, options: { filter?: FilterExpr } = {}): Promise<unknown[]> {
-    const tid = this.tableId(index);
-    if (tid === undefined) return [];
-    const params: unknown[] = [];
-    const where = options.filter ? ` AND ${filterToSql(options.filter, params)}` : '';
-    const col = fieldSql(field);
-    const type = col.replace(/^json_extract\(/, 'json_type(');
+    const q = this.fieldQuery(index, field, options.filter);
+    if (!q) return [];
     // Every part of a document carries the same document metadata, so any one row stands for the document.
     const perDocument = field.level === 'doc' ? ' GROUP BY p.doc_id' : '';
-    const rows = this.stmt(`SELECT ${col} AS v, ${type} AS t FROM si_${tid}_parts p WHERE ${type} NOT IN ('null', 'object')${where}${perDocument}`)
+    const rows = this.stmt(`SELECT ${q.value} AS v, ${q.type} AS t FROM ${q.table} p WHERE ${q.type} NOT IN ('null', 'object')${q.where}${perDocument}`)
       .raw()
-      .all(...params) as [unknown, string][];
-    return rows.map(([v, t]) => (t === 'true' ? true : t === 'false' ? false : t === 'array' ? (JSON.parse(v as string) as unknown[]) : v));
+      .all(...q.params) as [unknown, string][];
+    return rows.map(jsonValue);
+  }
+
+  /** A metadata field's SQL value and JSON type over an index's parts, with the filter's WHERE fragment. */
+  private fieldQuery(index: string, field: FieldRef, filter: FilterExpr | undefined) {
+    const tid = this.tableId(index);
+    if (tid === undefined) return undefined;
+    const params: unknown[] = [];
+    const where = filter ? ` AND ${filterToSql(filter, params)}` : '';
+    const value = fieldSql(field);
+    return { table: `si_${tid}_parts`, value, type: value.replace(/^json_extract\(/, 'json_type('), where, params };
   }
 
   async documentParts(index: string, documentId: string): Promise<SearchHit[]> {
