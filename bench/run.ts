@@ -3,6 +3,7 @@ import { chatBench } from './chat';
 import { ingestBench } from './ingest';
 import { parseBench } from './parse';
 import { authBench } from './auth';
+import { encodersBench } from './encoders';
 import { projectionLagBench } from './projection-lag';
 import { queryLatencyBench } from './query-latency';
 import { rebuildBench } from './rebuild';
@@ -15,6 +16,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   auth: { run: authBench, usage: 'auth [requests=5000]' },
   ingest: { run: ingestBench, usage: 'ingest [documents=all]' },
   parse: { run: parseBench, usage: 'parse [seconds-per-format=2]' },
+  encoders: { run: encodersBench, usage: 'encoders [glove-6b-100d|universal-sentence-encoder-lite] [titled-sentences|sentences|whole] [threads=2] [documents=all]' },
   chat: { run: chatBench, usage: 'chat [requests=2000]' },
 };
 

@@ -3,6 +3,7 @@ import { APP_FILTER, APP_GUARD, Reflector } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import { AuthModule, Authenticator } from '@lib/auth';
 import { CorporaModule } from '@lib/corpora';
+import { EncodersModule } from '@lib/encoders';
 import { LlmsModule } from '@lib/llms';
 import {
   BACKGROUND_WORK,
@@ -38,6 +39,7 @@ import { HealthController } from './ops/health.controller';
 import { ChatController } from './llms/chat.controller';
 import { EvaluationController } from './llms/evaluation.controller';
 import { LlmsController } from './llms/llms.controller';
+import { EncodersController } from './encoders/encoders.controller';
 import { INFRASTRUCTURE } from './tokens';
 
 export interface ApiModuleOptions {
@@ -103,6 +105,7 @@ export const API_CONTROLLERS = [
   LlmsController,
   ChatController,
   EvaluationController,
+  EncodersController,
 ];
 
 @Module({})
@@ -112,7 +115,7 @@ export class ApiModule {
     if (unguarded.length) throw new Error(`Routes without a @Policy: ${unguarded.join(', ')}`);
     return {
       module: ApiModule,
-      imports: [PortsModule.forRoot(options), CqrsModule.forRoot(), CorporaModule, AuthModule.forRoot({ signingKey: options.signingKey }), LlmsModule.forRoot({ secretsKey: options.secretsKey })],
+      imports: [PortsModule.forRoot(options), CqrsModule.forRoot(), CorporaModule, AuthModule.forRoot({ signingKey: options.signingKey }), LlmsModule.forRoot({ secretsKey: options.secretsKey }), EncodersModule.forRoot()],
       controllers: options.routes === 'health' ? [HealthController] : API_CONTROLLERS,
       providers: [
         { provide: APP_FILTER, useValue: new ErrorFilter(options.log) },

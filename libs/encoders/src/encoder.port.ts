@@ -1,0 +1,32 @@
+/** Which side of a search a text is on: models trained asymmetrically prefix or encode the two differently. */
+export type EncodeKind = 'query' | 'document';
+
+/**
+ * A text encoder: turns texts into unit-length vectors so that cosine similarity is a dot product.
+ * Implementations batch internally; callers may pass any number of texts and get one vector per text, in order.
+ */
+export interface Encoder {
+  /** Stable name a corpus records at creation (`encoder_name`); never reused for a different model. */
+  readonly name: string;
+  readonly dimensions: number;
+  /** Vectors of length `dimensions`, L2-normalised, one per text in the order given. */
+  encode(texts: readonly string[], kind: EncodeKind): Promise<Float32Array[]>;
+}
+
+/** An encoder as `/v2/encoders` shows it (the reference API's `Encoder` schema). */
+export interface EncoderDescriptor {
+  /** `enc_<n>`, stable for a given configuration order. */
+  readonly id: string;
+  readonly name: string;
+  /** `built-in` (runs in this process) or `openai-compatible` (an embeddings endpoint). */
+  readonly type: string;
+  readonly output_dimensions: number;
+  readonly description: string;
+  /** Whether a corpus created without `encoder_name` gets this encoder. */
+  readonly default: boolean;
+  readonly enabled: boolean;
+  readonly image_encoding: boolean;
+}
+
+/** Injection token of the `EncoderRegistry`. */
+export const ENCODER_REGISTRY = Symbol('EncoderRegistry');

@@ -1,0 +1,35 @@
+import { dot } from '../vectors';
+import { GloveEncoder } from './glove-encoder';
+
+// The word table loads once for the file (~4 s); encoding is then immediate.
+describe('GloveEncoder (the default built-in model)', () => {
+  const encoder = new GloveEncoder();
+  beforeAll(() => encoder.load(), 30_000);
+
+  it('gives 100-dimensional unit vectors from the vectors shipped in the npm package', async () => {
+    const [v] = await encoder.encode(['Aspirin lowers the risk of heart attack.'], 'document');
+    expect(v).toHaveLength(encoder.dimensions);
+    expect(dot(v, v)).toBeCloseTo(1, 5);
+  });
+
+  it('is deterministic and order-preserving', async () => {
+    const texts = ['cells divide', 'stars collapse', 'markets fall'];
+    const a = await encoder.encode(texts, 'document');
+    const b = await encoder.encode([...texts].reverse(), 'query');
+    a.forEach((v, i) => expect(Array.from(v)).toEqual(Array.from(b[2 - i])));
+  });
+
+  it('scores a sentence on the same subject above an unrelated one', async () => {
+    const [query] = await encoder.encode(['drugs that prevent heart attacks'], 'query');
+    const [close, unrelated] = await encoder.encode(
+      ['Aspirin lowers the risk of myocardial infarction in older patients.', 'The football match was postponed because of snow.'],
+      'document',
+    );
+    expect(dot(query, close)).toBeGreaterThan(dot(query, unrelated) + 0.1);
+  });
+
+  it('maps a text without known words to the zero vector', async () => {
+    const [v] = await encoder.encode(['~~~ qqzxqv'], 'query');
+    expect(dot(v, v)).toBe(0);
+  });
+});
