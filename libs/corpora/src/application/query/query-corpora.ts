@@ -92,7 +92,7 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
     const shown = hasContext(context) ? await this.withContext(page, context!) : page;
     const response: QueryResponse = { search_results: shown.map(({ seq: _seq, ...result }) => result) };
     if (q.corpora.some((c) => c.lexicalInterpolation < 1)) {
-      response.warnings = ['semantic_search_unavailable: no encoder is configured yet, so results are ranked lexically (BM25) only'];
+      response.warnings = ['semantic_search_unavailable: corpora are not embedded yet (the encoders listed by /v2/encoders are not wired into indexing), so results are ranked lexically (BM25) only'];
     }
     return response;
   }
