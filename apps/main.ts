@@ -1,3 +1,4 @@
+import { loadEncoderConfig } from '@lib/encoders';
 import { ConfigError, loadConfig } from '@lib/platform';
 import { createLogger } from './api/src/logger';
 import { startApp } from './app';
@@ -14,6 +15,8 @@ async function main(): Promise<void> {
   let role: Role;
   try {
     config = loadConfig();
+    // Checked here too, so a bad encoder variable is reported like any other before anything starts.
+    loadEncoderConfig(config.env);
     role = roleFromArgs(process.argv.slice(2));
   } catch (e) {
     process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);

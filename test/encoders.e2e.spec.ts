@@ -11,14 +11,9 @@ describe('GET /v2/encoders', () => {
   };
 
   beforeAll(async () => {
-    // The encoders module reads the process environment (docs/encoders.md), not the service config.
-    Object.assign(process.env, env);
-    app = await startTestApp();
+    app = await startTestApp({ env });
   });
-  afterAll(async () => {
-    await app.close();
-    for (const k of Object.keys(env)) delete process.env[k];
-  });
+  afterAll(async () => app.close());
 
   it('lists the built-in encoders, GloVe as the default, and the configured endpoint after them', async () => {
     const res = await app.call('GET', '/v2/encoders');

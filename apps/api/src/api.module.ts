@@ -3,7 +3,7 @@ import { APP_FILTER, APP_GUARD, Reflector } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import { AuthModule, Authenticator } from '@lib/auth';
 import { CorporaModule } from '@lib/corpora';
-import { EncodersModule } from '@lib/encoders';
+import { EncodersModule, loadEncoderConfig } from '@lib/encoders';
 import { LlmsModule } from '@lib/llms';
 import {
   BACKGROUND_WORK,
@@ -17,6 +17,7 @@ import {
   SEARCH_INDEX,
   SERVICE_CONFIG,
   ServiceConfig,
+  StreamWriter,
   systemClock,
 } from '@lib/platform';
 import type { Logger } from 'pino';
@@ -81,9 +82,10 @@ export class PortsModule {
         { provide: CLOCK, useValue: options.clock ?? systemClock },
         { provide: ID_GENERATOR, useValue: randomIds },
         { provide: BACKGROUND_WORK, useValue: { enabled: !!infra.runtime } },
+        { provide: StreamWriter, useValue: new StreamWriter({ store: infra.events, progress: infra.progress, timeoutMs: config.readYourWritesTimeoutMs }) },
         InfrastructureLifecycle,
       ],
-      exports: [INFRASTRUCTURE, BACKGROUND_WORK, SERVICE_CONFIG, EVENT_STORE, READ_STORE, SEARCH_INDEX, PROJECTION_PROGRESS, CLOCK, ID_GENERATOR],
+      exports: [INFRASTRUCTURE, BACKGROUND_WORK, StreamWriter, SERVICE_CONFIG, EVENT_STORE, READ_STORE, SEARCH_INDEX, PROJECTION_PROGRESS, CLOCK, ID_GENERATOR],
     };
   }
 }
@@ -115,7 +117,7 @@ export class ApiModule {
     if (unguarded.length) throw new Error(`Routes without a @Policy: ${unguarded.join(', ')}`);
     return {
       module: ApiModule,
-      imports: [PortsModule.forRoot(options), CqrsModule.forRoot(), CorporaModule, AuthModule.forRoot({ signingKey: options.signingKey }), LlmsModule.forRoot({ secretsKey: options.secretsKey }), EncodersModule.forRoot()],
+      imports: [PortsModule.forRoot(options), CqrsModule.forRoot(), CorporaModule, AuthModule.forRoot({ signingKey: options.signingKey }), LlmsModule.forRoot({ secretsKey: options.secretsKey }), EncodersModule.forRoot(loadEncoderConfig(options.config.env))],
       controllers: options.routes === 'health' ? [HealthController] : API_CONTROLLERS,
       providers: [
         { provide: APP_FILTER, useValue: new ErrorFilter(options.log) },

@@ -13,7 +13,6 @@ import { ListDocumentsHandler } from './application/list-documents/list-document
 import { QueryCorporaHandler } from './application/query/query-corpora';
 import { ModelRerankers } from './application/query/model-rerankers';
 import { UpdateCorpusHandler } from './application/update-corpus/update-corpus';
-import { StreamWriter } from './application/stream-writer';
 import { ResetCorpusHandler } from './application/reset-corpus/reset-corpus';
 import { UpdateDocumentMetadataHandler } from './application/update-document-metadata/update-document-metadata';
 import { JobSignals, QueueBulkMetadataUpdateHandler, QueueReplaceFilterAttributesHandler } from './application/jobs/queue-jobs';
@@ -26,7 +25,6 @@ import { GetJobHandler, ListJobsHandler } from './application/jobs/job-queries';
 @Module({
   imports: [CqrsModule],
   providers: [
-    StreamWriter,
     CreateCorpusHandler,
     UpdateCorpusHandler,
     DeleteCorpusHandler,

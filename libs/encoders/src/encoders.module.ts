@@ -1,6 +1,6 @@
 import { DynamicModule, Inject, Module, OnModuleDestroy } from '@nestjs/common';
 import { ENCODER_REGISTRY } from './encoder.port';
-import { EncoderConfig, loadEncoderConfig } from './encoder-config';
+import type { EncoderConfig } from './encoder-config';
 import { EncoderRegistry, RegisteredEncoder } from './encoder-registry';
 import { GloveEncoder } from './glove/glove-encoder';
 import { OpenAiEmbeddingsEncoder } from './openai/openai-embeddings-encoder';
@@ -44,10 +44,10 @@ class BuiltInEncoderLifecycle implements OnModuleDestroy {
   }
 }
 
-/** Text encoders: provides `ENCODER_REGISTRY`. Without a config, it is read from the environment. */
+/** Text encoders: provides `ENCODER_REGISTRY` for the settings read from the service's environment. */
 @Module({})
 export class EncodersModule {
-  static forRoot(config: EncoderConfig = loadEncoderConfig()): DynamicModule {
+  static forRoot(config: EncoderConfig): DynamicModule {
     const { registry, builtIn } = encoderRegistryFor(config);
     return {
       module: EncodersModule,

@@ -20,6 +20,7 @@ export * from './projections/projection-worker';
 export * from './projections/projection-runtime';
 export * from './commands/command-context';
 export * from './commands/stream-decider';
+export * from './commands/stream-writer';
 export { parseFilter, MAX_FILTER_DEPTH } from './filter/parse-filter';
 export { formatField, formatFilter } from './filter/format-filter';
 export { matchesFilter, evaluateFilter, type FilterScope, type Truth } from './filter/match-filter';

@@ -1,8 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
-import { CreateLlm, DeleteLlm, DiscoverLlm, GetLlm, ListLlms, LlmWriteResult, maskedAuth, splitAuth, UpdateLlm } from '@lib/llms';
-import { CommandContext, invalid } from '@lib/platform';
+import { CreateLlm, DeleteLlm, DiscoverLlm, GetLlm, ListLlms, maskedAuth, splitAuth, UpdateLlm } from '@lib/llms';
+import { CommandContext, invalid, WriteResult } from '@lib/platform';
 import { pageLimit } from '../corpora/paging';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
@@ -25,7 +25,7 @@ export class LlmsController {
   async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     const dto = validateBody(CreateLlmDto, body);
     const input = toLlmInput(dto, body as Record<string, unknown>);
-    const result: LlmWriteResult<{ llmId: string }> = await this.commands.execute(new CreateLlm(dto.name, { ...input, model: dto.model, uri: dto.uri }, ctx));
+    const result: WriteResult<{ llmId: string }> = await this.commands.execute(new CreateLlm(dto.name, { ...input, model: dto.model, uri: dto.uri }, ctx));
     statusFor(result, 201, res);
     if (!result.visible) return { id: result.value.llmId, name: dto.name };
     return this.queries.execute(new GetLlm(result.value.llmId));
@@ -74,7 +74,7 @@ export class LlmsController {
   @Policy('llm.manage')
   async update(@Param('llm_id') id: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     const dto = validateBody(UpdateLlmDto, body);
-    const result: LlmWriteResult<{ name: string }> = await this.commands.execute(new UpdateLlm(id, toLlmInput(dto, body as Record<string, unknown>), ctx));
+    const result: WriteResult<{ name: string }> = await this.commands.execute(new UpdateLlm(id, toLlmInput(dto, body as Record<string, unknown>), ctx));
     statusFor(result, 200, res);
     if (!result.visible) return { name: result.value.name };
     return this.queries.execute(new GetLlm(result.value.name));

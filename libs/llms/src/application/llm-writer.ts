@@ -1,42 +1,21 @@
 import { Inject, Injectable } from '@nestjs/common';
-import {
-  CommandContext,
-  EVENT_STORE,
-  EventStore,
-  Fold,
-  PROJECTION_PROGRESS,
-  ProjectionProgress,
-  READ_STORE,
-  ReadStore,
-  SERVICE_CONFIG,
-  ServiceConfig,
-  streamId,
-  writeAndWait,
-} from '@lib/platform';
+import { CommandContext, Fold, READ_STORE, ReadStore, StreamWriter, streamId } from '@lib/platform';
 import { llmNotFound } from '../domain/llm';
 import { LLMS, LlmRow } from './read-models';
 
 export const llmStream = (name: string): string => streamId('llm', name);
 
-/** What a registry write returns: its value, and whether the read model showed it when the write returned. */
-export interface LlmWriteResult<T> {
-  readonly value: T;
-  readonly position: number;
-  readonly visible: boolean;
-}
 
 /** The registry's write path (one stream per model name, which makes names unique) and its lookups. */
 @Injectable()
 export class LlmWriter {
   constructor(
-    @Inject(EVENT_STORE) private readonly store: EventStore,
-    @Inject(PROJECTION_PROGRESS) private readonly progress: ProjectionProgress,
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    private readonly streams: StreamWriter,
     @Inject(READ_STORE) private readonly reads: ReadStore,
   ) {}
 
   write<S, E extends { type: string; data: unknown }>(name: string, fold: Fold<S, E>, decide: (state: S) => readonly E[], ctx: CommandContext) {
-    return writeAndWait({ store: this.store, progress: this.progress, timeoutMs: this.config.readYourWritesTimeoutMs }, llmStream(name), fold, decide, ctx, ['llms']);
+    return this.streams.write(llmStream(name), fold, decide, ctx, ['llms']);
   }
 
   /** The name of the model that `llm_id` names: the path parameter takes an id (`llm_…`) or a name. */

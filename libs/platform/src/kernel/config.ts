@@ -39,6 +39,11 @@ export interface ServiceConfig {
   readonly rerankerName: string;
   readonly rerankerModel?: string;
   readonly rerankerApiKey?: string;
+  /**
+   * The environment this configuration was read from, for the libraries that read their own settings from it
+   * (encoders), so that they see the same variables the service was started with.
+   */
+  readonly env: Readonly<Record<string, string | undefined>>;
 }
 
 export class ConfigError extends Error {
@@ -97,6 +102,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     problems.push(`SQLITE_SYNCHRONOUS must be FULL or NORMAL, got "${synchronous}"`);
   }
   const config: ServiceConfig = {
+    env,
     port: int('PORT', 8080, 0, 65535),
     host: text('HOST') ?? '0.0.0.0',
     dataDir: resolve(text('DATA_DIR') ?? './data'),

@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { CommandContext, ID_GENERATOR, IdGenerator } from '@lib/platform';
 import { CorpusSettings, corpusFold, decideCreateCorpus } from '../../domain/corpus';
-import { StreamWriter } from '../stream-writer';
+import { StreamWriter } from '@lib/platform';
 import { corpusStream, CORPUS_WRITE_VISIBILITY } from '../streams';
 import type { WriteResult } from '../write-result';
 

@@ -2,7 +2,7 @@ import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { CommandContext } from '@lib/platform';
 import { corpusFold, corpusNotFound } from '../../domain/corpus';
 import { decideDeleteDocument, documentFold } from '../../domain/document';
-import { StreamWriter } from '../stream-writer';
+import { StreamWriter } from '@lib/platform';
 import { corpusStream, documentStream, DOCUMENT_WRITE_VISIBILITY } from '../streams';
 import type { WriteResult } from '../write-result';
 

@@ -6,7 +6,7 @@ import { corpusFold, FilterAttribute, requireActiveCorpus, validateFilterAttribu
 import type { Metadata, MetadataStrategy } from '../../domain/document';
 import { decideQueueJob, jobFold, JobRequest } from '../../domain/job';
 import { compileFilter } from '../filters';
-import { StreamWriter } from '../stream-writer';
+import { StreamWriter } from '@lib/platform';
 import { corpusStream, jobStream } from '../streams';
 import type { WriteResult } from '../write-result';
 

@@ -1,7 +1,7 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { CommandContext } from '@lib/platform';
 import { corpusFold, decideResetCorpus } from '../../domain/corpus';
-import { StreamWriter } from '../stream-writer';
+import { StreamWriter } from '@lib/platform';
 import { corpusStream, DOCUMENT_WRITE_VISIBILITY } from '../streams';
 import type { WriteResult } from '../write-result';
 

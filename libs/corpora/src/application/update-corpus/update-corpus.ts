@@ -1,7 +1,7 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { CommandContext } from '@lib/platform';
 import { CorpusSettings, corpusFold, decideUpdateCorpus } from '../../domain/corpus';
-import { StreamWriter } from '../stream-writer';
+import { StreamWriter } from '@lib/platform';
 import { corpusStream, CORPUS_WRITE_VISIBILITY } from '../streams';
 import type { WriteResult } from '../write-result';
 

@@ -2,7 +2,7 @@ import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { CommandContext } from '@lib/platform';
 import { corpusFold, requireActiveCorpus } from '../../domain/corpus';
 import { decideUpdateDocumentMetadata, documentFold, Metadata, MetadataStrategy } from '../../domain/document';
-import { StreamWriter } from '../stream-writer';
+import { StreamWriter } from '@lib/platform';
 import { corpusStream, documentStream, DOCUMENT_WRITE_VISIBILITY } from '../streams';
 import type { WriteResult } from '../write-result';
 

@@ -1,11 +1,11 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { CommandContext, ID_GENERATOR, IdGenerator } from '@lib/platform';
+import { CommandContext, ID_GENERATOR, IdGenerator, WriteResult } from '@lib/platform';
 import { LlmAuth, splitAuth, StoredAuth } from '../../domain/auth';
 import { inferCapabilities, LlmCapabilities } from '../../domain/capabilities';
 import { decideCreateLlm, llmFold, LlmType } from '../../domain/llm';
 import type { Quota } from '../../domain/quota';
-import { LlmWriter, LlmWriteResult } from '../llm-writer';
+import { LlmWriter } from '../llm-writer';
 import { SecretBox } from '../secrets/secret-box';
 
 /** A model's configuration as a caller gives it: auth in clear (sealed before it reaches an event). */
@@ -39,14 +39,14 @@ export class CreateLlm {
 }
 
 @CommandHandler(CreateLlm)
-export class CreateLlmHandler implements ICommandHandler<CreateLlm, LlmWriteResult<{ llmId: string }>> {
+export class CreateLlmHandler implements ICommandHandler<CreateLlm, WriteResult<{ llmId: string }>> {
   constructor(
     private readonly writer: LlmWriter,
     private readonly box: SecretBox,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
   ) {}
 
-  async execute({ name, input, ctx }: CreateLlm): Promise<LlmWriteResult<{ llmId: string }>> {
+  async execute({ name, input, ctx }: CreateLlm): Promise<WriteResult<{ llmId: string }>> {
     const llmId = this.ids.numeric('llm');
     const settings = {
       type: input.type ?? 'openai-compatible',

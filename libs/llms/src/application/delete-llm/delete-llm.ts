@@ -1,7 +1,7 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import type { CommandContext } from '@lib/platform';
+import type { CommandContext, WriteResult } from '@lib/platform';
 import { decideDeleteLlm, llmFold } from '../../domain/llm';
-import { LlmWriter, LlmWriteResult } from '../llm-writer';
+import { LlmWriter } from '../llm-writer';
 
 /** Removes a model; its name may be registered again (a new id). Usage history stays in the log. */
 export class DeleteLlm {
@@ -12,10 +12,10 @@ export class DeleteLlm {
 }
 
 @CommandHandler(DeleteLlm)
-export class DeleteLlmHandler implements ICommandHandler<DeleteLlm, LlmWriteResult<null>> {
+export class DeleteLlmHandler implements ICommandHandler<DeleteLlm, WriteResult<null>> {
   constructor(private readonly writer: LlmWriter) {}
 
-  async execute({ nameOrId, ctx }: DeleteLlm): Promise<LlmWriteResult<null>> {
+  async execute({ nameOrId, ctx }: DeleteLlm): Promise<WriteResult<null>> {
     const name = await this.writer.nameOf(nameOrId);
     const { position, visible } = await this.writer.write(name, llmFold, (s) => decideDeleteLlm(s, nameOrId, ctx.now), ctx);
     return { value: null, position, visible };

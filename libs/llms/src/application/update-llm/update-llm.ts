@@ -1,8 +1,8 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import type { CommandContext } from '@lib/platform';
+import type { CommandContext, WriteResult } from '@lib/platform';
 import { decideUpdateLlm, llmFold, LlmSettings, LlmState } from '../../domain/llm';
 import { LlmInput, sealAuth } from '../create-llm/create-llm';
-import { LlmWriter, LlmWriteResult } from '../llm-writer';
+import { LlmWriter } from '../llm-writer';
 import { SecretBox } from '../secrets/secret-box';
 
 /** A PATCH: absent fields keep their value; a new `auth` rotates the credential; the name never changes. */
@@ -15,13 +15,13 @@ export class UpdateLlm {
 }
 
 @CommandHandler(UpdateLlm)
-export class UpdateLlmHandler implements ICommandHandler<UpdateLlm, LlmWriteResult<{ name: string }>> {
+export class UpdateLlmHandler implements ICommandHandler<UpdateLlm, WriteResult<{ name: string }>> {
   constructor(
     private readonly writer: LlmWriter,
     private readonly box: SecretBox,
   ) {}
 
-  async execute({ nameOrId, input, ctx }: UpdateLlm): Promise<LlmWriteResult<{ name: string }>> {
+  async execute({ nameOrId, input, ctx }: UpdateLlm): Promise<WriteResult<{ name: string }>> {
     const name = await this.writer.nameOf(nameOrId);
     const decide = (state: LlmState) => {
       const current = state.status === 'active' ? state.settings : undefined;
