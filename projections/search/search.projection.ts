@@ -1,4 +1,4 @@
-import type { CorpusEvent, DocumentEvent } from '@lib/corpora';
+import { CorpusEvent, decodeVector, DocumentEvent } from '@lib/corpora';
 import { assertNever, RecordedEvent, SearchOp, SearchProjection } from '@lib/platform';
 
 type Handled = Extract<CorpusEvent, { type: 'CorpusCreated' | 'CorpusDeleted' | 'CorpusReset' }> | DocumentEvent;
@@ -6,19 +6,23 @@ type Handled = Extract<CorpusEvent, { type: 'CorpusCreated' | 'CorpusDeleted' | 
 /** One search index per corpus key; parts carry their document's metadata so filters need no join. */
 export const searchProjection: SearchProjection = {
   name: 'search',
-  version: 1,
+  // 2: parts carry their vectors (DocumentIndexed.embedding) and indexes their encoder's dimensions.
+  version: 2,
   target: 'search',
   eventTypes: ['CorpusCreated', 'CorpusDeleted', 'CorpusReset', 'DocumentIndexed', 'DocumentDeleted', 'DocumentMetadataUpdated'],
   apply(recorded: RecordedEvent): SearchOp[] {
     const event = recorded as unknown as Handled;
     switch (event.type) {
       case 'CorpusCreated':
-      case 'CorpusReset':
-        return [{ op: 'dropIndex', index: event.data.corpusKey }, { op: 'createIndex', index: event.data.corpusKey }];
+      case 'CorpusReset': {
+        const dimensions = event.type === 'CorpusCreated' ? event.data.settings.encoderDimensions : event.data.encoderDimensions;
+        return [{ op: 'dropIndex', index: event.data.corpusKey }, { op: 'createIndex', index: event.data.corpusKey, ...(dimensions ? { dimensions } : {}) }];
+      }
       case 'CorpusDeleted':
         return [{ op: 'dropIndex', index: event.data.corpusKey }];
       case 'DocumentIndexed': {
         const d = event.data;
+        const vectors = d.embedding?.vectors;
         return [
           {
             op: 'upsertDocument',
@@ -26,7 +30,13 @@ export const searchProjection: SearchProjection = {
             document: {
               documentId: d.documentId,
               documentMetadata: d.metadata,
-              parts: d.parts.map((p, seq) => ({ seq, text: p.text, sectionTitle: p.sectionTitle ?? d.title, partMetadata: p.metadata })),
+              parts: d.parts.map((p, seq) => ({
+                seq,
+                text: p.text,
+                sectionTitle: p.sectionTitle ?? d.title,
+                partMetadata: p.metadata,
+                ...(vectors ? { vector: Array.from(decodeVector(vectors[seq])) } : {}),
+              })),
             },
           },
         ];

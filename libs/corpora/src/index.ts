@@ -1,6 +1,7 @@
 export * from './domain/corpus';
 export * from './domain/document';
 export * from './domain/chunking';
+export * from './domain/embedding';
 export * from './domain/job';
 export * from './domain/filter-attributes';
 export * from './application/streams';

@@ -51,6 +51,7 @@ export function loadEncoderConfig(env: Env = process.env): EncoderConfig {
       queryPrefix: env.OPENAI_ENCODER_QUERY_PREFIX,
       documentPrefix: env.OPENAI_ENCODER_DOCUMENT_PREFIX,
       sendDimensions: text('OPENAI_ENCODER_SEND_DIMENSIONS') === 'true',
+      lexicalUnit: int('OPENAI_ENCODER_LEXICAL_UNIT', 1, 1_000_000),
     };
   }
   if (problems.length > 0) throw new ConfigError(problems);

@@ -43,6 +43,11 @@ export class EncoderRegistry {
     }));
   }
 
+  /** The encoder of that name, if this process has it (a corpus may name one the configuration has since dropped). */
+  find(name: string): Encoder | undefined {
+    return this.byName.get(name)?.encoder;
+  }
+
   /** The encoder of that name, or the default one when no name is given. Unknown name → 400 `encoder.unknown`. */
   resolve(name?: string): Encoder {
     const found = this.byName.get(name ?? this.defaultName);

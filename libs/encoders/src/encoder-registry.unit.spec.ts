@@ -5,6 +5,7 @@ import { EncoderRegistry } from './encoder-registry';
 const fake = (name: string, dimensions: number): Encoder => ({
   name,
   dimensions,
+  lexicalUnit: 100,
   encode: async (texts: readonly string[], _kind: EncodeKind) => texts.map(() => new Float32Array(dimensions)),
 });
 

@@ -9,6 +9,12 @@ export interface Encoder {
   /** Stable name a corpus records at creation (`encoder_name`); never reused for a different model. */
   readonly name: string;
   readonly dimensions: number;
+  /**
+   * How far the reference API's `lexical_interpolation` scale sits above this encoder's similarities: the query
+   * side maps λ to the convex lexical weight λ·U / ((1 − λ) + λ·U) (docs/search.md). A weak encoder gets a
+   * large unit (the default λ leans on BM25), a strong one a small unit.
+   */
+  readonly lexicalUnit: number;
   /** Vectors of length `dimensions`, L2-normalised, one per text in the order given. */
   encode(texts: readonly string[], kind: EncodeKind): Promise<Float32Array[]>;
 }

@@ -51,6 +51,8 @@ export class EncodersModule {
     const { registry, builtIn } = encoderRegistryFor(config);
     return {
       module: EncodersModule,
+      // Global: corpora's command and query handlers embed with the registry's encoders.
+      global: true,
       providers: [{ provide: ENCODER_REGISTRY, useValue: registry }, { provide: BUILT_IN, useValue: builtIn }, BuiltInEncoderLifecycle],
       exports: [ENCODER_REGISTRY],
     };

@@ -17,7 +17,14 @@ export interface CorpusSettings {
   readonly saveHistory: boolean;
   readonly queriesAreAnswers: boolean;
   readonly documentsAreQuestions: boolean;
+  /**
+   * The encoder the corpus was created with (resolved to the default when none was named); its parts are
+   * embedded with it and its queries encoded with it, for the corpus's life. Absent on corpora created before
+   * encoders were wired in: they are searched lexically only.
+   */
   readonly encoderName?: string;
+  /** Length of the encoder's vectors, for engines that fix it in the index schema. */
+  readonly encoderDimensions?: number;
   readonly requestTimeout?: number;
   readonly requestTimeoutMillis?: number;
   readonly filterAttributes: readonly FilterAttribute[];
@@ -28,7 +35,7 @@ export type CorpusEvent =
   | { type: 'CorpusUpdated'; data: { corpusKey: string; corpusId: string; changes: Partial<Pick<CorpusSettings, 'name' | 'description' | 'enabled' | 'saveHistory'>>; updatedAt: string } }
   | { type: 'CorpusDeleted'; data: { corpusKey: string; corpusId: string; deletedAt: string } }
   /** Every document is dropped; document ids are free again in the new epoch (docs/corpora.md). */
-  | { type: 'CorpusReset'; data: { corpusKey: string; corpusId: string; epoch: number; resetAt: string } }
+  | { type: 'CorpusReset'; data: { corpusKey: string; corpusId: string; epoch: number; /** The corpus's vector length, so the emptied index keeps it. */ encoderDimensions?: number; resetAt: string } }
   | { type: 'CorpusFilterAttributesReplaced'; data: { corpusKey: string; corpusId: string; filterAttributes: readonly FilterAttribute[]; jobId: string; replacedAt: string } };
 
 export const CORPUS_EVENT_TYPES = ['CorpusCreated', 'CorpusUpdated', 'CorpusDeleted', 'CorpusReset', 'CorpusFilterAttributesReplaced'] as const;
@@ -88,7 +95,8 @@ export function validateFilterAttributes(attributes: readonly FilterAttribute[])
 
 export function decideResetCorpus(state: CorpusState, command: { corpusKey: string }, now: Date): CorpusEvent[] {
   if (state.status !== 'active') throw corpusNotFound(command.corpusKey);
-  return [{ type: 'CorpusReset', data: { corpusKey: command.corpusKey, corpusId: state.corpusId, epoch: state.epoch + 1, resetAt: now.toISOString() } }];
+  const dimensions = state.settings.encoderDimensions;
+  return [{ type: 'CorpusReset', data: { corpusKey: command.corpusKey, corpusId: state.corpusId, epoch: state.epoch + 1, ...(dimensions ? { encoderDimensions: dimensions } : {}), resetAt: now.toISOString() } }];
 }
 
 export function decideReplaceFilterAttributes(

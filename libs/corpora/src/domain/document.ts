@@ -5,6 +5,7 @@ import { Attachments, attachmentsOf, checkAttachments, DocumentImage, DocumentTa
 export { imageText, MAX_IMAGE_BYTES, tableTexts } from './attachments';
 export type { DocumentImage, DocumentTable, TableCell } from './attachments';
 import { ChunkingStrategy, chunkText } from './chunking';
+import type { DocumentEmbedding } from './embedding';
 
 export type Metadata = Readonly<Record<string, unknown>>;
 
@@ -80,6 +81,8 @@ export type DocumentEvent =
         /** Every table and image of the document, sections' included, in document order. */
         tables?: readonly DocumentTable[];
         images?: readonly DocumentImage[];
+        /** The parts' vectors from the corpus's encoder; absent when the corpus has none (created before encoders). */
+        embedding?: DocumentEmbedding;
         stats: DocumentStats;
         indexedAt: string;
       };
@@ -157,16 +160,16 @@ export function partsOf(input: DocumentInput): DocumentPart[] {
   return out;
 }
 
-export function decideIndexDocument(
-  state: DocumentState,
-  command: { corpusKey: string; corpusId: string; input: DocumentInput },
-  now: Date,
-): DocumentEvent[] {
-  const { input } = command;
-  if (state.status === 'indexed') {
-    // As the spec says: a duplicate document id is a 400.
-    throw invalid('document.id_taken', `Document "${input.id}" already exists in corpus "${command.corpusKey}"`, { id: 'document id already exists' });
-  }
+/** A document's parts, attachments and stats, checked: what indexing stores, before any state is consulted. */
+export interface DocumentContent {
+  readonly parts: DocumentPart[];
+  readonly tables: DocumentTable[];
+  readonly images: DocumentImage[];
+  readonly stats: DocumentStats;
+}
+
+/** Checks a document's content on its own (empty, too large, attachments): a 400 before any work is spent on it. */
+export function documentContent(input: DocumentInput): DocumentContent {
   const { tables, images } = attachmentsOf(input);
   const imageBytes = checkAttachments(input, tables, images);
   const parts = partsOf(input);
@@ -179,6 +182,23 @@ export function decideIndexDocument(
   };
   if (stats.characters > MAX_DOCUMENT_CHARACTERS) {
     throw invalid('document.too_large', `The document has more than ${MAX_DOCUMENT_CHARACTERS} characters of text`, { text: 'document too large' });
+  }
+  return { parts, tables, images, stats };
+}
+
+export function decideIndexDocument(
+  state: DocumentState,
+  command: { corpusKey: string; corpusId: string; input: DocumentInput; content?: DocumentContent; embedding?: DocumentEmbedding },
+  now: Date,
+): DocumentEvent[] {
+  const { input, embedding } = command;
+  if (state.status === 'indexed') {
+    // As the spec says: a duplicate document id is a 400.
+    throw invalid('document.id_taken', `Document "${input.id}" already exists in corpus "${command.corpusKey}"`, { id: 'document id already exists' });
+  }
+  const { parts, tables, images, stats } = command.content ?? documentContent(input);
+  if (embedding && embedding.vectors.length !== parts.length) {
+    throw new Error(`embedding has ${embedding.vectors.length} vectors for ${parts.length} parts`);
   }
   return [
     {
@@ -194,6 +214,7 @@ export function decideIndexDocument(
         parts,
         ...(tables.length ? { tables } : {}),
         ...(images.length ? { images } : {}),
+        ...(embedding ? { embedding } : {}),
         stats,
         indexedAt: now.toISOString(),
       },

@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { dot } from '../vectors';
 import { GloveEncoder } from './glove-encoder';
 
@@ -32,4 +35,28 @@ describe('GloveEncoder (the default built-in model)', () => {
     const [v] = await encoder.encode(['~~~ qqzxqv'], 'query');
     expect(dot(v, v)).toBe(0);
   });
+
+  it('keeps the parsed table in a cache that the next process reads back to the same vectors', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'glove-cache-'));
+    try {
+      const texts = ['Aspirin lowers the risk of heart attack.', 'stars collapse'];
+      const first = new GloveEncoder({ cacheDir: dir });
+      const fromPackage = await first.encode(texts, 'document');
+      expect(existsSync(join(dir, 'glove-6b-100d.v1.f32'))).toBe(true);
+      const second = new GloveEncoder({ cacheDir: dir });
+      expect((await second.encode(texts, 'document')).map((v) => Array.from(v))).toEqual(fromPackage.map((v) => Array.from(v)));
+      // The cache is what a later process reads: a table of zeros of the right size gives zero vectors.
+      const size = readFileSync(join(dir, 'glove-6b-100d.v1.f32')).byteLength;
+      writeFileSync(join(dir, 'glove-6b-100d.v1.f32'), Buffer.alloc(size));
+      const [zero] = await new GloveEncoder({ cacheDir: dir }).encode(texts, 'document');
+      expect(dot(zero, zero)).toBe(0);
+      // A damaged cache (wrong size) is ignored and rebuilt, never read as vectors.
+      writeFileSync(join(dir, 'glove-6b-100d.v1.f32'), Buffer.alloc(16));
+      const third = new GloveEncoder({ cacheDir: dir });
+      expect((await third.encode(texts, 'document')).map((v) => Array.from(v))).toEqual(fromPackage.map((v) => Array.from(v)));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
+

@@ -22,6 +22,8 @@ export interface OpenAiEncoderOptions {
   readonly documentPrefix?: string;
   /** Sends `dimensions` in the request, for models that can shorten their output (text-embedding-3-*). */
   readonly sendDimensions?: boolean;
+  /** The hybrid blend's lexical unit (Encoder.lexicalUnit). Default 100: λ 0.005 → lexical weight ≈ 0.33. */
+  readonly lexicalUnit?: number;
 }
 
 interface EmbeddingsResponse {
@@ -34,10 +36,12 @@ const upstream = (code: string, message: string): DomainError => new DomainError
 export class OpenAiEmbeddingsEncoder implements Encoder {
   readonly name: string;
   readonly dimensions: number;
+  readonly lexicalUnit: number;
 
   constructor(private readonly options: OpenAiEncoderOptions) {
     this.name = options.name;
     this.dimensions = options.dimensions;
+    this.lexicalUnit = options.lexicalUnit ?? 100;
   }
 
   encode(texts: readonly string[], kind: EncodeKind): Promise<Float32Array[]> {

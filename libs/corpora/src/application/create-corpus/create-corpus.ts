@@ -1,6 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { CommandContext, ID_GENERATOR, IdGenerator } from '@lib/platform';
+import { ENCODER_REGISTRY, EncoderRegistry } from '@lib/encoders';
 import { CorpusSettings, corpusFold, decideCreateCorpus } from '../../domain/corpus';
 import { StreamWriter } from '@lib/platform';
 import { corpusStream, CORPUS_WRITE_VISIBILITY } from '../streams';
@@ -19,10 +20,15 @@ export class CreateCorpusHandler implements ICommandHandler<CreateCorpus, WriteR
   constructor(
     private readonly writer: StreamWriter,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
+    @Inject(ENCODER_REGISTRY) private readonly encoders: EncoderRegistry,
   ) {}
 
   async execute(cmd: CreateCorpus): Promise<WriteResult<{ corpusId: string }>> {
-    const decide = (state: Parameters<typeof decideCreateCorpus>[0]) => decideCreateCorpus(state, cmd, cmd.ctx.now, () => this.ids.numeric('crp'));
+    // The corpus keeps the encoder it is created with: unknown name → 400 on encoder_name, none → the default.
+    const encoder = this.encoders.resolve(cmd.settings.encoderName);
+    const settings = { ...cmd.settings, encoderName: encoder.name, encoderDimensions: encoder.dimensions };
+    const decide = (state: Parameters<typeof decideCreateCorpus>[0]) =>
+      decideCreateCorpus(state, { corpusKey: cmd.corpusKey, settings }, cmd.ctx.now, () => this.ids.numeric('crp'));
     const { events, position, visible } = await this.writer.write(corpusStream(cmd.corpusKey), corpusFold, decide, cmd.ctx, CORPUS_WRITE_VISIBILITY);
     const created = events[0];
     return { value: { corpusId: created.type === 'CorpusCreated' ? created.data.corpusId : '' }, position, visible };

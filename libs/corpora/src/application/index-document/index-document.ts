@@ -1,8 +1,10 @@
+import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import type { CommandContext } from '@lib/platform';
-import { corpusFold, requireActiveCorpus } from '../../domain/corpus';
-import { decideIndexDocument, DocumentInput, documentFold, DocumentStats } from '../../domain/document';
-import { StreamWriter } from '@lib/platform';
+import { ENCODER_REGISTRY, EncoderRegistry } from '@lib/encoders';
+import { CommandContext, DomainError, StreamWriter } from '@lib/platform';
+import { CorpusSettings, corpusFold, requireActiveCorpus } from '../../domain/corpus';
+import { decideIndexDocument, DocumentContent, documentContent, DocumentInput, documentFold, DocumentStats } from '../../domain/document';
+import { DocumentEmbedding, embeddingText, encodeVector } from '../../domain/embedding';
 import { corpusStream, documentStream, DOCUMENT_WRITE_VISIBILITY } from '../streams';
 import type { WriteResult } from '../write-result';
 
@@ -18,19 +20,37 @@ export class IndexDocument {
 
 @CommandHandler(IndexDocument)
 export class IndexDocumentHandler implements ICommandHandler<IndexDocument, WriteResult<DocumentStats>> {
-  constructor(private readonly writer: StreamWriter) {}
+  constructor(
+    private readonly writer: StreamWriter,
+    @Inject(ENCODER_REGISTRY) private readonly encoders: EncoderRegistry,
+  ) {}
 
   async execute(cmd: IndexDocument): Promise<WriteResult<DocumentStats>> {
     const corpus = requireActiveCorpus(await this.writer.state(corpusStream(cmd.corpusKey), corpusFold), cmd.corpusKey);
+    // Checked and embedded before the write: a document that fails either leaves nothing behind.
+    const content = documentContent(cmd.input);
+    const embedding = await this.embed(corpus.settings, cmd.input, content);
     const { events, position, visible } = await this.writer.write(
       documentStream(corpus.corpusId, cmd.input.id, corpus.epoch),
       documentFold,
-      (state) => decideIndexDocument(state, { corpusKey: cmd.corpusKey, corpusId: corpus.corpusId, input: cmd.input }, cmd.ctx.now),
+      (state) => decideIndexDocument(state, { corpusKey: cmd.corpusKey, corpusId: corpus.corpusId, input: cmd.input, content, embedding }, cmd.ctx.now),
       cmd.ctx,
       cmd.waitFor === 'indexed' ? [] : DOCUMENT_WRITE_VISIBILITY,
     );
     const indexed = events[0];
     const stats = indexed.type === 'DocumentIndexed' ? indexed.data.stats : { parts: 0, characters: 0, metadataBytes: 0 };
     return { value: stats, position, visible };
+  }
+
+  /** The parts' vectors from the corpus's encoder; none for a corpus created before encoders. */
+  private async embed(settings: CorpusSettings, input: DocumentInput, content: DocumentContent): Promise<DocumentEmbedding | undefined> {
+    if (!settings.encoderName) return undefined;
+    const encoder = this.encoders.find(settings.encoderName);
+    if (!encoder) {
+      throw new DomainError('unavailable', 'encoder.not_configured', `The corpus's encoder "${settings.encoderName}" is not configured on this service (GET /v2/encoders lists those that are)`);
+    }
+    const title = input.type === 'structured' ? input.title : undefined;
+    const vectors = await encoder.encode(content.parts.map((p) => embeddingText(p, title)), 'document');
+    return { encoder: encoder.name, dimensions: encoder.dimensions, vectors: vectors.map(encodeVector) };
   }
 }

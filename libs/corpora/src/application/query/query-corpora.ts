@@ -1,9 +1,11 @@
 import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
+import { ENCODER_REGISTRY, EncoderRegistry } from '@lib/encoders';
 import { FilterExpr, READ_STORE, ReadStore, SEARCH_INDEX, SearchHit, SearchIndex } from '@lib/platform';
 import { corpusNotFound } from '../../domain/corpus';
 import { ContextWindow, hasContext, withContext } from '../../domain/context-window';
 import { compileFilter } from '../filters';
+import { blend, lexicalScore, lexicalWeight, ScoredHit } from './hybrid';
 import { ModelRerankers } from './model-rerankers';
 import { rerank, RerankerSpec } from './rerankers';
 import type { SearchResult } from './search-result';
@@ -47,8 +49,8 @@ export interface QueryResponse {
 /** Candidates a reranker sees when the page is smaller. */
 const RERANK_POOL = 100;
 
-/** BM25 is unbounded; this squashes it monotonically into the 0–1 score range the API promises. */
-const lexicalScore = (bm25: number): number => bm25 / (bm25 + 10);
+/** Candidates each side of a hybrid search contributes at least (docs/search.md). */
+const HYBRID_DEPTH = 100;
 
 @QueryHandler(QueryCorpora)
 export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryResponse> {
@@ -56,22 +58,44 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(SEARCH_INDEX) private readonly search: SearchIndex,
     private readonly models: ModelRerankers,
+    @Inject(ENCODER_REGISTRY) private readonly encoders: EncoderRegistry,
   ) {}
 
   async execute(q: QueryCorpora): Promise<QueryResponse> {
     const filters: (FilterExpr | undefined)[] = [];
+    const rows: CorpusRow[] = [];
     for (const c of q.corpora) {
       const row = await this.reads.get<CorpusRow>(CORPORA, c.corpusKey);
       if (!row) throw corpusNotFound(c.corpusKey);
+      rows.push(row);
       filters.push(compileFilter(c.metadataFilter, row.filter_attributes, c.filterField ?? 'metadata_filter'));
     }
     const { limit, offset, maxBy, reranker, context } = q.options;
     // max_by keeps one result per document and rerankers reorder a wider pool: fetch deeper for both.
     const depth = Math.max((offset + limit) * (maxBy ? 5 : 1), reranker && reranker.type !== 'none' ? RERANK_POOL : 0);
+    const warnings: string[] = [];
+    const vectors = new Map<string, Promise<number[]>>();
+    const queryVector = (encoderName: string) => {
+      if (!vectors.has(encoderName)) {
+        vectors.set(encoderName, this.encoders.find(encoderName)!.encode([q.query], 'query').then(([v]) => Array.from(v)));
+      }
+      return vectors.get(encoderName)!;
+    };
     const perCorpus = await Promise.all(
       q.corpora.map(async (c, index) => {
-        const hits = await this.search.search(c.corpusKey, { mode: 'lexical', text: q.query, limit: depth, filter: filters[index] });
-        return hits.map((h) => toResult(h, c.corpusKey, index));
+        const encoderName = rows[index].encoder_name;
+        const encoder = encoderName ? this.encoders.find(encoderName) : undefined;
+        let weight = encoder ? lexicalWeight(c.lexicalInterpolation, encoder.lexicalUnit) : 1;
+        if (c.lexicalInterpolation < 1 && !encoder) {
+          weight = 1;
+          warnings.push(
+            encoderName
+              ? `semantic_search_unavailable: corpus "${c.corpusKey}" was embedded with encoder "${encoderName}", which this service does not have configured; ranked lexically (BM25) only`
+              : `semantic_search_unavailable: corpus "${c.corpusKey}" was created before encoders were available and has no vectors; ranked lexically (BM25) only`,
+          );
+        }
+        const scored = await this.searchCorpus(c.corpusKey, q.query, filters[index], weight, depth, encoderName ? () => queryVector(encoderName) : undefined);
+        return scored.map((s) => toResult(s, c.corpusKey, index));
       }),
     );
     let results = perCorpus.flat().sort((a, b) => b.score - a.score);
@@ -91,10 +115,33 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
     const page = results.slice(offset, offset + limit);
     const shown = hasContext(context) ? await this.withContext(page, context!) : page;
     const response: QueryResponse = { search_results: shown.map(({ seq: _seq, ...result }) => result) };
-    if (q.corpora.some((c) => c.lexicalInterpolation < 1)) {
-      response.warnings = ['semantic_search_unavailable: corpora are not embedded yet (the encoders listed by /v2/encoders are not wired into indexing), so results are ranked lexically (BM25) only'];
-    }
+    if (warnings.length) response.warnings = warnings;
     return response;
+  }
+
+  /**
+   * One corpus's candidates with their final scores: lexical only at weight 1, semantic only at weight 0, else
+   * both sides' top candidates blended (hybrid.ts).
+   */
+  private async searchCorpus(
+    corpusKey: string,
+    text: string,
+    filter: FilterExpr | undefined,
+    weight: number,
+    depth: number,
+    queryVector: (() => Promise<number[]>) | undefined,
+  ): Promise<ScoredHit[]> {
+    if (weight >= 1 || !queryVector) {
+      const hits = await this.search.search(corpusKey, { mode: 'lexical', text, limit: depth, filter });
+      return hits.map((hit) => ({ hit, score: lexicalScore(hit.textScore ?? hit.score) }));
+    }
+    const vector = await queryVector();
+    const side = Math.max(depth, HYBRID_DEPTH);
+    const [lexical, nearest] = await Promise.all([
+      weight > 0 ? this.search.search(corpusKey, { mode: 'lexical', text, limit: side, filter }) : Promise.resolve([]),
+      this.search.search(corpusKey, { mode: 'vector', vector, limit: side, filter }),
+    ]);
+    return blend(lexical, nearest, weight, side);
   }
 
   /** Each result's text with its context window, from its document's parts (read once per document). */
@@ -112,10 +159,10 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
   }
 }
 
-function toResult(hit: SearchHit, corpusKey: string, index: number): SearchResult {
+function toResult({ hit, score }: ScoredHit, corpusKey: string, index: number): SearchResult {
   return {
     text: hit.text,
-    score: lexicalScore(hit.textScore ?? hit.score),
+    score,
     part_metadata: hit.sectionTitle !== undefined ? { ...hit.partMetadata, section: hit.sectionTitle } : hit.partMetadata,
     document_metadata: hit.documentMetadata,
     document_id: hit.documentId,

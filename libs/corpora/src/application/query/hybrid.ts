@@ -1,0 +1,46 @@
+import type { SearchHit } from '@lib/platform';
+
+/**
+ * Hybrid scoring (docs/search.md). A part's score is the convex blend (1 − w)·semantic + w·lexical of two scores
+ * in 0–1: semantic = the cosine of the query's and the part's vectors (negative taken as 0), lexical = BM25
+ * squashed by bm25 / (bm25 + 10). The request's `lexical_interpolation` λ is the reference API's weight, whose
+ * lexical side is on a scale far above the semantic one (its recommended values are 0.005–0.025); it maps to
+ * the convex weight w = λ·U / ((1 − λ) + λ·U), which keeps λ = 0 purely semantic and λ = 1 purely lexical. The
+ * unit U is the encoder's (Encoder.lexicalUnit): how much the semantic side can be trusted.
+ */
+export function lexicalWeight(lambda: number, unit: number): number {
+  if (lambda <= 0) return 0;
+  if (lambda >= 1) return 1;
+  return (lambda * unit) / (1 - lambda + lambda * unit);
+}
+
+/** BM25 is unbounded; this squashes it monotonically into 0–1. */
+export const lexicalScore = (bm25: number): number => (bm25 > 0 ? bm25 / (bm25 + 10) : 0);
+
+/** Cosine similarity from sqlite-vec's / Typesense's cosine distance (1 − cos), negative similarity as 0. */
+export const semanticScore = (distance: number): number => Math.min(1, Math.max(0, 1 - distance));
+
+export interface ScoredHit {
+  readonly hit: SearchHit;
+  readonly score: number;
+}
+
+/**
+ * Blends one corpus's lexical and vector candidate lists (each the top `depth` of its side). A part found by
+ * one side only gets, for the other side, that side's lowest retrieved score when the side returned a full
+ * `depth` (the part scored at most that) and 0 when it returned fewer (the part did not match at all).
+ */
+export function blend(lexical: readonly SearchHit[], vector: readonly SearchHit[], weight: number, depth: number): ScoredHit[] {
+  const key = (h: SearchHit) => `${h.documentId}\u0000${h.seq}`;
+  const lex = new Map(lexical.map((h) => [key(h), lexicalScore(h.textScore ?? h.score)]));
+  const sem = new Map(vector.map((h) => [key(h), semanticScore(h.vectorDistance ?? 1)]));
+  const floor = (scores: Map<string, number>, returned: number) => (returned < depth || scores.size === 0 ? 0 : Math.min(...scores.values()));
+  const lexFloor = floor(lex, lexical.length);
+  const semFloor = floor(sem, vector.length);
+  const seen = new Map<string, SearchHit>();
+  for (const h of [...lexical, ...vector]) if (!seen.has(key(h))) seen.set(key(h), h);
+  return [...seen.entries()].map(([k, hit]) => ({
+    hit,
+    score: (1 - weight) * (sem.get(k) ?? semFloor) + weight * (lex.get(k) ?? lexFloor),
+  }));
+}
