@@ -4,7 +4,7 @@
 const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }];
 const moduleNameMapper = {
   '^@lib/platform/engines$': '<rootDir>/libs/platform/src/engines.ts',
-  '^@lib/(platform|corpora|auth|extraction|encoders|llms|testing)$': '<rootDir>/libs/$1/src/index.ts',
+  '^@lib/(platform|corpora|auth|extraction|encoders|llms|generation|testing)$': '<rootDir>/libs/$1/src/index.ts',
   '^@projections$': '<rootDir>/projections/index.ts',
 };
 const base = { transform: { '^.+\\.ts$': tsJest }, moduleNameMapper, testEnvironment: 'node', rootDir: __dirname };

@@ -4,6 +4,7 @@ import { CqrsModule } from '@nestjs/cqrs';
 import { AuthModule, Authenticator } from '@lib/auth';
 import { CorporaModule } from '@lib/corpora';
 import { EncodersModule, loadEncoderConfig } from '@lib/encoders';
+import { GenerationModule } from '@lib/generation';
 import { LlmsModule } from '@lib/llms';
 import {
   BACKGROUND_WORK,
@@ -41,6 +42,7 @@ import { ChatController } from './llms/chat.controller';
 import { EvaluationController } from './llms/evaluation.controller';
 import { LlmsController } from './llms/llms.controller';
 import { EncodersController } from './encoders/encoders.controller';
+import { GenerationPresetsController } from './generation/generation-presets.controller';
 import { INFRASTRUCTURE } from './tokens';
 
 export interface ApiModuleOptions {
@@ -108,6 +110,7 @@ export const API_CONTROLLERS = [
   ChatController,
   EvaluationController,
   EncodersController,
+  GenerationPresetsController,
 ];
 
 @Module({})
@@ -115,9 +118,19 @@ export class ApiModule {
   static forRoot(options: ApiModuleOptions): DynamicModule {
     const unguarded = routesWithoutPolicy(API_CONTROLLERS);
     if (unguarded.length) throw new Error(`Routes without a @Policy: ${unguarded.join(', ')}`);
+    // One LlmsModule instance, shared with generation (it holds the quota engine and the model clients).
+    const llms = LlmsModule.forRoot({ secretsKey: options.secretsKey });
     return {
       module: ApiModule,
-      imports: [PortsModule.forRoot(options), CqrsModule.forRoot(), CorporaModule, AuthModule.forRoot({ signingKey: options.signingKey }), LlmsModule.forRoot({ secretsKey: options.secretsKey }), EncodersModule.forRoot(loadEncoderConfig(options.config.env))],
+      imports: [
+        PortsModule.forRoot(options),
+        CqrsModule.forRoot(),
+        CorporaModule,
+        AuthModule.forRoot({ signingKey: options.signingKey }),
+        llms,
+        GenerationModule.forRoot({ llms }),
+        EncodersModule.forRoot(loadEncoderConfig(options.config.env)),
+      ],
       controllers: options.routes === 'health' ? [HealthController] : API_CONTROLLERS,
       providers: [
         { provide: APP_FILTER, useValue: new ErrorFilter(options.log) },

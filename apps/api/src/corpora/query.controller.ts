@@ -1,19 +1,21 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
+import type { Response } from 'express';
 import { ContextWindow, CorpusSearch, QueryCorpora, QueryOptions, QueryResponse, RerankerSpec } from '@lib/corpora';
+import { AnswerQuery, QueryAnswer, QueryStreamEvent, StreamQueryAnswer } from '@lib/generation';
+import { CallerAborted } from '@lib/llms';
 import { CommandContext, invalid } from '@lib/platform';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
+import { generationParams } from './generation-input';
 import { pageLimit, pageOffset } from './paging';
 import { ContextConfigurationDto, CorpusSearchFieldsDto, MAX_QUERY_LENGTH, MAX_RERANKER_STAGES, QueryCorpusRequestDto, QueryRequestDto, RerankerDto } from './query.dto';
+import { writeQueryStream } from './query-stream';
 
-type Options = Pick<QueryRequestDto, 'generation' | 'stream_response' | 'intelligent_query_rewriting'>;
+type Options = Pick<QueryRequestDto, 'intelligent_query_rewriting'>;
 
-/**
- * Query features that later work adds (encoders, generation, streaming) are refused with a 400 naming the
- * field, never silently ignored.
- */
+/** Query features not built (custom dimensions, semantics, query rewriting) are refused with a 400 naming the field, never silently ignored. */
 function refuseUnsupported(body: Options, corpora: readonly CorpusSearchFieldsDto[], prefix: string): void {
   const errors: Record<string, string> = {};
   corpora.forEach((c, i) => {
@@ -21,8 +23,6 @@ function refuseUnsupported(body: Options, corpora: readonly CorpusSearchFieldsDt
     if (c.custom_dimensions && Object.keys(c.custom_dimensions).length) errors[`${at}custom_dimensions`] = 'custom dimensions are not supported';
     if (c.semantics && c.semantics !== 'default') errors[`${at}semantics`] = 'only "default" semantics are supported';
   });
-  if (body.generation && body.generation.enabled !== false) errors.generation = 'generation needs a registered language model, which is not supported yet';
-  if (body.stream_response) errors.stream_response = 'streaming needs generation, which is not supported yet';
   if (body.intelligent_query_rewriting) errors.intelligent_query_rewriting = 'query rewriting is not supported';
   if (Object.keys(errors).length) throw invalid('query.unsupported', Object.values(errors)[0], errors);
 }
@@ -77,8 +77,7 @@ export class QueryController {
 
   @Post('query')
   @Policy('query.corpora')
-  @HttpCode(200)
-  async query(@Body() body: unknown, @Ctx() ctx: CommandContext): Promise<QueryResponse> {
+  async query(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res() res: Response): Promise<void> {
     const dto = validateBody(QueryRequestDto, body);
     refuseUnsupported(dto, dto.search.corpora, 'search.corpora');
     const overridden = dto.search.corpora.findIndex((c) => c.query !== undefined && c.query !== dto.query);
@@ -89,18 +88,42 @@ export class QueryController {
       metadataFilter: c.metadata_filter,
       filterField: `search.corpora[${i}].metadata_filter`,
     }));
-    return this.queries.execute(new QueryCorpora(dto.query, corpora, searchOptions(dto.search), ctx.now));
+    await this.answer(dto, new QueryCorpora(dto.query, corpora, searchOptions(dto.search), ctx.now), ctx, res);
   }
 
   @Post('corpora/:corpus_key/query')
   @Policy('corpus.read')
-  @HttpCode(200)
-  async queryCorpus(@Param('corpus_key') corpusKey: string, @Body() body: unknown, @Ctx() ctx: CommandContext): Promise<QueryResponse> {
+  async queryCorpus(@Param('corpus_key') corpusKey: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res() res: Response): Promise<void> {
     const dto = validateBody(QueryCorpusRequestDto, body);
     const search = dto.search ?? {};
     refuseUnsupported(dto, [search], '');
     const corpora = [{ corpusKey, lexicalInterpolation: search.lexical_interpolation ?? 0.005, metadataFilter: search.metadata_filter, filterField: 'search.metadata_filter' }];
-    return this.queries.execute(new QueryCorpora(dto.query, corpora, searchOptions(search), ctx.now));
+    await this.answer(dto, new QueryCorpora(dto.query, corpora, searchOptions(search), ctx.now), ctx, res);
+  }
+
+  /**
+   * Retrieval alone, retrieval with generation, or either streamed (docs/generation.md). Anything that fails
+   * before a stream starts (validation, an unknown corpus, no model, the model refusing the call) is a plain
+   * JSON error. A caller that disconnects cancels the model call.
+   */
+  private async answer(dto: Pick<QueryRequestDto, 'generation' | 'stream_response'>, retrieval: QueryCorpora, ctx: CommandContext, res: Response): Promise<void> {
+    const generation = generationParams(dto.generation);
+    const abort = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    try {
+      if (dto.stream_response) {
+        const events: AsyncIterable<QueryStreamEvent> = await this.queries.execute(new StreamQueryAnswer(retrieval, generation, ctx, abort.signal));
+        await writeQueryStream(res, events, ctx.requestId);
+        return;
+      }
+      const body: QueryAnswer | QueryResponse = generation ? await this.queries.execute(new AnswerQuery(retrieval, generation, ctx, abort.signal)) : await this.queries.execute(retrieval);
+      res.status(200).json(body);
+    } catch (e) {
+      if (e instanceof CallerAborted || res.destroyed) return void res.end();
+      throw e;
+    }
   }
 
   @Get('corpora/:corpus_key/query')

@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength, ValidateIf, ValidateNested } from 'class-validator';
+import { CITATION_STYLES, CitationStyle, MAX_TEMPLATE_LENGTH, MAX_USED_SEARCH_RESULTS, RESPONSE_LANGUAGES } from '@lib/generation';
 
 export const MAX_QUERY_LENGTH = 1000;
 
@@ -56,9 +57,40 @@ export class MultiCorpusSearchDto extends SearchParametersDto {
   @IsArray() @ArrayMinSize(1) @ArrayMaxSize(100) @ValidateNested({ each: true }) @Type(() => KeyedCorpusDto) corpora!: KeyedCorpusDto[];
 }
 
+/** The reference's `ModelParameters` ("experimental"); ranges are OpenAI's. */
+export class ModelParametersDto {
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(200) llm_name?: string;
+  @IsOptional() @IsInt() @Min(1) @Max(1_000_000) max_tokens?: number;
+  @IsOptional() @IsNumber() @Min(0) @Max(2) temperature?: number;
+  @IsOptional() @IsNumber() @Min(-2) @Max(2) frequency_penalty?: number;
+  @IsOptional() @IsNumber() @Min(-2) @Max(2) presence_penalty?: number;
+}
+
+/** The reference's `CitationParameters`. */
+export class CitationsDto {
+  @IsOptional() @IsIn(CITATION_STYLES) style?: CitationStyle;
+  @IsOptional() @IsString() @MaxLength(2000) url_pattern?: string;
+  @IsOptional() @IsString() @MaxLength(2000) text_pattern?: string;
+}
+
+/** The reference's `GenerationParameters`; `prompt_name` and `prompt_text` are its deprecated aliases. */
+export class GenerationDto {
+  @IsOptional() @IsBoolean() enabled?: boolean;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(200) generation_preset_name?: string;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(200) prompt_name?: string;
+  @IsOptional() @IsInt() @Min(0) @Max(MAX_USED_SEARCH_RESULTS) max_used_search_results?: number;
+  @IsOptional() @IsString() @MaxLength(MAX_TEMPLATE_LENGTH) prompt_template?: string;
+  @IsOptional() @IsString() @MaxLength(MAX_TEMPLATE_LENGTH) prompt_text?: string;
+  @IsOptional() @IsInt() @Min(0) @Max(1_000_000) max_response_characters?: number;
+  @IsOptional() @IsIn(RESPONSE_LANGUAGES) response_language?: string;
+  @IsOptional() @ValidateNested() @Type(() => ModelParametersDto) model_parameters?: ModelParametersDto;
+  @IsOptional() @ValidateNested() @Type(() => CitationsDto) citations?: CitationsDto;
+  @IsOptional() @IsBoolean() enable_factual_consistency_score?: boolean;
+}
+
 class QueryBase {
   @IsString() @MinLength(1) @MaxLength(MAX_QUERY_LENGTH) query!: string;
-  @IsOptional() @IsObject() generation?: Record<string, unknown>;
+  @IsOptional() @IsObject() @ValidateNested() @Type(() => GenerationDto) generation?: GenerationDto | null;
   @IsOptional() @IsBoolean() stream_response?: boolean;
   @IsOptional() @IsBoolean() save_history?: boolean;
   @IsOptional() @IsBoolean() intelligent_query_rewriting?: boolean;

@@ -1,0 +1,87 @@
+import { IQueryHandler, QueryBus, QueryHandler } from '@nestjs/cqrs';
+import { QueryCorpora, QueryResponse } from '@lib/corpora';
+import { ChatCompletions, FactualConsistency } from '@lib/llms';
+import type { CommandContext } from '@lib/platform';
+import { CitationRewriter } from '../../domain/citations';
+import type { GenerationParams } from '../../domain/generation-params';
+import { GenerationModels } from '../model/generation-models';
+import { retrieve } from './answer-query';
+import { chatRequest, GenerationPlan, planGeneration, PreparedGeneration, prepareGeneration, scoreAnswer } from './generation-plan';
+import { NO_RESULTS_SUMMARY, QueryStreamEvent } from './query-answer';
+
+type ModelChunks = Awaited<ReturnType<ChatCompletions['stream']>>;
+
+/** A query answered as a stream of the reference's events (`stream_response` true), with or without generation. */
+export class StreamQueryAnswer {
+  constructor(
+    readonly retrieval: QueryCorpora,
+    readonly generation: GenerationParams | undefined,
+    readonly ctx: CommandContext,
+    readonly signal?: AbortSignal,
+  ) {}
+}
+
+/**
+ * Resolves once everything that can fail as a plain HTTP error has run: validation, retrieval, rendering the
+ * prompt, and the model accepting the call (quota, credentials, reachability). The events then follow:
+ * `search_results`, `generation_chunk`*, `generation_info`, `generation_end`, `factual_consistency_score`,
+ * `end`. A failure while iterating is the caller's to send as an `error` event. A consumer that stops
+ * iterating (a disconnected client) ends the model call.
+ */
+@QueryHandler(StreamQueryAnswer)
+export class StreamQueryAnswerHandler implements IQueryHandler<StreamQueryAnswer, AsyncIterable<QueryStreamEvent>> {
+  constructor(
+    private readonly queries: QueryBus,
+    private readonly models: GenerationModels,
+    private readonly chat: ChatCompletions,
+    private readonly fcs: FactualConsistency,
+  ) {}
+
+  async execute(q: StreamQueryAnswer): Promise<AsyncIterable<QueryStreamEvent>> {
+    if (!q.generation) {
+      const retrieved = await this.queries.execute<QueryCorpora, QueryResponse>(q.retrieval);
+      return searchOnly(retrieved);
+    }
+    const plan = await planGeneration(q.generation, this.models);
+    const retrieved = await retrieve(this.queries, q.retrieval, plan.maxUsedSearchResults);
+    const prepared = prepareGeneration(plan, q.retrieval.query, retrieved.search_results);
+    const chunks = prepared.prompt ? await this.chat.stream(chatRequest(plan, prepared.prompt), q.ctx, q.signal) : undefined;
+    return this.events(plan, retrieved, prepared, chunks, q.ctx);
+  }
+
+  private async *events(plan: GenerationPlan, retrieved: QueryResponse, prepared: PreparedGeneration, chunks: ModelChunks | undefined, ctx: CommandContext): AsyncGenerator<QueryStreamEvent> {
+    yield { type: 'search_results', search_results: retrieved.search_results };
+    const warnings = [...(retrieved.warnings ?? [])];
+    if (!chunks || !prepared.prompt) {
+      yield { type: 'generation_chunk', generation_chunk: NO_RESULTS_SUMMARY };
+      yield { type: 'generation_end' };
+      yield end(warnings);
+      return;
+    }
+    const rewriter = new CitationRewriter(plan.citations, prepared.used);
+    let answer = '';
+    for await (const chunk of chunks) {
+      const piece = chunk.choices.map((c) => c.delta?.content ?? '').join('');
+      answer += piece;
+      const text = rewriter.push(piece);
+      if (text) yield { type: 'generation_chunk', generation_chunk: text };
+    }
+    const rest = rewriter.end();
+    if (rest) yield { type: 'generation_chunk', generation_chunk: rest };
+    yield { type: 'generation_info', rendered_prompt: prepared.prompt.text };
+    yield { type: 'generation_end' };
+    if (plan.factualConsistency) {
+      const scored = await scoreAnswer(this.fcs, answer, prepared.used, ctx);
+      if (scored.score !== undefined) yield { type: 'factual_consistency_score', factual_consistency_score: scored.score };
+      if (scored.warning) warnings.push(scored.warning);
+    }
+    yield end(warnings);
+  }
+}
+
+async function* searchOnly(retrieved: QueryResponse): AsyncGenerator<QueryStreamEvent> {
+  yield { type: 'search_results', search_results: retrieved.search_results };
+  yield end(retrieved.warnings ?? []);
+}
+
+const end = (warnings: readonly string[]): QueryStreamEvent => ({ type: 'end', ...(warnings.length ? { warnings } : {}) });
