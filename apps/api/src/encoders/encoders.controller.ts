@@ -1,21 +1,8 @@
 import { Controller, Get, Inject, Query } from '@nestjs/common';
 import { ENCODER_REGISTRY, EncoderDescriptor, EncoderRegistry } from '@lib/encoders';
 import { invalid } from '@lib/platform';
-import { pageLimit } from '../corpora/paging';
+import { offsetOfPageKey, offsetPageKey, pageLimit } from '../corpora/paging';
 import { Policy } from '../http/policy';
-
-/** `page_key` is an opaque cursor; here it carries the offset of the next page. */
-const encodeKey = (offset: number): string => Buffer.from(JSON.stringify({ offset })).toString('base64url');
-function decodeKey(raw: string | undefined): number {
-  if (!raw) return 0;
-  try {
-    const { offset } = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as { offset?: unknown };
-    if (Number.isInteger(offset) && (offset as number) >= 0) return offset as number;
-  } catch {
-    // falls through to the 400 below
-  }
-  throw invalid('request.invalid', 'page_key is not a key this list returned', { page_key: 'unknown page key' });
-}
 
 /** The encoders this service can embed with (`GET /v2/encoders`), in the reference API's shape. */
 @Controller('v2/encoders')
@@ -33,9 +20,9 @@ export class EncodersController {
       throw invalid('request.invalid', 'filter must be a valid regular expression', { filter: 'invalid regular expression' });
     }
     const size = pageLimit(limit, 10, 100);
-    const offset = decodeKey(pageKey);
+    const offset = offsetOfPageKey(pageKey);
     const all = this.registry.list().filter((e) => !regex || regex.test(e.name) || regex.test(e.description));
     const encoders = all.slice(offset, offset + size);
-    return { encoders, metadata: offset + size < all.length ? { page_key: encodeKey(offset + size) } : {} };
+    return { encoders, metadata: offset + size < all.length ? { page_key: offsetPageKey(offset + size) } : {} };
   }
 }
