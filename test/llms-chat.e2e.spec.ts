@@ -119,4 +119,41 @@ describe('chat completions', () => {
     expect((await app.call('POST', '/v2/llms/chat/completions', { model: 'claude-like', messages })).status).toBe(200);
     expect(upstream.chatRequests().at(-1)!.body?.messages).toEqual([{ role: 'user', content: 'a\n\nb' }, { role: 'assistant', content: 'c' }]);
   });
+
+  it('never answers from a stale cached model: a rotated credential, a disabled or deleted model is seen by the very next call', async () => {
+    const chat = () => app.call('POST', '/v2/llms/chat/completions', { model: 'cached', messages: [{ role: 'user', content: 'hi' }] });
+    const sentToken = () => upstream.chatRequests().at(-1)!.headers.authorization;
+    const made = await registerScripted(app, upstream, 'cached', { auth: { type: 'bearer', token: 'sk-cached-first-000000000000' } });
+    expect((await chat()).status).toBe(200);
+    expect((await chat()).status).toBe(200);
+    expect(sentToken()).toBe('Bearer sk-cached-first-000000000000');
+    await app.call('PATCH', '/v2/llms/cached', { auth: { type: 'bearer', token: 'sk-cached-rotated-11111111111' } });
+    expect((await chat()).status).toBe(200);
+    expect(sentToken()).toBe('Bearer sk-cached-rotated-11111111111');
+    await app.call('PATCH', '/v2/llms/cached', { enabled: false });
+    expect((await chat()).body.messages[0]).toMatch(/Model "cached" is disabled/);
+    await app.call('PATCH', '/v2/llms/cached', { enabled: true });
+    expect((await chat()).status).toBe(200);
+    const calls = upstream.chatRequests().length;
+    expect((await app.call('DELETE', `/v2/llms/${made.id}`)).status).toBe(204);
+    expect((await chat()).body.messages[0]).toMatch(/Unknown model "cached"/);
+    expect(upstream.chatRequests().length).toBe(calls);
+    await registerScripted(app, upstream, 'cached', { auth: { type: 'bearer', token: 'sk-cached-recreated-2222222222' } });
+    expect((await chat()).status).toBe(200);
+    expect(sentToken()).toBe('Bearer sk-cached-recreated-2222222222');
+  });
+
+  it('relays the upstream chunks (id kept) under the registered model name, and the usage chunk when asked', async () => {
+    upstream.enqueue({ content: 'Raw bytes.', usage: { prompt_tokens: 3, completion_tokens: 2 } });
+    const res = await fetch(`${app.url}/v2/llms/chat/completions`, {
+      method: 'POST',
+      headers: { 'x-api-key': app.key, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'scripted', messages: [{ role: 'user', content: 'Hi' }], stream: true, stream_options: { include_usage: true } }),
+    });
+    const frames = (await res.text()).split('\n\n').filter(Boolean);
+    expect(frames.at(-1)).toBe('data: [DONE]');
+    const chunks = frames.slice(0, -1).map((f) => JSON.parse(f.replace(/^data: /, '')) as { model: string; id: string; choices: unknown[]; usage?: unknown });
+    expect(chunks.every((c) => c.model === 'scripted' && c.id.startsWith('chatcmpl-scripted-'))).toBe(true);
+    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } });
+  });
 });

@@ -2,12 +2,14 @@ import { DynamicModule, Inject, Logger, Module, OnModuleDestroy } from '@nestjs/
 import { CqrsModule } from '@nestjs/cqrs';
 import { Clock, CLOCK, EVENT_STORE, EventStore } from '@lib/platform';
 import { ChatCompletions } from './application/chat/chat-completions';
+import { ModelResolver } from './application/chat/model-resolver';
 import { CreateLlmHandler } from './application/create-llm/create-llm';
 import { DeleteLlmHandler } from './application/delete-llm/delete-llm';
 import { DiscoverLlm } from './application/discover/discover-llm';
 import { FactualConsistency } from './application/evaluation/factual-consistency';
 import { GetLlmHandler, ListLlmsHandler } from './application/llm-queries/llm-queries';
 import { LlmWriter } from './application/llm-writer';
+import { LlmProviders } from './application/provider/llm-providers';
 import { OpenAiProvider } from './application/provider/openai-provider';
 import { LLM_QUOTAS, llmUsageLedger } from './application/quotas/llm-quotas';
 import { QuotaEngine } from './application/quotas/quota-engine';
@@ -45,6 +47,8 @@ export class LlmsModule {
         QuotaFlush,
         LlmWriter,
         OpenAiProvider,
+        LlmProviders,
+        ModelResolver,
         CreateLlmHandler,
         UpdateLlmHandler,
         DeleteLlmHandler,

@@ -43,13 +43,13 @@ export class ChatController {
         res.status(200).json(await this.chat.complete(request, ctx, abort.signal));
         return;
       }
-      const chunks = await this.chat.stream(request, ctx, abort.signal);
+      const chunks = await this.chat.streamJson(request, ctx, abort.signal);
       res.status(200).set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
       res.flushHeaders();
       try {
         for await (const chunk of chunks) {
           if (res.destroyed) break;
-          res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+          res.write(`data: ${chunk}\n\n`);
         }
         if (!res.destroyed) res.end('data: [DONE]\n\n');
       } catch (e) {

@@ -1,18 +1,13 @@
-import type { LlmAuth, LlmInput } from '@lib/llms';
+import { AUTH_FIELDS, LlmAuth, LlmInput } from '@lib/llms';
 import { validationError } from '../http/validation';
 import type { AuthDto, UpdateLlmDto } from './llms.dto';
 
-const REQUIRED: Record<LlmAuth['type'], string[]> = {
-  bearer: ['token'],
-  header: ['header', 'value'],
-  oauth_client_credentials: ['client_id', 'client_secret', 'token_endpoint'],
-};
-
-/** The auth variant a DTO names, with exactly the fields that variant takes. */
+/** The auth variant a DTO names, with exactly the fields that variant takes (the reference's auth schemas). */
 export function toAuth(dto: AuthDto): LlmAuth {
-  const allowed = new Set(['type', ...REQUIRED[dto.type], ...(dto.type === 'oauth_client_credentials' ? ['scopes'] : [])]);
+  const fields = AUTH_FIELDS[dto.type];
+  const allowed = new Set(['type', ...fields.required, ...(fields.optional ?? [])]);
   const errors: Record<string, string> = {};
-  for (const f of REQUIRED[dto.type]) if ((dto as unknown as Record<string, unknown>)[f] === undefined) errors[`auth.${f}`] = `required for auth type ${dto.type}`;
+  for (const f of fields.required) if ((dto as unknown as Record<string, unknown>)[f] === undefined) errors[`auth.${f}`] = `required for auth type ${dto.type}`;
   for (const [k, v] of Object.entries(dto)) if (v !== undefined && !allowed.has(k)) errors[`auth.${k}`] = `not a field of auth type ${dto.type}`;
   if (Object.keys(errors).length) throw validationError(errors);
   return Object.fromEntries(Object.entries(dto).filter(([, v]) => v !== undefined)) as unknown as LlmAuth;

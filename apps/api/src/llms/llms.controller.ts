@@ -51,12 +51,13 @@ export class LlmsController {
     const dto = validateBody(DiscoverLlmDto, body);
     const input = toLlmInput(dto, body as Record<string, unknown>);
     const auth = input.auth ?? null;
-    const found = await this.discoverer.discover({ uri: dto.uri, model: dto.model, headers: input.headers ?? {}, idleTimeoutSeconds: input.idleTimeoutSeconds ?? null, auth });
+    const type = dto.type ?? 'openai-compatible';
+    const found = await this.discoverer.discover({ type, uri: dto.uri ?? '', model: dto.model, headers: input.headers ?? {}, idleTimeoutSeconds: input.idleTimeoutSeconds ?? null, auth });
     return {
-      type: dto.type ?? 'openai-compatible',
+      type,
       ...(dto.name ? { name: dto.name } : {}),
       model: dto.model,
-      uri: dto.uri,
+      ...(found.uri ? { uri: found.uri } : {}),
       headers: input.headers ?? {},
       ...(auth ? { auth: maskedAuth({ type: auth.type, identifiers: splitAuth(auth).identifiers }) } : {}),
       capabilities: { ...found.capabilities, ...input.capabilities },

@@ -2,7 +2,7 @@ import { Type } from 'class-transformer';
 import { IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
 import { LLM_AUTH_TYPES, LLM_TYPES, MAX_IDLE_TIMEOUT_SECONDS } from '@lib/llms';
 
-/** Every field of every auth variant; `toAuth` checks which a variant needs (the reference API's RemoteAuth). */
+/** Every field of every auth variant; `toAuth` checks which a variant needs (the reference API's LLMAuth union). */
 export class AuthDto {
   @IsIn(LLM_AUTH_TYPES, { message: `type must be one of ${LLM_AUTH_TYPES.join(', ')}` }) type!: (typeof LLM_AUTH_TYPES)[number];
   @IsOptional() @IsString() @MinLength(1) @MaxLength(8192) token?: string;
@@ -12,6 +12,13 @@ export class AuthDto {
   @IsOptional() @IsString() @MinLength(1) @MaxLength(8192) client_secret?: string;
   @IsOptional() @IsString() @MaxLength(2048) token_endpoint?: string;
   @IsOptional() @IsArray() @IsString({ each: true }) scopes?: string[];
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(128) aws_access_key_id?: string;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(1024) aws_secret_access_key?: string;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(64) region?: string;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(8192) api_key?: string;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(32768) key_json?: string;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(255) project?: string;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(8192) access_token?: string;
 }
 
 export class CapabilitiesDto {
@@ -32,7 +39,7 @@ export class QuotaDto {
   @IsOptional() @IsInt() @Min(1) output_tokens_per_month?: number;
 }
 
-const TYPE_MESSAGE = `type must be ${LLM_TYPES.join(', ')}: this service speaks the OpenAI-compatible API (docs/llms.md)`;
+const TYPE_MESSAGE = `type must be one of ${LLM_TYPES.join(', ')} (docs/llms.md)`;
 
 /** Fields every LLM request shares (all optional); `null` clears `idle_timeout_seconds` and `llm_quota`. */
 class LlmFieldsDto {
@@ -54,17 +61,18 @@ export class UpdateLlmDto extends LlmFieldsDto {
   @IsOptional() @IsString() @MaxLength(2048) uri?: string;
 }
 
+/** `uri` may be left out for `anthropic` (its default, or the Bedrock/Vertex endpoint of the auth's region); the registry says where it is required. */
 export class CreateLlmDto extends LlmFieldsDto {
   @IsString() @MinLength(1) @MaxLength(255) name!: string;
   @IsString() @MinLength(1) @MaxLength(255) model!: string;
-  @IsString() @MaxLength(2048) uri!: string;
+  @IsOptional() @IsString() @MaxLength(2048) uri?: string;
 }
 
 /** A candidate to probe: what a creation takes, the name optional. */
 export class DiscoverLlmDto extends LlmFieldsDto {
   @IsOptional() @IsString() @MaxLength(255) name?: string;
   @IsString() @MinLength(1) @MaxLength(255) model!: string;
-  @IsString() @MaxLength(2048) uri!: string;
+  @IsOptional() @IsString() @MaxLength(2048) uri?: string;
 }
 
 export class FcsModelParametersDto {

@@ -37,7 +37,8 @@ export function llmView(row: LlmRow): Record<string, unknown> {
     ownership: 'customer',
     type: row.type,
     model: row.model,
-    uri: row.uri,
+    // Empty for Bedrock and Vertex auth given no uri: the endpoint follows from the auth's region and project.
+    ...(row.uri ? { uri: row.uri } : {}),
     headers: row.headers,
     capabilities: row.capabilities,
     ...(row.idle_timeout_seconds !== null ? { idle_timeout_seconds: row.idle_timeout_seconds } : {}),

@@ -1,15 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
-import { CommandContext, DomainError, invalid, READ_STORE, ReadStore } from '@lib/platform';
+import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
+import { CommandContext, DomainError, invalid } from '@lib/platform';
 import { alternateRoles, ChatMessage } from '../../domain/capabilities';
 import type { TokenUsage } from '../../domain/quota';
 import { estimateTokens, LlmUsageEvent, usageFromReport } from '../../domain/usage';
-import { findLlm } from '../llm-writer';
-import { OpenAiProvider, Upstream } from '../provider/openai-provider';
+import type { ChatBody, ChatUpstream, StreamItem } from '../provider/chat-upstream';
+import { LlmProviders } from '../provider/llm-providers';
 import { upstreamError } from '../provider/upstream-errors';
 import type { LlmRow } from '../read-models';
 import { LLM_QUOTAS } from '../quotas/llm-quotas';
 import type { QuotaEngine } from '../quotas/quota-engine';
+import { ModelResolver } from './model-resolver';
 
 /** An OpenAI chat completion request; fields other than these are passed to the upstream unchanged. */
 export interface ChatRequest {
@@ -22,23 +23,23 @@ export interface ChatRequest {
 
 interface Call {
   readonly row: LlmRow;
-  readonly upstream: Upstream;
-  readonly body: Record<string, unknown>;
-  readonly headers: Record<string, string | null>;
+  readonly upstream: ChatUpstream;
+  readonly body: ChatBody;
   readonly abort: AbortController;
-  /** Aborts the upstream call if it has not answered within the idle timeout; returns whether it fired. */
+  /** Aborts the upstream call if it has not answered within the idle timeout; says whether it fired. */
   deadline(): { clear(): void; readonly fired: () => boolean };
+  fail(e: unknown, timedOut?: boolean): Error;
 }
 
 /**
- * Chat completions through a registered model: resolve it, admit it under its quota, call it with its
- * credentials, relay the answer under the caller's model name, and record the tokens used.
+ * Chat completions through a registered model of any provider type: resolve it, admit it under its quota,
+ * call it with its credentials, relay the answer under the caller's model name, and record the tokens used.
  */
 @Injectable()
 export class ChatCompletions {
   constructor(
-    @Inject(READ_STORE) private readonly reads: ReadStore,
-    private readonly provider: OpenAiProvider,
+    private readonly models: ModelResolver,
+    private readonly providers: LlmProviders,
     @Inject(LLM_QUOTAS) private readonly quotas: QuotaEngine,
   ) {}
 
@@ -46,15 +47,12 @@ export class ChatCompletions {
     const call = await this.prepare(request, signal);
     const deadline = call.deadline();
     try {
-      const completion = await call.upstream.client.chat.completions.create({ ...call.body, stream: false } as unknown as ChatCompletionCreateParamsNonStreaming, {
-        signal: call.abort.signal,
-        headers: call.headers,
-      });
+      const completion = await call.upstream.complete(call.body, call.abort.signal);
       const text = completion.choices.map((c) => c.message?.content ?? '').join('');
       this.record(call, request, ctx, usageFromReport(completion.usage), text, 'completed');
       return { ...completion, model: request.model };
     } catch (e) {
-      throw upstreamError(e, call.row.name, call.upstream.idleTimeoutSeconds, call.upstream.secrets, deadline.fired());
+      throw call.fail(e, deadline.fired());
     } finally {
       deadline.clear();
     }
@@ -65,20 +63,37 @@ export class ChatCompletions {
    * error); the chunks then fail with a 504-kind error when nothing arrives within the idle timeout.
    */
   async stream(request: ChatRequest, ctx: CommandContext, signal?: AbortSignal): Promise<AsyncIterable<ChatCompletionChunk>> {
+    const items = await this.streamItems(request, ctx, signal);
+    return (async function* () {
+      for await (const item of items) yield item.chunk;
+    })();
+  }
+
+  /**
+   * As `stream`, each chunk as its JSON text, ready for a `data:` line: the upstream's own bytes where only
+   * the model name differs (OpenAI-compatible upstreams), serialised otherwise.
+   */
+  async streamJson(request: ChatRequest, ctx: CommandContext, signal?: AbortSignal): Promise<AsyncIterable<string>> {
+    const items = await this.streamItems(request, ctx, signal);
+    return (async function* () {
+      for await (const item of items) yield item.json ?? JSON.stringify(item.chunk);
+    })();
+  }
+
+  private async streamItems(request: ChatRequest, ctx: CommandContext, signal?: AbortSignal): Promise<AsyncIterable<StreamItem>> {
     const call = await this.prepare(request, signal);
     const { upstream, row } = call;
     const deadline = call.deadline();
-    const fail = (e: unknown) => upstreamError(e, row.name, upstream.idleTimeoutSeconds, upstream.secrets, deadline.fired());
-    const body = { ...call.body, stream: true, stream_options: { ...(request.stream_options ?? {}), include_usage: true } };
-    const chunks = await upstream.client.chat.completions
-      .create(body as unknown as ChatCompletionCreateParamsStreaming, { signal: call.abort.signal, headers: call.headers })
-      .catch((e: unknown) => Promise.reject(fail(e)))
+    const items = await upstream
+      .stream(call.body, call.abort.signal)
+      .catch((e: unknown) => Promise.reject(call.fail(e, deadline.fired())))
       .finally(() => deadline.clear());
     const wantsUsage = request.stream_options?.include_usage === true;
+    const rename = renamer(request.model);
     const record = this.record.bind(this);
     return {
       async *[Symbol.asyncIterator]() {
-        const iterator = chunks[Symbol.asyncIterator]();
+        const iterator = items[Symbol.asyncIterator]();
         let text = '';
         let usage: TokenUsage | undefined;
         // Stays 'aborted' when the caller stops reading (a disconnect ends the loop without an error).
@@ -87,15 +102,17 @@ export class ChatCompletions {
           for (;;) {
             const next = await withIdleTimeout(iterator.next(), upstream.idleTimeoutSeconds, () => call.abort.abort(), row.name);
             if (next.done) break;
-            const chunk = next.value;
+            const { chunk, json } = next.value;
             usage = usageFromReport(chunk.usage) ?? usage;
             for (const c of chunk.choices) text += c.delta?.content ?? '';
-            if (chunk.choices.length === 0 && chunk.usage && !wantsUsage) continue;
-            yield { ...chunk, model: request.model, ...(wantsUsage ? {} : { usage: undefined }) };
+            const hidesUsage = !wantsUsage && chunk.usage != null;
+            if (hidesUsage && chunk.choices.length === 0) continue;
+            const out = { ...chunk, model: request.model, ...(hidesUsage ? { usage: undefined } : {}) };
+            yield { chunk: out, json: hidesUsage || json === undefined ? undefined : rename(json, chunk.model) };
           }
           outcome = 'completed';
         } catch (e) {
-          const mapped = fail(e);
+          const mapped = call.fail(e);
           if (mapped instanceof DomainError) outcome = 'failed';
           throw mapped;
         } finally {
@@ -108,16 +125,15 @@ export class ChatCompletions {
   }
 
   private async prepare(request: ChatRequest, signal?: AbortSignal): Promise<Call> {
-    const row = await findLlm(this.reads, request.model);
+    const row = await this.models.resolve(request.model);
     if (!row) throw invalid('llm.unknown_model', `Unknown model "${request.model}": register it with POST /v2/llms or pick one from GET /v2/llms`, { model: 'no LLM of this name' });
     if (!row.enabled) throw invalid('llm.disabled', `Model "${request.model}" is disabled`, { model: 'disabled' });
     await this.quotas.admit(row.id, `LLM "${row.name}"`, row.llm_quota);
-    const upstream = this.provider.forRow(row);
+    const upstream = this.providers.forRow(row);
     const abort = new AbortController();
     if (signal) signal.aborted ? abort.abort() : signal.addEventListener('abort', () => abort.abort(), { once: true });
     const messages = row.capabilities.requires_role_alternation ? alternateRoles(request.messages) : request.messages;
-    const body: Record<string, unknown> = { ...request, model: upstream.model, messages };
-    delete body.stream_options;
+    const body: ChatBody = { ...request, model: upstream.model, messages };
     // Our own timer rather than the SDK's: its timeout cannot be told from a caller's abort in every runtime.
     const deadline = () => {
       let fired = false;
@@ -127,7 +143,8 @@ export class ChatCompletions {
       }, upstream.idleTimeoutSeconds * 1000);
       return { clear: () => clearTimeout(timer), fired: () => fired };
     };
-    return { row, upstream, body, headers: await upstream.authHeaders(), abort, deadline };
+    const fail = (e: unknown, timedOut = false) => upstreamError(e, row.name, upstream.idleTimeoutSeconds, upstream.secrets, timedOut, upstream.classify);
+    return { row, upstream, body, abort, deadline, fail };
   }
 
   private record(call: Call, request: ChatRequest, ctx: CommandContext, reported: TokenUsage | undefined, output: string, outcome: LlmUsageEvent['data']['outcome']): void {
@@ -138,6 +155,22 @@ export class ChatCompletions {
     });
     this.quotas.record(call.row.id, usage, event, ctx);
   }
+}
+
+/**
+ * Puts the caller's model name into a chunk's JSON text without re-serialising it, when the upstream's
+ * `"model":"…"` occurs exactly once (so it is the chunk's own field); undefined means "serialise instead".
+ */
+function renamer(name: string): (json: string, upstreamModel: string | undefined) => string | undefined {
+  const replacement = `"model":${JSON.stringify(name)}`;
+  return (json, upstreamModel) => {
+    if (upstreamModel === name) return json;
+    if (typeof upstreamModel !== 'string') return undefined;
+    const needle = `"model":${JSON.stringify(upstreamModel)}`;
+    const at = json.indexOf(needle);
+    if (at < 0 || json.indexOf(needle, at + 1) >= 0) return undefined;
+    return json.slice(0, at) + replacement + json.slice(at + needle.length);
+  };
 }
 
 async function withIdleTimeout<T>(next: Promise<T>, seconds: number, onTimeout: () => void, name: string): Promise<T> {

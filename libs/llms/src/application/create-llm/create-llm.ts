@@ -1,9 +1,9 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { CommandContext, ID_GENERATOR, IdGenerator, WriteResult } from '@lib/platform';
-import { LlmAuth, splitAuth, StoredAuth } from '../../domain/auth';
+import { CommandContext, ID_GENERATOR, IdGenerator, invalid, WriteResult } from '@lib/platform';
+import { authContentProblems, LlmAuth, splitAuth, StoredAuth } from '../../domain/auth';
 import { inferCapabilities, LlmCapabilities } from '../../domain/capabilities';
-import { decideCreateLlm, llmFold, LlmType } from '../../domain/llm';
+import { decideCreateLlm, defaultUri, llmFold, LlmType } from '../../domain/llm';
 import type { Quota } from '../../domain/quota';
 import { LlmWriter } from '../llm-writer';
 import { SecretBox } from '../secrets/secret-box';
@@ -24,8 +24,14 @@ export interface LlmInput {
   readonly auth?: LlmAuth;
 }
 
-/** Seals an auth variant for the model `llmId`: identifiers in clear, secrets encrypted and bound to the id. */
+/**
+ * Seals an auth variant for the model `llmId`: identifiers in clear, secrets encrypted and bound to the id.
+ * The secrets' content is checked first (e.g. a service-account key parses): once sealed, nothing can look.
+ */
 export function sealAuth(box: SecretBox, llmId: string, auth: LlmAuth): StoredAuth {
+  const problems = authContentProblems(auth);
+  const first = Object.entries(problems)[0];
+  if (first) throw invalid('llm.invalid_auth', `Invalid ${first[0]}: ${first[1]}`, problems);
   const { identifiers, secrets } = splitAuth(auth);
   return { type: auth.type, identifiers, sealed: box.seal(secrets, `llm:${llmId}`) };
 }
@@ -33,7 +39,8 @@ export function sealAuth(box: SecretBox, llmId: string, auth: LlmAuth): StoredAu
 export class CreateLlm {
   constructor(
     readonly name: string,
-    readonly input: LlmInput & { readonly model: string; readonly uri: string },
+    /** `uri` may be omitted where the type has a default (Anthropic) or takes its endpoint from the auth (Bedrock, Vertex). */
+    readonly input: LlmInput & { readonly model: string },
     readonly ctx: CommandContext,
   ) {}
 }
@@ -48,10 +55,11 @@ export class CreateLlmHandler implements ICommandHandler<CreateLlm, WriteResult<
 
   async execute({ name, input, ctx }: CreateLlm): Promise<WriteResult<{ llmId: string }>> {
     const llmId = this.ids.numeric('llm');
+    const type = input.type ?? 'openai-compatible';
     const settings = {
-      type: input.type ?? 'openai-compatible',
+      type,
       model: input.model,
-      uri: input.uri,
+      uri: input.uri ?? defaultUri(type, input.auth?.type) ?? '',
       description: input.description ?? '',
       headers: input.headers ?? {},
       idleTimeoutSeconds: input.idleTimeoutSeconds ?? null,

@@ -1,9 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import OpenAI from 'openai';
 import { DomainError } from '@lib/platform';
-import { joinAuth, LlmAuth, StoredAuth } from '../../domain/auth';
+import { joinAuth, LlmAuth, secretValues, StoredAuth } from '../../domain/auth';
+import type { LlmType } from '../../domain/llm';
 import type { LlmRow } from '../read-models';
 import { SecretBox } from '../secrets/secret-box';
+import { sdkLogger } from './chat-upstream';
 import { scrub } from './upstream-errors';
 
 /** Read timeout when a model sets no `idle_timeout_seconds` (what OpenAI's and Anthropic's SDKs use). */
@@ -20,6 +22,8 @@ export interface Upstream {
 
 /** The endpoint a candidate or registered model is reached at (before or after registration). */
 export interface Endpoint {
+  /** Default `openai-compatible`. */
+  readonly type?: LlmType;
   readonly uri: string;
   readonly model: string;
   readonly headers: Readonly<Record<string, string>>;
@@ -28,9 +32,9 @@ export interface Endpoint {
 }
 
 /**
- * The OpenAI-compatible provider adapter (the official `openai` SDK). The reference API's `uri` is the full
- * chat-completions URL; the SDK takes the base URL, so `/chat/completions` is cut off and the query string
- * (e.g. Azure's `api-version`) goes into every request.
+ * The `openai` SDK client of an OpenAI-compatible or Responses API model. The reference API's `uri` is the full
+ * chat-completions (or responses) URL; the SDK takes the base URL, so `/chat/completions` (`/responses`) is cut
+ * off and the query string (e.g. Azure's `api-version`) goes into every request.
  */
 @Injectable()
 export class OpenAiProvider {
@@ -55,19 +59,24 @@ export class OpenAiProvider {
     const url = new URL(endpoint.uri);
     const defaultQuery = Object.fromEntries(url.searchParams);
     url.search = '';
-    const baseURL = url.toString().replace(/\/chat\/completions\/?$/, '').replace(/\/$/, '');
+    const baseURL = url.toString().replace(/\/(chat\/completions|responses)\/?$/, '').replace(/\/$/, '');
     const idleTimeoutSeconds = endpoint.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS;
     // Retries stay off: a retried completion is billed twice and hides the failure from the caller. The SDK's
     // timeout is a backstop; callers time out themselves (ChatCompletions) to tell a timeout from an abort.
-    const client = new OpenAI({ apiKey: 'unused', baseURL, defaultQuery, defaultHeaders: { ...endpoint.headers }, maxRetries: 0, timeout: idleTimeoutSeconds * 1000 + 5000 });
     const auth = endpoint.auth;
     const secrets = auth ? secretValues(auth) : [];
+    const client = new OpenAI({
+      apiKey: 'unused',
+      baseURL,
+      defaultQuery,
+      defaultHeaders: { ...endpoint.headers },
+      maxRetries: 0,
+      timeout: idleTimeoutSeconds * 1000 + 5000,
+      logLevel: 'warn',
+      logger: sdkLogger('openai', secrets),
+    });
     return { client, model: endpoint.model, idleTimeoutSeconds, secrets, authHeaders: auth ? authHeaders(auth) : async () => ({ Authorization: null }) };
   }
-}
-
-function secretValues(auth: LlmAuth): string[] {
-  return auth.type === 'bearer' ? [auth.token] : auth.type === 'header' ? [auth.value] : [auth.client_secret];
 }
 
 /** Headers for each request; OAuth client credentials fetch a token and reuse it until shortly before it expires. */
@@ -84,6 +93,9 @@ function authHeaders(auth: LlmAuth): () => Promise<Record<string, string | null>
         return { Authorization: `Bearer ${token.value}` };
       };
     }
+    default:
+      // The registry only pairs these types with RemoteAuth (AUTH_TYPES_BY_LLM_TYPE).
+      throw new DomainError('invalid', 'llm.auth_mismatch', `auth type ${auth.type} does not apply to an OpenAI endpoint`);
   }
 }
 

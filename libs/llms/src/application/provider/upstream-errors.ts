@@ -1,6 +1,14 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { DomainError } from '@lib/platform';
 
+/** What a thrown upstream error means, whichever SDK threw it. */
+export type UpstreamFailure =
+  | { readonly kind: 'status'; readonly status: number; readonly message: string }
+  | { readonly kind: 'unreachable'; readonly message: string }
+  | { readonly kind: 'timeout' }
+  | { readonly kind: 'aborted' }
+  | { readonly kind: 'other'; readonly message: string };
+
 /** The caller went away and we cancelled the upstream call: nothing to answer. */
 export class CallerAborted extends Error {
   constructor() {
@@ -10,33 +18,53 @@ export class CallerAborted extends Error {
 
 /** Upstream text is shortened and scrubbed of our own credentials before it reaches a caller or a log. */
 export function scrub(text: string, secrets: readonly string[]): string {
-  let out = text.length > 300 ? `${text.slice(0, 300)}…` : text;
+  let out = text;
   for (const s of secrets) if (s.length >= 4) out = out.split(s).join('****');
-  return out;
+  return out.length > 300 ? `${out.slice(0, 300)}…` : out;
+}
+
+/** An OpenAI SDK failure (also the shape of the Anthropic SDK's, built by the same generator). */
+export function classifyOpenAiError(e: unknown): UpstreamFailure {
+  if (e instanceof APIConnectionTimeoutError) return { kind: 'timeout' };
+  if (e instanceof APIUserAbortError) return { kind: 'aborted' };
+  if (e instanceof APIConnectionError) return { kind: 'unreachable', message: (e.cause as Error | undefined)?.message ?? e.message };
+  if (e instanceof APIError) return e.status ? { kind: 'status', status: e.status, message: e.message } : { kind: 'other', message: e.message };
+  return { kind: 'other', message: (e as Error)?.message ?? String(e) };
 }
 
 /**
- * Maps an OpenAI SDK failure to the service's errors: no answer in time → 504; unreachable or failing
- * upstream → 502 with the reason; upstream 400/404/422 (it rejected what the caller sent) → 400; upstream
- * 429 → 429; upstream 401/403 (our stored credential) → 502, since the caller cannot fix it.
+ * Maps an upstream failure to the service's errors: no answer in time → 504; unreachable or failing upstream →
+ * 502 with the reason; upstream 400/404/422 (it rejected what the caller sent) → 400; upstream 429 → 429;
+ * upstream 401/403 (our stored credential) → 502, since the caller cannot fix it. `classify` reads the SDK's
+ * error (the OpenAI SDK's by default).
  */
-export function upstreamError(e: unknown, llmName: string, timeoutSeconds: number, secrets: readonly string[], timedOut = false): Error {
+export function upstreamError(
+  e: unknown,
+  llmName: string,
+  timeoutSeconds: number,
+  secrets: readonly string[],
+  timedOut = false,
+  classify: (e: unknown) => UpstreamFailure = classifyOpenAiError,
+): Error {
   if (e instanceof DomainError || e instanceof CallerAborted) return e;
-  if (timedOut || e instanceof APIConnectionTimeoutError) {
+  const failure = classify(e);
+  if (timedOut || failure.kind === 'timeout') {
     return new DomainError('timeout', 'llm.upstream_timeout', `LLM "${llmName}" did not answer within ${timeoutSeconds} s`);
   }
-  if (e instanceof APIUserAbortError) return new CallerAborted();
-  if (e instanceof APIConnectionError) {
-    const cause = (e.cause as Error | undefined)?.message ?? e.message;
-    return new DomainError('upstream', 'llm.upstream_unreachable', `LLM "${llmName}" could not be reached: ${scrub(cause, secrets)}`);
+  switch (failure.kind) {
+    case 'aborted':
+      return new CallerAborted();
+    case 'unreachable':
+      return new DomainError('upstream', 'llm.upstream_unreachable', `LLM "${llmName}" could not be reached: ${scrub(failure.message, secrets)}`);
+    case 'other':
+      return new DomainError('upstream', 'llm.upstream_failed', `LLM "${llmName}" failed: ${scrub(failure.message, secrets)}`);
+    case 'status': {
+      const reason = scrub(failure.message, secrets);
+      const status = failure.status;
+      if (status === 400 || status === 404 || status === 422) return new DomainError('invalid', 'llm.upstream_rejected', `LLM "${llmName}" rejected the request (${status}): ${reason}`);
+      if (status === 429) return new DomainError('rate_limited', 'llm.upstream_rate_limited', `LLM "${llmName}" is rate limited upstream (429): ${reason}`, { retryAfterSeconds: 1 });
+      if (status === 401 || status === 403) return new DomainError('upstream', 'llm.upstream_auth', `LLM "${llmName}" refused the stored credentials (${status}): ${reason}`);
+      return new DomainError('upstream', 'llm.upstream_failed', `LLM "${llmName}" failed (${status}): ${reason}`);
+    }
   }
-  if (e instanceof APIError) {
-    const reason = scrub(e.message, secrets);
-    const status = e.status ?? 0;
-    if (status === 400 || status === 404 || status === 422) return new DomainError('invalid', 'llm.upstream_rejected', `LLM "${llmName}" rejected the request (${status}): ${reason}`);
-    if (status === 429) return new DomainError('rate_limited', 'llm.upstream_rate_limited', `LLM "${llmName}" is rate limited upstream (429): ${reason}`, { retryAfterSeconds: 1 });
-    if (status === 401 || status === 403) return new DomainError('upstream', 'llm.upstream_auth', `LLM "${llmName}" refused the stored credentials (${status}): ${reason}`);
-    return new DomainError('upstream', 'llm.upstream_failed', `LLM "${llmName}" failed (${status || 'stream error'}): ${reason}`);
-  }
-  return new DomainError('upstream', 'llm.upstream_failed', `LLM "${llmName}" failed: ${scrub((e as Error)?.message ?? String(e), secrets)}`);
 }

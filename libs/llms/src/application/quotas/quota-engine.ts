@@ -1,4 +1,4 @@
-import { Clock, CommandContext, DomainError, EventStore, RecordedEvent, toNewEvents } from '@lib/platform';
+import { Clock, CommandContext, DomainError, EventStore, NewEvent, RecordedEvent, toNewEvents } from '@lib/platform';
 import { exceededQuota, NO_USAGE, Quota, TOKEN_WINDOWS, TokenUsage, windowOf } from '../../domain/quota';
 
 /** Where a kind of subject (a model; later an agent) keeps its usage events, and how to read one. */
@@ -25,6 +25,13 @@ interface Ledger {
 const REFRESH_MS = 1000;
 
 /**
+ * How long (real time, ms) usage events wait to be appended together. One append per call would cost a durable
+ * write (an fsync on the embedded store) and a wake-up of every projection per chat call; counts in this
+ * process are kept at once regardless. A crash loses at most this window of usage records.
+ */
+const APPEND_BATCH_MS = 100;
+
+/**
  * Quota enforcement for any subject, counted from usage events (so counts survive restarts). Each process
  * loads a subject's month on first use, counts its own calls at once, and re-reads the stream every second
  * for calls made by other processes (docs/llms.md). Requests per second are counted in memory per process.
@@ -33,6 +40,9 @@ export class QuotaEngine {
   private readonly ledgers = new Map<string, Ledger>();
   private readonly seconds = new Map<string, { id: string; count: number }>();
   private readonly pending = new Set<Promise<unknown>>();
+  /** Usage events not yet appended, by stream, in the order recorded. */
+  private readonly unwritten = new Map<string, Map<string, NewEvent>>();
+  private batchTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly store: EventStore,
@@ -63,7 +73,7 @@ export class QuotaEngine {
     this.seconds.set(subject, { id: second, count: thisSecond + 1 });
   }
 
-  /** Counts a finished call at once and appends its usage event in the background (flushed on shutdown). */
+  /** Counts a finished call at once and appends its usage event in the background, batched (flushed on shutdown). */
   record(subject: string, usage: TokenUsage, event: (at: Date) => { type: string; data: unknown }, ctx: CommandContext): void {
     const at = this.clock.now();
     const ledger = this.ledgers.get(subject);
@@ -74,13 +84,28 @@ export class QuotaEngine {
       count(ledger.buckets, usage, at);
       ledger.own.add(stored.id);
     }
-    const append = this.store.append(stream, [stored], { expectedRevision: 'any' }).catch(this.onError);
-    this.pending.add(append);
-    void append.finally(() => this.pending.delete(append));
+    const batch = this.unwritten.get(stream) ?? new Map<string, NewEvent>();
+    // The same id twice (a retried request) is one event, as an idempotent append would make it.
+    if (!batch.has(stored.id)) batch.set(stored.id, stored);
+    this.unwritten.set(stream, batch);
+    this.batchTimer ??= setTimeout(() => this.writeBatches(), APPEND_BATCH_MS);
   }
 
+  /** Appends every usage event recorded so far and waits for all appends in flight. */
   async flush(): Promise<void> {
+    this.writeBatches();
     await Promise.all([...this.pending]);
+  }
+
+  private writeBatches(): void {
+    clearTimeout(this.batchTimer);
+    this.batchTimer = undefined;
+    for (const [stream, batch] of this.unwritten) {
+      const append = this.store.append(stream, [...batch.values()], { expectedRevision: 'any' }).catch(this.onError);
+      this.pending.add(append);
+      void append.finally(() => this.pending.delete(append));
+    }
+    this.unwritten.clear();
   }
 
   private async ledger(subject: string, now: Date): Promise<Ledger> {

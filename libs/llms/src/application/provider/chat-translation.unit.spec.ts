@@ -1,0 +1,71 @@
+import { splitSystem, translateRequest } from './chat-translation';
+import { serverSentChunks } from './openai-compatible-chat';
+
+describe('translating OpenAI chat requests for other providers', () => {
+  const body = (extra: Record<string, unknown> = {}, messages: unknown[] = [{ role: 'user', content: 'hi' }]) => ({ model: 'm', messages: messages as never, ...extra });
+
+  it('maps the common fields, folds developer into system and keeps the order of turns', () => {
+    const chat = translateRequest(
+      body({ temperature: 0.3, max_completion_tokens: 20, top_p: 0.9, stop: 'END', stream: true, n: 1 }, [
+        { role: 'developer', content: 'rules' },
+        { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] },
+        { role: 'assistant', content: 'ok' },
+      ]),
+      'anthropic',
+    );
+    expect(chat).toMatchObject({ temperature: 0.3, maxTokens: 20, topP: 0.9, stop: ['END'] });
+    expect(splitSystem(chat.turns)).toEqual({
+      system: 'rules',
+      turns: [
+        { role: 'user', parts: [{ type: 'text', text: 'look' }, { type: 'image', url: 'data:image/png;base64,AAAA', mimeType: 'image/png', base64: 'AAAA' }] },
+        { role: 'assistant', parts: [{ type: 'text', text: 'ok' }] },
+      ],
+    });
+  });
+
+  it('refuses what it cannot translate, naming each field', () => {
+    const refused = (b: ReturnType<typeof body>, extras: string[] = [], webImages = true) => {
+      try {
+        translateRequest(b, 'vertex-ai', extras, { webImages });
+      } catch (e) {
+        return (e as { details: { fieldErrors: Record<string, string> } }).details.fieldErrors;
+      }
+      throw new Error('not refused');
+    };
+    expect(refused(body({ tools: [], response_format: { type: 'json_object' }, n: 2 }))).toEqual(expect.objectContaining({ tools: expect.any(String), response_format: expect.any(String), n: expect.any(String) }));
+    expect(refused(body({}, [{ role: 'tool', content: 'x', tool_call_id: 'c' }]))).toHaveProperty(['messages.0']);
+    expect(refused(body({}, [{ role: 'user', content: 'x', name: 'bob' }]))).toHaveProperty(['messages.0.name']);
+    expect(refused(body({}, [{ role: 'system', content: 'only a system prompt' }]))).toHaveProperty('messages');
+    expect(refused(body({}, [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x/cat.png' } }] }]), [], false)).toHaveProperty(['messages.0.content.0.image_url']);
+    expect(translateRequest(body({ seed: 7 }), 'vertex-ai', ['seed']).extra).toEqual({ seed: 7 });
+    // OpenAI's neutral defaults ask for nothing, so any type takes them.
+    expect(() => translateRequest(body({ n: 1, frequency_penalty: 0, presence_penalty: 0 }), 'anthropic')).not.toThrow();
+    expect(() => translateRequest(body({ frequency_penalty: 0.5 }), 'anthropic')).toThrow(/frequency_penalty/);
+  });
+});
+
+describe('reading an OpenAI-compatible event stream', () => {
+  const response = (...parts: string[]) =>
+    new Response(
+      new ReadableStream({
+        start(controller) {
+          for (const p of parts) controller.enqueue(new TextEncoder().encode(p));
+          controller.close();
+        },
+      }),
+    );
+  const read = async (r: Response) => {
+    const out: string[] = [];
+    for await (const item of serverSentChunks(r)) out.push(item.json!);
+    return out;
+  };
+
+  it('splits events across network chunks and CRLF framing, skips comments, stops at [DONE]', async () => {
+    const items = await read(response(': keep-alive\n\ndata: {"id":"a","choi', 'ces":[]}\r\n\r\ndata: {"id":"b","choices":[]}\n\n', 'data: [DONE]\n\ndata: {"id":"late"}\n\n'));
+    expect(items).toEqual(['{"id":"a","choices":[]}', '{"id":"b","choices":[]}']);
+  });
+
+  it('raises an in-stream error event', async () => {
+    await expect(read(response('data: {"error":{"message":"overloaded"}}\n\n'))).rejects.toThrow(/overloaded/);
+  });
+});

@@ -1,0 +1,59 @@
+import { Injectable } from '@nestjs/common';
+import { assertNever, invalid } from '@lib/platform';
+import type { LlmAuth } from '../../domain/auth';
+import type { LlmRow } from '../read-models';
+import { anthropicChat } from './anthropic-chat';
+import type { ChatUpstream } from './chat-upstream';
+import { geminiChat } from './gemini-chat';
+import { openAiCompatibleChat } from './openai-compatible-chat';
+import { DEFAULT_IDLE_TIMEOUT_SECONDS, Endpoint, OpenAiProvider } from './openai-provider';
+import { openAiResponsesChat } from './openai-responses-chat';
+
+/**
+ * The provider adapter of each LLM type (docs/llms.md): `openai-compatible` and `openai-responses` through
+ * the `openai` SDK, `vertex-ai` through `@google/genai`, `anthropic` through Anthropic's SDKs (direct, Bedrock,
+ * Vertex). Clients hold decrypted credentials in memory only, rebuilt when the model's log position moves.
+ */
+@Injectable()
+export class LlmProviders {
+  private readonly cache = new Map<string, { position: number; upstream: ChatUpstream }>();
+
+  constructor(private readonly openai: OpenAiProvider) {}
+
+  forRow(row: LlmRow): ChatUpstream {
+    const cached = this.cache.get(row.id);
+    if (cached && cached.position === row.position) return cached.upstream;
+    const upstream = this.connect({
+      type: row.type,
+      uri: row.uri,
+      model: row.model,
+      headers: row.headers,
+      idleTimeoutSeconds: row.idle_timeout_seconds,
+      auth: this.openai.open(row.id, row.auth),
+    });
+    this.cache.set(row.id, { position: row.position, upstream });
+    return upstream;
+  }
+
+  connect(endpoint: Endpoint): ChatUpstream {
+    const type = endpoint.type ?? 'openai-compatible';
+    const resolved = { type, uri: endpoint.uri, model: endpoint.model, headers: endpoint.headers, idleTimeoutSeconds: endpoint.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS };
+    switch (type) {
+      case 'openai-compatible':
+        return openAiCompatibleChat(this.openai.connect(endpoint));
+      case 'openai-responses':
+        return openAiResponsesChat(this.openai.connect(endpoint));
+      case 'vertex-ai':
+        return geminiChat(resolved, requireAuth(endpoint.auth, type));
+      case 'anthropic':
+        return anthropicChat(resolved, requireAuth(endpoint.auth, type));
+      default:
+        return assertNever(type);
+    }
+  }
+}
+
+function requireAuth(auth: LlmAuth | null, type: string): LlmAuth {
+  if (!auth) throw invalid('llm.auth_required', `LLM type ${type} needs auth`, { auth: `required for LLM type ${type}` });
+  return auth;
+}

@@ -1,0 +1,92 @@
+import { APIError } from 'openai';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
+import type { ChatUpstream, StreamItem } from './chat-upstream';
+import type { Upstream } from './openai-provider';
+import { classifyOpenAiError } from './upstream-errors';
+
+const CONTEXT_FIELDS = ['max_model_len', 'context_length', 'context_window', 'max_context_length', 'max_input_tokens'];
+
+/**
+ * `type: openai-compatible`: the request goes through as the caller sent it (fields the service does not read
+ * included). Streams are read as server-sent events straight from the response body, so each chunk's own
+ * bytes can be relayed; every chunk is still parsed, for the usage that quotas count and for error events.
+ */
+export function openAiCompatibleChat(upstream: Upstream): ChatUpstream {
+  return {
+    type: 'openai-compatible',
+    model: upstream.model,
+    idleTimeoutSeconds: upstream.idleTimeoutSeconds,
+    secrets: upstream.secrets,
+    translates: { tools: true, responseFormat: true },
+    async complete(body, signal) {
+      const { stream_options: _ignored, ...rest } = body;
+      const params = { ...rest, stream: false } as unknown as ChatCompletionCreateParamsNonStreaming;
+      return upstream.client.chat.completions.create(params, { signal, headers: await upstream.authHeaders() }) as Promise<ChatCompletion>;
+    },
+    async stream(body, signal) {
+      // Usage is always asked for: quotas count it, whether or not the caller wants to see it.
+      const options = { ...((body.stream_options as object | undefined) ?? {}), include_usage: true };
+      const params = { ...body, stream: true, stream_options: options } as unknown as ChatCompletionCreateParamsStreaming;
+      const response = await upstream.client.chat.completions.create(params, { signal, headers: await upstream.authHeaders() }).asResponse();
+      return serverSentChunks(response);
+    },
+    classify: classifyOpenAiError,
+    async contextLimit() {
+      const listing = (await upstream.client.models.list({ headers: await upstream.authHeaders() })).data as unknown as Record<string, unknown>[];
+      const entry = listing.find((m) => m.id === upstream.model);
+      const field = entry && CONTEXT_FIELDS.find((f) => typeof entry[f] === 'number');
+      return entry && field ? { value: entry[field] as number, detail: `GET /models reports ${field}` } : undefined;
+    },
+  };
+}
+
+/**
+ * The `data:` events of an OpenAI-compatible stream, each parsed and kept as its JSON text; `[DONE]` ends it.
+ * An `{"error": …}` event is thrown as the SDK's APIError, as the SDK's own stream reader does.
+ */
+export async function* serverSentChunks(response: Response): AsyncGenerator<StreamItem> {
+  if (!response.body) return;
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      buffer += done ? decoder.decode() : decoder.decode(value, { stream: true });
+      let end: number;
+      while ((end = eventEnd(buffer)) >= 0) {
+        const event = buffer.slice(0, end);
+        buffer = buffer.slice(end).replace(/^(\r?\n){1,2}|^\r\r/, '');
+        const data = dataOf(event);
+        if (data === undefined) continue;
+        if (data === '[DONE]') return;
+        const chunk = JSON.parse(data) as ChatCompletionChunk & { error?: unknown };
+        if (chunk.error) throw new APIError(undefined, chunk.error as object, undefined, response.headers);
+        yield { chunk, json: data };
+      }
+      if (done) return;
+    }
+  } finally {
+    // A caller that stops reading (disconnect, idle timeout) releases the connection.
+    void reader.cancel().catch(() => undefined);
+  }
+}
+
+/** Index of the first event's end (before its blank line), or -1 while the event is incomplete. */
+function eventEnd(buffer: string): number {
+  const lf = buffer.indexOf('\n\n');
+  const crlf = buffer.indexOf('\r\n\r\n');
+  if (lf < 0) return crlf;
+  return crlf < 0 ? lf : Math.min(lf, crlf);
+}
+
+/** The event's data lines joined (SSE: several `data:` lines are one value); undefined for comments and empty events. */
+function dataOf(event: string): string | undefined {
+  let data: string | undefined;
+  for (const line of event.split(/\r?\n/)) {
+    if (!line.startsWith('data:')) continue;
+    const value = line.slice(line[5] === ' ' ? 6 : 5);
+    data = data === undefined ? value : `${data}\n${value}`;
+  }
+  return data;
+}
