@@ -3,7 +3,6 @@ import OpenAI from 'openai';
 import { DomainError } from '@lib/platform';
 import { joinAuth, LlmAuth, secretValues, StoredAuth } from '../../domain/auth';
 import type { LlmType } from '../../domain/llm';
-import type { LlmRow } from '../read-models';
 import { SecretBox } from '../secrets/secret-box';
 import { sdkLogger } from './chat-upstream';
 import { scrub } from './upstream-errors';
@@ -38,18 +37,7 @@ export interface Endpoint {
  */
 @Injectable()
 export class OpenAiProvider {
-  private readonly cache = new Map<string, { position: number; upstream: Upstream }>();
-
   constructor(private readonly box: SecretBox) {}
-
-  /** A client for a registered model, rebuilt when the model changed (its row's position moved). */
-  forRow(row: LlmRow): Upstream {
-    const cached = this.cache.get(row.id);
-    if (cached && cached.position === row.position) return cached.upstream;
-    const upstream = this.connect({ uri: row.uri, model: row.model, headers: row.headers, idleTimeoutSeconds: row.idle_timeout_seconds, auth: this.open(row.id, row.auth) });
-    this.cache.set(row.id, { position: row.position, upstream });
-    return upstream;
-  }
 
   open(llmId: string, stored: StoredAuth | null): LlmAuth | null {
     return stored ? joinAuth(stored.type, stored.identifiers, this.box.open(stored.sealed, `llm:${llmId}`)) : null;
