@@ -11,8 +11,9 @@ import {
   ProjectionRuntime,
   ProjectionSink,
 } from '@lib/platform';
+import { ScriptedOpenAIServer } from '@lib/testing';
 import { ALL_PROJECTIONS } from '@projections';
-import { spawnService } from './support/service-process';
+import { ServiceProcess, spawnService } from './support/service-process';
 
 const KEY = 'zut_crash_test_key_0123456789abcdefgh';
 
@@ -88,4 +89,40 @@ describe('crash safety', () => {
     expect(await read()).toEqual(live);
     sqlite.close();
   }, 120_000);
+
+  it('keeps the usage record of every answered chat completion through SIGKILL, so quotas still trip after it', async () => {
+    const usageDir = mkdtempSync(join(tmpdir(), 'ars-crash-usage-'));
+    const upstream = await ScriptedOpenAIServer.start();
+    upstream.fallback = { content: 'ok', usage: { prompt_tokens: 3, completion_tokens: 4 } };
+    const env = { DATA_DIR: usageDir, ADMIN_API_KEY: KEY };
+    const spawned: ServiceProcess[] = [];
+    const start = async () => {
+      const service = await spawnService(env);
+      spawned.push(service);
+      return service;
+    };
+    try {
+      const first = await start();
+      // 4 output tokens a call; ten calls use the day's 40.
+      const model = { type: 'openai-compatible', name: 'metered', model: 'up', uri: `${upstream.baseURL}/chat/completions`, llm_quota: { output_tokens_per_day: 40 } };
+      expect(await post(first.url, '/v2/llms', model)).toBe(201);
+      const chat = (url: string, stream: boolean) => post(url, '/v2/llms/chat/completions', { model: 'metered', stream, messages: [{ role: 'user', content: 'hi' }] });
+      const answered = await Promise.all(Array.from({ length: 10 }, (_, i) => chat(first.url, i % 2 === 1)));
+      expect(answered).toEqual(Array(10).fill(200));
+      // Killed the moment the last answer ended: every usage record must already be in the log.
+      first.child.kill('SIGKILL');
+      await first.exited;
+
+      const second = await start();
+      const events = await fetch(`${second.url}/v2/events?category=llmusage&limit=100`, { headers: { 'x-api-key': KEY } });
+      const page = (await events.json()) as { events: { type: string }[] };
+      expect(page.events.filter((e) => e.type === 'LlmUsageRecorded')).toHaveLength(10);
+      expect(await chat(second.url, false)).toBe(429);
+    } finally {
+      for (const service of spawned) service.child.kill('SIGKILL');
+      await Promise.all(spawned.map((s) => s.exited));
+      await upstream.close();
+      rmSync(usageDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -62,6 +62,13 @@ export interface Subscription extends AsyncIterable<RecordedEvent> {
   close(): Promise<void>;
 }
 
+export interface WaitForAppendOptions {
+  /** The event types the caller reads; appends of other types only advance it. */
+  readonly types?: readonly string[];
+  /** Called with the new position when appends holding none of `types` were passed over without waking. */
+  readonly onSkipped?: (position: number) => void;
+}
+
 /** The event store: the single source of truth. */
 export interface EventStore {
   /** Appends atomically (G2), checking the expected revision (G1); same event ids again add nothing (G3). */
@@ -73,8 +80,13 @@ export interface EventStore {
   subscribeToStream(streamId: string, options?: SubscribeToStreamOptions): Subscription;
   /** Position of the last event in the log (0 when empty). */
   headPosition(): Promise<number>;
-  /** Resolves when the log holds an event after `position`, or after `timeoutMs`, whichever is first. */
-  waitForAppend(position: number, timeoutMs: number): Promise<void>;
+  /**
+   * Resolves when the log holds an event after `position`, or after `timeoutMs`, whichever is first. With
+   * `types`, an append this process can tell holds none of them (and follows on from what the caller has seen)
+   * need not wake the caller: `onSkipped` is told the position it reaches instead. A hint: an adapter may
+   * resolve on any append.
+   */
+  waitForAppend(position: number, timeoutMs: number, options?: WaitForAppendOptions): Promise<void>;
   /** Checks the store can be reached (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;

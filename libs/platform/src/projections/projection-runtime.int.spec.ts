@@ -50,6 +50,24 @@ describe('ProjectionRuntime (SQLite)', () => {
     sqlite.close();
   });
 
+  it('passes over appends of types it does not handle without reading the log, and still reports them processed', async () => {
+    const { events, state, reads, sqlite } = setup();
+    const runtime = new ProjectionRuntime(events, state, [{ projection: counter(), sink: reads as ProjectionSink<unknown> }]);
+    await runtime.start();
+    await runtime.waitFor(await events.headPosition(), ['counter'], 2000);
+    const readAll = jest.spyOn(events, 'readAll');
+    let last = 0;
+    for (let i = 0; i < 20; i++) last = (await events.append('usage-1', [testEvent('Ignored')])).position;
+    expect(await runtime.waitFor(last, ['counter'], 500)).toBe(true);
+    expect(readAll).not.toHaveBeenCalled();
+    expect((await runtime.lag())[0]).toMatchObject({ checkpoint: last, behind: 0 });
+    const added = await events.append('a-1', [testEvent('Added')]);
+    expect(await runtime.waitFor(added.position, ['counter'], 2000)).toBe(true);
+    expect((await reads.get('counts', 'a-1'))?.n).toBe(1);
+    await runtime.stop();
+    sqlite.close();
+  });
+
   it('parks a failing event as a dead letter, goes on, and replays it after a fix', async () => {
     const { events, state, reads, sqlite } = setup();
     const healed = { value: false };

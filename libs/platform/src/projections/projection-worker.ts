@@ -73,7 +73,7 @@ export class ProjectionWorker {
       try {
         await this.followRebuildByOtherProcess();
         const moved = await this.exclusive(() => this.step(this.generation, this.processed, (p) => (this.processed = p)));
-        if (!moved) await Promise.race([this.events.waitForAppend(this.processed, 1000), this.stopSignal]);
+        if (!moved) await Promise.race([this.idle(), this.stopSignal]);
       } catch (e) {
         this.lastError = e instanceof Error ? e.message : String(e);
         this.options.log('error', 'projection step failed', { projection: this.name, error: this.lastError });
@@ -81,6 +81,20 @@ export class ProjectionWorker {
       }
     }
     this.running = false;
+  }
+
+  /**
+   * Waits for an append holding one of the event types this projection handles. Appends of other types (usage
+   * records, say) advance it in memory without a read, as a step finding nothing would.
+   */
+  private idle(): Promise<void> {
+    const generation = this.generation;
+    const onSkipped = (position: number) => {
+      if (generation !== this.generation || position <= this.processed) return;
+      this.processed = position;
+      this.listeners.forEach((l) => l());
+    };
+    return this.events.waitForAppend(this.processed, 1000, { types: this.projection.eventTypes, onSkipped });
   }
 
   stop(): void {

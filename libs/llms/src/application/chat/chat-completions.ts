@@ -46,16 +46,18 @@ export class ChatCompletions {
   async complete(request: ChatRequest, ctx: CommandContext, signal?: AbortSignal): Promise<ChatCompletion> {
     const call = await this.prepare(request, signal);
     const deadline = call.deadline();
+    let completion: ChatCompletion;
     try {
-      const completion = await call.upstream.complete(call.body, call.abort.signal);
-      const text = completion.choices.map((c) => c.message?.content ?? '').join('');
-      this.record(call, request, ctx, usageFromReport(completion.usage), text, 'completed');
-      return { ...completion, model: request.model };
+      completion = await call.upstream.complete(call.body, call.abort.signal);
     } catch (e) {
       throw call.fail(e, deadline.fired());
     } finally {
       deadline.clear();
     }
+    const text = completion.choices.map((c) => c.message?.content ?? '').join('');
+    // Durable before the answer is sent.
+    await this.record(call, request, ctx, usageFromReport(completion.usage), text, 'completed');
+    return { ...completion, model: request.model };
   }
 
   /**
@@ -118,7 +120,8 @@ export class ChatCompletions {
         } finally {
           // A caller that stops reading (disconnect) lands here too: cancel the upstream call.
           if (outcome !== 'completed') call.abort.abort();
-          record(call, request, ctx, usage, text, outcome);
+          // Durable before the stream ends: the caller's response ends only after this.
+          await record(call, request, ctx, usage, text, outcome);
         }
       },
     };
@@ -147,13 +150,13 @@ export class ChatCompletions {
     return { row, upstream, body, abort, deadline, fail };
   }
 
-  private record(call: Call, request: ChatRequest, ctx: CommandContext, reported: TokenUsage | undefined, output: string, outcome: LlmUsageEvent['data']['outcome']): void {
+  private record(call: Call, request: ChatRequest, ctx: CommandContext, reported: TokenUsage | undefined, output: string, outcome: LlmUsageEvent['data']['outcome']): Promise<void> {
     const usage = reported ?? { input: estimateTokens(JSON.stringify(request.messages)), output: estimateTokens(output) };
     const event = (at: Date): LlmUsageEvent => ({
       type: 'LlmUsageRecorded',
       data: { llmId: call.row.id, llmName: call.row.name, input: usage.input, output: usage.output, estimated: !reported, outcome, at: at.toISOString() },
     });
-    this.quotas.record(call.row.id, usage, event, ctx);
+    return this.quotas.record(call.row.id, usage, event, ctx);
   }
 }
 

@@ -1,4 +1,4 @@
-import { Clock, CommandContext, DomainError, EventStore, NewEvent, RecordedEvent, toNewEvents } from '@lib/platform';
+import { Clock, CommandContext, DomainError, EventStore, RecordedEvent, toNewEvents } from '@lib/platform';
 import { exceededQuota, NO_USAGE, Quota, TOKEN_WINDOWS, TokenUsage, windowOf } from '../../domain/quota';
 
 /** Where a kind of subject (a model; later an agent) keeps its usage events, and how to read one. */
@@ -25,13 +25,6 @@ interface Ledger {
 const REFRESH_MS = 1000;
 
 /**
- * How long (real time, ms) usage events wait to be appended together. One append per call would cost a durable
- * write (an fsync on the embedded store) and a wake-up of every projection per chat call; counts in this
- * process are kept at once regardless. A crash loses at most this window of usage records.
- */
-const APPEND_BATCH_MS = 100;
-
-/**
  * Quota enforcement for any subject, counted from usage events (so counts survive restarts). Each process
  * loads a subject's month on first use, counts its own calls at once, and re-reads the stream every second
  * for calls made by other processes (docs/llms.md). Requests per second are counted in memory per process.
@@ -39,10 +32,8 @@ const APPEND_BATCH_MS = 100;
 export class QuotaEngine {
   private readonly ledgers = new Map<string, Ledger>();
   private readonly seconds = new Map<string, { id: string; count: number }>();
+  /** Usage appends in flight, so shutdown can wait for them. */
   private readonly pending = new Set<Promise<unknown>>();
-  /** Usage events not yet appended, by stream, in the order recorded. */
-  private readonly unwritten = new Map<string, Map<string, NewEvent>>();
-  private batchTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly store: EventStore,
@@ -73,39 +64,34 @@ export class QuotaEngine {
     this.seconds.set(subject, { id: second, count: thisSecond + 1 });
   }
 
-  /** Counts a finished call at once and appends its usage event in the background, batched (flushed on shutdown). */
-  record(subject: string, usage: TokenUsage, event: (at: Date) => { type: string; data: unknown }, ctx: CommandContext): void {
+  /**
+   * Counts a finished call at once (so concurrent admissions see it) and appends its usage event; resolves once
+   * the event is durable, so a caller that waits before ending its response loses no usage record on a crash.
+   * Concurrent calls share one commit: the embedded store groups the appends made in one turn of the event loop.
+   * A failed append is reported to `onError` and does not reject: the call itself succeeded upstream.
+   */
+  async record(subject: string, usage: TokenUsage, event: (at: Date) => { type: string; data: unknown }, ctx: CommandContext): Promise<void> {
     const at = this.clock.now();
     const ledger = this.ledgers.get(subject);
     const stream = this.spec.stream(subject, at);
     // One usage event per request: the request id makes a retried append idempotent.
     const [stored] = toNewEvents([event(at)], ctx, stream, 1);
-    if (ledger && ledger.stream === stream) {
+    if (ledger && ledger.stream === stream && !ledger.own.has(stored.id)) {
       count(ledger.buckets, usage, at);
       ledger.own.add(stored.id);
     }
-    const batch = this.unwritten.get(stream) ?? new Map<string, NewEvent>();
-    // The same id twice (a retried request) is one event, as an idempotent append would make it.
-    if (!batch.has(stored.id)) batch.set(stored.id, stored);
-    this.unwritten.set(stream, batch);
-    this.batchTimer ??= setTimeout(() => this.writeBatches(), APPEND_BATCH_MS);
-  }
-
-  /** Appends every usage event recorded so far and waits for all appends in flight. */
-  async flush(): Promise<void> {
-    this.writeBatches();
-    await Promise.all([...this.pending]);
-  }
-
-  private writeBatches(): void {
-    clearTimeout(this.batchTimer);
-    this.batchTimer = undefined;
-    for (const [stream, batch] of this.unwritten) {
-      const append = this.store.append(stream, [...batch.values()], { expectedRevision: 'any' }).catch(this.onError);
-      this.pending.add(append);
-      void append.finally(() => this.pending.delete(append));
+    const append = this.store.append(stream, [stored], { expectedRevision: 'any' }).catch(this.onError);
+    this.pending.add(append);
+    try {
+      await append;
+    } finally {
+      this.pending.delete(append);
     }
-    this.unwritten.clear();
+  }
+
+  /** Waits for every usage append in flight (shutdown). */
+  async flush(): Promise<void> {
+    await Promise.all([...this.pending]);
   }
 
   private async ledger(subject: string, now: Date): Promise<Ledger> {

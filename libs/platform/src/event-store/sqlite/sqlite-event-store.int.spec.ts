@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteDatabase } from '../../sqlite/sqlite-database';
-import { describeEventStoreContract } from '../contract/event-store.contract';
+import { describeEventStoreContract, testEvent } from '../contract/event-store.contract';
 import { SqliteEventStore } from './sqlite-event-store';
 
 describeEventStoreContract('SqliteEventStore', async () => {
@@ -16,4 +16,49 @@ describeEventStoreContract('SqliteEventStore', async () => {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+});
+
+describe('SqliteEventStore.waitForAppend with types', () => {
+  const setup = () => {
+    const sqlite = new SqliteDatabase({ path: ':memory:' });
+    return { sqlite, store: new SqliteEventStore(sqlite) };
+  };
+  const settled = (p: Promise<unknown>) => Promise.race([p.then(() => true), new Promise((r) => setTimeout(() => r(false), 20))]);
+
+  it('passes over appends holding none of the types, telling how far, and wakes on one that holds one', async () => {
+    const { sqlite, store } = setup();
+    await store.append('a-1', [testEvent('Wanted')]);
+    const skipped: number[] = [];
+    const waited = store.waitForAppend(await store.headPosition(), 5000, { types: ['Wanted'], onSkipped: (p) => skipped.push(p) });
+    const usage = await store.append('usage-1', [testEvent('Other'), testEvent('Other')]);
+    expect(await settled(waited)).toBe(false);
+    expect(skipped).toEqual([usage.position]);
+    await store.append('a-1', [testEvent('Wanted')]);
+    expect(await settled(waited)).toBe(true);
+    sqlite.close();
+  });
+
+  it('wakes on any append without types', async () => {
+    const { sqlite, store } = setup();
+    const any = store.waitForAppend(0, 5000);
+    await store.append('usage-1', [testEvent('Other')]);
+    expect(await settled(any)).toBe(true);
+    sqlite.close();
+  });
+
+  it('wakes on an append of other types when another process appended in between, unseen', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'es-wait-'));
+    const here = new SqliteDatabase({ path: join(dir, 'shared.db') });
+    const there = new SqliteDatabase({ path: join(dir, 'shared.db') });
+    const store = new SqliteEventStore(here);
+    const other = new SqliteEventStore(there);
+    await store.append('a-1', [testEvent('Wanted')]);
+    const waited = store.waitForAppend(await store.headPosition(), 5000, { types: ['Wanted'] });
+    await other.append('a-1', [testEvent('Wanted')]); // no in-process signal here; the poll would see it within 50 ms
+    await store.append('usage-1', [testEvent('Other')]); // does not follow on from what the waiter has seen
+    expect(await settled(waited)).toBe(true);
+    here.close();
+    there.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 });

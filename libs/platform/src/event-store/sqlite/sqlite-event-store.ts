@@ -13,8 +13,17 @@ import {
   Subscription,
   SubscribeToAllOptions,
   SubscribeToStreamOptions,
+  WaitForAppendOptions,
 } from '../event-store.port';
 import { categoryOf, NewEvent, RecordedEvent } from '../events';
+
+/** What one commit added, as told to in-process waiters. */
+interface Appended {
+  /** The position before the commit's first event. */
+  readonly after: number;
+  readonly head: number;
+  readonly types: ReadonlySet<string>;
+}
 
 interface EventRow {
   position: number;
@@ -128,19 +137,33 @@ export class SqliteEventStore implements EventStore {
       return;
     }
     let head = 0;
+    let after = Number.MAX_SAFE_INTEGER;
+    const types = new Set<string>();
     items.forEach((item, i) => {
       const outcome = outcomes[i];
       if ('error' in outcome) return item.reject(outcome.error);
-      if (outcome.ok.appended) head = Math.max(head, outcome.ok.position);
+      if (outcome.ok.appended) {
+        head = Math.max(head, outcome.ok.position);
+        after = Math.min(after, outcome.ok.position - item.events.length);
+        item.events.forEach((e) => types.add(e.type));
+      }
       item.resolve({ nextExpectedRevision: outcome.ok.nextExpectedRevision, position: outcome.ok.position });
     });
-    if (head > 0) this.sqlite.notifier.emit('appended', head);
+    if (head > 0) this.notifyAppended({ after, head, types });
+  }
+
+  /**
+   * Tells in-process waiters what a commit added: positions (after, head], contiguous because the commit held
+   * the write lock, and the event types among them.
+   */
+  private notifyAppended(appended: Appended): void {
+    this.sqlite.notifier.emit('appended', appended);
   }
 
   /** Synchronous append in its own transaction, for callers that write many events at once (imports, benchmarks). */
   appendSync(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): AppendResult & { appended: boolean } {
     const result = this.sqlite.transaction(() => this.appendChecked(streamId, events, options));
-    if (result.appended) this.sqlite.notifier.emit('appended', result.position);
+    if (result.appended) this.notifyAppended({ after: result.position - events.length, head: result.position, types: new Set(events.map((e) => e.type)) });
     return result;
   }
 
@@ -278,8 +301,11 @@ export class SqliteEventStore implements EventStore {
     return this.head;
   }
 
-  waitForAppend(position: number, timeoutMs: number): Promise<void> {
+  waitForAppend(position: number, timeoutMs: number, options: WaitForAppendOptions = {}): Promise<void> {
     if (this.currentHead() > position) return Promise.resolve();
+    const wanted = options.types ? new Set(options.types) : undefined;
+    // Highest position up to which the caller is known to have nothing to read.
+    let known = position;
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
@@ -287,17 +313,25 @@ export class SqliteEventStore implements EventStore {
         this.sqlite.notifier.off('appended', onAppend);
         resolve();
       };
-      const onAppend = (head: number): void => {
-        if (head > position) done();
+      const onAppend = ({ after, head, types }: Appended): void => {
+        if (head <= known) return;
+        // A commit right after what the caller has seen, holding none of its types: pass over it.
+        if (wanted && after <= known && ![...types].some((t) => wanted.has(t))) {
+          known = head;
+          options.onSkipped?.(head);
+          return;
+        }
+        done();
       };
       // Appends made by another process on the same file carry no in-process signal: poll for them.
       const poll = setInterval(() => {
-        if (!this.sqlite.isOpen || this.currentHead() > position) done();
+        if (!this.sqlite.isOpen || this.currentHead() > known) done();
       }, 50).unref();
       const timer = setTimeout(done, timeoutMs).unref();
       this.sqlite.notifier.on('appended', onAppend);
     });
   }
+
 
   async ping(): Promise<void> {
     this.maxPosition.get();
