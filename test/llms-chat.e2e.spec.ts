@@ -1,4 +1,5 @@
 import { APIError } from 'openai';
+import { LlmProviders } from '@lib/llms';
 import { ScriptedOpenAIServer } from '@lib/testing';
 import { openaiFor, registerScripted } from './support/llm-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
@@ -155,5 +156,32 @@ describe('chat completions', () => {
     const chunks = frames.slice(0, -1).map((f) => JSON.parse(f.replace(/^data: /, '')) as { model: string; id: string; choices: unknown[]; usage?: unknown });
     expect(chunks.every((c) => c.model === 'scripted' && c.id.startsWith('chatcmpl-scripted-'))).toBe(true);
     expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } });
+  });
+
+  it('drops a deleted model\'s client and its credentials, whether deleted here or through another replica', async () => {
+    const providers = app.started.app.get(LlmProviders);
+    const chat = (on: TestApp, model: string) => on.call('POST', '/v2/llms/chat/completions', { model, messages: [{ role: 'user', content: 'hi' }] });
+    await registerScripted(app, upstream, 'doomed-here', { auth: { type: 'bearer', token: 'sk-doomed-here-000000000000' } });
+    await registerScripted(app, upstream, 'doomed-there', { auth: { type: 'bearer', token: 'sk-doomed-there-00000000000' } });
+    expect((await chat(app, 'doomed-here')).status).toBe(200);
+    expect((await chat(app, 'doomed-there')).status).toBe(200);
+    const held = providers.clients;
+    expect((await app.call('DELETE', '/v2/llms/doomed-here')).status).toBe(204);
+    expect(providers.clients).toBe(held - 1);
+
+    // A second replica on the same data deletes the other one; this replica learns it from the next call naming it.
+    const replica = await startTestApp({ dataDir: app.dataDir, role: 'api', env: { LOG_LEVEL: 'warn' } });
+    try {
+      expect((await replica.call('DELETE', '/v2/llms/doomed-there')).status).toBe(204);
+    } finally {
+      await replica.close();
+    }
+    let answer = await chat(app, 'doomed-there');
+    for (let i = 0; i < 50 && answer.status === 200; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      answer = await chat(app, 'doomed-there');
+    }
+    expect(answer.body.messages[0]).toMatch(/Unknown model "doomed-there"/);
+    expect(providers.clients).toBe(held - 2);
   });
 });

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { EVENT_STORE, EventStore, READ_STORE, ReadStore } from '@lib/platform';
 import { findLlm, llmStream } from '../llm-writer';
+import { LlmProviders } from '../provider/llm-providers';
 import type { LlmRow } from '../read-models';
 
 /**
@@ -16,6 +17,7 @@ export class ModelResolver {
   constructor(
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly providers: LlmProviders,
   ) {}
 
   async resolve(nameOrId: string): Promise<LlmRow | undefined> {
@@ -26,7 +28,11 @@ export class ModelResolver {
       this.rows.delete(nameOrId);
     }
     const row = await findLlm(this.reads, nameOrId);
-    if (!row) return undefined;
+    if (!row) {
+      // Deleted, perhaps through another replica: its client and the credentials it holds go too.
+      if (cached) this.providers.forget(cached.row.name);
+      return undefined;
+    }
     // Cached only when the row was built from the stream's last event; a projection still behind is read again next time.
     const [last] = await this.store.readStream(llmStream(row.name), { direction: 'backwards', maxCount: 1 });
     if (last && last.position === row.position) this.rows.set(nameOrId, { row, revision: last.revision });

@@ -12,16 +12,18 @@ import { openAiResponsesChat } from './openai-responses-chat';
 /**
  * The provider adapter of each LLM type (docs/llms.md): `openai-compatible` and `openai-responses` through
  * the `openai` SDK, `vertex-ai` through `@google/genai`, `anthropic` through Anthropic's SDKs (direct, Bedrock,
- * Vertex). Clients hold decrypted credentials in memory only, rebuilt when the model's log position moves.
+ * Vertex). Clients hold decrypted credentials in memory only, rebuilt when the model's log position moves and
+ * dropped when the model is deleted (by this process, or seen deleted by the next call naming it).
  */
 @Injectable()
 export class LlmProviders {
+  /** By model name: a re-registered name (a new id) is a new position, so a new client. */
   private readonly cache = new Map<string, { position: number; upstream: ChatUpstream }>();
 
   constructor(private readonly openai: OpenAiProvider) {}
 
   forRow(row: LlmRow): ChatUpstream {
-    const cached = this.cache.get(row.id);
+    const cached = this.cache.get(row.name);
     if (cached && cached.position === row.position) return cached.upstream;
     const upstream = this.connect({
       type: row.type,
@@ -31,8 +33,18 @@ export class LlmProviders {
       idleTimeoutSeconds: row.idle_timeout_seconds,
       auth: this.openai.open(row.id, row.auth),
     });
-    this.cache.set(row.id, { position: row.position, upstream });
+    this.cache.set(row.name, { position: row.position, upstream });
     return upstream;
+  }
+
+  /** Drops the client of a deleted model, and the credentials it holds. */
+  forget(name: string): void {
+    this.cache.delete(name);
+  }
+
+  /** How many model clients are held (for tests of `forget`). */
+  get clients(): number {
+    return this.cache.size;
   }
 
   connect(endpoint: Endpoint): ChatUpstream {
