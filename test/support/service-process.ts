@@ -8,10 +8,14 @@ export interface ServiceProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts `apps/main.ts` (TypeScript, through ts-node without type checks and tsconfig-paths) as a separate process on a random port. */
-export async function spawnService(env: Record<string, string>, timeoutMs = 30_000): Promise<ServiceProcess> {
+/**
+ * Starts `apps/main.ts` (TypeScript, through ts-node without type checks and tsconfig-paths) as a separate process
+ * on a random port; `preload` modules are required first (e.g. to change a platform default).
+ */
+export async function spawnService(env: Record<string, string>, timeoutMs = 30_000, preload: readonly string[] = []): Promise<ServiceProcess> {
   const root = join(__dirname, '..', '..');
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', join(root, 'apps', 'main.ts')], {
+  const preloads = preload.flatMap((p) => ['-r', p]);
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', ...preloads, join(root, 'apps', 'main.ts')], {
     cwd: root,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -19,7 +23,10 @@ export async function spawnService(env: Record<string, string>, timeoutMs = 30_0
   const output: string[] = [];
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start:\n${output.join('\n')}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`service did not start:\n${output.join('\n')}`));
+    }, timeoutMs);
     const onData = (chunk: Buffer) => {
       for (const line of String(chunk).split('\n').filter(Boolean)) {
         output.push(line);

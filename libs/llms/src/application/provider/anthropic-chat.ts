@@ -9,6 +9,7 @@ import { ChatUpstream, sdkLogger, StreamItem, UpstreamFailure } from './chat-ups
 import { ChatTurn, chunkMaker, completionOf, FinishReason, openAiUsage, splitSystem, translateRequest } from './chat-translation';
 import { GoogleTokenSource, serviceAccountTokens, staticAccessToken } from './google-credentials';
 import type { ProviderEndpoint } from './provider-endpoint';
+import { upstreamFetch } from './upstream-fetch';
 
 /** Anthropic requires `max_tokens`; OpenAI callers often omit it. 4096 is what every Claude model can give. */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
@@ -77,6 +78,7 @@ function anthropicClient(endpoint: ProviderEndpoint, auth: LlmAuth): Anthropic |
     defaultHeaders: { ...endpoint.headers },
     logLevel: 'warn' as const,
     logger: sdkLogger('anthropic', secretValues(auth)),
+    fetch: upstreamFetch,
   };
   // The direct API's default URI names Anthropic itself: it is never a Bedrock or Vertex endpoint.
   const given = endpoint.uri && endpoint.uri !== ANTHROPIC_DEFAULT_URI ? endpoint.uri.replace(/\/$/, '') : undefined;

@@ -5,6 +5,7 @@ import type { ChatUpstream, StreamItem, UpstreamFailure } from './chat-upstream'
 import { ChatTurn, chunkMaker, completionOf, FinishReason, openAiUsage, splitSystem, translateRequest } from './chat-translation';
 import { serviceAccountTokens } from './google-credentials';
 import type { ProviderEndpoint } from './provider-endpoint';
+import { upstreamFetch } from './upstream-fetch';
 
 /**
  * `type: vertex-ai` through Google's official Gen AI SDK (`@google/genai`): Gemini on Vertex AI with a
@@ -13,11 +14,10 @@ import type { ProviderEndpoint } from './provider-endpoint';
  */
 export function geminiChat(endpoint: ProviderEndpoint, auth: LlmAuth): ChatUpstream {
   const target = geminiEndpoint(endpoint.uri);
-  // The plain global fetch, as the openai and Anthropic SDKs use it: the SDK otherwise reaches into undici's
-  // global dispatcher, which a sandboxed runtime (jest's) does not expose. No SDK `timeout`: it would bound the
-  // whole stream, not the gaps; ChatCompletions' idle timer bounds the wait for each answer and chunk.
-  const fetchFn: typeof fetch = (input, init) => fetch(input, init);
-  const httpOptions = { baseUrl: target.baseUrl, apiVersion: target.apiVersion, headers: { ...endpoint.headers }, fetch: fetchFn };
+  // Our fetch, as the openai and Anthropic SDKs get it (no 300 s transport timeouts; the SDK would otherwise
+  // reach into undici's global dispatcher, which a sandboxed runtime such as jest's does not expose). No SDK
+  // `timeout`: it would bound the whole stream, not the gaps; ChatCompletions' idle timer bounds each wait.
+  const httpOptions = { baseUrl: target.baseUrl, apiVersion: target.apiVersion, headers: { ...endpoint.headers }, fetch: upstreamFetch };
   let ai: GoogleGenAI;
   if (auth.type === 'api_key') ai = new GoogleGenAI({ apiKey: auth.api_key, vertexai: target.vertex, httpOptions });
   else if (auth.type === 'service_account') {

@@ -6,6 +6,7 @@ import type { LlmType } from '../../domain/llm';
 import { SecretBox } from '../secrets/secret-box';
 import { sdkLogger } from './chat-upstream';
 import { scrub } from './upstream-errors';
+import { upstreamFetch } from './upstream-fetch';
 
 /** Read timeout when a model sets no `idle_timeout_seconds` (what OpenAI's and Anthropic's SDKs use). */
 export const DEFAULT_IDLE_TIMEOUT_SECONDS = 60;
@@ -62,6 +63,7 @@ export class OpenAiProvider {
       timeout: idleTimeoutSeconds * 1000 + 5000,
       logLevel: 'warn',
       logger: sdkLogger('openai', secrets),
+      fetch: upstreamFetch,
     });
     return { client, model: endpoint.model, idleTimeoutSeconds, secrets, authHeaders: auth ? authHeaders(auth) : async () => ({ Authorization: null }) };
   }
