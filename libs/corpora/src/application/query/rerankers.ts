@@ -67,7 +67,7 @@ const byScore = (results: SearchResult[]): SearchResult[] => [...results].sort((
  * the cosine of the texts' word sets (query-term tokenisation) until results carry their vectors.
  */
 export function mmr(results: readonly SearchResult[], bias: number): SearchResult[] {
-  const vectors = results.map((r) => termVector(r.text));
+  const vectors = termVectors(results.map((r) => r.text));
   const maxSim = results.map(() => 0);
   const left = new Set(results.map((_, i) => i));
   const out: SearchResult[] = [];
@@ -85,16 +85,35 @@ export function mmr(results: readonly SearchResult[], bias: number): SearchResul
   return out;
 }
 
-function termVector(text: string): Map<string, number> {
-  const v = new Map<string, number>();
-  for (const t of queryTerms(text)) v.set(t, (v.get(t) ?? 0) + 1);
-  return v;
+/** A text's term counts as term ids in ascending order, with the vector's norm: cosines are then a merge. */
+interface TermVector {
+  readonly ids: Int32Array;
+  readonly counts: Float64Array;
+  readonly norm: number;
 }
 
-function cosine(a: Map<string, number>, b: Map<string, number>): number {
+function termVectors(texts: readonly string[]): TermVector[] {
+  const dictionary = new Map<string, number>();
+  return texts.map((text) => {
+    const counts = new Map<number, number>();
+    for (const t of queryTerms(text)) {
+      let id = dictionary.get(t);
+      if (id === undefined) dictionary.set(t, (id = dictionary.size));
+      counts.set(id, (counts.get(id) ?? 0) + 1);
+    }
+    const ids = Int32Array.from(counts.keys()).sort();
+    const values = Float64Array.from(ids, (id) => counts.get(id)!);
+    return { ids, counts: values, norm: Math.sqrt(values.reduce((sum, n) => sum + n * n, 0)) };
+  });
+}
+
+function cosine(a: TermVector, b: TermVector): number {
+  if (!a.norm || !b.norm) return 0;
   let dot = 0;
-  for (const [t, n] of a) dot += n * (b.get(t) ?? 0);
-  const norm = (v: Map<string, number>) => Math.sqrt([...v.values()].reduce((s, n) => s + n * n, 0));
-  const d = norm(a) * norm(b);
-  return d ? dot / d : 0;
+  for (let i = 0, j = 0; i < a.ids.length && j < b.ids.length; ) {
+    if (a.ids[i] === b.ids[j]) dot += a.counts[i++] * b.counts[j++];
+    else if (a.ids[i] < b.ids[j]) i++;
+    else j++;
+  }
+  return dot / (a.norm * b.norm);
 }
