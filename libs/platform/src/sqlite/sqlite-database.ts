@@ -17,7 +17,7 @@ export interface SqliteDatabaseOptions {
  */
 export class SqliteDatabase {
   readonly db: Database.Database;
-  /** Emits 'appended' with the new head position after each append made through this connection. */
+  /** Emits 'appended' with what each commit of events made through this connection added (sqlite-event-store.ts). */
   readonly notifier = new EventEmitter();
   private closed = false;
   private readonly statements = new Map<string, Database.Statement>();
