@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { APIError } from 'openai';
 import { LlmProviders } from '@lib/llms';
 import { ScriptedOpenAIServer } from '@lib/testing';
@@ -77,6 +80,16 @@ describe('chat completions', () => {
     const hung = await app.call('POST', '/v2/llms/chat/completions', { model: 'impatient', messages: [{ role: 'user', content: 'x' }] });
     expect(hung.status).toBe(504);
     expect(hung.body.messages[0]).toMatch(/did not answer within 1 s/);
+
+    // Nothing listens there: the reason says why, not just fetch's "fetch failed".
+    const closed = createServer().listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    await app.call('POST', '/v2/llms', { type: 'openai-compatible', name: 'nowhere', model: 'm', uri: `http://127.0.0.1:${port}/v1/chat/completions` });
+    const unreachable = await app.call('POST', '/v2/llms/chat/completions', { model: 'nowhere', messages: [{ role: 'user', content: 'x' }] });
+    expect(unreachable.status).toBe(502);
+    expect(unreachable.body.messages[0]).toBe(`LLM "nowhere" could not be reached: fetch failed: connect ECONNREFUSED 127.0.0.1:${port}`);
   });
 
   it('ends a stream that goes quiet past idle_timeout_seconds with a clear error', async () => {

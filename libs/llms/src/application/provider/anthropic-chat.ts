@@ -10,6 +10,7 @@ import { ChatTurn, chunkMaker, completionOf, FinishReason, openAiUsage, splitSys
 import { GoogleTokenSource, serviceAccountTokens, staticAccessToken } from './google-credentials';
 import type { ProviderEndpoint } from './provider-endpoint';
 import { upstreamFetch } from './upstream-fetch';
+import { connectionReason } from './upstream-errors';
 
 /** Anthropic requires `max_tokens`; OpenAI callers often omit it. 4096 is what every Claude model can give. */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
@@ -202,8 +203,7 @@ export function classifyAnthropicError(e: unknown): UpstreamFailure {
   if (e instanceof APIConnectionTimeoutError) return { kind: 'timeout' };
   if (e instanceof APIUserAbortError) return { kind: 'aborted' };
   if (e instanceof APIConnectionError) {
-    const cause = e.cause as Error | undefined;
-    return { kind: 'unreachable', message: cause?.message ? `${e.message} ${cause.message}` : e.message };
+    return { kind: 'unreachable', message: e.cause ? `${e.message} ${connectionReason(e, true)}` : e.message };
   }
   if (e instanceof APIError) return e.status ? { kind: 'status', status: e.status, message: e.message } : { kind: 'other', message: e.message };
   if ((e as Error)?.name === 'AbortError') return { kind: 'aborted' };

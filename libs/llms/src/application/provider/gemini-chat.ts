@@ -6,6 +6,7 @@ import { ChatTurn, chunkMaker, completionOf, FinishReason, openAiUsage, splitSys
 import { serviceAccountTokens } from './google-credentials';
 import type { ProviderEndpoint } from './provider-endpoint';
 import { upstreamFetch } from './upstream-fetch';
+import { connectionReason } from './upstream-errors';
 
 /**
  * `type: vertex-ai` through Google's official Gen AI SDK (`@google/genai`): Gemini on Vertex AI with a
@@ -141,7 +142,7 @@ export function classifyGeminiError(e: unknown): UpstreamFailure {
   if (e instanceof ApiError) return { kind: 'status', status: e.status, message: geminiMessage(e.message) };
   const error = e as Error & { cause?: Error };
   if (error?.name === 'AbortError') return { kind: 'aborted' };
-  if (error instanceof TypeError && error.message === 'fetch failed') return { kind: 'unreachable', message: error.cause?.message ?? error.message };
+  if (error instanceof TypeError && error.message === 'fetch failed') return { kind: 'unreachable', message: connectionReason(error, true) };
   return { kind: 'other', message: error?.message ?? String(e) };
 }
 

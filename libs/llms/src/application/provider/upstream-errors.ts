@@ -23,11 +23,25 @@ export function scrub(text: string, secrets: readonly string[]): string {
   return out.length > 300 ? `${out.slice(0, 300)}…` : out;
 }
 
+/**
+ * Why a connection failed, from an error's cause chain: "fetch failed: connect ECONNREFUSED 127.0.0.1:9"
+ * rather than fetch's bare "fetch failed". Starts below the SDK's own wrapper when `skipOwn`.
+ */
+export function connectionReason(e: unknown, skipOwn = false): string {
+  const messages: string[] = [];
+  let at = skipOwn ? (e as { cause?: unknown })?.cause : e;
+  for (let depth = 0; at && depth < 5; depth++, at = (at as { cause?: unknown }).cause) {
+    const message = (at as Error).message;
+    if (message && !messages.includes(message)) messages.push(message);
+  }
+  return messages.join(': ') || String(e);
+}
+
 /** An OpenAI SDK failure (also the shape of the Anthropic SDK's, built by the same generator). */
 export function classifyOpenAiError(e: unknown): UpstreamFailure {
   if (e instanceof APIConnectionTimeoutError) return { kind: 'timeout' };
   if (e instanceof APIUserAbortError) return { kind: 'aborted' };
-  if (e instanceof APIConnectionError) return { kind: 'unreachable', message: (e.cause as Error | undefined)?.message ?? e.message };
+  if (e instanceof APIConnectionError) return { kind: 'unreachable', message: e.cause ? connectionReason(e, true) : e.message };
   if (e instanceof APIError) return e.status ? { kind: 'status', status: e.status, message: e.message } : { kind: 'other', message: e.message };
   return { kind: 'other', message: (e as Error)?.message ?? String(e) };
 }
