@@ -122,4 +122,28 @@ describe('hybrid search over HTTP', () => {
   });
 
   const at0 = async (query: string) => ids(await app.call('POST', '/v2/corpora/topics/query', { query, search: { lexical_interpolation: 0 } }));
+
+  it('diversifies with mmr by the parts\' stored vectors: a paraphrase sharing no topic word is demoted, not the other topic', async () => {
+    await app.call('POST', '/v2/corpora', { key: 'mmr', name: 'MMR', encoder_name: 'topics' });
+    // BM25 order for "report": apples (3×) > orchards (2×) > cars (1×). Word sets: each pair shares only "report",
+    // so words alone cannot tell the paraphrase from the other topic; the vectors can (fruit, fruit, cars).
+    for (const [id, text] of [
+      ['apples', 'report report report apples apples'],
+      ['orchards', 'report report orchards orchards'],
+      ['cars', 'report cars cars'],
+      ['rivers', 'rivers and water'],
+      ['floods', 'floods of water'],
+    ]) {
+      expect((await app.call('POST', '/v2/corpora/mmr/documents', core(id, text))).status).toBe(201);
+    }
+    const ask = async (reranker?: object) => {
+      const res = await app.call('POST', '/v2/corpora/mmr/query', { query: 'report', search: { lexical_interpolation: 1, limit: 3, ...(reranker && { reranker }) } });
+      expect(res.status).toBe(200);
+      expect(res.body.search_results.every((r: Record<string, unknown>) => !('vector' in r) && !('encoder' in r))).toBe(true);
+      return ids(res);
+    };
+    expect(await ask()).toEqual(['apples', 'orchards', 'cars']);
+    expect(await ask({ type: 'mmr', diversity_bias: 0.8 })).toEqual(['apples', 'cars', 'orchards']);
+    expect(await ask({ type: 'chain', rerankers: [{ type: 'mmr', diversity_bias: 0.8 }] })).toEqual(['apples', 'cars', 'orchards']);
+  });
 });

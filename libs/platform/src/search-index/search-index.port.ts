@@ -24,6 +24,8 @@ export interface SearchRequest {
   readonly alpha?: number;
   readonly filter?: FilterExpr;
   readonly limit: number;
+  /** Return each hit's stored vector (for rerankers that compare results, such as MMR). */
+  readonly withVectors?: boolean;
 }
 
 export interface SearchHit {
@@ -38,6 +40,8 @@ export interface SearchHit {
   readonly vectorDistance?: number;
   /** Rank-fusion score in hybrid mode (G14); otherwise the side's own score. */
   readonly score: number;
+  /** The part's stored vector, when asked for (`withVectors`) and the part has one. */
+  readonly vector?: Float32Array;
 }
 
 /** A write the search projection asks for; sinks apply them idempotently, in order. */

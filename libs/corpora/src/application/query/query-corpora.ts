@@ -9,6 +9,7 @@ import { blend, lexicalScore, lexicalWeight, ScoredHit } from './hybrid';
 import { ModelRerankers } from './model-rerankers';
 import { rerank, RerankerSpec } from './rerankers';
 import type { SearchResult } from './search-result';
+import { comparesResults } from './rerankers';
 
 export type { SearchResult } from './search-result';
 import { CORPORA, CorpusRow } from '../read-models';
@@ -73,6 +74,8 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
     const { limit, offset, maxBy, reranker, context } = q.options;
     // max_by keeps one result per document and rerankers reorder a wider pool: fetch deeper for both.
     const depth = Math.max((offset + limit) * (maxBy ? 5 : 1), reranker && reranker.type !== 'none' ? RERANK_POOL : 0);
+    // MMR compares results by their stored vectors: fetched with the hits only when a reranker needs them.
+    const withVectors = reranker !== undefined && comparesResults(reranker);
     const warnings: string[] = [];
     const vectors = new Map<string, Promise<number[]>>();
     const queryVector = (encoderName: string) => {
@@ -94,8 +97,8 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
               : `semantic_search_unavailable: corpus "${c.corpusKey}" was created before encoders were available and has no vectors; ranked lexically (BM25) only`,
           );
         }
-        const scored = await this.searchCorpus(c.corpusKey, q.query, filters[index], weight, depth, encoderName ? () => queryVector(encoderName) : undefined);
-        return scored.map((s) => toResult(s, c.corpusKey, index));
+        const scored = await this.searchCorpus(c.corpusKey, q.query, filters[index], weight, depth, encoderName ? () => queryVector(encoderName) : undefined, withVectors);
+        return scored.map((s) => toResult(s, c.corpusKey, index, encoderName ?? undefined));
       }),
     );
     let results = perCorpus.flat().sort((a, b) => b.score - a.score);
@@ -114,7 +117,7 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
     }
     const page = results.slice(offset, offset + limit);
     const shown = hasContext(context) ? await this.withContext(page, context!) : page;
-    const response: QueryResponse = { search_results: shown.map(({ seq: _seq, ...result }) => result) };
+    const response: QueryResponse = { search_results: shown.map(({ seq: _seq, vector: _vector, encoder: _encoder, ...result }) => result) };
     if (warnings.length) response.warnings = warnings;
     return response;
   }
@@ -130,16 +133,17 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
     weight: number,
     depth: number,
     queryVector: (() => Promise<number[]>) | undefined,
+    withVectors: boolean,
   ): Promise<ScoredHit[]> {
     if (weight >= 1 || !queryVector) {
-      const hits = await this.search.search(corpusKey, { mode: 'lexical', text, limit: depth, filter });
+      const hits = await this.search.search(corpusKey, { mode: 'lexical', text, limit: depth, filter, withVectors });
       return hits.map((hit) => ({ hit, score: lexicalScore(hit.textScore ?? hit.score) }));
     }
     const vector = await queryVector();
     const side = Math.max(depth, HYBRID_DEPTH);
     const [lexical, nearest] = await Promise.all([
-      weight > 0 ? this.search.search(corpusKey, { mode: 'lexical', text, limit: side, filter }) : Promise.resolve([]),
-      this.search.search(corpusKey, { mode: 'vector', vector, limit: side, filter }),
+      weight > 0 ? this.search.search(corpusKey, { mode: 'lexical', text, limit: side, filter, withVectors }) : Promise.resolve([]),
+      this.search.search(corpusKey, { mode: 'vector', vector, limit: side, filter, withVectors }),
     ]);
     return blend(lexical, nearest, weight, side);
   }
@@ -159,7 +163,7 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
   }
 }
 
-function toResult({ hit, score }: ScoredHit, corpusKey: string, index: number): SearchResult {
+function toResult({ hit, score }: ScoredHit, corpusKey: string, index: number, encoder: string | undefined): SearchResult {
   return {
     text: hit.text,
     score,
@@ -170,5 +174,6 @@ function toResult({ hit, score }: ScoredHit, corpusKey: string, index: number): 
     request_corpora_index: index,
     result_type: 'text',
     seq: hit.seq,
+    ...(hit.vector && encoder && { vector: hit.vector, encoder }),
   };
 }

@@ -59,15 +59,21 @@ function cut(results: SearchResult[], spec: { readonly limit?: number; readonly 
   return spec.limit === undefined ? kept : kept.slice(0, spec.limit);
 }
 
+/** Whether a reranker (or a stage of a chain) compares results with each other, and so wants their vectors. */
+export function comparesResults(spec: RerankerSpec): boolean {
+  return spec.type === 'mmr' || (spec.type === 'chain' && spec.rerankers.some(comparesResults));
+}
+
 const byScore = (results: SearchResult[]): SearchResult[] => [...results].sort((a, b) => b.score - a.score);
 
 /**
  * Maximal marginal relevance: picks, one at a time, the result maximising (1 − bias)·score − bias·(its
  * highest similarity to those already picked); that value, clamped to 0–1, becomes its score. Similarity is
- * the cosine of the texts' word sets (query-term tokenisation) until results carry their vectors.
+ * the cosine of the parts' stored vectors when every result has one from the same encoder (as the reference's
+ * MMR compares embeddings), else the cosine of the texts' word sets (query-term tokenisation).
  */
 export function mmr(results: readonly SearchResult[], bias: number): SearchResult[] {
-  const vectors = termVectors(results.map((r) => r.text));
+  const similarity = embeddingSimilarity(results) ?? wordSetSimilarity(results);
   const maxSim = results.map(() => 0);
   const left = new Set(results.map((_, i) => i));
   const out: SearchResult[] = [];
@@ -80,9 +86,30 @@ export function mmr(results: readonly SearchResult[], bias: number): SearchResul
     }
     left.delete(best);
     out.push({ ...results[best], score: Math.min(1, Math.max(0, bestValue)) });
-    for (const i of left) maxSim[i] = Math.max(maxSim[i], cosine(vectors[i], vectors[best]));
+    for (const i of left) maxSim[i] = Math.max(maxSim[i], similarity(i, best));
   }
   return out;
+}
+
+/** Cosine of stored vectors, or undefined when some result has none or they come from different encoders. */
+function embeddingSimilarity(results: readonly SearchResult[]): ((i: number, j: number) => number) | undefined {
+  const first = results[0];
+  if (!first?.vector || !results.every((r) => r.vector && r.encoder === first.encoder && r.vector.length === first.vector!.length)) return undefined;
+  const vectors = results.map((r) => r.vector!);
+  const norms = vectors.map((v) => Math.sqrt(v.reduce((sum, x) => sum + x * x, 0)));
+  return (i, j) => {
+    if (!norms[i] || !norms[j]) return 0;
+    const a = vectors[i];
+    const b = vectors[j];
+    let dot = 0;
+    for (let k = 0; k < a.length; k++) dot += a[k] * b[k];
+    return dot / (norms[i] * norms[j]);
+  };
+}
+
+function wordSetSimilarity(results: readonly SearchResult[]): (i: number, j: number) => number {
+  const vectors = termVectors(results.map((r) => r.text));
+  return (i, j) => cosine(vectors[i], vectors[j]);
 }
 
 /** A text's term counts as term ids in ascending order, with the vector's norm: cosines are then a merge. */

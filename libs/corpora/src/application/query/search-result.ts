@@ -10,4 +10,7 @@ export interface SearchResult {
   result_type: 'text';
   /** The part's position in its document, for context windows; not sent. */
   seq: number;
+  /** The part's stored vector and the encoder that made it, when a reranker compares results (MMR); not sent. */
+  vector?: Float32Array;
+  encoder?: string;
 }

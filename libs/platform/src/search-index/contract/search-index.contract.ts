@@ -115,6 +115,21 @@ export function describeSearchIndexContract(adapter: string, create: () => Promi
       for (let i = 1; i < hybrid.length; i++) expect(hybrid[i - 1].score).toBeGreaterThanOrEqual(hybrid[i].score);
     });
 
+    it('returns each hit\'s stored vector (its direction: an engine may normalise it) when asked, and none otherwise', async () => {
+      const cos = (a: ArrayLike<number>, b: number[]) => {
+        const dot = b.reduce((sum, x, i) => sum + x * a[i], 0);
+        const norm = (v: ArrayLike<number>) => Math.sqrt(Array.from(v).reduce((sum, x) => sum + x * x, 0));
+        return dot / (norm(a) * norm(b));
+      };
+      const [nearest] = await si.search(name, { mode: 'vector', vector: [0, 0.1, 1], limit: 1, withVectors: true });
+      expect(nearest.documentId).toBe('tides');
+      expect(cos(nearest.vector!, [0, 0, 1])).toBeCloseTo(1, 5);
+      const [krill] = await si.search(name, { mode: 'lexical', text: 'krill', limit: 1, withVectors: true });
+      expect([krill.documentId, krill.seq]).toEqual(['whales', 1]);
+      expect(cos(krill.vector!, [0.9, 0.1, 0])).toBeCloseTo(1, 5);
+      expect((await si.search(name, { mode: 'lexical', text: 'krill', limit: 1 }))[0].vector).toBeUndefined();
+    });
+
     it('lists distinct values of a field and a document\'s parts in order', async () => {
       expect(await si.distinctValues(name, { level: 'doc', name: 'kind' })).toEqual(['animal', 'physics']);
       expect((await si.documentParts(name, 'whales')).map((p) => p.seq)).toEqual([0, 1]);

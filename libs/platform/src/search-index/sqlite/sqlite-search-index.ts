@@ -16,6 +16,8 @@ interface PartRow {
   part_meta: string;
   doc_meta: string;
   s: number;
+  /** Selected only when vectors were asked for. */
+  vector?: Buffer | null;
 }
 
 const SCHEMA = `
@@ -113,17 +115,17 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     const tid = this.tableId(index);
     if (tid === undefined) return [];
     const k = request.mode === 'hybrid' ? Math.max(request.limit, 100) : request.limit;
-    const lexical = request.mode !== 'vector' ? this.lexical(tid, request.text ?? '', request.filter, k) : [];
-    const vector = request.mode !== 'lexical' && request.vector ? this.nearest(tid, request.vector, request.filter, k) : [];
+    const columns = `p.doc_id, p.seq, p.text, p.title, p.part_meta, p.doc_meta${request.withVectors ? ', p.vector' : ''}`;
+    const lexical = request.mode !== 'vector' ? this.lexical(tid, request.text ?? '', request.filter, k, columns) : [];
+    const vector = request.mode !== 'lexical' && request.vector ? this.nearest(tid, request.vector, request.filter, k, columns) : [];
     if (request.mode === 'lexical') return lexical.map((r) => toHit(r, { textScore: -r.s, score: -r.s }));
     if (request.mode === 'vector') return vector.map((r) => toHit(r, { vectorDistance: r.s, score: 1 - r.s }));
     return fuse(lexical, vector, request.alpha ?? 0.3).slice(0, request.limit);
   }
 
-  private lexical(tid: number, text: string, filter: FilterExpr | undefined, limit: number): PartRow[] {
+  private lexical(tid: number, text: string, filter: FilterExpr | undefined, limit: number, columns: string): PartRow[] {
     const match = toMatchQuery(text);
     if (!match) return [];
-    const columns = 'p.doc_id, p.seq, p.text, p.title, p.part_meta, p.doc_meta';
     if (filter) {
       const params: unknown[] = [match];
       const where = filterToSql(filter, params);
@@ -146,11 +148,11 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     return ranked.map((r) => ({ ...byId.get(r.id)!, s: r.s }));
   }
 
-  private nearest(tid: number, vector: readonly number[], filter: FilterExpr | undefined, limit: number): PartRow[] {
+  private nearest(tid: number, vector: readonly number[], filter: FilterExpr | undefined, limit: number, columns: string): PartRow[] {
     const params: unknown[] = [Buffer.from(new Float32Array(vector).buffer)];
     const where = filter ? ` AND ${filterToSql(filter, params)}` : '';
     return this.stmt(
-      `SELECT p.doc_id, p.seq, p.text, p.title, p.part_meta, p.doc_meta, vec_distance_cosine(p.vector, ?) AS s
+      `SELECT ${columns}, vec_distance_cosine(p.vector, ?) AS s
        FROM si_${tid}_parts p WHERE p.vector IS NOT NULL${where} ORDER BY s LIMIT ?`,
     ).all(...params, limit) as PartRow[];
   }
@@ -262,6 +264,7 @@ function toHit(r: PartRow, scores: Pick<SearchHit, 'score' | 'textScore' | 'vect
     partMetadata: JSON.parse(r.part_meta),
     documentMetadata: JSON.parse(r.doc_meta),
     ...scores,
+    ...(r.vector && { vector: new Float32Array(r.vector.buffer.slice(r.vector.byteOffset, r.vector.byteOffset + r.vector.byteLength)) }),
   };
 }
 

@@ -71,7 +71,7 @@ export class TypesenseSearchIndex implements SearchIndex, ProjectionSink<SearchO
         ...(text && { query_by: 'text,title', query_by_weights: '2,1', prefix: false, num_typos: 0, drop_tokens_threshold: request.limit, drop_tokens_mode: 'both_sides:3' }),
         ...(vector && { vector_query: `embedding:([${request.vector!.join(',')}], k:${k}${text ? `, alpha:${alpha}` : ''})` }),
         ...(typeof filter === 'string' && { filter_by: filter }),
-        include_fields: RETURNED_FIELDS,
+        include_fields: request.withVectors && info.dimensions !== undefined ? `${RETURNED_FIELDS},embedding` : RETURNED_FIELDS,
       });
       return score(hits, request.mode, text, vector, alpha);
     });
@@ -332,7 +332,8 @@ function collectionInfo(schema: CollectionSchema): CollectionInfo {
 function toHit(d: Doc, scores: Pick<SearchHit, 'score' | 'textScore' | 'vectorDistance'>): SearchHit {
   const meta = (v: unknown): Doc => (typeof v === 'string' ? (JSON.parse(v) as Doc) : {});
   const sectionTitle = typeof d.title === 'string' ? d.title : undefined;
-  return { documentId: String(d.doc_id), seq: Number(d.seq), text: String(d.text ?? ''), sectionTitle, partMetadata: meta(d.part_meta), documentMetadata: meta(d.doc_meta), ...scores };
+  const vector = Array.isArray(d.embedding) ? { vector: Float32Array.from(d.embedding as number[]) } : {};
+  return { documentId: String(d.doc_id), seq: Number(d.seq), text: String(d.text ?? ''), sectionTitle, partMetadata: meta(d.part_meta), documentMetadata: meta(d.doc_meta), ...scores, ...vector };
 }
 
 /** Cosine distance lies in [0, 2]; hybrid hits found by text only carry no real distance. */

@@ -249,6 +249,15 @@ describe('TypesenseSearchIndex at the HTTP boundary', () => {
       expect(fake.searches()[0]).toMatchObject({ q: '*', vector_query: 'embedding:([0,0.1,1], k:2)', per_page: 2 });
       expect(fake.searches()[0].query_by).toBeUndefined();
       expect(hit).toMatchObject({ vectorDistance: 0.25, score: 0.75 });
+      expect(hit.vector).toBeUndefined();
+      expect(fake.searches()[0].include_fields).toBe('doc_id,seq,text,title,part_meta,doc_meta');
+    });
+
+    it('asks for the embedding field and returns it as the hit\'s vector when vectors are wanted', async () => {
+      fake.answer = () => ({ hits: [{ document: { ...part, embedding: [0, 0.5, 0.5] }, vector_distance: 0.25 }] });
+      const [hit] = await index.search('docs', { mode: 'vector', vector: [0, 0.1, 1], limit: 2, withVectors: true });
+      expect(fake.searches()[0].include_fields).toBe('doc_id,seq,text,title,part_meta,doc_meta,embedding');
+      expect(Array.from(hit.vector!)).toEqual([0, 0.5, 0.5]);
     });
 
     it('lets Typesense fuse hybrid results with alpha and returns rank_fusion_score', async () => {
