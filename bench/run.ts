@@ -8,6 +8,7 @@ import { projectionLagBench } from './projection-lag';
 import { queryLatencyBench } from './query-latency';
 import { rebuildBench } from './rebuild';
 import { scifactBench } from './scifact-query';
+import { uploadStallBench } from './upload-stall';
 
 const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage: string }> = {
   append: { run: appendBench, usage: 'append [singles=2000] [batched=100000] [runs=5]' },
@@ -19,6 +20,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   parse: { run: parseBench, usage: 'parse [seconds-per-format=2]' },
   encoders: { run: encodersBench, usage: 'encoders [glove-6b-100d|universal-sentence-encoder-lite] [titled-sentences|sentences|whole] [threads=2] [documents=all]' },
   chat: { run: chatBench, usage: 'chat [requests=2000]' },
+  'upload-stall': { run: uploadStallBench, usage: 'upload-stall [uploads=6]' },
   scifact: { run: scifactBench, usage: 'scifact [test|train] [extra lexical_interpolation values, comma-separated] [latency rounds=3]' },
 };
 

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
+import { ExtractionThread } from '@lib/extraction';
 import { CreateCorpusHandler } from './application/create-corpus/create-corpus';
 import { DeleteCorpusHandler } from './application/delete-corpus/delete-corpus';
 import { DeleteDocumentHandler } from './application/delete-document/delete-document';
@@ -49,6 +50,7 @@ import { GetJobHandler, ListJobsHandler } from './application/jobs/job-queries';
     ListJobsHandler,
     ListFilterValuesHandler,
     UploadFileHandler,
+    ExtractionThread,
   ],
 })
 export class CorporaModule {}

@@ -1,2 +1,3 @@
 export * from './extracted';
 export * from './extract';
+export * from './extract-thread';

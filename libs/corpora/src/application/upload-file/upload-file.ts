@@ -1,5 +1,5 @@
 import { CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { extract, ExtractedDocument, ExtractedSection, ExtractionError } from '@lib/extraction';
+import { ExtractedDocument, ExtractedSection, ExtractionError, ExtractionThread } from '@lib/extraction';
 import { CommandContext, DomainError, invalid } from '@lib/platform';
 import type { ChunkingStrategy } from '../../domain/chunking';
 import type { DocumentStats, DocumentTable, Metadata, StructuredDocumentInput, StructuredSectionInput } from '../../domain/document';
@@ -68,14 +68,18 @@ export function documentFromFile(id: string, doc: ExtractedDocument, options: Up
 
 @CommandHandler(UploadFile)
 export class UploadFileHandler implements ICommandHandler<UploadFile, WriteResult<UploadResult>> {
-  constructor(private readonly commands: CommandBus) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly extraction: ExtractionThread,
+  ) {}
 
   async execute(cmd: UploadFile): Promise<WriteResult<UploadResult>> {
     const id = uploadDocumentId(cmd.filename);
     if (cmd.file.length > MAX_UPLOAD_BYTES) throw new DomainError('too_large', 'upload.too_large', `The file is larger than ${MAX_UPLOAD_BYTES} bytes`);
     let parsed: ExtractedDocument;
     try {
-      parsed = await extract(cmd.file, id, { extractTables: cmd.options.extractTables });
+      // Parsed on the extraction thread: a large file does not stall other requests (docs/extraction.md).
+      parsed = await this.extraction.extract(cmd.file, id, { extractTables: cmd.options.extractTables });
     } catch (e) {
       if (!(e instanceof ExtractionError)) throw e;
       if (e.kind === 'unsupported') throw new DomainError('unsupported_media', 'upload.unsupported_type', e.message);
