@@ -7,6 +7,8 @@ import { ExtractedDocument, ExtractionError, ExtractOptions } from './extracted'
 type Reply = { id: number; document: ExtractedDocument; threadId: number } | { id: number; error: { kind: ExtractionError['kind']; message: string } };
 
 interface Pending {
+  /** The worker holding the parse: only its own death fails it. */
+  readonly worker: Worker;
   resolve(value: { document: ExtractedDocument; threadId: number }): void;
   reject(e: unknown): void;
 }
@@ -33,7 +35,7 @@ export class ExtractionThread implements OnModuleDestroy {
     const copy = new Uint8Array(file);
     const request: ParseRequest = { id, file: copy, filename, options };
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { worker, resolve, reject });
       worker.postMessage(request, [copy.buffer]);
     });
   }
@@ -70,6 +72,7 @@ export class ExtractionThread implements OnModuleDestroy {
     const fail = (reason: string) => {
       if (this.worker === worker) this.worker = undefined;
       for (const [id, waiting] of this.pending) {
+        if (waiting.worker !== worker) continue;
         this.pending.delete(id);
         waiting.reject(new ExtractionError('corrupt', `The parser stopped while reading the file (${reason})`));
       }
