@@ -11,7 +11,7 @@ import { rerank, RerankerSpec } from './rerankers';
 import type { SearchResult } from './search-result';
 import { comparesResults } from './rerankers';
 
-export type { SearchResult } from './search-result';
+export type { ResultFields, SearchResult } from './search-result';
 import { CORPORA, CorpusRow } from '../read-models';
 
 export interface CorpusSearch {

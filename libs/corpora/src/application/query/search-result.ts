@@ -1,3 +1,6 @@
+/** The fields of a result that user functions (`get('$.…')`) and prompt templates (`$qResult`) read. */
+export type ResultFields = Readonly<Pick<SearchResult, 'text' | 'score' | 'document_id' | 'corpus_key' | 'part_metadata' | 'document_metadata'>>;
+
 /** One result as the query API returns it, plus the part's position for context windows. */
 export interface SearchResult {
   text: string;

@@ -1,15 +1,9 @@
 import { Jexl } from 'jexl';
 import { invalid } from '@lib/platform';
+import type { ResultFields } from './search-result';
 
 /** What a user function reads through `get('$.…')`. */
-export interface UserFunctionInput {
-  readonly score: number;
-  readonly text: string;
-  readonly document_id: string;
-  readonly corpus_key: string;
-  readonly part_metadata: Readonly<Record<string, unknown>>;
-  readonly document_metadata: Readonly<Record<string, unknown>>;
-}
+export type UserFunctionInput = ResultFields;
 
 /** The result being scored; evaluation is synchronous, so one module-level slot is safe. */
 let current: UserFunctionInput | undefined;

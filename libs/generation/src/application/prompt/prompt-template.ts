@@ -1,4 +1,5 @@
 import { Compile, parse } from 'velocityjs';
+import type { ResultFields } from '@lib/corpora';
 import type { ChatMessage } from '@lib/llms';
 import { DomainError, invalid } from '@lib/platform';
 import type { ResponseLanguage } from '../../domain/languages';
@@ -19,14 +20,7 @@ const MAX_RANGE = 1_000;
 const MAX_SET_NODES = 100_000;
 
 /** A used search result, as the template gets it. */
-export interface PromptResultInput {
-  readonly text: string;
-  readonly score: number;
-  readonly document_id: string;
-  readonly corpus_key: string;
-  readonly document_metadata: Readonly<Record<string, unknown>>;
-  readonly part_metadata: Readonly<Record<string, unknown>>;
-}
+export type PromptResultInput = ResultFields;
 
 export interface PromptInput {
   readonly query: string;
@@ -112,7 +106,7 @@ export class PromptTemplate {
     const context = {
       vectaraQuery: wrap(input.query),
       vectaraQueryResults: input.results.map(
-        (r) => new PromptResult({ text: r.text, score: r.score, documentId: r.document_id, corpusKey: r.corpus_key, documentMetadata: r.document_metadata, partMetadata: r.part_metadata }),
+        (r) => new PromptResult(r),
       ),
       vectaraIdxWord: IDX_WORDS,
       vectaraLangCode: input.language.code,

@@ -8,6 +8,7 @@
  * values, strings, lists and maps. Native methods (`repeat`, `padStart`, regular expressions) are out of
  * reach, which keeps a template from allocating without bound or backtracking for ever.
  */
+import type { ResultFields } from '@lib/corpora';
 
 /** Longest string a template may build by method calls (the rendered output has its own limit). */
 export const MAX_TEMPLATE_STRING = 1_000_000;
@@ -30,7 +31,7 @@ export class PromptText {
 const RESERVED = new Set(['toString', 'valueOf', '__proto__', 'constructor', 'prototype']);
 
 const METADATA = new WeakMap<PromptMetadata, Readonly<Record<string, unknown>>>();
-const RESULTS = new WeakMap<PromptResult, ResultData>();
+const RESULTS = new WeakMap<PromptResult, ResultFields>();
 
 /**
  * `docMetadata()` / `partMetadata()`: `get(key)` (empty when absent), `present()` and the map methods; its
@@ -48,27 +49,18 @@ export class PromptMetadata {
   }
 }
 
-export interface ResultData {
-  readonly text: string;
-  readonly score: number;
-  readonly documentId: string;
-  readonly corpusKey: string;
-  readonly documentMetadata: Readonly<Record<string, unknown>>;
-  readonly partMetadata: Readonly<Record<string, unknown>>;
-}
-
 /** One used search result, as `$vectaraQueryResults` holds them; `$r.text` reads as `$r.getText()` does. */
 export class PromptResult {
   readonly text: unknown;
   readonly score: number;
   readonly documentId: unknown;
   readonly corpusKey: unknown;
-  constructor(data: ResultData) {
+  constructor(data: ResultFields) {
     RESULTS.set(this, data);
     this.text = wrap(data.text);
     this.score = data.score;
-    this.documentId = wrap(data.documentId);
-    this.corpusKey = wrap(data.corpusKey);
+    this.documentId = wrap(data.document_id);
+    this.corpusKey = wrap(data.corpus_key);
   }
   toString(): string {
     return jsonEscape(RESULTS.get(this)!.text);
@@ -114,15 +106,15 @@ export class TemplateMethodError extends Error {}
 
 type Method = (self: never, args: unknown[]) => unknown;
 
-const RESULT_METHODS: Record<string, (r: ResultData, args: unknown[]) => unknown> = {
+const RESULT_METHODS: Record<string, (r: ResultFields, args: unknown[]) => unknown> = {
   getText: (r) => wrap(r.text),
   text: (r) => wrap(r.text),
   getScore: (r) => r.score,
   score: (r) => r.score,
-  getDocumentId: (r) => wrap(r.documentId),
-  getCorpusKey: (r) => wrap(r.corpusKey),
-  docMetadata: (r) => new PromptMetadata(r.documentMetadata),
-  partMetadata: (r) => new PromptMetadata(r.partMetadata),
+  getDocumentId: (r) => wrap(r.document_id),
+  getCorpusKey: (r) => wrap(r.corpus_key),
+  docMetadata: (r) => new PromptMetadata(r.document_metadata),
+  partMetadata: (r) => new PromptMetadata(r.part_metadata),
 };
 
 const has = (values: Readonly<Record<string, unknown>>, key: unknown) => Object.prototype.hasOwnProperty.call(values, text(key));
