@@ -8,13 +8,11 @@ import pinoHttp from 'pino-http';
 import { ApiModule } from './api/src/api.module';
 import { Bootstrap } from '@lib/auth';
 import { resolveBootstrapKey, resolveSecretsKey, resolveSigningKey } from './api/src/bootstrap-key';
+import { redactUrl } from './api/src/http/redact';
 import { requestContext } from './api/src/http/request-context';
 import { PinoNestLogger } from './api/src/logger';
 import { createInfrastructure, Infrastructure, Role } from './infrastructure/infrastructure';
 
-/** Credentials sent by mistake in a query string never reach the log. */
-const SECRET_PARAMS = /([?&](?:x-api-key|api_key|apikey|key|access_token|token|client_secret|secret)=)[^&]*/gi;
-export const redactUrl = (url: string): string => url.replace(SECRET_PARAMS, '$1****');
 
 const MAX_HEADER_BYTES = 4 * 1024 * 1024;
 
@@ -54,8 +52,8 @@ export async function startApp(
         serializers: { req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }) },
       }),
     );
-    app.useBodyParser('json', { limit: '50mb' });
-    app.useBodyParser('urlencoded', { extended: false, limit: '64kb' });
+    // No body parser here: the guard reads bodies once it knows who sends them (http/request-body.ts).
+    app.set('trust proxy', config.trustProxy);
     // The owner and the bootstrap key are events like any other; the auth projection must show them first.
     if (!(await app.get(Bootstrap).ensureOwner(bootstrapKey))) log.warn('the auth projection has not caught up yet: the bootstrap key works once it does');
     await app.listen(config.port, config.host);

@@ -1,5 +1,5 @@
 import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, Reflector } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE, Reflector } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import { AuthModule, Authenticator } from '@lib/auth';
 import { CorporaModule } from '@lib/corpora';
@@ -32,7 +32,10 @@ import { ApiKeysController } from './auth/api-keys.controller';
 import { AppClientsController } from './auth/app-clients.controller';
 import { OAuthController } from './auth/oauth.controller';
 import { UsersController } from './auth/users.controller';
+import { AuthFailures } from './http/auth-failures';
 import { AuthGuard } from './http/auth.guard';
+import { SingleQueryParams } from './http/query-params.pipe';
+import { bodyLimits, RequestBodies } from './http/request-body';
 import { routesWithoutPolicy } from './http/policy';
 import { ErrorFilter } from './http/error.filter';
 import { AuditController } from './ops/audit.controller';
@@ -134,7 +137,14 @@ export class ApiModule {
       controllers: options.routes === 'health' ? [HealthController] : API_CONTROLLERS,
       providers: [
         { provide: APP_FILTER, useValue: new ErrorFilter(options.log) },
-        { provide: APP_GUARD, useFactory: (reflector: Reflector, auth: Authenticator) => new AuthGuard(reflector, auth, options.config), inject: [Reflector, Authenticator] },
+        { provide: APP_PIPE, useClass: SingleQueryParams },
+        { provide: AuthFailures, useValue: new AuthFailures(options.config.authFailuresPerMinute) },
+        { provide: RequestBodies, useValue: new RequestBodies(bodyLimits(options.config)) },
+        {
+          provide: APP_GUARD,
+          useFactory: (reflector: Reflector, auth: Authenticator, failures: AuthFailures, bodies: RequestBodies) => new AuthGuard(reflector, auth, failures, bodies, options.config),
+          inject: [Reflector, Authenticator, AuthFailures, RequestBodies],
+        },
       ],
     };
   }

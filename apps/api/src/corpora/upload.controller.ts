@@ -6,6 +6,7 @@ import { GetDocument, MAX_UPLOAD_BYTES, storageUsage, UploadFile, UploadResult, 
 import { CommandContext, DomainError, invalid } from '@lib/platform';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
+import { checkJsonShape } from '../http/json-shape';
 import { validateBody } from '../http/validation';
 import { statusFor } from '../http/write-status';
 import { ChunkingStrategyDto } from './document.dto';
@@ -46,11 +47,14 @@ function jsonField(body: Record<string, unknown>, name: string): unknown {
   const raw = body[name];
   if (raw === undefined || raw === '') return undefined;
   if (typeof raw !== 'string') throw invalid('request.invalid', `${name} must be given once`, { [name]: 'given more than once' });
+  let value: unknown;
   try {
-    return JSON.parse(raw);
+    value = JSON.parse(raw);
   } catch {
     throw invalid('request.invalid', `${name} must be JSON`, { [name]: 'not valid JSON' });
   }
+  checkJsonShape(value, name);
+  return value;
 }
 
 @Controller('v2/corpora/:corpus_key/upload_file')

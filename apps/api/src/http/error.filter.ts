@@ -17,6 +17,7 @@ const STATUS: Record<ErrorKind, number> = {
   upstream: 502,
   unavailable: 503,
   timeout: 504,
+  request_timeout: 408,
 };
 
 /**
@@ -32,6 +33,9 @@ export class ErrorFilter implements ExceptionFilter {
     const req = ctx.getRequest<Request>();
     const res = ctx.getResponse<Response>();
     const requestId = req.requestId;
+    if (req.bodyTimedOut) return;
+    // Refused before its body was read (wrong credentials, too large): close rather than drain what is left.
+    if (!req.complete && !res.headersSent) res.setHeader('connection', 'close');
     if (res.headersSent) {
       this.log.error({ err: error, requestId }, 'error after response started');
       res.end();

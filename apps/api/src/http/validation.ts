@@ -1,6 +1,6 @@
-import { plainToInstance } from 'class-transformer';
 import { validateSync, ValidationError } from 'class-validator';
 import { DomainError } from '@lib/platform';
+import { toDto } from './dto';
 
 /** Flattens class-validator errors into `field_errors`, keyed by the dotted path of the offending field. */
 export function fieldErrors(errors: ValidationError[], prefix = ''): Record<string, string> {
@@ -23,7 +23,7 @@ export function validateBody<T extends object>(cls: new () => T, body: unknown):
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new DomainError('invalid', 'request.invalid', 'The request body must be a JSON object', { fieldErrors: { body: 'must be a JSON object' } });
   }
-  const instance = plainToInstance(cls, body);
+  const instance = toDto(cls, body as Record<string, unknown>);
   const errors = validateSync(instance, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true });
   if (errors.length) throw validationError(fieldErrors(errors));
   return instance;

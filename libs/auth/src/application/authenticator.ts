@@ -34,19 +34,20 @@ export class Authenticator {
         keyId: row.id,
         keyType: 'personal',
         bucket: row.id,
+        ownerBucket: `user:${user.user_id}`,
       };
     }
     const bound = await this.creatorCaps(row);
     if (!bound) return undefined;
     const caps = intersect(maskForKeyType(capabilitiesOf(fromWireGrants(row)), row.key_type), bound);
-    return { actor: { type: 'api_key', id: row.id }, caps, keyId: row.id, keyType: row.key_type, bucket: row.id };
+    return { actor: { type: 'api_key', id: row.id }, caps, keyId: row.id, keyType: row.key_type, bucket: row.id, ownerBucket: `${row.creator_kind}:${row.creator_id}` };
   }
 
   async bearer(token: string): Promise<Principal | undefined> {
     const appClientId = await this.tokens.verify(token);
     const client = appClientId ? await this.reads.get<AppClientRow>(APP_CLIENTS, appClientId) : undefined;
     if (!client) return undefined;
-    return { actor: { type: 'app_client', id: client.id }, caps: capabilitiesOf(fromWireGrants(client)), appClientId: client.id, bucket: client.id };
+    return { actor: { type: 'app_client', id: client.id }, caps: capabilitiesOf(fromWireGrants(client)), appClientId: client.id, bucket: client.id, ownerBucket: `app_client:${client.id}` };
   }
 
   /** An app client presenting its id and secret (the token endpoint). */

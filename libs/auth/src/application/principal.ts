@@ -13,6 +13,11 @@ export interface Principal {
   readonly keyType?: KeyType;
   /** Rate-limit bucket: the key id or the app client id. */
   readonly bucket: string;
+  /**
+   * Rate-limit bucket shared by every credential acting for one user or app client (its personal keys, the
+   * keys it created, its tokens), so that minting keys does not multiply the limit.
+   */
+  readonly ownerBucket: string;
 }
 
 /** The creator a new key records; data keys (QueryService, IndexService) manage no keys. */

@@ -25,8 +25,17 @@ export interface ServiceConfig {
   readonly oauthSigningKey?: string;
   /** Requests per minute one credential (key or app client) may make before 429. */
   readonly rateLimitPerMinute: number;
-  /** Failed authentications per minute from one client address before 429. */
+  /** Requests per minute all credentials of one user or app client may make together before 429. */
+  readonly rateLimitPerOwnerPerMinute: number;
+  /** Failed authentications per minute from one client address before 429 (docs/security.md). */
   readonly authFailuresPerMinute: number;
+  /**
+   * Which proxies to believe about the client address (`X-Forwarded-For`), in Express's `trust proxy` terms:
+   * `false` (default: the socket's address), a hop count, or addresses/CIDRs/`loopback`/`uniquelocal`.
+   */
+  readonly trustProxy: boolean | number | string;
+  /** Time allowed to receive a request body once the caller is authenticated (ms). */
+  readonly requestBodyTimeoutMs: number;
   /** AES-256 key for credentials stored in events (LLM auth); when undefined one is generated under `dataDir`. */
   readonly secretsKey?: string;
   /** HHEM-compatible classification endpoint for factual-consistency scoring (docs/llms.md). */
@@ -119,7 +128,10 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     adminEmail: text('ADMIN_EMAIL') ?? 'owner@localhost',
     oauthSigningKey,
     rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 6000, 1, 10_000_000),
+    rateLimitPerOwnerPerMinute: int('RATE_LIMIT_PER_OWNER_PER_MINUTE', 12_000, 1, 10_000_000),
     authFailuresPerMinute: int('AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
+    trustProxy: trustProxy(text('TRUST_PROXY'), problems),
+    requestBodyTimeoutMs: int('REQUEST_BODY_TIMEOUT_MS', 60_000, 100, 3_600_000),
     secretsKey,
     fcsHhemUrl: url('FCS_HHEM_URL', ['http', 'https']),
     fcsHhemApiKey: text('FCS_HHEM_API_KEY'),
@@ -137,6 +149,17 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** `TRUST_PROXY`: true/false, a hop count, or a comma-separated list of addresses, CIDRs and Express's names. */
+function trustProxy(raw: string | undefined, problems: string[]): boolean | number | string {
+  if (raw === undefined || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const entries = raw.split(',').map((e) => e.trim());
+  const ok = entries.every((e) => ['loopback', 'linklocal', 'uniquelocal'].includes(e) || /^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(e));
+  if (!ok) problems.push(`TRUST_PROXY must be true, false, a hop count, or addresses/CIDRs/loopback/linklocal/uniquelocal separated by commas, got "${raw}"`);
+  return entries.join(',');
 }
 
 export const SERVICE_CONFIG = Symbol('ServiceConfig');

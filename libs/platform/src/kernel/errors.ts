@@ -14,6 +14,8 @@ export type ErrorKind =
   | 'rate_limited'
   | 'unavailable'
   | 'timeout'
+  /** The client did not send its request in time (HTTP 408); `timeout` is the service's own deadline. */
+  | 'request_timeout'
   | 'upstream'
   | 'internal';
 

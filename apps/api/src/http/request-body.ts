@@ -1,0 +1,91 @@
+import bodyParser from 'body-parser';
+import type { NextFunction, Request, Response } from 'express';
+import { DomainError, invalid, ServiceConfig } from '@lib/platform';
+import { checkJsonShape } from './json-shape';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Set when the body deadline answered 408: whatever the handler does afterwards is not reported. */
+    bodyTimedOut?: boolean;
+  }
+}
+
+/** How much body a caller may send, and how fast (docs/security.md). */
+export interface BodyLimits {
+  /** JSON bodies of authenticated callers (bytes after decompression). */
+  readonly jsonBytes: number;
+  /** Any body of a caller without credentials (public routes: the token endpoint). */
+  readonly publicBytes: number;
+  /** Time to receive a whole body once the route has accepted the caller. */
+  readonly timeoutMs: number;
+  readonly publicTimeoutMs: number;
+}
+
+/** Authenticated JSON bodies up to 50 MB (a structured document of 100,000 sections); 64 KB without credentials. */
+export function bodyLimits(config: ServiceConfig): BodyLimits {
+  return { jsonBytes: 50 * 1024 * 1024, publicBytes: 64 * 1024, timeoutMs: config.requestBodyTimeoutMs, publicTimeoutMs: Math.min(10_000, config.requestBodyTimeoutMs) };
+}
+
+type Middleware = (req: Request, res: Response, next: NextFunction) => void;
+
+/**
+ * Reads request bodies after the guard has authenticated the caller from its headers (the service installs
+ * no global body parser): an unauthenticated request is refused before a byte of its body is read, and only
+ * public routes read bodies without credentials, within small limits. Decompression (gzip, deflate, br) is
+ * bounded by the same limits, counted after inflating.
+ */
+export class RequestBodies {
+  private readonly authenticated: Middleware[];
+  private readonly anonymous: Middleware[];
+
+  constructor(private readonly limits: BodyLimits) {
+    this.authenticated = [bodyParser.json({ limit: limits.jsonBytes }), bodyParser.urlencoded({ extended: false, limit: limits.publicBytes })];
+    this.anonymous = [bodyParser.json({ limit: limits.publicBytes }), bodyParser.urlencoded({ extended: false, limit: limits.publicBytes })];
+  }
+
+  /**
+   * Parses a JSON or form body into `req.body` and checks its shape; other bodies (multipart uploads) are
+   * left to their route, under the same deadline.
+   */
+  async read(req: Request, res: Response, authenticated: boolean): Promise<void> {
+    if (req.complete && !hasBody(req)) return;
+    this.startDeadline(req, res, authenticated ? this.limits.timeoutMs : this.limits.publicTimeoutMs);
+    for (const parse of authenticated ? this.authenticated : this.anonymous) {
+      await new Promise<void>((resolve, reject) => parse(req, res, (err?: unknown) => (err ? reject(parserError(err)) : resolve())));
+    }
+    if (req.body !== undefined) checkJsonShape(req.body);
+  }
+
+  /** Answers 408 and closes the connection when the body has not arrived in time. */
+  private startDeadline(req: Request, res: Response, ms: number): void {
+    if (req.complete) return;
+    const timer = setTimeout(() => {
+      if (req.complete || res.headersSent) return;
+      req.bodyTimedOut = true;
+      res.setHeader('connection', 'close');
+      res.status(408).json({ messages: [`The request body did not arrive within ${Math.round(ms / 1000)} s`], request_id: req.requestId });
+      res.once('finish', () => req.socket.destroy());
+    }, ms);
+    timer.unref();
+    const done = () => clearTimeout(timer);
+    req.once('end', done);
+    req.once('close', done);
+    res.once('finish', done);
+  }
+}
+
+function hasBody(req: Request): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+}
+
+/** body-parser's errors (and zlib's, which it passes on) as the service's typed errors. */
+function parserError(err: unknown): DomainError {
+  if (err instanceof DomainError) return err;
+  const e = err as { status?: unknown; type?: unknown; message?: unknown };
+  const message = typeof e.message === 'string' ? e.message : 'unreadable body';
+  if (e.status === 413) return new DomainError('too_large', 'request.too_large', `The request body is too large: ${message}`);
+  if (e.status === 415) return new DomainError('unsupported_media', 'request.unsupported_encoding', `The request body cannot be read: ${message}`);
+  if (e.type === 'request.aborted') return invalid('request.aborted', 'The request body ended early', { body: 'ended early' });
+  if (e.type === 'entity.parse.failed') return invalid('request.malformed_json', `The request body is not valid JSON: ${message}`, { body: 'not valid JSON' });
+  return invalid('request.malformed_body', `The request body cannot be read: ${message}`, { body: message });
+}

@@ -1,0 +1,182 @@
+import { asKey, createKey, createUser } from './support/auth-fixtures';
+import { pollHealth, rawRequest } from './support/raw-http';
+import { startTestApp, TestApp } from './support/test-app';
+
+/**
+ * Issue 22, the HTTP edge: hostile bodies are refused in linear time, before they are read when the sender
+ * is unknown, and a refused request changes nothing. The availability cases poll /health while the hostile
+ * request runs: the slowest answer must stay under 1 s (it took 5–25 s before).
+ */
+describe('hostile requests at the HTTP edge', () => {
+  let app: TestApp;
+  const eventCount = async () => (await app.started.infra.events.readAll({ after: 0, maxCount: 1_000_000 })).length;
+
+  beforeAll(async () => {
+    app = await startTestApp({ env: { REQUEST_BODY_TIMEOUT_MS: '700' } });
+    expect((await app.call('POST', '/v2/corpora', { key: 'c1', name: 'C1' })).status).toBe(201);
+  });
+  afterAll(async () => app?.close());
+
+  it('refuses a body of 200,000 keys at once, with a field error, while /health keeps answering', async () => {
+    const body: Record<string, unknown> = { key: 'wide', name: 'Wide' };
+    for (let i = 0; i < 200_000; i++) body[`k${i}`] = i;
+    const probe = pollHealth(app.url);
+    const res = await app.call('POST', '/v2/corpora', body);
+    const health = await probe.stop();
+    expect(res.status).toBe(400);
+    expect(res.body.field_errors).toEqual({ body: 'has more than 1000 keys' });
+    expect(typeof res.body.request_id).toBe('string');
+    expect(health.slowestMs).toBeLessThan(1000);
+    expect((await app.call('GET', '/v2/corpora/wide')).status).toBe(404);
+  });
+
+  it('refuses metadata of 50,000 keys and metadata nested 1,000 deep before anything is stored: no 2xx, no dead letter', async () => {
+    const before = await eventCount();
+    const wide: Record<string, number> = {};
+    for (let i = 0; i < 50_000; i++) wide[`k${i}`] = i;
+    const flat = await app.call('POST', '/v2/corpora/c1/documents', { id: 'wide', type: 'core', document_parts: [{ text: 'x' }], metadata: wide });
+    expect(flat.status).toBe(400);
+    expect(flat.body.field_errors).toEqual({ 'body.metadata': 'has more than 1000 keys' });
+    let deep: unknown = 1;
+    for (let i = 0; i < 1000; i++) deep = { d: deep };
+    const nested = await app.call('POST', '/v2/corpora/c1/documents', { id: 'deep', type: 'core', document_parts: [{ text: 'x' }], metadata: deep });
+    expect(nested.status).toBe(400);
+    expect(Object.values(nested.body.field_errors as Record<string, string>)).toEqual(['is nested more than 32 levels deep']);
+    const patch = await app.call('PATCH', '/v2/corpora/c1/documents/none', { metadata: deep });
+    expect(patch.status).toBe(400);
+    expect(await eventCount()).toBe(before);
+    expect((await app.call('GET', '/v2/corpora/c1/documents/deep')).status).toBe(404);
+    expect(await app.started.infra.runtime!.deadLetters()).toEqual([]);
+  });
+
+  it('keeps a metadata key named constructor and refuses __proto__ anywhere in a body', async () => {
+    const kept = await app.call('POST', '/v2/corpora/c1/documents', { id: 'ctor', type: 'core', document_parts: [{ text: 'x', metadata: { constructor: 'part' } }], metadata: { constructor: 1, prototype: 2 } });
+    expect(kept.status).toBe(201);
+    const read = await app.call('GET', '/v2/corpora/c1/documents/ctor');
+    expect(read.body.metadata).toEqual({ constructor: 1, prototype: 2 });
+    expect(read.body.parts[0].metadata).toEqual({ constructor: 'part' });
+    const before = await eventCount();
+    const proto = await app.call('POST', '/v2/corpora/c1/documents', '{"id":"p","type":"core","document_parts":[{"text":"x"}],"metadata":{"__proto__":{"admin":true}}}');
+    expect(proto.status).toBe(400);
+    expect(proto.body.field_errors).toEqual({ 'body.metadata.__proto__': 'is not an allowed key' });
+    expect(await eventCount()).toBe(before);
+  });
+
+  it('answers a repeated query parameter, a bad compressed body and malformed Basic credentials with 4xx, not 500', async () => {
+    for (const path of ['/v2/jobs?page_key=a&page_key=b', '/v2/corpora/c1/documents?page_key=a&page_key=b', '/v2/corpora?limit=1&limit=2']) {
+      const res = await app.call('GET', path);
+      expect(res.status).toBe(400);
+      expect(Object.values(res.body.field_errors as Record<string, string>)).toEqual(['must be given once']);
+    }
+    const br = await fetch(`${app.url}/v2/corpora`, { method: 'POST', headers: { 'x-api-key': app.key, 'content-type': 'application/json', 'content-encoding': 'br' }, body: 'not brotli at all' });
+    expect(br.status).toBe(400);
+    expect(((await br.json()) as { messages: string[] }).messages[0]).toMatch(/cannot be read/);
+    for (const basic of [Buffer.from('a%:b').toString('base64'), '%%%', Buffer.from('nocolon').toString('base64')]) {
+      const res = await fetch(`${app.url}/oauth2/token`, { method: 'POST', headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials' });
+      expect([400, 401]).toContain(res.status);
+    }
+    expect(app.logLines.filter((l) => l.includes('unhandled error'))).toEqual([]);
+  });
+
+  it('answers 401 to unauthenticated or wrongly authenticated bodies before reading them, and closes the connection', async () => {
+    const fifty = 50 * 1024 * 1024;
+    const outcomes = await Promise.all([
+      rawRequest(app.url, { path: '/v2/corpora', contentLength: fifty }),
+      rawRequest(app.url, { path: '/v2/corpora', contentLength: fifty, headers: { 'x-api-key': 'zqt_aky_1_wrongwrongwrongwrongwrong' } }),
+      rawRequest(app.url, { path: '/v2/corpora/c1/documents', contentLength: fifty }),
+    ]);
+    for (const o of outcomes) {
+      expect(o.status).toBe(401);
+      expect(o.bodyBytesWritten).toBeLessThan(fifty / 4);
+    }
+    // Slow bodies without credentials are not held open: each is answered and closed at once.
+    const slow = await Promise.all(Array.from({ length: 20 }, () => rawRequest(app.url, { path: '/v2/corpora', contentLength: 1000, sendBytes: 10 })));
+    for (const o of slow) {
+      expect(o.status).toBe(401);
+      expect(o.closedAfterMs).toBeLessThan(2000);
+    }
+  });
+
+  it('answers 408 and closes a slow body from an authenticated caller after REQUEST_BODY_TIMEOUT_MS', async () => {
+    const o = await rawRequest(app.url, { path: '/v2/corpora', contentLength: 1000, sendBytes: 10, headers: { 'x-api-key': app.key } });
+    expect(o.status).toBe(408);
+    expect(o.response).toMatch(/did not arrive within/);
+    expect(o.closedAfterMs).toBeGreaterThanOrEqual(600);
+    expect(o.closedAfterMs).toBeLessThan(5000);
+  });
+
+  it('limits unauthenticated bodies on public routes to 64 KB', async () => {
+    const res = await fetch(`${app.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ grant_type: 'client_credentials', pad: 'x'.repeat(70_000) }) });
+    expect(res.status).toBe(413);
+  });
+});
+
+describe('failed authentications and rate limits per owner', () => {
+  it('keeps serving credentials that already worked from an address that sends many bad keys, refuses the guesses, and counts token-endpoint failures', async () => {
+    const app = await startTestApp({ env: { AUTH_FAILURES_PER_MINUTE: '5' } });
+    try {
+      const viewer = await createUser(app, 'viewer', { api_roles: ['corpus_administrator'] });
+      expect((await app.call('GET', '/v2/corpora', undefined, asKey(viewer))).status).toBe(200);
+      const guesses = [];
+      for (let i = 0; i < 8; i++) guesses.push((await app.call('GET', '/v2/corpora', undefined, asKey(`zqt_aky_${i}_wrongwrongwrongwrongwrong`))).status);
+      expect(guesses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
+      // The owner's key and the viewer's key worked from here before: they still do.
+      expect((await app.call('GET', '/v2/corpora')).status).toBe(200);
+      expect((await app.call('GET', '/v2/corpora', undefined, asKey(viewer))).status).toBe(200);
+      // A valid key new to this address waits like a guess (the answer must not tell a guess it was right).
+      const fresh = await createKey(app, { name: 'fresh', api_key_role: 'serving', corpus_keys: [] });
+      expect((await app.call('GET', '/v2/corpora', undefined, asKey(fresh.secret_key))).status).toBe(429);
+      const token = await fetch(`${app.url}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials&client_id=x&client_secret=y' });
+      expect(token.status).toBe(429);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('counts wrong client secrets at the token endpoint', async () => {
+    const app = await startTestApp({ env: { AUTH_FAILURES_PER_MINUTE: '3' } });
+    try {
+      const statuses = [];
+      for (let i = 0; i < 5; i++) {
+        const res = await fetch(`${app.url}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `grant_type=client_credentials&client_id=c${i}&client_secret=wrong` });
+        statuses.push(res.status);
+      }
+      expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('tells clients behind a trusted proxy apart by X-Forwarded-For', async () => {
+    const app = await startTestApp({ env: { AUTH_FAILURES_PER_MINUTE: '2', TRUST_PROXY: 'loopback' } });
+    try {
+      const bad = { 'x-api-key': 'zqt_aky_1_wrongwrongwrongwrongwrong', 'x-forwarded-for': '203.0.113.7' };
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await app.call('GET', '/v2/corpora', undefined, bad)).status);
+      expect(statuses).toEqual([401, 401, 429]);
+      const other = await app.call('GET', '/v2/corpora', undefined, { 'x-api-key': 'zqt_aky_1_wrongwrongwrongwrongwrong', 'x-forwarded-for': '198.51.100.9' });
+      expect(other.status).toBe(401);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('limits all the keys of one user together, so minting keys does not multiply the limit', async () => {
+    const app = await startTestApp({ env: { RATE_LIMIT_PER_MINUTE: '100', RATE_LIMIT_PER_OWNER_PER_MINUTE: '6' } });
+    try {
+      const user = await createUser(app, 'minter', { api_roles: ['corpus_administrator'] });
+      const second = await createKey(app, { name: 'second', api_key_role: 'personal' }, user);
+      const third = await createKey(app, { name: 'third', api_key_role: 'serving', corpus_keys: [] }, user);
+      // createKey used the user's key twice: four requests are left for the user, whichever key makes them.
+      const statuses = [];
+      for (const key of [second.secret_key, third.secret_key, second.secret_key, third.secret_key, second.secret_key]) {
+        statuses.push((await app.call('GET', '/v2/corpora', undefined, asKey(key))).status);
+      }
+      expect(statuses).toEqual([200, 200, 200, 200, 429]);
+      // Another user is not affected.
+      expect((await app.call('GET', '/v2/corpora')).status).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+});
