@@ -5,6 +5,7 @@ import { CreateAppClientHandler, DeleteAppClientHandler, GetAppClientHandler, Li
 import { AuthWriter } from './application/auth-writer';
 import { Authenticator } from './application/authenticator';
 import { Bootstrap } from './application/bootstrap';
+import { KeyDigests } from './application/key-digests';
 import { OAuthTokens } from './application/oauth';
 import { AUTH_OPTIONS, AuthOptions, TokenService } from './application/tokens';
 import { CreateUserHandler, DeleteUserHandler, GetUserHandler, ListUsersHandler, UpdateUserHandler } from './application/users';
@@ -20,6 +21,7 @@ export class AuthModule {
         { provide: AUTH_OPTIONS, useValue: options },
         AuthWriter,
         TokenService,
+        KeyDigests,
         Authenticator,
         OAuthTokens,
         Bootstrap,

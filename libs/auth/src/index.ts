@@ -9,6 +9,7 @@ export * from './application/read-models';
 export * from './application/tokens';
 export * from './application/authenticator';
 export * from './application/bootstrap';
+export * from './application/key-digests';
 export * from './application/oauth';
 export * from './application/users';
 export * from './application/api-keys';

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { READ_STORE, ReadStore } from '@lib/platform';
 import { BOOTSTRAP_KEY_ID, digestMatches, keyIdOf } from '../domain/credentials';
+import { KeyDigests } from './key-digests';
 import { Capability, capabilitiesOf, fromWireGrants, intersect, maskForKeyType } from '../domain/roles';
 import type { Principal } from './principal';
 import { API_KEYS, APP_CLIENTS, ApiKeyRow, AppClientRow, USERS, UserRow } from './read-models';
@@ -16,6 +17,7 @@ export class Authenticator {
   constructor(
     @Inject(READ_STORE) private readonly reads: ReadStore,
     private readonly tokens: TokenService,
+    private readonly digests: KeyDigests,
   ) {}
 
   async apiKey(presented: string): Promise<Principal | undefined> {
@@ -23,7 +25,7 @@ export class Authenticator {
     let row = id ? await this.reads.get<ApiKeyRow>(API_KEYS, id) : undefined;
     // ADMIN_API_KEY may take any form: a key that is not one of ours is checked against the bootstrap key.
     if (!row) row = await this.reads.get<ApiKeyRow>(API_KEYS, BOOTSTRAP_KEY_ID);
-    if (!row || !digestMatches(presented, row.digest) || !row.enabled) return undefined;
+    if (!row || !this.digests.matches(presented, row.digest, row.digest_kind) || !row.enabled) return undefined;
     if (row.key_type === 'personal') {
       const user = await this.activeUser(row);
       if (!user) return undefined;

@@ -1,6 +1,6 @@
 import { streamId } from '@lib/platform';
 import type { KeyType, WireGrants } from '../domain/roles';
-import { maskedKey } from '../domain/credentials';
+import { DigestKind, maskedKey } from '../domain/credentials';
 
 export const userStream = (username: string): string => streamId('user', username);
 export const apiKeyStream = (keyId: string): string => streamId('apikey', keyId);
@@ -35,6 +35,8 @@ export type ApiKeyRow = WireGrants & {
   creator_id: string;
   creator_username: string | null;
   digest: string;
+  /** Absent on rows projected before the field existed: `sha256`. */
+  digest_kind?: DigestKind;
   created_at: string;
 };
 
