@@ -6,6 +6,7 @@ import { AuthWriter } from './application/auth-writer';
 import { Authenticator } from './application/authenticator';
 import { Bootstrap } from './application/bootstrap';
 import { KeyDigests } from './application/key-digests';
+import { CorpusGrants } from './application/corpus-grants';
 import { OAuthTokens } from './application/oauth';
 import { AUTH_OPTIONS, AuthOptions, TokenService } from './application/tokens';
 import { CreateUserHandler, DeleteUserHandler, GetUserHandler, ListUsersHandler, UpdateUserHandler } from './application/users';
@@ -22,6 +23,7 @@ export class AuthModule {
         AuthWriter,
         TokenService,
         KeyDigests,
+        CorpusGrants,
         Authenticator,
         OAuthTokens,
         Bootstrap,
