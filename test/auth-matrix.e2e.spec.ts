@@ -136,8 +136,9 @@ describe('route × role matrix', () => {
   const headers: Record<string, Record<string, string>> = {};
   const fixture = { keyId: '', appClientId: '', jobId: '' };
 
-  async function resetFixtures(): Promise<void> {
-    await app.call('POST', '/v2/corpora', { key: 'c1', name: 'C1' });
+  /** Puts the fixtures back; true when c1 was created anew (it had been deleted). */
+  async function resetFixtures(): Promise<boolean> {
+    const recreated = (await app.call('POST', '/v2/corpora', { key: 'c1', name: 'C1' })).status === 201;
     const image = { id: 'img1', image_data: { data: ONE_PIXEL_PNG, mime_type: 'image/png' } };
     await app.call('POST', '/v2/corpora/c1/documents', { id: 'd1', type: 'core', document_parts: [{ text: 'Fixture text.' }], images: [image] });
     if (!fixture.jobId) fixture.jobId = (await app.call('PATCH', '/v2/corpora/c1/documents?document_ids=d1&async=false', { metadata: { fixture: true } })).body.job_id;
@@ -150,6 +151,22 @@ describe('route × role matrix', () => {
     if (!fixture.appClientId || (await app.call('GET', `/v2/app_clients/${fixture.appClientId}`)).status === 404) {
       fixture.appClientId = (await createClient(app, 'target client', { corpus_roles: [{ corpus_key: 'c1', role: 'viewer' }] })).id;
     }
+    return recreated;
+  }
+
+  const c1 = (role: string) => ({ corpus_roles: [{ corpus_key: 'c1', role }] });
+  const c1Users = { c1Owner: ['c1owner', 'owner'], c1Administrator: ['c1admin', 'administrator'], c1Editor: ['c1editor', 'editor'], c1Viewer: ['c1viewer', 'viewer'] } as const;
+  let viewerClientId = '';
+
+  /**
+   * Gives the c1-scoped callers their roles on c1 as it is now. Grants bind to the corpus, not its key: after
+   * c1 is deleted and created again, they are granted again (users and app clients re-bound, data keys new).
+   */
+  async function grantC1Callers(): Promise<void> {
+    for (const [username, role] of Object.values(c1Users)) await app.call('PATCH', `/v2/users/${username}`, c1(role));
+    await app.call('PATCH', `/v2/app_clients/${viewerClientId}`, c1('viewer'));
+    headers.queryKey = asKey((await createKey(app, { name: 'q', api_key_role: 'serving', corpus_keys: ['c1'] })).secret_key);
+    headers.indexKey = asKey((await createKey(app, { name: 'i', api_key_role: 'serving_and_indexing', corpus_keys: ['c1'] })).secret_key);
   }
 
   beforeAll(async () => {
@@ -157,21 +174,17 @@ describe('route × role matrix', () => {
     await app.call('POST', '/v2/corpora', { key: 'c2', name: 'C2' });
     await resetFixtures();
     const user = async (name: string, roles: Parameters<typeof createUser>[2]) => asKey(await createUser(app, name, roles));
-    const c1 = (role: string) => ({ corpus_roles: [{ corpus_key: 'c1', role }] });
     headers.owner = asKey(app.key);
     headers.administrator = await user('admin', { api_roles: ['administrator'] });
     headers.corpusAdministratorRole = await user('corpadmin', { api_roles: ['corpus_administrator'] });
     headers.viewerRole = await user('viewer', { api_roles: ['viewer'] });
-    headers.c1Owner = await user('c1owner', c1('owner'));
-    headers.c1Administrator = await user('c1admin', c1('administrator'));
-    headers.c1Editor = await user('c1editor', c1('editor'));
-    headers.c1Viewer = await user('c1viewer', c1('viewer'));
+    for (const [caller, [username, role]] of Object.entries(c1Users)) headers[caller] = await user(username, c1(role));
     headers.c2Editor = await user('c2editor', { corpus_roles: [{ corpus_key: 'c2', role: 'editor' }] });
     headers.agentAdministrator = await user('agentadmin', { agent_roles: [{ agent_key: 'a1', role: 'agent_administrator' }] });
     headers.agentUser = await user('agentuser', { api_roles: ['agent_user'] });
-    headers.queryKey = asKey((await createKey(app, { name: 'q', api_key_role: 'serving', corpus_keys: ['c1'] })).secret_key);
-    headers.indexKey = asKey((await createKey(app, { name: 'i', api_key_role: 'serving_and_indexing', corpus_keys: ['c1'] })).secret_key);
     const viewerClient = await createClient(app, 'viewer client', c1('viewer'));
+    viewerClientId = viewerClient.id;
+    await grantC1Callers();
     headers.appClientViewer = asBearer(await tokenFor(app, viewerClient));
     headers.endUser = asBearer(await tokenFor(app, await createClient(app, 'end user', { api_roles: ['agent_end_user'] })));
     headers.noCredential = { 'x-api-key': '' };
@@ -239,7 +252,7 @@ describe('route × role matrix', () => {
         const got = await status(route, caller);
         const okay = want === 'allow' ? ![401, 403, 404].includes(got) && got < 500 : got === want;
         if (!okay) mismatches.push(`${route.method} ${route.path} as ${caller}: want ${want}, got ${got}`);
-        if ((route.method === 'DELETE' || route.path.endsWith('/reset')) && got < 300) await resetFixtures();
+        if ((route.method === 'DELETE' || route.path.endsWith('/reset')) && got < 300 && (await resetFixtures())) await grantC1Callers();
       }
     }
     expect(mismatches).toEqual([]);

@@ -42,7 +42,11 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
   let sqlite: SqliteDatabase | undefined;
   const embedded = (): SqliteDatabase => {
     if (!sqlite) {
-      sqlite = new SqliteDatabase({ path: join(config.dataDir, 'service.db'), synchronous: config.sqliteSynchronous });
+      sqlite = new SqliteDatabase({
+        path: join(config.dataDir, 'service.db'),
+        synchronous: config.sqliteSynchronous,
+        onPermissionWarning: (message, details) => log.warn(details, message),
+      });
       const db = sqlite;
       closers.push(() => db.close());
     }

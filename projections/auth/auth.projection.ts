@@ -53,7 +53,7 @@ export const authProjection: ReadModelProjection = {
       case 'ApiKeyCreated': {
         const d = event.data;
         const creator = d.creator.kind === 'user' ? { creator_kind: 'user', creator_id: d.creator.userId, creator_username: d.creator.username } : { creator_kind: 'app_client', creator_id: d.creator.appClientId, creator_username: null };
-        const doc = { id: d.keyId, name: d.name, key_type: d.keyType, enabled: true, ...creator, ...wire(d.grants), digest: d.digest, created_at: d.createdAt };
+        const doc = { id: d.keyId, name: d.name, key_type: d.keyType, enabled: true, ...creator, ...wire(d.grants), digest: d.digest, digest_kind: d.digestKind ?? 'sha256', created_at: d.createdAt };
         return [{ op: 'put', collection: API_KEYS_COLLECTION, doc }];
       }
       case 'ApiKeyDisabled':
@@ -62,7 +62,7 @@ export const authProjection: ReadModelProjection = {
       case 'ApiKeyDeleted':
         return [{ op: 'delete', collection: API_KEYS_COLLECTION, id: event.data.keyId }];
       case 'ApiKeySecretReplaced':
-        return [{ op: 'patch', collection: API_KEYS_COLLECTION, id: event.data.keyId, set: { digest: event.data.digest } }];
+        return [{ op: 'patch', collection: API_KEYS_COLLECTION, id: event.data.keyId, set: { digest: event.data.digest, digest_kind: event.data.digestKind ?? 'sha256' } }];
       case 'AppClientCreated': {
         const d = event.data;
         const doc = { id: d.appClientId, name: d.name, description: d.description, client_id: d.clientId, secret_digest: d.secretDigest, ...wire(d.grants), created_at: d.createdAt, updated_at: d.createdAt };

@@ -129,7 +129,7 @@ export class ApiModule {
         PortsModule.forRoot(options),
         CqrsModule.forRoot(),
         CorporaModule,
-        AuthModule.forRoot({ signingKey: options.signingKey }),
+        AuthModule.forRoot({ signingKey: options.signingKey, secretsKey: options.secretsKey }),
         llms,
         GenerationModule.forRoot({ llms }),
         EncodersModule.forRoot(loadEncoderConfig(options.config.env)),

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BOOTSTRAP_KEY_ID, formatKey } from '@lib/auth';
-import type { ServiceConfig } from '@lib/platform';
+import { ensurePrivateDir, ServiceConfig } from '@lib/platform';
 
 export const BOOTSTRAP_KEY_FILE = 'admin-api-key';
 export const SIGNING_KEY_FILE = 'oauth-signing-key';
@@ -12,7 +12,7 @@ export const SECRETS_KEY_FILE = 'secrets-key';
 function storedSecret(config: ServiceConfig, name: string, make: () => string): { value: string; created: boolean; file: string } {
   const file = join(config.dataDir, name);
   if (existsSync(file)) return { value: readFileSync(file, 'utf8').trim(), created: false, file };
-  mkdirSync(config.dataDir, { recursive: true });
+  ensurePrivateDir(config.dataDir);
   const value = make();
   writeFileSync(file, `${value}\n`, { mode: 0o600, flag: 'wx' });
   chmodSync(file, 0o600);

@@ -5,6 +5,8 @@ import { CreateAppClientHandler, DeleteAppClientHandler, GetAppClientHandler, Li
 import { AuthWriter } from './application/auth-writer';
 import { Authenticator } from './application/authenticator';
 import { Bootstrap } from './application/bootstrap';
+import { KeyDigests } from './application/key-digests';
+import { CorpusGrants } from './application/corpus-grants';
 import { OAuthTokens } from './application/oauth';
 import { AUTH_OPTIONS, AuthOptions, TokenService } from './application/tokens';
 import { CreateUserHandler, DeleteUserHandler, GetUserHandler, ListUsersHandler, UpdateUserHandler } from './application/users';
@@ -20,6 +22,8 @@ export class AuthModule {
         { provide: AUTH_OPTIONS, useValue: options },
         AuthWriter,
         TokenService,
+        KeyDigests,
+        CorpusGrants,
         Authenticator,
         OAuthTokens,
         Bootstrap,

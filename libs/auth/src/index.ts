@@ -1,6 +1,7 @@
 export * from './domain/roles';
 export * from './domain/credentials';
 export * from './domain/policies';
+export * from './domain/corpus-grants';
 export * from './domain/user';
 export * from './domain/api-key';
 export * from './domain/app-client';
@@ -9,6 +10,8 @@ export * from './application/read-models';
 export * from './application/tokens';
 export * from './application/authenticator';
 export * from './application/bootstrap';
+export * from './application/key-digests';
+export * from './application/corpus-grants';
 export * from './application/oauth';
 export * from './application/users';
 export * from './application/api-keys';

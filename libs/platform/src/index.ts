@@ -7,6 +7,7 @@ export * from './event-store/event-store.port';
 export * from './event-store/catch-up-subscription';
 export * from './event-store/sqlite/sqlite-event-store';
 export * from './sqlite/sqlite-database';
+export * from './files/private-files';
 export * from './read-store/read-store.port';
 export * from './search-index/filter';
 export * from './search-index/search-index.port';

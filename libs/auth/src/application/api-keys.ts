@@ -5,6 +5,7 @@ import { apiKeyFold, ApiKeyState, decideCreateApiKey, decideDeleteApiKey, decide
 import { digestOf, formatKey, newSecret } from '../domain/credentials';
 import { allows, Capability, capabilitiesOf, fromWireGrants, Grants, KeyType, maskForKeyType, notCovered, toWireGrants } from '../domain/roles';
 import { AuthWriter } from './auth-writer';
+import { CorpusGrants } from './corpus-grants';
 import { creatorOf, ownerIdOf, Principal } from './principal';
 import { API_KEYS, ApiKeyRow, apiKeyStream, apiKeyView, USERS, UserRow } from './read-models';
 
@@ -76,13 +77,19 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey> {
     private readonly writer: AuthWriter,
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
+    private readonly corpusGrants: CorpusGrants,
   ) {}
 
   async execute(c: CreateApiKey): Promise<{ view: ApiKeyView; visible: boolean }> {
     const keyId = this.ids.numeric('aky');
     const key = formatKey(c.input.keyType, keyId, newSecret());
     const caller = { creator: creatorOf(c.principal), isPersonal: c.principal.keyType === 'personal', caps: c.principal.caps };
-    const decide = (s: ApiKeyState) => decideCreateApiKey(s, keyId, { ...c.input, digest: digestOf(key) }, caller, c.ctx.now);
+    const bound = await this.corpusGrants.bind(c.input.grants);
+    const decide = (s: ApiKeyState) => {
+      const events = decideCreateApiKey(s, keyId, { ...c.input, grants: bound.grants, digest: digestOf(key) }, caller, c.ctx.now);
+      bound.check();
+      return events;
+    };
     const { events, visible } = await this.writer.write(apiKeyStream(keyId), apiKeyFold, decide, c.ctx);
     const row = visible ? await this.reads.get<ApiKeyRow>(API_KEYS, keyId) : undefined;
     if (row) return { view: apiKeyView(row, key), visible };
@@ -130,17 +137,27 @@ export class DeleteApiKeyHandler implements ICommandHandler<DeleteApiKey> {
   }
 }
 
+const keyGrantedAt = (row: ApiKeyRow): string => row.created_at;
+
 @QueryHandler(GetApiKey)
 export class GetApiKeyHandler implements IQueryHandler<GetApiKey, ApiKeyView> {
-  constructor(@Inject(READ_STORE) private readonly reads: ReadStore) {}
+  constructor(
+    @Inject(READ_STORE) private readonly reads: ReadStore,
+    private readonly corpusGrants: CorpusGrants,
+  ) {}
+  /** Roles on a corpus since deleted are not shown: they give nothing (docs/auth.md). */
   async execute(q: GetApiKey): Promise<ApiKeyView> {
-    return apiKeyView(await visibleKey(this.reads, q.principal, q.keyId));
+    const [row] = await this.corpusGrants.rowsInForce([await visibleKey(this.reads, q.principal, q.keyId)], keyGrantedAt);
+    return apiKeyView(row);
   }
 }
 
 @QueryHandler(ListApiKeys)
 export class ListApiKeysHandler implements IQueryHandler<ListApiKeys> {
-  constructor(@Inject(READ_STORE) private readonly reads: ReadStore) {}
+  constructor(
+    @Inject(READ_STORE) private readonly reads: ReadStore,
+    private readonly corpusGrants: CorpusGrants,
+  ) {}
 
   /** Spec rule: without corpus_administrator, administrator or owner, `api_key_role=personal` is required and shows only one's own keys. */
   async execute(q: ListApiKeys): Promise<{ api_keys: ApiKeyView[]; metadata: { page_key?: string } }> {
@@ -156,8 +173,9 @@ export class ListApiKeysHandler implements IQueryHandler<ListApiKeys> {
       where.push({ field: 'creator_id', op: 'eq', value: owner });
     }
     if (q.keyType) where.push({ field: 'key_type', op: 'eq', value: q.keyType });
-    const keep = (row: ApiKeyRow) => !q.corpusKey || row.corpus_roles.some((r) => r.corpus_key === q.corpusKey);
+    const keep = q.corpusKey ? await this.corpusGrants.holdsOn<ApiKeyRow>(q.corpusKey, keyGrantedAt) : () => true;
     const page = await findMatching<ApiKeyRow>(this.reads, API_KEYS, { where, limit: q.limit, pageKey: q.pageKey }, keep);
-    return { api_keys: page.items.map((r) => apiKeyView(r)), metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
+    const rows = await this.corpusGrants.rowsInForce(page.items, keyGrantedAt);
+    return { api_keys: rows.map((r) => apiKeyView(r)), metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
   }
 }

@@ -5,6 +5,7 @@ import { appClientFold, AppClientState, decideCreateAppClient, decideDeleteAppCl
 import { digestOf, newSecret } from '../domain/credentials';
 import { Grants, toWireGrants } from '../domain/roles';
 import { AuthWriter } from './auth-writer';
+import { CorpusGrants } from './corpus-grants';
 import type { Principal } from './principal';
 import { APP_CLIENTS, AppClientRow, appClientStream, appClientView } from './read-models';
 
@@ -51,6 +52,7 @@ export class CreateAppClientHandler implements ICommandHandler<CreateAppClient> 
     private readonly writer: AuthWriter,
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
+    private readonly corpusGrants: CorpusGrants,
   ) {}
 
   /** The client secret is returned here once; only its digest is stored. */
@@ -58,8 +60,13 @@ export class CreateAppClientHandler implements ICommandHandler<CreateAppClient> 
     const appClientId = this.ids.numeric('app');
     const clientId = newSecret().replace(/[-_]/g, '').slice(0, 26);
     const clientSecret = newSecret();
-    const input = { ...c.input, clientId, secretDigest: digestOf(clientSecret) };
-    const decide = (s: AppClientState) => decideCreateAppClient(s, appClientId, input, c.principal.caps, c.ctx.now);
+    const bound = await this.corpusGrants.bind(c.input.grants);
+    const input = { ...c.input, grants: bound.grants, clientId, secretDigest: digestOf(clientSecret) };
+    const decide = (s: AppClientState) => {
+      const events = decideCreateAppClient(s, appClientId, input, c.principal.caps, c.ctx.now);
+      bound.check();
+      return events;
+    };
     const { visible } = await this.writer.write(appClientStream(appClientId), appClientFold, decide, c.ctx);
     const row = visible ? await this.reads.get<AppClientRow>(APP_CLIENTS, appClientId) : undefined;
     const now = c.ctx.now.toISOString();
@@ -70,9 +77,19 @@ export class CreateAppClientHandler implements ICommandHandler<CreateAppClient> 
 
 @CommandHandler(UpdateAppClient)
 export class UpdateAppClientHandler implements ICommandHandler<UpdateAppClient> {
-  constructor(private readonly writer: AuthWriter) {}
+  constructor(
+    private readonly writer: AuthWriter,
+    private readonly corpusGrants: CorpusGrants,
+  ) {}
+  /** New roles are a new grant: each corpus role binds to the corpus its key names now. */
   async execute(c: UpdateAppClient) {
-    return this.writer.write(appClientStream(c.appClientId), appClientFold, (s: AppClientState) => decideUpdateAppClient(s, c.appClientId, c.input, c.principal.caps, c.ctx.now), c.ctx);
+    const bound = c.input.grants ? await this.corpusGrants.bind(c.input.grants) : undefined;
+    const decide = (s: AppClientState) => {
+      const events = decideUpdateAppClient(s, c.appClientId, { ...c.input, ...(bound ? { grants: bound.grants } : {}) }, c.principal.caps, c.ctx.now);
+      bound?.check();
+      return events;
+    };
+    return this.writer.write(appClientStream(c.appClientId), appClientFold, decide, c.ctx);
   }
 }
 
@@ -84,22 +101,32 @@ export class DeleteAppClientHandler implements ICommandHandler<DeleteAppClient> 
   }
 }
 
+/** When a client's unbound (pre-binding) roles were granted at the latest (corpus-grants.ts). */
+const clientGrantedAt = (row: AppClientRow): string => row.updated_at;
+
 @QueryHandler(GetAppClient)
 export class GetAppClientHandler implements IQueryHandler<GetAppClient, AppClientView> {
-  constructor(@Inject(READ_STORE) private readonly reads: ReadStore) {}
+  constructor(
+    @Inject(READ_STORE) private readonly reads: ReadStore,
+    private readonly corpusGrants: CorpusGrants,
+  ) {}
   async execute(q: GetAppClient): Promise<AppClientView> {
     const row = await this.reads.get<AppClientRow>(APP_CLIENTS, q.appClientId);
     if (!row) throw clientNotFound(q.appClientId);
-    return appClientView(row);
+    return appClientView((await this.corpusGrants.rowsInForce([row], clientGrantedAt))[0]);
   }
 }
 
 @QueryHandler(ListAppClients)
 export class ListAppClientsHandler implements IQueryHandler<ListAppClients> {
-  constructor(@Inject(READ_STORE) private readonly reads: ReadStore) {}
+  constructor(
+    @Inject(READ_STORE) private readonly reads: ReadStore,
+    private readonly corpusGrants: CorpusGrants,
+  ) {}
   async execute(q: ListAppClients): Promise<{ app_clients: AppClientView[]; metadata: { page_key?: string } }> {
     const keep = (row: AppClientRow) => !q.filter || q.filter.test(row.name) || q.filter.test(row.description);
     const page = await findMatching<AppClientRow>(this.reads, APP_CLIENTS, { limit: q.limit, pageKey: q.pageKey }, keep);
-    return { app_clients: page.items.map((r) => appClientView(r)), metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
+    const rows = await this.corpusGrants.rowsInForce(page.items, clientGrantedAt);
+    return { app_clients: rows.map((r) => appClientView(r)), metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
   }
 }

@@ -1,7 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { READ_STORE, ReadStore } from '@lib/platform';
 import { BOOTSTRAP_KEY_ID, digestMatches, keyIdOf } from '../domain/credentials';
-import { Capability, capabilitiesOf, fromWireGrants, intersect, maskForKeyType } from '../domain/roles';
+import { KeyDigests } from './key-digests';
+import { Capability, capabilitiesOf, fromWireGrants, Grants, intersect, maskForKeyType } from '../domain/roles';
+import { CorpusGrants } from './corpus-grants';
 import type { Principal } from './principal';
 import { API_KEYS, APP_CLIENTS, ApiKeyRow, AppClientRow, USERS, UserRow } from './read-models';
 import { TokenService } from './tokens';
@@ -9,13 +11,16 @@ import { TokenService } from './tokens';
 /**
  * Turns a presented credential into a principal, or undefined for anything not valid now: unknown, wrong
  * secret, disabled, deleted, expired, or whose user or creator is disabled or gone. Callers answer every
- * undefined with the same 401. Roles are read on each request, so a change applies at once.
+ * undefined with the same 401. Roles are read on each request, so a change applies at once; so is each corpus
+ * role's corpus, so a role on a deleted corpus gives nothing on a corpus created again under its key.
  */
 @Injectable()
 export class Authenticator {
   constructor(
     @Inject(READ_STORE) private readonly reads: ReadStore,
     private readonly tokens: TokenService,
+    private readonly digests: KeyDigests,
+    private readonly corpusGrants: CorpusGrants,
   ) {}
 
   async apiKey(presented: string): Promise<Principal | undefined> {
@@ -23,13 +28,13 @@ export class Authenticator {
     let row = id ? await this.reads.get<ApiKeyRow>(API_KEYS, id) : undefined;
     // ADMIN_API_KEY may take any form: a key that is not one of ours is checked against the bootstrap key.
     if (!row) row = await this.reads.get<ApiKeyRow>(API_KEYS, BOOTSTRAP_KEY_ID);
-    if (!row || !digestMatches(presented, row.digest) || !row.enabled) return undefined;
+    if (!row || !this.digests.matches(presented, row.digest, row.digest_kind) || !row.enabled) return undefined;
     if (row.key_type === 'personal') {
       const user = await this.activeUser(row);
       if (!user) return undefined;
       return {
         actor: { type: 'user', id: user.username, via: row.id },
-        caps: capabilitiesOf(fromWireGrants(user)),
+        caps: capabilitiesOf(await this.userGrants(user)),
         user: { userId: user.user_id, username: user.username },
         keyId: row.id,
         keyType: 'personal',
@@ -39,7 +44,8 @@ export class Authenticator {
     }
     const bound = await this.creatorCaps(row);
     if (!bound) return undefined;
-    const caps = intersect(maskForKeyType(capabilitiesOf(fromWireGrants(row)), row.key_type), bound);
+    const [own] = await this.corpusGrants.inForce({ grants: fromWireGrants(row), grantedAt: row.created_at });
+    const caps = intersect(maskForKeyType(capabilitiesOf(own), row.key_type), bound);
     return { actor: { type: 'api_key', id: row.id }, caps, keyId: row.id, keyType: row.key_type, bucket: row.id, ownerBucket: `${row.creator_kind}:${row.creator_id}` };
   }
 
@@ -47,7 +53,7 @@ export class Authenticator {
     const appClientId = await this.tokens.verify(token);
     const client = appClientId ? await this.reads.get<AppClientRow>(APP_CLIENTS, appClientId) : undefined;
     if (!client) return undefined;
-    return { actor: { type: 'app_client', id: client.id }, caps: capabilitiesOf(fromWireGrants(client)), appClientId: client.id, bucket: client.id, ownerBucket: `app_client:${client.id}` };
+    return { actor: { type: 'app_client', id: client.id }, caps: capabilitiesOf(await this.clientGrants(client)), appClientId: client.id, bucket: client.id, ownerBucket: `app_client:${client.id}` };
   }
 
   /** An app client presenting its id and secret (the token endpoint). */
@@ -61,10 +67,20 @@ export class Authenticator {
   private async creatorCaps(row: ApiKeyRow): Promise<Capability[] | undefined> {
     if (row.creator_kind === 'user') {
       const user = await this.activeUser(row);
-      return user ? capabilitiesOf(fromWireGrants(user)) : undefined;
+      return user ? capabilitiesOf(await this.userGrants(user)) : undefined;
     }
     const client = await this.reads.get<AppClientRow>(APP_CLIENTS, row.creator_id);
-    return client ? capabilitiesOf(fromWireGrants(client)) : undefined;
+    return client ? capabilitiesOf(await this.clientGrants(client)) : undefined;
+  }
+
+  // A user's or client's roles may have changed since their corpora were re-created: the last change of any
+  // kind (updated_at) is when a role without a bound id was granted at the latest.
+  private async userGrants(user: UserRow): Promise<Grants> {
+    return (await this.corpusGrants.inForce({ grants: fromWireGrants(user), grantedAt: user.updated_at }))[0];
+  }
+
+  private async clientGrants(client: AppClientRow): Promise<Grants> {
+    return (await this.corpusGrants.inForce({ grants: fromWireGrants(client), grantedAt: client.updated_at }))[0];
   }
 
   /** A key's user, if still the same (not deleted and re-created under the same name) and enabled. */

@@ -1,6 +1,6 @@
 import { streamId } from '@lib/platform';
-import type { KeyType, WireGrants } from '../domain/roles';
-import { maskedKey } from '../domain/credentials';
+import { KeyType, toViewGrants, WireGrants } from '../domain/roles';
+import { DigestKind, maskedKey } from '../domain/credentials';
 
 export const userStream = (username: string): string => streamId('user', username);
 export const apiKeyStream = (keyId: string): string => streamId('apikey', keyId);
@@ -35,6 +35,8 @@ export type ApiKeyRow = WireGrants & {
   creator_id: string;
   creator_username: string | null;
   digest: string;
+  /** Absent on rows projected before the field existed: `sha256`. */
+  digest_kind?: DigestKind;
   created_at: string;
 };
 
@@ -56,9 +58,7 @@ export const userView = (r: UserRow) => ({
   description: r.description,
   created_at: r.created_at,
   updated_at: r.updated_at,
-  api_roles: r.api_roles,
-  corpus_roles: r.corpus_roles,
-  agent_roles: r.agent_roles,
+  ...toViewGrants(r),
 });
 
 /** A key as read after creation: the secret is never shown again, only its non-secret prefix and id. */
@@ -68,9 +68,7 @@ export const apiKeyView = (r: ApiKeyRow, secretKey?: string) => ({
   secret_key: secretKey ?? maskedKey(r.key_type, r.id),
   enabled: r.enabled,
   api_key_role: r.key_type,
-  api_roles: r.api_roles,
-  corpus_roles: r.corpus_roles,
-  agent_roles: r.agent_roles,
+  ...toViewGrants(r),
   owner_username: r.creator_username ?? undefined,
   created_at: r.created_at,
 });
@@ -81,9 +79,7 @@ export const appClientView = (r: AppClientRow, clientSecret?: string) => ({
   description: r.description,
   client_id: r.client_id,
   client_secret: clientSecret ?? '****',
-  api_roles: r.api_roles,
-  corpus_roles: r.corpus_roles,
-  agent_roles: r.agent_roles,
+  ...toViewGrants(r),
   created_at: r.created_at,
   updated_at: r.updated_at,
 });

@@ -7,6 +7,8 @@ export const AUTH_OPTIONS = Symbol('AuthOptions');
 export interface AuthOptions {
   /** HS256 key for access tokens (configuration, or generated under DATA_DIR). */
   readonly signingKey: string;
+  /** The 32-byte secrets key (SECRETS_KEY, or generated under DATA_DIR): keys the bootstrap key's digest. */
+  readonly secretsKey: Buffer;
 }
 
 /** OAuth 2.0 access tokens are HS256 JWTs that expire 30 minutes after issue (the reference API's lifetime). */

@@ -6,6 +6,7 @@ import { ApiKeyEvent, apiKeyFold, ApiKeyState } from '../domain/api-key';
 import { digestOf, formatKey, newSecret } from '../domain/credentials';
 import { NO_GRANTS } from '../domain/roles';
 import { AuthWriter } from './auth-writer';
+import { CorpusGrants } from './corpus-grants';
 import type { Principal } from './principal';
 import { apiKeyStream, USERS, userStream, UserRow, userView } from './read-models';
 
@@ -49,13 +50,19 @@ export class CreateUserHandler implements ICommandHandler<CreateUser> {
   constructor(
     private readonly writer: AuthWriter,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
+    private readonly corpusGrants: CorpusGrants,
   ) {}
   /**
    * Users sign in with keys (there are no passwords): the new user's first personal key is created with the
    * user and returned once, for the administrator to hand over. It carries the user's roles, never more.
    */
   async execute(c: CreateUser): Promise<{ visible: boolean; apiKey: string }> {
-    const decide = (s: UserState) => decideCreateUser(s, c.input, c.principal.caps, c.ctx.now, () => this.ids.numeric('usr'));
+    const bound = await this.corpusGrants.bind(c.input.grants);
+    const decide = (s: UserState) => {
+      const events = decideCreateUser(s, { ...c.input, grants: bound.grants }, c.principal.caps, c.ctx.now, () => this.ids.numeric('usr'));
+      bound.check();
+      return events;
+    };
     const { events } = await this.writer.write(userStream(c.input.username), userFold, decide, c.ctx);
     const userId = (events[0].data as { userId: string }).userId;
     const keyId = this.ids.numeric('aky');
@@ -81,9 +88,19 @@ export class CreateUserHandler implements ICommandHandler<CreateUser> {
 
 @CommandHandler(UpdateUser)
 export class UpdateUserHandler implements ICommandHandler<UpdateUser> {
-  constructor(private readonly writer: AuthWriter) {}
+  constructor(
+    private readonly writer: AuthWriter,
+    private readonly corpusGrants: CorpusGrants,
+  ) {}
+  /** New roles are a new grant: each corpus role binds to the corpus its key names now. */
   async execute(c: UpdateUser) {
-    return this.writer.write(userStream(c.username), userFold, (s: UserState) => decideUpdateUser(s, c.username, c.input, c.principal.caps, c.ctx.now), c.ctx);
+    const bound = c.input.grants ? await this.corpusGrants.bind(c.input.grants) : undefined;
+    const decide = (s: UserState) => {
+      const events = decideUpdateUser(s, c.username, { ...c.input, ...(bound ? { grants: bound.grants } : {}) }, c.principal.caps, c.ctx.now);
+      bound?.check();
+      return events;
+    };
+    return this.writer.write(userStream(c.username), userFold, decide, c.ctx);
   }
 }
 
@@ -95,22 +112,32 @@ export class DeleteUserHandler implements ICommandHandler<DeleteUser> {
   }
 }
 
+/** When a user's unbound (pre-binding) roles were granted at the latest (corpus-grants.ts). */
+const userGrantedAt = (row: UserRow): string => row.updated_at;
+
 @QueryHandler(GetUser)
 export class GetUserHandler implements IQueryHandler<GetUser, UserView> {
-  constructor(@Inject(READ_STORE) private readonly reads: ReadStore) {}
+  constructor(
+    @Inject(READ_STORE) private readonly reads: ReadStore,
+    private readonly corpusGrants: CorpusGrants,
+  ) {}
   async execute(q: GetUser): Promise<UserView> {
     const row = await this.reads.get<UserRow>(USERS, q.username);
     if (!row) throw notFound('user.not_found', `User "${q.username}" not found`, q.username);
-    return userView(row);
+    return userView((await this.corpusGrants.rowsInForce([row], userGrantedAt))[0]);
   }
 }
 
 @QueryHandler(ListUsers)
 export class ListUsersHandler implements IQueryHandler<ListUsers, { users: UserView[]; metadata: { page_key?: string } }> {
-  constructor(@Inject(READ_STORE) private readonly reads: ReadStore) {}
+  constructor(
+    @Inject(READ_STORE) private readonly reads: ReadStore,
+    private readonly corpusGrants: CorpusGrants,
+  ) {}
   async execute(q: ListUsers) {
-    const keep = (row: UserRow) => !q.corpusKey || row.corpus_roles.some((r) => r.corpus_key === q.corpusKey);
+    const keep = q.corpusKey ? await this.corpusGrants.holdsOn<UserRow>(q.corpusKey, userGrantedAt) : () => true;
     const page = await findMatching<UserRow>(this.reads, USERS, { limit: q.limit, pageKey: q.pageKey }, keep);
-    return { users: page.items.map(userView), metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
+    const rows = await this.corpusGrants.rowsInForce(page.items, userGrantedAt);
+    return { users: rows.map(userView), metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
   }
 }

@@ -1,5 +1,5 @@
 import { conflict, DomainError, invalid, notFound } from '@lib/platform';
-import { BOOTSTRAP_KEY_ID } from './credentials';
+import { BOOTSTRAP_KEY_ID, DigestKind } from './credentials';
 import { Capability, capabilitiesOf, Grants, KeyType, maskForKeyType, notCovered } from './roles';
 
 /** Who created a key: a user (through a personal key) or an app client. A key is bounded by its creator. */
@@ -8,23 +8,24 @@ export type Creator = { kind: 'user'; userId: string; username: string } | { kin
 export type ApiKeyEvent =
   | {
       type: 'ApiKeyCreated';
-      data: { keyId: string; name: string; keyType: KeyType; grants: Grants; creator: Creator; digest: string; createdAt: string };
+      /** `digestKind` absent: `sha256` (every key but the bootstrap key, and events written before it existed). */
+      data: { keyId: string; name: string; keyType: KeyType; grants: Grants; creator: Creator; digest: string; digestKind?: DigestKind; createdAt: string };
     }
   | { type: 'ApiKeyDisabled'; data: { keyId: string; at: string } }
   | { type: 'ApiKeyEnabled'; data: { keyId: string; at: string } }
   | { type: 'ApiKeyDeleted'; data: { keyId: string; at: string } }
-  | { type: 'ApiKeySecretReplaced'; data: { keyId: string; digest: string; at: string } };
+  | { type: 'ApiKeySecretReplaced'; data: { keyId: string; digest: string; digestKind?: DigestKind; at: string } };
 
 export type ApiKeyState =
   | { status: 'absent' }
-  | { status: 'enabled' | 'disabled'; keyId: string; keyType: KeyType; creator: Creator; digest: string };
+  | { status: 'enabled' | 'disabled'; keyId: string; keyType: KeyType; creator: Creator; digest: string; digestKind: DigestKind };
 
 export const apiKeyFold = {
   initialState: { status: 'absent' } as ApiKeyState,
   evolve(state: ApiKeyState, e: ApiKeyEvent): ApiKeyState {
     switch (e.type) {
       case 'ApiKeyCreated':
-        return { status: 'enabled', keyId: e.data.keyId, keyType: e.data.keyType, creator: e.data.creator, digest: e.data.digest };
+        return { status: 'enabled', keyId: e.data.keyId, keyType: e.data.keyType, creator: e.data.creator, digest: e.data.digest, digestKind: e.data.digestKind ?? 'sha256' };
       case 'ApiKeyDisabled':
         return state.status === 'absent' ? state : { ...state, status: 'disabled' };
       case 'ApiKeyEnabled':
@@ -32,7 +33,7 @@ export const apiKeyFold = {
       case 'ApiKeyDeleted':
         return { status: 'absent' };
       case 'ApiKeySecretReplaced':
-        return state.status === 'absent' ? state : { ...state, digest: e.data.digest };
+        return state.status === 'absent' ? state : { ...state, digest: e.data.digest, digestKind: e.data.digestKind ?? 'sha256' };
     }
   },
 };

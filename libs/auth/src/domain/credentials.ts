@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { KeyType } from './roles';
 
 /**
@@ -35,9 +35,26 @@ export function digestOf(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
 
-/** Constant-time comparison of two SHA-256 digests (fixed length, so `timingSafeEqual` never throws). */
-export function digestMatches(presented: string, storedDigestHex: string): boolean {
-  const a = createHash('sha256').update(presented).digest();
+/**
+ * How a stored digest was made. `sha256` (the default, and every event written before the field existed) is
+ * for generated keys and secrets: 256 random bits, so a plain digest cannot be guessed. `hmac-sha256` keys the
+ * digest with a server-held secret (the bootstrap key's: ADMIN_API_KEY may be chosen by a person, and a plain
+ * digest of it in the event log could be guessed offline).
+ */
+export type DigestKind = 'sha256' | 'hmac-sha256';
+
+/** HMAC-SHA-256 of a secret under a server-held key (never stored in an event or read model). */
+export function keyedDigestOf(secret: string, key: Uint8Array): string {
+  return createHmac('sha256', key).update(secret).digest('hex');
+}
+
+/**
+ * Constant-time comparison of a presented secret with a stored digest of either kind (both 32 bytes, so
+ * `timingSafeEqual` never throws). A keyed digest without the key never matches.
+ */
+export function digestMatches(presented: string, storedDigestHex: string, kind: DigestKind = 'sha256', key?: Uint8Array): boolean {
+  if (kind === 'hmac-sha256' && !key) return false;
+  const a = kind === 'hmac-sha256' ? createHmac('sha256', key as Uint8Array).update(presented).digest() : createHash('sha256').update(presented).digest();
   const b = Buffer.from(storedDigestHex, 'hex');
   return b.length === a.length && timingSafeEqual(a, b);
 }

@@ -32,6 +32,12 @@ export type AgentRoleName = (typeof AGENT_ROLES)[number];
 export interface CorpusRole {
   readonly corpusKey: string;
   readonly role: CorpusRoleName;
+  /**
+   * The corpus the role was granted on (`crp_<n>`, bound when granted): a corpus deleted and created again
+   * under the same key is another corpus, and the role does not carry over (corpus-grants.ts). Absent on
+   * grants stored before binding existed, and on grants being checked rather than stored.
+   */
+  readonly corpusId?: string;
 }
 export interface AgentRole {
   readonly agentKey: string;
@@ -186,19 +192,27 @@ export function notCovered(wanted: readonly Capability[], holder: readonly Capab
 /** Grants as the read models and the wire format spell them. */
 export type WireGrants = {
   api_roles: string[];
-  corpus_roles: { corpus_key: string; role: string }[];
+  /** `corpus_id`: in read models only (the binding); the API shows `corpus_key` and `role`, as the reference does. */
+  corpus_roles: { corpus_key: string; role: string; corpus_id?: string }[];
   agent_roles: { agent_key: string; role: string }[];
 };
 
 export const toWireGrants = (g: Grants): WireGrants => ({
   api_roles: [...g.apiRoles],
-  corpus_roles: g.corpusRoles.map((r) => ({ corpus_key: r.corpusKey, role: r.role })),
+  corpus_roles: g.corpusRoles.map((r) => ({ corpus_key: r.corpusKey, role: r.role, ...(r.corpusId ? { corpus_id: r.corpusId } : {}) })),
   agent_roles: g.agentRoles.map((r) => ({ agent_key: r.agentKey, role: r.role })),
 });
 
 export const fromWireGrants = (w: WireGrants): Grants => ({
   apiRoles: w.api_roles as ApiRole[],
-  corpusRoles: w.corpus_roles.map((r) => ({ corpusKey: r.corpus_key, role: r.role as CorpusRoleName })),
+  corpusRoles: w.corpus_roles.map((r) => ({ corpusKey: r.corpus_key, role: r.role as CorpusRoleName, ...(r.corpus_id ? { corpusId: r.corpus_id } : {}) })),
   agentRoles: w.agent_roles.map((r) => ({ agentKey: r.agent_key, role: r.role as AgentRoleName })),
 });
 
+
+/** Grants as the API shows them (the reference's `CorpusRole`: `corpus_key` and `role`, no binding). */
+export const toViewGrants = (w: WireGrants): WireGrants => ({
+  api_roles: w.api_roles,
+  corpus_roles: w.corpus_roles.map((r) => ({ corpus_key: r.corpus_key, role: r.role })),
+  agent_roles: w.agent_roles,
+});

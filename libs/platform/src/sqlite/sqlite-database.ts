@@ -1,14 +1,19 @@
 import Database from 'better-sqlite3';
 import { EventEmitter } from 'node:events';
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import * as sqliteVec from 'sqlite-vec';
+import { ensurePrivateDir, ensurePrivateFile, PermissionWarning } from '../files/private-files';
 
 export interface SqliteDatabaseOptions {
   /** File path, or ':memory:' for tests. */
   readonly path: string;
   readonly synchronous?: 'FULL' | 'NORMAL';
+  /** Told when an existing database file was readable by others (it is tightened to 0600 regardless). */
+  readonly onPermissionWarning?: PermissionWarning;
 }
+
+/** The files SQLite keeps beside the database in WAL mode. */
+const SIDE_FILES = ['-wal', '-shm'] as const;
 
 /**
  * The embedded default's one database file: event store, read models and search index live in it, so a
@@ -23,9 +28,17 @@ export class SqliteDatabase {
   private readonly statements = new Map<string, Database.Statement>();
 
   constructor(readonly options: SqliteDatabaseOptions) {
-    if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+    const onDisk = options.path !== ':memory:';
+    // Events hold credentials' digests and sealed secrets: the files are the owner's only (docs/security.md).
+    if (onDisk) {
+      ensurePrivateDir(dirname(options.path));
+      ensurePrivateFile(options.path, options.onPermissionWarning);
+      for (const side of SIDE_FILES) ensurePrivateFile(options.path + side, options.onPermissionWarning, false);
+    }
     this.db = new Database(options.path);
     this.db.pragma('journal_mode = WAL');
+    // SQLite creates these with the database file's mode; set them anyway so no umask or version can widen them.
+    if (onDisk) for (const side of SIDE_FILES) ensurePrivateFile(options.path + side, undefined, false);
     this.synchronous = options.synchronous ?? 'FULL';
     this.db.pragma(`synchronous = ${this.synchronous}`);
     this.db.pragma('busy_timeout = 5000');
