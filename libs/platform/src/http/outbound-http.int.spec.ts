@@ -1,6 +1,6 @@
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { OutboundHttp } from './outbound-http';
+import { AddressLookup, OutboundHttp } from './outbound-http';
 import { OutboundPolicy, outboundRefusal } from './outbound-policy';
 
 /** The guarded client against real local servers: the check is made on the address each connection uses. */
@@ -18,7 +18,7 @@ describe('OutboundHttp', () => {
     servers.push(server);
     return (server.address() as AddressInfo).port;
   };
-  const client = (config: Partial<OutboundPolicy['config']>, lookup?: ConstructorParameters<typeof OutboundHttp>[1] extends infer O ? (O & object)['lookup'] : never) => {
+  const client = (config: Partial<OutboundPolicy['config']>, lookup?: AddressLookup) => {
     const http = new OutboundHttp(new OutboundPolicy({ allowPrivate: false, allowedHosts: [], deniedHosts: [], ...config }), { lookup });
     clients.push(http);
     return http;
