@@ -112,7 +112,9 @@ describe('provider credentials', () => {
     anthropic.enqueue({ error: { status: 401, message: 'invalid x-api-key sk-ant-rotated-HHHHHHHHHHHHHHHH' } });
     const refused = await app.call('POST', '/v2/llms/chat/completions', { model: 'claude-header', messages: [{ role: 'user', content: 'hi' }] });
     expect(refused.status).toBe(502);
-    expect(refused.body.messages[0]).toMatch(/refused the stored credentials \(401\): .*invalid x-api-key \*\*\*\*/);
+    expect(refused.body.messages[0]).toBe('LLM "claude-header" refused the stored credentials: the model endpoint answered 401');
+    // The upstream's text goes to the log only, scrubbed of the model's secret.
+    expect(app.logLines.join('\n')).toMatch(/upstream answered 401: .*invalid x-api-key \*\*\*\*/);
     bodies.push(refused.body, (await app.call('GET', '/v2/llms?limit=100')).body, (await app.call('GET', '/v2/events?limit=1000')).body);
 
     const responsesText = JSON.stringify(bodies);

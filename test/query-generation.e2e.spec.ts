@@ -239,7 +239,8 @@ describe('query generation', () => {
     upstream.enqueue({ error: { status: 500, message: 'the GPU caught fire' } });
     const failed = await ask({ model_parameters: { llm_name: 'scripted' }, enable_factual_consistency_score: false });
     expect(failed.status).toBe(502);
-    expect(failed.body.messages[0]).toMatch(/the GPU caught fire/);
+    expect(failed.body.messages[0]).toMatch(/LLM "scripted" failed: the model endpoint answered 500/);
+    expect(JSON.stringify(failed.body)).not.toContain('GPU');
   });
 
   it('lists the built-in presets in the reference shape, with the model they resolve to, filtered and paged', async () => {

@@ -17,7 +17,7 @@ export async function spawnService(env: Record<string, string>, timeoutMs = 30_0
   const preloads = preload.flatMap((p) => ['-r', p]);
   const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', ...preloads, join(root, 'apps', 'main.ts')], {
     cwd: root,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];

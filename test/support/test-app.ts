@@ -30,6 +30,8 @@ export async function startTestApp(options: { env?: Record<string, string>; role
     ADMIN_API_KEY: TEST_KEY,
     LOG_LEVEL: 'info',
     SQLITE_SYNCHRONOUS: 'NORMAL',
+    // The scripted model servers listen on 127.0.0.1, which the outbound policy refuses by default.
+    OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
     ...options.env,
   });
   const logLines: string[] = [];

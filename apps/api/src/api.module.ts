@@ -12,6 +12,9 @@ import {
   CLOCK,
   EVENT_STORE,
   ID_GENERATOR,
+  OUTBOUND_HTTP,
+  OutboundHttp,
+  OutboundPolicy,
   PROJECTION_PROGRESS,
   randomIds,
   READ_STORE,
@@ -64,8 +67,12 @@ export interface ApiModuleOptions {
 
 /** Closes the adapters (and stops the projections) after the HTTP server has drained. */
 class InfrastructureLifecycle implements OnApplicationShutdown {
-  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+  constructor(
+    @Inject(INFRASTRUCTURE) private readonly infra: Infrastructure,
+    @Inject(OUTBOUND_HTTP) private readonly outbound: OutboundHttp,
+  ) {}
   async onApplicationShutdown(): Promise<void> {
+    await this.outbound.close();
     await this.infra.close();
   }
 }
@@ -73,7 +80,7 @@ class InfrastructureLifecycle implements OnApplicationShutdown {
 @Global()
 @Module({})
 export class PortsModule {
-  static forRoot(options: ApiModuleOptions): DynamicModule {
+  static forRoot(options: ApiModuleOptions, outbound: OutboundHttp): DynamicModule {
     const { infra, config } = options;
     return {
       module: PortsModule,
@@ -86,11 +93,12 @@ export class PortsModule {
         { provide: PROJECTION_PROGRESS, useValue: infra.progress },
         { provide: CLOCK, useValue: options.clock ?? systemClock },
         { provide: ID_GENERATOR, useValue: randomIds },
+        { provide: OUTBOUND_HTTP, useValue: outbound },
         { provide: BACKGROUND_WORK, useValue: { enabled: !!infra.runtime } },
         { provide: StreamWriter, useValue: new StreamWriter({ store: infra.events, progress: infra.progress, timeoutMs: config.readYourWritesTimeoutMs }) },
         InfrastructureLifecycle,
       ],
-      exports: [INFRASTRUCTURE, BACKGROUND_WORK, StreamWriter, SERVICE_CONFIG, EVENT_STORE, READ_STORE, SEARCH_INDEX, PROJECTION_PROGRESS, CLOCK, ID_GENERATOR],
+      exports: [INFRASTRUCTURE, BACKGROUND_WORK, StreamWriter, SERVICE_CONFIG, OUTBOUND_HTTP, EVENT_STORE, READ_STORE, SEARCH_INDEX, PROJECTION_PROGRESS, CLOCK, ID_GENERATOR],
     };
   }
 }
@@ -123,16 +131,18 @@ export class ApiModule {
     if (unguarded.length) throw new Error(`Routes without a @Policy: ${unguarded.join(', ')}`);
     // One LlmsModule instance, shared with generation (it holds the quota engine and the model clients).
     const llms = LlmsModule.forRoot({ secretsKey: options.secretsKey });
+    // Every call leaving the service goes through this one guarded client (docs/security.md, Outbound calls).
+    const outbound = new OutboundHttp(new OutboundPolicy(options.config.outbound));
     return {
       module: ApiModule,
       imports: [
-        PortsModule.forRoot(options),
+        PortsModule.forRoot(options, outbound),
         CqrsModule.forRoot(),
         CorporaModule,
         AuthModule.forRoot({ signingKey: options.signingKey, secretsKey: options.secretsKey }),
         llms,
         GenerationModule.forRoot({ llms }),
-        EncodersModule.forRoot(loadEncoderConfig(options.config.env)),
+        EncodersModule.forRoot(loadEncoderConfig(options.config.env), outbound.fetch),
       ],
       controllers: options.routes === 'health' ? [HealthController] : API_CONTROLLERS,
       providers: [

@@ -10,7 +10,7 @@ import { UseLiteEncoder } from './use-lite/use-lite-encoder';
  * Builds the registry of a configuration: the two built-in encoders first (`enc_1` GloVe, the default, best on
  * SciFact; `enc_2` USE lite), then the configured endpoint (`enc_3`).
  */
-export function encoderRegistryFor(config: EncoderConfig): { registry: EncoderRegistry; builtIn: UseLiteEncoder } {
+export function encoderRegistryFor(config: EncoderConfig, outboundFetch?: typeof fetch): { registry: EncoderRegistry; builtIn: UseLiteEncoder } {
   const builtIn = new UseLiteEncoder(config.builtIn);
   const entries: RegisteredEncoder[] = [
     {
@@ -26,7 +26,7 @@ export function encoderRegistryFor(config: EncoderConfig): { registry: EncoderRe
   ];
   if (config.openAi) {
     entries.push({
-      encoder: new OpenAiEmbeddingsEncoder(config.openAi),
+      encoder: new OpenAiEmbeddingsEncoder({ ...config.openAi, fetch: outboundFetch }),
       type: 'openai-compatible',
       description: `Model "${config.openAi.model}" at ${config.openAi.baseUrl}/embeddings`,
     });
@@ -47,8 +47,9 @@ class BuiltInEncoderLifecycle implements OnModuleDestroy {
 /** Text encoders: provides `ENCODER_REGISTRY` for the settings read from the service's environment. */
 @Module({})
 export class EncodersModule {
-  static forRoot(config: EncoderConfig): DynamicModule {
-    const { registry, builtIn } = encoderRegistryFor(config);
+  /** `outboundFetch`: the service's guarded HTTP client (the outbound policy), for the configured endpoint. */
+  static forRoot(config: EncoderConfig, outboundFetch?: typeof fetch): DynamicModule {
+    const { registry, builtIn } = encoderRegistryFor(config, outboundFetch);
     return {
       module: EncodersModule,
       // Global: corpora's command and query handlers embed with the registry's encoders.

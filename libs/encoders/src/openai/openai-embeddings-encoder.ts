@@ -1,4 +1,4 @@
-import { DomainError } from '@lib/platform';
+import { DomainError, outboundRefusal } from '@lib/platform';
 import type { EncodeKind, Encoder } from '../encoder.port';
 import { inBatches, normalize } from '../vectors';
 
@@ -22,6 +22,8 @@ export interface OpenAiEncoderOptions {
   readonly documentPrefix?: string;
   /** Sends `dimensions` in the request, for models that can shorten their output (text-embedding-3-*). */
   readonly sendDimensions?: boolean;
+  /** HTTP client; the service gives its guarded one (outbound policy). Default: the global fetch. */
+  readonly fetch?: typeof fetch;
   /** The hybrid blend's lexical unit (Encoder.lexicalUnit). Default 100: λ 0.005 → lexical weight ≈ 0.33. */
   readonly lexicalUnit?: number;
 }
@@ -55,7 +57,7 @@ export class OpenAiEmbeddingsEncoder implements Encoder {
     const body = { model, input, encoding_format: 'float', ...(this.options.sendDimensions ? { dimensions: this.dimensions } : {}) };
     let res: Response;
     try {
-      res = await fetch(url, {
+      res = await (this.options.fetch ?? fetch)(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
         body: JSON.stringify(body),
@@ -64,13 +66,15 @@ export class OpenAiEmbeddingsEncoder implements Encoder {
     } catch (e) {
       const err = e as Error;
       if (err.name === 'TimeoutError') throw new DomainError('timeout', 'encoder.timeout', `Encoder "${this.name}" did not answer within ${timeoutMs} ms`);
+      const refused = outboundRefusal(err);
+      if (refused) throw new DomainError('upstream', 'encoder.outbound_refused', `Encoder "${this.name}" cannot be called: ${refused.message}`);
       throw new DomainError('unavailable', 'encoder.unreachable', `Encoder "${this.name}" could not be reached: ${err.message}`);
     }
     if (!res.ok) {
-      // The body often says why (bad model, bad key); a bounded excerpt helps, the key never appears in it.
-      const detail = (await res.text().catch(() => '')).slice(0, 300);
+      // The body is not relayed (docs/security.md): it may echo what the endpoint knows, e.g. a key or an internal address.
+      await res.body?.cancel().catch(() => undefined);
       const kind = res.status === 429 ? 'rate_limited' : 'upstream';
-      throw new DomainError(kind, 'encoder.http_error', `Encoder "${this.name}" answered HTTP ${res.status}${detail ? `: ${detail}` : ''}`);
+      throw new DomainError(kind, 'encoder.http_error', `Encoder "${this.name}" answered HTTP ${res.status}`);
     }
     return this.vectors(await res.json().catch(() => undefined), input.length);
   }

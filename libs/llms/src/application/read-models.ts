@@ -1,4 +1,4 @@
-import { maskedAuth, StoredAuth } from '../domain/auth';
+import { maskedAuth, maskUriCredentials, StoredAuth } from '../domain/auth';
 import type { LlmCapabilities } from '../domain/capabilities';
 import type { LlmType } from '../domain/llm';
 import type { Quota } from '../domain/quota';
@@ -38,7 +38,8 @@ export function llmView(row: LlmRow): Record<string, unknown> {
     type: row.type,
     model: row.model,
     // Empty for Bedrock and Vertex auth given no uri: the endpoint follows from the auth's region and project.
-    ...(row.uri ? { uri: row.uri } : {}),
+    // Masked: a uri stored with user:password@ before such uris were refused never shows them.
+    ...(row.uri ? { uri: maskUriCredentials(row.uri) } : {}),
     headers: row.headers,
     capabilities: row.capabilities,
     ...(row.idle_timeout_seconds !== null ? { idle_timeout_seconds: row.idle_timeout_seconds } : {}),

@@ -80,7 +80,8 @@ export function joinAuth(type: LlmAuthType, identifiers: AuthIdentifiers, secret
 
 /** The reference API's read view: the variant with every secret field replaced by `****`. */
 export function maskedAuth(stored: Pick<StoredAuth, 'type' | 'identifiers'>): Record<string, unknown> {
-  return { type: stored.type, ...stored.identifiers, ...Object.fromEntries(AUTH_FIELDS[stored.type].secret.map((f) => [f, MASK])) };
+  const identifiers = Object.fromEntries(Object.entries(stored.identifiers).map(([k, v]) => [k, typeof v === 'string' ? maskUriCredentials(v) : v]));
+  return { type: stored.type, ...identifiers, ...Object.fromEntries(AUTH_FIELDS[stored.type].secret.map((f) => [f, MASK])) };
 }
 
 /** The secret values of a variant, to scrub from upstream error text (a service-account key also by its private key). */
@@ -125,6 +126,20 @@ export function authContentProblems(auth: LlmAuth, prefix = 'auth'): Record<stri
   if ('project' in auth && !/^[a-z0-9.:-]+$/i.test(auth.project)) problems[`${prefix}.project`] = 'must be a Google Cloud project id';
   if (auth.type === 'oauth_client_credentials' && !/^https?:\/\/[^/]/i.test(auth.token_endpoint)) {
     problems[`${prefix}.token_endpoint`] = 'must be an absolute http or https URL';
+  } else if (auth.type === 'oauth_client_credentials' && hasUriCredentials(auth.token_endpoint)) {
+    problems[`${prefix}.token_endpoint`] = 'must not carry user:password@: the client id and secret are sent in the token request';
   }
   return problems;
+}
+
+const URI_USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i;
+
+/** Whether a URL carries `user[:password]@` (refused: it would be stored and shown in clear). */
+export function hasUriCredentials(uri: string): boolean {
+  return URI_USERINFO.test(uri);
+}
+
+/** `https://****:****@host/…` for a URL stored with credentials before they were refused; others unchanged. */
+export function maskUriCredentials(uri: string): string {
+  return uri.replace(URI_USERINFO, '$1****:****@');
 }

@@ -1,5 +1,5 @@
 import { assertNever, conflict, invalid, notFound } from '@lib/platform';
-import type { LlmAuthType, StoredAuth } from './auth';
+import { hasUriCredentials, LlmAuthType, StoredAuth } from './auth';
 import type { LlmCapabilities } from './capabilities';
 import { Quota, quotaProblems } from './quota';
 
@@ -91,6 +91,9 @@ export function validateSettings(settings: Partial<LlmSettings>): void {
     try {
       const url = new URL(settings.uri);
       if (!['http:', 'https:'].includes(url.protocol)) problems.uri = 'must be an http or https URL';
+      else if (hasUriCredentials(settings.uri)) {
+        problems.uri = 'must not carry user:password@ (it would be stored and shown in clear): send the credential in auth, e.g. {"type":"header","header":"Authorization","value":"Basic …"}, where it is encrypted and masked';
+      }
       const secretParam = [...url.searchParams.keys()].find((k) => CREDENTIAL_HEADER.test(k));
       if (secretParam) problems.uri = `query parameter ${secretParam} looks like a credential: send it in auth, where it is encrypted and masked`;
     } catch {

@@ -1,5 +1,5 @@
 import { givenEvents } from '@lib/testing';
-import { maskedAuth, splitAuth, joinAuth } from './auth';
+import { authContentProblems, maskedAuth, maskUriCredentials, splitAuth, joinAuth } from './auth';
 import { alternateRoles, inferCapabilities } from './capabilities';
 import { decideCreateLlm, decideDeleteLlm, decideUpdateLlm, llmFold, LlmEvent, LlmSettings } from './llm';
 import { exceededQuota, NO_USAGE, windowOf } from './quota';
@@ -36,6 +36,16 @@ describe('LLM registry decisions', () => {
     expect(create({ uri: 'ftp://x' })).toThrow(/uri/);
   });
 
+  it('refuses credentials in a uri (they would be stored and shown in clear), on create and on PATCH', () => {
+    const create = (uri: string) => () => decideCreateLlm({ status: 'absent' }, { llmId: 'x', name: 'x', settings: settings({ uri }) }, at);
+    expect(create('https://user:pass@api.example.com/v1/chat/completions')).toThrow(expect.objectContaining({ details: { fieldErrors: { uri: expect.stringMatching(/user:password@.*auth/) } } }));
+    expect(create('https://token@api.example.com/v1')).toThrow(/uri/);
+    expect(create('https://api.example.com/v1/chat/completions?x=a@b')).not.toThrow();
+    expect(() => decideUpdateLlm(llmFold.evolve(llmFold.initialState, created), 'm', { uri: 'http://a:b@h/v1' }, at)).toThrow(/uri/);
+    const oauth = { type: 'oauth_client_credentials' as const, client_id: 'c', client_secret: 's', token_endpoint: 'https://c:s@auth.example.com/token' };
+    expect(authContentProblems(oauth)).toHaveProperty(['auth.token_endpoint']);
+  });
+
   it('records only what changed; an unchanged PATCH appends nothing; a quota is replaced whole', () => {
     const given = givenEvents(llmFold, [created]);
     given.when((s) => decideUpdateLlm(s, 'm', { model: 'gpt-4o', description: 'new' }, at)).then([
@@ -67,6 +77,13 @@ describe('auth masking', () => {
     expect(maskedAuth({ type: 'header', identifiers })).toEqual({ type: 'header', header: 'api-key', value: '****' });
     expect(joinAuth('header', identifiers, secrets)).toEqual(auth);
     expect(maskedAuth({ type: 'bearer', identifiers: {} })).toEqual({ type: 'bearer', token: '****' });
+  });
+
+  it('masks credentials in a uri stored before they were refused', () => {
+    expect(maskUriCredentials('https://user:pass@host:8443/v1/chat?q=1')).toBe('https://****:****@host:8443/v1/chat?q=1');
+    expect(maskUriCredentials('http://token@host/')).toBe('http://****:****@host/');
+    expect(maskUriCredentials('https://host/v1?mail=a@b')).toBe('https://host/v1?mail=a@b');
+    expect(maskedAuth({ type: 'oauth_client_credentials', identifiers: { client_id: 'c', token_endpoint: 'https://c:s@auth/token' } })).toMatchObject({ token_endpoint: 'https://****:****@auth/token' });
   });
 });
 

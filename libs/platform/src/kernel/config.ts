@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { OutboundPolicyConfig, outboundPolicyFromEnv } from '../http/outbound-policy';
 
 /** Service configuration, read once from the environment and validated at start. */
 export interface ServiceConfig {
@@ -48,6 +49,8 @@ export interface ServiceConfig {
   readonly rerankerName: string;
   readonly rerankerModel?: string;
   readonly rerankerApiKey?: string;
+  /** Which addresses calls leaving the service may reach (OUTBOUND_* settings, docs/security.md). */
+  readonly outbound: OutboundPolicyConfig;
   /**
    * The environment this configuration was read from, for the libraries that read their own settings from it
    * (encoders), so that they see the same variables the service was started with.
@@ -110,6 +113,8 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
   if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
     problems.push(`SQLITE_SYNCHRONOUS must be FULL or NORMAL, got "${synchronous}"`);
   }
+  const outbound = outboundPolicyFromEnv(env);
+  problems.push(...outbound.problems);
   const config: ServiceConfig = {
     env,
     port: int('PORT', 8080, 0, 65535),
@@ -140,6 +145,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     rerankerName: text('RERANKER_NAME') ?? 'Rerank_Multilingual_v1',
     rerankerModel: text('RERANKER_MODEL'),
     rerankerApiKey: text('RERANKER_API_KEY'),
+    outbound: outbound.config,
   };
   if (!/^[A-Za-z0-9-]+$/.test(config.typesenseCollectionPrefix)) {
     problems.push('TYPESENSE_COLLECTION_PREFIX must contain only letters, digits and hyphens');

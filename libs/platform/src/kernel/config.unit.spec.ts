@@ -24,6 +24,12 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads the outbound policy, refusing private targets unless told, and reports malformed entries', () => {
+    expect(loadConfig({}).outbound).toEqual({ allowPrivate: false, allowedHosts: [], deniedHosts: [] });
+    expect(loadConfig({ OUTBOUND_ALLOW_PRIVATE: 'true', OUTBOUND_ALLOWED_HOSTS: 'localhost:11434' }).outbound).toMatchObject({ allowPrivate: true, allowedHosts: ['localhost:11434'] });
+    expect(() => loadConfig({ OUTBOUND_DENIED_HOSTS: '10.0.0.0/99' })).toThrow(/OUTBOUND_DENIED_HOSTS: "10.0.0.0\/99" is not an IP address or CIDR range/);
+  });
+
   it('accepts the production engines', () => {
     const c = loadConfig({ EVENTSTORE_URL: 'esdb://localhost:2113?tls=false', MONGODB_URL: 'mongodb://localhost:27017/?replicaSet=rs0', TYPESENSE_URL: 'http://localhost:8108', TYPESENSE_API_KEY: 'k' });
     expect(c.eventStoreUrl).toBe('esdb://localhost:2113?tls=false');

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DomainError, invalid, SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
+import { DomainError, invalid, OUTBOUND_HTTP, OutboundHttp, outboundRefusal, SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
 import type { ModelReranker } from './rerankers';
 
 /** How long a rerank call may take before the query fails with 504. */
@@ -11,12 +11,12 @@ const RERANK_TIMEOUT_MS = 30_000;
  * `[{index, score}]`); either answer is read. Scores are used as the endpoint returns them (0–1 for these).
  */
 export class HttpModelReranker implements ModelReranker {
-  constructor(private readonly options: { readonly url: string; readonly model?: string; readonly apiKey?: string }) {}
+  constructor(private readonly options: { readonly url: string; readonly model?: string; readonly apiKey?: string; readonly fetch: typeof fetch }) {}
 
   async score(query: string, texts: readonly string[]): Promise<number[]> {
     let res: Response;
     try {
-      res = await fetch(this.options.url, {
+      res = await this.options.fetch(this.options.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}) },
         body: JSON.stringify({ query, documents: texts, texts, top_n: texts.length, ...(this.options.model ? { model: this.options.model } : {}) }),
@@ -24,6 +24,8 @@ export class HttpModelReranker implements ModelReranker {
       });
     } catch (e) {
       if (e instanceof DOMException && e.name === 'TimeoutError') throw new DomainError('timeout', 'reranker.timeout', `The reranker did not answer within ${RERANK_TIMEOUT_MS} ms`);
+      const refused = outboundRefusal(e);
+      if (refused) throw new DomainError('upstream', 'reranker.outbound_refused', `The reranker cannot be called: ${refused.message}`);
       throw new DomainError('upstream', 'reranker.unreachable', `The reranker could not be reached: ${e instanceof Error ? e.message : String(e)}`);
     }
     const body: unknown = await res.json().catch(() => undefined);
@@ -44,9 +46,10 @@ export class HttpModelReranker implements ModelReranker {
 export class ModelRerankers {
   private readonly configured?: { readonly name: string; readonly reranker: ModelReranker };
 
-  constructor(@Inject(SERVICE_CONFIG) config: ServiceConfig) {
+  constructor(@Inject(SERVICE_CONFIG) config: ServiceConfig, @Inject(OUTBOUND_HTTP) outbound: OutboundHttp) {
     if (config.rerankerUrl) {
-      this.configured = { name: config.rerankerName, reranker: new HttpModelReranker({ url: config.rerankerUrl, model: config.rerankerModel, apiKey: config.rerankerApiKey }) };
+      const options = { url: config.rerankerUrl, model: config.rerankerModel, apiKey: config.rerankerApiKey, fetch: outbound.fetch };
+      this.configured = { name: config.rerankerName, reranker: new HttpModelReranker(options) };
     }
   }
 

@@ -1,11 +1,12 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { CommandContext, ID_GENERATOR, IdGenerator, invalid, WriteResult } from '@lib/platform';
+import { CommandContext, ID_GENERATOR, IdGenerator, invalid, OUTBOUND_HTTP, OutboundHttp, WriteResult } from '@lib/platform';
 import { authContentProblems, LlmAuth, splitAuth, StoredAuth } from '../../domain/auth';
 import { inferCapabilities, LlmCapabilities } from '../../domain/capabilities';
 import { decideCreateLlm, defaultUri, llmFold, LlmType } from '../../domain/llm';
 import type { Quota } from '../../domain/quota';
 import { LlmWriter } from '../llm-writer';
+import { checkOutboundTargets } from '../outbound-targets';
 import { SecretBox } from '../secrets/secret-box';
 
 /** A model's configuration as a caller gives it: auth in clear (sealed before it reaches an event). */
@@ -51,11 +52,13 @@ export class CreateLlmHandler implements ICommandHandler<CreateLlm, WriteResult<
     private readonly writer: LlmWriter,
     private readonly box: SecretBox,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
+    @Inject(OUTBOUND_HTTP) private readonly outbound: OutboundHttp,
   ) {}
 
   async execute({ name, input, ctx }: CreateLlm): Promise<WriteResult<{ llmId: string }>> {
     const llmId = this.ids.numeric('llm');
     const type = input.type ?? 'openai-compatible';
+    await checkOutboundTargets(this.outbound.policy, { uri: input.uri, auth: input.auth });
     const settings = {
       type,
       model: input.model,

@@ -1,9 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { ChatCompletion } from 'openai/resources/chat/completions';
-import { invalid } from '@lib/platform';
+import { DomainError, invalid, OUTBOUND_HTTP, OutboundHttp, outboundRefusal } from '@lib/platform';
 import { authContentProblems } from '../../domain/auth';
 import { inferCapabilities, LlmCapabilities } from '../../domain/capabilities';
 import { defaultUri, validateCombination, validateSettings } from '../../domain/llm';
+import { checkOutboundTargets } from '../outbound-targets';
 import type { ChatUpstream } from '../provider/chat-upstream';
 import { LlmProviders } from '../provider/llm-providers';
 import type { Endpoint } from '../provider/openai-provider';
@@ -28,14 +29,21 @@ const RED_PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQk
  */
 @Injectable()
 export class DiscoverLlm {
-  constructor(private readonly providers: LlmProviders) {}
+  constructor(
+    private readonly providers: LlmProviders,
+    @Inject(OUTBOUND_HTTP) private readonly outbound: OutboundHttp,
+  ) {}
 
   /** `uri` in the answer is the one a registration would store (Anthropic's default when none was given). */
   async discover(candidate: Endpoint): Promise<{ capabilities: LlmCapabilities; discovery: Discovery; uri: string }> {
     const endpoint = checkedCandidate(candidate);
+    await checkOutboundTargets(this.outbound.policy, endpoint);
     const upstream = this.providers.connect(endpoint);
     const ask = (body: Record<string, unknown>) => this.ask(upstream, body);
     await ask({ messages: [{ role: 'user', content: 'Reply with the word OK.' }], max_tokens: 16 }).catch((e: unknown) => {
+      // Refused at connect time (the name resolved elsewhere than at the check above): the candidate's uri is at fault.
+      const refused = outboundRefusal(e);
+      if (refused) throw invalid('llm.outbound_refused', `Invalid uri: ${refused.message}`, { uri: refused.message });
       throw upstreamError(e, endpoint.model, upstream.idleTimeoutSeconds, upstream.secrets, false, upstream.classify);
     });
     const notTranslated = (guess: boolean, field: string): Promise<Finding<boolean>> =>
@@ -78,7 +86,9 @@ export class DiscoverLlm {
       if (failure.kind === 'status' && failure.status >= 400 && failure.status < 500) {
         return { value: onRefusal === 'true', method: 'probe', detail: `the server refused the probe (${failure.status})` };
       }
-      return { value: guess, method: 'inferred', detail: `the probe failed (${(e as Error).message.slice(0, 100)}); guessed from the model name` };
+      // The upstream's own text is not shown (docs/security.md): only what kind of failure it was.
+      const why = e instanceof DomainError ? e.message : failure.kind === 'status' ? `the server answered ${failure.status}` : failure.kind === 'unreachable' ? 'the server could not be reached' : failure.kind;
+      return { value: guess, method: 'inferred', detail: `the probe failed (${why}); guessed from the model name` };
     }
   }
 

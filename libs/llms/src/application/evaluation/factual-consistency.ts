@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandContext, DomainError, invalid, SERVICE_CONFIG, ServiceConfig, unavailable } from '@lib/platform';
+import { CommandContext, DomainError, invalid, OUTBOUND_HTTP, OutboundHttp, outboundRefusal, SERVICE_CONFIG, ServiceConfig, unavailable } from '@lib/platform';
 import { ChatCompletions } from '../chat/chat-completions';
 import { parseHhemScores, parseJudgeScore } from './scores';
 
@@ -30,6 +30,7 @@ export class FactualConsistency {
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly chat: ChatCompletions,
+    @Inject(OUTBOUND_HTTP) private readonly outbound: OutboundHttp,
   ) {}
 
   async evaluate(request: FcsRequest, ctx: CommandContext): Promise<FcsResult> {
@@ -53,8 +54,10 @@ export class FactualConsistency {
     const headers: Record<string, string> = { 'content-type': 'application/json', ...(this.config.fcsHhemApiKey ? { authorization: `Bearer ${this.config.fcsHhemApiKey}` } : {}) };
     let res: Response;
     try {
-      res = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ pairs: [[premise, hypothesis]] }), signal: AbortSignal.timeout(60_000) });
+      res = await this.outbound.fetch(url, { method: 'POST', headers, body: JSON.stringify({ pairs: [[premise, hypothesis]] }), signal: AbortSignal.timeout(60_000) });
     } catch (e) {
+      const refused = outboundRefusal(e);
+      if (refused) throw new DomainError('upstream', 'fcs.outbound_refused', `The HHEM endpoint cannot be called: ${refused.message}`);
       const timedOut = (e as Error).name === 'TimeoutError';
       throw new DomainError(timedOut ? 'timeout' : 'upstream', 'fcs.hhem_unreachable', timedOut ? 'The HHEM endpoint did not answer within 60 s' : `The HHEM endpoint could not be reached: ${(e as Error).message}`);
     }

@@ -9,7 +9,6 @@ import { ChatUpstream, sdkLogger, StreamItem, UpstreamFailure } from './chat-ups
 import { ChatTurn, chunkMaker, completionOf, FinishReason, openAiUsage, splitSystem, translateRequest } from './chat-translation';
 import { GoogleTokenSource, serviceAccountTokens, staticAccessToken } from './google-credentials';
 import type { ProviderEndpoint } from './provider-endpoint';
-import { upstreamFetch } from './upstream-fetch';
 import { connectionReason } from './upstream-errors';
 
 /** Anthropic requires `max_tokens`; OpenAI callers often omit it. 4096 is what every Claude model can give. */
@@ -30,8 +29,8 @@ class StoredCredentialAnthropic extends Anthropic {
  * on AWS Bedrock (`@anthropic-ai/bedrock-sdk`: SigV4 with static IAM keys, or a Bedrock API key) or on Google
  * Vertex AI (`@anthropic-ai/vertex-sdk`: a service-account key or an access token).
  */
-export function anthropicChat(endpoint: ProviderEndpoint, auth: LlmAuth): ChatUpstream {
-  const client = anthropicClient(endpoint, auth);
+export function anthropicChat(endpoint: ProviderEndpoint, auth: LlmAuth, outboundFetch: typeof fetch): ChatUpstream {
+  const client = anthropicClient(endpoint, auth, outboundFetch);
   const model = endpoint.model;
   const request = (body: Parameters<ChatUpstream['complete']>[0]): MessageCreateParamsBase => {
     const chat = translateRequest(body, 'anthropic', ['top_k', 'metadata']);
@@ -71,7 +70,7 @@ export function anthropicChat(endpoint: ProviderEndpoint, auth: LlmAuth): ChatUp
   };
 }
 
-function anthropicClient(endpoint: ProviderEndpoint, auth: LlmAuth): Anthropic | AnthropicBedrock | AnthropicVertex {
+function anthropicClient(endpoint: ProviderEndpoint, auth: LlmAuth, outboundFetch: typeof fetch): Anthropic | AnthropicBedrock | AnthropicVertex {
   // Retries stay off (a retried completion is billed twice); the SDK timeout is a backstop behind ChatCompletions' own.
   const common = {
     maxRetries: 0,
@@ -79,7 +78,7 @@ function anthropicClient(endpoint: ProviderEndpoint, auth: LlmAuth): Anthropic |
     defaultHeaders: { ...endpoint.headers },
     logLevel: 'warn' as const,
     logger: sdkLogger('anthropic', secretValues(auth)),
-    fetch: upstreamFetch,
+    fetch: outboundFetch,
   };
   // The direct API's default URI names Anthropic itself: it is never a Bedrock or Vertex endpoint.
   const given = endpoint.uri && endpoint.uri !== ANTHROPIC_DEFAULT_URI ? endpoint.uri.replace(/\/$/, '') : undefined;
@@ -109,7 +108,7 @@ function anthropicClient(endpoint: ProviderEndpoint, auth: LlmAuth): Anthropic |
       return new AnthropicBedrock({ ...common, baseURL: given ?? `https://bedrock-runtime.${auth.region}.amazonaws.com`, awsRegion: auth.region, apiKey: auth.api_key });
     case 'vertex_service_account':
     case 'vertex_access_token': {
-      const tokens: GoogleTokenSource = auth.type === 'vertex_access_token' ? staticAccessToken(auth.access_token, auth.project) : serviceAccountTokens(auth.key_json, auth.project);
+      const tokens: GoogleTokenSource = auth.type === 'vertex_access_token' ? staticAccessToken(auth.access_token, auth.project) : serviceAccountTokens(auth.key_json, auth.project, outboundFetch);
       return new AnthropicVertex({
         ...common,
         baseURL: given?.replace(/\/projects\/.*$/, '') ?? vertexBase(auth.region),

@@ -5,7 +5,6 @@ import type { ChatUpstream, StreamItem, UpstreamFailure } from './chat-upstream'
 import { ChatTurn, chunkMaker, completionOf, FinishReason, openAiUsage, splitSystem, translateRequest } from './chat-translation';
 import { serviceAccountTokens } from './google-credentials';
 import type { ProviderEndpoint } from './provider-endpoint';
-import { upstreamFetch } from './upstream-fetch';
 import { connectionReason } from './upstream-errors';
 
 /**
@@ -13,16 +12,16 @@ import { connectionReason } from './upstream-errors';
  * service-account key (the uri names the project and location), or the Gemini API (Google AI Studio) with an
  * API key. The uri is normalised as the reference describes: model path, method suffix and query are dropped.
  */
-export function geminiChat(endpoint: ProviderEndpoint, auth: LlmAuth): ChatUpstream {
+export function geminiChat(endpoint: ProviderEndpoint, auth: LlmAuth, outboundFetch: typeof fetch): ChatUpstream {
   const target = geminiEndpoint(endpoint.uri);
-  // Our fetch, as the openai and Anthropic SDKs get it (no 300 s transport timeouts; the SDK would otherwise
-  // reach into undici's global dispatcher, which a sandboxed runtime such as jest's does not expose). No SDK
+  // The guarded fetch, as the openai and Anthropic SDKs get it (outbound policy, no 300 s transport timeouts; the
+  // SDK would otherwise reach into undici's global dispatcher, which a sandboxed runtime such as jest's does not expose). No SDK
   // `timeout`: it would bound the whole stream, not the gaps; ChatCompletions' idle timer bounds each wait.
-  const httpOptions = { baseUrl: target.baseUrl, apiVersion: target.apiVersion, headers: { ...endpoint.headers }, fetch: upstreamFetch };
+  const httpOptions = { baseUrl: target.baseUrl, apiVersion: target.apiVersion, headers: { ...endpoint.headers }, fetch: outboundFetch };
   let ai: GoogleGenAI;
   if (auth.type === 'api_key') ai = new GoogleGenAI({ apiKey: auth.api_key, vertexai: target.vertex, httpOptions });
   else if (auth.type === 'service_account') {
-    const tokens = serviceAccountTokens(auth.key_json, target.project);
+    const tokens = serviceAccountTokens(auth.key_json, target.project, outboundFetch);
     const authClient = tokens as unknown as NonNullable<NonNullable<NonNullable<ConstructorParameters<typeof GoogleGenAI>[0]>['googleAuthOptions']>['authClient']>;
     ai = new GoogleGenAI({ vertexai: true, project: tokens.projectId, location: target.location, googleAuthOptions: { authClient }, httpOptions });
   } else throw new Error(`auth type ${auth.type} does not apply to vertex-ai`);

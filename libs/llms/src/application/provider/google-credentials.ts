@@ -1,5 +1,5 @@
 import { importPKCS8, SignJWT } from 'jose';
-import { DomainError } from '@lib/platform';
+import { DomainError, outboundRefusal } from '@lib/platform';
 import { parseServiceAccountKey } from '../../domain/auth';
 import { scrub } from './upstream-errors';
 
@@ -27,7 +27,7 @@ export function staticAccessToken(token: string, project: string | undefined): G
  * an RS256 assertion signed with the key, sent to the key's `token_uri` (Google's endpoint when it names none,
  * as Google's Python library reads it), and the token reused until a minute before it expires.
  */
-export function serviceAccountTokens(keyJson: string, project?: string): GoogleTokenSource {
+export function serviceAccountTokens(keyJson: string, project: string | undefined, outboundFetch: typeof fetch): GoogleTokenSource {
   const key = parseServiceAccountKey(keyJson);
   if (!key) throw new DomainError('invalid', 'llm.invalid_auth', 'The stored service-account key is not a Google service-account key JSON');
   const tokenUri = key.token_uri ?? GOOGLE_TOKEN_URI;
@@ -44,7 +44,9 @@ export function serviceAccountTokens(keyJson: string, project?: string): GoogleT
       .setExpirationTime(now + 3600)
       .sign(signingKey);
     const form = new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion });
-    const res = await fetch(tokenUri, { method: 'POST', body: form, signal: AbortSignal.timeout(30_000) }).catch((e: Error) => {
+    const res = await outboundFetch(tokenUri, { method: 'POST', body: form, signal: AbortSignal.timeout(30_000) }).catch((e: Error) => {
+      const refused = outboundRefusal(e);
+      if (refused) throw new DomainError('upstream', 'llm.outbound_refused', `The Google token endpoint cannot be called: ${refused.message}`);
       throw new DomainError('upstream', 'llm.google_token_failed', `The Google token endpoint could not be reached: ${scrub((e.cause as Error | undefined)?.message ?? e.message, [key.private_key])}`);
     });
     const body = (await res.json().catch(() => ({}))) as { access_token?: string; expires_in?: number; error?: string };

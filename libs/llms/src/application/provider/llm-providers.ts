@@ -1,5 +1,5 @@
-import { Injectable } from '@nestjs/common';
-import { assertNever, invalid } from '@lib/platform';
+import { Inject, Injectable } from '@nestjs/common';
+import { assertNever, invalid, OUTBOUND_HTTP, OutboundHttp } from '@lib/platform';
 import type { LlmAuth } from '../../domain/auth';
 import type { LlmRow } from '../read-models';
 import { anthropicChat } from './anthropic-chat';
@@ -20,7 +20,10 @@ export class LlmProviders {
   /** By model name: a re-registered name (a new id) is a new position, so a new client. */
   private readonly cache = new Map<string, { position: number; upstream: ChatUpstream }>();
 
-  constructor(private readonly openai: OpenAiProvider) {}
+  constructor(
+    private readonly openai: OpenAiProvider,
+    @Inject(OUTBOUND_HTTP) private readonly outbound: OutboundHttp,
+  ) {}
 
   forRow(row: LlmRow): ChatUpstream {
     const cached = this.cache.get(row.name);
@@ -56,9 +59,9 @@ export class LlmProviders {
       case 'openai-responses':
         return openAiResponsesChat(this.openai.connect(endpoint));
       case 'vertex-ai':
-        return geminiChat(resolved, requireAuth(endpoint.auth, type));
+        return geminiChat(resolved, requireAuth(endpoint.auth, type), this.outbound.fetch);
       case 'anthropic':
-        return anthropicChat(resolved, requireAuth(endpoint.auth, type));
+        return anthropicChat(resolved, requireAuth(endpoint.auth, type), this.outbound.fetch);
       default:
         return assertNever(type);
     }

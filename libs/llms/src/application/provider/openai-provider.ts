@@ -1,12 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import OpenAI from 'openai';
-import { DomainError } from '@lib/platform';
+import { DomainError, OUTBOUND_HTTP, OutboundHttp, outboundRefusal } from '@lib/platform';
 import { joinAuth, LlmAuth, secretValues, StoredAuth } from '../../domain/auth';
 import type { LlmType } from '../../domain/llm';
 import { SecretBox } from '../secrets/secret-box';
 import { sdkLogger } from './chat-upstream';
 import { scrub } from './upstream-errors';
-import { upstreamFetch } from './upstream-fetch';
 
 /** Read timeout when a model sets no `idle_timeout_seconds` (what OpenAI's and Anthropic's SDKs use). */
 export const DEFAULT_IDLE_TIMEOUT_SECONDS = 60;
@@ -38,7 +37,10 @@ export interface Endpoint {
  */
 @Injectable()
 export class OpenAiProvider {
-  constructor(private readonly box: SecretBox) {}
+  constructor(
+    private readonly box: SecretBox,
+    @Inject(OUTBOUND_HTTP) private readonly outbound: OutboundHttp,
+  ) {}
 
   open(llmId: string, stored: StoredAuth | null): LlmAuth | null {
     return stored ? joinAuth(stored.type, stored.identifiers, this.box.open(stored.sealed, `llm:${llmId}`)) : null;
@@ -63,14 +65,14 @@ export class OpenAiProvider {
       timeout: idleTimeoutSeconds * 1000 + 5000,
       logLevel: 'warn',
       logger: sdkLogger('openai', secrets),
-      fetch: upstreamFetch,
+      fetch: this.outbound.fetch,
     });
-    return { client, model: endpoint.model, idleTimeoutSeconds, secrets, authHeaders: auth ? authHeaders(auth) : async () => ({ Authorization: null }) };
+    return { client, model: endpoint.model, idleTimeoutSeconds, secrets, authHeaders: auth ? authHeaders(auth, this.outbound.fetch) : async () => ({ Authorization: null }) };
   }
 }
 
 /** Headers for each request; OAuth client credentials fetch a token and reuse it until shortly before it expires. */
-function authHeaders(auth: LlmAuth): () => Promise<Record<string, string | null>> {
+function authHeaders(auth: LlmAuth, outboundFetch: typeof fetch): () => Promise<Record<string, string | null>> {
   switch (auth.type) {
     case 'bearer':
       return async () => ({ Authorization: `Bearer ${auth.token}` });
@@ -79,7 +81,7 @@ function authHeaders(auth: LlmAuth): () => Promise<Record<string, string | null>
     case 'oauth_client_credentials': {
       let token: { value: string; until: number } | undefined;
       return async () => {
-        if (!token || Date.now() >= token.until) token = await fetchToken(auth);
+        if (!token || Date.now() >= token.until) token = await fetchToken(auth, outboundFetch);
         return { Authorization: `Bearer ${token.value}` };
       };
     }
@@ -89,10 +91,12 @@ function authHeaders(auth: LlmAuth): () => Promise<Record<string, string | null>
   }
 }
 
-async function fetchToken(auth: Extract<LlmAuth, { type: 'oauth_client_credentials' }>): Promise<{ value: string; until: number }> {
+async function fetchToken(auth: Extract<LlmAuth, { type: 'oauth_client_credentials' }>, outboundFetch: typeof fetch): Promise<{ value: string; until: number }> {
   const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: auth.client_id, client_secret: auth.client_secret });
   if (auth.scopes?.length) form.set('scope', auth.scopes.join(' '));
-  const res = await fetch(auth.token_endpoint, { method: 'POST', body: form, signal: AbortSignal.timeout(30_000) }).catch((e: Error) => {
+  const res = await outboundFetch(auth.token_endpoint, { method: 'POST', body: form, signal: AbortSignal.timeout(30_000) }).catch((e: Error) => {
+    const refused = outboundRefusal(e);
+    if (refused) throw new DomainError('upstream', 'llm.outbound_refused', `The OAuth token endpoint cannot be called: ${refused.message}`);
     throw new DomainError('upstream', 'llm.oauth_failed', `The OAuth token endpoint could not be reached: ${scrub(e.message, [auth.client_secret])}`);
   });
   const body = (await res.json().catch(() => ({}))) as { access_token?: string; expires_in?: number };

@@ -1,5 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import { DomainError } from '@lib/platform';
+import { Logger } from '@nestjs/common';
+import { DomainError, outboundRefusal } from '@lib/platform';
 
 /** What a thrown upstream error means, whichever SDK threw it. */
 export type UpstreamFailure =
@@ -16,12 +17,14 @@ export class CallerAborted extends Error {
   }
 }
 
-/** Upstream text is shortened and scrubbed of our own credentials before it reaches a caller or a log. */
-export function scrub(text: string, secrets: readonly string[]): string {
+/** Upstream text is shortened and scrubbed of our own credentials before it reaches a log. */
+export function scrub(text: string, secrets: readonly string[], max = 300): string {
   let out = text;
   for (const s of secrets) if (s.length >= 4) out = out.split(s).join('****');
-  return out.length > 300 ? `${out.slice(0, 300)}…` : out;
+  return out.length > max ? `${out.slice(0, max)}…` : out;
 }
+
+const log = new Logger('llms.upstream');
 
 /**
  * Why a connection failed, from an error's cause chain: "fetch failed: connect ECONNREFUSED 127.0.0.1:9"
@@ -48,9 +51,11 @@ export function classifyOpenAiError(e: unknown): UpstreamFailure {
 
 /**
  * Maps an upstream failure to the service's errors: no answer in time → 504; unreachable or failing upstream →
- * 502 with the reason; upstream 400/404/422 (it rejected what the caller sent) → 400; upstream 429 → 429;
- * upstream 401/403 (our stored credential) → 502, since the caller cannot fix it. `classify` reads the SDK's
- * error (the OpenAI SDK's by default).
+ * 502; upstream 400/404/422 (it rejected what the caller sent) → 400; upstream 429 → 429; upstream 401/403 (our
+ * stored credential) → 502, since the caller cannot fix it; a target the outbound policy refuses → 502 naming the
+ * setting. The caller is told the status and a generic reason, never the upstream's text (it may echo
+ * credentials, internal addresses or another tenant's data): that goes to the service log only, scrubbed of the
+ * model's secrets. `classify` reads the SDK's error (the OpenAI SDK's by default).
  */
 export function upstreamError(
   e: unknown,
@@ -61,7 +66,12 @@ export function upstreamError(
   classify: (e: unknown) => UpstreamFailure = classifyOpenAiError,
 ): Error {
   if (e instanceof DomainError || e instanceof CallerAborted) return e;
+  const refused = outboundRefusal(e);
+  if (refused) return new DomainError('upstream', 'llm.outbound_refused', `LLM "${llmName}" cannot be called: ${refused.message}`);
   const failure = classify(e);
+  if (failure.kind === 'status' || failure.kind === 'other') {
+    log.warn(`LLM "${llmName}" upstream ${failure.kind === 'status' ? `answered ${failure.status}` : 'failed'}: ${scrub(failure.message, secrets, 2000)}`);
+  }
   if (timedOut || failure.kind === 'timeout') {
     return new DomainError('timeout', 'llm.upstream_timeout', `LLM "${llmName}" did not answer within ${timeoutSeconds} s`);
   }
@@ -71,14 +81,14 @@ export function upstreamError(
     case 'unreachable':
       return new DomainError('upstream', 'llm.upstream_unreachable', `LLM "${llmName}" could not be reached: ${scrub(failure.message, secrets)}`);
     case 'other':
-      return new DomainError('upstream', 'llm.upstream_failed', `LLM "${llmName}" failed: ${scrub(failure.message, secrets)}`);
+      return new DomainError('upstream', 'llm.upstream_failed', `LLM "${llmName}" failed: the model endpoint reported an error (details are in the service log)`);
     case 'status': {
-      const reason = scrub(failure.message, secrets);
       const status = failure.status;
-      if (status === 400 || status === 404 || status === 422) return new DomainError('invalid', 'llm.upstream_rejected', `LLM "${llmName}" rejected the request (${status}): ${reason}`);
-      if (status === 429) return new DomainError('rate_limited', 'llm.upstream_rate_limited', `LLM "${llmName}" is rate limited upstream (429): ${reason}`, { retryAfterSeconds: 1 });
-      if (status === 401 || status === 403) return new DomainError('upstream', 'llm.upstream_auth', `LLM "${llmName}" refused the stored credentials (${status}): ${reason}`);
-      return new DomainError('upstream', 'llm.upstream_failed', `LLM "${llmName}" failed (${status}): ${reason}`);
+      const answered = `the model endpoint answered ${status}`;
+      if (status === 400 || status === 404 || status === 422) return new DomainError('invalid', 'llm.upstream_rejected', `LLM "${llmName}" rejected the request: ${answered}`);
+      if (status === 429) return new DomainError('rate_limited', 'llm.upstream_rate_limited', `LLM "${llmName}" is rate limited upstream: ${answered}`, { retryAfterSeconds: 1 });
+      if (status === 401 || status === 403) return new DomainError('upstream', 'llm.upstream_auth', `LLM "${llmName}" refused the stored credentials: ${answered}`);
+      return new DomainError('upstream', 'llm.upstream_failed', `LLM "${llmName}" failed: ${answered}`);
     }
   }
 }

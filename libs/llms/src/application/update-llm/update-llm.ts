@@ -1,8 +1,10 @@
+import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import type { CommandContext, WriteResult } from '@lib/platform';
+import { CommandContext, OUTBOUND_HTTP, OutboundHttp, WriteResult } from '@lib/platform';
 import { decideUpdateLlm, llmFold, LlmSettings, LlmState } from '../../domain/llm';
 import { LlmInput, sealAuth } from '../create-llm/create-llm';
 import { LlmWriter } from '../llm-writer';
+import { checkOutboundTargets } from '../outbound-targets';
 import { SecretBox } from '../secrets/secret-box';
 
 /** A PATCH: absent fields keep their value; a new `auth` rotates the credential; the name never changes. */
@@ -19,10 +21,12 @@ export class UpdateLlmHandler implements ICommandHandler<UpdateLlm, WriteResult<
   constructor(
     private readonly writer: LlmWriter,
     private readonly box: SecretBox,
+    @Inject(OUTBOUND_HTTP) private readonly outbound: OutboundHttp,
   ) {}
 
   async execute({ nameOrId, input, ctx }: UpdateLlm): Promise<WriteResult<{ name: string }>> {
     const name = await this.writer.nameOf(nameOrId);
+    await checkOutboundTargets(this.outbound.policy, { uri: input.uri, auth: input.auth });
     const decide = (state: LlmState) => {
       const current = state.status === 'active' ? state.settings : undefined;
       const requested: Partial<LlmSettings> = {

@@ -1,0 +1,78 @@
+import { lookup as dnsLookup } from 'node:dns';
+import { isIP } from 'node:net';
+import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
+import { OutboundPolicy, OutboundRefused } from './outbound-policy';
+
+export type AddressLookup = (hostname: string) => Promise<readonly { address: string; family: number }[]>;
+
+const systemLookup: AddressLookup = (hostname) =>
+  new Promise((resolve, reject) => dnsLookup(hostname, { all: true, verbatim: true }, (e, addresses) => (e ? reject(e) : resolve(addresses))));
+
+export interface OutboundHttpOptions {
+  /** Resolves host names (tests give a fake one to play DNS rebinding). */
+  readonly lookup?: AddressLookup;
+  /**
+   * undici's header and body timeouts (ms, 0 = none). Off by default: model calls run their own idle timers
+   * (docs/llms.md), and Node's fetch would cut any wait at 300 s.
+   */
+  readonly headersTimeoutMs?: number;
+  readonly bodyTimeoutMs?: number;
+}
+
+/**
+ * The one HTTP client for calls leaving the service (models, encoders, rerankers, scorers; later web tools).
+ * Every connection, the first and each one a redirect opens, resolves its host itself and connects to an
+ * address the policy allows, so neither a redirect nor a DNS answer that changed since a check (rebinding)
+ * can reach a refused address. A refusal fails the request with an `OutboundRefused` in its cause chain.
+ */
+export class OutboundHttp {
+  readonly dispatcher: Agent;
+  /** A `fetch` for SDKs and plain calls, sent through the guarded dispatcher. */
+  readonly fetch: typeof fetch;
+
+  constructor(
+    readonly policy: OutboundPolicy,
+    options: OutboundHttpOptions = {},
+  ) {
+    const lookup = options.lookup ?? systemLookup;
+    const base = buildConnector({});
+    const connect: buildConnector.connector = (opts, callback) => {
+      const protocol = opts.protocol;
+      const port = Number(opts.port) || (protocol === 'https:' ? 443 : 80);
+      const hostname = opts.hostname.replace(/^\[(.*)\]$/, '$1');
+      if (protocol !== 'http:' && protocol !== 'https:') return callback(new OutboundRefused(`${hostname}:${port}`, `scheme ${protocol} is not http or https`), null);
+      const refusedName = isIP(hostname) ? undefined : this.policy.checkName(hostname, port);
+      if (refusedName) return callback(refusedName, null);
+      const resolved = isIP(hostname) ? Promise.resolve([{ address: hostname, family: isIP(hostname) }]) : lookup(hostname);
+      resolved.then(
+        (addresses) => {
+          // Every address must pass: the connection may use any of them.
+          for (const { address } of addresses) {
+            const refused = this.policy.checkAddress(hostname, port, address);
+            if (refused) return callback(refused, null);
+          }
+          if (addresses.length === 0) return callback(new Error(`getaddrinfo ENOTFOUND ${hostname}`), null);
+          // Connect to the checked address; TLS still verifies the certificate against the host name.
+          const servername = opts.servername || (isIP(hostname) ? undefined : hostname);
+          base({ ...opts, hostname: addresses[0].address, ...(servername ? { servername } : {}) }, callback);
+        },
+        (e: Error) => callback(e, null),
+      );
+    };
+    this.dispatcher = new Agent({ connect, headersTimeout: options.headersTimeoutMs ?? 0, bodyTimeout: options.bodyTimeoutMs ?? 0 });
+    const dispatcher = this.dispatcher;
+    this.fetch = ((input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : (input as { url: string }).url;
+      const refused = this.policy.checkUrl(url);
+      if (refused) return Promise.reject(new TypeError('fetch failed', { cause: refused }));
+      return undiciFetch(input as Parameters<typeof undiciFetch>[0], { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher });
+    }) as unknown as typeof fetch;
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher.close();
+  }
+}
+
+/** Injection token of the service's `OutboundHttp`. */
+export const OUTBOUND_HTTP = Symbol('OutboundHttp');
