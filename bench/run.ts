@@ -9,6 +9,7 @@ import { queryLatencyBench } from './query-latency';
 import { rebuildBench } from './rebuild';
 import { scifactBench } from './scifact-query';
 import { uploadStallBench } from './upload-stall';
+import { hostileUploadsBench } from './hostile-uploads';
 
 const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage: string }> = {
   append: { run: appendBench, usage: 'append [singles=2000] [batched=100000] [runs=5]' },
@@ -21,6 +22,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   encoders: { run: encodersBench, usage: 'encoders [glove-6b-100d|universal-sentence-encoder-lite] [titled-sentences|sentences|whole] [threads=2] [documents=all]' },
   chat: { run: chatBench, usage: 'chat [requests=2000]' },
   'upload-stall': { run: uploadStallBench, usage: 'upload-stall [uploads=6]' },
+  'hostile-uploads': { run: hostileUploadsBench, usage: 'hostile-uploads [docx-paragraphs=86000] [zip-bomb-bytes=400000000]' },
   scifact: { run: scifactBench, usage: 'scifact [test|train] [extra lexical_interpolation values, comma-separated] [latency rounds=3]' },
 };
 

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
-import { ExtractionThread } from '@lib/extraction';
+import { ExtractionPool } from '@lib/extraction';
+import { SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
 import { CreateCorpusHandler } from './application/create-corpus/create-corpus';
 import { DeleteCorpusHandler } from './application/delete-corpus/delete-corpus';
 import { DeleteDocumentHandler } from './application/delete-document/delete-document';
@@ -50,7 +51,11 @@ import { GetJobHandler, ListJobsHandler } from './application/jobs/job-queries';
     ListJobsHandler,
     ListFilterValuesHandler,
     UploadFileHandler,
-    ExtractionThread,
+    {
+      provide: ExtractionPool,
+      inject: [SERVICE_CONFIG],
+      useFactory: (config: ServiceConfig) => new ExtractionPool({ workers: config.extractionWorkers, timeoutMs: config.extractionTimeoutMs }),
+    },
   ],
 })
 export class CorporaModule {}

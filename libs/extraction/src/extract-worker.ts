@@ -2,7 +2,7 @@ import { parentPort, threadId } from 'node:worker_threads';
 import { extract } from './extract';
 import { ExtractionError, ExtractOptions } from './extracted';
 
-/** One parse request from the service's main thread (extract-thread.ts). */
+/** One parse request from the service's main thread (extract-pool.ts). */
 export interface ParseRequest {
   readonly id: number;
   readonly file: Uint8Array;
@@ -21,3 +21,6 @@ parentPort?.on('message', (request: ParseRequest) => {
       ),
   );
 });
+
+// Loaded and listening: the pool starts a file's time limit from here, not from the thread's start.
+parentPort?.postMessage({ ready: true });

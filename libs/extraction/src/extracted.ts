@@ -42,10 +42,15 @@ export interface ExtractOptions {
   readonly extractTables: boolean;
 }
 
-/** Why a file could not be turned into a document. `unsupported` → 415; `corrupt` and `empty` → 400. */
+/**
+ * Why a file could not be turned into a document. `unsupported` → 415; `corrupt` and `empty` → 400; `too_large`
+ * (past a limit of limits.ts: inflated size, pages) → 413; `timeout` (the parse outran the time limit) → 422.
+ */
+export type ExtractionErrorKind = 'unsupported' | 'corrupt' | 'empty' | 'too_large' | 'timeout';
+
 export class ExtractionError extends Error {
   constructor(
-    readonly kind: 'unsupported' | 'corrupt' | 'empty',
+    readonly kind: ExtractionErrorKind,
     message: string,
   ) {
     super(message);

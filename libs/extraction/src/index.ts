@@ -1,3 +1,4 @@
 export * from './extracted';
 export * from './extract';
-export * from './extract-thread';
+export * from './extract-pool';
+export * from './limits';

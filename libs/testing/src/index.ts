@@ -8,3 +8,4 @@ export * from './aws-wire';
 export * from './fake-anthropic-server';
 export * from './fake-gemini-server';
 export * from './fake-openai-responses-server';
+export * from './hostile-files';

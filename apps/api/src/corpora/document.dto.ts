@@ -16,10 +16,12 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
+import { MAX_DOCUMENT_PARTS } from '@lib/corpora';
 import { ImageDto, TableDto } from './attachment.dto';
 import { KEY_PATTERN } from './corpus.dto';
 
-export const MAX_PARTS = 100_000;
+/** The domain's bound, declared on the DTO too so that an oversized core document is refused before any work. */
+export const MAX_PARTS = MAX_DOCUMENT_PARTS;
 /** Tables or images one document (or section) may carry. */
 export const MAX_ATTACHMENTS = 1000;
 

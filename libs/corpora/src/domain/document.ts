@@ -4,13 +4,24 @@ import { Attachments, attachmentsOf, checkAttachments, DocumentImage, DocumentTa
 
 export { imageText, MAX_IMAGE_BYTES, tableTexts } from './attachments';
 export type { DocumentImage, DocumentTable, TableCell } from './attachments';
-import { ChunkingStrategy, chunkText } from './chunking';
+import { ChunkingStrategy, eachChunk } from './chunking';
 import type { DocumentEmbedding } from './embedding';
 
 export type Metadata = Readonly<Record<string, unknown>>;
 
 /** Characters of text one document may hold; the spec leaves the exact limit to the account. */
 export const MAX_DOCUMENT_CHARACTERS = 10_000_000;
+
+/**
+ * Parts one document may have (the core document's `document_parts` limit too). Bounds the work and the event a
+ * single document costs: chunking stops reading at the first part past it.
+ */
+export const MAX_DOCUMENT_PARTS = 100_000;
+
+const tooManyParts = (input: DocumentInput): DomainError =>
+  invalid('document.too_many_parts', `The document has more than ${MAX_DOCUMENT_PARTS} parts`, {
+    [input.type === 'core' ? 'document_parts' : 'sections']: `more than ${MAX_DOCUMENT_PARTS} parts`,
+  });
 
 /** One stored part (chunk) of a document. */
 export interface DocumentPart {
@@ -129,6 +140,7 @@ export const documentNotFound = (corpusKey: string, id: string): DomainError =>
  */
 export function partsOf(input: DocumentInput): DocumentPart[] {
   if (input.type === 'core') {
+    if (input.parts.length > MAX_DOCUMENT_PARTS) throw tooManyParts(input);
     return input.parts.map((p) => ({
       text: p.text,
       metadata: p.metadata ?? {},
@@ -139,18 +151,22 @@ export function partsOf(input: DocumentInput): DocumentPart[] {
   }
   const strategy = input.chunking ?? { type: 'sentence_chunking_strategy' };
   const out: DocumentPart[] = [];
+  const add = (part: DocumentPart) => {
+    if (out.length === MAX_DOCUMENT_PARTS) throw tooManyParts(input);
+    out.push(part);
+  };
   const attachments = (owner: Attachments, metadata: Metadata, title: string | undefined) => {
     for (const table of owner.tables ?? []) {
-      for (const text of tableTexts(table)) out.push({ text, metadata, sectionTitle: table.title ?? title, tableId: table.id });
+      for (const text of tableTexts(table)) add({ text, metadata, sectionTitle: table.title ?? title, tableId: table.id });
     }
     for (const image of owner.images ?? []) {
       const text = imageText(image);
-      if (text) out.push({ text, metadata, sectionTitle: image.title ?? title, imageId: image.id });
+      if (text) add({ text, metadata, sectionTitle: image.title ?? title, imageId: image.id });
     }
   };
   const walk = (sections: readonly StructuredSectionInput[]) => {
     for (const s of sections) {
-      for (const text of chunkText(s.text, strategy)) out.push({ text, metadata: s.metadata ?? {}, sectionTitle: s.title });
+      for (const text of eachChunk(s.text, strategy)) add({ text, metadata: s.metadata ?? {}, sectionTitle: s.title });
       attachments(s, s.metadata ?? {}, s.title);
       if (s.sections) walk(s.sections);
     }

@@ -1,4 +1,5 @@
 import { find, read } from 'cfb';
+import { checkPageCount } from '../limits';
 import { ExtractedSection, ExtractionError, FormatParser } from '../extracted';
 import { childRecords, descendantRecords, MalformedPptError, PptRecord, readPersistDirectory, readRecord } from './office/ppt-records';
 
@@ -34,7 +35,9 @@ export const parsePpt: FormatParser = async (file) => {
   try {
     const directory = readPersistDirectory(stream, currentUser);
     const document = persistRecord(stream, directory.offsets, directory.documentPersistId, DOCUMENT_CONTAINER);
-    const sections = slideOutlines(document).map(({ persistId, outline }): ExtractedSection => {
+    const outlines = slideOutlines(document);
+    checkPageCount(outlines.length, 'slides', 'ppt');
+    const sections = outlines.map(({ persistId, outline }): ExtractedSection => {
       const slide = persistRecord(stream, directory.offsets, persistId, SLIDE_CONTAINER);
       return toSection([...outline, ...textBlocks(descendantRecords(slide))]);
     });

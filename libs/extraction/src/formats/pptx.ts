@@ -2,6 +2,7 @@ import { DomUtils } from 'htmlparser2';
 import JSZip from 'jszip';
 import { posix } from 'node:path';
 import { ExtractedSection, ExtractedTable, ExtractionError, FormatParser } from '../extracted';
+import { checkPageCount } from '../limits';
 import { readCoreProperties } from './office/core-properties';
 import { Element, findEvery, findFirst, isTag, localName, parseXml } from './shared/dom';
 import { RawCell, RawTable, tableText, toExtractedTable } from './shared/tables';
@@ -18,6 +19,8 @@ const TITLE_PLACEHOLDERS = new Set(['title', 'ctrTitle']);
 export const parsePptx: FormatParser = async (file, options) => {
   const zip = await openZip(file, FORMAT);
   const slidePaths = await slideOrder(zip);
+  // One slide part may be listed many times: each listing is read again, so the count is bounded, not the parts.
+  checkPageCount(slidePaths.length, 'slides', FORMAT);
   const sections: ExtractedSection[] = [];
   const tables: ExtractedTable[] = [];
   for (const path of slidePaths) {

@@ -51,6 +51,10 @@ export interface ServiceConfig {
   readonly rerankerApiKey?: string;
   /** Which addresses calls leaving the service may reach (OUTBOUND_* settings, docs/security.md). */
   readonly outbound: OutboundPolicyConfig;
+  /** Upload parser threads (EXTRACTION_WORKERS, default 2): files parsed at once (docs/security.md). */
+  readonly extractionWorkers: number;
+  /** Wall-clock limit of one file's parse (EXTRACTION_TIMEOUT_MS, default 30 s): past it the upload is a 422. */
+  readonly extractionTimeoutMs: number;
   /**
    * The environment this configuration was read from, for the libraries that read their own settings from it
    * (encoders), so that they see the same variables the service was started with.
@@ -146,6 +150,8 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     rerankerModel: text('RERANKER_MODEL'),
     rerankerApiKey: text('RERANKER_API_KEY'),
     outbound: outbound.config,
+    extractionWorkers: int('EXTRACTION_WORKERS', 2, 1, 64),
+    extractionTimeoutMs: int('EXTRACTION_TIMEOUT_MS', 30_000, 100, 600_000),
   };
   if (!/^[A-Za-z0-9-]+$/.test(config.typesenseCollectionPrefix)) {
     problems.push('TYPESENSE_COLLECTION_PREFIX must contain only letters, digits and hyphens');

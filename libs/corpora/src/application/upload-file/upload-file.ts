@@ -1,5 +1,5 @@
 import { CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { ExtractedDocument, ExtractedSection, ExtractionError, ExtractionThread } from '@lib/extraction';
+import { ExtractedDocument, ExtractedSection, ExtractionError, ExtractionPool } from '@lib/extraction';
 import { CommandContext, DomainError, invalid } from '@lib/platform';
 import type { ChunkingStrategy } from '../../domain/chunking';
 import type { DocumentStats, DocumentTable, Metadata, StructuredDocumentInput, StructuredSectionInput } from '../../domain/document';
@@ -70,7 +70,7 @@ export function documentFromFile(id: string, doc: ExtractedDocument, options: Up
 export class UploadFileHandler implements ICommandHandler<UploadFile, WriteResult<UploadResult>> {
   constructor(
     private readonly commands: CommandBus,
-    private readonly extraction: ExtractionThread,
+    private readonly extraction: ExtractionPool,
   ) {}
 
   async execute(cmd: UploadFile): Promise<WriteResult<UploadResult>> {
@@ -78,11 +78,14 @@ export class UploadFileHandler implements ICommandHandler<UploadFile, WriteResul
     if (cmd.file.length > MAX_UPLOAD_BYTES) throw new DomainError('too_large', 'upload.too_large', `The file is larger than ${MAX_UPLOAD_BYTES} bytes`);
     let parsed: ExtractedDocument;
     try {
-      // Parsed on the extraction thread: a large file does not stall other requests (docs/extraction.md).
+      // Parsed on the extraction pool: a large file does not stall other requests (docs/extraction.md).
       parsed = await this.extraction.extract(cmd.file, id, { extractTables: cmd.options.extractTables });
     } catch (e) {
       if (!(e instanceof ExtractionError)) throw e;
       if (e.kind === 'unsupported') throw new DomainError('unsupported_media', 'upload.unsupported_type', e.message);
+      // Past a parser limit (docs/security.md): the file is refused as too costly, not as unreadable.
+      if (e.kind === 'too_large') throw new DomainError('too_large', 'upload.file_too_large', e.message, { fieldErrors: { file: e.message } });
+      if (e.kind === 'timeout') throw new DomainError('unprocessable', 'upload.parse_timeout', e.message, { fieldErrors: { file: e.message } });
       throw invalid(`upload.${e.kind}_file`, e.message, { file: e.message });
     }
     const input = documentFromFile(id, parsed, cmd.options);

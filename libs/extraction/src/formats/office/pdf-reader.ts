@@ -1,5 +1,6 @@
 import type { Output, PDFParser as Pdf2JsonParser, Text } from 'pdf2json';
 import { ExtractionError } from '../../extracted';
+import { EXTRACTION_LIMITS, tooLarge } from '../../limits';
 
 /** A run of text as pdf2json places it, in its page units (top-left origin, y downwards). */
 export interface PdfRun {
@@ -57,6 +58,12 @@ export function readPdf(file: Buffer, timeoutMs = PDF_TIMEOUT_MS): Promise<PdfCo
     const corrupt = (reason: string) => settle(() => reject(new ExtractionError('corrupt', `The pdf file could not be read: ${reason}`)));
     const timer = setTimeout(() => corrupt(`parsing took longer than ${timeoutMs} ms`), timeoutMs);
     parser.on('pdfParser_dataError', (error) => corrupt(errorMessage(error)));
+    // pdf2json announces each page as it is laid out: a page bomb (a small page tree naming one page thousands of
+    // times) is refused at the first page past the limit rather than after all of them.
+    let pages = 0;
+    parser.on('data', (page: unknown) => {
+      if (page && ++pages > EXTRACTION_LIMITS.maxPages) settle(() => reject(tooLarge(`The pdf file has more than ${EXTRACTION_LIMITS.maxPages} pages`)));
+    });
     parser.on('pdfParser_dataReady', (data) => settle(() => resolve(toContent(data))));
     try {
       parser.parseBuffer(own);
