@@ -5,7 +5,8 @@ import { BENCH_KEY, startBenchService } from './service';
 
 interface HostileCase {
   readonly name: string;
-  readonly send: (url: string) => Promise<Response>;
+  /** Builds what is sent (before the probe starts, so building is not measured), then sends it. */
+  readonly prepare: () => Promise<(url: string) => Promise<Response>>;
 }
 
 const upload = (url: string, file: Buffer | string, filename: string): Promise<Response> => {
@@ -23,19 +24,17 @@ export async function hostileUploadsBench(args: string[]): Promise<void> {
   const paragraphs = Number(args[0] ?? 86_000);
   const bombBytes = Number(args[1] ?? 400e6);
   const cases: HostileCase[] = [
-    { name: '459 KB .txt of short sentences', send: async (url) => upload(url, manySentencesText(459_000), 'sentences.txt') },
-    { name: `.docx of ${paragraphs} short paragraphs`, send: async (url) => upload(url, await manyParagraphsDocx(paragraphs), 'paragraphs.docx') },
+    { name: '459 KB .txt of short sentences', prepare: async () => (url) => upload(url, manySentencesText(459_000), 'sentences.txt') },
+    { name: `.docx of ${paragraphs} short paragraphs`, prepare: async () => { const file = await manyParagraphsDocx(paragraphs); return (url) => upload(url, file, 'paragraphs.docx'); } },
     {
       name: 'structured JSON, 17k sentences',
-      send: (url) =>
-        fetch(`${url}/v2/corpora/h/documents`, {
-          method: 'POST',
-          headers: { 'x-api-key': BENCH_KEY, 'content-type': 'application/json' },
-          body: JSON.stringify({ type: 'structured', id: 'json-17k', metadata: {}, sections: [{ text: sentencesText(17_000) }] }),
-        }),
+      prepare: async () => {
+        const body = JSON.stringify({ type: 'structured', id: 'json-17k', metadata: {}, sections: [{ text: sentencesText(17_000) }] });
+        return (url) => fetch(`${url}/v2/corpora/h/documents`, { method: 'POST', headers: { 'x-api-key': BENCH_KEY, 'content-type': 'application/json' }, body });
+      },
     },
-    { name: `zip bomb .docx (${round(bombBytes / 1e6, 0)} MB entry)`, send: async (url) => upload(url, await zipBombDocx(bombBytes), 'bomb.docx') },
-    { name: 'PDF page bomb (10k shared pages)', send: (url) => upload(url, pageBombPdf(10, 4), 'pages.pdf') },
+    { name: `zip bomb .docx (${round(bombBytes / 1e6, 0)} MB entry)`, prepare: async () => { const file = await zipBombDocx(bombBytes); return (url) => upload(url, file, 'bomb.docx'); } },
+    { name: 'PDF page bomb (10k shared pages)', prepare: async () => { const file = pageBombPdf(10, 4); return (url) => upload(url, file, 'pages.pdf'); } },
   ];
   const service = await startBenchService('hostile-uploads');
   const { url } = service.started;
@@ -43,9 +42,10 @@ export async function hostileUploadsBench(args: string[]): Promise<void> {
   try {
     await service.call('POST', '/v2/corpora', { key: 'h', name: 'h' });
     for (const c of cases) {
+      const send = await c.prepare();
       const pinger = startPinger(`${url}/health`);
       const t = now();
-      const res = await c.send(url);
+      const res = await send(url);
       const body = await res.text();
       const took = now() - t;
       const { slowest, rss, failed } = await pinger.stop();
@@ -94,7 +94,7 @@ interface PingerResult {
   readonly failed: number;
 }
 
-function startPinger(healthUrl: string): { stop(): Promise<PingerResult> } {
+export function startPinger(healthUrl: string): { stop(): Promise<PingerResult> } {
   const worker = new Worker(PINGER, { eval: true, workerData: healthUrl });
   return {
     stop: () =>

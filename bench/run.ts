@@ -10,6 +10,7 @@ import { rebuildBench } from './rebuild';
 import { scifactBench } from './scifact-query';
 import { uploadStallBench } from './upload-stall';
 import { hostileUploadsBench } from './hostile-uploads';
+import { hostileRequestsBench } from './hostile-requests';
 
 const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage: string }> = {
   append: { run: appendBench, usage: 'append [singles=2000] [batched=100000] [runs=5]' },
@@ -23,6 +24,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   chat: { run: chatBench, usage: 'chat [requests=2000]' },
   'upload-stall': { run: uploadStallBench, usage: 'upload-stall [uploads=6]' },
   'hostile-uploads': { run: hostileUploadsBench, usage: 'hostile-uploads [docx-paragraphs=86000] [zip-bomb-bytes=400000000]' },
+  'hostile-requests': { run: hostileRequestsBench, usage: 'hostile-requests' },
   scifact: { run: scifactBench, usage: 'scifact [test|train] [extra lexical_interpolation values, comma-separated] [latency rounds=3]' },
 };
 

@@ -1,5 +1,5 @@
 import { asKey, createKey, createUser } from './support/auth-fixtures';
-import { pollHealth, rawRequest } from './support/raw-http';
+import { pollHealth, rawRequest } from '@lib/testing';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**

@@ -1,6 +1,7 @@
 export * from './kernel/errors';
 export * from './kernel/ids';
 export * from './kernel/clock';
+export * from './kernel/yield';
 export * from './kernel/config';
 export * from './http/ip-address';
 export * from './http/outbound-policy';

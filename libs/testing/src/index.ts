@@ -9,3 +9,4 @@ export * from './fake-anthropic-server';
 export * from './fake-gemini-server';
 export * from './fake-openai-responses-server';
 export * from './hostile-files';
+export * from './raw-http';

@@ -1,6 +1,6 @@
 import bodyParser from 'body-parser';
 import type { NextFunction, Request, Response } from 'express';
-import { DomainError, invalid, ServiceConfig } from '@lib/platform';
+import { DomainError, invalid, ServiceConfig, yieldToLoop } from '@lib/platform';
 import { checkJsonShape } from './json-shape';
 
 declare module 'express-serve-static-core' {
@@ -53,7 +53,11 @@ export class RequestBodies {
     for (const parse of authenticated ? this.authenticated : this.anonymous) {
       await new Promise<void>((resolve, reject) => parse(req, res, (err?: unknown) => (err ? reject(parserError(err)) : resolve())));
     }
-    if (req.body !== undefined) checkJsonShape(req.body);
+    if (req.body === undefined) return;
+    // Parsing, checking and validating a 50 MB body are each a while of work: the loop gets turns between.
+    await yieldToLoop();
+    checkJsonShape(req.body);
+    await yieldToLoop();
   }
 
   /** Answers 408 and closes the connection when the body has not arrived in time. */

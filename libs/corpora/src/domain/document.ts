@@ -16,7 +16,7 @@ export const MAX_DOCUMENT_CHARACTERS = 10_000_000;
  * Parts one document may have (the core document's `document_parts` limit too). Bounds the work and the event a
  * single document costs: chunking stops reading at the first part past it.
  */
-export const MAX_DOCUMENT_PARTS = 100_000;
+export const MAX_DOCUMENT_PARTS = 50_000;
 
 const tooManyParts = (input: DocumentInput): DomainError =>
   invalid('document.too_many_parts', `The document has more than ${MAX_DOCUMENT_PARTS} parts`, {

@@ -1,4 +1,4 @@
-import { DomainError } from '@lib/platform';
+import { DomainError, yieldToLoop } from '@lib/platform';
 import type { EncodeKind, Encoder } from '../encoder.port';
 import { normalize } from '../vectors';
 import { loadWordTable, WordTable } from './glove-loader';
@@ -10,6 +10,8 @@ interface Loaded {
 
 /** Lower-cased words, numbers and hyphenated or apostrophe compounds: the forms the GloVe vocabulary holds. */
 const TOKEN = /[a-z0-9]+(?:[-'][a-z0-9]+)*/g;
+/** Texts encoded between turns of the event loop (≈ 5 ms of work each). */
+const SLICE = 2000;
 
 /**
  * The default built-in offline encoder: GloVe word vectors (Wikipedia + Gigaword, 6B tokens, 400k words, 100
@@ -51,14 +53,18 @@ export class GloveEncoder implements Encoder {
     await this.load();
     const { table, index } = await this.loading!;
     const dims = this.dimensions;
-    return texts.map((text) => {
+    const vectors: Float32Array[] = [];
+    for (const text of texts) {
+      // A document of tens of thousands of parts is encoded in slices, giving the loop a turn between them.
+      if (vectors.length > 0 && vectors.length % SLICE === 0) await yieldToLoop();
       const out = new Float32Array(dims);
       for (const word of text.toLowerCase().match(TOKEN) ?? []) {
         const row = index.get(word);
         if (row === undefined) continue;
         for (let k = 0, at = row * dims; k < dims; k++) out[k] += table.matrix[at + k];
       }
-      return normalize(out);
-    });
+      vectors.push(normalize(out));
+    }
+    return vectors;
   }
 }

@@ -1,5 +1,6 @@
 import type { EventStore } from '../event-store/event-store.port';
 import type { RecordedEvent } from '../event-store/events';
+import { yieldToLoop } from '../kernel/yield';
 import type { PositionedOps, Projection, ProjectionSink, ProjectionStateStore } from './projection';
 
 export interface WorkerOptions {
@@ -110,10 +111,17 @@ export class ProjectionWorker {
   private async step(generation: number, from: number, advance: (p: number) => void): Promise<boolean> {
     const head = await this.events.headPosition();
     if (head <= from) return false;
+    // Several projections woken by one append would otherwise each read it in the same turn of the loop.
+    await yieldToLoop();
     const events = await this.events.readAll({ after: from, maxCount: this.options.batchSize, filter: { types: this.projection.eventTypes } });
     const full = events.length === this.options.batchSize;
     const checkpoint = full ? events[events.length - 1].position : Math.max(head, events[events.length - 1]?.position ?? 0);
-    if (events.length > 0) await this.applyEvents(generation, events, checkpoint);
+    // Reading, applying and writing a large batch (a document of 50,000 parts) each take a while: the loop
+    // gets a turn between them.
+    if (events.length > 0) {
+      await yieldToLoop();
+      await this.applyEvents(generation, events, checkpoint);
+    }
     advance(checkpoint);
     this.listeners.forEach((l) => l());
     return true;
@@ -129,6 +137,7 @@ export class ProjectionWorker {
         await this.park(event, e, 1);
       }
     }
+    await yieldToLoop();
     for (const delay of [0, ...this.options.retryDelaysMs]) {
       if (delay) await sleep(delay);
       try {

@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ENCODER_REGISTRY, EncoderRegistry } from '@lib/encoders';
-import { CommandContext, DomainError, StreamWriter } from '@lib/platform';
+import { CommandContext, DomainError, StreamWriter, yieldToLoop } from '@lib/platform';
 import { CorpusSettings, corpusFold, requireActiveCorpus } from '../../domain/corpus';
 import { decideIndexDocument, DocumentContent, documentContent, DocumentInput, documentFold, DocumentStats } from '../../domain/document';
 import { DocumentEmbedding, embeddingText, encodeVector } from '../../domain/embedding';
@@ -29,7 +29,10 @@ export class IndexDocumentHandler implements ICommandHandler<IndexDocument, Writ
     const corpus = requireActiveCorpus(await this.writer.state(corpusStream(cmd.corpusKey), corpusFold), cmd.corpusKey);
     // Checked and embedded before the write: a document that fails either leaves nothing behind.
     const content = documentContent(cmd.input);
+    // Chunking, embedding and the append each hold the loop for a while on a large document: turns between.
+    await yieldToLoop();
     const embedding = await this.embed(corpus.settings, cmd.input, content);
+    await yieldToLoop();
     const { events, position, visible } = await this.writer.write(
       documentStream(corpus.corpusId, cmd.input.id, corpus.epoch),
       documentFold,

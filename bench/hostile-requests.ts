@@ -1,0 +1,92 @@
+import { rawRequest } from '../libs/testing/src/raw-http';
+import { now, report, round } from './common';
+import { startPinger } from './hostile-uploads';
+import { BENCH_KEY, startBenchService } from './service';
+
+interface EdgeCase {
+  readonly name: string;
+  /** Builds what is sent before the probe starts, then sends it; answers with a status and a short note. */
+  readonly prepare: () => Promise<(url: string) => Promise<{ status: number | string; note: string }>>;
+}
+
+const json = (url: string, method: string, path: string, body: string, key = BENCH_KEY) =>
+  fetch(`${url}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body }).then(async (r) => ({ status: r.status, note: (await r.text()).slice(0, 80) }));
+
+function wideObject(keys: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const o: Record<string, unknown> = { ...extra };
+  for (let i = 0; i < keys; i++) o[`k${i}`] = i;
+  return o;
+}
+
+/**
+ * Availability at the HTTP edge under hostile requests (issue 22): each is sent while a client on another thread
+ * polls `GET /health`; the slowest answer is how long everyone else waited. Also the peak RSS (bodies held in
+ * memory) and, for slow bodies, how many connections the service still held open after 5 s.
+ */
+export async function hostileRequestsBench(): Promise<void> {
+  const cases: EdgeCase[] = [
+    {
+      name: 'POST /v2/corpora with 200,000 keys (2.3 MB)',
+      prepare: async () => {
+        const body = JSON.stringify(wideObject(200_000, { key: 'wide', name: 'Wide' }));
+        return (url) => json(url, 'POST', '/v2/corpora', body);
+      },
+    },
+    {
+      name: 'document metadata with 100,000 keys',
+      prepare: async () => {
+        const body = JSON.stringify({ id: 'wide', type: 'core', document_parts: [{ text: 'x' }], metadata: wideObject(100_000) });
+        return (url) => json(url, 'POST', '/v2/corpora/h/documents', body);
+      },
+    },
+    {
+      name: 'document metadata nested 1,000 deep',
+      prepare: async () => {
+        let deep: unknown = 1;
+        for (let i = 0; i < 1000; i++) deep = { d: deep };
+        const body = JSON.stringify({ id: 'deep', type: 'core', document_parts: [{ text: 'x' }], metadata: deep });
+        return async (url) => {
+          const res = await json(url, 'POST', '/v2/corpora/h/documents', body);
+          await new Promise((r) => setTimeout(r, 500));
+          const read = await fetch(`${url}/v2/corpora/h/documents/deep`, { headers: { 'x-api-key': BENCH_KEY } });
+          return { status: res.status, note: `then GET ${read.status}; ${res.note}` };
+        };
+      },
+    },
+    {
+      name: '8 parallel 50 MB bodies without credentials',
+      prepare: async () => async (url) => {
+        const all = await Promise.all(Array.from({ length: 8 }, () => rawRequest(url, { path: '/v2/corpora', contentLength: 50 * 1024 * 1024, giveUpMs: 60_000 })));
+        const read = all.reduce((n, o) => n + o.bodyBytesWritten, 0);
+        return { status: [...new Set(all.map((o) => o.status))].join(','), note: `${round(read / 2 ** 20, 1)} MB of 400 MB sent before the service hung up` };
+      },
+    },
+    {
+      name: '50 slow bodies without credentials',
+      prepare: async () => async (url) => {
+        const started = now();
+        const all = await Promise.all(Array.from({ length: 50 }, () => rawRequest(url, { path: '/v2/corpora', contentLength: 1000, sendBytes: 10, giveUpMs: 5_000 })));
+        const open = all.filter((o) => o.closedAfterMs >= 5_000).length;
+        return { status: [...new Set(all.map((o) => o.status ?? 'none'))].join(','), note: `${open} of 50 still open after 5 s (${round((now() - started) / 1000, 1)} s)` };
+      },
+    },
+  ];
+  const service = await startBenchService('hostile-requests');
+  const { url } = service.started;
+  const rows: Record<string, unknown>[] = [];
+  try {
+    await service.call('POST', '/v2/corpora', { key: 'h', name: 'h' });
+    for (const c of cases) {
+      const send = await c.prepare();
+      const pinger = startPinger(`${url}/health`);
+      const t = now();
+      const { status, note } = await send(url);
+      const took = now() - t;
+      const { slowest, rss } = await pinger.stop();
+      rows.push({ case: c.name, status, 'request s': round(took / 1000, 2), 'slowest /health ms': round(slowest, 0), 'peak RSS MB': round(rss / 2 ** 20, 0), note });
+    }
+  } finally {
+    await service.close();
+  }
+  report('hostile-requests', rows);
+}

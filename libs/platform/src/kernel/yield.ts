@@ -1,0 +1,8 @@
+/**
+ * Gives the event loop a full turn (timers, I/O, other requests) before going on. Long work on one request — a
+ * document of tens of thousands of parts — awaits this between its phases, so that no single phase holds the
+ * loop for much more than its own share. `await` on a settled promise would not (microtasks run before any
+ * I/O), nor would one `setImmediate` from I/O work: the poll phase goes straight on to the check phase of the
+ * same turn, before any timer. Two immediates always span the timers and poll phases of a turn.
+ */
+export const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
