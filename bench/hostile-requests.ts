@@ -1,6 +1,5 @@
-import { rawRequest } from '../libs/testing/src/raw-http';
+import { pollHealth, rawRequest } from '../libs/testing/src/raw-http';
 import { now, report, round } from './common';
-import { startPinger } from './hostile-uploads';
 import { BENCH_KEY, startBenchService } from './service';
 
 interface EdgeCase {
@@ -78,11 +77,11 @@ export async function hostileRequestsBench(): Promise<void> {
     await service.call('POST', '/v2/corpora', { key: 'h', name: 'h' });
     for (const c of cases) {
       const send = await c.prepare();
-      const pinger = startPinger(`${url}/health`);
+      const pinger = pollHealth(url);
       const t = now();
       const { status, note } = await send(url);
       const took = now() - t;
-      const { slowest, rss } = await pinger.stop();
+      const { slowestMs: slowest, peakRss: rss } = await pinger.stop();
       rows.push({ case: c.name, status, 'request s': round(took / 1000, 2), 'slowest /health ms': round(slowest, 0), 'peak RSS MB': round(rss / 2 ** 20, 0), note });
     }
   } finally {

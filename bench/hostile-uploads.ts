@@ -1,5 +1,5 @@
-import { Worker } from 'node:worker_threads';
 import { manyParagraphsDocx, manySentencesText, pageBombPdf, sentencesText, zipBombDocx } from '../libs/testing/src/hostile-files';
+import { pollHealth } from '../libs/testing/src/raw-http';
 import { now, report, round } from './common';
 import { BENCH_KEY, startBenchService } from './service';
 
@@ -43,12 +43,12 @@ export async function hostileUploadsBench(args: string[]): Promise<void> {
     await service.call('POST', '/v2/corpora', { key: 'h', name: 'h' });
     for (const c of cases) {
       const send = await c.prepare();
-      const pinger = startPinger(`${url}/health`);
+      const pinger = pollHealth(url);
       const t = now();
       const res = await send(url);
       const body = await res.text();
       const took = now() - t;
-      const { slowest, rss, failed } = await pinger.stop();
+      const { slowestMs: slowest, peakRss: rss, failed } = await pinger.stop();
       rows.push({
         case: c.name,
         status: res.status,
@@ -63,45 +63,4 @@ export async function hostileUploadsBench(args: string[]): Promise<void> {
     await service.close();
   }
   report('hostile-uploads', rows);
-}
-
-/**
- * The /health client runs on its own thread: a client on the service's event loop would be frozen with it and
- * never see the stall. It also samples the process's RSS (the service's, shared by all threads).
- */
-const PINGER = `
-const { parentPort, workerData } = require('node:worker_threads');
-let slowest = 0, rss = process.memoryUsage().rss, done = false, failed = 0;
-parentPort.on('message', () => { done = true; });
-(async () => {
-  while (!done) {
-    const t = performance.now();
-    // A kept-alive socket the server closed while frozen fails; the retry counts from the first attempt.
-    for (;;) {
-      try { await (await fetch(workerData)).text(); break; } catch { failed++; }
-    }
-    slowest = Math.max(slowest, performance.now() - t);
-    rss = Math.max(rss, process.memoryUsage().rss);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  parentPort.postMessage({ slowest, rss, failed });
-})();
-`;
-
-interface PingerResult {
-  readonly slowest: number;
-  readonly rss: number;
-  readonly failed: number;
-}
-
-export function startPinger(healthUrl: string): { stop(): Promise<PingerResult> } {
-  const worker = new Worker(PINGER, { eval: true, workerData: healthUrl });
-  return {
-    stop: () =>
-      new Promise((resolve, reject) => {
-        worker.once('message', (m: PingerResult) => void worker.terminate().then(() => resolve(m)));
-        worker.once('error', reject);
-        worker.postMessage('stop');
-      }),
-  };
 }

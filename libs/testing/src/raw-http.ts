@@ -1,3 +1,4 @@
+import { Worker } from 'node:worker_threads';
 import { connect } from 'node:net';
 
 export interface RawOutcome {
@@ -58,25 +59,39 @@ export function rawRequest(
   });
 }
 
-/** Polls `GET /health` until stopped; reports the slowest answer, the availability probe of issue 22. */
-export function pollHealth(baseUrl: string): { stop(): Promise<{ count: number; slowestMs: number }> } {
-  let running = true;
-  let count = 0;
-  let slowestMs = 0;
-  const loop = (async () => {
-    while (running) {
-      const t = performance.now();
-      await fetch(`${baseUrl}/health`).then((r) => r.arrayBuffer());
-      slowestMs = Math.max(slowestMs, performance.now() - t);
-      count++;
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  })();
+/**
+ * Polls `GET /health` every 5 ms from a worker thread until stopped, and reports the slowest answer and the peak
+ * RSS of the process (the availability probe of issue 22). On its own thread so that a stall of the service's
+ * event loop is measured whenever it happens: a client on that loop sleeping through a stall would not see it.
+ */
+export function pollHealth(baseUrl: string): { stop(): Promise<{ count: number; slowestMs: number; peakRss: number; failed: number }> } {
+  const worker = new Worker(PINGER, { eval: true, workerData: `${baseUrl}/health` });
   return {
-    async stop() {
-      running = false;
-      await loop;
-      return { count, slowestMs };
-    },
+    stop: () =>
+      new Promise((resolve, reject) => {
+        worker.once('message', (m: { count: number; slowestMs: number; peakRss: number; failed: number }) => void worker.terminate().then(() => resolve(m)));
+        worker.once('error', reject);
+        worker.postMessage('stop');
+      }),
   };
 }
+
+const PINGER = `
+const { parentPort, workerData } = require('node:worker_threads');
+let slowestMs = 0, peakRss = process.memoryUsage().rss, done = false, failed = 0, count = 0;
+parentPort.on('message', () => { done = true; });
+(async () => {
+  while (!done) {
+    const t = performance.now();
+    // A kept-alive socket the server closed while frozen fails; the retry counts from the first attempt.
+    for (;;) {
+      try { await (await fetch(workerData)).text(); break; } catch { failed++; if (done) break; }
+    }
+    slowestMs = Math.max(slowestMs, performance.now() - t);
+    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+    count++;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  parentPort.postMessage({ count, slowestMs, peakRss, failed });
+})();
+`;
