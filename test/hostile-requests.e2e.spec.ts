@@ -78,6 +78,15 @@ describe('hostile requests at the HTTP edge', () => {
     expect(app.logLines.filter((l) => l.includes('unhandled error'))).toEqual([]);
   });
 
+  it('never logs credentials sent in a query string, whatever the parameter is called', async () => {
+    const secrets = ['s3cr3t-one', 's3cr3t-two', 's3cr3t-three', 's3cr3t-four', 's3cr3t-five'];
+    const res = await app.call('GET', `/v2/corpora?x_api_key=${secrets[0]}&api-key=${secrets[1]}&authorization=${secrets[2]}&password=${secrets[3]}&jwt=${secrets[4]}`, undefined, { 'x-api-key': '' });
+    expect(res.status).toBe(401);
+    const logged = app.logLines.filter((l) => l.includes(res.body.request_id));
+    expect(logged.length).toBeGreaterThan(0);
+    for (const secret of secrets) expect(logged.join('\n')).not.toContain(secret);
+  });
+
   it('answers 401 to unauthenticated or wrongly authenticated bodies before reading them, and closes the connection', async () => {
     const fifty = 50 * 1024 * 1024;
     const outcomes = await Promise.all([
