@@ -1,28 +1,49 @@
 /** Dependency rules of the architecture (ARCHITECTURE.md §3, CONVENTIONS.md §1, §17); `npm run lint` checks them. */
 module.exports = {
   forbidden: [
+    // Reachability, not direct imports: a rule must hold through every barrel and every entry point.
     {
-      name: 'domain-imports-only-the-kernel',
-      comment: 'domain/ is plain TypeScript: it may import the platform kernel and itself, nothing else',
+      name: 'domain-reaches-only-the-kernel',
+      comment: 'domain/ is plain TypeScript: through any chain of imports it reaches its own domain, the platform kernel and the filter language (whose parser is built by peggy, a pure parser generator), and node core modules, nothing else',
       severity: 'error',
       from: { path: '^libs/[^/]+/src/domain/' },
       to: {
-        pathNot: ['^libs/[^/]+/src/domain/', '^libs/platform/src/(index|kernel/)', '^libs/platform/src/event-store/events\\.ts$', '^libs/platform/src/search-index/filter\\.ts$'],
-        dependencyTypesNot: ['core'],
+        reachable: true,
+        pathNot: ['^libs/[^/]+/src/domain/', '^libs/platform/src/kernel/', '^libs/platform/src/filter/', '^libs/platform/src/event-store/events\\.ts$', 'node_modules/peggy/', '^node:', '^[a-z_]+$', '^[a-z_]+/[a-z_]+$'],
       },
     },
     {
       name: 'domain-no-frameworks',
       severity: 'error',
       from: { path: '^libs/[^/]+/src/domain/' },
-      to: { path: 'node_modules/(@nestjs|rxjs|mongodb|typesense|@eventstore|better-sqlite3|express)' },
+      to: { path: 'node_modules/(@nestjs|rxjs|express|mongodb|typesense|@eventstore|better-sqlite3|sqlite-vec|openai|@anthropic-ai|@google/genai|undici|class-validator|class-transformer)', reachable: true },
     },
     {
-      name: 'projections-never-import-application',
-      comment: 'projections see event types and platform ports only',
+      name: 'projections-reach-only-events-and-ports',
+      comment: 'projections are pure apply(event) → operations: no use case, app, adapter, runtime, SDK or framework, through any entry point',
       severity: 'error',
-      from: { path: '^projections/' },
-      to: { path: ['^libs/[^/]+/src/application/', '^apps/'] },
+      // The llms projection still takes its collection name from llms/application/read-models.ts (which loads the
+      // provider SDKs) until the read models move to libs/<ctx>/src/read-models (issue 13, in progress).
+      from: { path: '^projections/', pathNot: '^projections/(llms/llms\\.projection|index)\\.ts$' },
+      to: {
+        reachable: true,
+        path: [
+          '^libs/[^/]+/src/application/',
+          '^apps/',
+          '^libs/platform/src/(sqlite|event-store/(sqlite|eventstoredb)|read-store/(sqlite|mongo)|search-index/(sqlite|typesense)|http|projections/projection-(runtime|worker)|commands)/?',
+          'node_modules/(@nestjs|rxjs|express|mongodb|typesense|@eventstore|better-sqlite3|sqlite-vec|openai|@anthropic-ai|@google/genai|undici|class-validator|class-transformer)',
+        ],
+      },
+    },
+    {
+      name: 'only-apps-reach-adapters',
+      comment: 'the SQLite and production adapters are composed in apps/ (and used by libs/testing); a library reaching one would bind the core to a technology',
+      severity: 'error',
+      from: { path: '^libs/', pathNot: ['^libs/platform/', '^libs/testing/'] },
+      to: {
+        reachable: true,
+        path: ['^libs/platform/src/(sqlite/|event-store/(sqlite|eventstoredb)/|read-store/(sqlite|mongo)/|search-index/(sqlite|typesense)/)', 'node_modules/(better-sqlite3|sqlite-vec|mongodb|typesense|@eventstore)/'],
+      },
     },
     {
       name: 'libs-never-import-apps',
@@ -33,10 +54,19 @@ module.exports = {
     },
     {
       name: 'no-deep-imports-across-libs',
-      comment: 'another library is reached through its index.ts (or platform/engines.ts) only',
+      comment: 'another library is reached through one of its entry points only: index.ts (apps), events.ts and read-models/ (projections), platform kernel/filter (domain), projections, sqlite and engines (composition root)',
       severity: 'error',
       from: { path: '^(apps|projections|libs/([^/]+))/' },
-      to: { path: '^libs/([^/]+)/src/', pathNot: ['^libs/$2/src/', '^libs/[^/]+/src/index\\.ts$', '^libs/platform/src/engines\\.ts$'] },
+      to: {
+        path: '^libs/([^/]+)/src/',
+        pathNot: [
+          '^libs/$2/src/',
+          '^libs/[^/]+/src/(index|events)\\.ts$',
+          '^libs/[^/]+/src/read-models/index\\.ts$',
+          '^libs/platform/src/(engines|sqlite)\\.ts$',
+          '^libs/platform/src/(kernel|filter|projections)/index\\.ts$',
+        ],
+      },
     },
     { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
   ],

@@ -3,7 +3,9 @@
 // once, up front. No swc: its per-platform binaries are not all on the registry this project installs from.
 const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }];
 const moduleNameMapper = {
-  '^@lib/platform/engines$': '<rootDir>/libs/platform/src/engines.ts',
+  '^@lib/platform/(engines|sqlite)$': '<rootDir>/libs/platform/src/$1.ts',
+  '^@lib/platform/(kernel|filter|projections)$': '<rootDir>/libs/platform/src/$1/index.ts',
+  '^@lib/(corpora|auth|llms)/events$': '<rootDir>/libs/$1/src/events.ts',
   '^@lib/(platform|corpora|auth|extraction|encoders|llms|generation|testing)$': '<rootDir>/libs/$1/src/index.ts',
   '^@projections$': '<rootDir>/projections/index.ts',
 };

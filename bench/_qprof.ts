@@ -1,4 +1,4 @@
-import { SqliteDatabase, SqliteProjectionState, SqliteSearchIndex } from '@lib/platform';
+import { SqliteDatabase, SqliteProjectionState, SqliteSearchIndex } from '@lib/platform/sqlite';
 import { loadSciFact } from './scifact';
 import { now, percentile } from './common';
 async function main() {

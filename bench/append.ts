@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NewEvent, SqliteDatabase, SqliteEventStore } from '@lib/platform';
+import { NewEvent } from '@lib/platform';
+import { SqliteDatabase, SqliteEventStore } from '@lib/platform/sqlite';
 import { median, now, report, round } from './common';
 
 const event = (i: number): NewEvent => ({

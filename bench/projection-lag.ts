@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ProjectionRuntime, ProjectionSink, SqliteDatabase, SqliteEventStore, SqliteProjectionState, SqliteReadStore, SqliteSearchIndex } from '@lib/platform';
+import { ProjectionRuntime, ProjectionSink } from '@lib/platform';
+import { SqliteDatabase, SqliteEventStore, SqliteProjectionState, SqliteReadStore, SqliteSearchIndex } from '@lib/platform/sqlite';
 import { ALL_PROJECTIONS } from '@projections';
 import { now, percentile, report, round } from './common';
 import { corpusCreated, documentIndexed } from './fixtures';

@@ -1,4 +1,4 @@
-import type { Projection } from '@lib/platform';
+import type { Projection } from '@lib/platform/projections';
 import { authProjection } from './auth/auth.projection';
 import { corporaProjection } from './corpora/corpora.projection';
 import { documentsProjection } from './documents/documents.projection';

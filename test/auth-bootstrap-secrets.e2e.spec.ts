@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteDatabase, SqliteEventStore } from '@lib/platform';
+import { SqliteDatabase, SqliteEventStore } from '@lib/platform/sqlite';
 import { asKey } from './support/auth-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 

@@ -1,16 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  ReadDoc,
-  SqliteDatabase,
-  SqliteEventStore,
-  SqliteProjectionState,
-  SqliteReadStore,
-  SqliteSearchIndex,
-  ProjectionRuntime,
-  ProjectionSink,
-} from '@lib/platform';
+import { ReadDoc, ProjectionRuntime, ProjectionSink } from '@lib/platform';
+import { SqliteDatabase, SqliteEventStore, SqliteProjectionState, SqliteReadStore, SqliteSearchIndex } from '@lib/platform/sqlite';
 import { ScriptedOpenAIServer } from '@lib/testing';
 import { ALL_PROJECTIONS } from '@projections';
 import { ServiceProcess, spawnService } from './support/service-process';

@@ -1,24 +1,6 @@
 import { join } from 'node:path';
-import {
-  CheckpointStore,
-  EventStore,
-  PolledProjectionProgress,
-  ProjectionProgress,
-  ProjectionRegistration,
-  ProjectionRuntime,
-  ProjectionSink,
-  ProjectionStateStore,
-  ReadOp,
-  ReadStore,
-  SearchIndex,
-  SearchOp,
-  ServiceConfig,
-  SqliteDatabase,
-  SqliteEventStore,
-  SqliteProjectionState,
-  SqliteReadStore,
-  SqliteSearchIndex,
-} from '@lib/platform';
+import { CheckpointStore, EventStore, PolledProjectionProgress, ProjectionProgress, ProjectionRegistration, ProjectionRuntime, ProjectionSink, ProjectionStateStore, ReadOp, ReadStore, SearchIndex, SearchOp, ServiceConfig } from '@lib/platform';
+import { SqliteDatabase, SqliteEventStore, SqliteProjectionState, SqliteReadStore, SqliteSearchIndex } from '@lib/platform/sqlite';
 import { ALL_PROJECTIONS } from '@projections';
 import type { Logger } from 'pino';
 

@@ -1,5 +1,5 @@
-import { ApiKeyEvent, AppClientEvent, toWireGrants as wire, UserEvent } from '@lib/auth';
-import { assertNever, ReadModelProjection, ReadOp, RecordedEvent } from '@lib/platform';
+import { ApiKeyEvent, AppClientEvent, toWireGrants as wire, UserEvent } from '@lib/auth/events';
+import { assertNever, ReadModelProjection, ReadOp, RecordedEvent } from '@lib/platform/projections';
 
 export const USERS_COLLECTION = 'users';
 export const API_KEYS_COLLECTION = 'api_keys';

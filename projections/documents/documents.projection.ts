@@ -1,5 +1,5 @@
-import type { CorpusEvent, DocumentEvent } from '@lib/corpora';
-import { assertNever, ReadModelProjection, ReadOp, RecordedEvent } from '@lib/platform';
+import type { CorpusEvent, DocumentEvent } from '@lib/corpora/events';
+import { assertNever, ReadModelProjection, ReadOp, RecordedEvent } from '@lib/platform/projections';
 
 export const DOCUMENTS_COLLECTION = 'documents';
 /** Image data, one row per image, apart from the document row so that lists and gets do not carry it. */

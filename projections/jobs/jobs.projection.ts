@@ -1,5 +1,5 @@
-import type { JobEvent } from '@lib/corpora';
-import { assertNever, ReadModelProjection, ReadOp, RecordedEvent } from '@lib/platform';
+import type { JobEvent } from '@lib/corpora/events';
+import { assertNever, ReadModelProjection, ReadOp, RecordedEvent } from '@lib/platform/projections';
 
 export const JOBS_COLLECTION = 'jobs';
 

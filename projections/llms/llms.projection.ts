@@ -1,5 +1,6 @@
-import { LLMS, LlmEvent, LlmSettings } from '@lib/llms';
-import { assertNever, ReadModelProjection, ReadOp, RecordedEvent } from '@lib/platform';
+import { LLMS } from '@lib/llms';
+import type { LlmEvent, LlmSettings } from '@lib/llms/events';
+import { assertNever, ReadModelProjection, ReadOp, RecordedEvent } from '@lib/platform/projections';
 
 /** Settings field → read-model field (the reference API's names). */
 const FIELD: Record<keyof LlmSettings, string> = {

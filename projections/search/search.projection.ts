@@ -1,5 +1,5 @@
-import { CorpusEvent, decodeVector, DocumentEvent } from '@lib/corpora';
-import { assertNever, RecordedEvent, SearchOp, SearchProjection } from '@lib/platform';
+import { CorpusEvent, decodeVector, DocumentEvent } from '@lib/corpora/events';
+import { assertNever, RecordedEvent, SearchOp, SearchProjection } from '@lib/platform/projections';
 
 type Handled = Extract<CorpusEvent, { type: 'CorpusCreated' | 'CorpusDeleted' | 'CorpusReset' }> | DocumentEvent;
 

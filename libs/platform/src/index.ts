@@ -1,32 +1,25 @@
-export * from './kernel/errors';
-export * from './kernel/ids';
-export * from './kernel/clock';
-export * from './kernel/yield';
+/**
+ * The main entry (`@lib/platform`): the kernel, the filter language, the ports (event store, read store, search
+ * index, projections), the projection runtime, command plumbing and the guarded outbound HTTP client. No
+ * adapter: the embedded ones are `@lib/platform/sqlite`, the production ones `@lib/platform/engines`, both for
+ * the composition root. Domain code uses `@lib/platform/kernel` (and `@lib/platform/filter`) only.
+ */
+export * from './kernel/index';
 export * from './kernel/config';
+export * from './filter/index';
 export * from './http/ip-address';
 export * from './http/outbound-policy';
 export * from './http/outbound-http';
-export * from './event-store/events';
 export * from './event-store/event-store.port';
 export * from './event-store/catch-up-subscription';
-export * from './event-store/sqlite/sqlite-event-store';
-export * from './sqlite/sqlite-database';
 export * from './files/private-files';
 export * from './read-store/read-store.port';
-export * from './search-index/filter';
 export * from './search-index/search-index.port';
 export { queryTerms } from './search-index/query-terms';
 export * from './projections/projection';
-export * from './sqlite/sqlite-projection-state';
-export * from './read-store/sqlite/sqlite-read-store';
 export * from './read-store/patch';
-export * from './search-index/sqlite/sqlite-search-index';
 export * from './projections/projection-worker';
 export * from './projections/projection-runtime';
 export * from './commands/command-context';
 export * from './commands/stream-decider';
 export * from './commands/stream-writer';
-export { parseFilter, MAX_FILTER_DEPTH } from './filter/parse-filter';
-export { formatField, formatFilter } from './filter/format-filter';
-export { matchesFilter, evaluateFilter, type FilterScope, type Truth } from './filter/match-filter';
-export { filterToMongo, type MongoFilterPaths, type MongoQuery } from './filter/mongo-filter';

@@ -1,11 +1,5 @@
-import {
-  Projection,
-  RecordedEvent,
-  SqliteDatabase,
-  SqliteProjectionState,
-  SqliteReadStore,
-  SqliteSearchIndex,
-} from '@lib/platform';
+import { Projection, RecordedEvent } from '@lib/platform';
+import { SqliteDatabase, SqliteProjectionState, SqliteReadStore, SqliteSearchIndex } from '@lib/platform/sqlite';
 
 /**
  * given(events).project(): applies a projection's operations through the embedded sinks, event by event,

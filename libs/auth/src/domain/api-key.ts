@@ -1,4 +1,4 @@
-import { conflict, DomainError, invalid, notFound } from '@lib/platform';
+import { conflict, DomainError, invalid, notFound } from '@lib/platform/kernel';
 import { BOOTSTRAP_KEY_ID, DigestKind } from './credentials';
 import { Capability, capabilitiesOf, Grants, KeyType, maskForKeyType, notCovered } from './roles';
 

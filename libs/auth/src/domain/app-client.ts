@@ -1,4 +1,4 @@
-import { conflict, invalid, notFound } from '@lib/platform';
+import { conflict, invalid, notFound } from '@lib/platform/kernel';
 import { Capability, Grants } from './roles';
 import { assertAssignable } from './user';
 

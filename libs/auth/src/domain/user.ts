@@ -1,4 +1,4 @@
-import { conflict, DomainError, invalid, notFound } from '@lib/platform';
+import { conflict, DomainError, invalid, notFound } from '@lib/platform/kernel';
 import { Capability, capabilitiesOf, Grants, notCovered } from './roles';
 
 /** The account owner created at first start; it cannot be disabled, deleted or lose the owner role. */

@@ -1,4 +1,4 @@
-import { invalid } from '@lib/platform';
+import { invalid } from '@lib/platform/kernel';
 
 /** Tables and images of a document: their shapes, the parts that make them findable, and their checks. */
 

@@ -1,4 +1,4 @@
-import { assertNever, conflict, DomainError, invalid, notFound } from '@lib/platform';
+import { assertNever, conflict, DomainError, invalid, notFound } from '@lib/platform/kernel';
 
 export type FilterAttributeType = 'integer' | 'real_number' | 'text' | 'boolean' | 'list[integer]' | 'list[real_number]' | 'list[text]';
 

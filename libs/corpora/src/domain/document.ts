@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { assertNever, DomainError, invalid, notFound } from '@lib/platform';
+import { assertNever, DomainError, invalid, notFound } from '@lib/platform/kernel';
 import { Attachments, attachmentsOf, checkAttachments, DocumentImage, DocumentTable, imageText, tableTexts } from './attachments';
 
 export { imageText, MAX_IMAGE_BYTES, tableTexts } from './attachments';

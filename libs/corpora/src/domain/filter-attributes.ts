@@ -1,5 +1,5 @@
-import { invalid } from '@lib/platform';
-import type { FieldRef, FilterExpr, Literal } from '@lib/platform';
+import { invalid } from '@lib/platform/kernel';
+import type { FieldRef, FilterExpr, Literal } from '@lib/platform/filter';
 import type { FilterAttribute, FilterAttributeType } from './corpus';
 
 const LEVEL: Record<FieldRef['level'], FilterAttribute['level']> = { doc: 'document', part: 'part' };

@@ -1,4 +1,4 @@
-import { assertNever, conflict, notFound } from '@lib/platform';
+import { assertNever, conflict, notFound } from '@lib/platform/kernel';
 import type { FilterAttribute } from './corpus';
 import type { Metadata, MetadataStrategy } from './document';
 

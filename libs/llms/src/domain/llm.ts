@@ -1,4 +1,4 @@
-import { assertNever, conflict, invalid, notFound } from '@lib/platform';
+import { assertNever, conflict, invalid, notFound } from '@lib/platform/kernel';
 import { hasUriCredentials, LlmAuthType, StoredAuth } from './auth';
 import type { LlmCapabilities } from './capabilities';
 import { Quota, quotaProblems } from './quota';

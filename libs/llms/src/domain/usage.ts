@@ -1,4 +1,4 @@
-import { streamId } from '@lib/platform';
+import { streamId } from '@lib/platform/kernel';
 import type { TokenUsage } from './quota';
 
 /**

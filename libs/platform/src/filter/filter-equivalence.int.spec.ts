@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ProjectionShape } from '../projections/projection';
 import { SqliteReadStore } from '../read-store/sqlite/sqlite-read-store';
-import { filterFields, type FilterExpr } from '../search-index/filter';
+import { filterFields, type FilterExpr } from './filter';
 import type { IndexedDocument } from '../search-index/search-index.port';
 import { SqliteSearchIndex } from '../search-index/sqlite/sqlite-search-index';
 import { SqliteDatabase } from '../sqlite/sqlite-database';
@@ -13,7 +13,7 @@ import { SqliteProjectionState } from '../sqlite/sqlite-projection-state';
 import { anyFilterArbitrary, COMMON_WORD, corpusArbitrary, MIXED_PROFILE } from './contract/filter-arbitraries';
 import { formatFilter } from './format-filter';
 import { matchesFilter } from './match-filter';
-import { filterToMongo } from './mongo-filter';
+import { filterToMongo } from '../read-store/mongo/mongo-filter';
 import { parseFilter } from './parse-filter';
 
 /**

@@ -1,5 +1,5 @@
 import { invalid, type DomainError } from '../kernel/errors';
-import type { FieldRef } from '../search-index/filter';
+import type { FieldRef } from './filter';
 
 /** A `part.` field where only document metadata exists (document lists, read stores). */
 export function levelUnsupported(field: FieldRef): DomainError {

@@ -1,6 +1,6 @@
 /**
  * The metadata filter language as a peggy grammar; the actions build `FilterExpr` nodes
- * (search-index/filter.ts). Precedence NOT > AND > OR; keywords and levels are case-insensitive; nested AND/OR
+ * (filter/filter.ts). Precedence NOT > AND > OR; keywords and levels are case-insensitive; nested AND/OR
  * are flattened. Named rules ("field", "value", …) are what syntax errors say was expected.
  */
 export const FILTER_GRAMMAR = String.raw`

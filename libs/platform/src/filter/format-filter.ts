@@ -1,5 +1,5 @@
 import { assertNever } from '../kernel/errors';
-import type { FieldRef, FilterExpr, Literal } from '../search-index/filter';
+import type { FieldRef, FilterExpr, Literal } from './filter';
 
 /**
  * Prints an AST as filter text that `parseFilter` reads back to the same AST (for logs and tests). NOT IN and

@@ -2,7 +2,7 @@
 export type LikeToken = { readonly kind: 'text'; readonly text: string } | { readonly kind: 'any' } | { readonly kind: 'one' };
 
 /**
- * Splits a LIKE pattern (semantics in search-index/filter.ts): `\%`, `\_`, `\\` are literal, a backslash before
+ * Splits a LIKE pattern (semantics in filter/filter.ts): `\%`, `\_`, `\\` are literal, a backslash before
  * anything else or at the end is itself literal. Adjacent literal characters are merged into one token.
  */
 export function likeTokens(pattern: string): LikeToken[] {

@@ -1,5 +1,5 @@
 import { assertNever } from '../kernel/errors';
-import { type CmpOp, type FieldRef, type FilterExpr, type Literal, literalType, valueType } from '../search-index/filter';
+import { type CmpOp, type FieldRef, type FilterExpr, type Literal, literalType, valueType } from './filter';
 import { likeToRegExpSource } from './like-pattern';
 
 /** The metadata an expression is evaluated against; without `part`, every `part.` atom is UNKNOWN. */
@@ -11,7 +11,7 @@ export interface FilterScope {
 /** TRUE, FALSE, or UNKNOWN as `undefined`. */
 export type Truth = boolean | undefined;
 
-/** Whether the expression is TRUE for this metadata (semantics in search-index/filter.ts). */
+/** Whether the expression is TRUE for this metadata (semantics in filter/filter.ts). */
 export function matchesFilter(expr: FilterExpr, scope: FilterScope): boolean {
   return evaluateFilter(expr, scope) === true;
 }

@@ -1,4 +1,4 @@
-import type { FilterExpr } from '../search-index/filter';
+import type { FilterExpr } from './filter';
 import { likeToGlob, likeTokens } from './like-pattern';
 import { evaluateFilter, matchesFilter, type Truth } from './match-filter';
 import { parseFilter } from './parse-filter';

@@ -1,6 +1,6 @@
 import { generate, type parser, type Parser } from 'peggy';
 import { invalid, type DomainError } from '../kernel/errors';
-import type { FilterExpr } from '../search-index/filter';
+import type { FilterExpr } from './filter';
 import { FILTER_GRAMMAR } from './filter-grammar';
 
 /**

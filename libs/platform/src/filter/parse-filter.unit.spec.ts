@@ -1,5 +1,5 @@
 import { DomainError } from '../kernel/errors';
-import type { FieldRef, FilterExpr, Literal } from '../search-index/filter';
+import type { FieldRef, FilterExpr, Literal } from './filter';
 import { formatFilter } from './format-filter';
 import { MAX_FILTER_DEPTH, parseFilter } from './parse-filter';
 

@@ -1,4 +1,4 @@
-import type { FilterExpr } from '../search-index/filter';
+import type { FilterExpr } from '../filter/filter';
 
 /** A read-model document: plain JSON with a string `id`. */
 export type ReadDoc = { readonly id: string } & Record<string, unknown>;
@@ -25,7 +25,7 @@ export interface Condition {
 
 /**
  * A metadata filter (`parseFilter`) over the metadata object of each document, with the semantics of
- * search-index/filter.ts. Only `doc.` fields exist here: a `part.` field fails with DomainError invalid
+ * filter/filter.ts. Only `doc.` fields exist here: a `part.` field fails with DomainError invalid
  * `filter.level_unsupported`.
  */
 export interface MetadataFilter {

@@ -1,4 +1,4 @@
-import type { FieldRef, FilterExpr } from './filter';
+import type { FieldRef, FilterExpr } from '../filter/filter';
 
 /** One searchable part (chunk) of a document. */
 export interface IndexedPart {

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { FieldRef, FilterExpr, Literal } from '../../search-index/filter';
+import type { FieldRef, FilterExpr, Literal } from '../filter';
 import type { IndexedDocument } from '../../search-index/search-index.port';
 
 /**

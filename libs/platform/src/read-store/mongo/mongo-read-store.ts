@@ -1,4 +1,4 @@
-import { filterToMongo } from '../../filter/mongo-filter';
+import { filterToMongo } from './mongo-filter';
 import { assertNever } from '../../kernel/errors';
 import type { ApplyOptions, PositionedOps, ProjectionShape, ProjectionSink } from '../../projections/projection';
 import { Condition, decodePageKey, encodePageKey, FindQuery, getPath, MetadataFilter, Page, ReadDoc, ReadOp, ReadStore } from '../read-store.port';

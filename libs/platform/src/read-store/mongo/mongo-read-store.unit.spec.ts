@@ -1,5 +1,5 @@
 import { BulkWriteResult, MongoBulkWriteError, type WriteError } from 'mongodb';
-import { filterToMongo } from '../../filter/mongo-filter';
+import { filterToMongo } from './mongo-filter';
 import { parseFilter } from '../../filter/parse-filter';
 import type { PositionedOps } from '../../projections/projection';
 import { encodePageKey, ReadOp } from '../read-store.port';

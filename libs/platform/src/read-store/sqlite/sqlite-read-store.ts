@@ -1,6 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import { assertNever } from '../../kernel/errors';
-import { filterToSql, jsonPathLiteral } from '../../search-index/sqlite/sqlite-filter';
+import { filterToSql, jsonPathLiteral } from '../../sqlite/sqlite-filter';
 import type { ApplyOptions, PositionedOps, ProjectionShape, ProjectionSink } from '../../projections/projection';
 import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';

@@ -4,7 +4,7 @@ import { formatFilter } from '../../filter/format-filter';
 import { matchesFilter } from '../../filter/match-filter';
 import { isDomainError } from '../../kernel/errors';
 import type { ProjectionShape, ProjectionSink } from '../../projections/projection';
-import type { FilterExpr } from '../filter';
+import type { FilterExpr } from '../../filter/filter';
 import type { IndexedDocument, SearchIndex, SearchOp } from '../search-index.port';
 
 export interface SearchIndexFixture {

@@ -3,10 +3,10 @@ import { assertNever } from '../../kernel/errors';
 import type { ApplyOptions, PositionedOps, ProjectionShape, ProjectionSink } from '../../projections/projection';
 import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
-import type { FieldRef, FilterExpr } from '../filter';
+import type { FieldRef, FilterExpr } from '../../filter/filter';
 import { fuseRanks, IndexedDocument, SearchHit, SearchIndex, SearchOp, SearchRequest } from '../search-index.port';
 import { queryTerms } from '../query-terms';
-import { fieldSql, filterToSql } from './sqlite-filter';
+import { fieldSql, filterToSql } from '../../sqlite/sqlite-filter';
 
 interface PartRow {
   doc_id: string;

@@ -1,7 +1,7 @@
 import type { CollectionCreateSchema, CollectionFieldSchema } from 'typesense';
 import { assertNever, DomainError } from '../../kernel/errors';
 import { likeShape } from '../../filter/like-pattern';
-import { type CmpOp, type FieldRef, type FilterExpr, type Literal, literalType, NEGATED_CMP } from '../filter';
+import { type CmpOp, type FieldRef, type FilterExpr, type Literal, literalType, NEGATED_CMP } from '../../filter/filter';
 import type { IndexedDocument, IndexedPart } from '../search-index.port';
 
 /**
@@ -128,7 +128,7 @@ export const unsupportedFilter = (message: string): DomainError => new DomainErr
  *
  * Typesense has no general NOT, so negations are pushed down to the atoms (De Morgan, `=`↔`!=`, `<`↔`>=`,
  * `in`↔`:!=[…]`, is_null↔is-not-null): `translate(e, true)` selects where `e` is FALSE, which keeps the three-valued
- * semantics of search-index/filter.ts as long as every atom and its negation skip UNKNOWN rows. Hence `!=` and
+ * semantics of filter/filter.ts as long as every atom and its negation skip UNKNOWN rows. Hence `!=` and
  * NOT IN also require the field to be present (Typesense's `!=` matches documents without the field), and with
  * `known` (the schema's flattened fields) atoms on fields no document has, or with a literal of another type than
  * the field's, fold to false, both ways.

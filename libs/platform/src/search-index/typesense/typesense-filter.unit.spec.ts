@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { anyFilterArbitrary, corpusArbitrary, PORTABLE_PROFILE } from '../../filter/contract/filter-arbitraries';
 import { formatFilter } from '../../filter/format-filter';
 import { matchesFilter } from '../../filter/match-filter';
-import type { FieldRef, FilterExpr, Literal } from '../filter';
+import type { FieldRef, FilterExpr, Literal } from '../../filter/filter';
 import { decodeFieldName, encodeFieldName, FieldKind, flatFieldName, flattenMetadata, partDocument, toFilterBy } from './typesense-filter';
 
 const doc = (name: string): FieldRef => ({ level: 'doc', name });

@@ -4,7 +4,7 @@ import { Client, Errors } from 'typesense';
 import type { CollectionSchema } from 'typesense';
 import { assertNever, DomainError } from '../../kernel/errors';
 import type { ApplyOptions, CheckpointStore, PositionedOps, ProjectionShape, ProjectionSink } from '../../projections/projection';
-import type { FieldRef, FilterExpr } from '../filter';
+import type { FieldRef, FilterExpr } from '../../filter/filter';
 import { queryTerms } from '../query-terms';
 import { fuseRanks, IndexedDocument, SearchHit, SearchIndex, SearchOp, SearchRequest } from '../search-index.port';
 import { collectionSchema, embeddingField, fieldKind, FieldKind, filterLiteral, flatFieldName, flattenMetadata, KnownFields, partDocument, toFilterBy } from './typesense-filter';

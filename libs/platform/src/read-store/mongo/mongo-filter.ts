@@ -1,7 +1,7 @@
-import { assertNever } from '../kernel/errors';
-import { type FieldRef, type FilterExpr, type Literal, literalType, NEGATED_CMP } from '../search-index/filter';
-import { levelUnsupported } from './filter-errors';
-import { likeToRegExpSource } from './like-pattern';
+import { assertNever } from '../../kernel/errors';
+import { type FieldRef, type FilterExpr, type Literal, literalType, NEGATED_CMP } from '../../filter/filter';
+import { levelUnsupported } from '../../filter/filter-errors';
+import { likeToRegExpSource } from '../../filter/like-pattern';
 
 /** A MongoDB query document (plain object; `Document` in the driver's terms). */
 export type MongoQuery = Record<string, unknown>;
@@ -13,7 +13,7 @@ export interface MongoFilterPaths {
 }
 
 /**
- * The filter as a MongoDB query (semantics in search-index/filter.ts): one `$expr` with aggregation operators,
+ * The filter as a MongoDB query (semantics in filter/filter.ts): one `$expr` with aggregation operators,
  * for every field, rather than query operators for plain names and `$expr` only for the others:
  * - `$getField` reads names with dots or a leading `$` exactly, and aggregation operators never descend into
  *   arrays, so `$type` guards are exact (a query `{ f: { $type: 'string' } }` also matches `['a']`);

@@ -1,7 +1,7 @@
-import { levelUnsupported } from '../../filter/filter-errors';
-import { likeToGlob } from '../../filter/like-pattern';
-import { assertNever } from '../../kernel/errors';
-import { type FieldRef, type FilterExpr, type Literal, literalType } from '../filter';
+import { levelUnsupported } from '../filter/filter-errors';
+import { likeToGlob } from '../filter/like-pattern';
+import { assertNever } from '../kernel/errors';
+import { type FieldRef, type FilterExpr, type Literal, literalType } from '../filter/filter';
 
 export { likeToGlob };
 
@@ -50,7 +50,7 @@ const JSON_TYPES: Record<'number' | 'string' | 'boolean', string> = { number: `'
 const bind = (v: Literal): Literal => (typeof v === 'boolean' ? (v ? 1 : 0) : v);
 
 /**
- * Translates the filter AST to a WHERE fragment, with positional parameters (semantics in search-index/filter.ts).
+ * Translates the filter AST to a WHERE fragment, with positional parameters (semantics in filter/filter.ts).
  * Each atom is NULL when UNKNOWN: a `CASE` on the field's JSON type yields the comparison only for a value of
  * the literal's type, so SQL's own three-valued NOT/AND/OR and WHERE's "TRUE only" do the rest. The type guard
  * also keeps JSON booleans (read as 1/0) away from numeric literals, and arrays (read as JSON text) away from

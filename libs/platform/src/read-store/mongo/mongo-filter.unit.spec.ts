@@ -1,6 +1,6 @@
 import { Query } from 'mingo';
 import { filterToMongo } from './mongo-filter';
-import { parseFilter } from './parse-filter';
+import { parseFilter } from '../../filter/parse-filter';
 
 const d = (name: string) => ({ $getField: { field: { $literal: name }, input: '$$d' } });
 const body = (text: string, paths: { doc: string; part?: string } = { doc: 'metadata' }) =>

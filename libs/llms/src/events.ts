@@ -1,0 +1,5 @@
+/**
+ * The events entry of the llms context (`@lib/llms/events`): the event types of its streams. Domain code only:
+ * importing it loads none of the provider SDKs.
+ */
+export type { LlmEvent, LlmSettings } from './domain/llm';

@@ -1,0 +1,40 @@
+import { execFile } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const ROOT = join(__dirname, '..');
+const run = promisify(execFile);
+
+/**
+ * The dependency rules hold through every entry point (issue 13): a scratch file that reaches an adapter, a use
+ * case or a framework through a barrel fails `npm run lint` with the rule's name, as a direct import would.
+ */
+async function lintWith(path: string, source: string): Promise<string> {
+  const file = join(ROOT, path);
+  writeFileSync(file, source);
+  try {
+    await run(join(ROOT, 'node_modules/.bin/depcruise'), [path, '--config', '.dependency-cruiser.cjs', '--output-type', 'err'], { cwd: ROOT });
+    return '';
+  } catch (e) {
+    return String((e as { stdout?: string }).stdout ?? e);
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
+
+describe('dependency rules, by reachability', () => {
+  it.each([
+    ['domain → the platform main entry (stream writer, HTTP client)', 'libs/corpora/src/domain/lint-probe.ts', "import { StreamWriter } from '@lib/platform';\nexport const probe = StreamWriter;\n", 'domain-reaches-only-the-kernel'],
+    ['domain → the SQLite adapters entry', 'libs/auth/src/domain/lint-probe.ts', "import { SqliteEventStore } from '@lib/platform/sqlite';\nexport const probe = SqliteEventStore;\n", 'domain-no-frameworks'],
+    ['domain → its own context barrel (use cases, Nest)', 'libs/llms/src/domain/lint-probe.ts', "import { LLMS } from '@lib/llms';\nexport const probe = LLMS;\n", 'domain-reaches-only-the-kernel'],
+    ['a projection → a context barrel (use cases, SDKs)', 'projections/corpora/lint-probe.ts', "import { corpusStream } from '@lib/corpora';\nexport const probe = corpusStream;\n", 'projections-reach-only-events-and-ports'],
+    ['a use case → the SQLite adapters entry', 'libs/corpora/src/application/lint-probe.ts', "import { SqliteReadStore } from '@lib/platform/sqlite';\nexport const probe = SqliteReadStore;\n", 'only-apps-reach-adapters'],
+  ])('refuses %s', async (_what, path, source, rule) => {
+    expect(await lintWith(path, source)).toContain(`error ${rule}: ${path}`);
+  }, 60_000);
+
+  it('accepts the same domain file through the kernel entry', async () => {
+    expect(await lintWith('libs/corpora/src/domain/lint-probe.ts', "import { invalid } from '@lib/platform/kernel';\nexport const probe = invalid;\n")).toBe('');
+  }, 60_000);
+});
