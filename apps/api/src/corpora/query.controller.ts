@@ -10,7 +10,7 @@ import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
 import { generationParams } from './generation-input';
 import { pageLimit, pageOffset } from './paging';
-import { ContextConfigurationDto, CorpusSearchFieldsDto, MAX_QUERY_LENGTH, MAX_RERANKER_STAGES, QueryCorpusRequestDto, QueryRequestDto, RerankerDto } from './query.dto';
+import { ContextConfigurationDto, CorpusSearchFieldsDto, MAX_QUERY_LENGTH, MAX_RERANKER_STAGES, QUERY_DEFAULTS, QueryCorpusRequestDto, QueryRequestDto, RerankerDto } from './query.dto';
 import { writeQueryStream } from './query-stream';
 
 type Options = Pick<QueryRequestDto, 'intelligent_query_rewriting'>;
@@ -64,8 +64,8 @@ function contextWindow(dto: ContextConfigurationDto | undefined): ContextWindow 
 }
 
 const searchOptions = (search: { limit?: number; offset?: number; max_by?: 'doc.id'; reranker?: RerankerDto; context_configuration?: ContextConfigurationDto }): QueryOptions => ({
-  limit: search.limit ?? 10,
-  offset: search.offset ?? 0,
+  limit: search.limit ?? QUERY_DEFAULTS.limit,
+  offset: search.offset ?? QUERY_DEFAULTS.offset,
   maxBy: search.max_by,
   reranker: rerankerSpec(search.reranker),
   context: contextWindow(search.context_configuration),
@@ -84,7 +84,7 @@ export class QueryController {
     if (overridden >= 0) throw invalid('query.unsupported', 'per-corpus query text is not supported yet', { [`search.corpora[${overridden}].query`]: 'not supported yet' });
     const corpora: CorpusSearch[] = dto.search.corpora.map((c, i) => ({
       corpusKey: c.corpus_key,
-      lexicalInterpolation: c.lexical_interpolation ?? dto.search.lexical_interpolation ?? 0.005,
+      lexicalInterpolation: c.lexical_interpolation ?? dto.search.lexical_interpolation ?? QUERY_DEFAULTS.lexicalInterpolation,
       metadataFilter: c.metadata_filter,
       filterField: `search.corpora[${i}].metadata_filter`,
     }));
@@ -97,7 +97,7 @@ export class QueryController {
     const dto = validateBody(QueryCorpusRequestDto, body);
     const search = dto.search ?? {};
     refuseUnsupported(dto, [search], '');
-    const corpora = [{ corpusKey, lexicalInterpolation: search.lexical_interpolation ?? 0.005, metadataFilter: search.metadata_filter, filterField: 'search.metadata_filter' }];
+    const corpora = [{ corpusKey, lexicalInterpolation: search.lexical_interpolation ?? QUERY_DEFAULTS.lexicalInterpolation, metadataFilter: search.metadata_filter, filterField: 'search.metadata_filter' }];
     await this.answer(dto, new QueryCorpora(dto.query, corpora, searchOptions(search), ctx.now), ctx, res);
   }
 
@@ -138,7 +138,7 @@ export class QueryController {
     if (!query) throw invalid('request.invalid', 'query is required', { query: 'is required' });
     if (query.length > MAX_QUERY_LENGTH) throw invalid('request.invalid', `query must be at most ${MAX_QUERY_LENGTH} characters`, { query: `must be at most ${MAX_QUERY_LENGTH} characters` });
     // metadata_filter is ours (the reference GET has none): a filter a caller sends is applied, never ignored.
-    const corpora = [{ corpusKey, lexicalInterpolation: 0.005, metadataFilter, filterField: 'metadata_filter' }];
-    return this.queries.execute(new QueryCorpora(query, corpora, { limit: pageLimit(limit, 10, 1000), offset: pageOffset(offset) }));
+    const corpora = [{ corpusKey, lexicalInterpolation: QUERY_DEFAULTS.lexicalInterpolation, metadataFilter, filterField: 'metadata_filter' }];
+    return this.queries.execute(new QueryCorpora(query, corpora, { limit: pageLimit(limit, QUERY_DEFAULTS.limit, QUERY_DEFAULTS.maxLimit), offset: pageOffset(offset) }));
   }
 }

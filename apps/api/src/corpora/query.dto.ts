@@ -4,6 +4,9 @@ import { CITATION_STYLES, CitationStyle, MAX_TEMPLATE_LENGTH, MAX_USED_SEARCH_RE
 
 export const MAX_QUERY_LENGTH = 1000;
 
+/** The reference API's query defaults, in one place for the POST, multi-corpus and GET forms. */
+export const QUERY_DEFAULTS = { lexicalInterpolation: 0.005, limit: 10, offset: 0, maxLimit: 1000 } as const;
+
 export class ContextConfigurationDto {
   @IsOptional() @IsInt() @Min(0) characters_before?: number;
   @IsOptional() @IsInt() @Min(0) characters_after?: number;

@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import { CallerAborted, ChatCompletions, ChatRequest } from '@lib/llms';
 import { CommandContext, DomainError, invalid } from '@lib/platform';
 import { Ctx } from '../http/command-context';
+import { SseStream } from '../http/sse';
 import { Policy } from '../http/policy';
 import { toDto } from '../http/dto';
 import { fieldErrors, validationError } from '../http/validation';
@@ -44,17 +45,16 @@ export class ChatController {
         return;
       }
       const chunks = await this.chat.streamJson(request, ctx, abort.signal);
-      res.status(200).set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-      res.flushHeaders();
+      const stream = SseStream.open(res);
       try {
         for await (const chunk of chunks) {
-          if (res.destroyed) break;
-          res.write(`data: ${chunk}\n\n`);
+          if (stream.closed) break;
+          stream.send({ data: ` ${chunk}` });
         }
-        if (!res.destroyed) res.end('data: [DONE]\n\n');
+        stream.end({ data: ' [DONE]' });
       } catch (e) {
         // Past the headers a failure can only be an event: OpenAI clients raise it as an APIError.
-        if (!res.destroyed) res.end(`data: ${JSON.stringify({ error: errorBody(e, ctx.requestId) })}\n\n`);
+        stream.end({ data: ` ${JSON.stringify({ error: errorBody(e, ctx.requestId) })}` });
       }
     } catch (e) {
       if (e instanceof CallerAborted || res.destroyed) return void res.end();

@@ -4,6 +4,7 @@ import { EventFilter, invalid, RecordedEvent } from '@lib/platform';
 import type { Infrastructure } from '../../../infrastructure/infrastructure';
 import { pageLimit } from '../corpora/paging';
 import { Policy } from '../http/policy';
+import { SseStream } from '../http/sse';
 import { INFRASTRUCTURE } from '../tokens';
 import { redact } from './redact';
 
@@ -59,19 +60,13 @@ export class EventsController {
   ): Promise<void> {
     const from = position(req.header('last-event-id') ?? after, 'after');
     const sub = this.infra.events.subscribeToAll({ after: from, filter: { categories: list(category), types: list(type) } });
-    res.status(200).set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-    res.flushHeaders();
-    const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
-    req.on('close', () => {
-      clearInterval(heartbeat);
-      void sub.close();
-    });
-    void sub.caughtUp.then(() => res.write(`event:caught_up\ndata:{"type":"caught_up"}\n\n`));
+    const stream = SseStream.open(res);
+    req.on('close', () => void sub.close());
+    void sub.caughtUp.then(() => stream.send({ event: 'caught_up', data: '{"type":"caught_up"}' }));
     try {
-      for await (const e of sub) res.write(`id:${e.position}\nevent:${e.type}\ndata:${JSON.stringify(view(e))}\n\n`);
+      for await (const e of sub) stream.send({ id: e.position, event: e.type, data: JSON.stringify(view(e)) });
     } finally {
-      clearInterval(heartbeat);
-      res.end();
+      stream.end();
     }
   }
 }
