@@ -4,7 +4,7 @@ import { CqrsModule } from '@nestjs/cqrs';
 import { AuthModule, Authenticator } from '@lib/auth';
 import { CorporaModule } from '@lib/corpora';
 import { EncodersModule, loadEncoderConfig } from '@lib/encoders';
-import { GenerationModule } from '@lib/generation';
+import { RetrievalModule } from '@lib/retrieval';
 import { LlmsModule } from '@lib/llms';
 import {
   BACKGROUND_WORK,
@@ -141,7 +141,7 @@ export class ApiModule {
         CorporaModule,
         AuthModule.forRoot({ signingKey: options.signingKey, secretsKey: options.secretsKey }),
         llms,
-        GenerationModule.forRoot({ llms }),
+        RetrievalModule.forRoot({ llms }),
         EncodersModule.forRoot(loadEncoderConfig(options.config.env), outbound.fetch),
       ],
       controllers: options.routes === 'health' ? [HealthController] : API_CONTROLLERS,

@@ -12,8 +12,6 @@ import { GetDocumentHandler, GetImageHandler } from './application/get-document/
 import { IndexDocumentHandler } from './application/index-document/index-document';
 import { ListCorporaHandler } from './application/list-corpora/list-corpora';
 import { ListDocumentsHandler } from './application/list-documents/list-documents';
-import { QueryCorporaHandler } from './application/query/query-corpora';
-import { ModelRerankers } from './application/query/model-rerankers';
 import { UpdateCorpusHandler } from './application/update-corpus/update-corpus';
 import { ResetCorpusHandler } from './application/reset-corpus/reset-corpus';
 import { UpdateDocumentMetadataHandler } from './application/update-document-metadata/update-document-metadata';
@@ -39,8 +37,6 @@ import { GetJobHandler, ListJobsHandler } from './application/jobs/job-queries';
     GetFilterAttributeStatsHandler,
     ComputeCorpusSizeHandler,
     ListDocumentsHandler,
-    QueryCorporaHandler,
-    ModelRerankers,
     ResetCorpusHandler,
     UpdateDocumentMetadataHandler,
     JobSignals,

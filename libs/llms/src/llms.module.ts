@@ -10,7 +10,7 @@ import { FactualConsistency } from './application/evaluation/factual-consistency
 import { GetLlmHandler, ListLlmsHandler } from './application/llm-queries/llm-queries';
 import { LlmWriter } from './application/llm-writer';
 import { LlmProviders } from './application/provider/llm-providers';
-import { OpenAiProvider } from './application/provider/openai-provider';
+import { OpenAiProvider } from './adapters/openai/openai-provider';
 import { LLM_QUOTAS, llmUsageLedger } from './application/quotas/llm-quotas';
 import { QuotaEngine } from './application/quotas/quota-engine';
 import { SecretBox } from './application/secrets/secret-box';

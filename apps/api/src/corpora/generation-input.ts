@@ -1,4 +1,4 @@
-import type { GenerationParams } from '@lib/generation';
+import type { GenerationParams } from '@lib/retrieval';
 import type { GenerationDto } from './query.dto';
 
 /**

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Response } from 'express';
-import type { QueryStreamEvent } from '@lib/generation';
+import type { QueryStreamEvent } from '@lib/retrieval';
 import { CallerAborted } from '@lib/llms';
 import { DomainError } from '@lib/platform';
 import { SseStream } from '../http/sse';

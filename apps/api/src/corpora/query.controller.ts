@@ -1,8 +1,7 @@
 import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
-import { ContextWindow, CorpusSearch, QueryCorpora, QueryOptions, QueryResponse, RerankerSpec } from '@lib/corpora';
-import { AnswerQuery, QueryAnswer, QueryStreamEvent, StreamQueryAnswer } from '@lib/generation';
+import { AnswerQuery, ContextWindow, CorpusSearch, QueryAnswer, QueryCorpora, QueryOptions, QueryResponse, QueryStreamEvent, RerankerSpec, StreamQueryAnswer } from '@lib/retrieval';
 import { CallerAborted } from '@lib/llms';
 import { CommandContext, invalid } from '@lib/platform';
 import { Ctx } from '../http/command-context';

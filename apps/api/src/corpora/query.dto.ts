@@ -1,6 +1,6 @@
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength, ValidateIf, ValidateNested } from 'class-validator';
-import { CITATION_STYLES, CitationStyle, MAX_TEMPLATE_LENGTH, MAX_USED_SEARCH_RESULTS, RESPONSE_LANGUAGES } from '@lib/generation';
+import { CITATION_STYLES, CitationStyle, MAX_TEMPLATE_LENGTH, MAX_USED_SEARCH_RESULTS, RESPONSE_LANGUAGES } from '@lib/retrieval';
 
 export const MAX_QUERY_LENGTH = 1000;
 

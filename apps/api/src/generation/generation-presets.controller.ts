@@ -1,6 +1,6 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
-import { GenerationPresetPage, ListGenerationPresets } from '@lib/generation';
+import { GenerationPresetPage, ListGenerationPresets } from '@lib/retrieval';
 import { invalid } from '@lib/platform';
 import { offsetOfPageKey, offsetPageKey, pageLimit } from '../corpora/paging';
 import { Policy } from '../http/policy';

@@ -7,7 +7,7 @@ import { defaultUri, validateCombination, validateSettings } from '../../domain/
 import { checkOutboundTargets } from '../outbound-targets';
 import type { ChatUpstream } from '../provider/chat-upstream';
 import { LlmProviders } from '../provider/llm-providers';
-import type { Endpoint } from '../provider/openai-provider';
+import type { Endpoint } from '../../adapters/openai/openai-provider';
 import { upstreamError } from '../provider/upstream-errors';
 
 /** How each capability was determined: a live probe, the server's model listing, or a guess from the name. */

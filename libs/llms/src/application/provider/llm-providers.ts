@@ -2,12 +2,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { assertNever, invalid, OUTBOUND_HTTP, OutboundHttp } from '@lib/platform';
 import type { LlmAuth } from '../../domain/auth';
 import type { LlmRow } from '../read-models';
-import { anthropicChat } from './anthropic-chat';
+import { anthropicChat } from '../../adapters/anthropic/anthropic-chat';
 import type { ChatUpstream } from './chat-upstream';
-import { geminiChat } from './gemini-chat';
-import { openAiCompatibleChat } from './openai-compatible-chat';
-import { DEFAULT_IDLE_TIMEOUT_SECONDS, Endpoint, OpenAiProvider } from './openai-provider';
-import { openAiResponsesChat } from './openai-responses-chat';
+import { geminiChat } from '../../adapters/google/gemini-chat';
+import { openAiCompatibleChat } from '../../adapters/openai/openai-compatible-chat';
+import { DEFAULT_IDLE_TIMEOUT_SECONDS, Endpoint, OpenAiProvider } from '../../adapters/openai/openai-provider';
+import { openAiResponsesChat } from '../../adapters/openai/openai-responses-chat';
 
 /**
  * The provider adapter of each LLM type (docs/llms.md): `openai-compatible` and `openai-responses` through

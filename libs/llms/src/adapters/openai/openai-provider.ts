@@ -3,9 +3,9 @@ import OpenAI from 'openai';
 import { DomainError, OUTBOUND_HTTP, OutboundHttp, outboundRefusal } from '@lib/platform';
 import { joinAuth, LlmAuth, secretValues, StoredAuth } from '../../domain/auth';
 import type { LlmType } from '../../domain/llm';
-import { SecretBox } from '../secrets/secret-box';
-import { sdkLogger } from './chat-upstream';
-import { scrub } from './upstream-errors';
+import { SecretBox } from '../../application/secrets/secret-box';
+import { sdkLogger } from '../../application/provider/chat-upstream';
+import { scrub } from '../../application/provider/upstream-errors';
 
 /** Read timeout when a model sets no `idle_timeout_seconds` (what OpenAI's and Anthropic's SDKs use). */
 export const DEFAULT_IDLE_TIMEOUT_SECONDS = 60;

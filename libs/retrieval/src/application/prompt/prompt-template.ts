@@ -1,5 +1,5 @@
 import { Compile, parse } from 'velocityjs';
-import type { ResultFields } from '@lib/corpora';
+import type { ResultFields } from '../query/query-corpora';
 import type { ChatMessage } from '@lib/llms';
 import { DomainError, invalid } from '@lib/platform';
 import type { ResponseLanguage } from '../../domain/languages';

@@ -1,4 +1,4 @@
-import type { QueryResponse } from '@lib/corpora';
+import type { QueryResponse } from '../query/query-corpora';
 
 type SearchResults = QueryResponse['search_results'];
 

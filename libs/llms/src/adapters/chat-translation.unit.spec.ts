@@ -1,5 +1,5 @@
 import { splitSystem, translateRequest } from './chat-translation';
-import { serverSentChunks } from './openai-compatible-chat';
+import { serverSentChunks } from './openai/openai-compatible-chat';
 
 describe('translating OpenAI chat requests for other providers', () => {
   const body = (extra: Record<string, unknown> = {}, messages: unknown[] = [{ role: 'user', content: 'hi' }]) => ({ model: 'm', messages: messages as never, ...extra });

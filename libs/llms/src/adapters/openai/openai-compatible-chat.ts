@@ -1,8 +1,8 @@
 import { APIError } from 'openai';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
-import type { ChatUpstream, StreamItem } from './chat-upstream';
+import type { ChatUpstream, StreamItem } from '../../application/provider/chat-upstream';
 import type { Upstream } from './openai-provider';
-import { classifyOpenAiError } from './upstream-errors';
+import { classifyOpenAiError } from '../../application/provider/upstream-errors';
 
 const CONTEXT_FIELDS = ['max_model_len', 'context_length', 'context_window', 'max_context_length', 'max_input_tokens'];
 

@@ -1,3 +1,7 @@
+export * from './application/query/query-corpora';
+export * from './application/query/context-window';
+export * from './application/query/rerankers';
+export * from './application/query/model-rerankers';
 export * from './domain/citations';
 export * from './domain/generation-params';
 export * from './domain/languages';
@@ -8,4 +12,4 @@ export * from './application/answer-query/stream-query-answer';
 export * from './application/list-presets/list-presets';
 export * from './application/model/generation-models';
 export * from './application/prompt/prompt-template';
-export * from './generation.module';
+export * from './retrieval.module';

@@ -2,9 +2,7 @@ import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { ENCODER_REGISTRY, EncoderRegistry } from '@lib/encoders';
 import { FilterExpr, READ_STORE, ReadStore, SEARCH_INDEX, SearchHit, SearchIndex } from '@lib/platform';
-import { corpusNotFound } from '../../domain/corpus';
-import { ContextWindow, hasContext, withContext } from '../../domain/context-window';
-import { compileFilter } from '../filters';
+import { ContextWindow, hasContext, withContext } from './context-window';
 import { blend, lexicalScore, lexicalWeight, ScoredHit } from './hybrid';
 import { ModelRerankers } from './model-rerankers';
 import { rerank, RerankerSpec } from './rerankers';
@@ -12,7 +10,7 @@ import type { SearchResult } from './search-result';
 import { comparesResults } from './rerankers';
 
 export type { ResultFields, SearchResult } from './search-result';
-import { CORPORA, CorpusRow } from '../read-models';
+import { compileFilter, CORPORA, corpusNotFound, CorpusRow } from '@lib/corpora';
 
 export interface CorpusSearch {
   readonly corpusKey: string;

@@ -1,5 +1,5 @@
 import { IQueryHandler, QueryBus, QueryHandler } from '@nestjs/cqrs';
-import { QueryCorpora, QueryResponse } from '@lib/corpora';
+import { QueryCorpora, QueryResponse } from '../query/query-corpora';
 import { ChatCompletions, FactualConsistency } from '@lib/llms';
 import type { CommandContext } from '@lib/platform';
 import { CitationRewriter } from '../../domain/citations';

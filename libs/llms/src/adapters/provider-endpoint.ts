@@ -1,4 +1,4 @@
-import type { LlmType } from '../../domain/llm';
+import type { LlmType } from '../domain/llm';
 
 /** Where and how a provider adapter reaches a model (the auth is passed apart, opened). */
 export interface ProviderEndpoint {

@@ -1,4 +1,4 @@
-import type { QueryResponse } from '@lib/corpora';
+import type { QueryResponse } from '../query/query-corpora';
 import { ChatRequest, FactualConsistency } from '@lib/llms';
 import { CommandContext, DomainError, invalid } from '@lib/platform';
 import { CitationOptions, withoutCitations } from '../../domain/citations';

@@ -8,7 +8,7 @@
  * values, strings, lists and maps. Native methods (`repeat`, `padStart`, regular expressions) are out of
  * reach, which keeps a template from allocating without bound or backtracking for ever.
  */
-import type { ResultFields } from '@lib/corpora';
+import type { ResultFields } from '../query/query-corpora';
 
 /** Longest string a template may build by method calls (the rendered output has its own limit). */
 export const MAX_TEMPLATE_STRING = 1_000_000;

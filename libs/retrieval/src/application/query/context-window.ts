@@ -1,4 +1,4 @@
-import { sentences } from './chunking';
+import { sentences } from '@lib/corpora';
 
 /** The reference API's `context_configuration`: what surrounds a matched part in a result's text. */
 export interface ContextWindow {

@@ -1,0 +1,28 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { CqrsModule } from '@nestjs/cqrs';
+import { AnswerQueryHandler } from './application/answer-query/answer-query';
+import { StreamQueryAnswerHandler } from './application/answer-query/stream-query-answer';
+import { ListGenerationPresetsHandler } from './application/list-presets/list-presets';
+import { GenerationModels } from './application/model/generation-models';
+import { ModelRerankers } from './application/query/model-rerankers';
+import { QueryCorporaHandler } from './application/query/query-corpora';
+
+export interface RetrievalModuleOptions {
+  /** The module that provides `ChatCompletions` and `FactualConsistency`: the app's one `LlmsModule.forRoot(…)`. */
+  readonly llms: DynamicModule;
+}
+
+/**
+ * Retrieval: search over corpora (hybrid scoring, rerankers, context windows: `QueryCorpora`) and generation over
+ * its results (RAG answers, citations, presets). Used by the query routes, and by agents' retrieval tools.
+ */
+@Module({})
+export class RetrievalModule {
+  static forRoot(options: RetrievalModuleOptions): DynamicModule {
+    return {
+      module: RetrievalModule,
+      imports: [CqrsModule, options.llms],
+      providers: [QueryCorporaHandler, ModelRerankers, GenerationModels, AnswerQueryHandler, StreamQueryAnswerHandler, ListGenerationPresetsHandler],
+    };
+  }
+}
