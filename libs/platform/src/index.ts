@@ -20,6 +20,7 @@ export * from './projections/projection';
 export * from './sqlite/sqlite-projection-state';
 export * from './read-store/sqlite/sqlite-read-store';
 export * from './read-store/patch';
+export * from './read-store/read-ops';
 export * from './search-index/sqlite/sqlite-search-index';
 export * from './projections/projection-worker';
 export * from './projections/projection-runtime';
