@@ -33,10 +33,10 @@ module.exports = {
     },
     {
       name: 'no-deep-imports-across-libs',
-      comment: 'another library is reached through its index.ts (or platform/engines.ts) only',
+      comment: 'another library is reached through its index.ts (or platform/engines.ts, or its read-models/index.ts) only',
       severity: 'error',
       from: { path: '^(apps|projections|libs/([^/]+))/' },
-      to: { path: '^libs/([^/]+)/src/', pathNot: ['^libs/$2/src/', '^libs/[^/]+/src/index\\.ts$', '^libs/platform/src/engines\\.ts$'] },
+      to: { path: '^libs/([^/]+)/src/', pathNot: ['^libs/$2/src/', '^libs/[^/]+/src/index\\.ts$', '^libs/platform/src/engines\\.ts$', '^libs/[^/]+/src/read-models/index\\.ts$'] },
     },
     { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
   ],

@@ -4,6 +4,7 @@
 const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }];
 const moduleNameMapper = {
   '^@lib/platform/engines$': '<rootDir>/libs/platform/src/engines.ts',
+  '^@lib/(corpora|auth|llms)/read-models$': '<rootDir>/libs/$1/src/read-models/index.ts',
   '^@lib/(platform|corpora|auth|extraction|encoders|llms|generation|testing)$': '<rootDir>/libs/$1/src/index.ts',
   '^@projections$': '<rootDir>/projections/index.ts',
 };
