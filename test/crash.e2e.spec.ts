@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CORPORA, DOCUMENTS } from '@lib/corpora/read-models';
 import {
   ReadDoc,
   SqliteDatabase,
@@ -33,9 +34,9 @@ async function snapshot(dataDir: string) {
   await runtime.init();
   const read = async () => {
     const all = async (c: string) => (await reads.find<ReadDoc>(c, { limit: 100_000 })).items;
-    const documents = await all('documents');
+    const documents = await all(DOCUMENTS);
     const parts = await Promise.all(documents.map((d) => search.documentParts(String(d.corpus_key), String(d.document_id))));
-    return { corpora: await all('corpora'), documents, parts };
+    return { corpora: await all(CORPORA), documents, parts };
   };
   return { sqlite, runtime, read };
 }

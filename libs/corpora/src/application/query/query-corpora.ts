@@ -12,7 +12,7 @@ import type { SearchResult } from './search-result';
 import { comparesResults } from './rerankers';
 
 export type { ResultFields, SearchResult } from './search-result';
-import { CORPORA, CorpusRow } from '../read-models';
+import { CORPORA, CorpusRow } from '../../read-models';
 
 export interface CorpusSearch {
   readonly corpusKey: string;
