@@ -22,9 +22,7 @@ module.exports = {
       name: 'projections-reach-only-events-and-ports',
       comment: 'projections are pure apply(event) → operations: no use case, app, adapter, runtime, SDK or framework, through any entry point',
       severity: 'error',
-      // The llms projection still takes its collection name from llms/application/read-models.ts (which loads the
-      // provider SDKs) until the read models move to libs/<ctx>/src/read-models (issue 13, in progress).
-      from: { path: '^projections/', pathNot: '^projections/(llms/llms\\.projection|index)\\.ts$' },
+      from: { path: '^projections/' },
       to: {
         reachable: true,
         path: [

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DOCUMENTS } from '@lib/corpora/read-models';
 import { NewEvent, ProjectionRuntime, ProjectionSink } from '@lib/platform';
 import { SqliteDatabase, SqliteEventStore, SqliteProjectionState, SqliteReadStore, SqliteSearchIndex } from '@lib/platform/sqlite';
 import { ALL_PROJECTIONS } from '@projections';
@@ -43,7 +44,7 @@ export async function rebuildBench(args: string[]): Promise<void> {
       rows.push({ projection: p.name, events: total, seconds: round(s), 'events/s': round(total / s, 0) });
     }
     rows.push({ projection: 'all (sequential)', events: total, seconds: round(all), 'events/s (per projection pass)': round((total * ALL_PROJECTIONS.length) / all, 0) });
-    const docs = await reads.count('documents');
+    const docs = await reads.count(DOCUMENTS);
     report('rebuild', rows, { writeSeconds: round(writeSeconds), documentsAfterRebuild: docs });
   } finally {
     sqlite.close();

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CORPORA, DOCUMENTS } from '@lib/corpora/read-models';
 import { ReadDoc, ProjectionRuntime, ProjectionSink } from '@lib/platform';
 import { SqliteDatabase, SqliteEventStore, SqliteProjectionState, SqliteReadStore, SqliteSearchIndex } from '@lib/platform/sqlite';
 import { ScriptedOpenAIServer } from '@lib/testing';
@@ -25,9 +26,9 @@ async function snapshot(dataDir: string) {
   await runtime.init();
   const read = async () => {
     const all = async (c: string) => (await reads.find<ReadDoc>(c, { limit: 100_000 })).items;
-    const documents = await all('documents');
+    const documents = await all(DOCUMENTS);
     const parts = await Promise.all(documents.map((d) => search.documentParts(String(d.corpus_key), String(d.document_id))));
-    return { corpora: await all('corpora'), documents, parts };
+    return { corpora: await all(CORPORA), documents, parts };
   };
   return { sqlite, runtime, read };
 }

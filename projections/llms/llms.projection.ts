@@ -1,23 +1,6 @@
-import { LLMS } from '@lib/llms';
-import type { LlmEvent, LlmSettings } from '@lib/llms/events';
-import { assertNever, ReadModelProjection, ReadOp, RecordedEvent } from '@lib/platform/projections';
-
-/** Settings field → read-model field (the reference API's names). */
-const FIELD: Record<keyof LlmSettings, string> = {
-  type: 'type',
-  model: 'model',
-  uri: 'uri',
-  description: 'description',
-  headers: 'headers',
-  idleTimeoutSeconds: 'idle_timeout_seconds',
-  capabilities: 'capabilities',
-  quota: 'llm_quota',
-  enabled: 'enabled',
-  auth: 'auth',
-};
-
-const fields = (settings: Partial<LlmSettings>) =>
-  Object.fromEntries(Object.entries(settings).map(([k, v]) => [FIELD[k as keyof LlmSettings], v]));
+import type { LlmEvent } from '@lib/llms/events';
+import { llmFields, llmRow, LLMS } from '@lib/llms/read-models';
+import { assertNever, patch, put, ReadModelProjection, ReadOp, RecordedEvent, remove } from '@lib/platform/projections';
 
 /** Registered language models, for `/v2/llms` and for resolving `model` in chat completions. */
 export const llmsProjection: ReadModelProjection = {
@@ -29,15 +12,12 @@ export const llmsProjection: ReadModelProjection = {
   apply(recorded: RecordedEvent): ReadOp[] {
     const event = recorded as unknown as LlmEvent;
     switch (event.type) {
-      case 'LlmCreated': {
-        const d = event.data;
-        const doc = { id: d.llmId, name: d.name, ...fields(d.settings), created_at: d.createdAt, updated_at: d.createdAt, position: recorded.position };
-        return [{ op: 'put', collection: LLMS, doc }];
-      }
+      case 'LlmCreated':
+        return [put(LLMS, llmRow(event.data, recorded.position))];
       case 'LlmUpdated':
-        return [{ op: 'patch', collection: LLMS, id: event.data.llmId, set: { ...fields(event.data.changes), updated_at: event.data.updatedAt, position: recorded.position } }];
+        return [patch(LLMS, event.data.llmId, { set: { ...llmFields(event.data.changes), updated_at: event.data.updatedAt, position: recorded.position } })];
       case 'LlmDeleted':
-        return [{ op: 'delete', collection: LLMS, id: event.data.llmId }];
+        return [remove(LLMS, event.data.llmId)];
       default:
         return assertNever(event);
     }

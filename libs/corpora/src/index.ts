@@ -6,7 +6,7 @@ export * from './domain/job';
 export * from './domain/filter-attributes';
 export * from './application/streams';
 export * from './application/write-result';
-export * from './application/read-models';
+export * from './read-models';
 export * from './application/create-corpus/create-corpus';
 export * from './application/update-corpus/update-corpus';
 export * from './application/delete-corpus/delete-corpus';

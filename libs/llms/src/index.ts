@@ -3,7 +3,7 @@ export * from './domain/capabilities';
 export * from './domain/llm';
 export * from './domain/quota';
 export * from './domain/usage';
-export * from './application/read-models';
+export * from './read-models';
 export * from './application/llm-writer';
 export * from './application/create-llm/create-llm';
 export * from './application/update-llm/update-llm';

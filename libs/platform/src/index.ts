@@ -18,6 +18,7 @@ export * from './search-index/search-index.port';
 export { queryTerms } from './search-index/query-terms';
 export * from './projections/projection';
 export * from './read-store/patch';
+export * from './read-store/read-ops';
 export * from './projections/projection-worker';
 export * from './projections/projection-runtime';
 export * from './commands/command-context';

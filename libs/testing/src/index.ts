@@ -1,5 +1,6 @@
 export * from './events';
 export * from './projection-harness';
+export * from './corpora-history';
 export * from './decider';
 export * from './scripted-openai-server';
 export * from './fake-llm-server';

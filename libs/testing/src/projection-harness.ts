@@ -44,6 +44,32 @@ export class ProjectionHarness {
     return this.project(events);
   }
 
+  /** Applies each event twice in a row, the second time as after a crash that lost the checkpoint but kept the writes. */
+  async projectTwice(events: readonly RecordedEvent[]): Promise<this> {
+    for (const e of events) {
+      await this.project([e]);
+      await this.replay([e]);
+    }
+    return this;
+  }
+
+  /** Every row of every collection the projection declares, by collection (read projections only). */
+  async rows(): Promise<Record<string, unknown[]>> {
+    if (this.projection.target !== 'read') throw new Error(`${this.projection.name} writes a search index: read its state with h.search`);
+    const out: Record<string, unknown[]> = {};
+    for (const { name } of this.projection.collections) {
+      const rows: unknown[] = [];
+      let pageKey: string | undefined;
+      do {
+        const page = await this.reads.find(name, { limit: 500, pageKey });
+        rows.push(...page.items);
+        pageKey = page.nextPageKey;
+      } while (pageKey);
+      out[name] = rows;
+    }
+    return out;
+  }
+
   close(): void {
     this.sqlite.close();
   }
@@ -51,4 +77,26 @@ export class ProjectionHarness {
 
 export const given = (events: readonly RecordedEvent[]) => ({
   project: (projection: Projection) => new ProjectionHarness(projection).project(events),
+  /** Each event applied twice in a row (see `projectTwice`). */
+  projectTwice: (projection: Projection) => new ProjectionHarness(projection).projectTwice(events),
 });
+
+/**
+ * The state `read` sees after applying `events` once, and after applying each of them twice in a row: a
+ * projection is idempotent when the two are equal (CONVENTIONS.md §8). `read` defaults to every row of a
+ * read projection's collections.
+ */
+export async function onceAndTwice(
+  projection: Projection,
+  events: readonly RecordedEvent[],
+  read: (h: ProjectionHarness) => Promise<unknown> = (h) => h.rows(),
+): Promise<{ once: unknown; twice: unknown }> {
+  const once = await given(events).project(projection);
+  const twice = await given(events).projectTwice(projection);
+  try {
+    return { once: await read(once), twice: await read(twice) };
+  } finally {
+    once.close();
+    twice.close();
+  }
+}

@@ -1,13 +1,14 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler, IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { CommandContext, Condition, DomainError, findMatching, ID_GENERATOR, IdGenerator, notFound, READ_STORE, ReadStore } from '@lib/platform';
-import { apiKeyFold, ApiKeyState, decideCreateApiKey, decideDeleteApiKey, decideSetKeyEnabled } from '../domain/api-key';
+import { ApiKeyEvent, apiKeyFold, ApiKeyState, decideCreateApiKey, decideDeleteApiKey, decideSetKeyEnabled } from '../domain/api-key';
 import { digestOf, formatKey, newSecret } from '../domain/credentials';
-import { allows, Capability, capabilitiesOf, fromWireGrants, Grants, KeyType, maskForKeyType, notCovered, toWireGrants } from '../domain/roles';
+import { allows, Capability, capabilitiesOf, fromWireGrants, Grants, KeyType, maskForKeyType, notCovered } from '../domain/roles';
 import { AuthWriter } from './auth-writer';
 import { CorpusGrants } from './corpus-grants';
 import { creatorOf, ownerIdOf, Principal } from './principal';
-import { API_KEYS, ApiKeyRow, apiKeyStream, apiKeyView, USERS, UserRow } from './read-models';
+import { API_KEYS, ApiKeyRow, apiKeyRow, apiKeyView, USERS, UserRow } from '../read-models';
+import { apiKeyStream } from './streams';
 
 export type ApiKeyView = ReturnType<typeof apiKeyView>;
 
@@ -48,6 +49,12 @@ export class ListApiKeys {
     readonly corpusKey?: string,
   ) {}
 }
+
+const createdIn = (events: readonly ApiKeyEvent[]) => {
+  const created = events.find((e) => e.type === 'ApiKeyCreated');
+  if (!created) throw new Error('CreateApiKey appended no ApiKeyCreated');
+  return created.data;
+};
 
 const keyNotFound = (keyId: string) => notFound('api_key.not_found', `API key ${keyId} not found`, keyId);
 
@@ -91,23 +98,10 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey> {
       return events;
     };
     const { events, visible } = await this.writer.write(apiKeyStream(keyId), apiKeyFold, decide, c.ctx);
-    const row = visible ? await this.reads.get<ApiKeyRow>(API_KEYS, keyId) : undefined;
-    if (row) return { view: apiKeyView(row, key), visible };
-    const created = events[0].data as { createdAt: string };
-    const creator = caller.creator;
-    const fallback: ApiKeyRow = {
-      id: keyId,
-      name: c.input.name,
-      key_type: c.input.keyType,
-      enabled: true,
-      creator_kind: creator.kind,
-      creator_id: creator.kind === 'user' ? creator.userId : creator.appClientId,
-      creator_username: creator.kind === 'user' ? creator.username : null,
-      digest: '',
-      created_at: created.createdAt,
-      ...toWireGrants(c.input.grants),
-    };
-    return { view: apiKeyView(fallback, key), visible };
+    const stored = visible ? await this.reads.get<ApiKeyRow>(API_KEYS, keyId) : undefined;
+    // Past the read-your-writes bound the row is made from the event, as the projection will make it.
+    const row = stored ?? apiKeyRow(createdIn(events));
+    return { view: apiKeyView(row, key), visible };
   }
 }
 

@@ -1,13 +1,14 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler, IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { CommandContext, findMatching, ID_GENERATOR, IdGenerator, notFound, READ_STORE, ReadStore } from '@lib/platform';
-import { appClientFold, AppClientState, decideCreateAppClient, decideDeleteAppClient, decideUpdateAppClient, UpdateAppClientInput } from '../domain/app-client';
+import { AppClientEvent, appClientFold, AppClientState, decideCreateAppClient, decideDeleteAppClient, decideUpdateAppClient, UpdateAppClientInput } from '../domain/app-client';
 import { digestOf, newSecret } from '../domain/credentials';
-import { Grants, toWireGrants } from '../domain/roles';
+import type { Grants } from '../domain/roles';
 import { AuthWriter } from './auth-writer';
 import { CorpusGrants } from './corpus-grants';
 import type { Principal } from './principal';
-import { APP_CLIENTS, AppClientRow, appClientStream, appClientView } from './read-models';
+import { APP_CLIENTS, AppClientRow, appClientRow, appClientView } from '../read-models';
+import { appClientStream } from './streams';
 
 export type AppClientView = ReturnType<typeof appClientView>;
 
@@ -44,6 +45,12 @@ export class ListAppClients {
   ) {}
 }
 
+const createdIn = (events: readonly AppClientEvent[]) => {
+  const created = events.find((e) => e.type === 'AppClientCreated');
+  if (!created) throw new Error('CreateAppClient appended no AppClientCreated');
+  return created.data;
+};
+
 const clientNotFound = (id: string) => notFound('app_client.not_found', `App client ${id} not found`, id);
 
 @CommandHandler(CreateAppClient)
@@ -67,11 +74,11 @@ export class CreateAppClientHandler implements ICommandHandler<CreateAppClient> 
       bound.check();
       return events;
     };
-    const { visible } = await this.writer.write(appClientStream(appClientId), appClientFold, decide, c.ctx);
-    const row = visible ? await this.reads.get<AppClientRow>(APP_CLIENTS, appClientId) : undefined;
-    const now = c.ctx.now.toISOString();
-    const fallback: AppClientRow = { id: appClientId, name: input.name, description: input.description, client_id: clientId, secret_digest: '', ...toWireGrants(input.grants), created_at: now, updated_at: now };
-    return { view: appClientView(row ?? fallback, clientSecret), visible };
+    const { events, visible } = await this.writer.write(appClientStream(appClientId), appClientFold, decide, c.ctx);
+    const stored = visible ? await this.reads.get<AppClientRow>(APP_CLIENTS, appClientId) : undefined;
+    // Past the read-your-writes bound the row is made from the event, as the projection will make it.
+    const row = stored ?? appClientRow(createdIn(events));
+    return { view: appClientView(row, clientSecret), visible };
   }
 }
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { CommandContext, Fold, StreamWriter } from '@lib/platform';
-import { AUTH_WRITE_VISIBILITY } from './read-models';
+import { AUTH_WRITE_VISIBILITY } from './streams';
 
 /** Auth writes answer once the auth read model shows them, so a new key or role works on the next request. */
 @Injectable()

@@ -5,7 +5,7 @@ import { KeyDigests } from './key-digests';
 import { Capability, capabilitiesOf, fromWireGrants, Grants, intersect, maskForKeyType } from '../domain/roles';
 import { CorpusGrants } from './corpus-grants';
 import type { Principal } from './principal';
-import { API_KEYS, APP_CLIENTS, ApiKeyRow, AppClientRow, USERS, UserRow } from './read-models';
+import { API_KEYS, APP_CLIENTS, ApiKeyRow, AppClientRow, USERS, UserRow } from '../read-models';
 import { TokenService } from './tokens';
 
 /**

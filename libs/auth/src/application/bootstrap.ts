@@ -4,7 +4,7 @@ import { ApiKeyEvent, apiKeyFold, ApiKeyState } from '../domain/api-key';
 import { BOOTSTRAP_KEY_ID } from '../domain/credentials';
 import { OWNER_USERNAME, UserEvent, userFold, UserState } from '../domain/user';
 import { KeyDigests } from './key-digests';
-import { apiKeyStream, AUTH_WRITE_VISIBILITY, userStream } from './read-models';
+import { apiKeyStream, AUTH_WRITE_VISIBILITY, userStream } from './streams';
 
 /**
  * First start: the account's owner user and its personal key (the bootstrap key) come into being as ordinary

@@ -8,7 +8,8 @@ import { NO_GRANTS } from '../domain/roles';
 import { AuthWriter } from './auth-writer';
 import { CorpusGrants } from './corpus-grants';
 import type { Principal } from './principal';
-import { apiKeyStream, USERS, userStream, UserRow, userView } from './read-models';
+import { USERS, UserRow, userView } from '../read-models';
+import { apiKeyStream, userStream } from './streams';
 
 export class CreateUser {
   constructor(

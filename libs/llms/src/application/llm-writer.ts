@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandContext, Fold, READ_STORE, ReadStore, StreamWriter, streamId } from '@lib/platform';
 import { llmNotFound } from '../domain/llm';
-import { LLMS, LlmRow } from './read-models';
+import { LLMS, LlmRow } from '../read-models';
 
 export const llmStream = (name: string): string => streamId('llm', name);
 

@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { READ_STORE, ReadStore } from '@lib/platform';
 import { corpusNotFound } from '../../domain/corpus';
-import { CORPORA, DOCUMENTS } from '../read-models';
+import { CORPORA, DOCUMENTS } from '../../read-models';
 
 /** The corpus's size summed afresh over its documents (the reference's compute_size), not the running counters. */
 export class ComputeCorpusSize {

@@ -3,7 +3,7 @@ import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { READ_STORE, ReadStore, SEARCH_INDEX, SearchIndex } from '@lib/platform';
 import { corpusNotFound, FilterAttribute, FilterAttributeType } from '../../domain/corpus';
 import { compileFilter, qualifiedName, resolveAttribute } from '../filters';
-import { CORPORA, CorpusRow } from '../read-models';
+import { CORPORA, CorpusRow } from '../../read-models';
 
 /** Value distributions and numeric statistics of a corpus's filter attributes (the reference's filter_attribute_stats). */
 export class GetFilterAttributeStats {

@@ -3,7 +3,7 @@ import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { READ_STORE, ReadStore, SEARCH_INDEX, SearchIndex } from '@lib/platform';
 import { corpusNotFound } from '../../domain/corpus';
 import { compileFilter, resolveAttribute } from '../filters';
-import { CORPORA, CorpusRow } from '../read-models';
+import { CORPORA, CorpusRow } from '../../read-models';
 
 /** Distinct values a filter attribute takes in a corpus, optionally narrowed by a filter and a fuzzy term. */
 export class ListFilterValues {

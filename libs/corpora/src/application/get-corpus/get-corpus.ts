@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { READ_STORE, ReadStore } from '@lib/platform';
 import { corpusNotFound } from '../../domain/corpus';
-import { CORPORA, CorpusRow, corpusView } from '../read-models';
+import { CORPORA, CorpusRow, corpusView } from '../../read-models';
 
 export class GetCorpus {
   constructor(readonly corpusKey: string) {}

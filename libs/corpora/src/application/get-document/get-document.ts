@@ -3,7 +3,7 @@ import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { notFound, READ_STORE, ReadStore } from '@lib/platform';
 import { corpusNotFound } from '../../domain/corpus';
 import { documentNotFound, DocumentStats } from '../../domain/document';
-import { CORPORA, DOCUMENT_IMAGES, DOCUMENTS, DocumentRow, ImageRow, imageView } from '../read-models';
+import { CORPORA, DOCUMENT_IMAGES, documentReadId, DOCUMENTS, DocumentRow, ImageRow, imageReadId, imageView } from '../../read-models';
 
 export class GetDocument {
   constructor(
@@ -18,7 +18,7 @@ export class GetDocumentHandler implements IQueryHandler<GetDocument, Record<str
 
   async execute(q: GetDocument): Promise<Record<string, unknown>> {
     if (!(await this.reads.get(CORPORA, q.corpusKey))) throw corpusNotFound(q.corpusKey);
-    const row = await this.reads.get<DocumentRow>(DOCUMENTS, `${q.corpusKey}/${q.documentId}`);
+    const row = await this.reads.get<DocumentRow>(DOCUMENTS, documentReadId(q.corpusKey, q.documentId));
     if (!row) throw documentNotFound(q.corpusKey, q.documentId);
     return {
       id: row.document_id,
@@ -58,8 +58,8 @@ export class GetImageHandler implements IQueryHandler<GetImage, Record<string, u
 
   async execute(q: GetImage): Promise<Record<string, unknown>> {
     if (!(await this.reads.get(CORPORA, q.corpusKey))) throw corpusNotFound(q.corpusKey);
-    if (!(await this.reads.get(DOCUMENTS, `${q.corpusKey}/${q.documentId}`))) throw documentNotFound(q.corpusKey, q.documentId);
-    const row = await this.reads.get<ImageRow>(DOCUMENT_IMAGES, `${q.corpusKey}/${q.documentId}/${q.imageId}`);
+    if (!(await this.reads.get(DOCUMENTS, documentReadId(q.corpusKey, q.documentId)))) throw documentNotFound(q.corpusKey, q.documentId);
+    const row = await this.reads.get<ImageRow>(DOCUMENT_IMAGES, imageReadId(q.corpusKey, q.documentId, q.imageId));
     if (!row) throw notFound('image.not_found', `Image "${q.imageId}" does not exist in document "${q.documentId}"`, q.imageId);
     return imageView({ ...row, id: row.image_id });
   }

@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { Condition, READ_STORE, ReadStore } from '@lib/platform';
 import { jobNotFound } from '../../domain/job';
-import { JOBS, JobRow, jobView } from '../read-models';
+import { JOBS, JobRow, jobView } from '../../read-models';
 
 /** A job, if the caller may read its corpus (`readable` undefined = every corpus); otherwise 404 as if absent. */
 export class GetJob {

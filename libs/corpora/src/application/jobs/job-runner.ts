@@ -5,7 +5,7 @@ import { BACKGROUND_WORK, BackgroundWork, CLOCK, Clock, CommandContext, DomainEr
 import { corpusFold, decideReplaceFilterAttributes } from '../../domain/corpus';
 import { decideFinishJob, decideJobProgress, decideStartJob, JobCounts, jobFold, JobState } from '../../domain/job';
 import { compileFilter } from '../filters';
-import { DOCUMENTS, DocumentRow, JOBS, JobRow } from '../read-models';
+import { DOCUMENTS, DocumentRow, JOBS, JobRow } from '../../read-models';
 import { StreamWriter } from '@lib/platform';
 import { corpusStream, jobStream } from '../streams';
 import { UpdateDocumentMetadata } from '../update-document-metadata/update-document-metadata';

@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { findMatching, READ_STORE, ReadStore } from '@lib/platform';
-import { CORPORA, CorpusRow, corpusView } from '../read-models';
+import { CORPORA, CorpusRow, corpusView } from '../../read-models';
 
 export class ListCorpora {
   constructor(

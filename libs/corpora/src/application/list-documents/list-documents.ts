@@ -3,7 +3,7 @@ import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { READ_STORE, ReadStore } from '@lib/platform';
 import { corpusNotFound } from '../../domain/corpus';
 import { compileFilter } from '../filters';
-import { CORPORA, CorpusRow, DOCUMENTS, DocumentRow } from '../read-models';
+import { CORPORA, CorpusRow, DOCUMENTS, DocumentRow } from '../../read-models';
 
 export class ListDocuments {
   constructor(

@@ -7,7 +7,7 @@ import { estimateTokens, LlmUsageEvent, usageFromReport } from '../../domain/usa
 import type { ChatBody, ChatUpstream, StreamItem } from '../provider/chat-upstream';
 import { LlmProviders } from '../provider/llm-providers';
 import { upstreamError } from '../provider/upstream-errors';
-import type { LlmRow } from '../read-models';
+import type { LlmRow } from '../../read-models';
 import { LLM_QUOTAS } from '../quotas/llm-quotas';
 import type { QuotaEngine } from '../quotas/quota-engine';
 import { ModelResolver } from './model-resolver';

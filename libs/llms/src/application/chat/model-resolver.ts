@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { EVENT_STORE, EventStore, READ_STORE, ReadStore } from '@lib/platform';
 import { findLlm, llmStream } from '../llm-writer';
 import { LlmProviders } from '../provider/llm-providers';
-import type { LlmRow } from '../read-models';
+import type { LlmRow } from '../../read-models';
 
 /**
  * The registered model a chat names, cached per name or id. An entry is kept with the revision of the

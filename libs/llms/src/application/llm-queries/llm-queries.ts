@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { findMatching, READ_STORE, ReadStore } from '@lib/platform';
 import { requireLlm } from '../llm-writer';
-import { LLMS, LlmRow, llmView } from '../read-models';
+import { LLMS, LlmRow, llmView } from '../../read-models';
 
 export class GetLlm {
   constructor(readonly nameOrId: string) {}

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { assertNever, invalid, OUTBOUND_HTTP, OutboundHttp } from '@lib/platform';
 import type { LlmAuth } from '../../domain/auth';
-import type { LlmRow } from '../read-models';
+import type { LlmRow } from '../../read-models';
 import { anthropicChat } from '../../adapters/anthropic/anthropic-chat';
 import type { ChatUpstream } from './chat-upstream';
 import { geminiChat } from '../../adapters/google/gemini-chat';

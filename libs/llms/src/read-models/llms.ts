@@ -1,12 +1,11 @@
+import { collection } from '@lib/platform/projections';
 import { maskedAuth, maskUriCredentials, StoredAuth } from '../domain/auth';
 import type { LlmCapabilities } from '../domain/capabilities';
-import type { LlmType } from '../domain/llm';
+import type { LlmEvent, LlmSettings, LlmType } from '../domain/llm';
 import type { Quota } from '../domain/quota';
 
-export const LLMS = 'llms';
-
-/** The `llms` read model (projections/llms). `auth` keeps only identifiers and ciphertext. */
-export interface LlmRow {
+/** One row per registered model, keyed by llm id (projections/llms). `auth` keeps only identifiers and ciphertext. */
+export type LlmRow = {
   readonly id: string;
   readonly name: string;
   readonly type: LlmType;
@@ -23,8 +22,45 @@ export interface LlmRow {
   readonly updated_at: string;
   /** Log position of the last change: a cached client built from an older row is rebuilt. */
   readonly position: number;
-  readonly [k: string]: unknown;
-}
+};
+
+export const LLMS = collection<LlmRow>('llms');
+
+/** Settings field → row field (the reference API's names). */
+const FIELD = {
+  type: 'type',
+  model: 'model',
+  uri: 'uri',
+  description: 'description',
+  headers: 'headers',
+  idleTimeoutSeconds: 'idle_timeout_seconds',
+  capabilities: 'capabilities',
+  quota: 'llm_quota',
+  enabled: 'enabled',
+  auth: 'auth',
+} as const satisfies { readonly [K in keyof LlmSettings]: keyof LlmRow };
+
+type SettingsFields = { -readonly [K in keyof LlmSettings as (typeof FIELD)[K]]: LlmSettings[K] };
+/** Fails to compile when a row field's type is not its setting's. */
+type Checked<T extends SettingsFields> = T;
+/** The row fields that hold the settings. */
+export type LlmSettingsFields = Checked<Pick<LlmRow, keyof SettingsFields>>;
+
+/** The row fields of the settings given (all of them on creation, the changed ones on update). */
+export const llmFields = (settings: Partial<LlmSettings>): Partial<LlmSettingsFields> =>
+  Object.fromEntries(Object.entries(settings).map(([k, v]) => [FIELD[k as keyof LlmSettings], v]));
+
+type LlmCreated = Extract<LlmEvent, { type: 'LlmCreated' }>['data'];
+
+/** The row an `LlmCreated` at log position `position` makes. */
+export const llmRow = (d: LlmCreated, position: number): LlmRow => ({
+  id: d.llmId,
+  name: d.name,
+  ...(llmFields(d.settings) as LlmSettingsFields),
+  created_at: d.createdAt,
+  updated_at: d.createdAt,
+  position,
+});
 
 /** The reference API's LLM object; secrets are `****`, the ciphertext never leaves the service. */
 export function llmView(row: LlmRow): Record<string, unknown> {

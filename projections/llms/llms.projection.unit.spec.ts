@@ -1,6 +1,6 @@
-import { LLMS } from '@lib/llms';
-import { EventLog, given } from '@lib/testing';
-import { llmsProjection } from './llms/llms.projection';
+import { LLMS } from '@lib/llms/read-models';
+import { EventLog, given, onceAndTwice } from '@lib/testing';
+import { llmsProjection } from './llms.projection';
 
 describe('llms projection', () => {
   const log = new EventLog();
@@ -19,5 +19,11 @@ describe('llms projection', () => {
     expect(await harness.reads.get(LLMS, 'llm_1')).toEqual(row);
     expect(await harness.reads.get(LLMS, 'llm_2')).toBeUndefined();
     harness.close();
+  });
+
+  it('applying every event twice changes nothing', async () => {
+    const { once, twice } = await onceAndTwice(llmsProjection, log.events);
+    expect(once).toMatchObject({ [LLMS]: [{ id: 'llm_1', idle_timeout_seconds: 30 }] });
+    expect(twice).toEqual(once);
   });
 });

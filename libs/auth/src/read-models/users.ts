@@ -1,0 +1,44 @@
+import { collection } from '@lib/platform/projections';
+import { toViewGrants, WireGrants } from '../domain/roles';
+import { grantFields } from './grants';
+import type { UserEvent } from '../domain/user';
+
+/** One row per user, keyed by username (projections/auth). */
+export type UserRow = WireGrants & {
+  id: string;
+  user_id: string;
+  username: string;
+  email: string;
+  description: string;
+  enabled: boolean;
+  created_at: string;
+  updated_at: string;
+};
+
+export const USERS = collection<UserRow>('users');
+
+type UserCreated = Extract<UserEvent, { type: 'UserCreated' }>['data'];
+
+/** The row a `UserCreated` makes. */
+export const userRow = (d: UserCreated): UserRow => ({
+  id: d.username,
+  user_id: d.userId,
+  username: d.username,
+  email: d.email,
+  description: d.description,
+  enabled: true,
+  ...grantFields(d.grants),
+  created_at: d.createdAt,
+  updated_at: d.createdAt,
+});
+
+export const userView = (r: UserRow) => ({
+  id: r.user_id,
+  email: r.email,
+  username: r.username,
+  enabled: r.enabled,
+  description: r.description,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
+  ...toViewGrants(r),
+});

@@ -1,0 +1,2 @@
+/** The llms read model: row type, collection, the rows events make, and view. Loads no SDK, adapter or framework. */
+export * from './llms';
