@@ -30,3 +30,7 @@ export { parseFilter, MAX_FILTER_DEPTH } from './filter/parse-filter';
 export { formatField, formatFilter } from './filter/format-filter';
 export { matchesFilter, evaluateFilter, type FilterScope, type Truth } from './filter/match-filter';
 export { filterToMongo, type MongoFilterPaths, type MongoQuery } from './filter/mongo-filter';
+export * from './work/lease';
+export * from './work/leases';
+export * from './work/timer';
+export * from './work/durable-timers';
