@@ -1,18 +1,33 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
+import { DynamicModule, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { Clock, ServiceConfig } from '@lib/platform';
+import { Clock, CLOCK, ServiceConfig } from '@lib/platform';
 import type { Logger } from 'pino';
 import pinoHttp from 'pino-http';
-import { ApiModule } from './api/src/api.module';
+import { ApiModule, ApiModuleOptions } from './api/src/api.module';
 import { Bootstrap } from '@lib/auth';
 import { resolveBootstrapKey, resolveSecretsKey, resolveSigningKey } from './api/src/bootstrap-key';
 import { redactUrl } from './api/src/http/redact';
 import { requestContext } from './api/src/http/request-context';
 import { PinoNestLogger } from './api/src/logger';
 import { createInfrastructure, Infrastructure, Role } from './infrastructure/infrastructure';
+import { WorkerModule } from './worker/src/worker.module';
 
+/**
+ * The process by role: `api` serves the HTTP API; `worker` runs the worker wing (projections, jobs, timers)
+ * and answers the health probes only; `all` (the default, `npm start`) does both.
+ */
+@Module({})
+class ServiceModule {
+  static forRoot(options: ApiModuleOptions, role: Role): DynamicModule {
+    return {
+      module: ServiceModule,
+      imports: [ApiModule.forRoot(options), ...(role === 'api' ? [] : [WorkerModule.forRoot({ config: options.config, log: options.log })])],
+    };
+  }
+}
 
 const MAX_HEADER_BYTES = 4 * 1024 * 1024;
 
@@ -36,14 +51,17 @@ export async function startApp(
   try {
     await infra.runtime?.start();
     const app = await NestFactory.create<NestExpressApplication>(
-      ApiModule.forRoot({ config, infra, log, signingKey: resolveSigningKey(config), secretsKey: resolveSecretsKey(config), clock: overrides.clock, routes: role === 'worker' ? 'health' : 'all' }),
+      ServiceModule.forRoot(
+        { config, infra, log, signingKey: resolveSigningKey(config), secretsKey: resolveSecretsKey(config), clock: overrides.clock, routes: role === 'worker' ? 'health' : 'all' },
+        role,
+      ),
       { bodyParser: false, logger: new PinoNestLogger(log) },
     );
     app.disable('x-powered-by');
     // A bulk update may list 10,000 document ids of up to 100 characters in its query string (spec limits):
     // Node's default 16 KB header limit would refuse it with 431.
     (app.getHttpServer() as Server & { maxHeaderSize: number }).maxHeaderSize = MAX_HEADER_BYTES;
-    app.use(requestContext);
+    app.use(requestContext(app.get<symbol, Clock>(CLOCK)));
     app.use(
       pinoHttp({
         logger: log,
@@ -55,7 +73,7 @@ export async function startApp(
     // No body parser here: the guard reads bodies once it knows who sends them (http/request-body.ts).
     app.set('trust proxy', config.trustProxy);
     // The owner and the bootstrap key are events like any other; the auth projection must show them first.
-    if (!(await app.get(Bootstrap).ensureOwner(bootstrapKey))) log.warn('the auth projection has not caught up yet: the bootstrap key works once it does');
+    if (!(await app.get(Bootstrap).ensureOwner(bootstrapKey, app.get<symbol, Clock>(CLOCK).now()))) log.warn('the auth projection has not caught up yet: the bootstrap key works once it does');
     await app.listen(config.port, config.host);
     const address = app.getHttpServer().address() as { port: number };
     log.info({ port: address.port, role, adapters: infra.adapters, dataDir: config.dataDir }, 'service started');

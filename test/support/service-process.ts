@@ -10,12 +10,13 @@ export interface ServiceProcess {
 
 /**
  * Starts `apps/main.ts` (TypeScript, through ts-node without type checks and tsconfig-paths) as a separate process
- * on a random port; `preload` modules are required first (e.g. to change a platform default).
+ * on a random port; `preload` modules are required first (e.g. to change a platform default); `args` go to the
+ * service (e.g. `--role=worker`).
  */
-export async function spawnService(env: Record<string, string>, timeoutMs = 30_000, preload: readonly string[] = []): Promise<ServiceProcess> {
+export async function spawnService(env: Record<string, string>, timeoutMs = 30_000, preload: readonly string[] = [], args: readonly string[] = []): Promise<ServiceProcess> {
   const root = join(__dirname, '..', '..');
   const preloads = preload.flatMap((p) => ['-r', p]);
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', ...preloads, join(root, 'apps', 'main.ts')], {
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', ...preloads, join(root, 'apps', 'main.ts'), ...args], {
     cwd: root,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

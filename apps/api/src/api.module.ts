@@ -7,7 +7,6 @@ import { EncodersModule, loadEncoderConfig } from '@lib/encoders';
 import { RetrievalModule } from '@lib/retrieval';
 import { LlmsModule } from '@lib/llms';
 import {
-  BACKGROUND_WORK,
   Clock,
   CLOCK,
   EVENT_STORE,
@@ -94,11 +93,10 @@ export class PortsModule {
         { provide: CLOCK, useValue: options.clock ?? systemClock },
         { provide: ID_GENERATOR, useValue: randomIds },
         { provide: OUTBOUND_HTTP, useValue: outbound },
-        { provide: BACKGROUND_WORK, useValue: { enabled: !!infra.runtime } },
         { provide: StreamWriter, useValue: new StreamWriter({ store: infra.events, progress: infra.progress, timeoutMs: config.readYourWritesTimeoutMs }) },
         InfrastructureLifecycle,
       ],
-      exports: [INFRASTRUCTURE, BACKGROUND_WORK, StreamWriter, SERVICE_CONFIG, OUTBOUND_HTTP, EVENT_STORE, READ_STORE, SEARCH_INDEX, PROJECTION_PROGRESS, CLOCK, ID_GENERATOR],
+      exports: [INFRASTRUCTURE, StreamWriter, SERVICE_CONFIG, OUTBOUND_HTTP, EVENT_STORE, READ_STORE, SEARCH_INDEX, PROJECTION_PROGRESS, CLOCK, ID_GENERATOR],
     };
   }
 }

@@ -15,8 +15,7 @@ import { ListDocumentsHandler } from './application/list-documents/list-document
 import { UpdateCorpusHandler } from './application/update-corpus/update-corpus';
 import { ResetCorpusHandler } from './application/reset-corpus/reset-corpus';
 import { UpdateDocumentMetadataHandler } from './application/update-document-metadata/update-document-metadata';
-import { JobSignals, QueueBulkMetadataUpdateHandler, QueueReplaceFilterAttributesHandler } from './application/jobs/queue-jobs';
-import { JobRunner } from './application/jobs/job-runner';
+import { QueueBulkMetadataUpdateHandler, QueueReplaceFilterAttributesHandler } from './application/jobs/queue-jobs';
 import { ListFilterValuesHandler } from './application/filter-values/filter-values';
 import { UploadFileHandler } from './application/upload-file/upload-file';
 import { GetJobHandler, ListJobsHandler } from './application/jobs/job-queries';
@@ -39,10 +38,8 @@ import { GetJobHandler, ListJobsHandler } from './application/jobs/job-queries';
     ListDocumentsHandler,
     ResetCorpusHandler,
     UpdateDocumentMetadataHandler,
-    JobSignals,
     QueueBulkMetadataUpdateHandler,
     QueueReplaceFilterAttributesHandler,
-    JobRunner,
     GetJobHandler,
     ListJobsHandler,
     ListFilterValuesHandler,

@@ -24,3 +24,7 @@ export * from './projections/projection-runtime';
 export * from './commands/command-context';
 export * from './commands/stream-decider';
 export * from './commands/stream-writer';
+export * from './work/lease';
+export * from './work/leases';
+export * from './work/timer';
+export * from './work/durable-timers';

@@ -128,6 +128,7 @@ export class QueryController {
   @Get('corpora/:corpus_key/query')
   @Policy('corpus.read')
   async searchCorpus(
+    @Ctx() ctx: CommandContext,
     @Param('corpus_key') corpusKey: string,
     @Query('query') query?: string,
     @Query('limit') limit?: string,
@@ -138,6 +139,6 @@ export class QueryController {
     if (query.length > MAX_QUERY_LENGTH) throw invalid('request.invalid', `query must be at most ${MAX_QUERY_LENGTH} characters`, { query: `must be at most ${MAX_QUERY_LENGTH} characters` });
     // metadata_filter is ours (the reference GET has none): a filter a caller sends is applied, never ignored.
     const corpora = [{ corpusKey, lexicalInterpolation: QUERY_DEFAULTS.lexicalInterpolation, metadataFilter, filterField: 'metadata_filter' }];
-    return this.queries.execute(new QueryCorpora(query, corpora, { limit: pageLimit(limit, QUERY_DEFAULTS.limit, QUERY_DEFAULTS.maxLimit), offset: pageOffset(offset) }));
+    return this.queries.execute(new QueryCorpora(query, corpora, { limit: pageLimit(limit, QUERY_DEFAULTS.limit, QUERY_DEFAULTS.maxLimit), offset: pageOffset(offset) }, ctx.now));
   }
 }

@@ -4,7 +4,7 @@ import { CommandContext } from '@lib/platform';
 
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:-]{1,200}$/;
 
-/** The command context of the current request: actor, request id, and a command id for idempotent retries. */
+/** The command context of the current request: actor, request id, a command id for idempotent retries, and its time (the clock's). */
 export const Ctx = createParamDecorator((_: unknown, context: ExecutionContext): CommandContext => {
   const req = context.switchToHttp().getRequest<Request>();
   const key = req.header('idempotency-key');
@@ -12,6 +12,6 @@ export const Ctx = createParamDecorator((_: unknown, context: ExecutionContext):
     actor: req.actor ?? { type: 'system', id: 'anonymous' },
     requestId: req.requestId,
     commandId: key && IDEMPOTENCY_KEY.test(key) ? `idem:${req.actor?.id}:${key}` : req.requestId,
-    now: new Date(),
+    now: req.receivedAt,
   };
 });

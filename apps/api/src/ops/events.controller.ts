@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { EventFilter, invalid, RecordedEvent } from '@lib/platform';
+import { categoryOf, EventFilter, invalid, LEASE_CATEGORY, RecordedEvent } from '@lib/platform';
 import type { Infrastructure } from '../../../infrastructure/infrastructure';
 import { pageLimit } from '../corpora/paging';
 import { Policy } from '../http/policy';
@@ -31,6 +31,9 @@ const list = (raw: string | string[] | undefined): string[] | undefined => {
   return items.length ? items : undefined;
 };
 
+/** Lease renewals are bookkeeping of the worker wing: shown only to a caller who asks for `category=lease`. */
+const shown = (filter: EventFilter) => (e: RecordedEvent) => !!filter.categories || categoryOf(e.streamId) !== LEASE_CATEGORY;
+
 /**
  * The global event log for downstream consumers: a page from a position, or a live server-sent-event feed
  * that resumes from `Last-Event-ID`. Owners and administrators only (`audit.read`); credential digests are redacted.
@@ -46,7 +49,8 @@ export class EventsController {
     const filter: EventFilter = { categories: list(category), types: list(type) };
     const events = await this.infra.events.readAll({ after: position(after, 'after'), maxCount: n, filter });
     const last = events[events.length - 1];
-    return { events: events.map(view), metadata: events.length === n && last ? { after: last.position } : {} };
+    // A page left with fewer events than read (leases hidden) still says where the next one starts.
+    return { events: events.filter(shown(filter)).map(view), metadata: events.length === n && last ? { after: last.position } : {} };
   }
 
   @Get('stream')
@@ -59,12 +63,14 @@ export class EventsController {
     @Query('type') type?: string | string[],
   ): Promise<void> {
     const from = position(req.header('last-event-id') ?? after, 'after');
-    const sub = this.infra.events.subscribeToAll({ after: from, filter: { categories: list(category), types: list(type) } });
+    const filter: EventFilter = { categories: list(category), types: list(type) };
+    const visible = shown(filter);
+    const sub = this.infra.events.subscribeToAll({ after: from, filter });
     const stream = SseStream.open(res);
     req.on('close', () => void sub.close());
     void sub.caughtUp.then(() => stream.send({ event: 'caught_up', data: '{"type":"caught_up"}' }));
     try {
-      for await (const e of sub) stream.send({ id: e.position, event: e.type, data: JSON.stringify(view(e)) });
+      for await (const e of sub) if (visible(e)) stream.send({ id: e.position, event: e.type, data: JSON.stringify(view(e)) });
     } finally {
       stream.end();
     }

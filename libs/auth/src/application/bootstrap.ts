@@ -25,7 +25,7 @@ export class Bootstrap {
   ) {}
 
   /** Returns whether the auth read model shows the owner and key when it returns. */
-  async ensureOwner(bootstrapKey: string, now = new Date()): Promise<boolean> {
+  async ensureOwner(bootstrapKey: string, now: Date): Promise<boolean> {
     const digest = this.digests.bootstrapDigest(bootstrapKey);
     const digestKind = this.digests.kind;
     const requestId = `bootstrap-${this.ids.uuid()}`;

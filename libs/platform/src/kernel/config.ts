@@ -55,6 +55,12 @@ export interface ServiceConfig {
   readonly extractionWorkers: number;
   /** Wall-clock limit of one file's parse (EXTRACTION_TIMEOUT_MS, default 30 s): past it the upload is a 422. */
   readonly extractionTimeoutMs: number;
+  /** How long a work lease holds without renewal (LEASE_TTL_MS, default 15 s; docs/workers.md). */
+  readonly leaseTtlMs: number;
+  /** How often a lease holder renews (LEASE_RENEW_MS, default a third of the TTL). */
+  readonly leaseRenewMs: number;
+  /** Safety poll of the worker wing: missed wake-ups and dead holders (WORKER_POLL_MS, default 5 s). */
+  readonly workerPollMs: number;
   /**
    * The environment this configuration was read from, for the libraries that read their own settings from it
    * (encoders), so that they see the same variables the service was started with.
@@ -117,6 +123,9 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
   if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
     problems.push(`SQLITE_SYNCHRONOUS must be FULL or NORMAL, got "${synchronous}"`);
   }
+  const leaseTtlMs = int('LEASE_TTL_MS', 15_000, 100, 3_600_000);
+  const leaseRenewMs = int('LEASE_RENEW_MS', Math.floor(leaseTtlMs / 3), 10, 3_600_000);
+  if (leaseRenewMs >= leaseTtlMs) problems.push(`LEASE_RENEW_MS (${leaseRenewMs}) must be below LEASE_TTL_MS (${leaseTtlMs})`);
   const outbound = outboundPolicyFromEnv(env);
   problems.push(...outbound.problems);
   const config: ServiceConfig = {
@@ -152,6 +161,9 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     outbound: outbound.config,
     extractionWorkers: int('EXTRACTION_WORKERS', 2, 1, 64),
     extractionTimeoutMs: int('EXTRACTION_TIMEOUT_MS', 30_000, 100, 600_000),
+    leaseTtlMs,
+    leaseRenewMs,
+    workerPollMs: int('WORKER_POLL_MS', 5_000, 10, 600_000),
   };
   if (!/^[A-Za-z0-9-]+$/.test(config.typesenseCollectionPrefix)) {
     problems.push('TYPESENSE_COLLECTION_PREFIX must contain only letters, digits and hyphens');
@@ -176,8 +188,3 @@ function trustProxy(raw: string | undefined, problems: string[]): boolean | numb
 
 export const SERVICE_CONFIG = Symbol('ServiceConfig');
 
-/** Whether this process does background work (projections, jobs): the worker role and the all-in-one default. */
-export interface BackgroundWork {
-  readonly enabled: boolean;
-}
-export const BACKGROUND_WORK = Symbol('BackgroundWork');

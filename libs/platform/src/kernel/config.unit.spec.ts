@@ -34,4 +34,10 @@ describe('loadConfig', () => {
     const c = loadConfig({ EVENTSTORE_URL: 'esdb://localhost:2113?tls=false', MONGODB_URL: 'mongodb://localhost:27017/?replicaSet=rs0', TYPESENSE_URL: 'http://localhost:8108', TYPESENSE_API_KEY: 'k' });
     expect(c.eventStoreUrl).toBe('esdb://localhost:2113?tls=false');
   });
+
+  it('reads the worker settings: renewal a third of the TTL unless given, and always below it', () => {
+    expect(loadConfig({})).toMatchObject({ leaseTtlMs: 15_000, leaseRenewMs: 5_000, workerPollMs: 5_000 });
+    expect(loadConfig({ LEASE_TTL_MS: '1500', WORKER_POLL_MS: '300' })).toMatchObject({ leaseTtlMs: 1500, leaseRenewMs: 500, workerPollMs: 300 });
+    expect(() => loadConfig({ LEASE_TTL_MS: '1000', LEASE_RENEW_MS: '1000' })).toThrow(/LEASE_RENEW_MS \(1000\) must be below LEASE_TTL_MS \(1000\)/);
+  });
 });

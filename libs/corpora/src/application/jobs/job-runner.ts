@@ -1,97 +1,137 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import type { Subscription } from 'rxjs';
-import { BACKGROUND_WORK, BackgroundWork, CLOCK, Clock, CommandContext, DomainError, READ_STORE, ReadStore } from '@lib/platform';
+import {
+  CLOCK,
+  Clock,
+  CommandContext,
+  DomainError,
+  EVENT_STORE,
+  EventStore,
+  LEASES,
+  Leases,
+  READ_STORE,
+  ReadStore,
+  SERVICE_CONFIG,
+  ServiceConfig,
+  StreamWriter,
+  Subscription,
+} from '@lib/platform';
 import { corpusFold, decideReplaceFilterAttributes } from '../../domain/corpus';
 import { decideFinishJob, decideJobProgress, decideStartJob, JobCounts, jobFold, JobState } from '../../domain/job';
 import { compileFilter } from '../filters';
 import { DOCUMENTS, DocumentRow, JOBS, JobRow } from '../../read-models';
-import { StreamWriter } from '@lib/platform';
 import { corpusStream, jobStream } from '../streams';
 import { UpdateDocumentMetadata } from '../update-document-metadata/update-document-metadata';
-import { JobSignals } from './queue-jobs';
 
 /** Documents between two recorded progress points; a crash redoes at most this many (each update is idempotent). */
 const BATCH = 100;
-const POLL_MS = 500;
+const SWEEP_LIMIT = 100;
 
 type Running = Exclude<JobState, { status: 'absent' }>;
 
 /**
- * Runs queued jobs in the process that does background work (docs/corpora.md). Polls the `jobs` read model,
- * so jobs queued by any API process and jobs interrupted by a crash are picked up; a job's own stream is the
- * truth about where it is.
+ * Runs queued jobs in the worker wing (docs/workers.md). Wakes on `JobQueued` from the log (any process's
+ * appends) and sweeps the `jobs` read model every `WORKER_POLL_MS` for missed wake-ups and jobs whose holder
+ * died. A job runs under its lease `lease-<jobId>`, one worker at a time across processes; its own stream is
+ * the truth about where it is, so whoever takes the lease over goes on from the recorded cursor.
  */
 @Injectable()
 export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('JobRunner');
   private timer?: NodeJS.Timeout;
   private subscription?: Subscription;
+  private following?: Promise<void>;
   private running?: Promise<void>;
-  private again = false;
+  /** Jobs to try, in the order they were offered; a job held elsewhere is dropped until offered again. */
+  private readonly candidates = new Set<string>();
   private stopping = false;
+  private signal?: AbortSignal;
 
   constructor(
-    @Inject(BACKGROUND_WORK) private readonly background: BackgroundWork,
+    @Inject(LEASES) private readonly leases: Leases,
+    @Inject(EVENT_STORE) private readonly events: EventStore,
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly writer: StreamWriter,
     private readonly commands: CommandBus,
-    private readonly signals: JobSignals,
   ) {}
 
-  onApplicationBootstrap(): void {
-    if (!this.background.enabled) return;
-    this.subscription = this.signals.subscribe(() => this.kick());
-    this.timer = setInterval(() => this.kick(), POLL_MS);
+  async onApplicationBootstrap(): Promise<void> {
+    const sub = this.events.subscribeToAll({ after: await this.events.headPosition(), filter: { types: ['JobQueued'] } });
+    this.subscription = sub;
+    this.following = (async () => {
+      for await (const e of sub) this.offer([(e.data as { jobId: string }).jobId]);
+    })().catch((e: unknown) => this.log.error(`job wake-ups stopped: ${(e as Error).message}`));
+    this.timer = setInterval(() => void this.sweep(), this.config.workerPollMs);
     this.timer.unref();
-    this.kick();
+    void this.sweep();
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
-    this.subscription?.unsubscribe();
+    await this.subscription?.close();
+    await this.following;
     await this.running;
   }
 
-  private kick(): void {
-    if (this.stopping) return;
-    if (this.running) {
-      this.again = true;
-      return;
+  /** Offers every unfinished job the read model lists (queued ones, and started ones a dead holder left). */
+  private async sweep(): Promise<void> {
+    try {
+      const page = await this.reads.find<JobRow>(JOBS, { where: [{ field: 'state', op: 'in', value: ['queued', 'started'] }], sort: { field: 'created_at', direction: 'asc' }, limit: SWEEP_LIMIT });
+      this.offer(page.items.map((j) => j.id));
+    } catch (e) {
+      this.log.error(`job sweep: ${(e as Error).message}`);
     }
+  }
+
+  private offer(jobIds: readonly string[]): void {
+    for (const id of jobIds) this.candidates.add(id);
+    if (this.running || this.stopping || !this.candidates.size) return;
     this.running = this.drain()
       .catch((e: unknown) => this.log.error(`job runner: ${(e as Error).message}`))
       .finally(() => {
         this.running = undefined;
-        if (this.again && !this.stopping) {
-          this.again = false;
-          this.kick();
-        }
+        this.offer([]);
       });
   }
 
   private async drain(): Promise<void> {
-    for (;;) {
-      this.again = false;
-      const page = await this.reads.find<JobRow>(JOBS, { where: [{ field: 'state', op: 'in', value: ['queued', 'started'] }], sort: { field: 'created_at', direction: 'asc' }, limit: 10 });
-      if (!page.items.length || this.stopping) return;
-      for (const job of page.items) {
-        if (this.stopping) return;
-        await this.run(job.id);
-      }
-      // A full page may have more behind it; a signal during the pass may be a new job.
-      if (page.items.length < 10 && !this.again) return;
+    while (!this.stopping) {
+      const next = this.candidates.values().next();
+      if (next.done) return;
+      this.candidates.delete(next.value);
+      await this.claimAndRun(next.value);
     }
+  }
+
+  /** Runs the job if it is unfinished and its lease is free; one held by a live worker is left to it. */
+  private async claimAndRun(jobId: string): Promise<void> {
+    const state = await this.writer.state(jobStream(jobId), jobFold);
+    if (state.status === 'absent' || state.status === 'completed' || state.status === 'failed') return;
+    const lease = await this.leases.tryAcquire(jobId);
+    if (!lease) return;
+    this.signal = lease.signal;
+    try {
+      await this.run(jobId);
+    } finally {
+      this.signal = undefined;
+      await lease.release();
+    }
+  }
+
+  /** Shutdown or a lost lease: stop between steps, leaving the job `started` for the next holder. */
+  private get interrupted(): boolean {
+    return this.stopping || !!this.signal?.aborted;
   }
 
   private ctx(state: Running, step: string): CommandContext {
     return { actor: { type: 'system', id: 'job-runner' }, requestId: state.jobId, commandId: `${state.jobId}|${step}`, now: this.clock.now() };
   }
 
-  /** Runs one job to its end (or until shutdown, leaving it `started` to be resumed). */
-  async run(jobId: string): Promise<void> {
+  /** Runs one job to its end (or until interrupted, leaving it `started` to be resumed). */
+  private async run(jobId: string): Promise<void> {
     const state = await this.writer.state(jobStream(jobId), jobFold);
     if (state.status === 'absent' || state.status === 'completed' || state.status === 'failed') return;
     await this.writer.write(jobStream(jobId), jobFold, (s) => decideStartJob(s, jobId, this.clock.now()), this.ctx(state, 'start'), ['jobs']);
@@ -112,7 +152,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
       }
       await this.finish(state, { counts });
     } catch (e) {
-      if (this.stopping) return;
+      if (this.interrupted) return;
       const reason = e instanceof DomainError ? e.message : `internal error: ${(e as Error).message}`;
       this.log.warn(`job ${jobId} failed: ${reason}`);
       await this.finish(state, { counts, failure: reason });
@@ -123,7 +163,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
     return this.writer.write(jobStream(state.jobId), jobFold, (s) => decideFinishJob(s, state.jobId, outcome, this.clock.now()), this.ctx(state, 'finish'), ['jobs']);
   }
 
-  /** Returns false when interrupted by shutdown. */
+  /** Returns false when interrupted. */
   private async bulkUpdate(state: Running, report: (c: JobCounts) => void): Promise<boolean> {
     const request = state.request;
     if (request.type !== 'bulk_update_document_metadata') return true;
@@ -148,9 +188,12 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
     if (request.documentIds) {
       const ids = request.documentIds;
       for (let i = typeof state.cursor === 'number' ? state.cursor : 0; i < ids.length; ) {
-        if (this.stopping) return false;
+        if (this.interrupted) return false;
         const end = Math.min(i + BATCH, ids.length);
-        for (; i < end; i++) await updateOne(ids[i], `doc|${i}`);
+        for (; i < end; i++) {
+          if (this.interrupted) return false;
+          await updateOne(ids[i], `doc|${i}`);
+        }
         await progress(i);
       }
       return true;
@@ -161,7 +204,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
     const filter = compileFilter(request.metadataFilter, attributes, 'metadata_filter', ['doc']);
     let pageKey = typeof state.cursor === 'string' ? state.cursor : undefined;
     for (;;) {
-      if (this.stopping) return false;
+      if (this.interrupted) return false;
       const page = await this.reads.find<DocumentRow>(DOCUMENTS, {
         where: [
           { field: 'corpus_key', op: 'eq', value: state.corpusKey },

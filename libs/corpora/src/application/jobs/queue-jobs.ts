@@ -1,6 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { Subject } from 'rxjs';
 import { CommandContext, ID_GENERATOR, IdGenerator } from '@lib/platform';
 import { corpusFold, FilterAttribute, requireActiveCorpus, validateFilterAttributes } from '../../domain/corpus';
 import type { Metadata, MetadataStrategy } from '../../domain/document';
@@ -9,10 +8,6 @@ import { compileFilter } from '../filters';
 import { StreamWriter } from '@lib/platform';
 import { corpusStream, jobStream } from '../streams';
 import type { WriteResult } from '../write-result';
-
-/** In-process wake-up for the job runner when this process queued a job (other processes' jobs are polled). */
-@Injectable()
-export class JobSignals extends Subject<string> {}
 
 export const MAX_BULK_DOCUMENT_IDS = 10_000;
 
@@ -25,7 +20,6 @@ abstract class QueueJobHandler {
   constructor(
     protected readonly writer: StreamWriter,
     @Inject(ID_GENERATOR) protected readonly ids: IdGenerator,
-    protected readonly signals: JobSignals,
   ) {}
 
   protected async queue(corpusKey: string, corpusId: string, request: JobRequest, ctx: CommandContext, extra: { total?: number; cutoffAt?: string }): Promise<WriteResult<QueuedJob>> {
@@ -37,7 +31,6 @@ abstract class QueueJobHandler {
       ctx,
       ['jobs'],
     );
-    this.signals.next(jobId);
     return { value: { jobId, ...(extra.cutoffAt ? { cutoffAt: extra.cutoffAt } : {}) }, position, visible };
   }
 }

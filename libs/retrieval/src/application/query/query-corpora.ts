@@ -35,7 +35,7 @@ export class QueryCorpora {
     readonly query: string,
     readonly corpora: readonly CorpusSearch[],
     readonly options: QueryOptions,
-    readonly now: Date = new Date(),
+    readonly now: Date,
   ) {}
 }
 
