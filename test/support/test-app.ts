@@ -37,7 +37,10 @@ export async function startTestApp(options: { env?: Record<string, string>; role
   const logLines: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {
-      logLines.push(...String(chunk).split('\n').filter(Boolean));
+      const lines = String(chunk).split('\n').filter(Boolean);
+      logLines.push(...lines);
+      // A 500 is a defect whatever the test asserts: its cause goes to the test output, where CI shows it.
+      for (const line of lines) if (line.includes('"msg":"unhandled error"')) process.stderr.write(`service log: ${line}\n`);
       cb();
     },
   });
