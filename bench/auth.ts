@@ -15,7 +15,7 @@ export async function authBench(args: string[]): Promise<void> {
   const n = Number(args[0] ?? 5000);
   const dir = mkdtempSync(join(tmpdir(), 'bench-auth-'));
   const owner = 'zut_bench_key_0123456789abcdefghijkl';
-  const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: owner, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '10000000' });
+  const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: owner, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_OWNER_PER_MINUTE: '10000000' });
   const { app, url } = await startApp(config, 'all', createLogger('silent'), () => undefined);
   const call = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
     const res = await fetch(`${url}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
