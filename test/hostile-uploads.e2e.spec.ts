@@ -58,6 +58,19 @@ describe('hostile documents and uploads', () => {
     expect(slowestMs).toBeLessThan(1000);
   });
 
+  it('says how to index a text past the part bound, and that way works', async () => {
+    const text = manySentencesText(60_000 * 17);
+    const refused = await upload(text, 'long.txt');
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { messages: string[] }).messages[0]).toMatch(/max_chars_chunking_strategy/);
+    const form = new FormData();
+    form.append('file', new Blob([text]), 'long.txt');
+    form.append('chunking_strategy', JSON.stringify({ type: 'max_chars_chunking_strategy', max_chars_per_chunk: 2000 }));
+    const res = await fetch(`${app.url}/v2/corpora/h/upload_file`, { method: 'POST', headers: { 'x-api-key': app.key }, body: form });
+    expect(res.status).toBe(201);
+    expect(((await res.json()) as { parts: unknown[] }).parts.length).toBeLessThan(1000);
+  });
+
   it('refuses a zip bomb before inflating it, with 413', async () => {
     const bomb = await zipBombDocx(200 * 1024 * 1024);
     const { result, slowestMs } = await whileProbed(() => upload(bomb, 'bomb.docx'));

@@ -19,9 +19,15 @@ export const MAX_DOCUMENT_CHARACTERS = 10_000_000;
 export const MAX_DOCUMENT_PARTS = 50_000;
 
 const tooManyParts = (input: DocumentInput): DomainError =>
-  invalid('document.too_many_parts', `The document has more than ${MAX_DOCUMENT_PARTS} parts`, {
-    [input.type === 'core' ? 'document_parts' : 'sections']: `more than ${MAX_DOCUMENT_PARTS} parts`,
-  });
+  invalid(
+    'document.too_many_parts',
+    input.type === 'core'
+      ? `The document has more than ${MAX_DOCUMENT_PARTS} parts; split it into several documents`
+      : `The document has more than ${MAX_DOCUMENT_PARTS} parts; send it with a max_chars_chunking_strategy (larger parts) or split it into several documents`,
+    {
+      [input.type === 'core' ? 'document_parts' : 'sections']: `more than ${MAX_DOCUMENT_PARTS} parts`,
+    },
+  );
 
 /** One stored part (chunk) of a document. */
 export interface DocumentPart {
