@@ -1,12 +1,8 @@
-import { pollHealth, rawRequest } from '../libs/testing/src/raw-http';
-import { now, report, round } from './common';
-import { BENCH_KEY, startBenchService } from './service';
+import { rawRequest } from '../libs/testing/src/raw-http';
+import { now, round } from './common';
+import { ProbedCase, runProbedCases } from './probed-cases';
+import { BENCH_KEY } from './service';
 
-interface EdgeCase {
-  readonly name: string;
-  /** Builds what is sent before the probe starts, then sends it; answers with a status and a short note. */
-  readonly prepare: () => Promise<(url: string) => Promise<{ status: number | string; note: string }>>;
-}
 
 const json = (url: string, method: string, path: string, body: string, key = BENCH_KEY) =>
   fetch(`${url}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body }).then(async (r) => ({ status: r.status, note: (await r.text()).slice(0, 80) }));
@@ -23,7 +19,7 @@ function wideObject(keys: number, extra: Record<string, unknown> = {}): Record<s
  * memory) and, for slow bodies, how many connections the service still held open after 5 s.
  */
 export async function hostileRequestsBench(): Promise<void> {
-  const cases: EdgeCase[] = [
+  const cases: ProbedCase[] = [
     {
       name: 'POST /v2/corpora with 200,000 keys (2.3 MB)',
       prepare: async () => {
@@ -70,22 +66,5 @@ export async function hostileRequestsBench(): Promise<void> {
       },
     },
   ];
-  const service = await startBenchService('hostile-requests');
-  const { url } = service.started;
-  const rows: Record<string, unknown>[] = [];
-  try {
-    await service.call('POST', '/v2/corpora', { key: 'h', name: 'h' });
-    for (const c of cases) {
-      const send = await c.prepare();
-      const pinger = pollHealth(url);
-      const t = now();
-      const { status, note } = await send(url);
-      const took = now() - t;
-      const { slowestMs: slowest, peakRss: rss } = await pinger.stop();
-      rows.push({ case: c.name, status, 'request s': round(took / 1000, 2), 'slowest /health ms': round(slowest, 0), 'peak RSS MB': round(rss / 2 ** 20, 0), note });
-    }
-  } finally {
-    await service.close();
-  }
-  report('hostile-requests', rows);
+  await runProbedCases('hostile-requests', cases);
 }

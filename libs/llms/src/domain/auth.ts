@@ -1,3 +1,5 @@
+import { hasUrlCredentials, maskUrlCredentials } from '@lib/platform/kernel';
+
 /**
  * Credentials of a registered model, as the reference API's auth variants have them (RemoteAuth for the
  * OpenAI types, AnthropicAuth, VertexAiAuth). Secret fields are kept apart from identifiers so that events
@@ -132,14 +134,8 @@ export function authContentProblems(auth: LlmAuth, prefix = 'auth'): Record<stri
   return problems;
 }
 
-const URI_USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i;
-
 /** Whether a URL carries `user[:password]@` (refused: it would be stored and shown in clear). */
-export function hasUriCredentials(uri: string): boolean {
-  return URI_USERINFO.test(uri);
-}
+export const hasUriCredentials = hasUrlCredentials;
 
 /** `https://****:****@host/…` for a URL stored with credentials before they were refused; others unchanged. */
-export function maskUriCredentials(uri: string): string {
-  return uri.replace(URI_USERINFO, '$1****:****@');
-}
+export const maskUriCredentials = maskUrlCredentials;

@@ -8,3 +8,4 @@ export * from './ids';
 export * from './clock';
 export * from './yield';
 export * from '../event-store/events';
+export * from './url-credentials';
