@@ -5,9 +5,9 @@ const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }];
 const moduleNameMapper = {
   '^@lib/platform/(engines|sqlite)$': '<rootDir>/libs/platform/src/$1.ts',
   '^@lib/platform/(kernel|filter|projections)$': '<rootDir>/libs/platform/src/$1/index.ts',
-  '^@lib/(corpora|auth|llms)/events$': '<rootDir>/libs/$1/src/events.ts',
-  '^@lib/(platform|corpora|auth|extraction|encoders|llms|retrieval|testing)$': '<rootDir>/libs/$1/src/index.ts',
-  '^@lib/(corpora|auth|llms)/read-models$': '<rootDir>/libs/$1/src/read-models/index.ts',
+  '^@lib/(corpora|auth|llms|agents)/events$': '<rootDir>/libs/$1/src/events.ts',
+  '^@lib/(platform|corpora|auth|extraction|encoders|llms|retrieval|agents|testing)$': '<rootDir>/libs/$1/src/index.ts',
+  '^@lib/(corpora|auth|llms|agents)/read-models$': '<rootDir>/libs/$1/src/read-models/index.ts',
   '^@projections$': '<rootDir>/projections/index.ts',
 };
 const base = { transform: { '^.+\\.ts$': tsJest }, moduleNameMapper, testEnvironment: 'node', rootDir: __dirname };

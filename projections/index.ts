@@ -1,4 +1,5 @@
 import type { Projection } from '@lib/platform/projections';
+import { agentsProjection } from './agents/agents.projection';
 import { authProjection } from './auth/auth.projection';
 import { corporaProjection } from './corpora/corpora.projection';
 import { documentsProjection } from './documents/documents.projection';
@@ -6,6 +7,7 @@ import { jobsProjection } from './jobs/jobs.projection';
 import { llmsProjection } from './llms/llms.projection';
 import { searchProjection } from './search/search.projection';
 
+export * from './agents/agents.projection';
 export * from './auth/auth.projection';
 export * from './corpora/corpora.projection';
 export * from './documents/documents.projection';
@@ -14,4 +16,4 @@ export * from './llms/llms.projection';
 export * from './search/search.projection';
 
 /** Every projection the service runs. */
-export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection];
+export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection];

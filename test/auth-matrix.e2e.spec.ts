@@ -28,24 +28,36 @@ interface CallerSpec {
   dataKey: boolean;
   /** LLMs: `use` (list, chat, evaluate: corpus_viewer … owner) or `manage` as well (administrator, owner). */
   llm: 'none' | 'use' | 'manage';
+  /** What the caller may do on agent a1 (the agent every agent route names). */
+  a1: AgentAction[];
+  /** Account-wide agent capabilities: create agents; some agent viewed, used or developed (lists, instructions). */
+  agentCreate: boolean;
+  someAgent: AgentAction[];
 }
+
+type AgentAction = 'use' | 'view' | 'develop' | 'administer';
+const ALL_AGENT: AgentAction[] = ['use', 'view', 'develop', 'administer'];
 
 const ALL: CorpusAction[] = ['read', 'write', 'configure', 'delete'];
 const ADMIN_ACCOUNT = ['corpus.create', 'users.manage', 'users.read', 'clients.manage', 'audit.read'];
-const none = (over: Partial<CallerSpec>): CallerSpec => ({ c1: [], someCorpus: false, account: [], keysManage: false, dataKey: false, llm: 'none', ...over });
+const none = (over: Partial<CallerSpec>): CallerSpec => ({ c1: [], someCorpus: false, account: [], keysManage: false, dataKey: false, llm: 'none', a1: [], agentCreate: false, someAgent: [], ...over });
+const agents = (a1: AgentAction[], agentCreate = false, someAgent = a1) => ({ a1, agentCreate, someAgent });
 
 const CALLERS: Record<string, CallerSpec | 'unauthenticated'> = {
-  owner: none({ c1: ALL, someCorpus: true, account: ADMIN_ACCOUNT, keysManage: true, llm: 'manage' }),
-  administrator: none({ c1: ALL, someCorpus: true, account: ADMIN_ACCOUNT, keysManage: true, llm: 'manage' }),
+  owner: none({ c1: ALL, someCorpus: true, account: ADMIN_ACCOUNT, keysManage: true, llm: 'manage', ...agents(ALL_AGENT, true) }),
+  administrator: none({ c1: ALL, someCorpus: true, account: ADMIN_ACCOUNT, keysManage: true, llm: 'manage', ...agents(ALL_AGENT, true) }),
   corpusAdministratorRole: none({ c1: ALL, someCorpus: true, account: ['corpus.create', 'users.read'], keysManage: true, llm: 'use' }),
-  viewerRole: none({ c1: ['read'], someCorpus: true, account: ['users.read'], llm: 'use' }),
+  viewerRole: none({ c1: ['read'], someCorpus: true, account: ['users.read'], llm: 'use', ...agents(['view']) }),
   c1Owner: none({ c1: ALL, someCorpus: true }),
   c1Administrator: none({ c1: ['read', 'write', 'configure'], someCorpus: true }),
   c1Editor: none({ c1: ['read', 'write'], someCorpus: true }),
   c1Viewer: none({ c1: ['read'], someCorpus: true }),
   c2Editor: none({ someCorpus: true }),
-  agentAdministrator: none({}),
-  agentUser: none({}),
+  agentAdministrator: none(agents(ALL_AGENT)),
+  agentDeveloperRole: none(agents(['use', 'view', 'develop'], true)),
+  agentViewerA1: none(agents(['view'])),
+  agentUserA2: none(agents([], false, ['use'])),
+  agentUser: none(agents(['use'])),
   queryKey: none({ c1: ['read'], someCorpus: true, dataKey: true }),
   indexKey: none({ c1: ['read', 'write'], someCorpus: true, dataKey: true }),
   appClientViewer: none({ c1: ['read'], someCorpus: true }),
@@ -68,6 +80,8 @@ function expected(route: Route, who: CallerSpec | 'unauthenticated'): Expect {
   if (route.policy === 'public') return 'allow';
   if (who === 'unauthenticated') return 401;
   const corpus = (action: CorpusAction): Expect => (!who.c1.includes('read') ? 404 : who.c1.includes(action) ? 'allow' : 403);
+  // Without any role on a1 the agent does not exist for the caller; with some but not these, 403.
+  const agent = (actions: AgentAction[]): Expect => (who.a1.length === 0 ? 404 : actions.some((a) => who.a1.includes(a)) ? 'allow' : 403);
   switch (route.policy) {
     case 'corpus.read':
     case 'query.corpora':
@@ -94,6 +108,24 @@ function expected(route: Route, who: CallerSpec | 'unauthenticated'): Expect {
       return who.llm !== 'none' ? 'allow' : 403;
     case 'llm.manage':
       return who.llm === 'manage' ? 'allow' : 403;
+    case 'agent.create':
+      return who.agentCreate ? 'allow' : 403;
+    case 'agent.list':
+      return who.someAgent.includes('view') || who.someAgent.includes('use') ? 'allow' : 403;
+    case 'instruction.read':
+      return who.someAgent.includes('view') ? 'allow' : 403;
+    case 'instruction.manage':
+      return who.someAgent.includes('develop') ? 'allow' : 403;
+    case 'agent.view':
+      return agent(['view']);
+    case 'agent.use':
+      return agent(['use']);
+    case 'agent.session_read':
+      return agent(['use', 'view']);
+    case 'agent.develop':
+      return agent(['develop']);
+    case 'agent.administer':
+      return agent(['administer']);
     case 'keys.own': {
       // API key routes are open to users and app clients; what each may then do is the spec's key rules.
       if (!route.path.startsWith('/v2/api_keys')) throw new Error(`no expectation for keys.own route ${route.method} ${route.path}`);
@@ -148,6 +180,7 @@ describe('route × role matrix', () => {
     }
     // Never called: the LLM routes are checked for who may reach them, not for what the model answers.
     await app.call('POST', '/v2/llms', { name: 'fixture-llm', model: 'm', uri: 'http://127.0.0.1:9/v1/chat/completions' });
+    await app.call('POST', '/v2/agents', { key: 'a1', name: 'A1', model: { name: 'fixture-llm' }, tool_configurations: {}, first_step_name: 'main', steps: { main: { instructions: [] } } });
     if (!fixture.appClientId || (await app.call('GET', `/v2/app_clients/${fixture.appClientId}`)).status === 404) {
       fixture.appClientId = (await createClient(app, 'target client', { corpus_roles: [{ corpus_key: 'c1', role: 'viewer' }] })).id;
     }
@@ -182,6 +215,9 @@ describe('route × role matrix', () => {
     headers.c2Editor = await user('c2editor', { corpus_roles: [{ corpus_key: 'c2', role: 'editor' }] });
     headers.agentAdministrator = await user('agentadmin', { agent_roles: [{ agent_key: 'a1', role: 'agent_administrator' }] });
     headers.agentUser = await user('agentuser', { api_roles: ['agent_user'] });
+    headers.agentDeveloperRole = await user('agentdev', { api_roles: ['agent_developer'] });
+    headers.agentViewerA1 = await user('agentviewer', { agent_roles: [{ agent_key: 'a1', role: 'agent_viewer' }] });
+    headers.agentUserA2 = await user('agentusera2', { agent_roles: [{ agent_key: 'a2', role: 'agent_user' }] });
     const viewerClient = await createClient(app, 'viewer client', c1('viewer'));
     viewerClientId = viewerClient.id;
     await grantC1Callers();
@@ -208,7 +244,8 @@ describe('route × role matrix', () => {
       .replace(':job_id', fixture.jobId)
       .replace(':attribute', 'doc.x')
       .replace(':llm_id', 'fixture-llm')
-      .replace(':image_id', 'img1');
+      .replace(':image_id', 'img1')
+      .replace(':agent_key', 'a1');
     if (route.method === 'POST' && route.policy === 'query.corpora') return { path, body: { search: { corpora: [{ corpus_key: 'c1' }] } } };
     if (route.method === 'POST' || route.method === 'PATCH' || route.method === 'PUT') return { path, body: {} };
     return { path };

@@ -5,6 +5,7 @@ import { AuthModule, Authenticator } from '@lib/auth';
 import { CorporaModule } from '@lib/corpora';
 import { EncodersModule, loadEncoderConfig } from '@lib/encoders';
 import { RetrievalModule } from '@lib/retrieval';
+import { AgentsModule } from '@lib/agents';
 import { LlmsModule } from '@lib/llms';
 import {
   Clock,
@@ -43,6 +44,7 @@ import { ErrorFilter } from './http/error.filter';
 import { AuditController } from './ops/audit.controller';
 import { EventsController } from './ops/events.controller';
 import { HealthController } from './ops/health.controller';
+import { AgentsController } from './agents/agents.controller';
 import { ChatController } from './llms/chat.controller';
 import { EvaluationController } from './llms/evaluation.controller';
 import { LlmsController } from './llms/llms.controller';
@@ -120,6 +122,7 @@ export const API_CONTROLLERS = [
   EvaluationController,
   EncodersController,
   GenerationPresetsController,
+  AgentsController,
 ];
 
 @Module({})
@@ -140,6 +143,7 @@ export class ApiModule {
         AuthModule.forRoot({ signingKey: options.signingKey, secretsKey: options.secretsKey }),
         llms,
         RetrievalModule.forRoot({ llms }),
+        AgentsModule.forRoot(),
         EncodersModule.forRoot(loadEncoderConfig(options.config.env), outbound.fetch),
       ],
       controllers: options.routes === 'health' ? [HealthController] : API_CONTROLLERS,

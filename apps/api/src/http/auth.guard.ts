@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { Authenticator, CorpusSource, decide, POLICIES, PolicyName, Principal } from '@lib/auth';
 import { corpusNotFound } from '@lib/corpora';
-import { DomainError, ServiceConfig } from '@lib/platform';
+import { DomainError, notFound, ServiceConfig } from '@lib/platform';
 import { AuthFailures, rateLimited } from './auth-failures';
 import { POLICY } from './policy';
 import { RequestBodies } from './request-body';
@@ -75,8 +75,10 @@ export class AuthGuard implements CanActivate {
     await this.consume(this.perOwner, principal.ownerBucket, 'requests for the user or app client behind this credential');
     await this.bodies.read(req, res, true);
     const isDataKey = principal.keyType !== undefined && principal.keyType !== 'personal';
-    const decision = decide(rule, principal.caps, rule.kind === 'corpus' ? corpusKeysOf(req, rule.corpora) : [], isDataKey);
+    const agentKey = rule.kind === 'agent' && typeof req.params.agent_key === 'string' ? req.params.agent_key : undefined;
+    const decision = decide(rule, principal.caps, rule.kind === 'corpus' ? corpusKeysOf(req, rule.corpora) : [], isDataKey, agentKey);
     if (decision.outcome === 'hidden') throw corpusNotFound(decision.corpusKey);
+    if (decision.outcome === 'hidden_agent') throw notFound('agent.not_found', `Agent "${decision.agentKey}" does not exist`, decision.agentKey);
     if (decision.outcome === 'forbidden') throw forbidden();
     return true;
   }

@@ -1,4 +1,4 @@
-import { Action, allows, allowsSome, Capability } from './roles';
+import { Action, AgentAction, allows, allowsSome, Capability } from './roles';
 
 /**
  * The policy table: every route names one of these (the API's `@Policy` decorator), and the guard decides from
@@ -15,8 +15,13 @@ export type PolicyRule =
   | { readonly kind: 'public' }
   | { readonly kind: 'member'; readonly dataKeys?: false }
   | { readonly kind: 'account'; readonly action: Action }
-  | { readonly kind: 'any'; readonly action: Action }
-  | { readonly kind: 'corpus'; readonly action: Action; readonly corpora: CorpusSource };
+  | { readonly kind: 'any'; readonly action: Action | readonly Action[] }
+  | { readonly kind: 'corpus'; readonly action: Action; readonly corpora: CorpusSource }
+  /**
+   * One of `actions` on the agent named by the path's `agent_key`. Without any agent action on it the caller is
+   * told it does not exist (404, as for a missing agent); with some but not these, 403.
+   */
+  | { readonly kind: 'agent'; readonly actions: readonly AgentAction[] };
 
 /** Where a route names its corpora: a path parameter, a query parameter, or the multi-corpus query body. */
 export type CorpusSource = 'path:corpus_key' | 'query:corpus_key' | 'body:search.corpora[].corpus_key';
@@ -39,14 +44,31 @@ export const POLICIES = {
   'audit.read': { kind: 'account', action: 'audit.read' },
   'llm.use': { kind: 'account', action: 'llm.use' },
   'llm.manage': { kind: 'account', action: 'llm.manage' },
+  'agent.create': { kind: 'account', action: 'agent.create' },
+  'agent.list': { kind: 'any', action: ['agent.view', 'agent.use'] },
+  /** Instructions are shared by agents: readable with a view role on some agent, managed with a developer role. */
+  'instruction.read': { kind: 'any', action: 'agent.view' },
+  'instruction.manage': { kind: 'any', action: 'agent.develop' },
+  'agent.view': { kind: 'agent', actions: ['agent.view'] },
+  'agent.use': { kind: 'agent', actions: ['agent.use'] },
+  /** Read one session: its users and its viewers (the reference's get-session roles). */
+  'agent.session_read': { kind: 'agent', actions: ['agent.use', 'agent.view'] },
+  'agent.develop': { kind: 'agent', actions: ['agent.develop'] },
+  'agent.administer': { kind: 'agent', actions: ['agent.administer'] },
 } as const satisfies Record<string, PolicyRule>;
 
 export type PolicyName = keyof typeof POLICIES;
 
-export type Decision = { readonly outcome: 'allow' } | { readonly outcome: 'forbidden' } | { readonly outcome: 'hidden'; readonly corpusKey: string };
+export type Decision =
+  | { readonly outcome: 'allow' }
+  | { readonly outcome: 'forbidden' }
+  | { readonly outcome: 'hidden'; readonly corpusKey: string }
+  | { readonly outcome: 'hidden_agent'; readonly agentKey: string };
 
-/** Decides a policy for a caller's capabilities and the corpora the request names. */
-export function decide(rule: PolicyRule, caps: readonly Capability[], corpusKeys: readonly string[], isDataKey = false): Decision {
+const AGENT_ACTIONS: readonly AgentAction[] = ['agent.use', 'agent.view', 'agent.develop', 'agent.administer'];
+
+/** Decides a policy for a caller's capabilities and the corpora (or the agent) the request names. */
+export function decide(rule: PolicyRule, caps: readonly Capability[], corpusKeys: readonly string[], isDataKey = false, agentKey?: string): Decision {
   switch (rule.kind) {
     case 'public':
       return { outcome: 'allow' };
@@ -55,7 +77,12 @@ export function decide(rule: PolicyRule, caps: readonly Capability[], corpusKeys
     case 'account':
       return allows(caps, rule.action) ? { outcome: 'allow' } : { outcome: 'forbidden' };
     case 'any':
-      return allowsSome(caps, rule.action) ? { outcome: 'allow' } : { outcome: 'forbidden' };
+      return (typeof rule.action === 'string' ? [rule.action] : rule.action).some((a) => allowsSome(caps, a)) ? { outcome: 'allow' } : { outcome: 'forbidden' };
+    case 'agent': {
+      const key = agentKey ?? '';
+      if (!AGENT_ACTIONS.some((a) => allows(caps, a, key))) return { outcome: 'hidden_agent', agentKey: key };
+      return rule.actions.some((a) => allows(caps, a, key)) ? { outcome: 'allow' } : { outcome: 'forbidden' };
+    }
     case 'corpus': {
       for (const key of corpusKeys) if (!allows(caps, 'corpus.read', key)) return { outcome: 'hidden', corpusKey: key };
       return corpusKeys.every((key) => allows(caps, rule.action, key)) ? { outcome: 'allow' } : { outcome: 'forbidden' };

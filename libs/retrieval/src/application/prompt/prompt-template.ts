@@ -128,6 +128,41 @@ export class PromptTemplate {
   }
 }
 
+/**
+ * A Velocity template rendered to text over a plain context (agent instructions and reminders), with the same
+ * budgets as prompt templates. Problems are 400s on `field`.
+ */
+export class VelocityText {
+  private constructor(
+    private readonly asts: Asts,
+    private readonly field: string,
+  ) {}
+
+  static compile(source: string, field: string): VelocityText {
+    if (source.length > MAX_TEMPLATE_LENGTH) throw templateError(field, `it is longer than ${MAX_TEMPLATE_LENGTH} characters`);
+    let asts: Asts;
+    try {
+      asts = parse(source);
+    } catch (e) {
+      throw templateError(field, `it is not valid Velocity: ${(e as Error).message.replace(/\s+/g, ' ').trim()}`);
+    }
+    const range = unboundedRange(asts);
+    if (range) throw templateError(field, range);
+    return new VelocityText(asts, field);
+  }
+
+  /** Renders with `context` (plain JSON values); a reference to something absent renders as written, as Velocity does. */
+  render(context: Record<string, unknown>): string {
+    try {
+      return new GuardedCompile(this.asts).render(context);
+    } catch (e) {
+      if (e instanceof TemplateLimit || e instanceof TemplateMethodError) throw templateError(this.field, `rendering stopped: ${e.message}`);
+      if (e instanceof RangeError) throw templateError(this.field, `rendering stopped: ${e.message} (a recursive macro or a value that contains itself?)`);
+      throw templateError(this.field, `rendering failed: ${(e as Error).message}`);
+    }
+  }
+}
+
 function templateError(field: string, reason: string): DomainError {
   return invalid('generation.bad_template', `Invalid ${field}: ${reason}`, { [field]: reason });
 }

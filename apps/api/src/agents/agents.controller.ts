@@ -1,0 +1,81 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Res } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import type { Response } from 'express';
+import { AgentRequest, CreateAgent, DeleteAgent, GetAgent, ListAgents, UpdateAgent } from '@lib/agents';
+import { Principal, scopesOf } from '@lib/auth';
+import { CommandContext, invalid, WriteResult } from '@lib/platform';
+import { pageLimit } from '../corpora/paging';
+import { Caller } from '../http/caller';
+import { Ctx } from '../http/command-context';
+import { Policy } from '../http/policy';
+import { validateBody } from '../http/validation';
+import { statusFor } from '../http/write-status';
+import { CreateAgentDto, UpdateAgentDto } from './agents.dto';
+
+/** `/v2/agents`: create, list, get, update (merge), replace, delete. */
+@Controller('v2/agents')
+export class AgentsController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
+
+  @Post()
+  @Policy('agent.create')
+  async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    const dto = validateBody(CreateAgentDto, body);
+    const { key, ...request } = body as AgentRequest & { key?: string };
+    const result: WriteResult<{ key: string }> = await this.commands.execute(new CreateAgent(dto.key, request, ctx));
+    return this.answer(result, 201, res);
+  }
+
+  @Get()
+  @Policy('agent.list')
+  async list(@Caller() caller: Principal, @Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('filter') filter?: string, @Query('enabled') enabled?: string) {
+    let regex: RegExp | undefined;
+    try {
+      regex = filter ? new RegExp(filter) : undefined;
+    } catch {
+      throw invalid('request.invalid', 'filter must be a valid regular expression', { filter: 'invalid regular expression' });
+    }
+    if (enabled !== undefined && enabled !== 'true' && enabled !== 'false') throw invalid('request.invalid', 'enabled must be true or false', { enabled: 'must be true or false' });
+    const views = scopesOf(caller.caps, 'agent.view');
+    const uses = scopesOf(caller.caps, 'agent.use');
+    const visible = views === '*' || uses === '*' ? '*' : [...new Set([...views, ...uses])];
+    return this.queries.execute(new ListAgents(pageLimit(limit, 10, 100), visible, pageKey, regex, enabled === undefined ? undefined : enabled === 'true'));
+  }
+
+  @Get(':agent_key')
+  @Policy('agent.view')
+  async get(@Param('agent_key') key: string) {
+    return this.queries.execute(new GetAgent(key));
+  }
+
+  @Patch(':agent_key')
+  @Policy('agent.develop')
+  async update(@Param('agent_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    validateBody(UpdateAgentDto, body);
+    return this.answer(await this.commands.execute(new UpdateAgent(key, { patch: body as Record<string, unknown> }, ctx)), 200, res);
+  }
+
+  @Put(':agent_key')
+  @Policy('agent.administer')
+  async replace(@Param('agent_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    validateBody(CreateAgentDto, body);
+    const { key: _ignored, ...replacement } = body as AgentRequest & { key?: string };
+    return this.answer(await this.commands.execute(new UpdateAgent(key, { replacement }, ctx)), 200, res);
+  }
+
+  @Delete(':agent_key')
+  @Policy('agent.administer')
+  @HttpCode(204)
+  async remove(@Param('agent_key') key: string, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    statusFor(await this.commands.execute(new DeleteAgent(key, ctx)), 204, res);
+  }
+
+  private async answer(result: WriteResult<{ key: string }>, ok: number, res: Response) {
+    statusFor(result, ok, res);
+    if (!result.visible) return { key: result.value.key };
+    return this.queries.execute(new GetAgent(result.value.key));
+  }
+}

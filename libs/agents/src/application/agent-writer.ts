@@ -1,0 +1,43 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { findLlm } from '@lib/llms';
+import { CommandContext, Fold, invalid, READ_STORE, ReadStore, StreamWriter, streamId } from '@lib/platform';
+import type { AgentConfig } from '../domain/agent-config';
+import { agentFold, AgentState } from '../domain/agent';
+import { AGENTS, AgentRow } from '../read-models';
+
+export const agentStream = (key: string): string => streamId('agent', key);
+
+/** Checks a configuration makes against the rest of the service (a 400 names the field), before it is written. */
+export type ReferenceCheck = (config: AgentConfig) => Promise<Record<string, string>>;
+export const AGENT_REFERENCE_CHECKS = Symbol('AgentReferenceChecks');
+
+/** The agents' write path (one stream per key, which makes keys unique) and their lookups. */
+@Injectable()
+export class AgentWriter {
+  constructor(
+    private readonly streams: StreamWriter,
+    @Inject(READ_STORE) private readonly reads: ReadStore,
+    @Inject(AGENT_REFERENCE_CHECKS) private readonly checks: readonly ReferenceCheck[],
+  ) {}
+
+  write<E extends { type: string; data: unknown }>(key: string, decide: (state: AgentState) => readonly E[], ctx: CommandContext) {
+    return this.streams.write(agentStream(key), agentFold as unknown as Fold<AgentState, E>, decide, ctx, ['agents']);
+  }
+
+  state(key: string): Promise<AgentState> {
+    return this.streams.state(agentStream(key), agentFold);
+  }
+
+  /** The model is registered, and every other reference resolves (instructions, …): else 400 on the field. */
+  async checkReferences(config: AgentConfig): Promise<void> {
+    const problems: Record<string, string> = {};
+    if (!(await findLlm(this.reads, config.model.name))) problems['model.name'] = `no LLM named "${config.model.name}" is registered (GET /v2/llms lists them)`;
+    for (const check of this.checks) Object.assign(problems, await check(config));
+    const first = Object.entries(problems)[0];
+    if (first) throw invalid('agent.invalid_reference', `Invalid ${first[0]}: ${first[1]}`, problems);
+  }
+
+  row(key: string): Promise<AgentRow | undefined> {
+    return this.reads.get<AgentRow>(AGENTS, key);
+  }
+}

@@ -1,0 +1,77 @@
+import { Inject } from '@nestjs/common';
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { CommandContext, ID_GENERATOR, IdGenerator, WriteResult } from '@lib/platform';
+import { AgentConfig } from '../../domain/agent-config';
+import { AgentRequest, configFromRequest, decideCreateAgent, decideDeleteAgent, decideUpdateAgent, mergeAgentPatch } from '../../domain/agent';
+import { AgentWriter } from '../agent-writer';
+
+/** A key from the name when none is given (the reference: "auto-generated based on the agent name"). */
+export function keyFromName(name: string, suffix: string): string {
+  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 40) || 'agent';
+  return `${slug}_${suffix}`;
+}
+
+export class CreateAgent {
+  constructor(
+    readonly key: string | undefined,
+    readonly request: AgentRequest,
+    readonly ctx: CommandContext,
+  ) {}
+}
+
+@CommandHandler(CreateAgent)
+export class CreateAgentHandler implements ICommandHandler<CreateAgent, WriteResult<{ key: string }>> {
+  constructor(
+    private readonly writer: AgentWriter,
+    @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
+  ) {}
+
+  async execute({ key, request, ctx }: CreateAgent): Promise<WriteResult<{ key: string }>> {
+    const config = configFromRequest(request);
+    await this.writer.checkReferences(config);
+    const agentKey = key ?? keyFromName(config.name, this.ids.uuid().slice(0, 8));
+    const agentId = `agt_${this.ids.uuid()}`;
+    const { position, visible } = await this.writer.write(agentKey, (s) => decideCreateAgent(s, { agentId, agentKey, config }, ctx.now), ctx);
+    return { value: { key: agentKey }, position, visible };
+  }
+}
+
+/** PATCH (`merge`) or PUT (a whole new configuration). */
+export class UpdateAgent {
+  constructor(
+    readonly key: string,
+    readonly change: { readonly patch: Record<string, unknown> } | { readonly replacement: AgentRequest },
+    readonly ctx: CommandContext,
+  ) {}
+}
+
+@CommandHandler(UpdateAgent)
+export class UpdateAgentHandler implements ICommandHandler<UpdateAgent, WriteResult<{ key: string }>> {
+  constructor(private readonly writer: AgentWriter) {}
+
+  async execute({ key, change, ctx }: UpdateAgent): Promise<WriteResult<{ key: string }>> {
+    const next = (current: AgentConfig) => ('patch' in change ? mergeAgentPatch(current, change.patch) : configFromRequest(change.replacement));
+    // References are checked on the configuration the decision would write, read once before deciding.
+    const state = await this.writer.state(key);
+    if (state.status === 'active') await this.writer.checkReferences(next(state.config));
+    const { position, visible } = await this.writer.write(key, (s) => decideUpdateAgent(s, key, next, 'replacement' in change, ctx.now), ctx);
+    return { value: { key }, position, visible };
+  }
+}
+
+export class DeleteAgent {
+  constructor(
+    readonly key: string,
+    readonly ctx: CommandContext,
+  ) {}
+}
+
+@CommandHandler(DeleteAgent)
+export class DeleteAgentHandler implements ICommandHandler<DeleteAgent, WriteResult<{ key: string }>> {
+  constructor(private readonly writer: AgentWriter) {}
+
+  async execute({ key, ctx }: DeleteAgent): Promise<WriteResult<{ key: string }>> {
+    const { position, visible } = await this.writer.write(key, (s) => decideDeleteAgent(s, key, ctx.now), ctx);
+    return { value: { key }, position, visible };
+  }
+}

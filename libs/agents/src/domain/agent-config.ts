@@ -1,0 +1,226 @@
+import { invalid } from '@lib/platform/kernel';
+
+/**
+ * An agent's configuration in the reference API's own field names (snake_case): it is the contract clients
+ * write and read, so it is stored as given once normalised (defaults filled, the deprecated `first_step`
+ * folded into `steps`). Types here are what the turn reads; the edge checks shapes, `validateAgentConfig`
+ * checks what refers to what.
+ */
+export type TemplateType = 'velocity' | 'text';
+
+export type StepInstruction =
+  | { readonly type: 'inline'; readonly name?: string; readonly description?: string; readonly template_type?: TemplateType; readonly template: string }
+  | { readonly type: 'reference'; readonly id: string; readonly version?: number };
+
+export type OutputParser =
+  | { readonly type: 'default' }
+  | { readonly type: 'structured'; readonly json_schema: { readonly name: string; readonly description?: string; readonly strict?: boolean | null; readonly schema: Record<string, unknown> } };
+
+export type ReminderHook = 'input_message' | 'tool_output';
+
+export interface TemplatedReminder {
+  readonly type: 'templated';
+  readonly template_type?: TemplateType;
+  readonly template: string;
+  readonly hooks: readonly ReminderHook[];
+  readonly fire_every?: number;
+  readonly skip_first?: number;
+}
+
+export interface NextStep {
+  readonly condition?: string;
+  readonly step_name: string;
+}
+
+export interface StepConfig {
+  readonly instructions: readonly StepInstruction[];
+  readonly output_parser: OutputParser;
+  readonly reminders: readonly TemplatedReminder[];
+  readonly next_steps: readonly NextStep[];
+  /** Absent: every tool of the agent; empty: none. */
+  readonly allowed_tools?: readonly string[];
+  readonly reentry_step?: string;
+}
+
+/** Tool types this service runs today; the others of the reference are refused with a 400 that says so. */
+export const SUPPORTED_TOOL_TYPES = ['corpora_search', 'client'] as const;
+export type ToolType = (typeof SUPPORTED_TOOL_TYPES)[number];
+
+export interface ToolConfig {
+  readonly type: ToolType;
+  readonly description?: string;
+  readonly enabled?: boolean;
+  readonly argument_override?: Record<string, unknown>;
+  /** corpora_search: the search the tool runs; the model supplies only the query. */
+  readonly query_configuration?: Record<string, unknown>;
+  /** client: the id of the tool definition (reference `/v2/tools`). */
+  readonly tool_id?: string;
+  /** client: the JSON schema of the arguments the model fills (an extension until `/v2/tools` exists). */
+  readonly parameters?: Record<string, unknown>;
+  readonly [field: string]: unknown;
+}
+
+export interface ModelConfig {
+  readonly name: string;
+  readonly parameters?: Record<string, unknown>;
+  readonly retry_configuration?: {
+    readonly enabled?: boolean;
+    readonly max_retries?: number;
+    readonly initial_backoff_ms?: number;
+    readonly max_backoff_ms?: number;
+    readonly backoff_factor?: number;
+  };
+}
+
+export interface CompactionConfig {
+  readonly enabled?: boolean;
+  readonly threshold_percent?: number;
+  readonly keep_recent_inputs?: number;
+  readonly compaction_message?: string;
+  readonly tool_event_policy?: 'exclude' | 'include_outputs' | 'include_all';
+}
+
+export interface OffloadingConfig {
+  readonly enabled?: boolean;
+  readonly mode?: 'artifact' | 'truncate';
+  readonly context_percentage?: number;
+  readonly max_threshold_bytes?: number;
+  readonly min_threshold_bytes?: number;
+  readonly headroom_percentage?: number;
+}
+
+export interface AgentConfig {
+  readonly name: string;
+  readonly description?: string;
+  readonly tool_configurations: Readonly<Record<string, ToolConfig>>;
+  readonly model: ModelConfig;
+  readonly first_step_name: string;
+  readonly steps: Readonly<Record<string, StepConfig>>;
+  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly enabled: boolean;
+  readonly compaction?: CompactionConfig;
+  readonly tool_output_offloading?: OffloadingConfig;
+  readonly llm_quota?: Record<string, number>;
+}
+
+/** The compaction an agent gets when it configures none: on, at 80 % of the context, keeping the last input. */
+export const DEFAULT_COMPACTION: Required<Omit<CompactionConfig, 'compaction_message'>> = {
+  enabled: true,
+  threshold_percent: 80,
+  keep_recent_inputs: 1,
+  tool_event_policy: 'include_outputs',
+};
+
+/** The spec's offloading defaults; `mode` is chosen by the tools configured (see `effectiveOffloading`). */
+export const DEFAULT_OFFLOADING = { enabled: true, context_percentage: 0.25, headroom_percentage: 0.7, min_threshold_bytes: 1024, max_threshold_bytes: 1_048_576 } as const;
+
+const ARTIFACT_TOOLS = ['artifact_read', 'artifact_grep', 'artifact_jq'];
+
+/** Offloading with defaults filled: `artifact` mode when an artifact reading tool is configured, else `truncate`. */
+export function effectiveOffloading(config: AgentConfig): Required<OffloadingConfig> {
+  const given = config.tool_output_offloading ?? {};
+  const hasArtifactTool = Object.values(config.tool_configurations).some((t) => ARTIFACT_TOOLS.includes(t.type));
+  return { ...DEFAULT_OFFLOADING, mode: hasArtifactTool ? 'artifact' : 'truncate', ...given } as Required<OffloadingConfig>;
+}
+
+export const effectiveCompaction = (config: AgentConfig): CompactionConfig & typeof DEFAULT_COMPACTION => ({ ...DEFAULT_COMPACTION, ...config.compaction });
+
+/** A step with the reference's defaults filled. */
+export function normaliseStep(step: Partial<StepConfig> & Record<string, unknown>): StepConfig {
+  if (step === null || typeof step !== 'object' || Array.isArray(step)) return step as unknown as StepConfig;
+  const { type: _deprecated, name: _name, ...rest } = step as Record<string, unknown>;
+  return {
+    ...(rest as Partial<StepConfig>),
+    instructions: step.instructions ?? [],
+    output_parser: step.output_parser ?? { type: 'default' },
+    reminders: step.reminders ?? [],
+    next_steps: step.next_steps ?? [],
+  };
+}
+
+/** The checks the edge cannot make: every name that refers to a step or a tool names one that exists. */
+export function validateAgentConfig(config: AgentConfig): void {
+  const problems: Record<string, string> = {};
+  const steps = Object.keys(config.steps);
+  if (!config.steps[config.first_step_name]) {
+    problems.first_step_name = steps.length ? `names no step: the steps are ${steps.join(', ')}` : 'names no step: define the step in steps (or give the deprecated first_step)';
+  }
+  for (const [name, tool] of Object.entries(config.tool_configurations)) {
+    if (!isObject(tool)) problems[`tool_configurations.${name}`] = 'must be a tool configuration object';
+    else if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name)) problems[`tool_configurations.${name}`] = 'a tool configuration name is 1 to 64 letters, digits, underscores or hyphens (the model calls it by this name)';
+    else if (!(SUPPORTED_TOOL_TYPES as readonly string[]).includes(tool.type)) {
+      problems[`tool_configurations.${name}.type`] = `tool type ${String(tool.type)} is not available in this service yet; available: ${SUPPORTED_TOOL_TYPES.join(', ')}`;
+    } else if (tool.type === 'corpora_search' && !isCorporaSearch(tool.query_configuration)) {
+      problems[`tool_configurations.${name}.query_configuration`] = 'a corpora_search tool needs query_configuration.search.corpora with at least one corpus_key';
+    }
+  }
+  for (const [name, step] of Object.entries(config.steps)) {
+    if (!/^[a-zA-Z0-9_-]{1,255}$/.test(name)) problems[`steps.${name}`] = 'a step name is 1 to 255 letters, digits, underscores or hyphens';
+    const shape = stepShapeProblem(step);
+    if (shape) {
+      problems[shape[0] ? `steps.${name}.${shape[0]}` : `steps.${name}`] = shape[1];
+      continue;
+    }
+    step.next_steps.forEach((next, i) => {
+      if (!config.steps[next.step_name]) problems[`steps.${name}.next_steps[${i}].step_name`] = `names no step (${steps.join(', ')})`;
+    });
+    if (step.reentry_step !== undefined && !config.steps[step.reentry_step]) problems[`steps.${name}.reentry_step`] = `names no step (${steps.join(', ')})`;
+    for (const tool of step.allowed_tools ?? []) {
+      if (!config.tool_configurations[tool]) problems[`steps.${name}.allowed_tools`] = `${tool} is not one of the agent's tool_configurations`;
+    }
+    step.reminders.forEach((r, i) => {
+      if (r.type !== 'templated') problems[`steps.${name}.reminders[${i}].type`] = `reminder type ${String(r.type)} is not available in this service yet (templated is)`;
+    });
+  }
+  const first = Object.entries(problems)[0];
+  if (first) throw invalid('agent.invalid', `Invalid ${first[0]}: ${first[1]}`, problems);
+}
+
+function isCorporaSearch(q: Record<string, unknown> | undefined): boolean {
+  const corpora = (q?.search as { corpora?: unknown } | undefined)?.corpora;
+  return Array.isArray(corpora) && corpora.length > 0 && corpora.every((c) => typeof (c as { corpus_key?: unknown } | null)?.corpus_key === 'string');
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isStringArray = (v: unknown): boolean => Array.isArray(v) && v.every((x) => typeof x === 'string');
+const TEMPLATE_TYPES = ['velocity', 'text'];
+
+/** The first field of a step whose shape is wrong, and why (steps are a map, which class-validator cannot walk). */
+function stepShapeProblem(step: StepConfig): [string, string] | undefined {
+  if (!isObject(step)) return ['', 'must be a step object'];
+  if (!Array.isArray(step.instructions)) return ['instructions', 'must be an array'];
+  for (const [i, ins] of (step.instructions as unknown[]).entries()) {
+    if (!isObject(ins)) return [`instructions[${i}]`, 'must be an object'];
+    if (ins.type === 'inline') {
+      if (typeof ins.template !== 'string') return [`instructions[${i}].template`, 'must be a string'];
+      if (ins.template_type !== undefined && !TEMPLATE_TYPES.includes(ins.template_type as string)) return [`instructions[${i}].template_type`, 'must be velocity or text'];
+    } else if (ins.type === 'reference') {
+      if (typeof ins.id !== 'string') return [`instructions[${i}].id`, 'must be an instruction id'];
+      if (ins.version !== undefined && !(Number.isInteger(ins.version) && (ins.version as number) >= 1)) return [`instructions[${i}].version`, 'must be an integer from 1'];
+    } else return [`instructions[${i}].type`, 'must be inline or reference'];
+  }
+  const parser = step.output_parser as unknown;
+  if (!isObject(parser) || !['default', 'structured'].includes(parser.type as string)) return ['output_parser.type', 'must be default or structured'];
+  if (parser.type === 'structured') {
+    const js = parser.json_schema;
+    if (!isObject(js) || typeof js.name !== 'string' || !isObject(js.schema)) return ['output_parser.json_schema', 'needs a name and a schema object'];
+  }
+  if (!Array.isArray(step.reminders)) return ['reminders', 'must be an array'];
+  for (const [i, r] of (step.reminders as unknown[]).entries()) {
+    if (!isObject(r)) return [`reminders[${i}]`, 'must be an object'];
+    if (r.type !== 'templated') continue;
+    if (typeof r.template !== 'string') return [`reminders[${i}].template`, 'must be a string'];
+    if (!Array.isArray(r.hooks) || r.hooks.length === 0 || !r.hooks.every((h) => h === 'input_message' || h === 'tool_output')) return [`reminders[${i}].hooks`, 'must list input_message and/or tool_output'];
+    if (r.fire_every !== undefined && !(Number.isInteger(r.fire_every) && (r.fire_every as number) >= 1)) return [`reminders[${i}].fire_every`, 'must be an integer from 1'];
+    if (r.skip_first !== undefined && !(Number.isInteger(r.skip_first) && (r.skip_first as number) >= 0)) return [`reminders[${i}].skip_first`, 'must be a non-negative integer'];
+    if (r.template_type !== undefined && !TEMPLATE_TYPES.includes(r.template_type as string)) return [`reminders[${i}].template_type`, 'must be velocity or text'];
+  }
+  if (!Array.isArray(step.next_steps)) return ['next_steps', 'must be an array'];
+  for (const [i, n] of (step.next_steps as unknown[]).entries()) {
+    if (!isObject(n) || typeof n.step_name !== 'string') return [`next_steps[${i}].step_name`, 'must be a step name'];
+    if (n.condition !== undefined && typeof n.condition !== 'string') return [`next_steps[${i}].condition`, 'must be a UserFn expression'];
+  }
+  if (step.allowed_tools !== undefined && !isStringArray(step.allowed_tools)) return ['allowed_tools', 'must be an array of tool configuration names'];
+  if (step.reentry_step !== undefined && typeof step.reentry_step !== 'string') return ['reentry_step', 'must be a step name'];
+  return undefined;
+}

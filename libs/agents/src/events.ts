@@ -1,0 +1,6 @@
+/**
+ * The events entry of the agents context (`@lib/agents/events`): the event types of its streams. Domain code
+ * only.
+ */
+export type { AgentEvent } from './domain/agent';
+export type { AgentConfig } from './domain/agent-config';
