@@ -1,5 +1,6 @@
 import type { Projection } from '@lib/platform/projections';
 import { agentsProjection } from './agents/agents.projection';
+import { sessionsProjection } from './agents/sessions.projection';
 import { authProjection } from './auth/auth.projection';
 import { corporaProjection } from './corpora/corpora.projection';
 import { documentsProjection } from './documents/documents.projection';
@@ -8,6 +9,7 @@ import { llmsProjection } from './llms/llms.projection';
 import { searchProjection } from './search/search.projection';
 
 export * from './agents/agents.projection';
+export * from './agents/sessions.projection';
 export * from './auth/auth.projection';
 export * from './corpora/corpora.projection';
 export * from './documents/documents.projection';
@@ -16,4 +18,4 @@ export * from './llms/llms.projection';
 export * from './search/search.projection';
 
 /** Every projection the service runs. */
-export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection];
+export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection];

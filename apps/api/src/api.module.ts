@@ -45,6 +45,7 @@ import { AuditController } from './ops/audit.controller';
 import { EventsController } from './ops/events.controller';
 import { HealthController } from './ops/health.controller';
 import { AgentsController } from './agents/agents.controller';
+import { SessionsController } from './agents/sessions.controller';
 import { ChatController } from './llms/chat.controller';
 import { EvaluationController } from './llms/evaluation.controller';
 import { LlmsController } from './llms/llms.controller';
@@ -123,6 +124,7 @@ export const API_CONTROLLERS = [
   EncodersController,
   GenerationPresetsController,
   AgentsController,
+  SessionsController,
 ];
 
 @Module({})
@@ -143,7 +145,7 @@ export class ApiModule {
         AuthModule.forRoot({ signingKey: options.signingKey, secretsKey: options.secretsKey }),
         llms,
         RetrievalModule.forRoot({ llms }),
-        AgentsModule.forRoot(),
+        AgentsModule.forRoot({ llms, leaseTtlMs: options.config.leaseTtlMs, leaseRenewMs: options.config.leaseRenewMs }),
         EncodersModule.forRoot(loadEncoderConfig(options.config.env), outbound.fetch),
       ],
       controllers: options.routes === 'health' ? [HealthController] : API_CONTROLLERS,

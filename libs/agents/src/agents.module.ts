@@ -1,27 +1,59 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
+import { CLOCK, Clock, EVENT_STORE, EventStore, EventStoreLeases, READ_STORE, ReadStore } from '@lib/platform';
+import { CORPORA, CorpusRow } from '@lib/corpora/read-models';
 import { GetAgentHandler, ListAgentsHandler } from './application/agent-queries/agent-queries';
 import { AGENT_REFERENCE_CHECKS, AgentWriter, ReferenceCheck } from './application/agent-writer';
 import { CreateAgentHandler, DeleteAgentHandler, UpdateAgentHandler } from './application/agents/agent-commands';
+import { SessionStore } from './application/sessions/session-store';
+import { Sessions } from './application/sessions/sessions';
+import { AGENT_CORPUS_ACCESS, AGENT_LEASES, AGENT_SECRET_VALUES, AgentCorpusAccess, SessionInputs } from './application/turn/session-inputs';
+import { CorporaSearchTool } from './application/turn/tools';
+import { TurnRunner } from './application/turn/turn-runner';
+
+export interface AgentsModuleOptions {
+  /** The module that provides ChatCompletions and SecretBox (one instance per process: quotas, model clients). */
+  readonly llms: DynamicModule;
+  /** Session leases: how long a turn's runner holds its session without renewing, and how often it renews. */
+  readonly leaseTtlMs: number;
+  readonly leaseRenewMs: number;
+}
 
 /** Agents and their sessions. Ports come from the platform module; models from the llms module. */
 @Module({})
 export class AgentsModule {
-  static forRoot(): DynamicModule {
+  static forRoot(options: AgentsModuleOptions): DynamicModule {
     const referenceChecks: ReferenceCheck[] = [];
     return {
       module: AgentsModule,
-      imports: [CqrsModule],
+      imports: [CqrsModule, options.llms],
       providers: [
         { provide: AGENT_REFERENCE_CHECKS, useValue: referenceChecks },
+        {
+          provide: AGENT_LEASES,
+          inject: [EVENT_STORE, CLOCK],
+          useFactory: (store: EventStore, clock: Clock) => new EventStoreLeases(store, clock, { ttlMs: options.leaseTtlMs, renewMs: options.leaseRenewMs }),
+        },
+        {
+          // Until an agent has an identity of its own, its tools read any corpus that exists.
+          provide: AGENT_CORPUS_ACCESS,
+          inject: [READ_STORE],
+          useFactory: (reads: ReadStore): AgentCorpusAccess => async (_agentKey, corpusKey) => (await reads.get<CorpusRow>(CORPORA, corpusKey)) !== undefined,
+        },
+        { provide: AGENT_SECRET_VALUES, useValue: async () => ({}) },
         AgentWriter,
         CreateAgentHandler,
         UpdateAgentHandler,
         DeleteAgentHandler,
         GetAgentHandler,
         ListAgentsHandler,
+        SessionStore,
+        Sessions,
+        CorporaSearchTool,
+        TurnRunner,
+        SessionInputs,
       ],
-      exports: [AgentWriter],
+      exports: [AgentWriter, Sessions, SessionInputs],
     };
   }
 }

@@ -58,7 +58,7 @@ export class LlmsModule {
         DiscoverLlm,
         FactualConsistency,
       ],
-      exports: [ChatCompletions, DiscoverLlm, FactualConsistency],
+      exports: [ChatCompletions, DiscoverLlm, FactualConsistency, SecretBox],
     };
   }
 }

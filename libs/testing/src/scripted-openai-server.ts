@@ -140,7 +140,14 @@ export class ScriptedOpenAIServer {
       if (res.destroyed) return;
       send({ choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
     }
-    if (toolCalls) send({ choices: [{ index: 0, delta: { tool_calls: toolCalls }, finish_reason: null }] });
+    // Tool calls stream as OpenAI sends them: the id and name first, then the arguments in pieces.
+    for (const call of toolCalls ?? []) {
+      send({ choices: [{ index: 0, delta: { tool_calls: [{ index: call.index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }, finish_reason: null }] });
+      for (const piece of call.function.arguments.match(/[\s\S]{1,8}/g) ?? []) {
+        await sleep(reply.chunkDelayMs);
+        send({ choices: [{ index: 0, delta: { tool_calls: [{ index: call.index, function: { arguments: piece } }] }, finish_reason: null }] });
+      }
+    }
     send({ choices: [{ index: 0, delta: {}, finish_reason: finish }] });
     const options = req.body?.stream_options as { include_usage?: boolean } | undefined;
     if (usage && options?.include_usage) send({ choices: [], usage });

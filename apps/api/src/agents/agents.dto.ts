@@ -47,6 +47,7 @@ class AgentFieldsDto {
   @IsOptional() @ValidateNested() @Type(() => CompactionDto) compaction?: CompactionDto | null;
   @IsOptional() @ValidateNested() @Type(() => OffloadingDto) tool_output_offloading?: OffloadingDto | null;
   @IsOptional() @ValidateNested() @Type(() => QuotaDto) llm_quota?: QuotaDto | null;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(10000) run_condition?: string | null;
 }
 
 export class CreateAgentDto extends AgentFieldsDto {

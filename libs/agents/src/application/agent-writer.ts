@@ -3,7 +3,24 @@ import { findLlm } from '@lib/llms';
 import { CommandContext, Fold, invalid, READ_STORE, ReadStore, StreamWriter, streamId } from '@lib/platform';
 import type { AgentConfig } from '../domain/agent-config';
 import { agentFold, AgentState } from '../domain/agent';
+import { compileCondition } from './conditions';
 import { AGENTS, AgentRow } from '../read-models';
+
+/** Every expression of the configuration compiles (`run_condition`, `next_steps[].condition`). */
+function conditionProblems(config: AgentConfig): Record<string, string> {
+  const problems: Record<string, string> = {};
+  const tryCompile = (source: string | undefined, field: string) => {
+    if (source === undefined) return;
+    try {
+      compileCondition(source, field);
+    } catch (e) {
+      problems[field] = (e as Error).message;
+    }
+  };
+  tryCompile(config.run_condition, 'run_condition');
+  for (const [name, step] of Object.entries(config.steps)) step.next_steps.forEach((n, i) => tryCompile(n.condition, `steps.${name}.next_steps[${i}].condition`));
+  return problems;
+}
 
 export const agentStream = (key: string): string => streamId('agent', key);
 
@@ -32,6 +49,7 @@ export class AgentWriter {
   async checkReferences(config: AgentConfig): Promise<void> {
     const problems: Record<string, string> = {};
     if (!(await findLlm(this.reads, config.model.name))) problems['model.name'] = `no LLM named "${config.model.name}" is registered (GET /v2/llms lists them)`;
+    Object.assign(problems, conditionProblems(config));
     for (const check of this.checks) Object.assign(problems, await check(config));
     const first = Object.entries(problems)[0];
     if (first) throw invalid('agent.invalid_reference', `Invalid ${first[0]}: ${first[1]}`, problems);

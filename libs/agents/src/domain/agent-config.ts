@@ -101,6 +101,8 @@ export interface AgentConfig {
   readonly compaction?: CompactionConfig;
   readonly tool_output_offloading?: OffloadingConfig;
   readonly llm_quota?: Record<string, number>;
+  /** A UserFn expression over `{agent, session, currentDate}` evaluated at session creation: false refuses the session (409). */
+  readonly run_condition?: string;
 }
 
 /** The compaction an agent gets when it configures none: on, at 80 % of the context, keeping the last input. */

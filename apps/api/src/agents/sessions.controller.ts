@@ -1,0 +1,156 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { apiEventView, InputRequest, SessionInputs, Sessions, TurnSink } from '@lib/agents';
+import { CommandContext, DomainError, invalid } from '@lib/platform';
+import { offsetOfPageKey, offsetPageKey, pageLimit } from '../corpora/paging';
+import { Ctx } from '../http/command-context';
+import { Policy } from '../http/policy';
+import { SseStream } from '../http/sse';
+import { validateBody } from '../http/validation';
+import { CompactDto, CreateSessionDto, InputMessageDto, InterruptDto, ToolOutputDto, UpdateSessionDto } from './sessions.dto';
+
+const INPUT_DTOS = { input_message: InputMessageDto, interrupt: InterruptDto, compact: CompactDto, tool_output: ToolOutputDto } as const;
+
+function regexOf(filter: string | undefined): RegExp | undefined {
+  try {
+    return filter ? new RegExp(filter) : undefined;
+  } catch {
+    throw invalid('request.invalid', 'filter must be a valid regular expression', { filter: 'invalid regular expression' });
+  }
+}
+
+function booleanParam(name: string, raw: string | undefined): boolean {
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  throw invalid('request.invalid', `${name} must be true or false`, { [name]: 'must be true or false' });
+}
+
+/** Sessions of an agent, their events and inputs (`/v2/agents/{agent_key}/sessions`). */
+@Controller('v2/agents/:agent_key/sessions')
+export class SessionsController {
+  constructor(
+    private readonly sessions: Sessions,
+    private readonly inputs: SessionInputs,
+  ) {}
+
+  @Post()
+  @Policy('agent.use')
+  async create(@Param('agent_key') agentKey: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    validateBody(CreateSessionDto, body);
+    res.status(201);
+    return this.sessions.create(agentKey, body as CreateSessionDto, ctx);
+  }
+
+  @Get()
+  @Policy('agent.view')
+  async list(@Param('agent_key') agentKey: string, @Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('metadata_filter') metadataFilter?: string, @Query('filter') filter?: string) {
+    if (metadataFilter && metadataFilter.length > 8000) throw invalid('request.invalid', 'metadata_filter is longer than 8000 characters', { metadata_filter: 'too long' });
+    return this.sessions.list(agentKey, pageLimit(limit, 10, 100), pageKey, metadataFilter, regexOf(filter));
+  }
+
+  @Get(':session_key')
+  @Policy('agent.session_read')
+  async get(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Query('as_of') asOf?: string) {
+    return this.sessions.get(agentKey, key, asOf);
+  }
+
+  @Patch(':session_key')
+  @Policy('agent.develop')
+  async update(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
+    validateBody(UpdateSessionDto, body);
+    return this.sessions.update(agentKey, key, body as UpdateSessionDto, ctx);
+  }
+
+  @Delete(':session_key')
+  @Policy('agent.develop')
+  @HttpCode(204)
+  async remove(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Ctx() ctx: CommandContext) {
+    await this.sessions.remove(agentKey, key, ctx);
+  }
+
+  /**
+   * An input: a JSON `AgentResponse` with the events it made (201), or with `stream_response` the events as
+   * server-sent events as they happen, answer text in `streaming_agent_output` pieces, ending with `end`.
+   */
+  @Post(':session_key/events')
+  @Policy('agent.use')
+  async input(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Req() req: Request, @Res() res: Response) {
+    const type = (body as { type?: unknown } | null)?.type ?? 'input_message';
+    const dto = INPUT_DTOS[type as keyof typeof INPUT_DTOS];
+    if (!dto) throw invalid('request.invalid', `type must be one of ${Object.keys(INPUT_DTOS).join(', ')}`, { type: 'unknown input type' });
+    validateBody(dto as new () => object, body);
+    const request = { ...(body as object), type } as InputRequest & { stream_response?: boolean };
+    if (!request.stream_response) {
+      const result = await this.inputs.input(agentKey, key, request, ctx);
+      if (result.error && result.events.length === 0) throw result.error;
+      res.status(201).json({ events: result.events, session_key: key, ...(result.error ? { error: { messages: [result.error.message] } } : {}) });
+      return;
+    }
+    await this.sessions.active(agentKey, key);
+    const stream = SseStream.open(res);
+    const send = (event: Record<string, unknown>) => stream.send({ event: String(event.type), data: JSON.stringify(event) });
+    const now = () => new Date().toISOString();
+    const sink: TurnSink = {
+      event: send,
+      delta: (content) => send({ type: 'streaming_agent_output', content, created_at: now() }),
+      deltaEnd: (eventId) => (eventId !== undefined ? send({ type: 'streaming_agent_output_end', event_id: eventId, created_at: now() }) : undefined),
+      contextConsumed: (u) => send({ type: 'context_consumed', session_context_usage: { input_tokens: { count: u.input_tokens }, output_tokens: { count: u.output_tokens }, total_tokens: u.input_tokens + u.output_tokens, ...(u.model_context_window ? { model_context_window: u.model_context_window } : {}) }, created_at: now() }),
+      compactionStarted: send,
+    };
+    const gone = new AbortController();
+    req.once('close', () => gone.abort());
+    try {
+      const result = await this.inputs.input(agentKey, key, request, ctx, sink, true, gone.signal);
+      if (result.error) send({ type: 'error', messages: [result.error.message], request_id: ctx.requestId });
+    } catch (e) {
+      send({ type: 'error', messages: [e instanceof DomainError ? e.message : 'Internal server error.'], request_id: ctx.requestId });
+    } finally {
+      stream.end({ event: 'end', data: JSON.stringify({ type: 'end' }) });
+    }
+  }
+
+  @Get(':session_key/events')
+  @Policy('agent.view')
+  async events(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('include_hidden') includeHidden?: string, @Query('as_of') asOf?: string) {
+    const offset = offsetOfPageKey(pageKey);
+    const n = pageLimit(limit, 10, 100);
+    const { page, session, more } = await this.sessions.events(agentKey, key, { limit: n, offset, includeHidden: booleanParam('include_hidden', includeHidden), asOf });
+    return { events: page.map((e) => ({ ...apiEventView(e, key), ...(session.hidden.has(e.data.eventId) ? { hidden: true } : {}) })), metadata: more ? { page_key: offsetPageKey(offset + n) } : {} };
+  }
+
+  @Get(':session_key/outstanding_client_tool_calls')
+  @Policy('agent.use')
+  async outstanding(@Param('agent_key') agentKey: string, @Param('session_key') key: string) {
+    return { client_tool_calls: await this.inputs.outstanding(agentKey, key) };
+  }
+
+  @Get(':session_key/events/:event_id')
+  @Policy('agent.view')
+  async event(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Param('event_id') eventId: string) {
+    const { event, hidden } = await this.sessions.event(agentKey, key, eventId);
+    return { ...apiEventView(event, key), ...(hidden ? { hidden: true } : {}) };
+  }
+
+  @Delete(':session_key/events/:event_id')
+  @Policy('agent.administer')
+  @HttpCode(204)
+  async deleteEvent(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Param('event_id') eventId: string, @Ctx() ctx: CommandContext) {
+    await this.sessions.changeEvent(agentKey, key, eventId, 'delete', ctx);
+  }
+
+  @Post(':session_key/events/:event_id/hide')
+  @Policy('agent.develop')
+  @HttpCode(200)
+  async hide(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Param('event_id') eventId: string, @Ctx() ctx: CommandContext) {
+    await this.sessions.changeEvent(agentKey, key, eventId, 'hide', ctx);
+    return this.event(agentKey, key, eventId);
+  }
+
+  @Post(':session_key/events/:event_id/unhide')
+  @Policy('agent.develop')
+  @HttpCode(200)
+  async unhide(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Param('event_id') eventId: string, @Ctx() ctx: CommandContext) {
+    await this.sessions.changeEvent(agentKey, key, eventId, 'unhide', ctx);
+    return this.event(agentKey, key, eventId);
+  }
+}

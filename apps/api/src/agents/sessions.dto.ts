@@ -1,0 +1,65 @@
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
+import { KEY_PATTERN } from './agents.dto';
+
+export class ForkDto {
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(50) @Matches(KEY_PATTERN) agent_key?: string;
+  @IsString() @MinLength(1) @MaxLength(50) @Matches(KEY_PATTERN) session_key!: string;
+  @IsOptional() @IsString() @MaxLength(100) include_up_to_event_id?: string | null;
+}
+
+class SessionFieldsDto {
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(255) name?: string;
+  @IsOptional() @IsString() @MaxLength(10000) description?: string;
+  @IsOptional() @IsObject() metadata?: Record<string, unknown>;
+  @IsOptional() @IsBoolean() enabled?: boolean;
+  @IsOptional() @IsInt() @Min(0) tti_minutes?: number;
+  @IsOptional() @IsObject() secrets?: Record<string, string>;
+}
+
+export class CreateSessionDto extends SessionFieldsDto {
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(50) @Matches(KEY_PATTERN, { message: 'key may hold only letters, digits, underscores and hyphens' }) key?: string;
+  @IsOptional() @ValidateNested() @Type(() => ForkDto) from_session?: ForkDto;
+}
+
+export class UpdateSessionDto extends SessionFieldsDto {}
+
+export class TextInputDto {
+  @IsIn(['text'], { message: 'type must be text (skills are not available yet)' }) type!: 'text';
+  @IsString() @MaxLength(1_000_000) content!: string;
+}
+
+export class InputMessageDto {
+  @IsOptional() @IsIn(['input_message']) type?: 'input_message';
+  @IsOptional() @IsBoolean() stream_response?: boolean;
+  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(100) @ValidateNested({ each: true }) @Type(() => TextInputDto) messages!: TextInputDto[];
+  @IsOptional() @IsString() @Matches(/^(start|aev_[0-9a-zA-Z_-]+)$/, { message: 'since must be start or an event id (aev_…)' }) since?: string;
+  @IsOptional() @IsIn(['steer', 'follow_up']) behavior?: 'steer' | 'follow_up';
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(255) entry_step?: string;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(255) external_id?: string;
+}
+
+export class InterruptDto {
+  @IsIn(['interrupt']) type!: 'interrupt';
+  @IsOptional() @IsBoolean() stream_response?: boolean;
+}
+
+export class CompactDto {
+  @IsIn(['compact']) type!: 'compact';
+  @IsOptional() @IsBoolean() stream_response?: boolean;
+  @IsOptional() @IsString() @MaxLength(100) compact_up_to_event_id?: string;
+  @IsOptional() @IsString() @MaxLength(10000) compaction_message?: string;
+}
+
+export class ToolOutputItemDto {
+  @IsIn(['success', 'error']) type!: 'success' | 'error';
+  @IsString() @MinLength(1) @MaxLength(100) event_id!: string;
+  @IsOptional() @IsObject() output?: Record<string, unknown>;
+  @IsOptional() error?: unknown;
+}
+
+export class ToolOutputDto {
+  @IsIn(['tool_output']) type!: 'tool_output';
+  @IsOptional() @IsBoolean() stream_response?: boolean;
+  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(100) @ValidateNested({ each: true }) @Type(() => ToolOutputItemDto) tool_outputs!: ToolOutputItemDto[];
+}

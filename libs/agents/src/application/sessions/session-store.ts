@@ -1,0 +1,81 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CommandContext, ConcurrencyError, EVENT_STORE, EventStore, RecordedEvent, streamId, toNewEvents } from '@lib/platform';
+import type { SessionEvent } from '../../domain/session-events';
+import { ActiveSession, sessionFold, SessionState } from '../../domain/session';
+
+export const sessionStream = (agentId: string, sessionKey: string): string => streamId('session', agentId, sessionKey);
+
+/** A session as loaded: its state, and the revision and log position of its stream's last event. */
+export interface LoadedSession {
+  readonly streamId: string;
+  readonly state: SessionState;
+  readonly revision: number;
+  readonly position: number;
+}
+
+/** Forks of forks are followed this deep at most (each level is one stream read). */
+const MAX_FORK_DEPTH = 32;
+
+/**
+ * Reads and writes session streams. A fork's state is its parent's events up to the fork point, folded, then
+ * its own: nothing of the parent is copied (docs/agents.md).
+ */
+@Injectable()
+export class SessionStore {
+  constructor(@Inject(EVENT_STORE) private readonly store: EventStore) {}
+
+  async load(agentId: string, sessionKey: string): Promise<LoadedSession> {
+    const id = sessionStream(agentId, sessionKey);
+    const own = await this.store.readStream(id);
+    const events = [...(await this.ancestry(own, 0)), ...own];
+    const state = events.reduce<SessionState>((s, e) => sessionFold.evolve(s, e as unknown as SessionEvent), sessionFold.initialState);
+    const last = own[own.length - 1];
+    return { streamId: id, state, revision: last ? last.revision : -1, position: last ? last.position : 0 };
+  }
+
+  /** The parent's events a fork starts from (recursively), up to the fork point. */
+  private async ancestry(own: readonly RecordedEvent[], depth: number): Promise<RecordedEvent[]> {
+    const first = own[0] as unknown as SessionEvent | undefined;
+    if (first?.type !== 'SessionCreated' || !first.data.forkedFrom || depth >= MAX_FORK_DEPTH) return [];
+    const origin = first.data.forkedFrom;
+    const parent = (await this.store.readStream(origin.streamId)).filter((e) => e.position <= origin.upToPosition);
+    return [...(await this.ancestry(parent, depth + 1)), ...parent];
+  }
+
+  /**
+   * Decides on the loaded state and appends at its revision; on a concurrent append the state is loaded again
+   * and the decision made again. Each append gets event ids of its own (the revision is part of the command id).
+   */
+  async write(agentId: string, sessionKey: string, decide: (state: SessionState) => readonly SessionEvent[], ctx: CommandContext): Promise<{ events: readonly SessionEvent[]; state: SessionState; position: number; revision: number }> {
+    for (let attempt = 1; ; attempt++) {
+      const loaded = await this.load(agentId, sessionKey);
+      const events = decide(loaded.state);
+      if (events.length === 0) return { events, state: loaded.state, position: loaded.position, revision: loaded.revision };
+      try {
+        const result = await this.append(loaded.streamId, loaded.revision, events, ctx);
+        const state = events.reduce<SessionState>((s, e) => sessionFold.evolve(s, e), loaded.state);
+        return { events, state, position: result.position, revision: result.nextExpectedRevision };
+      } catch (e) {
+        if (!(e instanceof ConcurrencyError) || attempt >= 5) throw e;
+      }
+    }
+  }
+
+  /** Appends at `revision` exactly (a ConcurrencyError when the stream moved). */
+  append(stream: string, revision: number, events: readonly SessionEvent[], ctx: CommandContext) {
+    const scoped = { ...ctx, commandId: `${ctx.commandId}@${revision}` };
+    return this.store.append(stream, toNewEvents(events, scoped, stream, 1), { expectedRevision: revision < 0 ? 'no_stream' : revision });
+  }
+
+  readRaw(stream: string): Promise<RecordedEvent[]> {
+    return this.store.readStream(stream);
+  }
+
+  /** Events of the stream after `revision`, as the domain's union (for a running turn to catch up). */
+  async after(stream: string, revision: number): Promise<{ events: SessionEvent[]; revision: number }> {
+    const recorded = await this.store.readStream(stream, { fromRevision: revision + 1 });
+    return { events: recorded.map((e) => e as unknown as SessionEvent), revision: recorded.length ? recorded[recorded.length - 1].revision : revision };
+  }
+}
+
+export type { ActiveSession };

@@ -1,0 +1,136 @@
+import { Injectable } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
+import { QueryCorpora, QueryResponse } from '@lib/retrieval';
+import { DomainError } from '@lib/platform';
+import type { ToolConfig } from '../../domain/agent-config';
+
+/** A function the model may call, in OpenAI's tool shape. */
+export interface ToolDefinition {
+  readonly type: 'function';
+  readonly function: { readonly name: string; readonly description: string; readonly parameters: Record<string, unknown> };
+}
+
+/** What a tool call runs with: the session's values for `$ref`s, who the agent acts as, and the turn's abort signal. */
+export interface ToolContext {
+  readonly agentKey: string;
+  readonly sessionKey: string;
+  readonly now: Date;
+  readonly signal: AbortSignal;
+  /** Whether the agent's identity may read a corpus (its tools act with the identity's permissions, not the caller's). */
+  readonly canReadCorpus: (corpusKey: string) => Promise<boolean>;
+}
+
+export type ToolResult = { readonly output: Record<string, unknown>; readonly error: boolean };
+
+/**
+ * The tool port: how a configured tool is shown to the model and run. Client tools are not run here (the
+ * turn waits for the caller's `tool_output`). The tools issue adds the other types behind this port.
+ */
+export interface Tool {
+  definition(name: string, config: ToolConfig): ToolDefinition;
+  run(config: ToolConfig, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
+}
+
+const OPEN_OBJECT = { type: 'object', properties: {}, additionalProperties: true };
+
+/** The RAG tool: the configuration fixes the search; the model supplies the query. */
+@Injectable()
+export class CorporaSearchTool implements Tool {
+  constructor(private readonly queries: QueryBus) {}
+
+  definition(name: string, config: ToolConfig): ToolDefinition {
+    const corpora = corporaOf(config).map((c) => c.corpus_key).join(', ');
+    return {
+      type: 'function',
+      function: {
+        name,
+        description: config.description ?? `Searches the corpora ${corpora} and returns the most relevant passages for a query.`,
+        parameters: { type: 'object', properties: { query: { type: 'string', description: 'What to search for, in natural language' } }, required: ['query'] },
+      },
+    };
+  }
+
+  async run(config: ToolConfig, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+    const query = args.query;
+    if (typeof query !== 'string' || !query.trim()) return { output: { error: 'query must be a non-empty string' }, error: true };
+    if (query.length > 5000) return { output: { error: 'query is longer than 5000 characters' }, error: true };
+    const search = (config.query_configuration?.search ?? {}) as { corpora?: CorpusSpec[]; limit?: number; offset?: number };
+    const corpora = corporaOf(config);
+    for (const c of corpora) {
+      // A corpus the identity cannot read is reported as absent, as the API does to such a caller.
+      if (!(await ctx.canReadCorpus(c.corpus_key))) return { output: { error: `corpus "${c.corpus_key}" does not exist or the agent's identity may not read it` }, error: true };
+    }
+    try {
+      const response: QueryResponse = await this.queries.execute(
+        new QueryCorpora(
+          query,
+          corpora.map((c, i) => ({ corpusKey: c.corpus_key, lexicalInterpolation: c.lexical_interpolation ?? 0.025, metadataFilter: c.metadata_filter, filterField: `query_configuration.search.corpora[${i}].metadata_filter` })),
+          { limit: clamp(search.limit ?? 10, 1, 100), offset: clamp(search.offset ?? 0, 0, 1000) },
+          ctx.now,
+        ),
+      );
+      return {
+        output: {
+          search_results: response.search_results.map((r) => ({ text: r.text, score: r.score, document_id: r.document_id, corpus_key: (r as { corpus_key?: string }).corpus_key, part_metadata: r.part_metadata, document_metadata: r.document_metadata })),
+        },
+        error: false,
+      };
+    } catch (e) {
+      if (e instanceof DomainError) return { output: { error: e.message }, error: true };
+      throw e;
+    }
+  }
+}
+
+interface CorpusSpec {
+  readonly corpus_key: string;
+  readonly metadata_filter?: string;
+  readonly lexical_interpolation?: number;
+}
+
+const corporaOf = (config: ToolConfig): CorpusSpec[] => ((config.query_configuration?.search as { corpora?: CorpusSpec[] } | undefined)?.corpora ?? []);
+const clamp = (n: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, Math.trunc(Number(n) || 0)));
+
+/** A client tool is run by the caller: the model sees its schema (given inline until `/v2/tools` exists). */
+export function clientToolDefinition(name: string, config: ToolConfig): ToolDefinition {
+  return { type: 'function', function: { name, description: config.description ?? `Asks the client to run ${name}.`, parameters: config.parameters ?? OPEN_OBJECT } };
+}
+
+/** Values `{"$ref": "…"}` in `argument_override` resolve against: agent secrets, session secrets, session metadata. */
+export interface RefSources {
+  readonly agentSecrets: Readonly<Record<string, string>>;
+  readonly sessionSecrets: Readonly<Record<string, string>>;
+  readonly sessionMetadata: Readonly<Record<string, unknown>>;
+}
+
+export class UnresolvedRef extends Error {}
+
+/**
+ * The model's arguments with the configuration's overrides merged over them: `resolved` is what the tool gets,
+ * `shown` is what the `tool_input` event records (every secret `****`).
+ */
+export function applyOverrides(args: Record<string, unknown>, override: Record<string, unknown> | undefined, sources: RefSources): { resolved: Record<string, unknown>; shown: Record<string, unknown> } {
+  const resolved: Record<string, unknown> = { ...args };
+  const shown: Record<string, unknown> = { ...args };
+  for (const [k, v] of Object.entries(override ?? {})) {
+    const ref = v !== null && typeof v === 'object' && typeof (v as { $ref?: unknown }).$ref === 'string' ? (v as { $ref: string }).$ref : undefined;
+    if (!ref) {
+      resolved[k] = v;
+      shown[k] = v;
+      continue;
+    }
+    const [scope, kind, ...rest] = ref.split('.');
+    const name = rest.join('.');
+    if (scope === 'agent' && kind === 'secrets' && Object.hasOwn(sources.agentSecrets, name)) {
+      resolved[k] = sources.agentSecrets[name];
+      shown[k] = '****';
+    } else if (scope === 'session' && kind === 'secrets' && Object.hasOwn(sources.sessionSecrets, name)) {
+      resolved[k] = sources.sessionSecrets[name];
+      shown[k] = '****';
+    } else if (scope === 'session' && kind === 'metadata' && Object.hasOwn(sources.sessionMetadata, name)) {
+      resolved[k] = sources.sessionMetadata[name];
+      shown[k] = sources.sessionMetadata[name];
+    } else throw new UnresolvedRef(`argument ${k}: {"$ref": "${ref}"} does not resolve (an absent secret or metadata field, or a reference this service does not know)`);
+  }
+  return { resolved, shown };
+}

@@ -1,0 +1,425 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import Ajv from 'ajv';
+import { ChatCompletions } from '@lib/llms';
+import { VelocityText } from '@lib/retrieval';
+import { Clock, CLOCK, CommandContext, ConcurrencyError, DomainError, ID_GENERATOR, IdGenerator } from '@lib/platform';
+import type { AgentConfig, StepConfig, TemplatedReminder } from '../../domain/agent-config';
+import { effectiveOffloading } from '../../domain/agent-config';
+import { historyMessages, PromptMessage } from '../../domain/history';
+import { apiEventView, PendingClientCall, SessionApiEvent, SessionEvent } from '../../domain/session-events';
+import { ActiveSession, sessionFold, SessionState } from '../../domain/session';
+import { compileCondition } from '../conditions';
+import { SessionStore } from '../sessions/session-store';
+import type { ActiveAgent } from '../sessions/sessions';
+import { callModel, ModelAnswer } from './model-call';
+import { applyOverrides, clientToolDefinition, CorporaSearchTool, RefSources, ToolContext, ToolDefinition, UnresolvedRef } from './tools';
+import type { TurnSink } from './turn-sink';
+
+/** Step transitions one turn may make (the reference's example message says 10). */
+export const MAX_STEP_TRANSITIONS = 10;
+/** Model calls one turn may make: a model that keeps calling tools is stopped here. */
+export const MAX_MODEL_CALLS = 50;
+/** Attempts at a structured answer that matches its schema before the failure is reported. */
+const STRUCTURED_ATTEMPTS = 3;
+/** Context window assumed when the model's registration gives none. */
+const DEFAULT_CONTEXT_WINDOW = 128_000;
+
+export type TurnOutcome = 'answered' | 'interrupted' | 'client_tool' | 'failed' | 'limit';
+
+/** What a turn needs that is not in the session's stream. */
+export interface TurnSetup {
+  readonly agent: ActiveAgent;
+  readonly streamId: string;
+  readonly state: ActiveSession;
+  readonly revision: number;
+  readonly step: string;
+  readonly refs: RefSources;
+  readonly contextWindow?: number;
+  readonly canReadCorpus: (corpusKey: string) => Promise<boolean>;
+  readonly ctx: CommandContext;
+  readonly sink: TurnSink;
+  /** Whether the caller reads the answer as it streams. */
+  readonly streaming: boolean;
+  readonly signal: AbortSignal;
+}
+
+const ajv = new Ajv({ allErrors: false, strict: false });
+
+/**
+ * Runs one turn of the agent loop on a session whose `SessionTurnStarted` is already stored: model call,
+ * tool calls (concurrently), structured output, step transitions, limits, interrupts and steering. Every
+ * event is appended as it happens; the session's state is the fold of what was appended.
+ */
+@Injectable()
+export class TurnRunner {
+  private readonly log = new Logger('agent-turn');
+
+  constructor(
+    private readonly store: SessionStore,
+    private readonly chat: ChatCompletions,
+    private readonly corporaSearch: CorporaSearchTool,
+    @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  async run(setup: TurnSetup, turnId: string): Promise<{ outcome: TurnOutcome; error?: DomainError }> {
+    const turn = new TurnState(this.store, setup, this.clock, () => `aev_${this.ids.uuid()}`);
+    const config = setup.agent.config;
+    let step = setup.step;
+    let transitions = 0;
+    let outcome: TurnOutcome = 'answered';
+    let failure: DomainError | undefined;
+    try {
+      for (let calls = 0; ; calls++) {
+        await turn.catchUp();
+        if (turn.state.interruptRequested || setup.signal.aborted) {
+          outcome = 'interrupted';
+          break;
+        }
+        if (calls >= MAX_MODEL_CALLS) {
+          await turn.record({ type: 'SessionLimitExceeded', data: { ...turn.base(turnId), limit: 'context', message: `The turn made ${MAX_MODEL_CALLS} model calls without an answer; stopped`, value: MAX_MODEL_CALLS } });
+          outcome = 'limit';
+          break;
+        }
+        const stepConfig = config.steps[step];
+        const inputsSeen = turn.inputCount();
+        const messages = this.prompt(config, step, turn.state, setup);
+        const window = setup.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
+        const estimate = estimateTokens(messages);
+        if (estimate > window) {
+          await turn.record({ type: 'SessionLimitExceeded', data: { ...turn.base(turnId), limit: 'context', message: `The conversation (about ${estimate} tokens) exceeds the model's context window of ${window} tokens; compact the session`, value: window, actual: estimate } });
+          outcome = 'limit';
+          break;
+        }
+        const tools = this.toolDefinitions(config, stepConfig);
+        const answer = await this.answer(config, stepConfig, messages, tools, setup, turn);
+        turn.addUsage(answer.usage);
+        setup.sink.contextConsumed({ ...turn.usage, model_context_window: window });
+        if (answer.toolCalls.length) {
+          setup.sink.deltaEnd(undefined);
+          const pending = await this.runTools(config, step, answer, turn, turnId, setup);
+          if (pending.length) {
+            await turn.record({ type: 'SessionClientToolPending', data: { ...turn.base(turnId), pendingCalls: pending } });
+            outcome = 'client_tool';
+            break;
+          }
+          continue;
+        }
+        const output = await this.recordOutput(stepConfig, step, answer, messages, tools, turn, turnId, setup);
+        setup.sink.deltaEnd(output.eventId);
+        if (output.error) {
+          failure = output.error;
+          outcome = 'failed';
+          break;
+        }
+        await turn.catchUp();
+        // A steer that arrived while the model answered is answered before the turn ends.
+        if (turn.inputCount() > inputsSeen && !turn.state.interruptRequested) continue;
+        const next = this.nextStep(config, stepConfig, turn.state, setup, output.value);
+        if (!next) break;
+        if (++transitions > MAX_STEP_TRANSITIONS) {
+          await turn.record({ type: 'SessionLimitExceeded', data: { ...turn.base(turnId), limit: 'step_transition', message: `Agent exceeded maximum step transitions (${MAX_STEP_TRANSITIONS}). Possible infinite loop in next_steps`, value: MAX_STEP_TRANSITIONS } });
+          outcome = 'limit';
+          break;
+        }
+        await turn.record({ type: 'SessionStepTransitioned', data: { ...turn.base(turnId), fromStep: step, toStep: next, content: typeof output.value === 'string' ? output.value : JSON.stringify(output.value) } });
+        step = next;
+      }
+    } catch (e) {
+      if (setup.signal.aborted || turn.state.interruptRequested) outcome = 'interrupted';
+      else {
+        outcome = 'failed';
+        failure = e instanceof DomainError ? e : new DomainError('internal', 'agent.turn_failed', 'The turn failed unexpectedly');
+        if (!(e instanceof DomainError)) this.log.error(`turn ${turnId} failed: ${(e as Error).stack ?? String(e)}`);
+      }
+    }
+    if (outcome === 'interrupted' && !turn.interruptRecorded()) {
+      await turn.record({ type: 'SessionInterrupted', data: { ...turn.base(turnId), reason: 'request' } }).catch(() => undefined);
+    }
+    // A turn waiting for client tools resumes on its step; an ended one re-enters where the step says.
+    const nextStep = outcome === 'client_tool' ? step : (config.steps[step]?.reentry_step ?? step);
+    await turn.record({ type: 'SessionTurnEnded', data: { turnId, outcome, usage: turn.usage, ...(failure ? { error: failure.message } : {}), nextStep, createdAt: this.clock.now().toISOString() } }, { emit: false });
+    return { outcome, ...(failure ? { error: failure } : {}) };
+  }
+
+  /** System instructions of the step, then the history. */
+  private prompt(config: AgentConfig, step: string, state: ActiveSession, setup: TurnSetup): PromptMessage[] {
+    const context = templateContext(config, setup.agent.key, state, this.clock.now());
+    const instructions = (config.steps[step]?.instructions ?? [])
+      .map((ins, i) => (ins.type === 'inline' ? renderTemplate(ins.template, ins.template_type, context, `steps.${step}.instructions[${i}].template`) : ''))
+      .filter(Boolean)
+      .join('\n\n');
+    const render = (r: TemplatedReminder) => renderTemplate(r.template, r.template_type, context, 'reminder.template');
+    return [...(instructions ? [{ role: 'system' as const, content: instructions }] : []), ...historyMessages(state, config.steps, render)];
+  }
+
+  private toolDefinitions(config: AgentConfig, step: StepConfig): ToolDefinition[] {
+    const names = step.allowed_tools ?? Object.keys(config.tool_configurations);
+    return names
+      .filter((n) => config.tool_configurations[n] && config.tool_configurations[n].enabled !== false)
+      .map((n) => {
+        const tool = config.tool_configurations[n];
+        return tool.type === 'corpora_search' ? this.corporaSearch.definition(n, tool) : clientToolDefinition(n, tool);
+      });
+  }
+
+  private answer(config: AgentConfig, step: StepConfig, messages: PromptMessage[], tools: ToolDefinition[], setup: TurnSetup, turn: TurnState): Promise<ModelAnswer> {
+    const structured = step.output_parser.type === 'structured' ? step.output_parser.json_schema : undefined;
+    return callModel(
+      this.chat,
+      config.model,
+      {
+        messages,
+        tools,
+        ...(structured ? { responseFormat: { type: 'json_schema', json_schema: { name: structured.name, schema: structured.schema, strict: structured.strict ?? undefined } } } : {}),
+        // A structured answer is delivered whole, never in pieces (the reference).
+        ...(setup.streaming && !structured ? { onDelta: (t: string) => setup.sink.delta(t) } : {}),
+        signal: turn.signal,
+      },
+      setup.ctx,
+    );
+  }
+
+  /** Records the calls, runs the service's tools concurrently, and returns the client calls left to the caller. */
+  private async runTools(config: AgentConfig, step: string, answer: ModelAnswer, turn: TurnState, turnId: string, setup: TurnSetup): Promise<PendingClientCall[]> {
+    const modelCallId = `mc_${this.ids.uuid()}`;
+    const planned = answer.toolCalls.map((call) => {
+      const tool = config.tool_configurations[call.name];
+      let args: Record<string, unknown> = {};
+      let problem: string | undefined;
+      try {
+        const parsed: unknown = call.arguments ? JSON.parse(call.arguments) : {};
+        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) problem = 'the arguments are not a JSON object';
+        else args = parsed as Record<string, unknown>;
+      } catch {
+        problem = 'the arguments are not valid JSON';
+      }
+      if (!tool) problem = `there is no tool named ${call.name}`;
+      else if (config.steps[step].allowed_tools && !config.steps[step].allowed_tools!.includes(call.name)) problem = `tool ${call.name} is not allowed in step ${step}`;
+      let resolved = args;
+      let shown = args;
+      if (tool && !problem) {
+        try {
+          ({ resolved, shown } = applyOverrides(args, tool.argument_override, setup.refs));
+        } catch (e) {
+          if (!(e instanceof UnresolvedRef)) throw e;
+          problem = e.message;
+        }
+      }
+      return { call, tool, resolved, shown, problem, eventId: turn.newEventId() };
+    });
+    await turn.recordMany(
+      planned.map((p) => ({
+        type: 'SessionToolCalled' as const,
+        data: { eventId: p.eventId, turnId, createdAt: this.clock.now().toISOString(), toolCallId: p.call.id, modelCallId, toolConfigurationName: p.call.name, toolName: p.tool?.type ?? 'unknown', toolInput: p.shown, arguments: p.call.arguments || '{}', step },
+      })),
+    );
+    const pending: PendingClientCall[] = [];
+    const toolCtx: ToolContext = { agentKey: setup.agent.key, sessionKey: setup.state.key, now: this.clock.now(), signal: turn.signal, canReadCorpus: setup.canReadCorpus };
+    await Promise.all(
+      planned.map(async (p) => {
+        if (!p.problem && p.tool?.type === 'client') {
+          pending.push({ event_id: p.eventId, tool_call_id: p.call.id, tool_configuration_name: p.call.name, tool_name: 'client', arguments: p.shown });
+          return;
+        }
+        let result: { output: Record<string, unknown>; error: boolean };
+        if (p.problem || !p.tool) result = { output: { error: p.problem }, error: true };
+        else {
+          try {
+            result = await withTimeout(this.corporaSearch.run(p.tool, p.resolved, toolCtx), p.tool.max_execution_time_seconds as number | undefined);
+          } catch (e) {
+            result = { output: { error: e instanceof DomainError || e instanceof ToolTimeout ? e.message : 'the tool failed' }, error: true };
+            if (!(e instanceof DomainError) && !(e instanceof ToolTimeout)) this.log.error(`tool ${p.call.name} failed: ${(e as Error).stack ?? String(e)}`);
+          }
+        }
+        const output = offload(result.output, config, setup.contextWindow ?? DEFAULT_CONTEXT_WINDOW);
+        await turn.record({ type: 'SessionToolReturned', data: { ...turn.base(turnId), toolCallId: p.call.id, toolConfigurationName: p.call.name, toolName: p.tool?.type ?? 'unknown', toolOutput: output, error: result.error, step } });
+      }),
+    );
+    return pending;
+  }
+
+  /** Stores the answer: structured (validated against its schema, asked again when it does not match) or text. */
+  private async recordOutput(step: StepConfig, stepName: string, answer: ModelAnswer, messages: PromptMessage[], tools: ToolDefinition[], turn: TurnState, turnId: string, setup: TurnSetup): Promise<{ eventId: string; value: unknown; error?: DomainError }> {
+    if (step.output_parser.type !== 'structured') {
+      const e = await turn.record({ type: 'SessionAgentOutput', data: { ...turn.base(turnId), content: answer.content, step: stepName } });
+      return { eventId: e, value: answer.content };
+    }
+    const schema = step.output_parser.json_schema;
+    let current = answer;
+    let problem = '';
+    for (let attempt = 1; ; attempt++) {
+      problem = structuredProblem(current.content, schema.schema);
+      if (!problem) {
+        const value: unknown = JSON.parse(current.content);
+        const e = await turn.record({ type: 'SessionStructuredOutput', data: { ...turn.base(turnId), schemaName: schema.name, content: value, step: stepName } });
+        return { eventId: e, value };
+      }
+      if (attempt >= STRUCTURED_ATTEMPTS) break;
+      const retry: PromptMessage[] = [...messages, { role: 'assistant', content: current.content }, { role: 'user', content: `Your answer does not match the JSON schema ${schema.name}: ${problem}. Answer again with JSON only.` }];
+      current = await callModel(this.chat, setup.agent.config.model, { messages: retry, tools: [], signal: turn.signal }, setup.ctx);
+      turn.addUsage(current.usage);
+    }
+    // Nothing is lost: the last answer is kept as text, and the turn reports why it is not structured.
+    const e = await turn.record({ type: 'SessionAgentOutput', data: { ...turn.base(turnId), content: current.content, step: stepName } });
+    return { eventId: e, value: current.content, error: new DomainError('unprocessable', 'agent.structured_output_invalid', `The model's answer did not match the output schema ${schema.name} after ${STRUCTURED_ATTEMPTS} attempts: ${problem}`) };
+  }
+
+  /** The first `next_steps` entry whose condition holds (one without a condition always does). */
+  private nextStep(config: AgentConfig, step: StepConfig, state: ActiveSession, setup: TurnSetup, output: unknown): string | undefined {
+    if (!step.next_steps.length) return undefined;
+    const context = { ...templateContext(config, setup.agent.key, state, this.clock.now()), tools: latestToolOutputs(state), output: typeof output === 'string' ? { text: output } : output };
+    for (const [i, next] of step.next_steps.entries()) {
+      if (next.condition === undefined) return next.step_name;
+      try {
+        if (compileCondition(next.condition, `next_steps[${i}].condition`)(context) === true) return next.step_name;
+      } catch (e) {
+        this.log.warn(`next_steps[${i}] condition failed: ${(e as Error).message}`);
+      }
+    }
+    return undefined;
+  }
+}
+
+/** A turn's view of its session while it runs: appends at the revision it knows, catching up on conflicts. */
+class TurnState {
+  state: ActiveSession;
+  revision: number;
+  usage = { input_tokens: 0, output_tokens: 0 };
+  private readonly abort = new AbortController();
+  private interrupted = false;
+
+  constructor(
+    private readonly store: SessionStore,
+    private readonly setup: TurnSetup,
+    private readonly clock: Clock,
+    readonly newEventId: () => string,
+  ) {
+    this.state = setup.state;
+    this.revision = setup.revision;
+    setup.signal.addEventListener('abort', () => this.abort.abort(), { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  base(turnId: string) {
+    return { eventId: this.newEventId(), turnId, createdAt: this.clock.now().toISOString() };
+  }
+
+  inputCount(): number {
+    return this.state.events.filter((e) => e.type === 'SessionInputReceived').length;
+  }
+
+  interruptRecorded(): boolean {
+    return this.interrupted;
+  }
+
+  addUsage(u: { input_tokens: number; output_tokens: number }): void {
+    this.usage = { input_tokens: this.usage.input_tokens + u.input_tokens, output_tokens: this.usage.output_tokens + u.output_tokens };
+  }
+
+  async catchUp(): Promise<void> {
+    const { events, revision } = await this.store.after(this.setup.streamId, this.revision);
+    for (const e of events) {
+      if (e.type === 'SessionInterrupted') this.interrupted = true;
+      this.fold(e);
+    }
+    this.revision = revision;
+    if (this.state.interruptRequested) this.abort.abort();
+  }
+
+  /** Appends one event; returns its API event id (when it has one). */
+  async record(event: SessionEvent, options: { emit: boolean } = { emit: true }): Promise<string> {
+    await this.recordMany([event], options);
+    return (event.data as { eventId?: string }).eventId ?? '';
+  }
+
+  async recordMany(events: SessionEvent[], options: { emit: boolean } = { emit: true }): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const result = await this.store.append(this.setup.streamId, this.revision, events, this.setup.ctx);
+        this.revision = result.nextExpectedRevision;
+        break;
+      } catch (e) {
+        if (!(e instanceof ConcurrencyError) || attempt >= 20) throw e;
+        await this.catchUp();
+      }
+    }
+    for (const e of events) {
+      if (e.type === 'SessionInterrupted') this.interrupted = true;
+      this.fold(e);
+      if (options.emit && 'eventId' in e.data) this.setup.sink.event(apiEventView(e as SessionApiEvent, this.state.key));
+    }
+  }
+
+  private fold(e: SessionEvent): void {
+    const next: SessionState = sessionFold.evolve(this.state, e);
+    if (next.status === 'active') this.state = next;
+  }
+}
+
+/** What templates and conditions read: `agent`, `session`, `currentDate`. */
+function templateContext(config: AgentConfig, agentKey: string, s: ActiveSession, now: Date): Record<string, unknown> {
+  return {
+    agent: { key: agentKey, name: config.name, description: config.description ?? '', metadata: config.metadata },
+    session: { key: s.key, name: s.fields.name, description: s.fields.description ?? '', metadata: s.fields.metadata },
+    currentDate: now.toISOString(),
+  };
+}
+
+function renderTemplate(template: string, type: 'velocity' | 'text' | undefined, context: Record<string, unknown>, field: string): string {
+  return type === 'text' ? template : VelocityText.compile(template, field).render(context);
+}
+
+function latestToolOutputs(s: ActiveSession): Record<string, { outputs: { latest: unknown } }> {
+  const out: Record<string, { outputs: { latest: unknown } }> = {};
+  for (const e of s.events) if (e.type === 'SessionToolReturned') out[e.data.toolConfigurationName] = { outputs: { latest: e.data.toolOutput } };
+  return out;
+}
+
+function structuredProblem(content: string, schema: Record<string, unknown>): string {
+  let value: unknown;
+  try {
+    value = JSON.parse(content);
+  } catch {
+    return 'it is not valid JSON';
+  }
+  let validate;
+  try {
+    validate = ajv.compile(schema);
+  } catch (e) {
+    return `the schema does not compile (${(e as Error).message})`;
+  }
+  if (validate(value)) return '';
+  const err = validate.errors?.[0];
+  return `${err?.instancePath || '(root)'} ${err?.message ?? 'does not match'}`;
+}
+
+/** About four characters per token, as the spec's offloading rules estimate. */
+export const estimateTokens = (messages: readonly PromptMessage[]): number => Math.ceil(messages.reduce((n, m) => n + (m.content?.length ?? 0) + JSON.stringify(m.tool_calls ?? '').length, 0) / 4);
+
+/**
+ * A tool output too large for the context (over `context_percentage` of the window, clamped between the
+ * thresholds) is truncated in place, head and tail kept. Artifact mode needs the artifact tools of the tools
+ * issue; until then it truncates as well.
+ */
+function offload(output: Record<string, unknown>, config: AgentConfig, window: number): Record<string, unknown> {
+  const settings = effectiveOffloading(config);
+  if (!settings.enabled) return output;
+  const text = JSON.stringify(output);
+  const threshold = Math.min(settings.max_threshold_bytes, Math.max(settings.min_threshold_bytes, Math.floor(window * 4 * settings.context_percentage)));
+  if (Buffer.byteLength(text) <= threshold) return output;
+  const keep = Math.floor(threshold / 2) - 100;
+  return { truncated: true, original_bytes: Buffer.byteLength(text), content: `${text.slice(0, keep)}\n… [${text.length - 2 * keep} characters omitted: the output was larger than ${threshold} bytes] …\n${text.slice(-keep)}` };
+}
+
+class ToolTimeout extends Error {}
+
+function withTimeout<T>(work: Promise<T>, seconds: number | undefined): Promise<T> {
+  if (!seconds) return work;
+  let timer: NodeJS.Timeout;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new ToolTimeout(`the tool did not finish within max_execution_time_seconds (${seconds})`)), seconds * 1000)));
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}

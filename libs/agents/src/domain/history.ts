@@ -1,0 +1,108 @@
+import type { StepConfig, TemplatedReminder } from './agent-config';
+import type { ActiveSession } from './session';
+import type { SessionApiEvent } from './session-events';
+
+/** A chat message as the model gets it (OpenAI's shape). */
+export interface PromptMessage {
+  readonly role: 'system' | 'user' | 'assistant' | 'tool';
+  readonly content: string | null;
+  readonly tool_calls?: readonly { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+  readonly tool_call_id?: string;
+}
+
+/** Renders a reminder's template for the session (Velocity or verbatim). */
+export type ReminderRenderer = (reminder: TemplatedReminder) => string;
+
+/** Whether a reminder fires on the `n`-th (0-based) matching hook event: after `skip_first`, every `fire_every`. */
+export function reminderFires(reminder: TemplatedReminder, n: number): boolean {
+  const skip = reminder.skip_first ?? 0;
+  const every = reminder.fire_every ?? 1;
+  return n >= skip && (n - skip) % every === 0;
+}
+
+/**
+ * The conversation as model messages: inputs, answers, tool calls and their outputs, in order, from the last
+ * compaction's summary on (hidden events are out of the model's view). Reminders of the step an event was
+ * recorded in are appended to the matching messages, counted per reminder and hook from the last compaction,
+ * so the same history always gives the same prompt. An input that arrived while tool calls were outstanding
+ * (a steer) follows their outputs, as the model's API requires.
+ */
+export function historyMessages(session: ActiveSession, steps: Readonly<Record<string, StepConfig>>, render: ReminderRenderer): PromptMessage[] {
+  const out: PromptMessage[] = [];
+  const counters = new Map<string, number>();
+  const remind = (step: string, hook: 'input_message' | 'tool_output'): string => {
+    const reminders = steps[step]?.reminders ?? [];
+    const texts: string[] = [];
+    reminders.forEach((r, i) => {
+      if (r.type !== 'templated' || !r.hooks.includes(hook)) return;
+      const key = `${step}#${i}#${hook}`;
+      const n = counters.get(key) ?? 0;
+      counters.set(key, n + 1);
+      if (reminderFires(r, n)) texts.push(render(r));
+    });
+    return texts.map((t) => `\n\n<reminder>${t}</reminder>`).join('');
+  };
+  type Call = { id: string; type: 'function'; function: { name: string; arguments: string } };
+  let open: { modelCallId: string; calls: Call[]; ids: Set<string>; buffered: PromptMessage[] } | undefined;
+  const closeGroup = () => {
+    if (!open) return;
+    for (const id of open.ids) out.push({ role: 'tool', tool_call_id: id, content: JSON.stringify({ error: 'no output was returned for this call' }) });
+    out.push(...open.buffered);
+    open = undefined;
+  };
+  const visible = session.events.filter((e) => !session.hidden.has(e.data.eventId) || e.type === 'SessionCompacted');
+  const lastCompaction = visible.map((e) => e.type).lastIndexOf('SessionCompacted');
+  for (const e of lastCompaction >= 0 ? visible.slice(lastCompaction) : visible) {
+    if (e.type === 'SessionToolCalled') {
+      if (open?.modelCallId === e.data.modelCallId) {
+        open.calls.push(toolCall(e));
+        open.ids.add(e.data.toolCallId);
+        continue;
+      }
+      closeGroup();
+      const calls = [toolCall(e)];
+      out.push({ role: 'assistant', content: null, tool_calls: calls });
+      open = { modelCallId: e.data.modelCallId, calls, ids: new Set([e.data.toolCallId]), buffered: [] };
+      continue;
+    }
+    const m = messageOf(e, remind);
+    if (e.type === 'SessionToolReturned' && open?.ids.has(e.data.toolCallId)) {
+      open.ids.delete(e.data.toolCallId);
+      out.push(m!);
+      if (open.ids.size === 0) {
+        out.push(...open.buffered);
+        open = undefined;
+      }
+      continue;
+    }
+    if (!m) continue;
+    if (open && e.type === 'SessionInputReceived') {
+      open.buffered.push(m);
+      continue;
+    }
+    closeGroup();
+    out.push(m);
+  }
+  // Calls still open at the end are the turn's own (their outputs are being recorded) unless input followed them.
+  if (open && open.buffered.length) closeGroup();
+  return out;
+}
+
+const toolCall = (e: Extract<SessionApiEvent, { type: 'SessionToolCalled' }>) => ({ id: e.data.toolCallId, type: 'function' as const, function: { name: e.data.toolConfigurationName, arguments: e.data.arguments } });
+
+function messageOf(e: SessionApiEvent, remind: (step: string, hook: 'input_message' | 'tool_output') => string): PromptMessage | undefined {
+  switch (e.type) {
+    case 'SessionInputReceived':
+      return { role: 'user', content: e.data.messages.map((m) => m.content).join('\n') + remind(e.data.step, 'input_message') };
+    case 'SessionAgentOutput':
+      return { role: 'assistant', content: e.data.content };
+    case 'SessionStructuredOutput':
+      return { role: 'assistant', content: JSON.stringify(e.data.content) };
+    case 'SessionToolReturned':
+      return { role: 'tool', tool_call_id: e.data.toolCallId, content: JSON.stringify(e.data.toolOutput) + remind(e.data.step, 'tool_output') };
+    case 'SessionCompacted':
+      return { role: 'user', content: `Summary of the conversation before this point:\n${e.data.summaryText}` };
+    default:
+      return undefined;
+  }
+}

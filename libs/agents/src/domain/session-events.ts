@@ -1,0 +1,149 @@
+/**
+ * The events of one session's stream (`session-<agentId>.<sessionKey>`): the session's state and its API
+ * events are folds of it. One stored event per API event (`eventId` is the API's `aev_…` id); turn bookkeeping
+ * (`SessionTurnStarted`, `SessionTurnEnded`) and changes to the session itself are not API events.
+ */
+export interface AgentInput {
+  readonly type: 'text';
+  readonly content: string;
+}
+
+export interface PendingClientCall {
+  readonly event_id: string;
+  readonly tool_call_id: string;
+  readonly tool_configuration_name: string;
+  readonly tool_name: string;
+  readonly arguments: Record<string, unknown>;
+}
+
+export interface TurnUsage {
+  readonly input_tokens: number;
+  readonly output_tokens: number;
+}
+
+/** Ciphertext of secrets (the service's SecretBox), never a value in clear. */
+export type Sealed = Readonly<Record<string, string>>;
+
+export type InputBehavior = 'steer' | 'follow_up';
+
+/** Where a forked session's history comes from: the parent's stream up to a global log position (inclusive). */
+export interface ForkOrigin {
+  readonly streamId: string;
+  readonly agentKey: string;
+  readonly sessionKey: string;
+  readonly upToPosition: number;
+}
+
+export interface SessionFields {
+  readonly name: string;
+  readonly description?: string;
+  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly enabled: boolean;
+  readonly ttiMinutes: number;
+}
+
+type At = { readonly createdAt: string };
+type ApiEvent = { readonly eventId: string; readonly turnId?: string } & At;
+
+export type SessionEvent =
+  | { type: 'SessionCreated'; data: SessionFields & At & { agentId: string; agentKey: string; sessionKey: string; secrets?: { names: string[]; sealed: Sealed }; forkedFrom?: ForkOrigin } }
+  | { type: 'SessionUpdated'; data: { changes: Partial<SessionFields>; secrets?: { names: string[]; sealed: Sealed }; updatedAt: string } }
+  | { type: 'SessionDeleted'; data: { deletedAt: string } }
+  | { type: 'SessionInputReceived'; data: ApiEvent & { messages: AgentInput[]; externalId?: string; behavior?: InputBehavior; step: string } }
+  | { type: 'SessionTurnStarted'; data: At & { turnId: string; step: string; holder: string; agentRevision: number } }
+  | { type: 'SessionAgentOutput'; data: ApiEvent & { content: string; step: string } }
+  | { type: 'SessionThinking'; data: ApiEvent & { content: string } }
+  | {
+      type: 'SessionToolCalled';
+      /** `modelCallId`: the calls one model answer made share it (they are one assistant message in the history). */
+      data: ApiEvent & { toolCallId: string; modelCallId: string; toolConfigurationName: string; toolName: string; toolInput: Record<string, unknown>; arguments: string; step: string };
+    }
+  | { type: 'SessionToolReturned'; data: ApiEvent & { toolCallId: string; toolConfigurationName: string; toolName: string; toolOutput: Record<string, unknown>; error: boolean; step: string } }
+  | { type: 'SessionStepTransitioned'; data: ApiEvent & { fromStep: string; toStep: string; content: string } }
+  | { type: 'SessionStructuredOutput'; data: ApiEvent & { schemaName: string; content: unknown; step: string } }
+  | { type: 'SessionLimitExceeded'; data: ApiEvent & { limit: 'step_transition' | 'context'; message: string; value?: number; actual?: number } }
+  | { type: 'SessionClientToolPending'; data: ApiEvent & { pendingCalls: PendingClientCall[] } }
+  | { type: 'SessionInterrupted'; data: ApiEvent & { reason: 'request' | 'crash' } }
+  | { type: 'SessionCompactionStarted'; data: ApiEvent }
+  | { type: 'SessionCompacted'; data: ApiEvent & { turnsCompacted: number; eventsCompacted: number; summaryText: string; summaryKey: string; compactedEventIds: string[] } }
+  | { type: 'SessionTurnEnded'; data: At & { turnId: string; outcome: 'answered' | 'interrupted' | 'client_tool' | 'failed' | 'limit'; usage: TurnUsage; error?: string; nextStep?: string } }
+  | { type: 'SessionEventHidden'; data: At & { eventId: string } }
+  | { type: 'SessionEventUnhidden'; data: At & { eventId: string } }
+  | { type: 'SessionEventDeleted'; data: At & { eventId: string } };
+
+export type SessionEventType = SessionEvent['type'];
+
+export const SESSION_EVENT_TYPES: readonly SessionEventType[] = [
+  'SessionCreated',
+  'SessionUpdated',
+  'SessionDeleted',
+  'SessionInputReceived',
+  'SessionTurnStarted',
+  'SessionAgentOutput',
+  'SessionThinking',
+  'SessionToolCalled',
+  'SessionToolReturned',
+  'SessionStepTransitioned',
+  'SessionStructuredOutput',
+  'SessionLimitExceeded',
+  'SessionClientToolPending',
+  'SessionInterrupted',
+  'SessionCompactionStarted',
+  'SessionCompacted',
+  'SessionTurnEnded',
+  'SessionEventHidden',
+  'SessionEventUnhidden',
+  'SessionEventDeleted',
+];
+
+/** The stored events that are API events (they carry an `eventId`). */
+export type SessionApiEvent = Extract<SessionEvent, { data: { eventId: string; createdAt: string } }> & { type: Exclude<SessionEventType, 'SessionEventHidden' | 'SessionEventUnhidden' | 'SessionEventDeleted'> };
+
+const API_TYPES = new Set<string>([
+  'SessionInputReceived',
+  'SessionAgentOutput',
+  'SessionThinking',
+  'SessionToolCalled',
+  'SessionToolReturned',
+  'SessionStepTransitioned',
+  'SessionStructuredOutput',
+  'SessionLimitExceeded',
+  'SessionClientToolPending',
+  'SessionInterrupted',
+  'SessionCompacted',
+]);
+
+export const isApiEvent = (e: SessionEvent): e is SessionApiEvent => API_TYPES.has(e.type);
+
+/** An API event as the reference's AgentEvent shows it. Secrets in tool inputs were masked before they were stored. */
+export function apiEventView(e: SessionApiEvent, sessionKey: string): Record<string, unknown> {
+  const base = { id: e.data.eventId, session_key: sessionKey, created_at: e.data.createdAt };
+  switch (e.type) {
+    case 'SessionInputReceived':
+      return { ...base, type: 'input_message', messages: e.data.messages, ...(e.data.externalId ? { external_id: e.data.externalId } : {}), ...(e.data.behavior ? { behavior: e.data.behavior } : {}) };
+    case 'SessionAgentOutput':
+      return { ...base, type: 'agent_output', content: e.data.content };
+    case 'SessionThinking':
+      return { ...base, type: 'thinking', content: e.data.content };
+    case 'SessionToolCalled':
+      return { ...base, type: 'tool_input', tool_call_id: e.data.toolCallId, tool_configuration_name: e.data.toolConfigurationName, tool_name: e.data.toolName, tool_input: e.data.toolInput };
+    case 'SessionToolReturned':
+      return { ...base, type: 'tool_output', tool_call_id: e.data.toolCallId, tool_configuration_name: e.data.toolConfigurationName, tool_name: e.data.toolName, tool_output: e.data.toolOutput, error: e.data.error };
+    case 'SessionStepTransitioned':
+      return { ...base, type: 'step_transition', from_step: e.data.fromStep, to_step: e.data.toStep, content: e.data.content };
+    case 'SessionStructuredOutput':
+      return { ...base, type: 'structured_output', schema_name: e.data.schemaName, content: e.data.content };
+    case 'SessionLimitExceeded':
+      return e.data.limit === 'step_transition'
+        ? { ...base, type: 'step_transition_limit_exceeded', transition_limit: e.data.value, message: e.data.message }
+        : { ...base, type: 'context_limit_exceeded', context_limit: e.data.value, actual_tokens: e.data.actual, message: e.data.message };
+    case 'SessionClientToolPending':
+      return { ...base, type: 'client_tool_pending', pending_calls: e.data.pendingCalls.map(({ tool_call_id: _t, ...c }) => c) };
+    case 'SessionInterrupted':
+      return { ...base, type: 'session_interrupted', reason: e.data.reason };
+    case 'SessionCompacted':
+      return { ...base, type: 'compaction', turns_compacted: e.data.turnsCompacted, events_compacted: e.data.eventsCompacted, summary_text: e.data.summaryText, summary_key: e.data.summaryKey };
+    default:
+      return { ...base, type: 'unknown' };
+  }
+}

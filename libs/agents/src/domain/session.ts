@@ -1,0 +1,190 @@
+import { assertNever, conflict, invalid, notFound } from '@lib/platform/kernel';
+import { ForkOrigin, isApiEvent, PendingClientCall, Sealed, SessionApiEvent, SessionEvent, SessionFields, TurnUsage } from './session-events';
+
+/** A turn in progress: who runs it (a lease holder) and since when. */
+export interface RunningTurn {
+  readonly turnId: string;
+  readonly holder: string;
+  readonly step: string;
+  readonly startedAt: string;
+}
+
+export type SessionState =
+  | { readonly status: 'absent' }
+  | {
+      readonly status: 'active';
+      readonly agentId: string;
+      readonly agentKey: string;
+      readonly key: string;
+      readonly fields: SessionFields;
+      readonly secretNames: readonly string[];
+      readonly sealedSecrets?: Sealed;
+      readonly forkedFrom?: ForkOrigin;
+      readonly createdAt: string;
+      readonly updatedAt: string;
+      /** The step the next input enters (the reentry step of the step the last turn ended on). */
+      readonly currentStep?: string;
+      readonly turn?: RunningTurn;
+      readonly turns: number;
+      /** API events in order (hidden ones flagged; deleted ones gone): the history and the events list. */
+      readonly events: readonly SessionApiEvent[];
+      readonly hidden: ReadonlySet<string>;
+      readonly externalIds: ReadonlyMap<string, string>;
+      readonly pending: readonly PendingClientCall[];
+      readonly usage: TurnUsage;
+      /** Set once an interrupt was asked for the running turn. */
+      readonly interruptRequested: boolean;
+    };
+
+export type ActiveSession = Extract<SessionState, { status: 'active' }>;
+
+const EMPTY_USAGE: TurnUsage = { input_tokens: 0, output_tokens: 0 };
+
+/**
+ * Folds a session's stream. A forked session is folded from its parent's events up to the fork point first
+ * (`foldWith(parentEvents)`), then its own: the parent's history is read, never copied.
+ */
+export const sessionFold = {
+  initialState: { status: 'absent' } as SessionState,
+  evolve(state: SessionState, event: SessionEvent): SessionState {
+    if (event.type === 'SessionCreated') {
+      const d = event.data;
+      // A fork starts from its parent's folded history (see `forkBase`); a plain session from nothing.
+      const base = state.status === 'active' ? state : undefined;
+      return {
+        status: 'active',
+        agentId: d.agentId,
+        agentKey: d.agentKey,
+        key: d.sessionKey,
+        fields: { name: d.name, description: d.description, metadata: d.metadata, enabled: d.enabled, ttiMinutes: d.ttiMinutes },
+        secretNames: d.secrets?.names ?? [],
+        sealedSecrets: d.secrets?.sealed,
+        forkedFrom: d.forkedFrom,
+        createdAt: d.createdAt,
+        updatedAt: d.createdAt,
+        currentStep: base?.currentStep,
+        turn: undefined,
+        turns: base?.turns ?? 0,
+        events: base?.events ?? [],
+        hidden: base?.hidden ?? new Set(),
+        externalIds: base?.externalIds ?? new Map(),
+        pending: base?.pending ?? [],
+        usage: EMPTY_USAGE,
+        interruptRequested: false,
+      };
+    }
+    if (state.status === 'absent') return state;
+    const withEvent = (s: ActiveSession): ActiveSession => (isApiEvent(event) ? { ...s, events: [...s.events, event] } : s);
+    switch (event.type) {
+      case 'SessionUpdated':
+        return {
+          ...state,
+          fields: { ...state.fields, ...event.data.changes },
+          ...(event.data.secrets ? { secretNames: event.data.secrets.names, sealedSecrets: event.data.secrets.sealed } : {}),
+          updatedAt: event.data.updatedAt,
+        };
+      case 'SessionDeleted':
+        return { status: 'absent' };
+      case 'SessionInputReceived': {
+        const ids = event.data.externalId ? new Map(state.externalIds).set(event.data.externalId, event.data.eventId) : state.externalIds;
+        return withEvent({ ...state, externalIds: ids, updatedAt: event.data.createdAt });
+      }
+      case 'SessionTurnStarted':
+        return { ...state, turn: { turnId: event.data.turnId, holder: event.data.holder, step: event.data.step, startedAt: event.data.createdAt }, turns: state.turns + 1, pending: [], interruptRequested: false };
+      case 'SessionToolReturned':
+        return withEvent({ ...state, pending: state.pending.filter((p) => p.tool_call_id !== event.data.toolCallId) });
+      case 'SessionStepTransitioned':
+        return withEvent({ ...state, turn: state.turn && { ...state.turn, step: event.data.toStep } });
+      case 'SessionClientToolPending':
+        return withEvent({ ...state, pending: event.data.pendingCalls });
+      case 'SessionInterrupted':
+        return withEvent({ ...state, interruptRequested: state.turn !== undefined, pending: [] });
+      case 'SessionTurnEnded':
+        return {
+          ...state,
+          turn: undefined,
+          interruptRequested: false,
+          currentStep: event.data.nextStep ?? state.currentStep,
+          usage: { input_tokens: state.usage.input_tokens + event.data.usage.input_tokens, output_tokens: state.usage.output_tokens + event.data.usage.output_tokens },
+          updatedAt: event.data.createdAt,
+        };
+      case 'SessionCompacted':
+        return withEvent({ ...state, hidden: new Set([...state.hidden, ...event.data.compactedEventIds]) });
+      case 'SessionEventHidden':
+        return { ...state, hidden: new Set([...state.hidden, event.data.eventId]) };
+      case 'SessionEventUnhidden': {
+        const hidden = new Set(state.hidden);
+        hidden.delete(event.data.eventId);
+        return { ...state, hidden };
+      }
+      case 'SessionEventDeleted':
+        return { ...state, events: state.events.filter((e) => e.data.eventId !== event.data.eventId) };
+      case 'SessionAgentOutput':
+      case 'SessionThinking':
+      case 'SessionToolCalled':
+      case 'SessionStructuredOutput':
+      case 'SessionLimitExceeded':
+      case 'SessionCompactionStarted':
+        return withEvent(state);
+      default:
+        return assertNever(event);
+    }
+  },
+};
+
+/** The reference's session status: no input yet, a turn running, or waiting for the next input. */
+export const sessionStatus = (s: ActiveSession): 'unstarted' | 'running' | 'stopped' => (s.turn ? 'running' : s.turns === 0 ? 'unstarted' : 'stopped');
+
+export const sessionNotFound = (agentKey: string, key: string) => notFound('session.not_found', `Session "${key}" of agent "${agentKey}" does not exist`, key);
+
+export function requireSession(state: SessionState, agentKey: string, key: string): ActiveSession {
+  if (state.status === 'absent') throw sessionNotFound(agentKey, key);
+  return state;
+}
+
+export function decideCreateSession(
+  state: SessionState,
+  command: { agentId: string; agentKey: string; sessionKey: string; fields: SessionFields; secrets?: { names: string[]; sealed: Sealed }; forkedFrom?: ForkOrigin },
+  now: Date,
+): SessionEvent[] {
+  if (state.status !== 'absent' && !command.forkedFrom) throw conflict('session.key_taken', `A session with key "${command.sessionKey}" already exists for agent "${command.agentKey}": use another key`);
+  return [{ type: 'SessionCreated', data: { agentId: command.agentId, agentKey: command.agentKey, sessionKey: command.sessionKey, ...command.fields, ...(command.secrets ? { secrets: command.secrets } : {}), ...(command.forkedFrom ? { forkedFrom: command.forkedFrom } : {}), createdAt: now.toISOString() } }];
+}
+
+export function decideUpdateSession(state: SessionState, agentKey: string, key: string, changes: Partial<SessionFields>, secrets: { names: string[]; sealed: Sealed } | undefined, now: Date): SessionEvent[] {
+  const s = requireSession(state, agentKey, key);
+  const changed = Object.fromEntries(Object.entries(changes).filter(([k, v]) => v !== undefined && JSON.stringify(v) !== JSON.stringify(s.fields[k as keyof SessionFields])));
+  if (Object.keys(changed).length === 0 && !secrets) return [];
+  return [{ type: 'SessionUpdated', data: { changes: changed, ...(secrets ? { secrets } : {}), updatedAt: now.toISOString() } }];
+}
+
+export function decideDeleteSession(state: SessionState, agentKey: string, key: string, now: Date): SessionEvent[] {
+  requireSession(state, agentKey, key);
+  return [{ type: 'SessionDeleted', data: { deletedAt: now.toISOString() } }];
+}
+
+/** Hide, unhide or delete one API event of the session; an id the session does not hold is a 404. */
+export function decideEventChange(state: SessionState, agentKey: string, key: string, eventId: string, change: 'hide' | 'unhide' | 'delete', now: Date): SessionEvent[] {
+  const s = requireSession(state, agentKey, key);
+  if (!s.events.some((e) => e.data.eventId === eventId)) throw notFound('session.event_not_found', `Event "${eventId}" is not in session "${key}"`, eventId);
+  const at = now.toISOString();
+  if (change === 'hide') return s.hidden.has(eventId) ? [] : [{ type: 'SessionEventHidden', data: { eventId, createdAt: at } }];
+  if (change === 'unhide') return s.hidden.has(eventId) ? [{ type: 'SessionEventUnhidden', data: { eventId, createdAt: at } }] : [];
+  return [{ type: 'SessionEventDeleted', data: { eventId, createdAt: at } }];
+}
+
+/** The step an input enters: `entry_step` (a step of the agent), else where the session stands, else the first step. */
+export function entryStepFor(s: ActiveSession, steps: Readonly<Record<string, unknown>>, firstStep: string, requested?: string): string {
+  if (requested !== undefined) {
+    if (!Object.hasOwn(steps, requested)) throw invalid('session.invalid_entry_step', `entry_step "${requested}" is not a step of the agent (${Object.keys(steps).join(', ')})`, { entry_step: 'not a step of the agent' });
+    return requested;
+  }
+  return s.currentStep !== undefined && Object.hasOwn(steps, s.currentStep) ? s.currentStep : firstStep;
+}
+
+/** Events as of an event id (inclusive): the session's past, for `as_of` reads and forks. */
+export function eventsUpTo(s: ActiveSession, eventId: string): readonly SessionApiEvent[] {
+  const at = s.events.findIndex((e) => e.data.eventId === eventId);
+  if (at < 0) throw notFound('session.event_not_found', `Event "${eventId}" is not in session "${s.key}"`, eventId);
+  return s.events.slice(0, at + 1);
+}

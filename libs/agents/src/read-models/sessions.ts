@@ -1,0 +1,76 @@
+import { collection } from '@lib/platform/projections';
+import type { SessionEvent } from '../domain/session-events';
+
+/**
+ * One row per session, keyed `<agentId>.<sessionKey>` (an agent deleted and created again under its key starts
+ * with no sessions). Serves the session list and its `metadata_filter`; a session's events are read from its
+ * stream (docs/agents.md).
+ */
+export type SessionRow = {
+  readonly id: string;
+  readonly agent_id: string;
+  readonly agent_key: string;
+  readonly key: string;
+  readonly name: string;
+  readonly description?: string;
+  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly enabled: boolean;
+  readonly tti_minutes: number;
+  readonly status: 'unstarted' | 'running' | 'stopped';
+  readonly current_step_name?: string;
+  readonly secret_names: readonly string[];
+  readonly input_tokens: number;
+  readonly output_tokens: number;
+  readonly turns: number;
+  readonly created_at: string;
+  readonly updated_at: string;
+  /** Set while a turn runs: the turn and its runner's lease holder, for the crash sweep. */
+  readonly turn_id?: string | null;
+  readonly holder?: string | null;
+};
+
+export const SESSIONS = collection<SessionRow>('agent_sessions');
+
+export const sessionRowId = (agentId: string, sessionKey: string): string => `${agentId}.${sessionKey}`;
+
+type Created = Extract<SessionEvent, { type: 'SessionCreated' }>['data'];
+
+export const sessionRow = (d: Created): SessionRow => ({
+  id: sessionRowId(d.agentId, d.sessionKey),
+  agent_id: d.agentId,
+  agent_key: d.agentKey,
+  key: d.sessionKey,
+  name: d.name,
+  ...(d.description !== undefined ? { description: d.description } : {}),
+  metadata: d.metadata,
+  enabled: d.enabled,
+  tti_minutes: d.ttiMinutes,
+  status: 'unstarted',
+  secret_names: d.secrets?.names ?? [],
+  input_tokens: 0,
+  output_tokens: 0,
+  turns: 0,
+  created_at: d.createdAt,
+  updated_at: d.createdAt,
+});
+
+/** The reference's AgentSession. Session secrets show their names only, each `****`. */
+export function sessionView(row: SessionRow, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const total = row.input_tokens + row.output_tokens;
+  return {
+    key: row.key,
+    agent_key: row.agent_key,
+    name: row.name,
+    ...(row.description !== undefined ? { description: row.description } : {}),
+    metadata: row.metadata,
+    ...(row.current_step_name ? { current_step_name: row.current_step_name } : {}),
+    enabled: row.enabled,
+    status: row.status,
+    tti_minutes: row.tti_minutes,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    session_context_usage: { input_tokens: { count: row.input_tokens }, output_tokens: { count: row.output_tokens }, total_tokens: total },
+    ...(row.secret_names.length ? { secrets: Object.fromEntries(row.secret_names.map((n) => [n, '****'])) } : {}),
+    ...extra,
+  };
+}
