@@ -1,5 +1,6 @@
 import { DynamicModule, Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
+import { TurnSweeper } from '@lib/agents';
 import { JobRunner } from '@lib/corpora';
 import { CLOCK, Clock, DURABLE_TIMERS, DurableTimers, EVENT_STORE, EventStore, EventStoreLeases, LEASES, Leases, ServiceConfig } from '@lib/platform';
 import type { Logger } from 'pino';
@@ -45,6 +46,7 @@ export class WorkerModule {
         },
         TimersLifecycle,
         JobRunner,
+        TurnSweeper,
       ],
       exports: [LEASES, DURABLE_TIMERS],
     };

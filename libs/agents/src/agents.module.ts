@@ -26,6 +26,8 @@ export class AgentsModule {
     const referenceChecks: ReferenceCheck[] = [];
     return {
       module: AgentsModule,
+      // Global: the worker wing's sweep of crashed turns uses the session inputs of this module.
+      global: true,
       imports: [CqrsModule, options.llms],
       providers: [
         { provide: AGENT_REFERENCE_CHECKS, useValue: referenceChecks },

@@ -13,3 +13,4 @@ export * from './application/turn/turn-runner';
 export * from './application/turn/turn-sink';
 export * from './application/turn/tools';
 export * from './agents.module';
+export * from './application/turn/turn-sweeper';

@@ -52,7 +52,7 @@ export function historyMessages(session: ActiveSession, steps: Readonly<Record<s
   };
   const visible = session.events.filter((e) => !session.hidden.has(e.data.eventId) || e.type === 'SessionCompacted');
   const lastCompaction = visible.map((e) => e.type).lastIndexOf('SessionCompacted');
-  for (const e of lastCompaction >= 0 ? visible.slice(lastCompaction) : visible) {
+  for (const e of inModelOrder(lastCompaction >= 0 ? visible.slice(lastCompaction) : visible, session.events)) {
     if (e.type === 'SessionToolCalled') {
       if (open?.modelCallId === e.data.modelCallId) {
         open.calls.push(toolCall(e));
@@ -86,6 +86,34 @@ export function historyMessages(session: ActiveSession, steps: Readonly<Record<s
   // Calls still open at the end are the turn's own (their outputs are being recorded) unless input followed them.
   if (open && open.buffered.length) closeGroup();
   return out;
+}
+
+/**
+ * The events in the order the model lived them: an answer is placed before the inputs it had not seen (a steer
+ * stored while the model was answering), so the model reads its answer, then the steer, then answers again.
+ * `inputsSeen` counts every input of the session, so inputs are numbered over all of them.
+ */
+function inModelOrder(events: readonly SessionApiEvent[], all: readonly SessionApiEvent[]): SessionApiEvent[] {
+  const ordinal = new Map<string, number>();
+  for (const e of all) if (e.type === 'SessionInputReceived') ordinal.set(e.data.eventId, ordinal.size);
+  const ordered: SessionApiEvent[] = [];
+  const inputAt = new Map<number, number>();
+  for (const e of events) {
+    if (e.type === 'SessionInputReceived') {
+      inputAt.set(ordinal.get(e.data.eventId)!, ordered.length);
+      ordered.push(e);
+      continue;
+    }
+    const seen = (e.data as { inputsSeen?: number }).inputsSeen;
+    const at = seen === undefined ? undefined : inputAt.get(seen);
+    if (at === undefined) {
+      ordered.push(e);
+      continue;
+    }
+    ordered.splice(at, 0, e);
+    for (const [k, v] of inputAt) if (v >= at) inputAt.set(k, v + 1);
+  }
+  return ordered;
 }
 
 const toolCall = (e: Extract<SessionApiEvent, { type: 'SessionToolCalled' }>) => ({ id: e.data.toolCallId, type: 'function' as const, function: { name: e.data.toolConfigurationName, arguments: e.data.arguments } });

@@ -44,6 +44,8 @@ export interface SessionFields {
 
 type At = { readonly createdAt: string };
 type ApiEvent = { readonly eventId: string; readonly turnId?: string } & At;
+// `inputsSeen` on a model's answer: how many inputs the session held when the model was called. An input that
+// arrived while the model answered (a steer) is stored before the answer but was not seen by it.
 
 export type SessionEvent =
   | { type: 'SessionCreated'; data: SessionFields & At & { agentId: string; agentKey: string; sessionKey: string; secrets?: { names: string[]; sealed: Sealed }; forkedFrom?: ForkOrigin } }
@@ -51,16 +53,16 @@ export type SessionEvent =
   | { type: 'SessionDeleted'; data: { deletedAt: string } }
   | { type: 'SessionInputReceived'; data: ApiEvent & { messages: AgentInput[]; externalId?: string; behavior?: InputBehavior; step: string } }
   | { type: 'SessionTurnStarted'; data: At & { turnId: string; step: string; holder: string; agentRevision: number } }
-  | { type: 'SessionAgentOutput'; data: ApiEvent & { content: string; step: string } }
+  | { type: 'SessionAgentOutput'; data: ApiEvent & { content: string; step: string; inputsSeen?: number } }
   | { type: 'SessionThinking'; data: ApiEvent & { content: string } }
   | {
       type: 'SessionToolCalled';
       /** `modelCallId`: the calls one model answer made share it (they are one assistant message in the history). */
-      data: ApiEvent & { toolCallId: string; modelCallId: string; toolConfigurationName: string; toolName: string; toolInput: Record<string, unknown>; arguments: string; step: string };
+      data: ApiEvent & { toolCallId: string; modelCallId: string; toolConfigurationName: string; toolName: string; toolInput: Record<string, unknown>; arguments: string; step: string; inputsSeen?: number };
     }
   | { type: 'SessionToolReturned'; data: ApiEvent & { toolCallId: string; toolConfigurationName: string; toolName: string; toolOutput: Record<string, unknown>; error: boolean; step: string } }
   | { type: 'SessionStepTransitioned'; data: ApiEvent & { fromStep: string; toStep: string; content: string } }
-  | { type: 'SessionStructuredOutput'; data: ApiEvent & { schemaName: string; content: unknown; step: string } }
+  | { type: 'SessionStructuredOutput'; data: ApiEvent & { schemaName: string; content: unknown; step: string; inputsSeen?: number } }
   | { type: 'SessionLimitExceeded'; data: ApiEvent & { limit: 'step_transition' | 'context'; message: string; value?: number; actual?: number } }
   | { type: 'SessionClientToolPending'; data: ApiEvent & { pendingCalls: PendingClientCall[] } }
   | { type: 'SessionInterrupted'; data: ApiEvent & { reason: 'request' | 'crash' } }

@@ -170,10 +170,23 @@ export class SessionInputs {
       );
       return result;
     } finally {
+      // The lease goes first: a follow-up woken by `done` takes it at once.
+      await lease.release().catch(() => undefined);
       this.running.delete(streamId);
       finished();
-      await lease.release().catch(() => undefined);
     }
+  }
+
+  /**
+   * Closes the running turn of a session as interrupted by crash when nobody holds its lease any more (the
+   * worker's sweep calls this); true when it did.
+   */
+  async recoverCrashed(agentKey: string, sessionKey: string): Promise<boolean> {
+    const { agent, session, revision, streamId } = await this.sessions.active(agentKey, sessionKey);
+    if (!session.turn || this.running.has(streamId) || (await this.leases.holderOf(leaseName(streamId)))) return false;
+    const ctx: CommandContext = { actor: { type: 'system', id: 'turn-sweeper' }, requestId: `sweep-${session.turn.turnId}`, commandId: `sweep-${session.turn.turnId}`, now: this.clock.now() };
+    await this.closeCrashedTurn(agent, session, streamId, revision, ctx);
+    return true;
   }
 
   private async closeCrashedTurn(agent: ActiveAgent, session: ActiveSession, streamId: string, revision: number, ctx: CommandContext) {

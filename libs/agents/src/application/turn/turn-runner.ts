@@ -93,6 +93,7 @@ export class TurnRunner {
         }
         const tools = this.toolDefinitions(config, stepConfig);
         const answer = await this.answer(config, stepConfig, messages, tools, setup, turn);
+        turn.inputsSeen = inputsSeen;
         turn.addUsage(answer.usage);
         setup.sink.contextConsumed({ ...turn.usage, model_context_window: window });
         if (answer.toolCalls.length) {
@@ -133,6 +134,8 @@ export class TurnRunner {
         if (!(e instanceof DomainError)) this.log.error(`turn ${turnId} failed: ${(e as Error).stack ?? String(e)}`);
       }
     }
+    // The interrupt that stopped the turn was stored by its request; an abort for another reason is recorded here.
+    if (outcome === 'interrupted') await turn.catchUp().catch(() => undefined);
     if (outcome === 'interrupted' && !turn.interruptRecorded()) {
       await turn.record({ type: 'SessionInterrupted', data: { ...turn.base(turnId), reason: 'request' } }).catch(() => undefined);
     }
@@ -211,7 +214,7 @@ export class TurnRunner {
     await turn.recordMany(
       planned.map((p) => ({
         type: 'SessionToolCalled' as const,
-        data: { eventId: p.eventId, turnId, createdAt: this.clock.now().toISOString(), toolCallId: p.call.id, modelCallId, toolConfigurationName: p.call.name, toolName: p.tool?.type ?? 'unknown', toolInput: p.shown, arguments: p.call.arguments || '{}', step },
+        data: { eventId: p.eventId, turnId, createdAt: this.clock.now().toISOString(), toolCallId: p.call.id, modelCallId, toolConfigurationName: p.call.name, toolName: p.tool?.type ?? 'unknown', toolInput: p.shown, arguments: p.call.arguments || '{}', step, inputsSeen: turn.inputsSeen },
       })),
     );
     const pending: PendingClientCall[] = [];
@@ -242,7 +245,7 @@ export class TurnRunner {
   /** Stores the answer: structured (validated against its schema, asked again when it does not match) or text. */
   private async recordOutput(step: StepConfig, stepName: string, answer: ModelAnswer, messages: PromptMessage[], tools: ToolDefinition[], turn: TurnState, turnId: string, setup: TurnSetup): Promise<{ eventId: string; value: unknown; error?: DomainError }> {
     if (step.output_parser.type !== 'structured') {
-      const e = await turn.record({ type: 'SessionAgentOutput', data: { ...turn.base(turnId), content: answer.content, step: stepName } });
+      const e = await turn.record({ type: 'SessionAgentOutput', data: { ...turn.base(turnId), content: answer.content, step: stepName, inputsSeen: turn.inputsSeen } });
       return { eventId: e, value: answer.content };
     }
     const schema = step.output_parser.json_schema;
@@ -252,7 +255,7 @@ export class TurnRunner {
       problem = structuredProblem(current.content, schema.schema);
       if (!problem) {
         const value: unknown = JSON.parse(current.content);
-        const e = await turn.record({ type: 'SessionStructuredOutput', data: { ...turn.base(turnId), schemaName: schema.name, content: value, step: stepName } });
+        const e = await turn.record({ type: 'SessionStructuredOutput', data: { ...turn.base(turnId), schemaName: schema.name, content: value, step: stepName, inputsSeen: turn.inputsSeen } });
         return { eventId: e, value };
       }
       if (attempt >= STRUCTURED_ATTEMPTS) break;
@@ -261,7 +264,7 @@ export class TurnRunner {
       turn.addUsage(current.usage);
     }
     // Nothing is lost: the last answer is kept as text, and the turn reports why it is not structured.
-    const e = await turn.record({ type: 'SessionAgentOutput', data: { ...turn.base(turnId), content: current.content, step: stepName } });
+    const e = await turn.record({ type: 'SessionAgentOutput', data: { ...turn.base(turnId), content: current.content, step: stepName, inputsSeen: turn.inputsSeen } });
     return { eventId: e, value: current.content, error: new DomainError('unprocessable', 'agent.structured_output_invalid', `The model's answer did not match the output schema ${schema.name} after ${STRUCTURED_ATTEMPTS} attempts: ${problem}`) };
   }
 
@@ -286,6 +289,8 @@ class TurnState {
   state: ActiveSession;
   revision: number;
   usage = { input_tokens: 0, output_tokens: 0 };
+  /** Inputs the session held when the last model call was made (recorded on its answer). */
+  inputsSeen = 0;
   private readonly abort = new AbortController();
   private interrupted = false;
 
@@ -325,6 +330,8 @@ class TurnState {
     for (const e of events) {
       if (e.type === 'SessionInterrupted') this.interrupted = true;
       this.fold(e);
+      // Inputs and interrupts other requests stored while the turn ran reach its stream too.
+      if ('eventId' in e.data && (e.type === 'SessionInputReceived' || e.type === 'SessionInterrupted')) this.setup.sink.event(apiEventView(e as SessionApiEvent, this.state.key));
     }
     this.revision = revision;
     if (this.state.interruptRequested) this.abort.abort();

@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ScriptedOpenAIServer } from '@lib/testing';
+import { registerScripted } from './support/llm-fixtures';
+import { spawnService } from './support/service-process';
+import { startTestApp, TestApp } from './support/test-app';
+
+type Ev = { type: string; [k: string]: any };
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Steering and interrupting a running turn, and a turn cut by SIGKILL, after restart. */
+describe('agent turn control', () => {
+  let app: TestApp;
+  let upstream: ScriptedOpenAIServer;
+
+  beforeAll(async () => {
+    upstream = await ScriptedOpenAIServer.start();
+    app = await startTestApp();
+    await registerScripted(app, upstream, 'm');
+    await app.call('POST', '/v2/agents', { key: 'a', name: 'a', model: { name: 'm' }, tool_configurations: {}, first_step_name: 'main', steps: { main: { instructions: [] } } });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await upstream?.close();
+  });
+
+  const say = (key: string, text: string, extra: object = {}) => app.call('POST', `/v2/agents/a/sessions/${key}/events`, { messages: [{ type: 'text', content: text }], ...extra });
+  const status = async (key: string) => (await app.call('GET', `/v2/agents/a/sessions/${key}`)).body.status as string;
+
+  it('refuses a second input while a turn runs, and a steer joins the running turn', async () => {
+    await app.call('POST', '/v2/agents/a/sessions', { key: 'steer' });
+    const calls = upstream.chatRequests().length;
+    upstream.enqueue({ content: 'Looking at Paris.', firstByteDelayMs: 400 }, { content: 'Lyon, then.' });
+    const running = say('steer', 'Weather in Paris?');
+    await until('the turn', async () => (upstream.chatRequests().length > calls ? true : undefined));
+    const plain = await say('steer', 'another');
+    expect(plain.status).toBe(409);
+    expect(plain.body.messages[0]).toMatch(/steer.*follow_up/);
+    const steer = await say('steer', 'Actually, Lyon.', { behavior: 'steer' });
+    expect(steer.status).toBe(201);
+    expect(steer.body.events).toEqual([expect.objectContaining({ type: 'input_message', behavior: 'steer' })]);
+    const done = await running;
+    expect(done.body.events.map((e: Ev) => e.type)).toEqual(['input_message', 'input_message', 'agent_output', 'agent_output']);
+    expect(done.body.events[3].content).toBe('Lyon, then.');
+    const second = upstream.chatRequests().at(-1)!.body as any;
+    expect(second.messages.map((m: any) => m.content)).toEqual(['Weather in Paris?', 'Looking at Paris.', 'Actually, Lyon.']);
+  });
+
+  it('a follow-up waits for the running turn, then runs its own', async () => {
+    await app.call('POST', '/v2/agents/a/sessions', { key: 'follow' });
+    upstream.enqueue({ content: 'first', firstByteDelayMs: 300 }, { content: 'second' });
+    const calls = upstream.chatRequests().length;
+    const running = say('follow', 'one');
+    await until('the turn', async () => (upstream.chatRequests().length > calls ? true : undefined));
+    const follow = await say('follow', 'two', { behavior: 'follow_up' });
+    expect(follow.status).toBe(201);
+    expect(follow.body.events.map((e: Ev) => e.type)).toEqual(['input_message', 'agent_output']);
+    expect((await running).body.events.map((e: Ev) => e.content ?? e.messages?.[0].content)).toEqual(['one', 'first']);
+    expect(follow.body.events[1].content).toBe('second');
+  });
+
+  it('an interrupt stops the model call, is recorded, and the session takes input again', async () => {
+    await app.call('POST', '/v2/agents/a/sessions', { key: 'stop' });
+    const calls = upstream.chatRequests().length;
+    upstream.enqueue({ hang: true });
+    const running = say('stop', 'write me a novel');
+    await until('the turn', async () => (upstream.chatRequests().length > calls ? true : undefined));
+    expect(await status('stop')).toBe('running');
+    const interrupt = await app.call('POST', '/v2/agents/a/sessions/stop/events', { type: 'interrupt' });
+    expect(interrupt.status).toBe(201);
+    expect(interrupt.body.events).toEqual([expect.objectContaining({ type: 'session_interrupted', reason: 'request' })]);
+    const done = await running;
+    expect(done.status).toBe(201);
+    expect(done.body.events.map((e: Ev) => e.type)).toEqual(['input_message', 'session_interrupted']);
+    await until('the upstream call to be cancelled', async () => (upstream.chatRequests().at(-1)!.aborted ? true : undefined));
+    expect(await status('stop')).toBe('stopped');
+    expect((await app.call('POST', '/v2/agents/a/sessions/stop/events', { type: 'interrupt' })).status).toBe(409);
+    upstream.enqueue({ content: 'short one' });
+    expect((await say('stop', 'a haiku then')).body.events.map((e: Ev) => e.type)).toEqual(['input_message', 'agent_output']);
+  });
+
+  it('a turn cut by SIGKILL is shown interrupted by crash after restart, and the session stays usable', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'ars-agent-crash-'));
+    const KEY = 'zut_agent_crash_key_0123456789abcdef';
+    const env = { DATA_DIR: dataDir, ADMIN_API_KEY: KEY, LEASE_TTL_MS: '1000', LEASE_RENEW_MS: '300', WORKER_POLL_MS: '200' };
+    const call = async (url: string, method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${url}${path}`, { method, headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined };
+    };
+    const first = await spawnService(env);
+    try {
+      expect((await call(first.url, 'POST', '/v2/llms', { name: 'm', model: 'x', uri: `${upstream.baseURL}/chat/completions` })).status).toBe(201);
+      expect((await call(first.url, 'POST', '/v2/agents', { key: 'k', name: 'k', model: { name: 'm' }, tool_configurations: {}, first_step_name: 'main', steps: { main: { instructions: [] } } })).status).toBe(201);
+      expect((await call(first.url, 'POST', '/v2/agents/k/sessions', { key: 's' })).status).toBe(201);
+      const calls = upstream.chatRequests().length;
+      upstream.enqueue({ hang: true });
+      void call(first.url, 'POST', '/v2/agents/k/sessions/s/events', { messages: [{ type: 'text', content: 'before the crash' }] }).catch(() => undefined);
+      await until('the turn', async () => (upstream.chatRequests().length > calls ? true : undefined));
+      first.child.kill('SIGKILL');
+      await first.exited;
+      const second = await spawnService(env);
+      try {
+        const events = await until('the crash to be recorded', async () => {
+          const list = (await call(second.url, 'GET', '/v2/agents/k/sessions/s/events?limit=100')).body.events as Ev[];
+          return list.some((e) => e.type === 'session_interrupted') ? list : undefined;
+        });
+        expect(events.map((e) => e.type)).toEqual(['input_message', 'session_interrupted']);
+        expect(events[1].reason).toBe('crash');
+        expect((await call(second.url, 'GET', '/v2/agents/k/sessions/s')).body.status).toBe('stopped');
+        upstream.enqueue({ content: 'after the crash' });
+        const next = await call(second.url, 'POST', '/v2/agents/k/sessions/s/events', { messages: [{ type: 'text', content: 'still there?' }] });
+        expect(next.status).toBe(201);
+        expect(next.body.events.map((e: Ev) => e.type)).toEqual(['input_message', 'agent_output']);
+        // The model sees what was stored before the crash: the first input, then the new one.
+        expect((upstream.chatRequests().at(-1)!.body as any).messages.map((m: any) => m.content)).toEqual(['before the crash', 'still there?']);
+      } finally {
+        second.child.kill('SIGTERM');
+        await second.exited;
+      }
+    } finally {
+      if (first.child.exitCode === null) first.child.kill('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
