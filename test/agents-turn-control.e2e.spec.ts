@@ -134,3 +134,93 @@ describe('agent turn control', () => {
     }
   }, 60_000);
 });
+
+/** Compaction: automatic near the model's context limit, and on request; the model then reads the summary. */
+describe('agent compaction', () => {
+  let app: TestApp;
+  let upstream: ScriptedOpenAIServer;
+
+  beforeAll(async () => {
+    upstream = await ScriptedOpenAIServer.start();
+    app = await startTestApp();
+    await registerScripted(app, upstream, 'small', { capabilities: { context_limit: 4096 } });
+    await app.call('POST', '/v2/agents', {
+      key: 'c',
+      name: 'c',
+      model: { name: 'small' },
+      tool_configurations: {},
+      first_step_name: 'main',
+      steps: { main: { instructions: [], reminders: [{ type: 'templated', template: 'R', hooks: ['input_message'], skip_first: 1 }] } },
+      compaction: { threshold_percent: 50, keep_recent_inputs: 1, compaction_message: 'Keep order numbers.' },
+    });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await upstream?.close();
+  });
+
+  const say = (key: string, text: string) => app.call('POST', `/v2/agents/c/sessions/${key}/events`, { messages: [{ type: 'text', content: text }] });
+
+  it('compacts when the conversation nears the context limit, hides what it replaced, and resets reminder counters', async () => {
+    await app.call('POST', '/v2/agents/c/sessions', { key: 'auto' });
+    // About 1,200 tokens each: one fits under half of the 4,096-token window, two do not.
+    const big = (n: number) => `order ${n}: ${'lorem ipsum '.repeat(400)}`;
+    upstream.enqueue({ content: 'noted 1' });
+    expect((await say('auto', big(1))).body.events.map((e: Ev) => e.type)).toEqual(['input_message', 'agent_output']);
+    const calls = upstream.chatRequests().length;
+    upstream.enqueue({ content: 'SUMMARY: order 1 was placed.' }, { content: 'noted 2' });
+    const second = await say('auto', big(2));
+    expect(second.body.events.map((e: Ev) => e.type)).toEqual(['input_message', 'compaction', 'agent_output']);
+    expect(second.body.events[1]).toMatchObject({ turns_compacted: 1, events_compacted: 2, summary_text: 'SUMMARY: order 1 was placed.', summary_key: expect.any(String) });
+    const [summaryCall, answerCall] = upstream.chatRequests().slice(calls).map((r) => r.body as any);
+    expect(summaryCall.messages[0].content).toContain('Keep order numbers.');
+    expect(summaryCall.messages[1].content).toContain('order 1');
+    expect(summaryCall.tools).toBeUndefined();
+    expect(answerCall.messages.map((m: any) => m.content.slice(0, 40))).toEqual(['Summary of the conversation before this ', 'order 2: lorem ipsum lorem ipsum lorem i']);
+    expect(answerCall.messages[0].content).toContain('SUMMARY: order 1 was placed.');
+    const visible = (await app.call('GET', '/v2/agents/c/sessions/auto/events?limit=100')).body.events as Ev[];
+    expect(visible.map((e) => e.type)).toEqual(['input_message', 'compaction', 'agent_output']);
+    expect((await app.call('GET', '/v2/agents/c/sessions/auto/events?limit=100&include_hidden=true')).body.events).toHaveLength(5);
+    // The reminder's skip_first counts again from the compaction: the input kept from before it has none, the
+    // first input after it is skipped, the second gets it.
+    upstream.enqueue({ content: 'ok' }, { content: 'ok' });
+    await say('auto', 'three');
+    await say('auto', 'four');
+    const users = (upstream.chatRequests().at(-1)!.body as any).messages.filter((m: any) => m.role === 'user').slice(1).map((m: any) => m.content.slice(-30));
+    expect(users.map((u: string) => u.includes('<reminder>R</reminder>'))).toEqual([false, false, true]);
+  });
+
+  it('compacts on request, as a turn of its own', async () => {
+    await app.call('POST', '/v2/agents/c/sessions', { key: 'asked' });
+    upstream.enqueue({ content: 'a1' }, { content: 'a2' });
+    await say('asked', 'q1');
+    await say('asked', 'q2');
+    upstream.enqueue({ content: 'short summary' });
+    const res = await app.call('POST', '/v2/agents/c/sessions/asked/events', { type: 'compact', compaction_message: 'Be short.' });
+    expect(res.status).toBe(201);
+    expect(res.body.events.map((e: Ev) => e.type)).toEqual(['compaction']);
+    expect(res.body.events[0]).toMatchObject({ turns_compacted: 1, events_compacted: 2 });
+    expect((upstream.chatRequests().at(-1)!.body as any).messages[0].content).toContain('Be short.');
+  });
+
+  it('a streaming caller that disconnects cancels the model call and keeps what was stored', async () => {
+    await app.call('POST', '/v2/agents/c/sessions', { key: 'gone' });
+    upstream.enqueue({ content: 'a long answer that the caller never reads', chunkDelayMs: 200 });
+    const ctrl = new AbortController();
+    const res = await fetch(`${app.url}/v2/agents/c/sessions/gone/events`, {
+      method: 'POST',
+      signal: ctrl.signal,
+      headers: { 'x-api-key': app.key, 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ type: 'text', content: 'tell me' }], stream_response: true }),
+    });
+    const reader = res.body!.getReader();
+    await reader.read();
+    ctrl.abort();
+    const events = await until('the turn to end', async () => {
+      const list = (await app.call('GET', '/v2/agents/c/sessions/gone/events?limit=100')).body.events as Ev[];
+      return list.some((e) => e.type === 'session_interrupted') ? list : undefined;
+    });
+    expect(events.map((e) => [e.type, e.reason])).toEqual([['input_message', undefined], ['session_interrupted', 'disconnect']]);
+    await until('the upstream call to be cancelled', async () => (upstream.chatRequests().at(-1)!.aborted ? true : undefined));
+  });
+});

@@ -1,5 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import { apiEventView, InputRequest, SessionInputs, Sessions, TurnSink } from '@lib/agents';
 import { CommandContext, DomainError, invalid } from '@lib/platform';
 import { offsetOfPageKey, offsetPageKey, pageLimit } from '../corpora/paging';
@@ -74,7 +74,7 @@ export class SessionsController {
    */
   @Post(':session_key/events')
   @Policy('agent.use')
-  async input(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Req() req: Request, @Res() res: Response) {
+  async input(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res() res: Response) {
     const type = (body as { type?: unknown } | null)?.type ?? 'input_message';
     const dto = INPUT_DTOS[type as keyof typeof INPUT_DTOS];
     if (!dto) throw invalid('request.invalid', `type must be one of ${Object.keys(INPUT_DTOS).join(', ')}`, { type: 'unknown input type' });
@@ -97,8 +97,11 @@ export class SessionsController {
       contextConsumed: (u) => send({ type: 'context_consumed', session_context_usage: { input_tokens: { count: u.input_tokens }, output_tokens: { count: u.output_tokens }, total_tokens: u.input_tokens + u.output_tokens, ...(u.model_context_window ? { model_context_window: u.model_context_window } : {}) }, created_at: now() }),
       compactionStarted: send,
     };
+    // The response closing before it ended is the caller going away (a request's own 'close' fires once its body is read).
     const gone = new AbortController();
-    req.once('close', () => gone.abort());
+    res.once('close', () => {
+      if (!res.writableEnded) gone.abort();
+    });
     try {
       const result = await this.inputs.input(agentKey, key, request, ctx, sink, true, gone.signal);
       if (result.error) send({ type: 'error', messages: [result.error.message], request_id: ctx.requestId });

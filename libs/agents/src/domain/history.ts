@@ -50,9 +50,15 @@ export function historyMessages(session: ActiveSession, steps: Readonly<Record<s
     out.push(...open.buffered);
     open = undefined;
   };
-  const visible = session.events.filter((e) => !session.hidden.has(e.data.eventId) || e.type === 'SessionCompacted');
-  const lastCompaction = visible.map((e) => e.type).lastIndexOf('SessionCompacted');
-  for (const e of inModelOrder(lastCompaction >= 0 ? visible.slice(lastCompaction) : visible, session.events)) {
+  // After a compaction the model reads its summary, then what it kept and what came after; compacted events are
+  // hidden. Reminder counters start again after it: events kept from before it carry none.
+  const lastCompaction = session.events.map((e) => e.type).lastIndexOf('SessionCompacted');
+  const summary = lastCompaction >= 0 ? session.events[lastCompaction] : undefined;
+  const countFrom = new Set(session.events.slice(lastCompaction + 1).map((e) => e.data.eventId));
+  const quiet = (step: string, hook: 'input_message' | 'tool_output', id: string) => (countFrom.has(id) ? remind(step, hook) : '');
+  if (summary) out.push(messageOf(summary, () => '')!);
+  const visible = session.events.filter((e) => !session.hidden.has(e.data.eventId) && e.type !== 'SessionCompacted');
+  for (const e of inModelOrder(visible, session.events)) {
     if (e.type === 'SessionToolCalled') {
       if (open?.modelCallId === e.data.modelCallId) {
         open.calls.push(toolCall(e));
@@ -65,7 +71,7 @@ export function historyMessages(session: ActiveSession, steps: Readonly<Record<s
       open = { modelCallId: e.data.modelCallId, calls, ids: new Set([e.data.toolCallId]), buffered: [] };
       continue;
     }
-    const m = messageOf(e, remind);
+    const m = messageOf(e, (step, hook) => quiet(step, hook, e.data.eventId));
     if (e.type === 'SessionToolReturned' && open?.ids.has(e.data.toolCallId)) {
       open.ids.delete(e.data.toolCallId);
       out.push(m!);

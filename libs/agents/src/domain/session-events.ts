@@ -65,7 +65,7 @@ export type SessionEvent =
   | { type: 'SessionStructuredOutput'; data: ApiEvent & { schemaName: string; content: unknown; step: string; inputsSeen?: number } }
   | { type: 'SessionLimitExceeded'; data: ApiEvent & { limit: 'step_transition' | 'context'; message: string; value?: number; actual?: number } }
   | { type: 'SessionClientToolPending'; data: ApiEvent & { pendingCalls: PendingClientCall[] } }
-  | { type: 'SessionInterrupted'; data: ApiEvent & { reason: 'request' | 'crash' } }
+  | { type: 'SessionInterrupted'; data: ApiEvent & { reason: 'request' | 'crash' | 'disconnect' } }
   | { type: 'SessionCompactionStarted'; data: ApiEvent }
   | { type: 'SessionCompacted'; data: ApiEvent & { turnsCompacted: number; eventsCompacted: number; summaryText: string; summaryKey: string; compactedEventIds: string[] } }
   | { type: 'SessionTurnEnded'; data: At & { turnId: string; outcome: 'answered' | 'interrupted' | 'client_tool' | 'failed' | 'limit'; usage: TurnUsage; error?: string; nextStep?: string } }

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Clock, CLOCK, CommandContext, ConcurrencyError, conflict, DomainError, ID_GENERATOR, IdGenerator, invalid, Leases } from '@lib/platform';
+import { findLlm } from '@lib/llms';
+import { Clock, CLOCK, CommandContext, ConcurrencyError, conflict, DomainError, ID_GENERATOR, IdGenerator, invalid, Leases, READ_STORE, ReadStore } from '@lib/platform';
 import type { AgentInput, InputBehavior, SessionApiEvent, SessionEvent } from '../../domain/session-events';
 import { apiEventView } from '../../domain/session-events';
 import { ActiveSession, entryStepFor, sessionFold } from '../../domain/session';
@@ -45,6 +46,7 @@ export class SessionInputs {
   constructor(
     private readonly sessions: Sessions,
     private readonly runner: TurnRunner,
+    @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(AGENT_LEASES) private readonly leases: Leases,
     @Inject(AGENT_CORPUS_ACCESS) private readonly corpusAccess: AgentCorpusAccess,
     @Inject(AGENT_SECRET_VALUES) private readonly agentSecrets: AgentSecretValues,
@@ -96,7 +98,8 @@ export class SessionInputs {
         if (busy) throw conflict('session.turn_running', 'A turn is running in this session; send tool outputs when it waits for them');
         return this.toolOutputs(agent, session, streamId, revision, req, ctx, sink, streaming, signal);
       case 'compact':
-        throw invalid('session.compact_unavailable', 'Compaction on request is not available yet', { type: 'compact is not available yet' });
+        if (busy) throw conflict('session.turn_running', 'A turn is running in this session; ask for the compaction when it has ended');
+        return this.runTurn(agent, session, streamId, revision, [], session.currentStep ?? agent.config.first_step_name, ctx, sink, streaming, signal, { upTo: req.compact_up_to_event_id, message: req.compaction_message });
       case 'input_message':
         break;
     }
@@ -134,7 +137,7 @@ export class SessionInputs {
     return this.runTurn(agent, session, streamId, revision, events, step, ctx, sink, streaming, signal);
   }
 
-  private async runTurn(agent: ActiveAgent, session: ActiveSession, streamId: string, revision: number, first: SessionEvent[], step: string, ctx: CommandContext, sink: TurnSink, streaming: boolean, signal?: AbortSignal) {
+  private async runTurn(agent: ActiveAgent, session: ActiveSession, streamId: string, revision: number, first: SessionEvent[], step: string, ctx: CommandContext, sink: TurnSink, streaming: boolean, signal?: AbortSignal, compaction?: { upTo?: string; message?: string }) {
     const lease = await this.leases.tryAcquire(leaseName(streamId));
     if (!lease) throw conflict('session.turn_running', 'A turn is already running in this session: send the input with behavior "steer" or "follow_up"');
     const abort = new AbortController();
@@ -149,26 +152,28 @@ export class SessionInputs {
       for (const e of first) if ('eventId' in e.data) sink.event(apiEventView(e as SessionApiEvent, session.key));
       const stop = () => abort.abort();
       lease.signal.addEventListener('abort', stop, { once: true });
-      // A caller that goes away does not stop the turn: it keeps running and recording (docs/agents.md).
-      void signal;
+      // A streaming caller that goes away cancels the model call; what was stored stays (docs/agents.md).
+      let disconnected = false;
+      signal?.addEventListener('abort', () => ((disconnected = true), abort.abort()), { once: true });
       const secrets = await this.agentSecrets(agent.key);
-      const result = await this.runner.run(
-        {
-          agent,
-          streamId,
-          state,
-          revision: appended.nextExpectedRevision,
-          step,
-          refs: { agentSecrets: secrets, sessionSecrets: this.sessions.openSecrets(session), sessionMetadata: session.fields.metadata },
-          canReadCorpus: (corpusKey) => this.corpusAccess(agent.key, corpusKey),
-          ctx,
-          sink,
-          streaming,
-          signal: abort.signal,
-        },
-        turnId,
-      );
-      return result;
+      const llm = await findLlm(this.reads, agent.config.model.name);
+      const setup = {
+        agent,
+        streamId,
+        state,
+        revision: appended.nextExpectedRevision,
+        step,
+        refs: { agentSecrets: secrets, sessionSecrets: this.sessions.openSecrets(session), sessionMetadata: session.fields.metadata },
+        canReadCorpus: (corpusKey: string) => this.corpusAccess(agent.key, corpusKey),
+        ctx,
+        sink,
+        streaming,
+        signal: abort.signal,
+        contextWindow: llm?.capabilities.context_limit,
+        disconnected: () => disconnected,
+      };
+      if (compaction) return await this.runner.runCompaction(setup, turnId, compaction.upTo, compaction.message);
+      return await this.runner.run(setup, turnId);
     } finally {
       // The lease goes first: a follow-up woken by `done` takes it at once.
       await lease.release().catch(() => undefined);

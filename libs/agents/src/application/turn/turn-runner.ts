@@ -4,13 +4,14 @@ import { ChatCompletions } from '@lib/llms';
 import { VelocityText } from '@lib/retrieval';
 import { Clock, CLOCK, CommandContext, ConcurrencyError, DomainError, ID_GENERATOR, IdGenerator } from '@lib/platform';
 import type { AgentConfig, StepConfig, TemplatedReminder } from '../../domain/agent-config';
-import { effectiveOffloading } from '../../domain/agent-config';
+import { effectiveCompaction, effectiveOffloading } from '../../domain/agent-config';
 import { historyMessages, PromptMessage } from '../../domain/history';
 import { apiEventView, PendingClientCall, SessionApiEvent, SessionEvent } from '../../domain/session-events';
 import { ActiveSession, sessionFold, SessionState } from '../../domain/session';
 import { compileCondition } from '../conditions';
 import { SessionStore } from '../sessions/session-store';
 import type { ActiveAgent } from '../sessions/sessions';
+import { eventsToCompact, summarise } from './compaction';
 import { callModel, ModelAnswer } from './model-call';
 import { applyOverrides, clientToolDefinition, CorporaSearchTool, RefSources, ToolContext, ToolDefinition, UnresolvedRef } from './tools';
 import type { TurnSink } from './turn-sink';
@@ -40,6 +41,8 @@ export interface TurnSetup {
   readonly sink: TurnSink;
   /** Whether the caller reads the answer as it streams. */
   readonly streaming: boolean;
+  /** Whether the turn was stopped because its streaming caller went away. */
+  readonly disconnected?: () => boolean;
   readonly signal: AbortSignal;
 }
 
@@ -83,8 +86,12 @@ export class TurnRunner {
         }
         const stepConfig = config.steps[step];
         const inputsSeen = turn.inputCount();
-        const messages = this.prompt(config, step, turn.state, setup);
+        let messages = this.prompt(config, step, turn.state, setup);
         const window = setup.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
+        const compaction = effectiveCompaction(config);
+        if (compaction.enabled && estimateTokens(messages) >= (window * compaction.threshold_percent) / 100) {
+          if (await this.compact(turn, turnId, setup)) messages = this.prompt(config, step, turn.state, setup);
+        }
         const estimate = estimateTokens(messages);
         if (estimate > window) {
           await turn.record({ type: 'SessionLimitExceeded', data: { ...turn.base(turnId), limit: 'context', message: `The conversation (about ${estimate} tokens) exceeds the model's context window of ${window} tokens; compact the session`, value: window, actual: estimate } });
@@ -137,12 +144,45 @@ export class TurnRunner {
     // The interrupt that stopped the turn was stored by its request; an abort for another reason is recorded here.
     if (outcome === 'interrupted') await turn.catchUp().catch(() => undefined);
     if (outcome === 'interrupted' && !turn.interruptRecorded()) {
-      await turn.record({ type: 'SessionInterrupted', data: { ...turn.base(turnId), reason: 'request' } }).catch(() => undefined);
+      await turn.record({ type: 'SessionInterrupted', data: { ...turn.base(turnId), reason: setup.disconnected?.() ? 'disconnect' : 'request' } }).catch(() => undefined);
     }
     // A turn waiting for client tools resumes on its step; an ended one re-enters where the step says.
     const nextStep = outcome === 'client_tool' ? step : (config.steps[step]?.reentry_step ?? step);
     await turn.record({ type: 'SessionTurnEnded', data: { turnId, outcome, usage: turn.usage, ...(failure ? { error: failure.message } : {}), nextStep, createdAt: this.clock.now().toISOString() } }, { emit: false });
     return { outcome, ...(failure ? { error: failure } : {}) };
+  }
+
+  /**
+   * Replaces the history before the last `keep_recent_inputs` inputs (or up to an event) with a summary made by
+   * the agent's model: `compaction_started`, then `compaction`; the compacted events are hidden. False when there
+   * was nothing to compact.
+   */
+  async compact(turn: TurnState, turnId: string, setup: TurnSetup, upToEventId?: string, message?: string): Promise<boolean> {
+    const events = eventsToCompact(turn.state, setup.agent.config, upToEventId);
+    if (!events.length) return false;
+    const started = turn.base(turnId);
+    await turn.record({ type: 'SessionCompactionStarted', data: started }, { emit: false });
+    setup.sink.compactionStarted({ type: 'compaction_started', id: started.eventId, session_key: turn.state.key, created_at: started.createdAt });
+    const { summary, usage, turns } = await summarise(this.chat, setup.agent.config, turn.state, events, message, setup.ctx, turn.signal);
+    turn.addUsage(usage);
+    await turn.record({ type: 'SessionCompacted', data: { ...turn.base(turnId), turnsCompacted: turns, eventsCompacted: events.length, summaryText: summary, summaryKey: `summary_${started.eventId.slice(4)}`, compactedEventIds: events.map((e) => e.data.eventId) } });
+    return true;
+  }
+
+  /** A compaction asked for by an input (`type: compact`), as a turn of its own. */
+  async runCompaction(setup: TurnSetup, turnId: string, upToEventId?: string, message?: string): Promise<{ outcome: TurnOutcome; error?: DomainError }> {
+    const turn = new TurnState(this.store, setup, this.clock, () => `aev_${this.ids.uuid()}`);
+    let outcome: TurnOutcome = 'answered';
+    let failure: DomainError | undefined;
+    try {
+      await this.compact(turn, turnId, setup, upToEventId, message);
+    } catch (e) {
+      outcome = 'failed';
+      failure = e instanceof DomainError ? e : new DomainError('internal', 'agent.compaction_failed', 'The compaction failed unexpectedly');
+    }
+    await turn.record({ type: 'SessionTurnEnded', data: { turnId, outcome, usage: turn.usage, ...(failure ? { error: failure.message } : {}), nextStep: setup.step, createdAt: this.clock.now().toISOString() } }, { emit: false });
+    if (failure) throw failure;
+    return { outcome };
   }
 
   /** System instructions of the step, then the history. */
