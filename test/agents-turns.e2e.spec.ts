@@ -228,4 +228,23 @@ describe('agent turns', () => {
     expect((await app.call('GET', `/v2/agents/hist/sessions/h1/events/${all[2].id}`)).status).toBe(404);
     expect((await app.call('POST', `/v2/agents/hist/sessions/h1/events/aev_nope/hide`)).status).toBe(404);
   });
+
+  it("enforces the agent's llm_quota across its sessions: 429 with nothing stored once used up", async () => {
+    await agent('metered', { first_step_name: 'main', steps: { main: { instructions: [] } }, llm_quota: { output_tokens_per_minute: 10 } });
+    await session('metered', 'q1');
+    await session('metered', 'q2');
+    upstream.enqueue({ content: 'fine', usage: { prompt_tokens: 5, completion_tokens: 12 } });
+    expect((await say('metered', 'q1', 'hello')).status).toBe(201);
+    const refused = await say('metered', 'q2', 'hello again');
+    expect(refused.status).toBe(429);
+    expect(refused.body.messages[0]).toMatch(/output_tokens_per_minute of agent "metered"/);
+    expect(refused.headers.get('retry-after')).toBeTruthy();
+    expect(await events('metered', 'q2')).toEqual([]);
+    // Replaced as a whole on update: without a token limit the next input goes through.
+    const patched = await app.call('PATCH', '/v2/agents/metered', { llm_quota: { requests_per_second: 100 } });
+    expect(patched.body.llm_quota).toEqual({ requests_per_second: 100 });
+    upstream.enqueue({ content: 'fine again' });
+    expect((await say('metered', 'q2', 'hello again')).status).toBe(201);
+    expect((await app.call('PATCH', '/v2/agents/metered', { llm_quota: { output_tokens_per_minute: 0 } })).status).toBe(400);
+  });
 });

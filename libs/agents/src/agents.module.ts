@@ -9,6 +9,7 @@ import { SessionStore } from './application/sessions/session-store';
 import { Sessions } from './application/sessions/sessions';
 import { AGENT_CORPUS_ACCESS, AGENT_LEASES, AGENT_SECRET_VALUES, AgentCorpusAccess, SessionInputs } from './application/turn/session-inputs';
 import { CorporaSearchTool } from './application/turn/tools';
+import { AgentQuotas } from './application/turn/agent-quotas';
 import { TurnRunner } from './application/turn/turn-runner';
 
 export interface AgentsModuleOptions {
@@ -52,6 +53,7 @@ export class AgentsModule {
         SessionStore,
         Sessions,
         CorporaSearchTool,
+        AgentQuotas,
         TurnRunner,
         SessionInputs,
       ],

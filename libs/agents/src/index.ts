@@ -14,3 +14,4 @@ export * from './application/turn/turn-sink';
 export * from './application/turn/tools';
 export * from './agents.module';
 export * from './application/turn/turn-sweeper';
+export * from './application/turn/agent-quotas';

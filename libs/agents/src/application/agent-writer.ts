@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { findLlm } from '@lib/llms';
+import { findLlm, quotaProblems } from '@lib/llms';
 import { CommandContext, Fold, invalid, READ_STORE, ReadStore, StreamWriter, streamId } from '@lib/platform';
 import type { AgentConfig } from '../domain/agent-config';
 import { agentFold, AgentState } from '../domain/agent';
@@ -50,6 +50,7 @@ export class AgentWriter {
     const problems: Record<string, string> = {};
     if (!(await findLlm(this.reads, config.model.name))) problems['model.name'] = `no LLM named "${config.model.name}" is registered (GET /v2/llms lists them)`;
     Object.assign(problems, conditionProblems(config));
+    if (config.llm_quota) Object.assign(problems, quotaProblems(config.llm_quota));
     for (const check of this.checks) Object.assign(problems, await check(config));
     const first = Object.entries(problems)[0];
     if (first) throw invalid('agent.invalid_reference', `Invalid ${first[0]}: ${first[1]}`, problems);

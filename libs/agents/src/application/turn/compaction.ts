@@ -1,10 +1,9 @@
-import type { ChatCompletions } from '@lib/llms';
-import { CommandContext, invalid } from '@lib/platform';
+import { invalid } from '@lib/platform';
 import type { AgentConfig } from '../../domain/agent-config';
 import { effectiveCompaction } from '../../domain/agent-config';
 import type { ActiveSession } from '../../domain/session';
 import type { SessionApiEvent } from '../../domain/session-events';
-import { callModel } from './model-call';
+import type { ModelAnswer, ModelCallOptions } from './model-call';
 
 const DEFAULT_PROMPT =
   'Summarise the conversation below so that it can replace it: keep every fact, decision, open question, name, number and tool result the assistant still needs, and what the user wants. Write it as notes, not as a dialogue.';
@@ -24,7 +23,7 @@ export function eventsToCompact(session: ActiveSession, config: AgentConfig, upT
 }
 
 /** The summary of `events` (and of the previous summary), by one call to the agent's model. */
-export async function summarise(chat: ChatCompletions, config: AgentConfig, session: ActiveSession, events: readonly SessionApiEvent[], message: string | undefined, ctx: CommandContext, signal: AbortSignal) {
+export async function summarise(call: (options: ModelCallOptions) => Promise<ModelAnswer>, config: AgentConfig, session: ActiveSession, events: readonly SessionApiEvent[], message: string | undefined, signal: AbortSignal) {
   const policy = effectiveCompaction(config).tool_event_policy;
   const previous = [...session.events].reverse().find((e) => e.type === 'SessionCompacted');
   const lines: string[] = [];
@@ -37,6 +36,6 @@ export async function summarise(chat: ChatCompletions, config: AgentConfig, sess
     else if (e.type === 'SessionToolReturned' && policy !== 'exclude') lines.push(`Tool result ${e.data.toolConfigurationName}: ${JSON.stringify(e.data.toolOutput)}`);
   }
   const instructions = [DEFAULT_PROMPT, message ?? effectiveCompaction(config).compaction_message].filter(Boolean).join('\n\n');
-  const answer = await callModel(chat, config.model, { messages: [{ role: 'system', content: instructions }, { role: 'user', content: lines.join('\n\n') }], tools: [], signal }, ctx);
+  const answer = await call({ messages: [{ role: 'system', content: instructions }, { role: 'user', content: lines.join('\n\n') }], tools: [], signal });
   return { summary: answer.content, usage: answer.usage, turns: events.filter((e) => e.type === 'SessionInputReceived').length };
 }

@@ -5,6 +5,7 @@ import type { AgentInput, InputBehavior, SessionApiEvent, SessionEvent } from '.
 import { apiEventView } from '../../domain/session-events';
 import { ActiveSession, entryStepFor, sessionFold } from '../../domain/session';
 import { ActiveAgent, Sessions } from '../sessions/sessions';
+import { AgentQuotas } from './agent-quotas';
 import { applyOverrides } from './tools';
 import { TurnOutcome, TurnRunner } from './turn-runner';
 import { NO_SINK, TurnSink } from './turn-sink';
@@ -46,6 +47,7 @@ export class SessionInputs {
   constructor(
     private readonly sessions: Sessions,
     private readonly runner: TurnRunner,
+    private readonly quotas: AgentQuotas,
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(AGENT_LEASES) private readonly leases: Leases,
     @Inject(AGENT_CORPUS_ACCESS) private readonly corpusAccess: AgentCorpusAccess,
@@ -138,6 +140,8 @@ export class SessionInputs {
   }
 
   private async runTurn(agent: ActiveAgent, session: ActiveSession, streamId: string, revision: number, first: SessionEvent[], step: string, ctx: CommandContext, sink: TurnSink, streaming: boolean, signal?: AbortSignal, compaction?: { upTo?: string; message?: string }) {
+    // A quota already used up refuses the input before anything is stored (429).
+    await this.quotas.admit(agent);
     const lease = await this.leases.tryAcquire(leaseName(streamId));
     if (!lease) throw conflict('session.turn_running', 'A turn is already running in this session: send the input with behavior "steer" or "follow_up"');
     const abort = new AbortController();

@@ -12,7 +12,8 @@ import { compileCondition } from '../conditions';
 import { SessionStore } from '../sessions/session-store';
 import type { ActiveAgent } from '../sessions/sessions';
 import { eventsToCompact, summarise } from './compaction';
-import { callModel, ModelAnswer } from './model-call';
+import { AgentQuotas } from './agent-quotas';
+import { callModel, ModelAnswer, ModelCallOptions } from './model-call';
 import { applyOverrides, clientToolDefinition, CorporaSearchTool, RefSources, ToolContext, ToolDefinition, UnresolvedRef } from './tools';
 import type { TurnSink } from './turn-sink';
 
@@ -56,11 +57,14 @@ const ajv = new Ajv({ allErrors: false, strict: false });
 @Injectable()
 export class TurnRunner {
   private readonly log = new Logger('agent-turn');
+  /** Numbers model calls, so each call's usage event has an id of its own. */
+  private calls = 0;
 
   constructor(
     private readonly store: SessionStore,
     private readonly chat: ChatCompletions,
     private readonly corporaSearch: CorporaSearchTool,
+    private readonly quotas: AgentQuotas,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -163,7 +167,7 @@ export class TurnRunner {
     const started = turn.base(turnId);
     await turn.record({ type: 'SessionCompactionStarted', data: started }, { emit: false });
     setup.sink.compactionStarted({ type: 'compaction_started', id: started.eventId, session_key: turn.state.key, created_at: started.createdAt });
-    const { summary, usage, turns } = await summarise(this.chat, setup.agent.config, turn.state, events, message, setup.ctx, turn.signal);
+    const { summary, usage, turns } = await summarise((o) => this.model(setup, o), setup.agent.config, turn.state, events, message, turn.signal);
     turn.addUsage(usage);
     await turn.record({ type: 'SessionCompacted', data: { ...turn.base(turnId), turnsCompacted: turns, eventsCompacted: events.length, summaryText: summary, summaryKey: `summary_${started.eventId.slice(4)}`, compactedEventIds: events.map((e) => e.data.eventId) } });
     return true;
@@ -206,11 +210,18 @@ export class TurnRunner {
       });
   }
 
+  /** One model call, admitted and counted by the agent's `llm_quota`. */
+  private async model(setup: TurnSetup, options: ModelCallOptions): Promise<ModelAnswer> {
+    await this.quotas.admit(setup.agent);
+    const answer = await callModel(this.chat, setup.agent.config.model, options, setup.ctx);
+    await this.quotas.record(setup.agent, answer.usage, setup.ctx, `call${++this.calls}`);
+    return answer;
+  }
+
   private answer(config: AgentConfig, step: StepConfig, messages: PromptMessage[], tools: ToolDefinition[], setup: TurnSetup, turn: TurnState): Promise<ModelAnswer> {
     const structured = step.output_parser.type === 'structured' ? step.output_parser.json_schema : undefined;
-    return callModel(
-      this.chat,
-      config.model,
+    return this.model(
+      setup,
       {
         messages,
         tools,
@@ -219,7 +230,6 @@ export class TurnRunner {
         ...(setup.streaming && !structured ? { onDelta: (t: string) => setup.sink.delta(t) } : {}),
         signal: turn.signal,
       },
-      setup.ctx,
     );
   }
 
@@ -300,7 +310,7 @@ export class TurnRunner {
       }
       if (attempt >= STRUCTURED_ATTEMPTS) break;
       const retry: PromptMessage[] = [...messages, { role: 'assistant', content: current.content }, { role: 'user', content: `Your answer does not match the JSON schema ${schema.name}: ${problem}. Answer again with JSON only.` }];
-      current = await callModel(this.chat, setup.agent.config.model, { messages: retry, tools: [], signal: turn.signal }, setup.ctx);
+      current = await this.model(setup, { messages: retry, tools: [], signal: turn.signal });
       turn.addUsage(current.usage);
     }
     // Nothing is lost: the last answer is kept as text, and the turn reports why it is not structured.
