@@ -247,4 +247,47 @@ describe('agent turns', () => {
     expect((await say('metered', 'q2', 'hello again')).status).toBe(201);
     expect((await app.call('PATCH', '/v2/agents/metered', { llm_quota: { output_tokens_per_minute: 0 } })).status).toBe(400);
   });
+
+  it("streams a session's events live, resumable with Last-Event-ID, and shows them on /v2/events", async () => {
+    await agent('live', { first_step_name: 'main', steps: { main: { instructions: [] } } });
+    await session('live', 'l1');
+    upstream.enqueue({ content: 'one' });
+    await say('live', 'l1', 'first');
+    const open = async (lastEventId?: string) => {
+      const ctrl = new AbortController();
+      const res = await fetch(`${app.url}/v2/agents/live/sessions/l1/stream`, { signal: ctrl.signal, headers: { 'x-api-key': app.key, ...(lastEventId ? { 'last-event-id': lastEventId } : {}) } });
+      const reader = res.body!.getReader();
+      let buffer = '';
+      const frames: { id?: string; type: string; data: any }[] = [];
+      const next = async (n: number) => {
+        while (frames.length < n) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += new TextDecoder().decode(value);
+          let at;
+          while ((at = buffer.indexOf('\n\n')) >= 0) {
+            const frame = buffer.slice(0, at);
+            buffer = buffer.slice(at + 2);
+            const data = /^data:(.*)$/m.exec(frame);
+            if (data) frames.push({ id: /^id:(.*)$/m.exec(frame)?.[1], type: /^event:(.*)$/m.exec(frame)![1], data: JSON.parse(data[1]) });
+          }
+        }
+        return frames.slice(0, n);
+      };
+      return { next, close: () => ctrl.abort() };
+    };
+    const first = await open();
+    const stored = await first.next(2);
+    expect(stored.map((f) => f.type)).toEqual(['input_message', 'agent_output']);
+    upstream.enqueue({ content: 'two' });
+    await say('live', 'l1', 'second');
+    const live = await first.next(4);
+    expect(live.slice(2).map((f) => [f.type, f.data.content ?? f.data.messages[0].content])).toEqual([['input_message', 'second'], ['agent_output', 'two']]);
+    first.close();
+    const resumed = await open(live[1].id);
+    expect((await resumed.next(2)).map((f) => f.id)).toEqual([live[2].id, live[3].id]);
+    resumed.close();
+    const log = (await app.call('GET', '/v2/events?category=session&limit=1000')).body.events as any[];
+    expect(log.filter((e) => e.type === 'SessionAgentOutput' && e.data.content === 'two')).toHaveLength(1);
+  });
 });

@@ -1,6 +1,6 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
-import type { Response } from 'express';
-import { apiEventView, InputRequest, SessionInputs, Sessions, TurnSink } from '@lib/agents';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { apiEventView, InputRequest, isApiEvent, SessionApiEvent, SessionEvent, SessionInputs, Sessions, TurnSink } from '@lib/agents';
 import { CommandContext, DomainError, invalid } from '@lib/platform';
 import { offsetOfPageKey, offsetPageKey, pageLimit } from '../corpora/paging';
 import { Ctx } from '../http/command-context';
@@ -119,6 +119,34 @@ export class SessionsController {
     const n = pageLimit(limit, 10, 100);
     const { page, session, more } = await this.sessions.events(agentKey, key, { limit: n, offset, includeHidden: booleanParam('include_hidden', includeHidden), asOf });
     return { events: page.map((e) => ({ ...apiEventView(e, key), ...(session.hidden.has(e.data.eventId) ? { hidden: true } : {}) })), metadata: more ? { page_key: offsetPageKey(offset + n) } : {} };
+  }
+
+  /**
+   * The session's events as server-sent events: what is stored, then live as it is appended. Each carries its
+   * stream revision as `id`, so a client that reconnects with `Last-Event-ID` resumes after it (a fork's
+   * inherited history comes first, without ids). Deltas are not events: they reach only the input's caller.
+   */
+  @Get(':session_key/stream')
+  @Policy('agent.view')
+  async stream(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Req() req: Request, @Res() res: Response) {
+    const { streamId } = await this.sessions.active(agentKey, key);
+    const last = req.header('last-event-id');
+    if (last !== undefined && !/^\d+$/.test(last)) throw invalid('request.invalid', 'Last-Event-ID must be an id this stream sent', { 'Last-Event-ID': 'not an id of this stream' });
+    const inherited = last === undefined ? await this.sessions.store.inherited(streamId) : [];
+    const sub = this.sessions.store.subscribe(streamId, last === undefined ? undefined : Number(last));
+    const stream = SseStream.open(res);
+    req.on('close', () => void sub.close());
+    const send = (e: { type: string; data: unknown }, id?: number) => {
+      if (!isApiEvent(e as SessionEvent)) return;
+      const view = apiEventView(e as SessionApiEvent, key);
+      stream.send({ ...(id !== undefined ? { id } : {}), event: String(view.type), data: JSON.stringify(view) });
+    };
+    for (const e of inherited) send(e);
+    try {
+      for await (const e of sub) send(e, e.revision);
+    } finally {
+      stream.end();
+    }
   }
 
   @Get(':session_key/outstanding_client_tool_calls')

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandContext, ConcurrencyError, EVENT_STORE, EventStore, RecordedEvent, streamId, toNewEvents } from '@lib/platform';
+import { CommandContext, ConcurrencyError, EVENT_STORE, EventStore, RecordedEvent, streamId, Subscription, toNewEvents } from '@lib/platform';
 import type { SessionEvent } from '../../domain/session-events';
 import { ActiveSession, sessionFold, SessionState } from '../../domain/session';
 
@@ -65,6 +65,16 @@ export class SessionStore {
   append(stream: string, revision: number, events: readonly SessionEvent[], ctx: CommandContext) {
     const scoped = { ...ctx, commandId: `${ctx.commandId}@${revision}` };
     return this.store.append(stream, toNewEvents(events, scoped, stream, 1), { expectedRevision: revision < 0 ? 'no_stream' : revision });
+  }
+
+  /** The stream's events from after `afterRevision` (all when absent), then live. */
+  subscribe(stream: string, afterRevision?: number): Subscription {
+    return this.store.subscribeToStream(stream, afterRevision === undefined ? {} : { afterRevision });
+  }
+
+  /** The events a fork reads from its parents, in order (empty for a session that is not a fork). */
+  async inherited(stream: string): Promise<RecordedEvent[]> {
+    return this.ancestry(await this.store.readStream(stream, { maxCount: 1 }), 0);
   }
 
   readRaw(stream: string): Promise<RecordedEvent[]> {
