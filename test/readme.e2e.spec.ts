@@ -2,14 +2,15 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { ScriptedOpenAIServer } from '@lib/testing';
 import { startTestApp, TestApp } from './support/test-app';
 
 const run = promisify(execFile);
 
-/** The README's example block, between its readme-test markers. */
-function readmeScript(): string {
+/** A README example block, between its markers (`readme-test` or `readme-model-test`). */
+function readmeScript(marker = 'readme-test'): string {
   const readme = readFileSync(join(__dirname, '..', 'README.md'), 'utf8');
-  const block = readme.split('<!-- readme-test:start -->')[1]?.split('<!-- readme-test:end -->')[0];
+  const block = readme.split(`<!-- ${marker}:start -->`)[1]?.split(`<!-- ${marker}:end -->`)[0];
   const script = block?.match(/```sh\n([\s\S]*?)```/)?.[1];
   if (!script) throw new Error('README has no readme-test block');
   return script;
@@ -17,10 +18,15 @@ function readmeScript(): string {
 
 describe('README examples', () => {
   let app: TestApp;
+  let model: ScriptedOpenAIServer;
   beforeAll(async () => {
     app = await startTestApp();
+    model = await ScriptedOpenAIServer.start();
   });
-  afterAll(async () => app.close());
+  afterAll(async () => {
+    await app.close();
+    await model.close();
+  });
 
   it('start with the two set-up commands', () => {
     const readme = readFileSync(join(__dirname, '..', 'README.md'), 'utf8');
@@ -47,5 +53,21 @@ describe('README examples', () => {
     expect(outputs.find((o) => o.type === 'success')).toMatchObject({ updated_count: 2, skipped_count: 0, failed_count: 0 });
     expect(outputs.find((o) => o.events)?.events[0].type).toBe('CorpusCreated');
     expect((await app.call('GET', '/v2/corpora/my-docs/documents/fox')).status).toBe(404);
+  });
+
+  it('run the model and agent block against a scripted model: the agent searches the corpus and answers', async () => {
+    model.enqueue({ content: 'Hello!' }, { content: 'The corpus is about tides [1].' }, { toolCalls: [{ id: 'c1', name: 'docs', arguments: '{"query":"what causes tides"}' }] }, { content: 'The moon, Ada.' });
+    const script = `curl() { command curl "$@"; echo; }\n${readmeScript('readme-model-test')}`;
+    const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], {
+      env: { ...process.env, BASE: app.url, KEY: app.key, LLM_URI: `${model.baseURL}/chat/completions` },
+      cwd: app.dataDir,
+    });
+    const outputs = stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const turn = outputs.find((o) => o.session_key === 'chat-1' && o.events);
+    expect(turn.events.map((e: { type: string }) => e.type)).toEqual(['input_message', 'tool_input', 'tool_output', 'agent_output']);
+    expect(turn.events[2].tool_output.search_results[0].document_id).toBe('tides');
+    expect(turn.events[3].content).toBe('The moon, Ada.');
+    expect(outputs.at(-1).events).toHaveLength(4);
+    expect((model.chatRequests().at(-2)!.body as { messages: { content: string }[] }).messages[0].content).toBe('Answer Ada from the documents; search them first.');
   });
 });
