@@ -45,6 +45,7 @@ import { AuditController } from './ops/audit.controller';
 import { EventsController } from './ops/events.controller';
 import { HealthController } from './ops/health.controller';
 import { AgentsController } from './agents/agents.controller';
+import { InstructionsController } from './agents/instructions.controller';
 import { ChatController } from './llms/chat.controller';
 import { EvaluationController } from './llms/evaluation.controller';
 import { LlmsController } from './llms/llms.controller';
@@ -123,6 +124,7 @@ export const API_CONTROLLERS = [
   EncodersController,
   GenerationPresetsController,
   AgentsController,
+  InstructionsController,
 ];
 
 @Module({})

@@ -4,3 +4,4 @@
  */
 export type { AgentEvent } from './domain/agent';
 export type { AgentConfig } from './domain/agent-config';
+export type { InstructionEvent, InstructionContent } from './domain/instruction';

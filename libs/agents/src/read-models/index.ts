@@ -1,1 +1,2 @@
 export * from './agents';
+export * from './instructions';
