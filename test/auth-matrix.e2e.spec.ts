@@ -166,7 +166,7 @@ const ONE_PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4n
 describe('route × role matrix', () => {
   let app: TestApp;
   const headers: Record<string, Record<string, string>> = {};
-  const fixture = { keyId: '', appClientId: '', jobId: '' };
+  const fixture = { keyId: '', appClientId: '', jobId: '', instructionId: '' };
 
   /** Puts the fixtures back; true when c1 was created anew (it had been deleted). */
   async function resetFixtures(): Promise<boolean> {
@@ -181,6 +181,10 @@ describe('route × role matrix', () => {
     // Never called: the LLM routes are checked for who may reach them, not for what the model answers.
     await app.call('POST', '/v2/llms', { name: 'fixture-llm', model: 'm', uri: 'http://127.0.0.1:9/v1/chat/completions' });
     await app.call('POST', '/v2/agents', { key: 'a1', name: 'A1', model: { name: 'fixture-llm' }, tool_configurations: {}, first_step_name: 'main', steps: { main: { instructions: [] } } });
+    // Version 1 is the fixture's only version, so deleting it is refused (409): the version route is reached, nothing goes.
+    if (!fixture.instructionId || (await app.call('GET', `/v2/instructions/${fixture.instructionId}`)).status === 404) {
+      fixture.instructionId = (await app.call('POST', '/v2/instructions', { name: 'Fixture', template: 'Hello ${session.metadata.name}' })).body.id;
+    }
     if (!fixture.appClientId || (await app.call('GET', `/v2/app_clients/${fixture.appClientId}`)).status === 404) {
       fixture.appClientId = (await createClient(app, 'target client', { corpus_roles: [{ corpus_key: 'c1', role: 'viewer' }] })).id;
     }
@@ -245,7 +249,9 @@ describe('route × role matrix', () => {
       .replace(':attribute', 'doc.x')
       .replace(':llm_id', 'fixture-llm')
       .replace(':image_id', 'img1')
-      .replace(':agent_key', 'a1');
+      .replace(':agent_key', 'a1')
+      .replace(':instruction_id', fixture.instructionId)
+      .replace(':version', '1');
     if (route.method === 'POST' && route.policy === 'query.corpora') return { path, body: { search: { corpora: [{ corpus_key: 'c1' }] } } };
     if (route.method === 'POST' || route.method === 'PATCH' || route.method === 'PUT') return { path, body: {} };
     return { path };
