@@ -4,6 +4,7 @@ import { sessionsProjection } from './agents/sessions.projection';
 import { authProjection } from './auth/auth.projection';
 import { corporaProjection } from './corpora/corpora.projection';
 import { documentsProjection } from './documents/documents.projection';
+import { instructionsProjection } from './instructions/instructions.projection';
 import { jobsProjection } from './jobs/jobs.projection';
 import { llmsProjection } from './llms/llms.projection';
 import { searchProjection } from './search/search.projection';
@@ -13,9 +14,10 @@ export * from './agents/sessions.projection';
 export * from './auth/auth.projection';
 export * from './corpora/corpora.projection';
 export * from './documents/documents.projection';
+export * from './instructions/instructions.projection';
 export * from './jobs/jobs.projection';
 export * from './llms/llms.projection';
 export * from './search/search.projection';
 
 /** Every projection the service runs. */
-export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection];
+export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, instructionsProjection];

@@ -288,6 +288,6 @@ describe('agent turns', () => {
     expect((await resumed.next(2)).map((f) => f.id)).toEqual([live[2].id, live[3].id]);
     resumed.close();
     const log = (await app.call('GET', '/v2/events?category=session&limit=1000')).body.events as any[];
-    expect(log.filter((e) => e.type === 'SessionAgentOutput' && e.data.content === 'two')).toHaveLength(1);
+    expect(log.filter((e) => e.type === 'SessionAgentOutput' && e.data.content === 'two' && e.stream_id.endsWith('.l1'))).toHaveLength(1);
   });
 });

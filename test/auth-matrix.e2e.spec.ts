@@ -166,7 +166,7 @@ const ONE_PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4n
 describe('route × role matrix', () => {
   let app: TestApp;
   const headers: Record<string, Record<string, string>> = {};
-  const fixture = { keyId: '', appClientId: '', jobId: '', eventId: '' };
+  const fixture = { keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '' };
 
   /** Puts the fixtures back; true when c1 was created anew (it had been deleted). */
   async function resetFixtures(): Promise<boolean> {
@@ -186,6 +186,10 @@ describe('route × role matrix', () => {
       // The fixture model is not reachable: the input is stored, the turn fails, the event remains.
       const input = await app.call('POST', '/v2/agents/a1/sessions/s1/events', { messages: [{ type: 'text', content: 'fixture' }] });
       fixture.eventId = input.body.events?.[0]?.id ?? '';
+    }
+    // Version 1 is the fixture's only version, so deleting it is refused (409): the version route is reached, nothing goes.
+    if (!fixture.instructionId || (await app.call('GET', `/v2/instructions/${fixture.instructionId}`)).status === 404) {
+      fixture.instructionId = (await app.call('POST', '/v2/instructions', { name: 'Fixture', template: 'Hello ${session.metadata.name}' })).body.id;
     }
     if (!fixture.appClientId || (await app.call('GET', `/v2/app_clients/${fixture.appClientId}`)).status === 404) {
       fixture.appClientId = (await createClient(app, 'target client', { corpus_roles: [{ corpus_key: 'c1', role: 'viewer' }] })).id;
@@ -253,7 +257,9 @@ describe('route × role matrix', () => {
       .replace(':image_id', 'img1')
       .replace(':agent_key', 'a1')
       .replace(':session_key', 's1')
-      .replace(':event_id', fixture.eventId);
+      .replace(':event_id', fixture.eventId)
+      .replace(':instruction_id', fixture.instructionId)
+      .replace(':version', '1');
     if (route.method === 'POST' && route.policy === 'query.corpora') return { path, body: { search: { corpora: [{ corpus_key: 'c1' }] } } };
     if (route.method === 'POST' || route.method === 'PATCH' || route.method === 'PUT') return { path, body: {} };
     return { path };

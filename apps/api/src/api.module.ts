@@ -46,6 +46,7 @@ import { EventsController } from './ops/events.controller';
 import { HealthController } from './ops/health.controller';
 import { AgentsController } from './agents/agents.controller';
 import { SessionsController } from './agents/sessions.controller';
+import { InstructionsController } from './agents/instructions.controller';
 import { ChatController } from './llms/chat.controller';
 import { EvaluationController } from './llms/evaluation.controller';
 import { LlmsController } from './llms/llms.controller';
@@ -125,6 +126,7 @@ export const API_CONTROLLERS = [
   GenerationPresetsController,
   AgentsController,
   SessionsController,
+  InstructionsController,
 ];
 
 @Module({})

@@ -5,11 +5,16 @@ import { CORPORA, CorpusRow } from '@lib/corpora/read-models';
 import { GetAgentHandler, ListAgentsHandler } from './application/agent-queries/agent-queries';
 import { AGENT_REFERENCE_CHECKS, AgentWriter, ReferenceCheck } from './application/agent-writer';
 import { CreateAgentHandler, DeleteAgentHandler, UpdateAgentHandler } from './application/agents/agent-commands';
+import { GetInstructionHandler, ListInstructionsHandler, TestInstructionHandler } from './application/instruction-queries/instruction-queries';
+import { instructionReferenceCheck } from './application/instruction-references';
+import { InstructionTexts } from './application/instruction-texts';
+import { InstructionWriter } from './application/instruction-writer';
+import { CreateInstructionHandler, DeleteInstructionHandler, DeleteInstructionVersionHandler, UpdateInstructionHandler } from './application/instructions/instruction-commands';
 import { SessionStore } from './application/sessions/session-store';
 import { Sessions } from './application/sessions/sessions';
+import { AgentQuotas } from './application/turn/agent-quotas';
 import { AGENT_CORPUS_ACCESS, AGENT_LEASES, AGENT_SECRET_VALUES, AgentCorpusAccess, SessionInputs } from './application/turn/session-inputs';
 import { CorporaSearchTool } from './application/turn/tools';
-import { AgentQuotas } from './application/turn/agent-quotas';
 import { TurnRunner } from './application/turn/turn-runner';
 
 export interface AgentsModuleOptions {
@@ -20,18 +25,18 @@ export interface AgentsModuleOptions {
   readonly leaseRenewMs: number;
 }
 
-/** Agents and their sessions. Ports come from the platform module; models from the llms module. */
+/** Agents, instructions and sessions. Ports come from the platform module; models from the llms module. */
 @Module({})
 export class AgentsModule {
   static forRoot(options: AgentsModuleOptions): DynamicModule {
-    const referenceChecks: ReferenceCheck[] = [];
+    const referenceChecks = (reads: ReadStore): ReferenceCheck[] => [instructionReferenceCheck(reads)];
     return {
       module: AgentsModule,
       // Global: the worker wing's sweep of crashed turns uses the session inputs of this module.
       global: true,
       imports: [CqrsModule, options.llms],
       providers: [
-        { provide: AGENT_REFERENCE_CHECKS, useValue: referenceChecks },
+        { provide: AGENT_REFERENCE_CHECKS, useFactory: referenceChecks, inject: [READ_STORE] },
         {
           provide: AGENT_LEASES,
           inject: [EVENT_STORE, CLOCK],
@@ -50,6 +55,15 @@ export class AgentsModule {
         DeleteAgentHandler,
         GetAgentHandler,
         ListAgentsHandler,
+        InstructionWriter,
+        InstructionTexts,
+        CreateInstructionHandler,
+        UpdateInstructionHandler,
+        DeleteInstructionHandler,
+        DeleteInstructionVersionHandler,
+        GetInstructionHandler,
+        ListInstructionsHandler,
+        TestInstructionHandler,
         SessionStore,
         Sessions,
         CorporaSearchTool,
@@ -57,7 +71,7 @@ export class AgentsModule {
         TurnRunner,
         SessionInputs,
       ],
-      exports: [AgentWriter, Sessions, SessionInputs],
+      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs],
     };
   }
 }

@@ -37,9 +37,9 @@ describe('prompt history', () => {
   it('leaves hidden events out and starts from the last compaction summary', () => {
     const first = input('old');
     const kept = input('kept');
-    const s = fold([first, output('old answer'), kept, { type: 'SessionCompacted', data: { eventId: id(), turnsCompacted: 1, eventsCompacted: 2, summaryText: 'S', summaryKey: 'k', compactedEventIds: [first.data.eventId as string, `aev_${n - 1}`], createdAt: at } }, output('new')]);
+    const s = fold([first, output('old answer'), kept, { type: 'SessionCompacted', data: { eventId: id(), turnsCompacted: 1, eventsCompacted: 2, summaryText: 'S', summaryKey: 'k', compactedEventIds: [(first.data as { eventId: string }).eventId, `aev_${n - 1}`], createdAt: at } }, output('new')]);
     expect(contents(s)).toEqual(['Summary of the conversation before this point:\nS', 'kept', 'new']);
-    const hidden = sessionFold.evolve(s, { type: 'SessionEventHidden', data: { eventId: kept.data.eventId as string, createdAt: at } }) as ActiveSession;
+    const hidden = sessionFold.evolve(s, { type: 'SessionEventHidden', data: { eventId: (kept.data as { eventId: string }).eventId, createdAt: at } }) as ActiveSession;
     expect(contents(hidden)).toEqual(['Summary of the conversation before this point:\nS', 'new']);
   });
 

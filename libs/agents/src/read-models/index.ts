@@ -1,2 +1,3 @@
 export * from './agents';
 export * from './sessions';
+export * from './instructions';

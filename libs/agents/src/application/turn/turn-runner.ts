@@ -9,6 +9,7 @@ import { historyMessages, PromptMessage } from '../../domain/history';
 import { apiEventView, PendingClientCall, SessionApiEvent, SessionEvent } from '../../domain/session-events';
 import { ActiveSession, sessionFold, SessionState } from '../../domain/session';
 import { compileCondition } from '../conditions';
+import { InstructionTexts } from '../instruction-texts';
 import { SessionStore } from '../sessions/session-store';
 import type { ActiveAgent } from '../sessions/sessions';
 import { eventsToCompact, summarise } from './compaction';
@@ -65,6 +66,7 @@ export class TurnRunner {
     private readonly chat: ChatCompletions,
     private readonly corporaSearch: CorporaSearchTool,
     private readonly quotas: AgentQuotas,
+    private readonly instructions: InstructionTexts,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -90,11 +92,11 @@ export class TurnRunner {
         }
         const stepConfig = config.steps[step];
         const inputsSeen = turn.inputCount();
-        let messages = this.prompt(config, step, turn.state, setup);
+        let messages = await this.prompt(config, step, turn.state, setup);
         const window = setup.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
         const compaction = effectiveCompaction(config);
         if (compaction.enabled && estimateTokens(messages) >= (window * compaction.threshold_percent) / 100) {
-          if (await this.compact(turn, turnId, setup)) messages = this.prompt(config, step, turn.state, setup);
+          if (await this.compact(turn, turnId, setup)) messages = await this.prompt(config, step, turn.state, setup);
         }
         const estimate = estimateTokens(messages);
         if (estimate > window) {
@@ -189,13 +191,19 @@ export class TurnRunner {
     return { outcome };
   }
 
-  /** System instructions of the step, then the history. */
-  private prompt(config: AgentConfig, step: string, state: ActiveSession, setup: TurnSetup): PromptMessage[] {
+  /** System instructions of the step (inline, or from `/v2/instructions` by reference), then the history. */
+  private async prompt(config: AgentConfig, step: string, state: ActiveSession, setup: TurnSetup): Promise<PromptMessage[]> {
     const context = templateContext(config, setup.agent.key, state, this.clock.now());
-    const instructions = (config.steps[step]?.instructions ?? [])
-      .map((ins, i) => (ins.type === 'inline' ? renderTemplate(ins.template, ins.template_type, context, `steps.${step}.instructions[${i}].template`) : ''))
-      .filter(Boolean)
-      .join('\n\n');
+    const texts = await Promise.all(
+      (config.steps[step]?.instructions ?? []).map(async (ins, i) => {
+        const field = `steps.${step}.instructions[${i}]`;
+        if (ins.type === 'inline') return renderTemplate(ins.template, ins.template_type, context, `${field}.template`);
+        const found = await this.instructions.resolve(ins);
+        if (!found) throw new DomainError('unprocessable', 'agent.instruction_missing', `${field} refers to instruction ${ins.id}${ins.version ? ` version ${ins.version}` : ''}, which does not exist`);
+        return renderTemplate(found.template, found.template_type, context, `${field} (${found.name})`);
+      }),
+    );
+    const instructions = texts.filter(Boolean).join('\n\n');
     const render = (r: TemplatedReminder) => renderTemplate(r.template, r.template_type, context, 'reminder.template');
     return [...(instructions ? [{ role: 'system' as const, content: instructions }] : []), ...historyMessages(state, config.steps, render)];
   }
