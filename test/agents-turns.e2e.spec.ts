@@ -290,4 +290,17 @@ describe('agent turns', () => {
     const log = (await app.call('GET', '/v2/events?category=session&limit=1000')).body.events as any[];
     expect(log.filter((e) => e.type === 'SessionAgentOutput' && e.data.content === 'two' && e.stream_id.endsWith('.l1'))).toHaveLength(1);
   });
+
+  it('renders an instruction referred to from /v2/instructions, pinned or latest, in the system message', async () => {
+    const created = await app.call('POST', '/v2/instructions', { name: 'Tone', template: 'Speak like a ${session.metadata.role}.' });
+    expect(created.status).toBe(201);
+    const id = created.body.id;
+    await app.call('PATCH', `/v2/instructions/${id}`, { template: 'Speak like a ${session.metadata.role}, briefly.' });
+    await agent('referred', { first_step_name: 'main', steps: { main: { instructions: [{ type: 'reference', id, version: 1 }, { type: 'reference', id }, { type: 'inline', template_type: 'text', template: 'End.' }] } } });
+    await session('referred', 'rf', { role: 'pirate' });
+    upstream.enqueue({ content: 'Arr.' });
+    await say('referred', 'rf', 'hi');
+    expect((upstream.chatRequests().at(-1)!.body as any).messages[0]).toEqual({ role: 'system', content: 'Speak like a pirate.\n\nSpeak like a pirate, briefly.\n\nEnd.' });
+    expect((await app.call('DELETE', `/v2/instructions/${id}/versions/1`)).status).toBe(409);
+  });
 });
