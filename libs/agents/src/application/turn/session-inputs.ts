@@ -179,10 +179,15 @@ export class SessionInputs {
       if (compaction) return await this.runner.runCompaction(setup, turnId, compaction.upTo, compaction.message);
       return await this.runner.run(setup, turnId);
     } finally {
-      // The lease goes first: a follow-up woken by `done` takes it at once.
-      await lease.release().catch(() => undefined);
-      this.running.delete(streamId);
-      finished();
+      // The caller is answered without waiting for the release; a follow-up woken by `done` comes after it and
+      // takes the lease at once.
+      void lease
+        .release()
+        .catch(() => undefined)
+        .then(() => {
+          this.running.delete(streamId);
+          finished();
+        });
     }
   }
 

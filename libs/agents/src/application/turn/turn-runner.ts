@@ -78,6 +78,7 @@ export class TurnRunner {
     let transitions = 0;
     let outcome: TurnOutcome = 'answered';
     let failure: DomainError | undefined;
+    let final: Extract<SessionEvent, { type: 'SessionAgentOutput' | 'SessionStructuredOutput' }> | undefined;
     try {
       for (let calls = 0; ; calls++) {
         await turn.catchUp();
@@ -119,24 +120,36 @@ export class TurnRunner {
           }
           continue;
         }
-        const output = await this.recordOutput(stepConfig, step, answer, messages, tools, turn, turnId, setup);
-        setup.sink.deltaEnd(output.eventId);
+        // The answer is stored with what follows it (the turn's end, a transition) in one append where it can be.
+        const output = await this.outputOf(stepConfig, step, answer, messages, turn, turnId, setup);
+        const outputId = output.event.data.eventId;
         if (output.error) {
+          await turn.record(output.event);
+          setup.sink.deltaEnd(outputId);
           failure = output.error;
           outcome = 'failed';
           break;
         }
         await turn.catchUp();
         // A steer that arrived while the model answered is answered before the turn ends.
-        if (turn.inputCount() > inputsSeen && !turn.state.interruptRequested) continue;
+        if (turn.inputCount() > inputsSeen && !turn.state.interruptRequested) {
+          await turn.record(output.event);
+          setup.sink.deltaEnd(outputId);
+          continue;
+        }
         const next = this.nextStep(config, stepConfig, turn.state, setup, output.value);
-        if (!next) break;
+        if (!next) {
+          final = output.event;
+          break;
+        }
         if (++transitions > MAX_STEP_TRANSITIONS) {
-          await turn.record({ type: 'SessionLimitExceeded', data: { ...turn.base(turnId), limit: 'step_transition', message: `Agent exceeded maximum step transitions (${MAX_STEP_TRANSITIONS}). Possible infinite loop in next_steps`, value: MAX_STEP_TRANSITIONS } });
+          await turn.recordMany([output.event, { type: 'SessionLimitExceeded', data: { ...turn.base(turnId), limit: 'step_transition', message: `Agent exceeded maximum step transitions (${MAX_STEP_TRANSITIONS}). Possible infinite loop in next_steps`, value: MAX_STEP_TRANSITIONS } }]);
+          setup.sink.deltaEnd(outputId);
           outcome = 'limit';
           break;
         }
-        await turn.record({ type: 'SessionStepTransitioned', data: { ...turn.base(turnId), fromStep: step, toStep: next, content: typeof output.value === 'string' ? output.value : JSON.stringify(output.value) } });
+        await turn.recordMany([output.event, { type: 'SessionStepTransitioned', data: { ...turn.base(turnId), fromStep: step, toStep: next, content: typeof output.value === 'string' ? output.value : JSON.stringify(output.value) } }]);
+        setup.sink.deltaEnd(outputId);
         step = next;
       }
     } catch (e) {
@@ -154,7 +167,9 @@ export class TurnRunner {
     }
     // A turn waiting for client tools resumes on its step; an ended one re-enters where the step says.
     const nextStep = outcome === 'client_tool' ? step : (config.steps[step]?.reentry_step ?? step);
-    await turn.record({ type: 'SessionTurnEnded', data: { turnId, outcome, usage: turn.usage, ...(failure ? { error: failure.message } : {}), nextStep, createdAt: this.clock.now().toISOString() } }, { emit: false });
+    const ended: SessionEvent = { type: 'SessionTurnEnded', data: { turnId, outcome, usage: turn.usage, ...(failure ? { error: failure.message } : {}), nextStep, createdAt: this.clock.now().toISOString() } };
+    await turn.recordMany(final ? [final, ended] : [ended]);
+    if (final) setup.sink.deltaEnd(final.data.eventId);
     return { outcome, ...(failure ? { error: failure } : {}) };
   }
 
@@ -300,11 +315,10 @@ export class TurnRunner {
     return pending;
   }
 
-  /** Stores the answer: structured (validated against its schema, asked again when it does not match) or text. */
-  private async recordOutput(step: StepConfig, stepName: string, answer: ModelAnswer, messages: PromptMessage[], tools: ToolDefinition[], turn: TurnState, turnId: string, setup: TurnSetup): Promise<{ eventId: string; value: unknown; error?: DomainError }> {
+  /** The answer as an event: structured (validated against its schema, asked again when it does not match) or text. */
+  private async outputOf(step: StepConfig, stepName: string, answer: ModelAnswer, messages: PromptMessage[], turn: TurnState, turnId: string, setup: TurnSetup): Promise<{ event: Extract<SessionEvent, { type: 'SessionAgentOutput' | 'SessionStructuredOutput' }>; value: unknown; error?: DomainError }> {
     if (step.output_parser.type !== 'structured') {
-      const e = await turn.record({ type: 'SessionAgentOutput', data: { ...turn.base(turnId), content: answer.content, step: stepName, inputsSeen: turn.inputsSeen } });
-      return { eventId: e, value: answer.content };
+      return { event: { type: 'SessionAgentOutput', data: { ...turn.base(turnId), content: answer.content, step: stepName, inputsSeen: turn.inputsSeen } }, value: answer.content };
     }
     const schema = step.output_parser.json_schema;
     let current = answer;
@@ -313,8 +327,7 @@ export class TurnRunner {
       problem = structuredProblem(current.content, schema.schema);
       if (!problem) {
         const value: unknown = JSON.parse(current.content);
-        const e = await turn.record({ type: 'SessionStructuredOutput', data: { ...turn.base(turnId), schemaName: schema.name, content: value, step: stepName, inputsSeen: turn.inputsSeen } });
-        return { eventId: e, value };
+        return { event: { type: 'SessionStructuredOutput', data: { ...turn.base(turnId), schemaName: schema.name, content: value, step: stepName, inputsSeen: turn.inputsSeen } }, value };
       }
       if (attempt >= STRUCTURED_ATTEMPTS) break;
       const retry: PromptMessage[] = [...messages, { role: 'assistant', content: current.content }, { role: 'user', content: `Your answer does not match the JSON schema ${schema.name}: ${problem}. Answer again with JSON only.` }];
@@ -322,8 +335,11 @@ export class TurnRunner {
       turn.addUsage(current.usage);
     }
     // Nothing is lost: the last answer is kept as text, and the turn reports why it is not structured.
-    const e = await turn.record({ type: 'SessionAgentOutput', data: { ...turn.base(turnId), content: current.content, step: stepName, inputsSeen: turn.inputsSeen } });
-    return { eventId: e, value: current.content, error: new DomainError('unprocessable', 'agent.structured_output_invalid', `The model's answer did not match the output schema ${schema.name} after ${STRUCTURED_ATTEMPTS} attempts: ${problem}`) };
+    return {
+      event: { type: 'SessionAgentOutput', data: { ...turn.base(turnId), content: current.content, step: stepName, inputsSeen: turn.inputsSeen } },
+      value: current.content,
+      error: new DomainError('unprocessable', 'agent.structured_output_invalid', `The model's answer did not match the output schema ${schema.name} after ${STRUCTURED_ATTEMPTS} attempts: ${problem}`),
+    };
   }
 
   /** The first `next_steps` entry whose condition holds (one without a condition always does). */
@@ -434,8 +450,20 @@ function templateContext(config: AgentConfig, agentKey: string, s: ActiveSession
   };
 }
 
+/** Compiled templates by field and source: a turn renders the same instructions and reminders every time. */
+const compiled = new Map<string, VelocityText>();
+const MAX_COMPILED = 1000;
+
 function renderTemplate(template: string, type: 'velocity' | 'text' | undefined, context: Record<string, unknown>, field: string): string {
-  return type === 'text' ? template : VelocityText.compile(template, field).render(context);
+  if (type === 'text') return template;
+  const key = `${field}\u0000${template}`;
+  let velocity = compiled.get(key);
+  if (!velocity) {
+    velocity = VelocityText.compile(template, field);
+    if (compiled.size >= MAX_COMPILED) compiled.clear();
+    compiled.set(key, velocity);
+  }
+  return velocity.render(context);
 }
 
 function latestToolOutputs(s: ActiveSession): Record<string, { outputs: { latest: unknown } }> {
