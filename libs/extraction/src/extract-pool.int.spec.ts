@@ -77,18 +77,23 @@ describe('ExtractionPool against hostile files', () => {
   }, 60_000);
 
   it('refuses a file past the time limit, terminating its worker, and parses the next file', async () => {
-    const slow = pool.extract(pageBombPdf(10, 3), 'slow.pdf', NO_TABLES).catch((e: unknown) => e);
+    // 1,936 pages (under the page limit) take about a second and a half here, far past 200 ms on any machine;
+    // a markdown file takes milliseconds (a worker's start is not counted).
+    const strict = new ExtractionPool({ workers: 1, timeoutMs: 200 });
+    const slow = strict.extract(pageBombPdf(44, 2), 'slow.pdf', NO_TABLES).catch((e: unknown) => e);
     expect(kindOf(await slow)).toBe('timeout');
-    const { document } = await pool.extractWithThread(fixture('sample.md'), 'sample.md', NO_TABLES);
+    const { document } = await strict.extractWithThread(fixture('sample.md'), 'sample.md', NO_TABLES);
     expect(document.sections.length).toBeGreaterThan(0);
+    await strict.close();
   }, 60_000);
 
   it('parses a second file while a slow one holds the other worker', async () => {
-    const limitMs = 5_000;
+    // The slow file must outlast the limit and the quick one finish well within it, whatever the machine's speed.
+    const limitMs = 600;
     const pair = new ExtractionPool({ workers: 2, timeoutMs: limitMs });
     // Both workers started and warm, so that the timing below is the parse's, not a thread's start.
     await Promise.all([pair.extract(fixture('sample.md'), 'a.md', NO_TABLES), pair.extract(fixture('sample.md'), 'b.md', NO_TABLES)]);
-    const slow = pair.extract(pageBombPdf(10, 4), 'slow.pdf', NO_TABLES).catch((e: unknown) => e);
+    const slow = pair.extract(pageBombPdf(44, 2), 'slow.pdf', NO_TABLES).catch((e: unknown) => e);
     const started = Date.now();
     await pair.extract(fixture('sample.docx'), 'sample.docx', NO_TABLES);
     const quickTook = Date.now() - started;
