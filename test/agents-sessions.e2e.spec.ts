@@ -83,3 +83,38 @@ describe('agent sessions', () => {
     expect((await app.call('GET', '/v2/agents/helper/sessions/s2')).status).toBe(404);
   });
 });
+
+/** tti_minutes: a session idle past it is deleted by the worker's sweep; effective_compaction is snapshotted. */
+describe('agent session expiry', () => {
+  let app: TestApp;
+  let upstream: ScriptedOpenAIServer;
+  let offsetMs = 0;
+
+  beforeAll(async () => {
+    upstream = await ScriptedOpenAIServer.start();
+    app = await startTestApp({ env: { WORKER_POLL_MS: '50' }, clock: { now: () => new Date(Date.now() + offsetMs) } });
+    await registerScripted(app, upstream, 'm');
+    await app.call('POST', '/v2/agents', { key: 'brief', name: 'brief', model: { name: 'm' }, tool_configurations: {}, first_step_name: 'main', steps: { main: { instructions: [] } }, compaction: { threshold_percent: 60 } });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await upstream?.close();
+  });
+
+  it('deletes a session idle past its tti_minutes and keeps the others', async () => {
+    const short = await app.call('POST', '/v2/agents/brief/sessions', { key: 'short', tti_minutes: 5 });
+    expect(short.body).toMatchObject({ tti_minutes: 5, effective_compaction: { enabled: true, threshold_percent: 60, keep_recent_inputs: 1, tool_event_policy: 'include_outputs' } });
+    await app.call('POST', '/v2/agents/brief/sessions', { key: 'forever' });
+    await app.call('POST', '/v2/agents/brief/sessions', { key: 'long', tti_minutes: 60 });
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await app.call('GET', '/v2/agents/brief/sessions/short')).status).toBe(200);
+    offsetMs = 6 * 60_000;
+    const deadline = Date.now() + 5000;
+    while ((await app.call('GET', '/v2/agents/brief/sessions/short')).status !== 404 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect((await app.call('GET', '/v2/agents/brief/sessions/short')).status).toBe(404);
+    expect((await app.call('GET', '/v2/agents/brief/sessions/forever')).status).toBe(200);
+    expect((await app.call('GET', '/v2/agents/brief/sessions/long')).status).toBe(200);
+    const log = (await app.call('GET', '/v2/events?category=session&type=SessionDeleted&limit=10')).body.events;
+    expect(log).toEqual([expect.objectContaining({ metadata: expect.objectContaining({ actor: { type: 'system', id: 'session-expiry' } }) })]);
+  });
+});

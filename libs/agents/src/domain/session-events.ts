@@ -1,3 +1,5 @@
+import type { CompactionConfig } from './agent-config';
+
 /**
  * The events of one session's stream (`session-<agentId>.<sessionKey>`): the session's state and its API
  * events are folds of it. One stored event per API event (`eventId` is the API's `aev_…` id); turn bookkeeping
@@ -48,7 +50,11 @@ type ApiEvent = { readonly eventId: string; readonly turnId?: string } & At;
 // arrived while the model answered (a steer) is stored before the answer but was not seen by it.
 
 export type SessionEvent =
-  | { type: 'SessionCreated'; data: SessionFields & At & { agentId: string; agentKey: string; sessionKey: string; secrets?: { names: string[]; sealed: Sealed }; forkedFrom?: ForkOrigin } }
+  | {
+      type: 'SessionCreated';
+      /** `compaction`: the agent's compaction settings with defaults, snapshotted at creation (the reference's `effective_compaction`). */
+      data: SessionFields & At & { agentId: string; agentKey: string; sessionKey: string; secrets?: { names: string[]; sealed: Sealed }; forkedFrom?: ForkOrigin; compaction?: CompactionConfig };
+    }
   | { type: 'SessionUpdated'; data: { changes: Partial<SessionFields>; secrets?: { names: string[]; sealed: Sealed }; updatedAt: string } }
   | { type: 'SessionDeleted'; data: { deletedAt: string } }
   | { type: 'SessionInputReceived'; data: ApiEvent & { messages: AgentInput[]; externalId?: string; behavior?: InputBehavior; step: string } }

@@ -1,4 +1,5 @@
 import { assertNever, conflict, invalid, notFound } from '@lib/platform/kernel';
+import type { CompactionConfig } from './agent-config';
 import { ForkOrigin, isApiEvent, PendingClientCall, Sealed, SessionApiEvent, SessionEvent, SessionFields, TurnUsage } from './session-events';
 
 /** A turn in progress: who runs it (a lease holder) and since when. */
@@ -20,6 +21,8 @@ export type SessionState =
       readonly secretNames: readonly string[];
       readonly sealedSecrets?: Sealed;
       readonly forkedFrom?: ForkOrigin;
+      /** Compaction settings snapshotted at creation (absent for sessions created before they were). */
+      readonly compaction?: CompactionConfig;
       readonly createdAt: string;
       readonly updatedAt: string;
       /** The step the next input enters (the reentry step of the step the last turn ended on). */
@@ -60,6 +63,7 @@ export const sessionFold = {
         secretNames: d.secrets?.names ?? [],
         sealedSecrets: d.secrets?.sealed,
         forkedFrom: d.forkedFrom,
+        compaction: d.compaction,
         createdAt: d.createdAt,
         updatedAt: d.createdAt,
         currentStep: base?.currentStep,
@@ -144,11 +148,11 @@ export function requireSession(state: SessionState, agentKey: string, key: strin
 
 export function decideCreateSession(
   state: SessionState,
-  command: { agentId: string; agentKey: string; sessionKey: string; fields: SessionFields; secrets?: { names: string[]; sealed: Sealed }; forkedFrom?: ForkOrigin },
+  command: { agentId: string; agentKey: string; sessionKey: string; fields: SessionFields; secrets?: { names: string[]; sealed: Sealed }; forkedFrom?: ForkOrigin; compaction?: CompactionConfig },
   now: Date,
 ): SessionEvent[] {
   if (state.status !== 'absent' && !command.forkedFrom) throw conflict('session.key_taken', `A session with key "${command.sessionKey}" already exists for agent "${command.agentKey}": use another key`);
-  return [{ type: 'SessionCreated', data: { agentId: command.agentId, agentKey: command.agentKey, sessionKey: command.sessionKey, ...command.fields, ...(command.secrets ? { secrets: command.secrets } : {}), ...(command.forkedFrom ? { forkedFrom: command.forkedFrom } : {}), createdAt: now.toISOString() } }];
+  return [{ type: 'SessionCreated', data: { agentId: command.agentId, agentKey: command.agentKey, sessionKey: command.sessionKey, ...command.fields, ...(command.secrets ? { secrets: command.secrets } : {}), ...(command.forkedFrom ? { forkedFrom: command.forkedFrom } : {}), ...(command.compaction ? { compaction: command.compaction } : {}), createdAt: now.toISOString() } }];
 }
 
 export function decideUpdateSession(state: SessionState, agentKey: string, key: string, changes: Partial<SessionFields>, secrets: { names: string[]; sealed: Sealed } | undefined, now: Date): SessionEvent[] {

@@ -1,4 +1,5 @@
 import { collection } from '@lib/platform/projections';
+import type { CompactionConfig } from '../domain/agent-config';
 import type { SessionEvent } from '../domain/session-events';
 
 /**
@@ -25,6 +26,7 @@ export type SessionRow = {
   readonly created_at: string;
   readonly updated_at: string;
   /** Set while a turn runs: the turn and its runner's lease holder, for the crash sweep. */
+  readonly effective_compaction?: CompactionConfig;
   readonly turn_id?: string | null;
   readonly holder?: string | null;
 };
@@ -50,6 +52,7 @@ export const sessionRow = (d: Created): SessionRow => ({
   input_tokens: 0,
   output_tokens: 0,
   turns: 0,
+  ...(d.compaction ? { effective_compaction: d.compaction } : {}),
   created_at: d.createdAt,
   updated_at: d.createdAt,
 });
@@ -69,6 +72,7 @@ export function sessionView(row: SessionRow, extra: Record<string, unknown> = {}
     tti_minutes: row.tti_minutes,
     created_at: row.created_at,
     updated_at: row.updated_at,
+    ...(row.effective_compaction ? { effective_compaction: row.effective_compaction } : {}),
     session_context_usage: { input_tokens: { count: row.input_tokens }, output_tokens: { count: row.output_tokens }, total_tokens: total },
     ...(row.secret_names.length ? { secrets: Object.fromEntries(row.secret_names.map((n) => [n, '****'])) } : {}),
     ...extra,

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SecretBox } from '@lib/llms';
 import { CommandContext, conflict, DomainError, findMatching, ID_GENERATOR, IdGenerator, invalid, notFound, parseFilter, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
 import { agentNotFound, AgentState } from '../../domain/agent';
-import type { AgentConfig } from '../../domain/agent-config';
+import { AgentConfig, effectiveCompaction } from '../../domain/agent-config';
 import { ForkOrigin, SessionFields } from '../../domain/session-events';
 import { ActiveSession, decideCreateSession, decideDeleteSession, decideEventChange, decideUpdateSession, eventsUpTo, requireSession, sessionStatus } from '../../domain/session';
 import { SESSIONS, SessionRow, sessionRowId, sessionView } from '../../read-models';
@@ -60,7 +60,7 @@ export class Sessions {
     checkRunCondition(agent.config, agentKey, key, fields, ctx.now);
     const forkedFrom = req.from_session ? await this.forkOrigin(agent, req.from_session) : undefined;
     const secrets = req.secrets && Object.keys(req.secrets).length ? this.seal(agent.agentId, key, req.secrets) : undefined;
-    const { position } = await this.store.write(agent.agentId, key, (s) => decideCreateSession(s, { agentId: agent.agentId, agentKey, sessionKey: key, fields, secrets, forkedFrom }, ctx.now), ctx);
+    const { position } = await this.store.write(agent.agentId, key, (s) => decideCreateSession(s, { agentId: agent.agentId, agentKey, sessionKey: key, fields, secrets, forkedFrom, compaction: effectiveCompaction(agent.config) }, ctx.now), ctx);
     await this.visible(position);
     return this.get(agentKey, key);
   }
@@ -196,7 +196,7 @@ function checkRunCondition(config: AgentConfig, agentKey: string, key: string, f
 
 /** The fields only the stream knows at once (a turn may have ended before the projection caught up). */
 function liveFields(s: ActiveSession): Partial<SessionRow> {
-  return { status: sessionStatus(s), input_tokens: s.usage.input_tokens, output_tokens: s.usage.output_tokens, ...(s.turn?.step ?? s.currentStep ? { current_step_name: s.turn?.step ?? s.currentStep } : {}), name: s.fields.name, metadata: s.fields.metadata, enabled: s.fields.enabled, tti_minutes: s.fields.ttiMinutes, secret_names: s.secretNames, updated_at: s.updatedAt };
+  return { ...(s.compaction ? { effective_compaction: s.compaction } : {}), status: sessionStatus(s), input_tokens: s.usage.input_tokens, output_tokens: s.usage.output_tokens, ...(s.turn?.step ?? s.currentStep ? { current_step_name: s.turn?.step ?? s.currentStep } : {}), name: s.fields.name, metadata: s.fields.metadata, enabled: s.fields.enabled, tti_minutes: s.fields.ttiMinutes, secret_names: s.secretNames, updated_at: s.updatedAt };
 }
 
 function rowOf(s: ActiveSession): SessionRow {

@@ -73,7 +73,8 @@ export class TurnRunner {
 
   async run(setup: TurnSetup, turnId: string): Promise<{ outcome: TurnOutcome; error?: DomainError }> {
     const turn = new TurnState(this.store, setup, this.clock, () => `aev_${this.ids.uuid()}`);
-    const config = setup.agent.config;
+    // The compaction settings the session was created with (the reference's effective_compaction).
+    const config = setup.state.compaction ? { ...setup.agent.config, compaction: setup.state.compaction } : setup.agent.config;
     let step = setup.step;
     let transitions = 0;
     let outcome: TurnOutcome = 'answered';
@@ -179,12 +180,13 @@ export class TurnRunner {
    * was nothing to compact.
    */
   async compact(turn: TurnState, turnId: string, setup: TurnSetup, upToEventId?: string, message?: string): Promise<boolean> {
-    const events = eventsToCompact(turn.state, setup.agent.config, upToEventId);
+    const config = turn.state.compaction ? { ...setup.agent.config, compaction: turn.state.compaction } : setup.agent.config;
+    const events = eventsToCompact(turn.state, config, upToEventId);
     if (!events.length) return false;
     const started = turn.base(turnId);
     await turn.record({ type: 'SessionCompactionStarted', data: started }, { emit: false });
     setup.sink.compactionStarted({ type: 'compaction_started', id: started.eventId, session_key: turn.state.key, created_at: started.createdAt });
-    const { summary, usage, turns } = await summarise((o) => this.model(setup, o), setup.agent.config, turn.state, events, message, turn.signal);
+    const { summary, usage, turns } = await summarise((o) => this.model(setup, o), config, turn.state, events, message, turn.signal);
     turn.addUsage(usage);
     await turn.record({ type: 'SessionCompacted', data: { ...turn.base(turnId), turnsCompacted: turns, eventsCompacted: events.length, summaryText: summary, summaryKey: `summary_${started.eventId.slice(4)}`, compactedEventIds: events.map((e) => e.data.eventId) } });
     return true;
