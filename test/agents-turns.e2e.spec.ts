@@ -303,4 +303,24 @@ describe('agent turns', () => {
     expect((upstream.chatRequests().at(-1)!.body as any).messages[0]).toEqual({ role: 'system', content: 'Speak like a pirate.\n\nSpeak like a pirate, briefly.\n\nEnd.' });
     expect((await app.call('DELETE', `/v2/instructions/${id}/versions/1`)).status).toBe(409);
   });
+
+  it('runs the tool calls of one answer concurrently and answers each call by its id', async () => {
+    await agent('parallel', {
+      tool_configurations: { docs: { type: 'corpora_search', query_configuration: { search: { corpora: [{ corpus_key: 'docs', lexical_interpolation: 1 }] } } } },
+      first_step_name: 'main',
+      steps: { main: { instructions: [] } },
+    });
+    await session('parallel', 'p1');
+    upstream.enqueue({ toolCalls: [{ id: 'a', name: 'docs', arguments: '{"query":"refunds"}' }, { id: 'b', name: 'docs', arguments: '{"query":"shipping to Iceland"}' }, { id: 'c', name: 'nope', arguments: '{}' }] }, { content: 'Both.' });
+    const res = await say('parallel', 'p1', 'refunds and shipping?');
+    const types = res.body.events.map((e: Ev) => e.type);
+    expect(types.slice(0, 4)).toEqual(['input_message', 'tool_input', 'tool_input', 'tool_input']);
+    const outputs = res.body.events.filter((e: Ev) => e.type === 'tool_output');
+    expect(outputs.map((o: Ev) => o.tool_call_id).sort()).toEqual(['a', 'b', 'c']);
+    expect(outputs.find((o: Ev) => o.tool_call_id === 'b').tool_output.search_results[0].text).toContain('Iceland');
+    expect(outputs.find((o: Ev) => o.tool_call_id === 'c')).toMatchObject({ error: true, tool_output: { error: 'there is no tool named nope' } });
+    const sent = (upstream.chatRequests().at(-1)!.body as any).messages;
+    expect(sent[1].tool_calls.map((c: any) => c.id)).toEqual(['a', 'b', 'c']);
+    expect(sent.slice(2).map((m: any) => m.tool_call_id).sort()).toEqual(['a', 'b', 'c']);
+  });
 });
