@@ -44,6 +44,7 @@ import { ErrorFilter } from './http/error.filter';
 import { AuditController } from './ops/audit.controller';
 import { EventsController } from './ops/events.controller';
 import { HealthController } from './ops/health.controller';
+import { AgentAccessController } from './agents/agent-access.controller';
 import { AgentsController } from './agents/agents.controller';
 import { SessionsController } from './agents/sessions.controller';
 import { InstructionsController } from './agents/instructions.controller';
@@ -125,6 +126,7 @@ export const API_CONTROLLERS = [
   EncodersController,
   GenerationPresetsController,
   AgentsController,
+  AgentAccessController,
   SessionsController,
   InstructionsController,
 ];

@@ -13,7 +13,8 @@ import { CreateInstructionHandler, DeleteInstructionHandler, DeleteInstructionVe
 import { SessionStore } from './application/sessions/session-store';
 import { Sessions } from './application/sessions/sessions';
 import { AgentQuotas } from './application/turn/agent-quotas';
-import { AGENT_CORPUS_ACCESS, AGENT_LEASES, AGENT_SECRET_VALUES, AgentCorpusAccess, SessionInputs } from './application/turn/session-inputs';
+import { AGENT_CORPUS_ACCESS, AGENT_LEASES, AGENT_SECRET_VALUES, AgentCorpusAccess, AgentSecretValues, SessionInputs } from './application/turn/session-inputs';
+import { AgentIdentities, AgentSecrets } from './application/access/agent-access';
 import { CorporaSearchTool } from './application/turn/tools';
 import { TurnRunner } from './application/turn/turn-runner';
 
@@ -42,13 +43,18 @@ export class AgentsModule {
           inject: [EVENT_STORE, CLOCK],
           useFactory: (store: EventStore, clock: Clock) => new EventStoreLeases(store, clock, { ttlMs: options.leaseTtlMs, renewMs: options.leaseRenewMs }),
         },
+        AgentSecrets,
+        AgentIdentities,
         {
-          // Until an agent has an identity of its own, its tools read any corpus that exists.
+          // An agent's tools read what its identity may read (docs/agents.md, Identity).
           provide: AGENT_CORPUS_ACCESS,
-          inject: [READ_STORE],
-          useFactory: (reads: ReadStore): AgentCorpusAccess => async (_agentKey, corpusKey) => (await reads.get<CorpusRow>(CORPORA, corpusKey)) !== undefined,
+          inject: [READ_STORE, AgentIdentities],
+          useFactory:
+            (reads: ReadStore, identities: AgentIdentities): AgentCorpusAccess =>
+            async (agentKey, corpusKey) =>
+              (await reads.get<CorpusRow>(CORPORA, corpusKey)) !== undefined && (await identities.canReadCorpus(agentKey, corpusKey)),
         },
-        { provide: AGENT_SECRET_VALUES, useValue: async () => ({}) },
+        { provide: AGENT_SECRET_VALUES, inject: [AgentSecrets], useFactory: (secrets: AgentSecrets): AgentSecretValues => (agentKey) => secrets.resolve(agentKey) },
         AgentWriter,
         CreateAgentHandler,
         UpdateAgentHandler,
@@ -71,7 +77,7 @@ export class AgentsModule {
         TurnRunner,
         SessionInputs,
       ],
-      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs],
+      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities],
     };
   }
 }

@@ -21,3 +21,5 @@ export * from './application/instruction-references';
 export * from './application/instruction-texts';
 export * from './application/instructions/instruction-commands';
 export * from './application/instruction-queries/instruction-queries';
+export * from './domain/agent-access';
+export * from './application/access/agent-access';

@@ -1,0 +1,72 @@
+import { Body, Controller, Get, Param, Patch, Put } from '@nestjs/common';
+import { Type } from 'class-transformer';
+import { IsArray, IsIn, IsObject, IsOptional, IsString, MaxLength, MinLength, ValidateNested } from 'class-validator';
+import { AgentIdentities, AgentSecrets } from '@lib/agents';
+import { AGENT_ROLES, API_ROLES, CORPUS_ROLES } from '@lib/auth';
+import { CommandContext } from '@lib/platform';
+import { Ctx } from '../http/command-context';
+import { Policy } from '../http/policy';
+import { validateBody } from '../http/validation';
+
+class SecretsDto {
+  @IsObject() secrets!: Record<string, string | null>;
+}
+
+class CorpusRoleDto {
+  @IsString() @MinLength(1) @MaxLength(100) corpus_key!: string;
+  @IsIn(CORPUS_ROLES) role!: string;
+}
+
+class AgentRoleDto {
+  @IsString() @MinLength(1) @MaxLength(50) agent_key!: string;
+  @IsIn(AGENT_ROLES) role!: string;
+}
+
+class IdentityDto {
+  @IsOptional() @IsIn(['auto', 'manual']) mode?: 'auto' | 'manual';
+  @IsOptional() @IsArray() @IsIn(API_ROLES, { each: true }) api_roles?: string[];
+  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => CorpusRoleDto) corpus_roles?: CorpusRoleDto[];
+  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => AgentRoleDto) agent_roles?: AgentRoleDto[];
+}
+
+/** An agent's secrets (owner, administrator, agent_administrator only) and its identity. */
+@Controller('v2/agents/:agent_key')
+export class AgentAccessController {
+  constructor(
+    private readonly secrets: AgentSecrets,
+    private readonly identities: AgentIdentities,
+  ) {}
+
+  @Get('secrets')
+  @Policy('agent.administer')
+  async getSecrets(@Param('agent_key') key: string) {
+    return { secrets: await this.secrets.names(key) };
+  }
+
+  @Put('secrets')
+  @Policy('agent.administer')
+  async replaceSecrets(@Param('agent_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
+    const dto = validateBody(SecretsDto, body);
+    return { secrets: await this.secrets.change(key, (body as SecretsDto).secrets ?? dto.secrets, 'replace', ctx) };
+  }
+
+  @Patch('secrets')
+  @Policy('agent.administer')
+  async patchSecrets(@Param('agent_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
+    const dto = validateBody(SecretsDto, body);
+    return { secrets: await this.secrets.change(key, (body as SecretsDto).secrets ?? dto.secrets, 'patch', ctx) };
+  }
+
+  @Get('identity')
+  @Policy('agent.view')
+  async getIdentity(@Param('agent_key') key: string) {
+    return this.identities.get(key);
+  }
+
+  @Patch('identity')
+  @Policy('agent.administer')
+  async patchIdentity(@Param('agent_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
+    validateBody(IdentityDto, body);
+    return this.identities.update(key, body as IdentityDto, ctx);
+  }
+}

@@ -1,0 +1,109 @@
+import { Injectable } from '@nestjs/common';
+import { allows, capabilitiesOf, CorpusRoleName, AgentRoleName, ApiRole } from '@lib/auth';
+import { SecretBox } from '@lib/llms';
+import { CommandContext, Fold, invalid, StreamWriter, streamId } from '@lib/platform';
+import { agentNotFound } from '../../domain/agent';
+import { AgentIdentityEvent, AgentSecretsEvent, autoRoles, checkSecrets, identityFold, IdentityRoles, IdentityState, masked, secretsFold, SecretsState } from '../../domain/agent-access';
+import { AgentWriter } from '../agent-writer';
+
+const secretsStream = (agentId: string) => streamId('agent_secrets', agentId);
+const identityStream = (agentId: string) => streamId('agent_identity', agentId);
+
+/** An agent's secrets (`/v2/agents/{key}/secrets`): sealed at rest, `****` on every read and write response. */
+@Injectable()
+export class AgentSecrets {
+  constructor(
+    private readonly agents: AgentWriter,
+    private readonly streams: StreamWriter,
+    private readonly box: SecretBox,
+  ) {}
+
+  private async agentId(agentKey: string): Promise<string> {
+    const agent = await this.agents.state(agentKey);
+    if (agent.status === 'absent') throw agentNotFound(agentKey);
+    return agent.agentId;
+  }
+
+  private aad = (agentId: string) => `agent-secrets:${agentId}`;
+
+  async names(agentKey: string): Promise<Record<string, string>> {
+    const state = await this.streams.state(secretsStream(await this.agentId(agentKey)), secretsFold);
+    return masked(state.names);
+  }
+
+  /** Values in clear, for `{"$ref": "agent.secrets.<name>"}` in tool arguments; empty for an unknown agent. */
+  async resolve(agentKey: string): Promise<Record<string, string>> {
+    const agent = await this.agents.state(agentKey);
+    if (agent.status === 'absent') return {};
+    const state = await this.streams.state(secretsStream(agent.agentId), secretsFold);
+    return state.sealed ? this.box.open(state.sealed as never, this.aad(agent.agentId)) : {};
+  }
+
+  /** PUT replaces the whole set; PATCH adds or replaces, and a name mapped to null is removed. */
+  async change(agentKey: string, secrets: Record<string, string | null>, change: 'replace' | 'patch', ctx: CommandContext): Promise<Record<string, string>> {
+    checkSecrets(secrets);
+    const removed = Object.entries(secrets).find(([, v]) => v === null);
+    if (change === 'replace' && removed) throw invalid('agent.invalid_secrets', `Invalid secrets.${removed[0]}: null removes a secret only in a PATCH; a PUT gives the whole set`, { [`secrets.${removed[0]}`]: 'must be a string' });
+    const agentId = await this.agentId(agentKey);
+    const fold = secretsFold as unknown as Fold<SecretsState, AgentSecretsEvent>;
+    const { events } = await this.streams.write<SecretsState, AgentSecretsEvent>(secretsStream(agentId), fold, (state) => {
+      const current = state.sealed ? this.box.open(state.sealed as never, this.aad(agentId)) : {};
+      const next: Record<string, string> = change === 'replace' ? {} : { ...current };
+      for (const [name, value] of Object.entries(secrets)) {
+        if (value === null) delete next[name];
+        else next[name] = value;
+      }
+      checkSecrets(next);
+      const names = Object.keys(next).sort();
+      return [{ type: 'AgentSecretsSet', data: { agentId, agentKey, names, ...(names.length ? { sealed: this.box.seal(next, this.aad(agentId)) as unknown as Record<string, string> } : {}), change, setAt: ctx.now.toISOString() } }];
+    }, ctx, []);
+    return masked(events[events.length - 1]?.data.names ?? []);
+  }
+}
+
+/** An agent's identity: the roles its tools act with (`/v2/agents/{key}/identity`). */
+@Injectable()
+export class AgentIdentities {
+  constructor(
+    private readonly agents: AgentWriter,
+    private readonly streams: StreamWriter,
+  ) {}
+
+  private async agent(agentKey: string) {
+    const agent = await this.agents.state(agentKey);
+    if (agent.status === 'absent') throw agentNotFound(agentKey);
+    return agent;
+  }
+
+  async get(agentKey: string): Promise<Record<string, unknown>> {
+    const agent = await this.agent(agentKey);
+    const state = await this.streams.state(identityStream(agent.agentId), identityFold);
+    const roles = state.mode === 'auto' ? autoRoles(agent.config) : state.roles;
+    return { mode: state.mode, client_id: `agent_${agent.agentId.replace(/^agt_/, '')}`, ...roles };
+  }
+
+  /** `auto` ignores given roles and follows the tools; `manual` keeps the roles given (or those it had). */
+  async update(agentKey: string, change: { mode?: 'auto' | 'manual' } & Partial<IdentityRoles>, ctx: CommandContext): Promise<Record<string, unknown>> {
+    const agent = await this.agent(agentKey);
+    const fold = identityFold as unknown as Fold<IdentityState, AgentIdentityEvent>;
+    await this.streams.write<IdentityState, AgentIdentityEvent>(identityStream(agent.agentId), fold, (state) => {
+      const mode = change.mode ?? state.mode;
+      if (mode === 'auto') return state.mode === 'auto' ? [] : [{ type: 'AgentIdentitySet', data: { agentId: agent.agentId, agentKey, mode, setAt: ctx.now.toISOString() } }];
+      const base = state.mode === 'manual' ? state.roles : autoRoles(agent.config);
+      const roles: IdentityRoles = { api_roles: change.api_roles ?? base.api_roles, corpus_roles: change.corpus_roles ?? base.corpus_roles, agent_roles: change.agent_roles ?? base.agent_roles };
+      return [{ type: 'AgentIdentitySet', data: { agentId: agent.agentId, agentKey, mode, roles, setAt: ctx.now.toISOString() } }];
+    }, ctx, []);
+    return this.get(agentKey);
+  }
+
+  /** Whether the agent, acting as its identity, may read a corpus (its tools use the identity's permissions). */
+  async canReadCorpus(agentKey: string, corpusKey: string): Promise<boolean> {
+    const identity = (await this.get(agentKey)) as unknown as IdentityRoles;
+    const caps = capabilitiesOf({
+      apiRoles: identity.api_roles as ApiRole[],
+      corpusRoles: identity.corpus_roles.map((r) => ({ corpusKey: r.corpus_key, role: r.role as CorpusRoleName })),
+      agentRoles: identity.agent_roles.map((r) => ({ agentKey: r.agent_key, role: r.role as AgentRoleName })),
+    });
+    return allows(caps, 'corpus.read', corpusKey);
+  }
+}
