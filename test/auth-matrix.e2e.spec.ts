@@ -166,7 +166,7 @@ const ONE_PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4n
 describe('route × role matrix', () => {
   let app: TestApp;
   const headers: Record<string, Record<string, string>> = {};
-  const fixture = { keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '' };
+  const fixture = { keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '' };
 
   /** Puts the fixtures back; true when c1 was created anew (it had been deleted). */
   async function resetFixtures(): Promise<boolean> {
@@ -186,6 +186,12 @@ describe('route × role matrix', () => {
       // The fixture model is not reachable: the input is stored, the turn fails, the event remains.
       const input = await app.call('POST', '/v2/agents/a1/sessions/s1/events', { messages: [{ type: 'text', content: 'fixture' }] });
       fixture.eventId = input.body.events?.[0]?.id ?? '';
+    }
+    if (!fixture.artifactId || (await app.call('GET', `/v2/agents/a1/sessions/s1/artifacts/${fixture.artifactId}`)).status === 404) {
+      const form = new FormData();
+      form.append('files', new Blob(['fixture artifact'], { type: 'text/plain' }), 'fixture.txt');
+      const uploaded = await fetch(`${app.url}/v2/agents/a1/sessions/s1/events`, { method: 'POST', headers: { 'x-api-key': app.key }, body: form });
+      fixture.artifactId = ((await uploaded.json()) as { events?: { artifacts?: { artifact_id: string }[] }[] }).events?.[0]?.artifacts?.[0]?.artifact_id ?? '';
     }
     // Version 1 is the fixture's only version, so deleting it is refused (409): the version route is reached, nothing goes.
     if (!fixture.instructionId || (await app.call('GET', `/v2/instructions/${fixture.instructionId}`)).status === 404) {
@@ -258,6 +264,7 @@ describe('route × role matrix', () => {
       .replace(':agent_key', 'a1')
       .replace(':session_key', 's1')
       .replace(':event_id', fixture.eventId)
+      .replace(':artifact_id', fixture.artifactId)
       .replace(':instruction_id', fixture.instructionId)
       .replace(':version', '1');
     if (route.method === 'POST' && route.policy === 'query.corpora') return { path, body: { search: { corpora: [{ corpus_key: 'c1' }] } } };

@@ -10,6 +10,7 @@ import { instructionReferenceCheck } from './application/instruction-references'
 import { InstructionTexts } from './application/instruction-texts';
 import { InstructionWriter } from './application/instruction-writer';
 import { CreateInstructionHandler, DeleteInstructionHandler, DeleteInstructionVersionHandler, UpdateInstructionHandler } from './application/instructions/instruction-commands';
+import { ArtifactStore } from './application/sessions/artifact-store';
 import { SessionStore } from './application/sessions/session-store';
 import { Sessions } from './application/sessions/sessions';
 import { AgentQuotas } from './application/turn/agent-quotas';
@@ -71,6 +72,7 @@ export class AgentsModule {
         ListInstructionsHandler,
         TestInstructionHandler,
         SessionStore,
+        ArtifactStore,
         Sessions,
         CorporaSearchTool,
         AgentQuotas,

@@ -23,3 +23,4 @@ export * from './application/instructions/instruction-commands';
 export * from './application/instruction-queries/instruction-queries';
 export * from './domain/agent-access';
 export * from './application/access/agent-access';
+export * from './application/sessions/artifact-store';

@@ -1,13 +1,53 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import multer, { MulterError } from 'multer';
 import { apiEventView, InputRequest, isApiEvent, SessionApiEvent, SessionEvent, SessionInputs, Sessions, TurnSink } from '@lib/agents';
 import { CommandContext, DomainError, invalid } from '@lib/platform';
 import { offsetOfPageKey, offsetPageKey, pageLimit } from '../corpora/paging';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { SseStream } from '../http/sse';
+import { checkJsonShape } from '../http/json-shape';
 import { validateBody } from '../http/validation';
 import { CompactDto, CreateSessionDto, InputMessageDto, InterruptDto, ToolOutputDto, UpdateSessionDto } from './sessions.dto';
+
+/** Artifacts per upload and their size: files are held in memory until stored. */
+export const MAX_ARTIFACT_BYTES = 25 * 1024 * 1024;
+const MAX_ARTIFACT_FILES = 20;
+const UPLOAD_FIELDS = ['messages', 'message', 'metadata', 'stream_response', 'since', 'behavior'];
+
+const artifactParts = multer({
+  storage: multer.memoryStorage(),
+  limits: { fileSize: MAX_ARTIFACT_BYTES, files: MAX_ARTIFACT_FILES, fields: 10, fieldSize: 1024 * 1024, parts: MAX_ARTIFACT_FILES + 10 },
+}).array('files', MAX_ARTIFACT_FILES);
+
+function parseArtifacts(req: Request, res: Response): Promise<void> {
+  return new Promise((resolve, reject) =>
+    artifactParts(req, res, (err: unknown) => {
+      if (!err) return resolve();
+      if (err instanceof MulterError) {
+        if (err.code === 'LIMIT_FILE_SIZE') return reject(new DomainError('too_large', 'artifact.too_large', `A file is larger than ${MAX_ARTIFACT_BYTES} bytes (25 MiB)`));
+        if (err.code === 'LIMIT_FILE_COUNT' || err.code === 'LIMIT_UNEXPECTED_FILE') return reject(invalid('artifact.files', `Files go in the "files" part, at most ${MAX_ARTIFACT_FILES} per input`, { [err.field ?? 'files']: 'unexpected file part' }));
+        return reject(invalid('upload.malformed', `Malformed upload: ${err.message}`, { body: err.message }));
+      }
+      return reject(invalid('upload.malformed', `Malformed multipart body: ${(err as Error).message}`, { body: 'malformed multipart body' }));
+    }),
+  );
+}
+
+function formJson(form: Record<string, unknown>, name: string): unknown {
+  const raw = form[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (typeof raw !== 'string') throw invalid('request.invalid', `${name} must be given once`, { [name]: 'given more than once' });
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw invalid('request.invalid', `${name} must be JSON`, { [name]: 'not valid JSON' });
+  }
+  checkJsonShape(value, name);
+  return value;
+}
 
 const INPUT_DTOS = { input_message: InputMessageDto, interrupt: InterruptDto, compact: CompactDto, tool_output: ToolOutputDto } as const;
 
@@ -74,7 +114,8 @@ export class SessionsController {
    */
   @Post(':session_key/events')
   @Policy('agent.use')
-  async input(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res() res: Response) {
+  async input(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Req() req: Request, @Res() res: Response) {
+    if (req.is('multipart/form-data')) return this.uploadInput(agentKey, key, req, res, ctx);
     const type = (body as { type?: unknown } | null)?.type ?? 'input_message';
     const dto = INPUT_DTOS[type as keyof typeof INPUT_DTOS];
     if (!dto) throw invalid('request.invalid', `type must be one of ${Object.keys(INPUT_DTOS).join(', ')}`, { type: 'unknown input type' });
@@ -110,6 +151,52 @@ export class SessionsController {
     } finally {
       stream.end({ event: 'end', data: JSON.stringify({ type: 'end' }) });
     }
+  }
+
+  /**
+   * Files uploaded with an input (MultipartInputEvent): `files`, `metadata` (a JSON object for each artifact),
+   * `messages` (JSON) or the deprecated `message`; stored as artifacts with one `artifact_upload` event, then the
+   * messages, if any, are processed as an input.
+   */
+  private async uploadInput(agentKey: string, key: string, req: Request, res: Response, ctx: CommandContext): Promise<void> {
+    await parseArtifacts(req, res);
+    const files = (req.files as Express.Multer.File[] | undefined) ?? [];
+    const form = (req.body ?? {}) as Record<string, unknown>;
+    const unknown = Object.keys(form).filter((k) => !UPLOAD_FIELDS.includes(k));
+    if (unknown.length) throw invalid('request.invalid', `Unknown form fields: ${unknown.join(', ')}`, Object.fromEntries(unknown.map((k) => [k, 'unknown field'])));
+    if (!files.length) throw invalid('request.invalid', 'A multipart input needs at least one file in "files"', { files: 'required' });
+    const metadata = formJson(form, 'metadata') ?? {};
+    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw invalid('request.invalid', 'metadata must be a JSON object', { metadata: 'must be a JSON object' });
+    const given = formJson(form, 'messages');
+    const legacy = typeof form.message === 'string' && form.message ? [{ type: 'text', content: form.message }] : undefined;
+    const messages = given ?? legacy;
+    const input = messages === undefined ? undefined : validateBody(InputMessageDto, { messages, ...(form.since ? { since: form.since } : {}), ...(form.behavior ? { behavior: form.behavior } : {}) });
+    await this.sessions.active(agentKey, key);
+    const upload = await this.sessions.upload(agentKey, key, files.map((f) => ({ filename: f.originalname, mimeType: f.mimetype || 'application/octet-stream', bytes: f.buffer })), metadata as Record<string, unknown>, legacy && !given ? String(form.message) : undefined, ctx);
+    if (!input) {
+      res.status(201).json({ events: [upload], session_key: key });
+      return;
+    }
+    const result = await this.inputs.input(agentKey, key, { type: 'input_message', messages: input.messages, ...(input.since ? { since: input.since } : {}), ...(input.behavior ? { behavior: input.behavior } : {}) }, ctx);
+    res.status(201).json({ events: input.since ? result.events : [upload, ...result.events], session_key: key, ...(result.error ? { error: { messages: [result.error.message] } } : {}) });
+  }
+
+  @Get(':session_key/artifacts')
+  @Policy('agent.view')
+  async artifacts(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('metadata_filter') filter?: string, @Query('sort_by') sortBy?: string, @Query('order_by') orderBy?: string) {
+    if (sortBy !== undefined && !['created_at', 'updated_at'].includes(sortBy)) throw invalid('request.invalid', 'sort_by must be created_at or updated_at', { sort_by: 'must be created_at or updated_at' });
+    if (orderBy !== undefined && !['asc', 'desc'].includes(orderBy)) throw invalid('request.invalid', 'order_by must be asc or desc', { order_by: 'must be asc or desc' });
+    if (filter && filter.length > 8000) throw invalid('request.invalid', 'metadata_filter is longer than 8000 characters', { metadata_filter: 'too long' });
+    const offset = offsetOfPageKey(pageKey);
+    const n = pageLimit(limit, 10, 100);
+    const { page, more } = await this.sessions.artifacts(agentKey, key, { limit: n, offset, filter, descending: orderBy !== 'asc' });
+    return { artifacts: page, metadata: more ? { page_key: offsetPageKey(offset + n) } : {} };
+  }
+
+  @Get(':session_key/artifacts/:artifact_id')
+  @Policy('agent.view')
+  async artifact(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Param('artifact_id') artifactId: string) {
+    return this.sessions.artifact(agentKey, key, artifactId);
   }
 
   @Get(':session_key/events')

@@ -136,6 +136,8 @@ function messageOf(e: SessionApiEvent, remind: (step: string, hook: 'input_messa
       return { role: 'tool', tool_call_id: e.data.toolCallId, content: JSON.stringify(e.data.toolOutput) + remind(e.data.step, 'tool_output') };
     case 'SessionCompacted':
       return { role: 'user', content: `Summary of the conversation before this point:\n${e.data.summaryText}` };
+    case 'SessionArtifactUploaded':
+      return { role: 'user', content: `Uploaded files: ${e.data.artifacts.map((a) => `${a.filename} (${a.mimeType}, ${a.sizeBytes} bytes, artifact_id ${a.artifactId})`).join('; ')}` };
     default:
       return undefined;
   }

@@ -49,6 +49,16 @@ type ApiEvent = { readonly eventId: string; readonly turnId?: string } & At;
 // `inputsSeen` on a model's answer: how many inputs the session held when the model was called. An input that
 // arrived while the model answered (a steer) is stored before the answer but was not seen by it.
 
+/** An uploaded file as a session holds it; the bytes are in the artifact store under `sha256`. */
+export interface SessionArtifactRecord {
+  readonly artifactId: string;
+  readonly filename: string;
+  readonly mimeType: string;
+  readonly sizeBytes: number;
+  readonly sha256: string;
+  readonly metadata: Readonly<Record<string, unknown>>;
+}
+
 export type SessionEvent =
   | {
       type: 'SessionCreated';
@@ -74,6 +84,7 @@ export type SessionEvent =
   | { type: 'SessionInterrupted'; data: ApiEvent & { reason: 'request' | 'crash' | 'disconnect' } }
   | { type: 'SessionCompactionStarted'; data: ApiEvent }
   | { type: 'SessionCompacted'; data: ApiEvent & { turnsCompacted: number; eventsCompacted: number; summaryText: string; summaryKey: string; compactedEventIds: string[] } }
+  | { type: 'SessionArtifactUploaded'; data: ApiEvent & { artifacts: SessionArtifactRecord[]; message?: string } }
   | { type: 'SessionTurnEnded'; data: At & { turnId: string; outcome: 'answered' | 'interrupted' | 'client_tool' | 'failed' | 'limit'; usage: TurnUsage; error?: string; nextStep?: string } }
   | { type: 'SessionEventHidden'; data: At & { eventId: string } }
   | { type: 'SessionEventUnhidden'; data: At & { eventId: string } }
@@ -98,6 +109,7 @@ export const SESSION_EVENT_TYPES: readonly SessionEventType[] = [
   'SessionInterrupted',
   'SessionCompactionStarted',
   'SessionCompacted',
+  'SessionArtifactUploaded',
   'SessionTurnEnded',
   'SessionEventHidden',
   'SessionEventUnhidden',
@@ -119,6 +131,7 @@ const API_TYPES = new Set<string>([
   'SessionClientToolPending',
   'SessionInterrupted',
   'SessionCompacted',
+  'SessionArtifactUploaded',
 ]);
 
 export const isApiEvent = (e: SessionEvent): e is SessionApiEvent => API_TYPES.has(e.type);
@@ -151,6 +164,13 @@ export function apiEventView(e: SessionApiEvent, sessionKey: string): Record<str
       return { ...base, type: 'session_interrupted', reason: e.data.reason };
     case 'SessionCompacted':
       return { ...base, type: 'compaction', turns_compacted: e.data.turnsCompacted, events_compacted: e.data.eventsCompacted, summary_text: e.data.summaryText, summary_key: e.data.summaryKey };
+    case 'SessionArtifactUploaded':
+      return {
+        ...base,
+        type: 'artifact_upload',
+        artifacts: e.data.artifacts.map((a) => ({ artifact_id: a.artifactId, filename: a.filename, mime_type: a.mimeType, size_bytes: a.sizeBytes })),
+        ...(e.data.message ? { agent_upload_message: e.data.message } : {}),
+      };
     default:
       return { ...base, type: 'unknown' };
   }

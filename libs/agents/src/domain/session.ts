@@ -1,6 +1,6 @@
 import { assertNever, conflict, invalid, notFound } from '@lib/platform/kernel';
 import type { CompactionConfig } from './agent-config';
-import { ForkOrigin, isApiEvent, PendingClientCall, Sealed, SessionApiEvent, SessionEvent, SessionFields, TurnUsage } from './session-events';
+import { ForkOrigin, isApiEvent, PendingClientCall, Sealed, SessionApiEvent, SessionArtifactRecord, SessionEvent, SessionFields, TurnUsage } from './session-events';
 
 /** A turn in progress: who runs it (a lease holder) and since when. */
 export interface RunningTurn {
@@ -34,6 +34,8 @@ export type SessionState =
       readonly hidden: ReadonlySet<string>;
       readonly externalIds: ReadonlyMap<string, string>;
       readonly pending: readonly PendingClientCall[];
+      /** Uploaded files, with when they came. */
+      readonly artifacts: readonly (SessionArtifactRecord & { readonly createdAt: string })[];
       readonly usage: TurnUsage;
       /** Set once an interrupt was asked for the running turn. */
       readonly interruptRequested: boolean;
@@ -73,6 +75,7 @@ export const sessionFold = {
         hidden: base?.hidden ?? new Set(),
         externalIds: base?.externalIds ?? new Map(),
         pending: base?.pending ?? [],
+        artifacts: base?.artifacts ?? [],
         usage: EMPTY_USAGE,
         interruptRequested: false,
       };
@@ -123,6 +126,8 @@ export const sessionFold = {
       }
       case 'SessionEventDeleted':
         return { ...state, events: state.events.filter((e) => e.data.eventId !== event.data.eventId) };
+      case 'SessionArtifactUploaded':
+        return withEvent({ ...state, artifacts: [...state.artifacts, ...event.data.artifacts.map((a) => ({ ...a, createdAt: event.data.createdAt }))] });
       case 'SessionAgentOutput':
       case 'SessionThinking':
       case 'SessionToolCalled':

@@ -1,9 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SecretBox } from '@lib/llms';
-import { CommandContext, conflict, DomainError, findMatching, ID_GENERATOR, IdGenerator, invalid, notFound, parseFilter, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
+import { CommandContext, conflict, DomainError, FilterExpr, findMatching, ID_GENERATOR, IdGenerator, invalid, matchesFilter, notFound, parseFilter, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
 import { agentNotFound, AgentState } from '../../domain/agent';
 import { AgentConfig, effectiveCompaction } from '../../domain/agent-config';
-import { ForkOrigin, SessionFields } from '../../domain/session-events';
+import { apiEventView, ForkOrigin, SessionApiEvent, SessionArtifactRecord, SessionEvent, SessionFields } from '../../domain/session-events';
+import { ArtifactStore } from './artifact-store';
 import { ActiveSession, decideCreateSession, decideDeleteSession, decideEventChange, decideUpdateSession, eventsUpTo, requireSession, sessionStatus } from '../../domain/session';
 import { SESSIONS, SessionRow, sessionRowId, sessionView } from '../../read-models';
 import { AgentWriter } from '../agent-writer';
@@ -34,6 +35,7 @@ export class Sessions {
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     @Inject(PROJECTION_PROGRESS) private readonly progress: ProjectionProgress,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    private readonly artifactStore: ArtifactStore,
   ) {}
 
   /** Read your writes: the session list shows a change once its answer has been given (bounded wait). */
@@ -174,10 +176,54 @@ export class Sessions {
     return { event: e, hidden: session.hidden.has(eventId) };
   }
 
+  /** Stores uploaded files as artifacts of the session and records one `artifact_upload` event. */
+  async upload(agentKey: string, key: string, files: readonly { filename: string; mimeType: string; bytes: Buffer }[], metadata: Record<string, unknown>, message: string | undefined, ctx: CommandContext): Promise<Record<string, unknown>> {
+    const agent = await this.agent(agentKey);
+    requireSession((await this.load(agent, key)).state, agentKey, key);
+    const artifacts: SessionArtifactRecord[] = [];
+    for (const f of files) {
+      const sha256 = await this.artifactStore.put(f.bytes);
+      artifacts.push({ artifactId: `art_${this.ids.uuid()}`, filename: f.filename, mimeType: f.mimeType, sizeBytes: f.bytes.length, sha256, metadata });
+    }
+    const event: SessionEvent = { type: 'SessionArtifactUploaded', data: { eventId: `aev_${this.ids.uuid()}`, artifacts, ...(message ? { message } : {}), createdAt: ctx.now.toISOString() } };
+    await this.store.write(agent.agentId, key, (s) => (requireSession(s, agentKey, key), [event]), ctx);
+    return apiEventView(event as SessionApiEvent, key);
+  }
+
+  /** A session's artifacts, filtered by `metadata_filter` over their metadata, sorted, paged by offset. */
+  async artifacts(agentKey: string, key: string, opts: { limit: number; offset: number; filter?: string; descending: boolean }) {
+    const { session } = await this.active(agentKey, key);
+    let expr: FilterExpr | undefined;
+    if (opts.filter) {
+      try {
+        expr = parseFilter(opts.filter);
+      } catch (e) {
+        if (e instanceof DomainError) throw invalid('request.invalid', `Invalid metadata_filter: ${e.message}`, { metadata_filter: e.message });
+        throw e;
+      }
+    }
+    // Artifacts never change once uploaded: created_at and updated_at order them alike, and upload order breaks ties.
+    const all = session.artifacts.filter((a) => !expr || matchesFilter(expr, { doc: a.metadata }));
+    if (opts.descending) all.reverse();
+    return { page: all.slice(opts.offset, opts.offset + opts.limit).map(artifactView), more: opts.offset + opts.limit < all.length };
+  }
+
+  async artifact(agentKey: string, key: string, artifactId: string): Promise<Record<string, unknown>> {
+    const { session } = await this.active(agentKey, key);
+    const found = session.artifacts.find((a) => a.artifactId === artifactId);
+    if (!found) throw notFound('artifact.not_found', `Artifact "${artifactId}" is not in session "${key}"`, artifactId);
+    return { ...artifactView(found), data: (await this.artifactStore.get(found.sha256)).toString('base64') };
+  }
+
   async changeEvent(agentKey: string, key: string, eventId: string, change: 'hide' | 'unhide' | 'delete', ctx: CommandContext): Promise<void> {
     const agent = await this.agent(agentKey);
     await this.store.write(agent.agentId, key, (s) => decideEventChange(s, agentKey, key, eventId, change, ctx.now), ctx);
   }
+}
+
+/** The reference's SessionArtifact, without its data. */
+function artifactView(a: SessionArtifactRecord & { createdAt: string }): Record<string, unknown> {
+  return { artifact_id: a.artifactId, filename: a.filename, mime_type: a.mimeType, size_bytes: a.sizeBytes, checksum_sha256: a.sha256, metadata: a.metadata, created_at: a.createdAt, updated_at: a.createdAt };
 }
 
 /** A false `run_condition` refuses the session (409); anything but a boolean is a 422. */
