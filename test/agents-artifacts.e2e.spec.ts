@@ -28,7 +28,7 @@ describe('session artifacts', () => {
     const form = new FormData();
     for (const [name, bytes, type] of parts.files ?? []) form.append('files', new Blob([bytes], { type }), name);
     for (const [k, v] of Object.entries(parts.fields ?? {})) form.append(k, v);
-    return fetch(`${app.url}/v2/agents/clerk/sessions/${session}/events`, { method: 'POST', headers: { 'x-api-key': app.key }, body: form }).then(async (r) => ({ status: r.status, body: await r.json() }));
+    return fetch(`${app.url}/v2/agents/clerk/sessions/${session}/events`, { method: 'POST', headers: { 'x-api-key': app.key }, body: form }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
   };
   const invoice = Buffer.from('%PDF-1.4 invoice 2026-001 total 42 EUR');
   const photo = Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3, 4]);

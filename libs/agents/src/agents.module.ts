@@ -16,7 +16,7 @@ import { Sessions } from './application/sessions/sessions';
 import { AgentQuotas } from './application/turn/agent-quotas';
 import { AGENT_CORPUS_ACCESS, AGENT_LEASES, AGENT_SECRET_VALUES, AgentCorpusAccess, AgentSecretValues, SessionInputs } from './application/turn/session-inputs';
 import { AgentIdentities, AgentSecrets } from './application/access/agent-access';
-import { CorporaSearchTool } from './application/turn/tools';
+import { AGENT_TOOLS, CorporaSearchTool, ToolRegistry } from './application/turn/tools';
 import { TurnRunner } from './application/turn/turn-runner';
 
 export interface AgentsModuleOptions {
@@ -75,6 +75,7 @@ export class AgentsModule {
         ArtifactStore,
         Sessions,
         CorporaSearchTool,
+        { provide: AGENT_TOOLS, inject: [CorporaSearchTool], useFactory: (corporaSearch: CorporaSearchTool): ToolRegistry => new Map([['corpora_search', corporaSearch]]) },
         AgentQuotas,
         TurnRunner,
         SessionInputs,

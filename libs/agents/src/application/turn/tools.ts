@@ -31,6 +31,13 @@ export interface Tool {
   run(config: ToolConfig, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
 }
 
+/**
+ * The tools the service runs, by configuration `type`: the tools issue adds its types here. Client tools are
+ * not in it (the caller runs them).
+ */
+export const AGENT_TOOLS = Symbol('AgentTools');
+export type ToolRegistry = ReadonlyMap<string, Tool>;
+
 const OPEN_OBJECT = { type: 'object', properties: {}, additionalProperties: true };
 
 /** The RAG tool: the configuration fixes the search; the model supplies the query. */

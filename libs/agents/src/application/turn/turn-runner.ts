@@ -4,7 +4,7 @@ import { ChatCompletions } from '@lib/llms';
 import { VelocityText } from '@lib/retrieval';
 import { Clock, CLOCK, CommandContext, ConcurrencyError, DomainError, ID_GENERATOR, IdGenerator } from '@lib/platform';
 import type { AgentConfig, StepConfig, TemplatedReminder } from '../../domain/agent-config';
-import { effectiveCompaction, effectiveOffloading } from '../../domain/agent-config';
+import { effectiveCompaction } from '../../domain/agent-config';
 import { historyMessages, PromptMessage } from '../../domain/history';
 import { apiEventView, PendingClientCall, SessionApiEvent, SessionEvent } from '../../domain/session-events';
 import { ActiveSession, sessionFold, SessionState } from '../../domain/session';
@@ -14,8 +14,9 @@ import { SessionStore } from '../sessions/session-store';
 import type { ActiveAgent } from '../sessions/sessions';
 import { eventsToCompact, summarise } from './compaction';
 import { AgentQuotas } from './agent-quotas';
+import { offload } from './offload';
 import { callModel, ModelAnswer, ModelCallOptions } from './model-call';
-import { applyOverrides, clientToolDefinition, CorporaSearchTool, RefSources, ToolContext, ToolDefinition, UnresolvedRef } from './tools';
+import { AGENT_TOOLS, applyOverrides, clientToolDefinition, RefSources, ToolContext, ToolDefinition, ToolRegistry, UnresolvedRef } from './tools';
 import type { TurnSink } from './turn-sink';
 
 /** Step transitions one turn may make (the reference's example message says 10). */
@@ -64,7 +65,7 @@ export class TurnRunner {
   constructor(
     private readonly store: SessionStore,
     private readonly chat: ChatCompletions,
-    private readonly corporaSearch: CorporaSearchTool,
+    @Inject(AGENT_TOOLS) private readonly tools: ToolRegistry,
     private readonly quotas: AgentQuotas,
     private readonly instructions: InstructionTexts,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
@@ -101,6 +102,7 @@ export class TurnRunner {
           if (await this.compact(turn, turnId, setup)) messages = await this.prompt(config, step, turn.state, setup);
         }
         const estimate = estimateTokens(messages);
+        turn.promptTokens = estimate;
         if (estimate > window) {
           await turn.record({ type: 'SessionLimitExceeded', data: { ...turn.base(turnId), limit: 'context', message: `The conversation (about ${estimate} tokens) exceeds the model's context window of ${window} tokens; compact the session`, value: window, actual: estimate } });
           outcome = 'limit';
@@ -231,7 +233,8 @@ export class TurnRunner {
       .filter((n) => config.tool_configurations[n] && config.tool_configurations[n].enabled !== false)
       .map((n) => {
         const tool = config.tool_configurations[n];
-        return tool.type === 'corpora_search' ? this.corporaSearch.definition(n, tool) : clientToolDefinition(n, tool);
+        const runner = this.tools.get(tool.type);
+        return runner ? runner.definition(n, tool) : clientToolDefinition(n, tool);
       });
   }
 
@@ -304,13 +307,14 @@ export class TurnRunner {
         if (p.problem || !p.tool) result = { output: { error: p.problem }, error: true };
         else {
           try {
-            result = await withTimeout(this.corporaSearch.run(p.tool, p.resolved, toolCtx), p.tool.max_execution_time_seconds as number | undefined);
+            const runner = this.tools.get(p.tool.type);
+            result = runner ? await withTimeout(runner.run(p.tool, p.resolved, toolCtx), p.tool.max_execution_time_seconds as number | undefined) : { output: { error: `tool type ${p.tool.type} cannot run here` }, error: true };
           } catch (e) {
             result = { output: { error: e instanceof DomainError || e instanceof ToolTimeout ? e.message : 'the tool failed' }, error: true };
             if (!(e instanceof DomainError) && !(e instanceof ToolTimeout)) this.log.error(`tool ${p.call.name} failed: ${(e as Error).stack ?? String(e)}`);
           }
         }
-        const output = offload(result.output, config, setup.contextWindow ?? DEFAULT_CONTEXT_WINDOW);
+        const output = offload(result.output, config, setup.contextWindow ?? DEFAULT_CONTEXT_WINDOW, turn.promptTokens);
         await turn.record({ type: 'SessionToolReturned', data: { ...turn.base(turnId), toolCallId: p.call.id, toolConfigurationName: p.call.name, toolName: p.tool?.type ?? 'unknown', toolOutput: output, error: result.error, step } });
       }),
     );
@@ -367,6 +371,8 @@ class TurnState {
   usage = { input_tokens: 0, output_tokens: 0 };
   /** Inputs the session held when the last model call was made (recorded on its answer). */
   inputsSeen = 0;
+  /** Estimated tokens of the last prompt sent, for the offloading headroom. */
+  promptTokens = 0;
   private readonly abort = new AbortController();
   private interrupted = false;
 
@@ -494,21 +500,6 @@ function structuredProblem(content: string, schema: Record<string, unknown>): st
 
 /** About four characters per token, as the spec's offloading rules estimate. */
 export const estimateTokens = (messages: readonly PromptMessage[]): number => Math.ceil(messages.reduce((n, m) => n + (m.content?.length ?? 0) + JSON.stringify(m.tool_calls ?? '').length, 0) / 4);
-
-/**
- * A tool output too large for the context (over `context_percentage` of the window, clamped between the
- * thresholds) is truncated in place, head and tail kept. Artifact mode needs the artifact tools of the tools
- * issue; until then it truncates as well.
- */
-function offload(output: Record<string, unknown>, config: AgentConfig, window: number): Record<string, unknown> {
-  const settings = effectiveOffloading(config);
-  if (!settings.enabled) return output;
-  const text = JSON.stringify(output);
-  const threshold = Math.min(settings.max_threshold_bytes, Math.max(settings.min_threshold_bytes, Math.floor(window * 4 * settings.context_percentage)));
-  if (Buffer.byteLength(text) <= threshold) return output;
-  const keep = Math.floor(threshold / 2) - 100;
-  return { truncated: true, original_bytes: Buffer.byteLength(text), content: `${text.slice(0, keep)}\n… [${text.length - 2 * keep} characters omitted: the output was larger than ${threshold} bytes] …\n${text.slice(-keep)}` };
-}
 
 class ToolTimeout extends Error {}
 
