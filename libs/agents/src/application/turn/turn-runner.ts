@@ -1,23 +1,27 @@
+// Over 300 lines: the loop, its tool calls, its answers and its compaction are one state machine over one
+// TurnState and TurnSetup; split further, every part would take both and the order between them would hide.
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import Ajv from 'ajv';
 import { ChatCompletions } from '@lib/llms';
-import { VelocityText } from '@lib/retrieval';
-import { Clock, CLOCK, CommandContext, ConcurrencyError, DomainError, ID_GENERATOR, IdGenerator } from '@lib/platform';
+import { Clock, CLOCK, DomainError, ID_GENERATOR, IdGenerator } from '@lib/platform';
 import type { AgentConfig, StepConfig, TemplatedReminder } from '../../domain/agent-config';
 import { effectiveCompaction } from '../../domain/agent-config';
 import { historyMessages, PromptMessage } from '../../domain/history';
-import { apiEventView, PendingClientCall, SessionApiEvent, SessionEvent } from '../../domain/session-events';
-import { ActiveSession, sessionFold, SessionState } from '../../domain/session';
+import type { PendingClientCall, SessionEvent } from '../../domain/session-events';
+import type { ActiveSession } from '../../domain/session';
 import { compileCondition } from '../conditions';
 import { InstructionTexts } from '../instruction-texts';
 import { SessionStore } from '../sessions/session-store';
-import type { ActiveAgent } from '../sessions/sessions';
-import { eventsToCompact, summarise } from './compaction';
 import { AgentQuotas } from './agent-quotas';
-import { offload } from './offload';
+import { eventsToCompact, summarise } from './compaction';
 import { callModel, ModelAnswer, ModelCallOptions } from './model-call';
-import { AGENT_TOOLS, applyOverrides, clientToolDefinition, RefSources, ToolContext, ToolDefinition, ToolRegistry, UnresolvedRef } from './tools';
-import type { TurnSink } from './turn-sink';
+import { offload } from './offload';
+import { AGENT_TOOLS, applyOverrides, clientToolDefinition, ToolContext, ToolDefinition, ToolRegistry, UnresolvedRef } from './tools';
+import { estimateTokens, latestToolOutputs, renderTemplate, structuredProblem, templateContext, ToolTimeout, withTimeout } from './turn-parts';
+import type { TurnOutcome, TurnSetup } from './turn-setup';
+import { TurnState } from './turn-state';
+
+export type { TurnOutcome, TurnSetup } from './turn-setup';
+export { estimateTokens } from './turn-parts';
 
 /** Step transitions one turn may make (the reference's example message says 10). */
 export const MAX_STEP_TRANSITIONS = 10;
@@ -27,29 +31,6 @@ export const MAX_MODEL_CALLS = 50;
 const STRUCTURED_ATTEMPTS = 3;
 /** Context window assumed when the model's registration gives none. */
 const DEFAULT_CONTEXT_WINDOW = 128_000;
-
-export type TurnOutcome = 'answered' | 'interrupted' | 'client_tool' | 'failed' | 'limit';
-
-/** What a turn needs that is not in the session's stream. */
-export interface TurnSetup {
-  readonly agent: ActiveAgent;
-  readonly streamId: string;
-  readonly state: ActiveSession;
-  readonly revision: number;
-  readonly step: string;
-  readonly refs: RefSources;
-  readonly contextWindow?: number;
-  readonly canReadCorpus: (corpusKey: string) => Promise<boolean>;
-  readonly ctx: CommandContext;
-  readonly sink: TurnSink;
-  /** Whether the caller reads the answer as it streams. */
-  readonly streaming: boolean;
-  /** Whether the turn was stopped because its streaming caller went away. */
-  readonly disconnected?: () => boolean;
-  readonly signal: AbortSignal;
-}
-
-const ajv = new Ajv({ allErrors: false, strict: false });
 
 /**
  * Runs one turn of the agent loop on a session whose `SessionTurnStarted` is already stored: model call,
@@ -362,150 +343,4 @@ export class TurnRunner {
     }
     return undefined;
   }
-}
-
-/** A turn's view of its session while it runs: appends at the revision it knows, catching up on conflicts. */
-class TurnState {
-  state: ActiveSession;
-  revision: number;
-  usage = { input_tokens: 0, output_tokens: 0 };
-  /** Inputs the session held when the last model call was made (recorded on its answer). */
-  inputsSeen = 0;
-  /** Estimated tokens of the last prompt sent, for the offloading headroom. */
-  promptTokens = 0;
-  private readonly abort = new AbortController();
-  private interrupted = false;
-
-  constructor(
-    private readonly store: SessionStore,
-    private readonly setup: TurnSetup,
-    private readonly clock: Clock,
-    readonly newEventId: () => string,
-  ) {
-    this.state = setup.state;
-    this.revision = setup.revision;
-    setup.signal.addEventListener('abort', () => this.abort.abort(), { once: true });
-  }
-
-  get signal(): AbortSignal {
-    return this.abort.signal;
-  }
-
-  base(turnId: string) {
-    return { eventId: this.newEventId(), turnId, createdAt: this.clock.now().toISOString() };
-  }
-
-  inputCount(): number {
-    return this.state.events.filter((e) => e.type === 'SessionInputReceived').length;
-  }
-
-  interruptRecorded(): boolean {
-    return this.interrupted;
-  }
-
-  addUsage(u: { input_tokens: number; output_tokens: number }): void {
-    this.usage = { input_tokens: this.usage.input_tokens + u.input_tokens, output_tokens: this.usage.output_tokens + u.output_tokens };
-  }
-
-  async catchUp(): Promise<void> {
-    const { events, revision } = await this.store.after(this.setup.streamId, this.revision);
-    for (const e of events) {
-      if (e.type === 'SessionInterrupted') this.interrupted = true;
-      this.fold(e);
-      // Inputs and interrupts other requests stored while the turn ran reach its stream too.
-      if ('eventId' in e.data && (e.type === 'SessionInputReceived' || e.type === 'SessionInterrupted')) this.setup.sink.event(apiEventView(e as SessionApiEvent, this.state.key));
-    }
-    this.revision = revision;
-    if (this.state.interruptRequested) this.abort.abort();
-  }
-
-  /** Appends one event; returns its API event id (when it has one). */
-  async record(event: SessionEvent, options: { emit: boolean } = { emit: true }): Promise<string> {
-    await this.recordMany([event], options);
-    return (event.data as { eventId?: string }).eventId ?? '';
-  }
-
-  async recordMany(events: SessionEvent[], options: { emit: boolean } = { emit: true }): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const result = await this.store.append(this.setup.streamId, this.revision, events, this.setup.ctx);
-        this.revision = result.nextExpectedRevision;
-        break;
-      } catch (e) {
-        if (!(e instanceof ConcurrencyError) || attempt >= 20) throw e;
-        await this.catchUp();
-      }
-    }
-    for (const e of events) {
-      if (e.type === 'SessionInterrupted') this.interrupted = true;
-      this.fold(e);
-      if (options.emit && 'eventId' in e.data) this.setup.sink.event(apiEventView(e as SessionApiEvent, this.state.key));
-    }
-  }
-
-  private fold(e: SessionEvent): void {
-    const next: SessionState = sessionFold.evolve(this.state, e);
-    if (next.status === 'active') this.state = next;
-  }
-}
-
-/** What templates and conditions read: `agent`, `session`, `currentDate`. */
-function templateContext(config: AgentConfig, agentKey: string, s: ActiveSession, now: Date): Record<string, unknown> {
-  return {
-    agent: { key: agentKey, name: config.name, description: config.description ?? '', metadata: config.metadata },
-    session: { key: s.key, name: s.fields.name, description: s.fields.description ?? '', metadata: s.fields.metadata },
-    currentDate: now.toISOString(),
-  };
-}
-
-/** Compiled templates by field and source: a turn renders the same instructions and reminders every time. */
-const compiled = new Map<string, VelocityText>();
-const MAX_COMPILED = 1000;
-
-function renderTemplate(template: string, type: 'velocity' | 'text' | undefined, context: Record<string, unknown>, field: string): string {
-  if (type === 'text') return template;
-  const key = `${field}\u0000${template}`;
-  let velocity = compiled.get(key);
-  if (!velocity) {
-    velocity = VelocityText.compile(template, field);
-    if (compiled.size >= MAX_COMPILED) compiled.clear();
-    compiled.set(key, velocity);
-  }
-  return velocity.render(context);
-}
-
-function latestToolOutputs(s: ActiveSession): Record<string, { outputs: { latest: unknown } }> {
-  const out: Record<string, { outputs: { latest: unknown } }> = {};
-  for (const e of s.events) if (e.type === 'SessionToolReturned') out[e.data.toolConfigurationName] = { outputs: { latest: e.data.toolOutput } };
-  return out;
-}
-
-function structuredProblem(content: string, schema: Record<string, unknown>): string {
-  let value: unknown;
-  try {
-    value = JSON.parse(content);
-  } catch {
-    return 'it is not valid JSON';
-  }
-  let validate;
-  try {
-    validate = ajv.compile(schema);
-  } catch (e) {
-    return `the schema does not compile (${(e as Error).message})`;
-  }
-  if (validate(value)) return '';
-  const err = validate.errors?.[0];
-  return `${err?.instancePath || '(root)'} ${err?.message ?? 'does not match'}`;
-}
-
-/** About four characters per token, as the spec's offloading rules estimate. */
-export const estimateTokens = (messages: readonly PromptMessage[]): number => Math.ceil(messages.reduce((n, m) => n + (m.content?.length ?? 0) + JSON.stringify(m.tool_calls ?? '').length, 0) / 4);
-
-class ToolTimeout extends Error {}
-
-function withTimeout<T>(work: Promise<T>, seconds: number | undefined): Promise<T> {
-  if (!seconds) return work;
-  let timer: NodeJS.Timeout;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new ToolTimeout(`the tool did not finish within max_execution_time_seconds (${seconds})`)), seconds * 1000)));
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }

@@ -1,0 +1,26 @@
+import type { CommandContext } from '@lib/platform';
+import type { ActiveSession } from '../../domain/session';
+import type { ActiveAgent } from '../sessions/sessions';
+import type { RefSources } from './tools';
+import type { TurnSink } from './turn-sink';
+
+export type TurnOutcome = 'answered' | 'interrupted' | 'client_tool' | 'failed' | 'limit';
+
+/** What a turn needs that is not in the session's stream. */
+export interface TurnSetup {
+  readonly agent: ActiveAgent;
+  readonly streamId: string;
+  readonly state: ActiveSession;
+  readonly revision: number;
+  readonly step: string;
+  readonly refs: RefSources;
+  readonly contextWindow?: number;
+  readonly canReadCorpus: (corpusKey: string) => Promise<boolean>;
+  readonly ctx: CommandContext;
+  readonly sink: TurnSink;
+  /** Whether the caller reads the answer as it streams. */
+  readonly streaming: boolean;
+  /** Whether the turn was stopped because its streaming caller went away. */
+  readonly disconnected?: () => boolean;
+  readonly signal: AbortSignal;
+}

@@ -1,0 +1,90 @@
+import { Clock, ConcurrencyError } from '@lib/platform';
+import { apiEventView, SessionApiEvent, SessionEvent } from '../../domain/session-events';
+import { ActiveSession, sessionFold, SessionState } from '../../domain/session';
+import { SessionStore } from '../sessions/session-store';
+import type { TurnSetup } from './turn-setup';
+
+/** A turn's view of its session while it runs: appends at the revision it knows, catching up on conflicts. */
+export class TurnState {
+  state: ActiveSession;
+  revision: number;
+  usage = { input_tokens: 0, output_tokens: 0 };
+  /** Inputs the session held when the last model call was made (recorded on its answer). */
+  inputsSeen = 0;
+  /** Estimated tokens of the last prompt sent, for the offloading headroom. */
+  promptTokens = 0;
+  private readonly abort = new AbortController();
+  private interrupted = false;
+
+  constructor(
+    private readonly store: SessionStore,
+    private readonly setup: TurnSetup,
+    private readonly clock: Clock,
+    readonly newEventId: () => string,
+  ) {
+    this.state = setup.state;
+    this.revision = setup.revision;
+    setup.signal.addEventListener('abort', () => this.abort.abort(), { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  base(turnId: string) {
+    return { eventId: this.newEventId(), turnId, createdAt: this.clock.now().toISOString() };
+  }
+
+  inputCount(): number {
+    return this.state.events.filter((e) => e.type === 'SessionInputReceived').length;
+  }
+
+  interruptRecorded(): boolean {
+    return this.interrupted;
+  }
+
+  addUsage(u: { input_tokens: number; output_tokens: number }): void {
+    this.usage = { input_tokens: this.usage.input_tokens + u.input_tokens, output_tokens: this.usage.output_tokens + u.output_tokens };
+  }
+
+  async catchUp(): Promise<void> {
+    const { events, revision } = await this.store.after(this.setup.streamId, this.revision);
+    for (const e of events) {
+      if (e.type === 'SessionInterrupted') this.interrupted = true;
+      this.fold(e);
+      // Inputs and interrupts other requests stored while the turn ran reach its stream too.
+      if ('eventId' in e.data && (e.type === 'SessionInputReceived' || e.type === 'SessionInterrupted')) this.setup.sink.event(apiEventView(e as SessionApiEvent, this.state.key));
+    }
+    this.revision = revision;
+    if (this.state.interruptRequested) this.abort.abort();
+  }
+
+  /** Appends one event; returns its API event id (when it has one). */
+  async record(event: SessionEvent, options: { emit: boolean } = { emit: true }): Promise<string> {
+    await this.recordMany([event], options);
+    return (event.data as { eventId?: string }).eventId ?? '';
+  }
+
+  async recordMany(events: SessionEvent[], options: { emit: boolean } = { emit: true }): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const result = await this.store.append(this.setup.streamId, this.revision, events, this.setup.ctx);
+        this.revision = result.nextExpectedRevision;
+        break;
+      } catch (e) {
+        if (!(e instanceof ConcurrencyError) || attempt >= 20) throw e;
+        await this.catchUp();
+      }
+    }
+    for (const e of events) {
+      if (e.type === 'SessionInterrupted') this.interrupted = true;
+      this.fold(e);
+      if (options.emit && 'eventId' in e.data) this.setup.sink.event(apiEventView(e as SessionApiEvent, this.state.key));
+    }
+  }
+
+  private fold(e: SessionEvent): void {
+    const next: SessionState = sessionFold.evolve(this.state, e);
+    if (next.status === 'active') this.state = next;
+  }
+}
