@@ -1,13 +1,13 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import multer, { MulterError } from 'multer';
+import multer from 'multer';
 import { apiEventView, InputRequest, isApiEvent, SessionApiEvent, SessionEvent, SessionInputs, Sessions, TurnSink } from '@lib/agents';
 import { CommandContext, DomainError, invalid } from '@lib/platform';
 import { offsetOfPageKey, offsetPageKey, pageLimit } from '../corpora/paging';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { SseStream } from '../http/sse';
-import { checkJsonShape } from '../http/json-shape';
+import { jsonFormField, runMultipart } from '../http/form-fields';
 import { validateBody } from '../http/validation';
 import { CompactDto, CreateSessionDto, InputMessageDto, InterruptDto, ToolOutputDto, UpdateSessionDto } from './sessions.dto';
 
@@ -22,31 +22,10 @@ const artifactParts = multer({
 }).array('files', MAX_ARTIFACT_FILES);
 
 function parseArtifacts(req: Request, res: Response): Promise<void> {
-  return new Promise((resolve, reject) =>
-    artifactParts(req, res, (err: unknown) => {
-      if (!err) return resolve();
-      if (err instanceof MulterError) {
-        if (err.code === 'LIMIT_FILE_SIZE') return reject(new DomainError('too_large', 'artifact.too_large', `A file is larger than ${MAX_ARTIFACT_BYTES} bytes (25 MiB)`));
-        if (err.code === 'LIMIT_FILE_COUNT' || err.code === 'LIMIT_UNEXPECTED_FILE') return reject(invalid('artifact.files', `Files go in the "files" part, at most ${MAX_ARTIFACT_FILES} per input`, { [err.field ?? 'files']: 'unexpected file part' }));
-        return reject(invalid('upload.malformed', `Malformed upload: ${err.message}`, { body: err.message }));
-      }
-      return reject(invalid('upload.malformed', `Malformed multipart body: ${(err as Error).message}`, { body: 'malformed multipart body' }));
-    }),
-  );
-}
-
-function formJson(form: Record<string, unknown>, name: string): unknown {
-  const raw = form[name];
-  if (raw === undefined || raw === '') return undefined;
-  if (typeof raw !== 'string') throw invalid('request.invalid', `${name} must be given once`, { [name]: 'given more than once' });
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch {
-    throw invalid('request.invalid', `${name} must be JSON`, { [name]: 'not valid JSON' });
-  }
-  checkJsonShape(value, name);
-  return value;
+  return runMultipart(artifactParts, req, res, {
+    tooLarge: () => new DomainError('too_large', 'artifact.too_large', `A file is larger than ${MAX_ARTIFACT_BYTES} bytes (25 MiB)`),
+    unexpectedFile: (field) => invalid('artifact.files', `Files go in the "files" part, at most ${MAX_ARTIFACT_FILES} per input`, { [field ?? 'files']: 'unexpected file part' }),
+  });
 }
 
 const INPUT_DTOS = { input_message: InputMessageDto, interrupt: InterruptDto, compact: CompactDto, tool_output: ToolOutputDto } as const;
@@ -165,9 +144,9 @@ export class SessionsController {
     const unknown = Object.keys(form).filter((k) => !UPLOAD_FIELDS.includes(k));
     if (unknown.length) throw invalid('request.invalid', `Unknown form fields: ${unknown.join(', ')}`, Object.fromEntries(unknown.map((k) => [k, 'unknown field'])));
     if (!files.length) throw invalid('request.invalid', 'A multipart input needs at least one file in "files"', { files: 'required' });
-    const metadata = formJson(form, 'metadata') ?? {};
+    const metadata = jsonFormField(form, 'metadata') ?? {};
     if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw invalid('request.invalid', 'metadata must be a JSON object', { metadata: 'must be a JSON object' });
-    const given = formJson(form, 'messages');
+    const given = jsonFormField(form, 'messages');
     const legacy = typeof form.message === 'string' && form.message ? [{ type: 'text', content: form.message }] : undefined;
     const messages = given ?? legacy;
     const input = messages === undefined ? undefined : validateBody(InputMessageDto, { messages, ...(form.since ? { since: form.since } : {}), ...(form.behavior ? { behavior: form.behavior } : {}) });

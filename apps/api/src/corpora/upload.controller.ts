@@ -1,12 +1,12 @@
 import { Controller, Param, Post, Req, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Request, Response } from 'express';
-import multer, { MulterError } from 'multer';
+import multer from 'multer';
 import { GetDocument, MAX_UPLOAD_BYTES, storageUsage, UploadFile, UploadResult, WriteResult } from '@lib/corpora';
 import { CommandContext, DomainError, invalid } from '@lib/platform';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
-import { checkJsonShape } from '../http/json-shape';
+import { jsonFormField, runMultipart } from '../http/form-fields';
 import { validateBody } from '../http/validation';
 import { statusFor } from '../http/write-status';
 import { ChunkingStrategyDto } from './document.dto';
@@ -30,31 +30,10 @@ function multipart(req: Request, res: Response): Promise<void> {
   if (!req.is('multipart/form-data')) {
     return Promise.reject(new DomainError('unsupported_media', 'upload.not_multipart', 'The upload must be a multipart/form-data request with a "file" part'));
   }
-  return new Promise((resolve, reject) =>
-    parseMultipart(req, res, (err: unknown) => {
-      if (!err) return resolve();
-      if (err instanceof MulterError) {
-        if (err.code === 'LIMIT_FILE_SIZE') return reject(new DomainError('too_large', 'upload.too_large', `The file is larger than ${MAX_UPLOAD_BYTES} bytes (10 MB)`));
-        if (err.code === 'LIMIT_UNEXPECTED_FILE') return reject(invalid('upload.unexpected_file', `Only one file, in the "file" part, may be uploaded (got "${err.field}")`, { [err.field ?? 'file']: 'unexpected file part' }));
-        return reject(invalid('upload.malformed', `Malformed upload: ${err.message}`, { body: err.message }));
-      }
-      return reject(invalid('upload.malformed', `Malformed multipart body: ${(err as Error).message}`, { body: 'malformed multipart body' }));
-    }),
-  );
-}
-
-function jsonField(body: Record<string, unknown>, name: string): unknown {
-  const raw = body[name];
-  if (raw === undefined || raw === '') return undefined;
-  if (typeof raw !== 'string') throw invalid('request.invalid', `${name} must be given once`, { [name]: 'given more than once' });
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch {
-    throw invalid('request.invalid', `${name} must be JSON`, { [name]: 'not valid JSON' });
-  }
-  checkJsonShape(value, name);
-  return value;
+  return runMultipart(parseMultipart, req, res, {
+    tooLarge: () => new DomainError('too_large', 'upload.too_large', `The file is larger than ${MAX_UPLOAD_BYTES} bytes (10 MB)`),
+    unexpectedFile: (field) => invalid('upload.unexpected_file', `Only one file, in the "file" part, may be uploaded (got "${field}")`, { [field ?? 'file']: 'unexpected file part' }),
+  });
 }
 
 @Controller('v2/corpora/:corpus_key/upload_file')
@@ -73,11 +52,11 @@ export class UploadController {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const unknown = Object.keys(body).filter((k) => !FIELDS.includes(k));
     if (unknown.length) throw invalid('request.invalid', `Unknown form fields: ${unknown.join(', ')}`, Object.fromEntries(unknown.map((k) => [k, 'unknown field'])));
-    const metadata = jsonField(body, 'metadata') ?? {};
+    const metadata = jsonFormField(body, 'metadata') ?? {};
     if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw invalid('request.invalid', 'metadata must be a JSON object', { metadata: 'must be a JSON object' });
-    const chunkingRaw = jsonField(body, 'chunking_strategy');
+    const chunkingRaw = jsonFormField(body, 'chunking_strategy');
     const chunking = chunkingRaw === undefined ? undefined : validateBody(ChunkingStrategyDto, chunkingRaw);
-    const tablesRaw = jsonField(body, 'table_extraction_config');
+    const tablesRaw = jsonFormField(body, 'table_extraction_config');
     const tables = tablesRaw === undefined ? undefined : validateBody(TableExtractionDto, tablesRaw);
     // The document id is the file part's filename (Content-Disposition); a `filename` field may name it instead.
     const filename = typeof body.filename === 'string' && body.filename ? body.filename : file.originalname;

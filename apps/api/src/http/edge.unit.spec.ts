@@ -20,7 +20,9 @@ const refusal = (f: () => void): Record<string, string> | undefined => {
 
 describe('checkJsonShape', () => {
   it('accepts values within the limits, whatever they hold', () => {
-    fc.assert(fc.property(fc.jsonValue({ maxDepth: 10 }), (v) => expect(refusal(() => checkJsonShape(v))).toBeUndefined()));
+    // `__proto__` is the one key refused whatever the size (its own test below); fast-check generates it now and then.
+    const withinLimits = fc.jsonValue({ maxDepth: 10 }).filter((v) => !JSON.stringify(v).includes('"__proto__"'));
+    fc.assert(fc.property(withinLimits, (v) => expect(refusal(() => checkJsonShape(v))).toBeUndefined()));
   });
 
   it('names the path of what exceeds a limit', () => {

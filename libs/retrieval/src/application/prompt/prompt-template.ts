@@ -90,16 +90,7 @@ export class PromptTemplate {
   ) {}
 
   static compile(source: string, field: string): PromptTemplate {
-    if (source.length > MAX_TEMPLATE_LENGTH) throw templateError(field, `it is longer than ${MAX_TEMPLATE_LENGTH} characters`);
-    let asts: Asts;
-    try {
-      asts = parse(source);
-    } catch (e) {
-      throw templateError(field, `it is not valid Velocity: ${(e as Error).message.replace(/\s+/g, ' ').trim()}`);
-    }
-    const range = unboundedRange(asts);
-    if (range) throw templateError(field, range);
-    return new PromptTemplate(asts, field);
+    return new PromptTemplate(parseTemplate(source, field), field);
   }
 
   render(input: PromptInput): RenderedPrompt {
@@ -114,14 +105,7 @@ export class PromptTemplate {
       vectaraOutChars: input.maxResponseCharacters,
       esc: new EscapeTool(),
     };
-    let rendered: string;
-    try {
-      rendered = new GuardedCompile(this.asts).render(context);
-    } catch (e) {
-      if (e instanceof TemplateLimit || e instanceof TemplateMethodError) throw templateError(this.field, `rendering stopped: ${e.message}`);
-      if (e instanceof RangeError) throw templateError(this.field, `rendering stopped: ${e.message} (a recursive macro or a value that contains itself?)`);
-      throw templateError(this.field, `rendering failed: ${(e as Error).message}`);
-    }
+    const rendered = renderGuarded(this.asts, this.field, context);
     const parsed = parseMessages(rendered.trim());
     if ('problem' in parsed) throw templateError(this.field, `it must render to a JSON array of {"role", "content"} messages, but ${parsed.problem}`);
     return { messages: parsed.messages, text: JSON.stringify(parsed.messages) };
@@ -139,28 +123,38 @@ export class VelocityText {
   ) {}
 
   static compile(source: string, field: string): VelocityText {
-    if (source.length > MAX_TEMPLATE_LENGTH) throw templateError(field, `it is longer than ${MAX_TEMPLATE_LENGTH} characters`);
-    let asts: Asts;
-    try {
-      asts = parse(source);
-    } catch (e) {
-      throw templateError(field, `it is not valid Velocity: ${(e as Error).message.replace(/\s+/g, ' ').trim()}`);
-    }
-    const range = unboundedRange(asts);
-    if (range) throw templateError(field, range);
-    return new VelocityText(asts, field);
+    return new VelocityText(parseTemplate(source, field), field);
   }
 
   /** Renders with `context` (plain JSON values); a reference to something absent renders as written, as Velocity does. */
   render(context: Record<string, unknown>): string {
-    try {
-      return new GuardedCompile(this.asts).render(context);
-    } catch (e) {
-      if (e instanceof TemplateLimit || e instanceof TemplateMethodError) throw templateError(this.field, `rendering stopped: ${e.message}`);
-      if (e instanceof RangeError) throw templateError(this.field, `rendering stopped: ${e.message} (a recursive macro or a value that contains itself?)`);
-      throw templateError(this.field, `rendering failed: ${(e as Error).message}`);
-    }
+    return renderGuarded(this.asts, this.field, context);
   }
+}
+
+/** Renders within the budgets; a budget passed or a failing method is a 400 on `field`. */
+function renderGuarded(asts: Asts, field: string, context: Record<string, unknown>): string {
+  try {
+    return new GuardedCompile(asts).render(context);
+  } catch (e) {
+    if (e instanceof TemplateLimit || e instanceof TemplateMethodError) throw templateError(field, `rendering stopped: ${e.message}`);
+    if (e instanceof RangeError) throw templateError(field, `rendering stopped: ${e.message} (a recursive macro or a value that contains itself?)`);
+    throw templateError(field, `rendering failed: ${(e as Error).message}`);
+  }
+}
+
+/** A caller's template parsed, within the length limit and with bounded ranges only; problems are 400s on `field`. */
+function parseTemplate(source: string, field: string): Asts {
+  if (source.length > MAX_TEMPLATE_LENGTH) throw templateError(field, `it is longer than ${MAX_TEMPLATE_LENGTH} characters`);
+  let asts: Asts;
+  try {
+    asts = parse(source);
+  } catch (e) {
+    throw templateError(field, `it is not valid Velocity: ${(e as Error).message.replace(/\s+/g, ' ').trim()}`);
+  }
+  const range = unboundedRange(asts);
+  if (range) throw templateError(field, range);
+  return asts;
 }
 
 function templateError(field: string, reason: string): DomainError {
