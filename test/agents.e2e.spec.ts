@@ -69,6 +69,10 @@ describe('agents', () => {
     await bad({ steps: { triage: { instructions: [], allowed_tools: ['web'] } } }, 'steps.triage.allowed_tools');
     await bad({ tool_configurations: { web: { type: 'web_search' } } }, 'tool_configurations.web.type');
     await bad({ steps: { triage: { instructions: [{ type: 'inline' }] } } }, 'steps.triage.instructions[0].template');
+    await bad({ steps: { triage: { instructions: [{ type: 'inline', template: '#if($x' }] } } }, 'steps.triage.instructions[0].template');
+    await bad({ steps: { triage: { instructions: [{ type: 'inline', template: 'x'.repeat(50_001) }] } } }, 'steps.triage.instructions[0].template');
+    await bad({ steps: { triage: { instructions: [], reminders: [{ type: 'templated', template: '#foreach($i in [1..$n])x#end', hooks: ['tool_output'] }] } } }, 'steps.triage.reminders[0].template');
+    await bad({ steps: { triage: { instructions: [], next_steps: [{ condition: 'get(', step_name: 'sales' }] } } }, 'steps.triage.next_steps[0].condition');
     expect((await app.call('GET', '/v2/agents/bad')).status).toBe(404);
     const unknownField = await app.call('POST', '/v2/agents', { ...support, key: 'bad', skills: {} });
     expect(unknownField.status).toBe(400);

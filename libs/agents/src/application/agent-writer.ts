@@ -1,12 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { findLlm, quotaProblems } from '@lib/llms';
+import { VelocityText } from '@lib/retrieval';
 import { CommandContext, Fold, invalid, READ_STORE, ReadStore, StreamWriter, streamId } from '@lib/platform';
 import type { AgentConfig } from '../domain/agent-config';
 import { agentFold, AgentState } from '../domain/agent';
 import { compileCondition } from './conditions';
 import { AGENTS, AgentRow } from '../read-models';
 
-/** Every expression of the configuration compiles (`run_condition`, `next_steps[].condition`). */
+/** Every expression and template of the configuration compiles (conditions, inline instructions, reminders). */
 function conditionProblems(config: AgentConfig): Record<string, string> {
   const problems: Record<string, string> = {};
   const tryCompile = (source: string | undefined, field: string) => {
@@ -18,7 +19,19 @@ function conditionProblems(config: AgentConfig): Record<string, string> {
     }
   };
   tryCompile(config.run_condition, 'run_condition');
-  for (const [name, step] of Object.entries(config.steps)) step.next_steps.forEach((n, i) => tryCompile(n.condition, `steps.${name}.next_steps[${i}].condition`));
+  const tryTemplate = (source: string, type: string | undefined, field: string) => {
+    if (type === 'text') return;
+    try {
+      VelocityText.compile(source, field);
+    } catch (e) {
+      problems[field] = (e as Error).message;
+    }
+  };
+  for (const [name, step] of Object.entries(config.steps)) {
+    step.next_steps.forEach((n, i) => tryCompile(n.condition, `steps.${name}.next_steps[${i}].condition`));
+    step.instructions.forEach((ins, i) => ins.type === 'inline' && tryTemplate(ins.template, ins.template_type, `steps.${name}.instructions[${i}].template`));
+    step.reminders.forEach((r, i) => tryTemplate(r.template, r.template_type, `steps.${name}.reminders[${i}].template`));
+  }
   return problems;
 }
 
