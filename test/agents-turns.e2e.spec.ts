@@ -211,6 +211,14 @@ describe('agent turns', () => {
     await app.call('POST', `/v2/agents/hist/sessions/h1/events/${all[0].id}/unhide`);
     expect((await events('hist', 'h1')).length).toBe(6);
     expect((await app.call('GET', `/v2/agents/hist/sessions/h1/events?as_of=${all[1].id}&limit=100`)).body.events.map((e: Ev) => e.id)).toEqual([all[0].id, all[1].id]);
+    // The session as it was: its metadata then, its usage then.
+    await app.call('PATCH', '/v2/agents/hist/sessions/h1', { metadata: { phase: 'later' } });
+    const then = await app.call('GET', `/v2/agents/hist/sessions/h1?as_of=${all[0].id}`);
+    // Just after the first input its turn had not started; just after the answer it had not ended yet.
+    expect(then.body).toMatchObject({ as_of: all[0].id, metadata: {}, status: 'unstarted', session_context_usage: { total_tokens: 0 } });
+    expect((await app.call('GET', `/v2/agents/hist/sessions/h1?as_of=${all[1].id}`)).body).toMatchObject({ status: 'running', metadata: {} });
+    expect((await app.call('GET', '/v2/agents/hist/sessions/h1')).body).toMatchObject({ metadata: { phase: 'later' }, status: 'stopped' });
+    expect((await app.call('GET', '/v2/agents/hist/sessions/h1?as_of=aev_unknown')).status).toBe(404);
 
     const fork = await app.call('POST', '/v2/agents/hist/sessions', { key: 'h1-fork', from_session: { session_key: 'h1', include_up_to_event_id: all[1].id } });
     expect(fork.status).toBe(201);

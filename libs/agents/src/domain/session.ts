@@ -190,10 +190,3 @@ export function entryStepFor(s: ActiveSession, steps: Readonly<Record<string, un
   }
   return s.currentStep !== undefined && Object.hasOwn(steps, s.currentStep) ? s.currentStep : firstStep;
 }
-
-/** Events as of an event id (inclusive): the session's past, for `as_of` reads and forks. */
-export function eventsUpTo(s: ActiveSession, eventId: string): readonly SessionApiEvent[] {
-  const at = s.events.findIndex((e) => e.data.eventId === eventId);
-  if (at < 0) throw notFound('session.event_not_found', `Event "${eventId}" is not in session "${s.key}"`, eventId);
-  return s.events.slice(0, at + 1);
-}

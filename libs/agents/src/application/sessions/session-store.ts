@@ -24,10 +24,21 @@ const MAX_FORK_DEPTH = 32;
 export class SessionStore {
   constructor(@Inject(EVENT_STORE) private readonly store: EventStore) {}
 
-  async load(agentId: string, sessionKey: string): Promise<LoadedSession> {
+  /**
+   * The session folded from its stream (and a fork's inherited history); with `asOf`, folded only up to the
+   * stored event carrying that API event id — the session as it was just after it (undefined when no event has it).
+   */
+  async load(agentId: string, sessionKey: string): Promise<LoadedSession>;
+  async load(agentId: string, sessionKey: string, asOf: string): Promise<LoadedSession | undefined>;
+  async load(agentId: string, sessionKey: string, asOf?: string): Promise<LoadedSession | undefined> {
     const id = sessionStream(agentId, sessionKey);
     const own = await this.store.readStream(id);
-    const events = [...(await this.ancestry(own, 0)), ...own];
+    let events = [...(await this.ancestry(own, 0)), ...own];
+    if (asOf !== undefined) {
+      const at = events.findIndex((e) => (e.data as { eventId?: unknown }).eventId === asOf && !/^SessionEvent(Hidden|Unhidden|Deleted)$/.test(e.type));
+      if (at < 0) return undefined;
+      events = events.slice(0, at + 1);
+    }
     const state = events.reduce<SessionState>((s, e) => sessionFold.evolve(s, e as unknown as SessionEvent), sessionFold.initialState);
     const last = own[own.length - 1];
     return { streamId: id, state, revision: last ? last.revision : -1, position: last ? last.position : 0 };

@@ -5,7 +5,7 @@ import { agentNotFound, AgentState } from '../../domain/agent';
 import { AgentConfig, effectiveCompaction } from '../../domain/agent-config';
 import { apiEventView, ForkOrigin, SessionApiEvent, SessionArtifactRecord, SessionEvent, SessionFields } from '../../domain/session-events';
 import { ArtifactStore } from './artifact-store';
-import { ActiveSession, decideCreateSession, decideDeleteSession, decideEventChange, decideUpdateSession, eventsUpTo, requireSession, sessionStatus } from '../../domain/session';
+import { ActiveSession, decideCreateSession, decideDeleteSession, decideEventChange, decideUpdateSession, requireSession, sessionStatus } from '../../domain/session';
 import { SESSIONS, SessionRow, sessionRowId, sessionView } from '../../read-models';
 import { AgentWriter } from '../agent-writer';
 import { compileCondition } from '../conditions';
@@ -115,11 +115,19 @@ export class Sessions {
   /** The session as the reference shows it; `asOf` (an event id) shows it as it was just after that event. */
   async get(agentKey: string, key: string, asOf?: string): Promise<Record<string, unknown>> {
     const { agent, session } = await this.active(agentKey, key);
+    if (asOf) {
+      const past = await this.asOf(agent, key, asOf);
+      return sessionView({ ...rowOf(past), ...liveFields(past) }, { as_of: asOf });
+    }
     const row = await this.reads.get<SessionRow>(SESSIONS, sessionRowId(agent.agentId, key));
-    const base = row ?? rowOf(session);
-    if (!asOf) return sessionView({ ...base, ...liveFields(session) });
-    const past = eventsUpTo(session, asOf);
-    return sessionView({ ...base, ...liveFields(session) }, { as_of: asOf, events_count: past.length });
+    return sessionView({ ...(row ?? rowOf(session)), ...liveFields(session) });
+  }
+
+  /** The session folded up to an event of its history (404 for an id it does not hold). */
+  private async asOf(agent: ActiveAgent, key: string, eventId: string): Promise<ActiveSession> {
+    const past = await this.store.load(agent.agentId, key, eventId);
+    if (!past || past.state.status !== 'active') throw notFound('session.event_not_found', `Event "${eventId}" is not in session "${key}"`, eventId);
+    return past.state;
   }
 
   async list(agentKey: string, limit: number, pageKey?: string, metadataFilter?: string, filter?: RegExp): Promise<Record<string, unknown>> {
@@ -161,8 +169,10 @@ export class Sessions {
 
   /** API events in order; hidden ones only with `includeHidden`; `asOf` stops at that event. Paged by offset. */
   async events(agentKey: string, key: string, opts: { limit: number; offset: number; includeHidden: boolean; asOf?: string }) {
-    const { session } = await this.active(agentKey, key);
-    const all = opts.asOf ? eventsUpTo(session, opts.asOf) : session.events;
+    const { agent, session: now } = await this.active(agentKey, key);
+    // As of an event: the events, and which were hidden, as they stood just after it.
+    const session = opts.asOf ? await this.asOf(agent, key, opts.asOf) : now;
+    const all = session.events;
     // `client_tool_pending` goes to the live stream only; the outstanding calls endpoint is its durable form.
     const visible = all.filter((e) => e.type !== 'SessionClientToolPending' && (opts.includeHidden || !session.hidden.has(e.data.eventId)));
     const page = visible.slice(opts.offset, opts.offset + opts.limit);
