@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsBase64, IsOptional, IsString, Matches, MaxLength, MinLength, registerDecorator, ValidateNested, ValidationOptions } from 'class-validator';
+import { IsOptional, IsString, Matches, MaxLength, MinLength, registerDecorator, ValidateNested, ValidationOptions } from 'class-validator';
 import type { DocumentImage, DocumentTable, TableCell } from '@lib/corpora';
 
 const VALUE_FIELDS = ['text_value', 'int_value', 'float_value', 'bool_value'] as const;
@@ -59,8 +59,28 @@ export class TableDto {
   @ValidateNested() @Type(() => TableDataDto) data!: TableDataDto;
 }
 
+/**
+ * Standard Base64 (padded), checked by one pass over the characters. class-validator's `IsBase64` runs a
+ * backtracking regular expression that overflows V8's stack on a multi-megabyte image (a 500 seen in CI).
+ */
+export function isBase64(value: unknown): boolean {
+  if (typeof value !== 'string' || value.length % 4 !== 0) return false;
+  const end = value.endsWith('==') ? value.length - 2 : value.endsWith('=') ? value.length - 1 : value.length;
+  for (let i = 0; i < end; i++) {
+    const c = value.charCodeAt(i);
+    const ok = (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 43 || c === 47;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+function IsBase64Data(options?: ValidationOptions) {
+  return (target: object, propertyName: string) =>
+    registerDecorator({ name: 'isBase64Data', target: target.constructor, propertyName, options, validator: { validate: isBase64 } });
+}
+
 export class ImageDataDto {
-  @IsString() @IsBase64(undefined, { message: 'data must be Base64' }) data!: string;
+  @IsString() @IsBase64Data({ message: 'data must be Base64' }) data!: string;
   @Matches(/^image\/[a-z0-9.+-]+$/i, { message: 'mime_type must be an image type such as image/png' }) mime_type!: string;
 }
 

@@ -7,6 +7,7 @@ import { AuthFailures } from './auth-failures';
 import { checkJsonShape, JSON_SHAPE_LIMITS } from './json-shape';
 import { redactUrl } from './redact';
 import { validateBody } from './validation';
+import { isBase64 } from '../corpora/attachment.dto';
 
 const refusal = (f: () => void): Record<string, string> | undefined => {
   try {
@@ -87,5 +88,13 @@ describe('AuthFailures', () => {
     expect(await failures.blockedFor('2.2.2.2')).toBeUndefined();
     now = 25 * 60 * 60 * 1000;
     expect(() => failures.admit('1.1.1.1', 'key-a', blocked, 'x')).toThrow(/Too many x/);
+  });
+});
+
+describe('Base64 image data', () => {
+  it('accepts what Buffer writes as Base64, refuses the rest, and takes a 7 MB string in one pass', () => {
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 200 }), (bytes) => expect(isBase64(Buffer.from(bytes).toString('base64'))).toBe(true)));
+    for (const bad of ['abc', 'ab=c', 'a*bc', 'ab==c===', '====']) expect(isBase64(bad)).toBe(false);
+    expect(isBase64(Buffer.alloc(5 * 1024 * 1024 + 1, 1).toString('base64'))).toBe(true);
   });
 });
