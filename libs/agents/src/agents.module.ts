@@ -16,7 +16,10 @@ import { Sessions } from './application/sessions/sessions';
 import { AgentQuotas } from './application/turn/agent-quotas';
 import { AGENT_CORPUS_ACCESS, AGENT_LEASES, AGENT_SECRET_VALUES, AgentCorpusAccess, AgentSecretValues, SessionInputs } from './application/turn/session-inputs';
 import { AgentIdentities, AgentSecrets } from './application/access/agent-access';
-import { AGENT_TOOLS, CorporaSearchTool, ToolRegistry } from './application/turn/tools';
+import { AGENT_TOOLS, CorporaSearchTool, Tool, ToolRegistry } from './application/turn/tools';
+import { SandboxPool } from './adapters/sandbox/sandbox-pool';
+import { ArtifactGrepTool, ArtifactJqTool, ArtifactReadTool } from './application/tools/artifact-tools';
+import { WebGetTool } from './application/tools/web-get';
 import { TurnRunner } from './application/turn/turn-runner';
 
 export interface AgentsModuleOptions {
@@ -75,7 +78,23 @@ export class AgentsModule {
         ArtifactStore,
         Sessions,
         CorporaSearchTool,
-        { provide: AGENT_TOOLS, inject: [CorporaSearchTool], useFactory: (corporaSearch: CorporaSearchTool): ToolRegistry => new Map([['corpora_search', corporaSearch]]) },
+        SandboxPool,
+        WebGetTool,
+        ArtifactReadTool,
+        ArtifactGrepTool,
+        ArtifactJqTool,
+        {
+          provide: AGENT_TOOLS,
+          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool],
+          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool): ToolRegistry =>
+            new Map<string, Tool>([
+              ['corpora_search', corpora],
+              ['web_get', web],
+              ['artifact_read', read],
+              ['artifact_grep', grep],
+              ['artifact_jq', jq],
+            ]),
+        },
         AgentQuotas,
         TurnRunner,
         SessionInputs,

@@ -24,3 +24,6 @@ export * from './application/instruction-queries/instruction-queries';
 export * from './domain/agent-access';
 export * from './application/access/agent-access';
 export * from './application/sessions/artifact-store';
+export * from './adapters/sandbox/sandbox-pool';
+export * from './application/tools/web-get';
+export * from './application/tools/artifact-tools';

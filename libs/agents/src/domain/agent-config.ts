@@ -43,7 +43,7 @@ export interface StepConfig {
 }
 
 /** Tool types this service runs today; the others of the reference are refused with a 400 that says so. */
-export const SUPPORTED_TOOL_TYPES = ['corpora_search', 'client'] as const;
+export const SUPPORTED_TOOL_TYPES = ['corpora_search', 'client', 'web_get', 'artifact_read', 'artifact_grep', 'artifact_jq'] as const;
 export type ToolType = (typeof SUPPORTED_TOOL_TYPES)[number];
 
 export interface ToolConfig {
@@ -154,6 +154,9 @@ export function validateAgentConfig(config: AgentConfig): void {
       problems[`tool_configurations.${name}.type`] = `tool type ${String(tool.type)} is not available in this service yet; available: ${SUPPORTED_TOOL_TYPES.join(', ')}`;
     } else if (tool.type === 'corpora_search' && !isCorporaSearch(tool.query_configuration)) {
       problems[`tool_configurations.${name}.query_configuration`] = 'a corpora_search tool needs query_configuration.search.corpora with at least one corpus_key';
+    } else {
+      const shape = toolShapeProblem(tool);
+      if (shape) problems[`tool_configurations.${name}.${shape[0]}`] = shape[1];
     }
   }
   for (const [name, step] of Object.entries(config.steps)) {
@@ -224,5 +227,34 @@ function stepShapeProblem(step: StepConfig): [string, string] | undefined {
   }
   if (step.allowed_tools !== undefined && !isStringArray(step.allowed_tools)) return ['allowed_tools', 'must be an array of tool configuration names'];
   if (step.reentry_step !== undefined && typeof step.reentry_step !== 'string') return ['reentry_step', 'must be a step name'];
+  return undefined;
+}
+
+const intIn = (v: unknown, min: number, max: number) => Number.isInteger(v) && (v as number) >= min && (v as number) <= max;
+const numIn = (v: unknown, min: number, max: number) => typeof v === 'number' && v >= min && v <= max;
+
+/** The fields every tool shares and the bounds of each type's own (docs/tools.md); the first wrong one. */
+function toolShapeProblem(tool: ToolConfig): [string, string] | undefined {
+  for (const f of ['input_transform', 'output_transform'] as const) {
+    const v = tool[f];
+    if (v !== undefined && (typeof v !== 'string' || v.length === 0 || v.length > 10_000)) return [f, 'must be a jq program of 1 to 10,000 characters'];
+  }
+  if (tool.max_execution_time_seconds !== undefined && !intIn(tool.max_execution_time_seconds, 1, 3600)) return ['max_execution_time_seconds', 'must be an integer from 1 to 3600'];
+  if (tool.argument_override !== undefined && !isObject(tool.argument_override)) return ['argument_override', 'must be an object'];
+  const o = tool.tool_output_offloading;
+  if (o !== undefined) {
+    if (!isObject(o)) return ['tool_output_offloading', 'must be an object'];
+    if (o.enabled !== undefined && typeof o.enabled !== 'boolean') return ['tool_output_offloading.enabled', 'must be true or false'];
+    if (o.mode !== undefined && o.mode !== 'artifact' && o.mode !== 'truncate') return ['tool_output_offloading.mode', 'must be artifact or truncate'];
+    for (const f of ['context_percentage', 'headroom_percentage']) if (o[f] !== undefined && !numIn(o[f], 0.01, 1)) return [`tool_output_offloading.${f}`, 'must be from 0.01 to 1'];
+    for (const f of ['min_threshold_bytes', 'max_threshold_bytes']) if (o[f] !== undefined && !intIn(o[f], 1024, Number.MAX_SAFE_INTEGER)) return [`tool_output_offloading.${f}`, 'must be an integer from 1024'];
+  }
+  if (tool.type === 'web_get' && tool.max_body_bytes !== undefined && !intIn(tool.max_body_bytes, 1024, 4_194_304)) return ['max_body_bytes', 'must be an integer from 1024 to 4194304'];
+  if (tool.type === 'artifact_read' && tool.tool_configuration !== undefined) {
+    const c = tool.tool_configuration;
+    if (!isObject(c)) return ['tool_configuration', 'must be an object'];
+    if (c.max_size_bytes !== undefined && !intIn(c.max_size_bytes, 1, 10_485_760)) return ['tool_configuration.max_size_bytes', 'must be an integer from 1 to 10485760'];
+    if (c.max_lines !== undefined && !intIn(c.max_lines, 1, 10_000)) return ['tool_configuration.max_lines', 'must be an integer from 1 to 10000'];
+  }
   return undefined;
 }

@@ -3,6 +3,7 @@ import { QueryBus } from '@nestjs/cqrs';
 import { QueryCorpora, QueryResponse } from '@lib/retrieval';
 import { DomainError } from '@lib/platform';
 import type { ToolConfig } from '../../domain/agent-config';
+import type { ActiveSession } from '../../domain/session';
 
 /** A function the model may call, in OpenAI's tool shape. */
 export interface ToolDefinition {
@@ -14,6 +15,8 @@ export interface ToolDefinition {
 export interface ToolContext {
   readonly agentKey: string;
   readonly sessionKey: string;
+  /** The session as the turn knows it (its artifacts, for the artifact tools). */
+  readonly session: ActiveSession;
   readonly now: Date;
   readonly signal: AbortSignal;
   /** Whether the agent's identity may read a corpus (its tools act with the identity's permissions, not the caller's). */

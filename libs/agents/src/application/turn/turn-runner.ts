@@ -3,7 +3,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ChatCompletions } from '@lib/llms';
 import { Clock, CLOCK, DomainError, ID_GENERATOR, IdGenerator } from '@lib/platform';
-import type { AgentConfig, StepConfig, TemplatedReminder } from '../../domain/agent-config';
+import type { AgentConfig, OffloadingConfig, StepConfig, TemplatedReminder, ToolConfig } from '../../domain/agent-config';
 import { effectiveCompaction } from '../../domain/agent-config';
 import { historyMessages, PromptMessage } from '../../domain/history';
 import type { PendingClientCall, SessionEvent } from '../../domain/session-events';
@@ -14,14 +14,18 @@ import { SessionStore } from '../sessions/session-store';
 import { AgentQuotas } from './agent-quotas';
 import { eventsToCompact, summarise } from './compaction';
 import { callModel, ModelAnswer, ModelCallOptions } from './model-call';
-import { offload } from './offload';
-import { AGENT_TOOLS, applyOverrides, clientToolDefinition, ToolContext, ToolDefinition, ToolRegistry, UnresolvedRef } from './tools';
+import { offloadDecision, truncateOutput } from './offload';
+import { SANDBOX_DEADLINE_MS, SandboxError, SandboxPool } from '../../adapters/sandbox/sandbox-pool';
+import { ArtifactStore } from '../sessions/artifact-store';
+import { AGENT_TOOLS, applyOverrides, clientToolDefinition, ToolContext, ToolDefinition, ToolRegistry, ToolResult, UnresolvedRef } from './tools';
 import { estimateTokens, latestToolOutputs, renderTemplate, structuredProblem, templateContext, ToolTimeout, withTimeout } from './turn-parts';
 import type { TurnOutcome, TurnSetup } from './turn-setup';
 import { TurnState } from './turn-state';
 
 export type { TurnOutcome, TurnSetup } from './turn-setup';
 export { estimateTokens } from './turn-parts';
+
+const ARTIFACT_TOOLS = ['artifact_read', 'artifact_grep', 'artifact_jq'];
 
 /** Step transitions one turn may make (the reference's example message says 10). */
 export const MAX_STEP_TRANSITIONS = 10;
@@ -49,6 +53,8 @@ export class TurnRunner {
     @Inject(AGENT_TOOLS) private readonly tools: ToolRegistry,
     private readonly quotas: AgentQuotas,
     private readonly instructions: InstructionTexts,
+    private readonly sandbox: SandboxPool,
+    private readonly artifacts: ArtifactStore,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -277,29 +283,85 @@ export class TurnRunner {
       })),
     );
     const pending: PendingClientCall[] = [];
-    const toolCtx: ToolContext = { agentKey: setup.agent.key, sessionKey: setup.state.key, now: this.clock.now(), signal: turn.signal, canReadCorpus: setup.canReadCorpus };
+    const toolCtx: ToolContext = { agentKey: setup.agent.key, sessionKey: setup.state.key, session: turn.state, now: this.clock.now(), signal: turn.signal, canReadCorpus: setup.canReadCorpus };
     await Promise.all(
       planned.map(async (p) => {
         if (!p.problem && p.tool?.type === 'client') {
           pending.push({ event_id: p.eventId, tool_call_id: p.call.id, tool_configuration_name: p.call.name, tool_name: 'client', arguments: p.shown });
           return;
         }
-        let result: { output: Record<string, unknown>; error: boolean };
-        if (p.problem || !p.tool) result = { output: { error: p.problem }, error: true };
-        else {
-          try {
-            const runner = this.tools.get(p.tool.type);
-            result = runner ? await withTimeout(runner.run(p.tool, p.resolved, toolCtx), p.tool.max_execution_time_seconds as number | undefined) : { output: { error: `tool type ${p.tool.type} cannot run here` }, error: true };
-          } catch (e) {
-            result = { output: { error: e instanceof DomainError || e instanceof ToolTimeout ? e.message : 'the tool failed' }, error: true };
-            if (!(e instanceof DomainError) && !(e instanceof ToolTimeout)) this.log.error(`tool ${p.call.name} failed: ${(e as Error).stack ?? String(e)}`);
-          }
-        }
-        const output = offload(result.output, config, setup.contextWindow ?? DEFAULT_CONTEXT_WINDOW, turn.promptTokens);
+        const result = p.problem || !p.tool ? { output: { error: p.problem }, error: true } : await this.execute(p.tool, p.call.name, p.resolved, toolCtx, setup, turn);
+        const output = await this.fitted(result.output, p.tool, p.call, config, setup, turn, turnId);
         await turn.record({ type: 'SessionToolReturned', data: { ...turn.base(turnId), toolCallId: p.call.id, toolConfigurationName: p.call.name, toolName: p.tool?.type ?? 'unknown', toolOutput: output, error: result.error, step } });
       }),
     );
     return pending;
+  }
+
+  /**
+   * One call of a service tool: `input_transform` over the context and the merged arguments, the run bounded by
+   * `max_execution_time_seconds`, `output_transform` over its result. A failing transform is a tool error.
+   */
+  private async execute(tool: ToolConfig, name: string, args: Record<string, unknown>, ctx: ToolContext, setup: TurnSetup, turn: TurnState): Promise<ToolResult> {
+    const runner = this.tools.get(tool.type);
+    if (!runner) return { output: { error: `tool type ${tool.type} cannot run here` }, error: true };
+    const seconds = typeof tool.max_execution_time_seconds === 'number' ? tool.max_execution_time_seconds : undefined;
+    const deadline = Math.min(SANDBOX_DEADLINE_MS, seconds ? seconds * 1000 : SANDBOX_DEADLINE_MS);
+    let input = args;
+    if (typeof tool.input_transform === 'string') {
+      const context = { ...templateContext(setup.agent.config, setup.agent.key, turn.state, this.clock.now()), tools: latestToolOutputs(turn.state), args };
+      try {
+        const out = await this.sandbox.jq(tool.input_transform, context, deadline);
+        if (out === null || typeof out !== 'object' || Array.isArray(out)) return { output: { error: `input_transform must give an object of arguments, not ${JSON.stringify(out)?.slice(0, 100)}` }, error: true };
+        input = out as Record<string, unknown>;
+      } catch (e) {
+        if (e instanceof SandboxError) return { output: { error: `input_transform failed: ${e.message}` }, error: true };
+        throw e;
+      }
+    }
+    let result: ToolResult;
+    try {
+      result = await withTimeout(runner.run(tool, input, ctx), seconds);
+    } catch (e) {
+      if (!(e instanceof DomainError) && !(e instanceof ToolTimeout)) this.log.error(`tool ${name} failed: ${(e as Error).stack ?? String(e)}`);
+      return { output: { error: e instanceof DomainError || e instanceof ToolTimeout ? e.message : 'the tool failed' }, error: true };
+    }
+    if (typeof tool.output_transform !== 'string' || result.error) return result;
+    try {
+      const out = await this.sandbox.jq(tool.output_transform, result.output, deadline);
+      return { output: out !== null && typeof out === 'object' && !Array.isArray(out) ? (out as Record<string, unknown>) : { result: out }, error: false };
+    } catch (e) {
+      if (e instanceof SandboxError) return { output: { error: `output_transform failed: ${e.message}` }, error: true };
+      throw e;
+    }
+  }
+
+  /**
+   * A tool output as the model gets it: whole when it fits, else stored as a session artifact with a reference
+   * and hints (artifact mode) or cut in place (truncate mode), as the agent's offloading and the tool's own
+   * override say.
+   */
+  private async fitted(output: Record<string, unknown>, tool: ToolConfig | undefined, call: { id: string; name: string }, config: AgentConfig, setup: TurnSetup, turn: TurnState, turnId: string): Promise<Record<string, unknown>> {
+    const decision = offloadDecision(output, config, setup.contextWindow ?? DEFAULT_CONTEXT_WINDOW, turn.promptTokens, tool?.tool_output_offloading as OffloadingConfig | undefined);
+    if (!decision.over) return output;
+    // What an artifact tool read is cut, never stored again: storing it would ask for another read, and so on.
+    if (decision.mode === 'truncate' || ARTIFACT_TOOLS.includes(tool?.type ?? '')) return truncateOutput(output, decision.threshold);
+    // Indented, so that the line tools (artifact_read, artifact_grep) have lines to work with.
+    const bytes = Buffer.from(JSON.stringify(output, null, 2));
+    const sha256 = await this.artifacts.put(bytes);
+    const artifactId = `art_${this.ids.uuid()}`;
+    await turn.record({
+      type: 'SessionArtifactUploaded',
+      data: { ...turn.base(turnId), artifacts: [{ artifactId, filename: `${call.name}-${call.id}.json`, mimeType: 'application/json', sizeBytes: bytes.length, sha256, metadata: { source: 'tool_output', tool_configuration_name: call.name, tool_call_id: call.id } }] },
+    });
+    const readers = Object.entries(config.tool_configurations).filter(([, t]) => ARTIFACT_TOOLS.includes(t.type)).map(([n]) => n);
+    return {
+      offloaded: true,
+      artifact_id: artifactId,
+      size_bytes: bytes.length,
+      shape: Object.keys(output).slice(0, 50),
+      hint: `The output (${bytes.length} bytes) is too large for the conversation and was stored as artifact ${artifactId}; read the parts you need with ${readers.join(', ') || 'the artifact tools'}.`,
+    };
   }
 
   /** The answer as an event: structured (validated against its schema, asked again when it does not match) or text. */

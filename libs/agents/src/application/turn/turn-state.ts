@@ -65,7 +65,16 @@ export class TurnState {
     return (event.data as { eventId?: string }).eventId ?? '';
   }
 
-  async recordMany(events: SessionEvent[], options: { emit: boolean } = { emit: true }): Promise<void> {
+  /** Appends of one turn go one at a time (tool calls finish concurrently): each appends at the revision it knows. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  recordMany(events: SessionEvent[], options: { emit: boolean } = { emit: true }): Promise<void> {
+    const next = this.queue.then(() => this.appendNow(events, options));
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async appendNow(events: SessionEvent[], options: { emit: boolean }): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
         const result = await this.store.append(this.setup.streamId, this.revision, events, this.setup.ctx);

@@ -1,0 +1,114 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { OUTBOUND_HTTP, OutboundHttp, outboundRefusal } from '@lib/platform';
+import type { ToolConfig } from '../../domain/agent-config';
+import type { Tool, ToolContext, ToolDefinition, ToolResult } from '../turn/tools';
+
+export const WEB_GET_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
+/** The spec's bounds of a request body the tool sends (`max_body_bytes`). */
+export const MAX_BODY_BYTES = { min: 1024, max: 4_194_304, default: 65_536 } as const;
+const DEFAULT_MAX_CONTENT = 1_048_576;
+const MAX_CONTENT = 10_485_760;
+const DEFAULT_TIMEOUT_S = 30;
+const TEXTUAL = /^(text\/|application\/(json|xml|javascript|x-www-form-urlencoded|[a-z0-9.+-]*\+(json|xml)))/i;
+
+const err = (message: string): ToolResult => ({ output: { error: message }, error: true });
+
+/**
+ * Fetches a URL for the model through the service's guarded client: every connection, redirect and resolved
+ * address must pass the outbound policy (docs/security.md, docs/tools.md).
+ */
+@Injectable()
+export class WebGetTool implements Tool {
+  constructor(@Inject(OUTBOUND_HTTP) private readonly outbound: OutboundHttp) {}
+
+  definition(name: string, config: ToolConfig): ToolDefinition {
+    return {
+      type: 'function',
+      function: {
+        name,
+        description: config.description ?? 'Fetches a web page or calls an HTTP API and returns the response status, headers and content.',
+        parameters: {
+          type: 'object',
+          properties: {
+            url: { type: 'string', description: 'Absolute http or https URL' },
+            method: { type: 'string', enum: [...WEB_GET_METHODS] },
+            headers: { type: 'object', additionalProperties: { type: 'string' } },
+            body: { type: 'string', description: 'Request body for POST, PUT and PATCH' },
+          },
+          required: ['url'],
+        },
+      },
+    };
+  }
+
+  async run(config: ToolConfig, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+    let url: URL;
+    try {
+      url = new URL(String(args.url));
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error();
+    } catch {
+      return err('URL must be an absolute HTTP or HTTPS URL');
+    }
+    const method = String(args.method ?? 'GET').toUpperCase();
+    if (!(WEB_GET_METHODS as readonly string[]).includes(method)) return err(`method must be one of ${WEB_GET_METHODS.join(', ')}`);
+    const headers = args.headers ?? {};
+    if (headers === null || typeof headers !== 'object' || Array.isArray(headers) || Object.values(headers).some((v) => typeof v !== 'string')) return err('headers must be an object of strings');
+    const body = args.body === undefined || args.body === null ? undefined : typeof args.body === 'string' ? args.body : JSON.stringify(args.body);
+    const maxBody = Number(config.max_body_bytes ?? MAX_BODY_BYTES.default);
+    // Checked before anything is sent (spec: rule 5).
+    if (body !== undefined && Buffer.byteLength(body) > maxBody) return err(`the request body has ${Buffer.byteLength(body)} bytes, over max_body_bytes (${maxBody}): nothing was sent`);
+    if (body !== undefined && (method === 'GET' || method === 'HEAD')) return err(`a ${method} request has no body`);
+    const maxContent = Math.min(MAX_CONTENT, Math.max(1, Number(args.max_content_bytes ?? DEFAULT_MAX_CONTENT)));
+    const timeout = AbortSignal.timeout(Math.min(3600, Math.max(1, Number(args.timeout_seconds ?? DEFAULT_TIMEOUT_S))) * 1000);
+    let res: Response;
+    try {
+      res = await this.outbound.fetch(url, { method, headers: headers as Record<string, string>, body, redirect: args.follow_redirects === false ? 'manual' : 'follow', signal: AbortSignal.any([ctx.signal, timeout]) });
+    } catch (e) {
+      const refused = outboundRefusal(e);
+      if (refused) return err(`refused: ${refused.message}`);
+      if (timeout.aborted) return err('the request timed out');
+      return err(`the request failed: ${(e as Error & { cause?: Error }).cause?.message ?? (e as Error).message}`);
+    }
+    const { bytes, truncated } = await readUpTo(res, maxContent);
+    const type = res.headers.get('content-type') ?? '';
+    let content = TEXTUAL.test(type) || type === '' ? bytes.toString('utf8') : undefined;
+    if (content !== undefined) content = cutLines(content, args.head_lines, args.tail_lines);
+    return {
+      output: {
+        status: res.status,
+        url: res.url || url.href,
+        content_type: type,
+        ...(content !== undefined ? { content } : { content_base64: bytes.toString('base64') }),
+        ...(truncated ? { truncated: true, note: `the response was cut at ${maxContent} bytes` } : {}),
+      },
+      error: res.status >= 400,
+    };
+  }
+}
+
+async function readUpTo(res: Response, limit: number): Promise<{ bytes: Buffer; truncated: boolean }> {
+  if (!res.body) return { bytes: Buffer.alloc(0), truncated: false };
+  const reader = res.body.getReader();
+  const parts: Buffer[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return { bytes: Buffer.concat(parts), truncated: false };
+    parts.push(Buffer.from(value));
+    size += value.length;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      return { bytes: Buffer.concat(parts).subarray(0, limit), truncated: true };
+    }
+  }
+}
+
+function cutLines(text: string, head: unknown, tail: unknown): string {
+  const h = Number(head);
+  const t = Number(tail);
+  if (!(h > 0) && !(t > 0)) return text;
+  const lines = text.split('\n');
+  const start = h > 0 ? lines.slice(0, h) : [];
+  const end = t > 0 ? lines.slice(-t) : [];
+  return [...start, ...(start.length + end.length < lines.length ? ['…'] : []), ...end].join('\n');
+}

@@ -1,0 +1,108 @@
+import { createServer, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ScriptedOpenAIServer } from '@lib/testing';
+import { registerScripted } from './support/llm-fixtures';
+import { startTestApp, TestApp } from './support/test-app';
+
+type Ev = { type: string; [k: string]: any };
+
+/** Tools beyond retrieval (issue 15, first slice): web_get, jq transforms, artifact tools and artifact offloading. */
+describe('agent tools', () => {
+  let app: TestApp;
+  let upstream: ScriptedOpenAIServer;
+  let site: Server;
+  let siteUrl = '';
+  const hits: { method: string; url: string; body: string }[] = [];
+  const big = Array.from({ length: 5000 }, (_, i) => `line ${i}: ${i === 4321 ? 'the secret ingredient is cardamom' : 'nothing to see'}`).join('\n');
+
+  beforeAll(async () => {
+    site = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        hits.push({ method: req.method ?? '', url: req.url ?? '', body });
+        if (req.url === '/redirect-to-metadata') return void res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
+        if (req.url === '/big') return void res.writeHead(200, { 'content-type': 'text/plain' }).end(big);
+        res.writeHead(200, { 'content-type': 'text/html' }).end(`<h1>Hello</h1>\n<p>${req.method} ${req.url} ${body}</p>`);
+      });
+    });
+    await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
+    siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    upstream = await ScriptedOpenAIServer.start();
+    app = await startTestApp();
+    await registerScripted(app, upstream, 'm');
+    await registerScripted(app, upstream, 'small', { capabilities: { context_limit: 4096 } });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await upstream?.close();
+    site?.closeAllConnections();
+    await new Promise((r) => site?.close(r));
+  });
+
+  const agent = async (key: string, tools: object, model = 'm') => {
+    const res = await app.call('POST', '/v2/agents', { key, name: key, model: { name: model }, tool_configurations: tools, first_step_name: 'main', steps: { main: { instructions: [] } } });
+    if (res.status !== 201) throw new Error(`agent ${key}: ${res.status} ${JSON.stringify(res.body)}`);
+    await app.call('POST', `/v2/agents/${key}/sessions`, { key: 's' });
+  };
+  const turn = (key: string, ...calls: { name: string; arguments: object }[]) => {
+    upstream.enqueue({ toolCalls: calls.map((c, i) => ({ id: `c${i}`, name: c.name, arguments: JSON.stringify(c.arguments) })) }, { content: 'done' });
+    return app.call('POST', `/v2/agents/${key}/sessions/s/events`, { messages: [{ type: 'text', content: 'go' }] });
+  };
+  // Calls of one answer run concurrently: their outputs come in the order they finish, so they are sorted by call.
+  const outputs = (res: { body: { events: Ev[] } }) => res.body.events.filter((e) => e.type === 'tool_output').sort((a, b) => a.tool_call_id.localeCompare(b.tool_call_id));
+
+  it('web_get fetches through the outbound guard: methods, the exact bad-URL error, the body limit before sending, refused addresses and redirects', async () => {
+    await agent('browser', { web: { type: 'web_get', max_body_bytes: 1024 } });
+    const got = outputs(await turn('browser', { name: 'web', arguments: { url: `${siteUrl}/page` } }, { name: 'web', arguments: { url: `${siteUrl}/form`, method: 'PATCH', body: 'x=1' } }));
+    expect(got[0].tool_output).toMatchObject({ status: 200, content_type: 'text/html' });
+    expect(got.map((o) => o.tool_output.content).join()).toContain('PATCH /form x=1');
+    const bad = outputs(await turn('browser', { name: 'web', arguments: { url: 'ftp://example.com/x' } }, { name: 'web', arguments: { url: '/relative' } }));
+    expect(bad.map((o) => o.tool_output.error)).toEqual(['URL must be an absolute HTTP or HTTPS URL', 'URL must be an absolute HTTP or HTTPS URL']);
+    const before = hits.length;
+    const tooBig = outputs(await turn('browser', { name: 'web', arguments: { url: `${siteUrl}/form`, method: 'POST', body: 'y'.repeat(1025) } }))[0];
+    expect(tooBig).toMatchObject({ error: true, tool_output: { error: expect.stringMatching(/over max_body_bytes \(1024\): nothing was sent/) } });
+    expect(hits.length).toBe(before);
+    const refused = outputs(await turn('browser', { name: 'web', arguments: { url: 'http://169.254.169.254/latest/meta-data/' } }, { name: 'web', arguments: { url: `${siteUrl}/redirect-to-metadata` } }, { name: 'web', arguments: { url: 'http://10.1.2.3/' } }));
+    for (const o of refused) expect(o).toMatchObject({ error: true, tool_output: { error: expect.stringMatching(/^refused/) } });
+  });
+
+  it('runs input_transform and output_transform in real jq, reports a failing one as a tool error, and stops an endless one', async () => {
+    await agent('shaped', {
+      fetch: { type: 'web_get', input_transform: `{url: ("${siteUrl}/" + .args.path + "?who=" + .session.key)}`, output_transform: '{status, heading: (.content | split("\\n")[0])}' },
+      broken: { type: 'web_get', input_transform: 'error("no path given")' },
+      endless: { type: 'web_get', input_transform: '[repeat(1)] | {url: "x"}', max_execution_time_seconds: 1 },
+    });
+    const res = await turn('shaped', { name: 'fetch', arguments: { path: 'doc' } }, { name: 'broken', arguments: {} }, { name: 'endless', arguments: {} });
+    const [ok, broken, endless] = outputs(res);
+    expect(hits.at(-1)!.url).toBe('/doc?who=s');
+    expect(ok.tool_output).toEqual({ status: 200, heading: '<h1>Hello</h1>' });
+    expect(broken).toMatchObject({ error: true, tool_output: { error: expect.stringMatching(/^input_transform failed: jq: error .*no path given$/) } });
+    expect(endless).toMatchObject({ error: true, tool_output: { error: expect.stringMatching(/input_transform failed: stopped after 1000 ms/) } });
+    // The model reads the errors as the calls' outputs.
+    expect(JSON.stringify((upstream.chatRequests().at(-1)!.body as any).messages)).toContain('no path given');
+    const invalid = await app.call('POST', '/v2/agents', { key: 'badjq', name: 'badjq', model: { name: 'm' }, tool_configurations: { w: { type: 'web_get', output_transform: '.[' } }, first_step_name: 'main', steps: { main: { instructions: [] } } });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.field_errors['tool_configurations.w.output_transform']).toMatch(/not a jq program/);
+  });
+
+  it('stores an output too large for the context as an artifact the agent then reads with artifact_grep, artifact_read and artifact_jq', async () => {
+    await agent('reader', { web: { type: 'web_get', max_execution_time_seconds: 30 }, grep: { type: 'artifact_grep' }, read: { type: 'artifact_read', tool_configuration: { max_lines: 3 } }, jq: { type: 'artifact_jq' } }, 'small');
+    const fetched = outputs(await turn('reader', { name: 'web', arguments: { url: `${siteUrl}/big` } }))[0];
+    expect(fetched.tool_output).toMatchObject({ offloaded: true, artifact_id: expect.stringMatching(/^art_/), hint: expect.stringContaining('grep, read, jq') });
+    const id = fetched.tool_output.artifact_id;
+    const listed = (await app.call('GET', '/v2/agents/reader/sessions/s/artifacts')).body.artifacts;
+    expect(listed).toEqual([expect.objectContaining({ artifact_id: id, mime_type: 'application/json', metadata: { source: 'tool_output', tool_configuration_name: 'web', tool_call_id: 'c0' } })]);
+    // The model never saw the big content itself.
+    expect(JSON.stringify((upstream.chatRequests().at(-1)!.body as any).messages)).not.toContain('cardamom');
+    const [grep, read, jq] = outputs(
+      await turn('reader', { name: 'grep', arguments: { artifact_id: id, pattern: 'secret ingredient', grep_options: ['-i'] } }, { name: 'read', arguments: { artifact_id: id, start_line: 1 } }, { name: 'jq', arguments: { artifact_id: id, filter: '.status' } }),
+    );
+    expect(grep.tool_output).toMatchObject({ count: 1, matches: [{ text: expect.stringContaining('the secret ingredient is cardamom') }] });
+    expect(grep.tool_output.matches[0].text.length).toBeLessThan(500);
+    expect(read.tool_output).toMatchObject({ start_line: 1, end_line: 3, more: true, content: expect.stringMatching(/^\{\n {2}"status": 200,/) });
+    expect(jq.tool_output).toEqual({ artifact_id: id, result: 200 });
+    const nope = outputs(await turn('reader', { name: 'read', arguments: { artifact_id: 'art_missing' } }, { name: 'grep', arguments: { artifact_id: id, pattern: '(' } }));
+    expect(nope.map((o) => o.tool_output.error)).toEqual(['no artifact "art_missing" in this session', expect.stringMatching(/not a valid regular expression/)]);
+  });
+});
