@@ -1,6 +1,7 @@
 import type { Projection } from '@lib/platform/projections';
 import { agentsProjection } from './agents/agents.projection';
 import { sessionsProjection } from './agents/sessions.projection';
+import { toolConfigurationsProjection } from './agents/tool-configurations.projection';
 import { authProjection } from './auth/auth.projection';
 import { corporaProjection } from './corpora/corpora.projection';
 import { documentsProjection } from './documents/documents.projection';
@@ -11,6 +12,7 @@ import { searchProjection } from './search/search.projection';
 
 export * from './agents/agents.projection';
 export * from './agents/sessions.projection';
+export * from './agents/tool-configurations.projection';
 export * from './auth/auth.projection';
 export * from './corpora/corpora.projection';
 export * from './documents/documents.projection';
@@ -20,4 +22,4 @@ export * from './llms/llms.projection';
 export * from './search/search.projection';
 
 /** Every projection the service runs. */
-export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, instructionsProjection];
+export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, instructionsProjection, toolConfigurationsProjection];

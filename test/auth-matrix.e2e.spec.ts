@@ -113,8 +113,10 @@ function expected(route: Route, who: CallerSpec | 'unauthenticated'): Expect {
     case 'agent.list':
       return who.someAgent.includes('view') || who.someAgent.includes('use') ? 'allow' : 403;
     case 'instruction.read':
+    case 'tool_config.read':
       return who.someAgent.includes('view') ? 'allow' : 403;
     case 'instruction.manage':
+    case 'tool_config.manage':
       return who.someAgent.includes('develop') ? 'allow' : 403;
     case 'agent.view':
       return agent(['view']);
@@ -193,6 +195,7 @@ describe('route × role matrix', () => {
       const uploaded = await fetch(`${app.url}/v2/agents/a1/sessions/s1/events`, { method: 'POST', headers: { 'x-api-key': app.key }, body: form });
       fixture.artifactId = ((await uploaded.json()) as { events?: { artifacts?: { artifact_id: string }[] }[] }).events?.[0]?.artifacts?.[0]?.artifact_id ?? '';
     }
+    await app.call('POST', '/v2/tool_configurations', { key: 'tc1', name: 'TC1', type: 'web_get' });
     // Version 1 is the fixture's only version, so deleting it is refused (409): the version route is reached, nothing goes.
     if (!fixture.instructionId || (await app.call('GET', `/v2/instructions/${fixture.instructionId}`)).status === 404) {
       fixture.instructionId = (await app.call('POST', '/v2/instructions', { name: 'Fixture', template: 'Hello ${session.metadata.name}' })).body.id;
@@ -265,6 +268,7 @@ describe('route × role matrix', () => {
       .replace(':session_key', 's1')
       .replace(':event_id', fixture.eventId)
       .replace(':artifact_id', fixture.artifactId)
+      .replace(':tool_configuration_key', 'tc1')
       .replace(':instruction_id', fixture.instructionId)
       .replace(':version', '1');
     if (route.method === 'POST' && route.policy === 'query.corpora') return { path, body: { search: { corpora: [{ corpus_key: 'c1' }] } } };

@@ -5,7 +5,8 @@ import { assertNever, patch, put, ReadModelProjection, ReadOp, RecordedEvent, re
 /** Agents, for `/v2/agents` and for the checks that need to know which agent uses what. */
 export const agentsProjection: ReadModelProjection = {
   name: 'agents',
-  version: 1,
+  // 2: rows record the tool configurations they refer to.
+  version: 2,
   target: 'read',
   eventTypes: ['AgentCreated', 'AgentUpdated', 'AgentDeleted'],
   collections: [{ name: AGENTS, indexes: [{ fields: ['name'] }, { fields: ['instruction_ids'] }] }],

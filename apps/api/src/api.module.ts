@@ -46,6 +46,7 @@ import { EventsController } from './ops/events.controller';
 import { HealthController } from './ops/health.controller';
 import { AgentAccessController } from './agents/agent-access.controller';
 import { AgentsController } from './agents/agents.controller';
+import { ToolConfigurationsController } from './agents/tool-configurations.controller';
 import { SessionsController } from './agents/sessions.controller';
 import { InstructionsController } from './agents/instructions.controller';
 import { ChatController } from './llms/chat.controller';
@@ -127,6 +128,7 @@ export const API_CONTROLLERS = [
   GenerationPresetsController,
   AgentsController,
   AgentAccessController,
+  ToolConfigurationsController,
   SessionsController,
   InstructionsController,
 ];

@@ -12,6 +12,7 @@ import { InstructionWriter } from './application/instruction-writer';
 import { CreateInstructionHandler, DeleteInstructionHandler, DeleteInstructionVersionHandler, UpdateInstructionHandler } from './application/instructions/instruction-commands';
 import { ArtifactStore } from './application/sessions/artifact-store';
 import { SessionStore } from './application/sessions/session-store';
+import { ToolConfigurations, toolReferenceCheck } from './application/tool-configurations/tool-configurations';
 import { Sessions } from './application/sessions/sessions';
 import { AgentQuotas } from './application/turn/agent-quotas';
 import { AGENT_CORPUS_ACCESS, AGENT_LEASES, AGENT_SECRET_VALUES, AgentCorpusAccess, AgentSecretValues, SessionInputs } from './application/turn/session-inputs';
@@ -34,7 +35,7 @@ export interface AgentsModuleOptions {
 @Module({})
 export class AgentsModule {
   static forRoot(options: AgentsModuleOptions): DynamicModule {
-    const referenceChecks = (reads: ReadStore): ReferenceCheck[] => [instructionReferenceCheck(reads)];
+    const referenceChecks = (reads: ReadStore): ReferenceCheck[] => [instructionReferenceCheck(reads), toolReferenceCheck(reads)];
     return {
       module: AgentsModule,
       // Global: the worker wing's sweep of crashed turns uses the session inputs of this module.
@@ -74,6 +75,7 @@ export class AgentsModule {
         GetInstructionHandler,
         ListInstructionsHandler,
         TestInstructionHandler,
+        ToolConfigurations,
         SessionStore,
         ArtifactStore,
         Sessions,
@@ -99,7 +101,7 @@ export class AgentsModule {
         TurnRunner,
         SessionInputs,
       ],
-      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities],
+      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations],
     };
   }
 }

@@ -7,3 +7,4 @@ export type { AgentConfig } from './domain/agent-config';
 export type { SessionEvent } from './domain/session-events';
 export type { InstructionEvent, InstructionContent } from './domain/instruction';
 export type { AgentSecretsEvent, AgentIdentityEvent } from './domain/agent-access';
+export type { ToolConfigurationEvent, ReusableToolConfig } from './domain/tool-configuration';

@@ -27,3 +27,5 @@ export * from './application/sessions/artifact-store';
 export * from './adapters/sandbox/sandbox-pool';
 export * from './application/tools/web-get';
 export * from './application/tools/artifact-tools';
+export * from './domain/tool-configuration';
+export * from './application/tool-configurations/tool-configurations';

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { findLlm, quotaProblems } from '@lib/llms';
 import { VelocityText } from '@lib/retrieval';
 import { CommandContext, Fold, invalid, READ_STORE, ReadStore, StreamWriter, streamId } from '@lib/platform';
-import type { AgentConfig } from '../domain/agent-config';
+import type { AgentConfig, ToolConfig } from '../domain/agent-config';
 import { agentFold, AgentState } from '../domain/agent';
 import { SandboxError, SandboxPool } from '../adapters/sandbox/sandbox-pool';
 import { compileCondition } from './conditions';
@@ -66,7 +66,7 @@ export class AgentWriter {
     if (!(await findLlm(this.reads, config.model.name))) problems['model.name'] = `no LLM named "${config.model.name}" is registered (GET /v2/llms lists them)`;
     Object.assign(problems, conditionProblems(config));
     if (config.llm_quota) Object.assign(problems, quotaProblems(config.llm_quota));
-    Object.assign(problems, await this.transformProblems(config));
+    Object.assign(problems, await this.transformProblems(config.tool_configurations, 'tool_configurations.'));
     for (const check of this.checks) Object.assign(problems, await check(config));
     const first = Object.entries(problems)[0];
     if (first) throw invalid('agent.invalid_reference', `Invalid ${first[0]}: ${first[1]}`, problems);
@@ -76,9 +76,9 @@ export class AgentWriter {
    * Tools' jq transforms must compile. jq has no compile-only mode here, so each runs once over `null` with a
    * short deadline: a compile error is a 400; a runtime error or the deadline says nothing about the program.
    */
-  private async transformProblems(config: AgentConfig): Promise<Record<string, string>> {
+  async transformProblems(tools: Readonly<Record<string, ToolConfig>>, prefix: string): Promise<Record<string, string>> {
     const problems: Record<string, string> = {};
-    for (const [name, tool] of Object.entries(config.tool_configurations)) {
+    for (const [name, tool] of Object.entries(tools)) {
       for (const field of ['input_transform', 'output_transform'] as const) {
         const program = tool[field];
         if (typeof program !== 'string') continue;
@@ -86,7 +86,7 @@ export class AgentWriter {
           () => undefined,
           (e: unknown) => (e instanceof SandboxError && /compile error/.test(e.message) ? e.message : undefined),
         );
-        if (failure) problems[`tool_configurations.${name}.${field}`] = `not a jq program: ${failure.split('\n')[0]}`;
+        if (failure) problems[`${prefix}${name ? `${name}.` : ''}${field}`] = `not a jq program: ${failure.split('\n')[0]}`;
       }
     }
     return problems;

@@ -47,7 +47,9 @@ export const SUPPORTED_TOOL_TYPES = ['corpora_search', 'client', 'web_get', 'art
 export type ToolType = (typeof SUPPORTED_TOOL_TYPES)[number];
 
 export interface ToolConfig {
-  readonly type: ToolType;
+  readonly type: ToolType | 'reference';
+  /** reference: the key of a reusable configuration (`/v2/tool_configurations`). */
+  readonly tool_configuration_key?: string;
   readonly description?: string;
   readonly enabled?: boolean;
   readonly argument_override?: Record<string, unknown>;
@@ -147,18 +149,7 @@ export function validateAgentConfig(config: AgentConfig): void {
   if (!config.steps[config.first_step_name]) {
     problems.first_step_name = steps.length ? `names no step: the steps are ${steps.join(', ')}` : 'names no step: define the step in steps (or give the deprecated first_step)';
   }
-  for (const [name, tool] of Object.entries(config.tool_configurations)) {
-    if (!isObject(tool)) problems[`tool_configurations.${name}`] = 'must be a tool configuration object';
-    else if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name)) problems[`tool_configurations.${name}`] = 'a tool configuration name is 1 to 64 letters, digits, underscores or hyphens (the model calls it by this name)';
-    else if (!(SUPPORTED_TOOL_TYPES as readonly string[]).includes(tool.type)) {
-      problems[`tool_configurations.${name}.type`] = `tool type ${String(tool.type)} is not available in this service yet; available: ${SUPPORTED_TOOL_TYPES.join(', ')}`;
-    } else if (tool.type === 'corpora_search' && !isCorporaSearch(tool.query_configuration)) {
-      problems[`tool_configurations.${name}.query_configuration`] = 'a corpora_search tool needs query_configuration.search.corpora with at least one corpus_key';
-    } else {
-      const shape = toolShapeProblem(tool);
-      if (shape) problems[`tool_configurations.${name}.${shape[0]}`] = shape[1];
-    }
-  }
+  for (const [name, tool] of Object.entries(config.tool_configurations)) Object.assign(problems, toolProblems(`tool_configurations.${name}`, name, tool, 'agent'));
   for (const [name, step] of Object.entries(config.steps)) {
     if (!/^[a-zA-Z0-9_-]{1,255}$/.test(name)) problems[`steps.${name}`] = 'a step name is 1 to 255 letters, digits, underscores or hyphens';
     const shape = stepShapeProblem(step);
@@ -228,6 +219,26 @@ function stepShapeProblem(step: StepConfig): [string, string] | undefined {
   if (step.allowed_tools !== undefined && !isStringArray(step.allowed_tools)) return ['allowed_tools', 'must be an array of tool configuration names'];
   if (step.reentry_step !== undefined && typeof step.reentry_step !== 'string') return ['reentry_step', 'must be a step name'];
   return undefined;
+}
+
+/** Tool types a reusable configuration (`/v2/tool_configurations`) may not have: client tools live on their agent. */
+const INLINE_ONLY = ['client', 'reference'];
+
+/**
+ * What is wrong with one tool configuration, keyed by field under `prefix`: inline on an agent (`where: agent`,
+ * the map key is the name the model calls) or reusable (`where: reusable`).
+ */
+export function toolProblems(prefix: string, name: string, tool: ToolConfig, where: 'agent' | 'reusable'): Record<string, string> {
+  if (!isObject(tool)) return { [prefix]: 'must be a tool configuration object' };
+  if (where === 'agent' && !/^[a-zA-Z0-9_-]{1,64}$/.test(name)) return { [prefix]: 'a tool configuration name is 1 to 64 letters, digits, underscores or hyphens (the model calls it by this name)' };
+  if (where === 'agent' && tool.type === 'reference') {
+    return typeof tool.tool_configuration_key === 'string' ? {} : { [`${prefix}.tool_configuration_key`]: 'a reference names a reusable tool configuration by its key' };
+  }
+  if (where === 'reusable' && INLINE_ONLY.includes(tool.type)) return { [`${prefix}.type`]: `a ${tool.type} tool is defined inline on its agent, not as a reusable configuration` };
+  if (!(SUPPORTED_TOOL_TYPES as readonly string[]).includes(tool.type)) return { [`${prefix}.type`]: `tool type ${String(tool.type)} is not available in this service yet; available: ${[...SUPPORTED_TOOL_TYPES, 'reference'].join(', ')}` };
+  if (tool.type === 'corpora_search' && !isCorporaSearch(tool.query_configuration)) return { [`${prefix}.query_configuration`]: 'a corpora_search tool needs query_configuration.search.corpora with at least one corpus_key' };
+  const shape = toolShapeProblem(tool);
+  return shape ? { [`${prefix}.${shape[0]}`]: shape[1] } : {};
 }
 
 const intIn = (v: unknown, min: number, max: number) => Number.isInteger(v) && (v as number) >= min && (v as number) <= max;

@@ -14,6 +14,8 @@ export type AgentRow = {
   readonly instruction_ids: readonly string[];
   /** `<instruction id>@<version>` of every pinned reference (a used version cannot be deleted). */
   readonly instruction_versions: readonly string[];
+  /** Keys of the reusable tool configurations its `reference` entries name (a used one cannot be deleted). */
+  readonly tool_configuration_keys: readonly string[];
   readonly created_at: string;
   readonly updated_at: string;
   readonly position: number;
@@ -24,11 +26,13 @@ export const AGENTS = collection<AgentRow>('agents');
 type Created = Extract<AgentEvent, { type: 'AgentCreated' }>['data'];
 type Updated = Extract<AgentEvent, { type: 'AgentUpdated' }>['data'];
 
-function references(config: AgentConfig): Pick<AgentRow, 'instruction_ids' | 'instruction_versions'> {
+function references(config: AgentConfig): Pick<AgentRow, 'instruction_ids' | 'instruction_versions' | 'tool_configuration_keys'> {
   const refs = Object.values(config.steps).flatMap((s) => s.instructions.filter((i) => i.type === 'reference'));
+  const tools = Object.values(config.tool_configurations).filter((t) => t.type === 'reference' && typeof t.tool_configuration_key === 'string');
   return {
     instruction_ids: [...new Set(refs.map((r) => r.id))],
     instruction_versions: [...new Set(refs.filter((r) => r.version !== undefined).map((r) => `${r.id}@${r.version}`))],
+    tool_configuration_keys: [...new Set(tools.map((t) => t.tool_configuration_key as string))],
   };
 }
 

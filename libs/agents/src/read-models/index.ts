@@ -1,3 +1,4 @@
 export * from './agents';
 export * from './sessions';
 export * from './instructions';
+export * from './tool-configurations';

@@ -49,6 +49,9 @@ export const POLICIES = {
   /** Instructions are shared by agents: readable with a view role on some agent, managed with a developer role. */
   'instruction.read': { kind: 'any', action: 'agent.view' },
   'instruction.manage': { kind: 'any', action: 'agent.develop' },
+  /** Reusable tool configurations are shared by agents, like instructions. */
+  'tool_config.read': { kind: 'any', action: 'agent.view' },
+  'tool_config.manage': { kind: 'any', action: 'agent.develop' },
   'agent.view': { kind: 'agent', actions: ['agent.view'] },
   'agent.use': { kind: 'agent', actions: ['agent.use'] },
   /** Read one session: its users and its viewers (the reference's get-session roles). */

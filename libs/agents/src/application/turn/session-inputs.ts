@@ -6,6 +6,7 @@ import { apiEventView } from '../../domain/session-events';
 import { ActiveSession, entryStepFor, sessionFold } from '../../domain/session';
 import { ActiveAgent, Sessions } from '../sessions/sessions';
 import { AgentQuotas } from './agent-quotas';
+import { ToolConfigurations } from '../tool-configurations/tool-configurations';
 import { applyOverrides } from './tools';
 import { TurnOutcome, TurnRunner } from './turn-runner';
 import { NO_SINK, TurnSink } from './turn-sink';
@@ -48,6 +49,7 @@ export class SessionInputs {
     private readonly sessions: Sessions,
     private readonly runner: TurnRunner,
     private readonly quotas: AgentQuotas,
+    private readonly toolConfigs: ToolConfigurations,
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(AGENT_LEASES) private readonly leases: Leases,
     @Inject(AGENT_CORPUS_ACCESS) private readonly corpusAccess: AgentCorpusAccess,
@@ -161,8 +163,10 @@ export class SessionInputs {
       signal?.addEventListener('abort', () => ((disconnected = true), abort.abort()), { once: true });
       const secrets = await this.agentSecrets(agent.key);
       const llm = await findLlm(this.reads, agent.config.model.name);
+      // Reusable tool configurations are read at each turn: a change to one applies to every agent using it.
+      const resolved = { ...agent, config: await this.toolConfigs.resolve(agent.config) };
       const setup = {
-        agent,
+        agent: resolved,
         streamId,
         state,
         revision: appended.nextExpectedRevision,

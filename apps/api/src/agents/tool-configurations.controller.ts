@@ -1,0 +1,77 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { IsBoolean, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { ToolConfigurations } from '@lib/agents';
+import { CommandContext, invalid } from '@lib/platform';
+import { pageLimit } from '../corpora/paging';
+import { Ctx } from '../http/command-context';
+import { Policy } from '../http/policy';
+import { toDto } from '../http/dto';
+import { fieldErrors, validationError } from '../http/validation';
+import { KEY_PATTERN } from './agents.dto';
+import { validateSync } from 'class-validator';
+
+/** The identity fields; a tool's own fields are checked by the domain (they differ by type). */
+class ToolConfigurationDto {
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(50) @Matches(KEY_PATTERN, { message: 'key may hold only letters, digits, underscores and hyphens' }) key?: string;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(50) name?: string;
+  @IsOptional() @IsString() @MaxLength(10000) description?: string | null;
+  @IsOptional() @IsBoolean() enabled?: boolean | null;
+  @IsOptional() @IsObject() metadata?: Record<string, unknown> | null;
+  @IsOptional() @IsBoolean() enrichment_only?: boolean | null;
+  @IsOptional() @IsString() type?: string;
+}
+
+function check(body: unknown, creating: boolean): Record<string, unknown> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('request.invalid', 'The request body must be a JSON object', { body: 'must be a JSON object' });
+  const errors = fieldErrors(validateSync(toDto(ToolConfigurationDto, body as Record<string, unknown>)));
+  if (creating && typeof (body as { name?: unknown }).name !== 'string') errors.name = 'required';
+  if (creating && typeof (body as { type?: unknown }).type !== 'string') errors.type = 'required';
+  if (Object.keys(errors).length) throw validationError(errors);
+  return body as Record<string, unknown>;
+}
+
+/** `/v2/tool_configurations`: reusable tool configurations that agents attach by a `reference` entry. */
+@Controller('v2/tool_configurations')
+export class ToolConfigurationsController {
+  constructor(private readonly configs: ToolConfigurations) {}
+
+  @Post()
+  @Policy('tool_config.manage')
+  async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    const created = await this.configs.create(check(body, true), ctx);
+    res.status(201);
+    return created;
+  }
+
+  @Get()
+  @Policy('tool_config.read')
+  async list(@Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('type') type?: string, @Query('filter') filter?: string) {
+    let regex: RegExp | undefined;
+    try {
+      regex = filter ? new RegExp(filter) : undefined;
+    } catch {
+      throw invalid('request.invalid', 'filter must be a valid regular expression', { filter: 'invalid regular expression' });
+    }
+    return this.configs.list(pageLimit(limit, 10, 100), pageKey, type, regex);
+  }
+
+  @Get(':tool_configuration_key')
+  @Policy('tool_config.read')
+  async get(@Param('tool_configuration_key') key: string) {
+    return this.configs.get(key);
+  }
+
+  @Patch(':tool_configuration_key')
+  @Policy('tool_config.manage')
+  async update(@Param('tool_configuration_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
+    return this.configs.update(key, check(body, false), ctx);
+  }
+
+  @Delete(':tool_configuration_key')
+  @Policy('tool_config.manage')
+  @HttpCode(204)
+  async remove(@Param('tool_configuration_key') key: string, @Ctx() ctx: CommandContext) {
+    await this.configs.remove(key, ctx);
+  }
+}
