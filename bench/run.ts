@@ -1,4 +1,5 @@
 import { agentsBench } from './agents';
+import { toolsBench } from './tools';
 import { appendBench } from './append';
 import { chatBench } from './chat';
 import { ingestBench } from './ingest';
@@ -23,6 +24,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   parse: { run: parseBench, usage: 'parse [seconds-per-format=2]' },
   encoders: { run: encodersBench, usage: 'encoders [glove-6b-100d|universal-sentence-encoder-lite] [titled-sentences|sentences|whole] [threads=2] [documents=all]' },
   chat: { run: chatBench, usage: 'chat [requests=2000]' },
+  tools: { run: toolsBench, usage: 'tools [calls=2000]' },
   agents: { run: agentsBench, usage: 'agents [turns=1000] [concurrent-seconds=10] [idle-sessions=2000]' },
   'upload-stall': { run: uploadStallBench, usage: 'upload-stall [uploads=6]' },
   'hostile-uploads': { run: hostileUploadsBench, usage: 'hostile-uploads [docx-paragraphs=86000] [zip-bomb-bytes=400000000]' },
