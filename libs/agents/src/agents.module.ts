@@ -22,6 +22,7 @@ import { SandboxPool } from './adapters/sandbox/sandbox-pool';
 import { ArtifactGrepTool, ArtifactJqTool, ArtifactReadTool } from './application/tools/artifact-tools';
 import { WebGetTool } from './application/tools/web-get';
 import { TurnRunner } from './application/turn/turn-runner';
+import { ToolCaller } from './application/turn/tool-caller';
 
 export interface AgentsModuleOptions {
   /** The module that provides ChatCompletions and SecretBox (one instance per process: quotas, model clients). */
@@ -98,6 +99,7 @@ export class AgentsModule {
             ]),
         },
         AgentQuotas,
+        ToolCaller,
         TurnRunner,
         SessionInputs,
       ],

@@ -29,3 +29,4 @@ export * from './application/tools/web-get';
 export * from './application/tools/artifact-tools';
 export * from './domain/tool-configuration';
 export * from './application/tool-configurations/tool-configurations';
+export * from './application/turn/tool-caller';

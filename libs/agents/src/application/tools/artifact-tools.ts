@@ -13,7 +13,7 @@ const artifactIdParam = { artifact_id: { type: 'string', description: 'The id of
 
 /** The artifact's bytes, or a tool error naming what is wrong. */
 async function artifactOf(ctx: ToolContext, store: ArtifactStore, id: unknown): Promise<{ bytes: Buffer; filename: string } | ToolResult> {
-  const found = ctx.session.artifacts.find((a) => a.artifactId === id);
+  const found = ctx.session?.artifacts.find((a) => a.artifactId === id);
   if (!found) return err(`no artifact "${String(id)}" in this session`);
   return { bytes: await store.get(found.sha256), filename: found.filename };
 }

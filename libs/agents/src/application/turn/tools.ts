@@ -15,8 +15,8 @@ export interface ToolDefinition {
 export interface ToolContext {
   readonly agentKey: string;
   readonly sessionKey: string;
-  /** The session as the turn knows it (its artifacts, for the artifact tools). */
-  readonly session: ActiveSession;
+  /** The session as the turn knows it (its artifacts, for the artifact tools); absent while one is being created. */
+  readonly session?: ActiveSession;
   readonly now: Date;
   readonly signal: AbortSignal;
   /** Whether the agent's identity may read a corpus (its tools act with the identity's permissions, not the caller's). */
@@ -111,6 +111,8 @@ export interface RefSources {
   readonly agentSecrets: Readonly<Record<string, string>>;
   readonly sessionSecrets: Readonly<Record<string, string>>;
   readonly sessionMetadata: Readonly<Record<string, unknown>>;
+  /** Who creates the session: present only while session enrichment runs (the spec), never mid-conversation. */
+  readonly caller?: Readonly<{ type: string; id: string; email?: string }>;
 }
 
 export class UnresolvedRef extends Error {}
@@ -137,6 +139,9 @@ export function applyOverrides(args: Record<string, unknown>, override: Record<s
     } else if (scope === 'session' && kind === 'secrets' && Object.hasOwn(sources.sessionSecrets, name)) {
       resolved[k] = sources.sessionSecrets[name];
       shown[k] = '****';
+    } else if (scope === 'session' && kind === 'caller' && sources.caller && (name === 'type' || name === 'id' || (name === 'email' && sources.caller.email !== undefined))) {
+      resolved[k] = sources.caller[name];
+      shown[k] = sources.caller[name];
     } else if (scope === 'session' && kind === 'metadata' && Object.hasOwn(sources.sessionMetadata, name)) {
       resolved[k] = sources.sessionMetadata[name];
       shown[k] = sources.sessionMetadata[name];

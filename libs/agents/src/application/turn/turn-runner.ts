@@ -15,10 +15,10 @@ import { AgentQuotas } from './agent-quotas';
 import { eventsToCompact, summarise } from './compaction';
 import { callModel, ModelAnswer, ModelCallOptions } from './model-call';
 import { offloadDecision, truncateOutput } from './offload';
-import { SANDBOX_DEADLINE_MS, SandboxError, SandboxPool } from '../../adapters/sandbox/sandbox-pool';
 import { ArtifactStore } from '../sessions/artifact-store';
-import { AGENT_TOOLS, applyOverrides, clientToolDefinition, ToolContext, ToolDefinition, ToolRegistry, ToolResult, UnresolvedRef } from './tools';
-import { estimateTokens, latestToolOutputs, renderTemplate, structuredProblem, templateContext, ToolTimeout, withTimeout } from './turn-parts';
+import { ToolCaller } from './tool-caller';
+import { AGENT_TOOLS, applyOverrides, clientToolDefinition, ToolContext, ToolDefinition, ToolRegistry, UnresolvedRef } from './tools';
+import { estimateTokens, latestToolOutputs, renderTemplate, structuredProblem, templateContext } from './turn-parts';
 import type { TurnOutcome, TurnSetup } from './turn-setup';
 import { TurnState } from './turn-state';
 
@@ -51,9 +51,9 @@ export class TurnRunner {
     private readonly store: SessionStore,
     private readonly chat: ChatCompletions,
     @Inject(AGENT_TOOLS) private readonly tools: ToolRegistry,
+    private readonly caller: ToolCaller,
     private readonly quotas: AgentQuotas,
     private readonly instructions: InstructionTexts,
-    private readonly sandbox: SandboxPool,
     private readonly artifacts: ArtifactStore,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     @Inject(CLOCK) private readonly clock: Clock,
@@ -290,50 +290,13 @@ export class TurnRunner {
           pending.push({ event_id: p.eventId, tool_call_id: p.call.id, tool_configuration_name: p.call.name, tool_name: 'client', arguments: p.shown });
           return;
         }
-        const result = p.problem || !p.tool ? { output: { error: p.problem }, error: true } : await this.execute(p.tool, p.call.name, p.resolved, toolCtx, setup, turn);
+        const transformContext = { ...templateContext(setup.agent.config, setup.agent.key, turn.state, this.clock.now()), tools: latestToolOutputs(turn.state) };
+        const result = p.problem || !p.tool ? { output: { error: p.problem }, error: true } : await this.caller.call(p.tool, p.call.name, p.resolved, toolCtx, transformContext);
         const output = await this.fitted(result.output, p.tool, p.call, config, setup, turn, turnId);
         await turn.record({ type: 'SessionToolReturned', data: { ...turn.base(turnId), toolCallId: p.call.id, toolConfigurationName: p.call.name, toolName: p.tool?.type ?? 'unknown', toolOutput: output, error: result.error, step } });
       }),
     );
     return pending;
-  }
-
-  /**
-   * One call of a service tool: `input_transform` over the context and the merged arguments, the run bounded by
-   * `max_execution_time_seconds`, `output_transform` over its result. A failing transform is a tool error.
-   */
-  private async execute(tool: ToolConfig, name: string, args: Record<string, unknown>, ctx: ToolContext, setup: TurnSetup, turn: TurnState): Promise<ToolResult> {
-    const runner = this.tools.get(tool.type);
-    if (!runner) return { output: { error: `tool type ${tool.type} cannot run here` }, error: true };
-    const seconds = typeof tool.max_execution_time_seconds === 'number' ? tool.max_execution_time_seconds : undefined;
-    const deadline = Math.min(SANDBOX_DEADLINE_MS, seconds ? seconds * 1000 : SANDBOX_DEADLINE_MS);
-    let input = args;
-    if (typeof tool.input_transform === 'string') {
-      const context = { ...templateContext(setup.agent.config, setup.agent.key, turn.state, this.clock.now()), tools: latestToolOutputs(turn.state), args };
-      try {
-        const out = await this.sandbox.jq(tool.input_transform, context, deadline);
-        if (out === null || typeof out !== 'object' || Array.isArray(out)) return { output: { error: `input_transform must give an object of arguments, not ${JSON.stringify(out)?.slice(0, 100)}` }, error: true };
-        input = out as Record<string, unknown>;
-      } catch (e) {
-        if (e instanceof SandboxError) return { output: { error: `input_transform failed: ${e.message}` }, error: true };
-        throw e;
-      }
-    }
-    let result: ToolResult;
-    try {
-      result = await withTimeout(runner.run(tool, input, ctx), seconds);
-    } catch (e) {
-      if (!(e instanceof DomainError) && !(e instanceof ToolTimeout)) this.log.error(`tool ${name} failed: ${(e as Error).stack ?? String(e)}`);
-      return { output: { error: e instanceof DomainError || e instanceof ToolTimeout ? e.message : 'the tool failed' }, error: true };
-    }
-    if (typeof tool.output_transform !== 'string' || result.error) return result;
-    try {
-      const out = await this.sandbox.jq(tool.output_transform, result.output, deadline);
-      return { output: out !== null && typeof out === 'object' && !Array.isArray(out) ? (out as Record<string, unknown>) : { result: out }, error: false };
-    } catch (e) {
-      if (e instanceof SandboxError) return { output: { error: `output_transform failed: ${e.message}` }, error: true };
-      throw e;
-    }
   }
 
   /**
