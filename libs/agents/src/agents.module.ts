@@ -14,6 +14,7 @@ import { ArtifactStore } from './application/sessions/artifact-store';
 import { SessionStore } from './application/sessions/session-store';
 import { ToolConfigurations, toolReferenceCheck } from './application/tool-configurations/tool-configurations';
 import { Sessions } from './application/sessions/sessions';
+import { SessionEnrichment } from './application/sessions/enrichment';
 import { AgentQuotas } from './application/turn/agent-quotas';
 import { AGENT_CORPUS_ACCESS, AGENT_LEASES, AGENT_SECRET_VALUES, AgentCorpusAccess, AgentSecretValues, SessionInputs } from './application/turn/session-inputs';
 import { AgentIdentities, AgentSecrets } from './application/access/agent-access';
@@ -79,6 +80,7 @@ export class AgentsModule {
         ToolConfigurations,
         SessionStore,
         ArtifactStore,
+        SessionEnrichment,
         Sessions,
         CorporaSearchTool,
         SandboxPool,

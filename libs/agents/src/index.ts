@@ -30,3 +30,4 @@ export * from './application/tools/artifact-tools';
 export * from './domain/tool-configuration';
 export * from './application/tool-configurations/tool-configurations';
 export * from './application/turn/tool-caller';
+export * from './application/sessions/enrichment';

@@ -48,6 +48,7 @@ class AgentFieldsDto {
   @IsOptional() @ValidateNested() @Type(() => OffloadingDto) tool_output_offloading?: OffloadingDto | null;
   @IsOptional() @ValidateNested() @Type(() => QuotaDto) llm_quota?: QuotaDto | null;
   @IsOptional() @IsString() @MinLength(1) @MaxLength(10000) run_condition?: string | null;
+  @IsOptional() @IsObject() session_enrichment?: Record<string, unknown> | null;
 }
 
 export class CreateAgentDto extends AgentFieldsDto {

@@ -105,7 +105,25 @@ export interface AgentConfig {
   readonly llm_quota?: Record<string, number>;
   /** A UserFn expression over `{agent, session, currentDate}` evaluated at session creation: false refuses the session (409). */
   readonly run_condition?: string;
+  /** Tool calls run while a session is created; their outputs go into the session's metadata (docs/tools.md). */
+  readonly session_enrichment?: SessionEnrichmentConfig;
 }
+
+export interface EnrichmentCall {
+  /** A tool of the agent (`tool_configurations` key), possibly a reference to an `enrichment_only` configuration. */
+  readonly tool: string;
+  readonly arguments?: Record<string, unknown>;
+  /** 1–300 s, default 30: past it the session is not created (504). */
+  readonly timeout_seconds?: number;
+  /** The session metadata field the output is stored under (default: the tool's name). */
+  readonly metadata_key?: string;
+}
+
+export interface SessionEnrichmentConfig {
+  readonly tool_calls: readonly EnrichmentCall[];
+}
+
+export const MAX_ENRICHMENT_CALLS = 10;
 
 /** The compaction an agent gets when it configures none: on, at 80 % of the context, keeping the last input. */
 export const DEFAULT_COMPACTION: Required<Omit<CompactionConfig, 'compaction_message'>> = {
@@ -150,6 +168,7 @@ export function validateAgentConfig(config: AgentConfig): void {
     problems.first_step_name = steps.length ? `names no step: the steps are ${steps.join(', ')}` : 'names no step: define the step in steps (or give the deprecated first_step)';
   }
   for (const [name, tool] of Object.entries(config.tool_configurations)) Object.assign(problems, toolProblems(`tool_configurations.${name}`, name, tool, 'agent'));
+  Object.assign(problems, enrichmentProblems(config));
   for (const [name, step] of Object.entries(config.steps)) {
     if (!/^[a-zA-Z0-9_-]{1,255}$/.test(name)) problems[`steps.${name}`] = 'a step name is 1 to 255 letters, digits, underscores or hyphens';
     const shape = stepShapeProblem(step);
@@ -268,4 +287,22 @@ function toolShapeProblem(tool: ToolConfig): [string, string] | undefined {
     if (c.max_lines !== undefined && !intIn(c.max_lines, 1, 10_000)) return ['tool_configuration.max_lines', 'must be an integer from 1 to 10000'];
   }
   return undefined;
+}
+
+function enrichmentProblems(config: AgentConfig): Record<string, string> {
+  const e = config.session_enrichment as unknown;
+  if (e === undefined) return {};
+  if (!isObject(e) || !Array.isArray(e.tool_calls)) return { session_enrichment: 'must be {"tool_calls": [...]}' };
+  if (e.tool_calls.length > MAX_ENRICHMENT_CALLS) return { 'session_enrichment.tool_calls': `at most ${MAX_ENRICHMENT_CALLS} calls` };
+  const problems: Record<string, string> = {};
+  (e.tool_calls as unknown[]).forEach((c, i) => {
+    const at = `session_enrichment.tool_calls[${i}]`;
+    if (!isObject(c) || typeof c.tool !== 'string') problems[`${at}.tool`] = 'names a tool of the agent';
+    else if (!config.tool_configurations[c.tool]) problems[`${at}.tool`] = `${c.tool} is not one of the agent's tool_configurations`;
+    else if (config.tool_configurations[c.tool].type === 'client') problems[`${at}.tool`] = 'a client tool cannot run while a session is created';
+    else if (c.arguments !== undefined && !isObject(c.arguments)) problems[`${at}.arguments`] = 'must be an object';
+    else if (c.timeout_seconds !== undefined && !intIn(c.timeout_seconds, 1, 300)) problems[`${at}.timeout_seconds`] = 'must be an integer from 1 to 300';
+    else if (c.metadata_key !== undefined && (typeof c.metadata_key !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(c.metadata_key))) problems[`${at}.metadata_key`] = 'must be 1 to 64 letters, digits, underscores or hyphens';
+  });
+  return problems;
 }

@@ -13,6 +13,8 @@ export type AgentState =
   | { readonly status: 'absent' }
   | { readonly status: 'active'; readonly agentId: string; readonly key: string; readonly config: AgentConfig; readonly createdAt: string; readonly revision: number };
 
+export type ActiveAgent = Extract<AgentState, { status: 'active' }>;
+
 export const agentFold = {
   initialState: { status: 'absent' } as AgentState,
   evolve(state: AgentState, event: AgentEvent): AgentState {

@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SecretBox } from '@lib/llms';
 import { CommandContext, conflict, DomainError, FilterExpr, findMatching, ID_GENERATOR, IdGenerator, invalid, matchesFilter, notFound, parseFilter, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
-import { agentNotFound, AgentState } from '../../domain/agent';
+import { ActiveAgent, agentNotFound } from '../../domain/agent';
 import { AgentConfig, effectiveCompaction } from '../../domain/agent-config';
 import { apiEventView, ForkOrigin, SessionApiEvent, SessionArtifactRecord, SessionEvent, SessionFields } from '../../domain/session-events';
 import { ArtifactStore } from './artifact-store';
+import { SessionEnrichment } from './enrichment';
 import { ActiveSession, decideCreateSession, decideDeleteSession, decideEventChange, decideUpdateSession, requireSession, sessionStatus } from '../../domain/session';
 import { SESSIONS, SessionRow, sessionRowId, sessionView } from '../../read-models';
 import { AgentWriter } from '../agent-writer';
@@ -22,7 +23,7 @@ export interface SessionRequest {
   readonly from_session?: { readonly agent_key?: string; readonly session_key: string; readonly include_up_to_event_id?: string | null };
 }
 
-export type ActiveAgent = Extract<AgentState, { status: 'active' }>;
+export type { ActiveAgent };
 
 /** Sessions of an agent: create (fork), read, update, delete, and their events (list, get, hide, unhide, delete). */
 @Injectable()
@@ -36,6 +37,7 @@ export class Sessions {
     @Inject(PROJECTION_PROGRESS) private readonly progress: ProjectionProgress,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly artifactStore: ArtifactStore,
+    private readonly enrichment: SessionEnrichment,
   ) {}
 
   /** Read your writes: the session list shows a change once its answer has been given (bounded wait). */
@@ -58,8 +60,10 @@ export class Sessions {
     if ((await this.load(agent, key)).state.status === 'active') throw conflict('session.key_taken', `No session created: the key "${key}" is already taken in agent "${agentKey}"; use another key`);
     const sameName = await this.reads.find<SessionRow>(SESSIONS, { where: [{ field: 'agent_id', op: 'eq', value: agent.agentId }, { field: 'name', op: 'eq', value: name }], limit: 1 });
     if (sameName.items.length) throw conflict('session.name_taken', `No session created: the name "${name}" is already taken in agent "${agentKey}"; use another name`);
-    const fields: SessionFields = { name, ...(req.description !== undefined ? { description: req.description } : {}), metadata: req.metadata ?? {}, enabled: req.enabled ?? true, ttiMinutes: req.tti_minutes ?? 0 };
+    let fields: SessionFields = { name, ...(req.description !== undefined ? { description: req.description } : {}), metadata: req.metadata ?? {}, enabled: req.enabled ?? true, ttiMinutes: req.tti_minutes ?? 0 };
     checkRunCondition(agent.config, agentKey, key, fields, ctx.now);
+    const enriched = await this.enrichment.run(agent, key, fields, req.secrets ?? {}, ctx.actor);
+    if (Object.keys(enriched).length) fields = { ...fields, metadata: { ...fields.metadata, ...enriched } };
     const forkedFrom = req.from_session ? await this.forkOrigin(agent, req.from_session) : undefined;
     const secrets = req.secrets && Object.keys(req.secrets).length ? this.seal(agent.agentId, key, req.secrets) : undefined;
     const { position } = await this.store.write(agent.agentId, key, (s) => decideCreateSession(s, { agentId: agent.agentId, agentKey, sessionKey: key, fields, secrets, forkedFrom, compaction: effectiveCompaction(agent.config) }, ctx.now), ctx);

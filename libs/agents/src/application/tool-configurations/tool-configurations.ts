@@ -82,9 +82,10 @@ export class ToolConfigurations {
 
   /**
    * An agent's tools as a turn uses them: each `reference` replaced by the configuration it names, with the
-   * reference's own fields over it; a disabled, missing or enrichment-only configuration is not offered.
+   * reference's own fields over it; a disabled or missing configuration is not offered, nor an enrichment-only one
+   * outside session enrichment.
    */
-  async resolve(config: AgentConfig): Promise<AgentConfig> {
+  async resolve(config: AgentConfig, options: { enrichment?: boolean } = {}): Promise<AgentConfig> {
     const entries = Object.entries(config.tool_configurations);
     if (!entries.some(([, t]) => t.type === 'reference')) return config;
     const tools: Record<string, ToolConfig> = {};
@@ -94,7 +95,7 @@ export class ToolConfigurations {
         continue;
       }
       const row = await this.reads.get<ToolConfigurationRow>(TOOL_CONFIGURATIONS, String(tool.tool_configuration_key));
-      if (!row || !row.enabled || row.config.enrichment_only) continue;
+      if (!row || !row.enabled || (row.config.enrichment_only && !options.enrichment)) continue;
       const { type: _t, tool_configuration_key: _k, ...overrides } = tool;
       const { name: _n, enabled: _e, metadata: _m, enrichment_only: _o, ...settings } = row.config;
       tools[name] = { ...settings, ...overrides } as ToolConfig;

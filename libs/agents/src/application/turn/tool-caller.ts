@@ -40,10 +40,15 @@ export class ToolCaller {
       }
     }
     let result: ToolResult;
+    // A call past its time is aborted, not only abandoned: the tool's own work (a request in flight) stops too.
+    const own = new AbortController();
     try {
-      result = await withTimeout(runner.run(tool, input, ctx), seconds);
+      result = await withTimeout(runner.run(tool, input, { ...ctx, signal: AbortSignal.any([ctx.signal, own.signal]) }), seconds);
     } catch (e) {
-      if (e instanceof ToolTimeout) return fail('timeout', e.message);
+      if (e instanceof ToolTimeout) {
+        own.abort();
+        return fail('timeout', e.message);
+      }
       if (!(e instanceof DomainError)) this.log.error(`tool ${name} failed: ${(e as Error).stack ?? String(e)}`);
       return fail('tool', e instanceof DomainError ? e.message : 'the tool failed');
     }
