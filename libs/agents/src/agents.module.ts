@@ -22,6 +22,7 @@ import { AGENT_TOOLS, CorporaSearchTool, Tool, ToolRegistry } from './applicatio
 import { SandboxPool } from './adapters/sandbox/sandbox-pool';
 import { ArtifactGrepTool, ArtifactJqTool, ArtifactReadTool } from './application/tools/artifact-tools';
 import { WebGetTool } from './application/tools/web-get';
+import { SubAgentTool } from './application/tools/sub-agent';
 import { TurnRunner } from './application/turn/turn-runner';
 import { ToolCaller } from './application/turn/tool-caller';
 
@@ -88,16 +89,18 @@ export class AgentsModule {
         ArtifactReadTool,
         ArtifactGrepTool,
         ArtifactJqTool,
+        SubAgentTool,
         {
           provide: AGENT_TOOLS,
-          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool],
-          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool): ToolRegistry =>
+          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool],
+          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool): ToolRegistry =>
             new Map<string, Tool>([
               ['corpora_search', corpora],
               ['web_get', web],
               ['artifact_read', read],
               ['artifact_grep', grep],
               ['artifact_jq', jq],
+              ['sub_agent', sub],
             ]),
         },
         AgentQuotas,

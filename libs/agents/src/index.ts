@@ -31,3 +31,4 @@ export * from './domain/tool-configuration';
 export * from './application/tool-configurations/tool-configurations';
 export * from './application/turn/tool-caller';
 export * from './application/sessions/enrichment';
+export * from './application/tools/sub-agent';

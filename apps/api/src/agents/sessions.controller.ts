@@ -116,6 +116,7 @@ export class SessionsController {
       deltaEnd: (eventId) => (eventId !== undefined ? send({ type: 'streaming_agent_output_end', event_id: eventId, created_at: now() }) : undefined),
       contextConsumed: (u) => send({ type: 'context_consumed', session_context_usage: { input_tokens: { count: u.input_tokens }, output_tokens: { count: u.output_tokens }, total_tokens: u.input_tokens + u.output_tokens, ...(u.model_context_window ? { model_context_window: u.model_context_window } : {}) }, created_at: now() }),
       compactionStarted: send,
+      activity: send,
     };
     // The response closing before it ended is the caller going away (a request's own 'close' fires once its body is read).
     const gone = new AbortController();

@@ -71,14 +71,21 @@ export const identityFold = {
 
 /**
  * The roles `auto` mode keeps in sync with the tools (the reference): read access (corpus `viewer`) to every
- * corpus a `corpora_search` tool searches, and nothing else.
+ * corpus a `corpora_search` tool searches, use (`agent_user`) of every agent a `sub_agent` tool calls, nothing else.
  */
 export function autoRoles(config: AgentConfig): IdentityRoles {
   const corpora = new Set<string>();
+  const agents = new Set<string>();
   for (const tool of Object.values(config.tool_configurations)) {
+    const target = (tool.sub_agent_configuration as { agent_key?: unknown } | undefined)?.agent_key;
+    if (tool.type === 'sub_agent' && typeof target === 'string') agents.add(target);
     if (tool.type !== 'corpora_search') continue;
     const search = tool.query_configuration?.search as { corpora?: { corpus_key?: unknown }[] } | undefined;
     for (const c of search?.corpora ?? []) if (typeof c.corpus_key === 'string') corpora.add(c.corpus_key);
   }
-  return { api_roles: [], corpus_roles: [...corpora].sort().map((corpus_key) => ({ corpus_key, role: 'viewer' })), agent_roles: [] };
+  return {
+    api_roles: [],
+    corpus_roles: [...corpora].sort().map((corpus_key) => ({ corpus_key, role: 'viewer' })),
+    agent_roles: [...agents].sort().map((agent_key) => ({ agent_key, role: 'agent_user' })),
+  };
 }

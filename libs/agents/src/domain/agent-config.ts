@@ -43,7 +43,7 @@ export interface StepConfig {
 }
 
 /** Tool types this service runs today; the others of the reference are refused with a 400 that says so. */
-export const SUPPORTED_TOOL_TYPES = ['corpora_search', 'client', 'web_get', 'artifact_read', 'artifact_grep', 'artifact_jq'] as const;
+export const SUPPORTED_TOOL_TYPES = ['corpora_search', 'client', 'web_get', 'artifact_read', 'artifact_grep', 'artifact_jq', 'sub_agent'] as const;
 export type ToolType = (typeof SUPPORTED_TOOL_TYPES)[number];
 
 export interface ToolConfig {
@@ -278,6 +278,12 @@ function toolShapeProblem(tool: ToolConfig): [string, string] | undefined {
     if (o.mode !== undefined && o.mode !== 'artifact' && o.mode !== 'truncate') return ['tool_output_offloading.mode', 'must be artifact or truncate'];
     for (const f of ['context_percentage', 'headroom_percentage']) if (o[f] !== undefined && !numIn(o[f], 0.01, 1)) return [`tool_output_offloading.${f}`, 'must be from 0.01 to 1'];
     for (const f of ['min_threshold_bytes', 'max_threshold_bytes']) if (o[f] !== undefined && !intIn(o[f], 1024, Number.MAX_SAFE_INTEGER)) return [`tool_output_offloading.${f}`, 'must be an integer from 1024'];
+  }
+  if (tool.type === 'sub_agent') {
+    const c = tool.sub_agent_configuration;
+    if (!isObject(c) || typeof c.agent_key !== 'string') return ['sub_agent_configuration.agent_key', 'a sub_agent tool names the agent it calls'];
+    if (c.session_mode !== undefined && !['ephemeral', 'persistent', 'session_scoped', 'agent_scoped', 'llm_controlled'].includes(c.session_mode as string)) return ['sub_agent_configuration.session_mode', 'must be ephemeral, persistent, session_scoped or agent_scoped (llm_controlled: deprecated, session_scoped)'];
+    if (c.session_metadata !== undefined && !isObject(c.session_metadata)) return ['sub_agent_configuration.session_metadata', 'must be an object'];
   }
   if (tool.type === 'web_get' && tool.max_body_bytes !== undefined && !intIn(tool.max_body_bytes, 1024, 4_194_304)) return ['max_body_bytes', 'must be an integer from 1024 to 4194304'];
   if (tool.type === 'artifact_read' && tool.tool_configuration !== undefined) {

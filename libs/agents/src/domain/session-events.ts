@@ -23,6 +23,14 @@ export interface TurnUsage {
   readonly output_tokens: number;
 }
 
+/** The agent session whose `sub_agent` tool created a session (the reference's created_by_agent_key / _session_key). */
+export interface SessionCreator {
+  readonly agentKey: string;
+  readonly sessionKey: string;
+  /** The tool configuration that made it (persistent sessions are one per parent session and configuration). */
+  readonly toolConfigurationName: string;
+}
+
 /** Ciphertext of secrets (the service's SecretBox), never a value in clear. */
 export type Sealed = Readonly<Record<string, string>>;
 
@@ -63,7 +71,7 @@ export type SessionEvent =
   | {
       type: 'SessionCreated';
       /** `compaction`: the agent's compaction settings with defaults, snapshotted at creation (the reference's `effective_compaction`). */
-      data: SessionFields & At & { agentId: string; agentKey: string; sessionKey: string; secrets?: { names: string[]; sealed: Sealed }; forkedFrom?: ForkOrigin; compaction?: CompactionConfig };
+      data: SessionFields & At & { agentId: string; agentKey: string; sessionKey: string; secrets?: { names: string[]; sealed: Sealed }; forkedFrom?: ForkOrigin; compaction?: CompactionConfig; createdBy?: SessionCreator };
     }
   | { type: 'SessionUpdated'; data: { changes: Partial<SessionFields>; secrets?: { names: string[]; sealed: Sealed }; updatedAt: string } }
   | { type: 'SessionDeleted'; data: { deletedAt: string } }

@@ -1,6 +1,6 @@
 import { assertNever, conflict, invalid, notFound } from '@lib/platform/kernel';
 import type { CompactionConfig } from './agent-config';
-import { ForkOrigin, isApiEvent, PendingClientCall, Sealed, SessionApiEvent, SessionArtifactRecord, SessionEvent, SessionFields, TurnUsage } from './session-events';
+import { ForkOrigin, isApiEvent, PendingClientCall, Sealed, SessionApiEvent, SessionArtifactRecord, SessionCreator, SessionEvent, SessionFields, TurnUsage } from './session-events';
 
 /** A turn in progress: who runs it (a lease holder) and since when. */
 export interface RunningTurn {
@@ -23,6 +23,7 @@ export type SessionState =
       readonly forkedFrom?: ForkOrigin;
       /** Compaction settings snapshotted at creation (absent for sessions created before they were). */
       readonly compaction?: CompactionConfig;
+      readonly createdBy?: SessionCreator;
       readonly createdAt: string;
       readonly updatedAt: string;
       /** The step the next input enters (the reentry step of the step the last turn ended on). */
@@ -66,6 +67,7 @@ export const sessionFold = {
         sealedSecrets: d.secrets?.sealed,
         forkedFrom: d.forkedFrom,
         compaction: d.compaction,
+        createdBy: d.createdBy,
         createdAt: d.createdAt,
         updatedAt: d.createdAt,
         currentStep: base?.currentStep,
@@ -153,11 +155,11 @@ export function requireSession(state: SessionState, agentKey: string, key: strin
 
 export function decideCreateSession(
   state: SessionState,
-  command: { agentId: string; agentKey: string; sessionKey: string; fields: SessionFields; secrets?: { names: string[]; sealed: Sealed }; forkedFrom?: ForkOrigin; compaction?: CompactionConfig },
+  command: { agentId: string; agentKey: string; sessionKey: string; fields: SessionFields; secrets?: { names: string[]; sealed: Sealed }; forkedFrom?: ForkOrigin; compaction?: CompactionConfig; createdBy?: SessionCreator },
   now: Date,
 ): SessionEvent[] {
   if (state.status !== 'absent' && !command.forkedFrom) throw conflict('session.key_taken', `A session with key "${command.sessionKey}" already exists for agent "${command.agentKey}": use another key`);
-  return [{ type: 'SessionCreated', data: { agentId: command.agentId, agentKey: command.agentKey, sessionKey: command.sessionKey, ...command.fields, ...(command.secrets ? { secrets: command.secrets } : {}), ...(command.forkedFrom ? { forkedFrom: command.forkedFrom } : {}), ...(command.compaction ? { compaction: command.compaction } : {}), createdAt: now.toISOString() } }];
+  return [{ type: 'SessionCreated', data: { agentId: command.agentId, agentKey: command.agentKey, sessionKey: command.sessionKey, ...command.fields, ...(command.secrets ? { secrets: command.secrets } : {}), ...(command.forkedFrom ? { forkedFrom: command.forkedFrom } : {}), ...(command.compaction ? { compaction: command.compaction } : {}), ...(command.createdBy ? { createdBy: command.createdBy } : {}), createdAt: now.toISOString() } }];
 }
 
 export function decideUpdateSession(state: SessionState, agentKey: string, key: string, changes: Partial<SessionFields>, secrets: { names: string[]; sealed: Sealed } | undefined, now: Date): SessionEvent[] {

@@ -96,14 +96,22 @@ export class AgentIdentities {
     return this.get(agentKey);
   }
 
-  /** Whether the agent, acting as its identity, may read a corpus (its tools use the identity's permissions). */
-  async canReadCorpus(agentKey: string, corpusKey: string): Promise<boolean> {
+  /** Whether the agent, acting as its identity, may use another agent (a sub_agent tool's target). */
+  async canUseAgent(agentKey: string, target: string): Promise<boolean> {
+    return allows(await this.capabilities(agentKey), 'agent.use', target);
+  }
+
+  private async capabilities(agentKey: string) {
     const identity = (await this.get(agentKey)) as unknown as IdentityRoles;
-    const caps = capabilitiesOf({
+    return capabilitiesOf({
       apiRoles: identity.api_roles as ApiRole[],
       corpusRoles: identity.corpus_roles.map((r) => ({ corpusKey: r.corpus_key, role: r.role as CorpusRoleName })),
       agentRoles: identity.agent_roles.map((r) => ({ agentKey: r.agent_key, role: r.role as AgentRoleName })),
     });
-    return allows(caps, 'corpus.read', corpusKey);
+  }
+
+  /** Whether the agent, acting as its identity, may read a corpus (its tools use the identity's permissions). */
+  async canReadCorpus(agentKey: string, corpusKey: string): Promise<boolean> {
+    return allows(await this.capabilities(agentKey), 'corpus.read', corpusKey);
   }
 }

@@ -3,7 +3,7 @@ import { SecretBox } from '@lib/llms';
 import { CommandContext, conflict, DomainError, FilterExpr, findMatching, ID_GENERATOR, IdGenerator, invalid, matchesFilter, notFound, parseFilter, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
 import { ActiveAgent, agentNotFound } from '../../domain/agent';
 import { AgentConfig, effectiveCompaction } from '../../domain/agent-config';
-import { apiEventView, ForkOrigin, SessionApiEvent, SessionArtifactRecord, SessionEvent, SessionFields } from '../../domain/session-events';
+import { apiEventView, ForkOrigin, SessionApiEvent, SessionArtifactRecord, SessionCreator, SessionEvent, SessionFields } from '../../domain/session-events';
 import { ArtifactStore } from './artifact-store';
 import { SessionEnrichment } from './enrichment';
 import { ActiveSession, decideCreateSession, decideDeleteSession, decideEventChange, decideUpdateSession, requireSession, sessionStatus } from '../../domain/session';
@@ -21,6 +21,8 @@ export interface SessionRequest {
   readonly tti_minutes?: number;
   readonly secrets?: Record<string, string>;
   readonly from_session?: { readonly agent_key?: string; readonly session_key: string; readonly include_up_to_event_id?: string | null };
+  /** Set by the sub_agent tool, never from a request body. */
+  readonly created_by?: SessionCreator;
 }
 
 export type { ActiveAgent };
@@ -66,7 +68,7 @@ export class Sessions {
     if (Object.keys(enriched).length) fields = { ...fields, metadata: { ...fields.metadata, ...enriched } };
     const forkedFrom = req.from_session ? await this.forkOrigin(agent, req.from_session) : undefined;
     const secrets = req.secrets && Object.keys(req.secrets).length ? this.seal(agent.agentId, key, req.secrets) : undefined;
-    const { position } = await this.store.write(agent.agentId, key, (s) => decideCreateSession(s, { agentId: agent.agentId, agentKey, sessionKey: key, fields, secrets, forkedFrom, compaction: effectiveCompaction(agent.config) }, ctx.now), ctx);
+    const { position } = await this.store.write(agent.agentId, key, (s) => decideCreateSession(s, { agentId: agent.agentId, agentKey, sessionKey: key, fields, secrets, forkedFrom, compaction: effectiveCompaction(agent.config), createdBy: req.created_by }, ctx.now), ctx);
     await this.visible(position);
     return this.get(agentKey, key);
   }
@@ -104,6 +106,12 @@ export class Sessions {
   openSecrets(session: ActiveSession): Record<string, string> {
     if (!session.sealedSecrets) return {};
     return this.box.open(session.sealedSecrets as never, `session-secrets:${session.agentId}.${session.key}`);
+  }
+
+  /** Who created a session, when it exists (`{}` for a session no sub_agent tool made); undefined when it does not. */
+  async exists(agentKey: string, key: string): Promise<Partial<SessionCreator> | undefined> {
+    const loaded = await this.load(await this.agent(agentKey), key);
+    return loaded.state.status === 'active' ? { ...loaded.state.createdBy } : undefined;
   }
 
   load(agent: ActiveAgent, key: string) {
@@ -256,7 +264,7 @@ function checkRunCondition(config: AgentConfig, agentKey: string, key: string, f
 
 /** The fields only the stream knows at once (a turn may have ended before the projection caught up). */
 function liveFields(s: ActiveSession): Partial<SessionRow> {
-  return { ...(s.compaction ? { effective_compaction: s.compaction } : {}), status: sessionStatus(s), input_tokens: s.usage.input_tokens, output_tokens: s.usage.output_tokens, ...(s.turn?.step ?? s.currentStep ? { current_step_name: s.turn?.step ?? s.currentStep } : {}), name: s.fields.name, metadata: s.fields.metadata, enabled: s.fields.enabled, tti_minutes: s.fields.ttiMinutes, secret_names: s.secretNames, updated_at: s.updatedAt };
+  return { ...(s.compaction ? { effective_compaction: s.compaction } : {}), ...(s.createdBy ? { created_by_agent_key: s.createdBy.agentKey, created_by_session_key: s.createdBy.sessionKey } : {}), status: sessionStatus(s), input_tokens: s.usage.input_tokens, output_tokens: s.usage.output_tokens, ...(s.turn?.step ?? s.currentStep ? { current_step_name: s.turn?.step ?? s.currentStep } : {}), name: s.fields.name, metadata: s.fields.metadata, enabled: s.fields.enabled, tti_minutes: s.fields.ttiMinutes, secret_names: s.secretNames, updated_at: s.updatedAt };
 }
 
 function rowOf(s: ActiveSession): SessionRow {

@@ -6,6 +6,7 @@ import { apiEventView } from '../../domain/session-events';
 import { ActiveSession, entryStepFor, sessionFold } from '../../domain/session';
 import { ActiveAgent, Sessions } from '../sessions/sessions';
 import { AgentQuotas } from './agent-quotas';
+import { AgentIdentities } from '../access/agent-access';
 import { ToolConfigurations } from '../tool-configurations/tool-configurations';
 import { applyOverrides } from './tools';
 import { TurnOutcome, TurnRunner } from './turn-runner';
@@ -50,6 +51,7 @@ export class SessionInputs {
     private readonly runner: TurnRunner,
     private readonly quotas: AgentQuotas,
     private readonly toolConfigs: ToolConfigurations,
+    private readonly identities: AgentIdentities,
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(AGENT_LEASES) private readonly leases: Leases,
     @Inject(AGENT_CORPUS_ACCESS) private readonly corpusAccess: AgentCorpusAccess,
@@ -173,6 +175,7 @@ export class SessionInputs {
         step,
         refs: { agentSecrets: secrets, sessionSecrets: this.sessions.openSecrets(session), sessionMetadata: session.fields.metadata },
         canReadCorpus: (corpusKey: string) => this.corpusAccess(agent.key, corpusKey),
+        canUseAgent: (agentKey: string) => this.identities.canUseAgent(agent.key, agentKey),
         ctx,
         sink,
         streaming,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { QueryCorpora, QueryResponse } from '@lib/retrieval';
-import { DomainError } from '@lib/platform';
+import { CommandContext, DomainError } from '@lib/platform';
 import type { ToolConfig } from '../../domain/agent-config';
 import type { ActiveSession } from '../../domain/session';
 
@@ -21,7 +21,18 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** Whether the agent's identity may read a corpus (its tools act with the identity's permissions, not the caller's). */
   readonly canReadCorpus: (corpusKey: string) => Promise<boolean>;
+  /** Whether the agent's identity may use another agent (the sub_agent tool). */
+  readonly canUseAgent?: (agentKey: string) => Promise<boolean>;
+  /** The call being run, and where its activity goes (a streaming caller's `tool_activity` events). */
+  readonly toolCallId?: string;
+  readonly toolConfigurationName?: string;
+  readonly activity?: (event: Record<string, unknown>) => void;
+  /** The request the turn serves (a sub-agent's input is made on its behalf). */
+  readonly command?: CommandContext;
 }
+
+/** How deep a turn is in sub-agent calls (0: a caller's input), kept beside its command context. */
+export const SUB_AGENT_DEPTH = new WeakMap<CommandContext, number>();
 
 export type ToolResult = { readonly output: Record<string, unknown>; readonly error: boolean };
 

@@ -283,7 +283,17 @@ export class TurnRunner {
       })),
     );
     const pending: PendingClientCall[] = [];
-    const toolCtx: ToolContext = { agentKey: setup.agent.key, sessionKey: setup.state.key, session: turn.state, now: this.clock.now(), signal: turn.signal, canReadCorpus: setup.canReadCorpus };
+    const toolCtx: ToolContext = {
+      agentKey: setup.agent.key,
+      sessionKey: setup.state.key,
+      session: turn.state,
+      now: this.clock.now(),
+      signal: turn.signal,
+      canReadCorpus: setup.canReadCorpus,
+      canUseAgent: setup.canUseAgent,
+      activity: setup.sink.activity ? (e) => setup.sink.activity!(e) : undefined,
+      command: setup.ctx,
+    };
     await Promise.all(
       planned.map(async (p) => {
         if (!p.problem && p.tool?.type === 'client') {
@@ -291,7 +301,7 @@ export class TurnRunner {
           return;
         }
         const transformContext = { ...templateContext(setup.agent.config, setup.agent.key, turn.state, this.clock.now()), tools: latestToolOutputs(turn.state) };
-        const result = p.problem || !p.tool ? { output: { error: p.problem }, error: true } : await this.caller.call(p.tool, p.call.name, p.resolved, toolCtx, transformContext);
+        const result = p.problem || !p.tool ? { output: { error: p.problem }, error: true } : await this.caller.call(p.tool, p.call.name, p.resolved, { ...toolCtx, toolCallId: p.call.id, toolConfigurationName: p.call.name }, transformContext);
         const output = await this.fitted(result.output, p.tool, p.call, config, setup, turn, turnId);
         await turn.record({ type: 'SessionToolReturned', data: { ...turn.base(turnId), toolCallId: p.call.id, toolConfigurationName: p.call.name, toolName: p.tool?.type ?? 'unknown', toolOutput: output, error: result.error, step } });
       }),

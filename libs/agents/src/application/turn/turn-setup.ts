@@ -16,6 +16,7 @@ export interface TurnSetup {
   readonly refs: RefSources;
   readonly contextWindow?: number;
   readonly canReadCorpus: (corpusKey: string) => Promise<boolean>;
+  readonly canUseAgent?: (agentKey: string) => Promise<boolean>;
   readonly ctx: CommandContext;
   readonly sink: TurnSink;
   /** Whether the caller reads the answer as it streams. */

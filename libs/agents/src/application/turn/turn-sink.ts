@@ -9,6 +9,8 @@ export interface TurnSink {
   /** Tokens used by the turn so far, after each model call. */
   contextConsumed(usage: { input_tokens: number; output_tokens: number; model_context_window?: number }): void;
   compactionStarted(view: Record<string, unknown>): void;
+  /** A tool's activity while it runs (a sub-agent's events): streamed only, never stored in this session. */
+  activity?(event: Record<string, unknown>): void;
 }
 
 export const NO_SINK: TurnSink = { event: () => undefined, delta: () => undefined, deltaEnd: () => undefined, contextConsumed: () => undefined, compactionStarted: () => undefined };
