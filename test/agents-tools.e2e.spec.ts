@@ -105,4 +105,15 @@ describe('agent tools', () => {
     const nope = outputs(await turn('reader', { name: 'read', arguments: { artifact_id: 'art_missing' } }, { name: 'grep', arguments: { artifact_id: id, pattern: '(' } }));
     expect(nope.map((o) => o.tool_output.error)).toEqual(['no artifact "art_missing" in this session', expect.stringMatching(/not a valid regular expression/)]);
   });
+
+  it("get_document_text returns a document's text by section with its metadata, within the identity's corpora", async () => {
+    await app.call('POST', '/v2/corpora', { key: 'kb', name: 'KB' });
+    await app.call('POST', '/v2/corpora', { key: 'hr', name: 'HR' });
+    await app.call('POST', '/v2/corpora/kb/documents', { id: 'guide', type: 'structured', title: 'Guide', metadata: { lang: 'en', internal: { owner: 'ops' } }, sections: [{ title: 'Setup', text: 'Plug it in.' }, { title: 'Care', text: 'Keep it dry.' }] });
+    await agent('librarian', { doc: { type: 'get_document_text', argument_override: { corpus_key: 'kb' }, tool_configuration: { metadata: { exclude_paths: ['internal'] } } }, any: { type: 'get_document_text' } });
+    const [kb, hr, missing] = outputs(await turn('librarian', { name: 'doc', arguments: { document_id: 'guide' } }, { name: 'any', arguments: { corpus_key: 'hr', document_id: 'x' } }, { name: 'doc', arguments: { document_id: 'nope' } }));
+    expect(kb.tool_output).toEqual({ corpus_key: 'kb', document_id: 'guide', title: 'Guide', text: '## Setup\n\nPlug it in.\n\n## Care\n\nKeep it dry.', metadata: { lang: 'en' } });
+    expect(hr.tool_output.error).toMatch(/may not read it/);
+    expect(missing.tool_output.error).toBe('document "nope" is not in corpus "kb"');
+  });
 });

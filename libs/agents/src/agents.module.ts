@@ -23,6 +23,7 @@ import { SandboxPool } from './adapters/sandbox/sandbox-pool';
 import { ArtifactGrepTool, ArtifactJqTool, ArtifactReadTool } from './application/tools/artifact-tools';
 import { WebGetTool } from './application/tools/web-get';
 import { SubAgentTool } from './application/tools/sub-agent';
+import { GetDocumentTextTool } from './application/tools/get-document-text';
 import { TurnRunner } from './application/turn/turn-runner';
 import { ToolCaller } from './application/turn/tool-caller';
 
@@ -90,10 +91,11 @@ export class AgentsModule {
         ArtifactGrepTool,
         ArtifactJqTool,
         SubAgentTool,
+        GetDocumentTextTool,
         {
           provide: AGENT_TOOLS,
-          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool],
-          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool): ToolRegistry =>
+          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool],
+          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool): ToolRegistry =>
             new Map<string, Tool>([
               ['corpora_search', corpora],
               ['web_get', web],
@@ -101,6 +103,7 @@ export class AgentsModule {
               ['artifact_grep', grep],
               ['artifact_jq', jq],
               ['sub_agent', sub],
+              ['get_document_text', doc],
             ]),
         },
         AgentQuotas,

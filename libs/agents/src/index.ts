@@ -32,3 +32,4 @@ export * from './application/tool-configurations/tool-configurations';
 export * from './application/turn/tool-caller';
 export * from './application/sessions/enrichment';
 export * from './application/tools/sub-agent';
+export * from './application/tools/get-document-text';

@@ -71,7 +71,8 @@ export const identityFold = {
 
 /**
  * The roles `auto` mode keeps in sync with the tools (the reference): read access (corpus `viewer`) to every
- * corpus a `corpora_search` tool searches, use (`agent_user`) of every agent a `sub_agent` tool calls, nothing else.
+ * corpus a `corpora_search` tool searches or a `get_document_text` tool is fixed to, use (`agent_user`) of every
+ * agent a `sub_agent` tool calls, nothing else.
  */
 export function autoRoles(config: AgentConfig): IdentityRoles {
   const corpora = new Set<string>();
@@ -79,6 +80,8 @@ export function autoRoles(config: AgentConfig): IdentityRoles {
   for (const tool of Object.values(config.tool_configurations)) {
     const target = (tool.sub_agent_configuration as { agent_key?: unknown } | undefined)?.agent_key;
     if (tool.type === 'sub_agent' && typeof target === 'string') agents.add(target);
+    const fixedCorpus = (tool.argument_override as { corpus_key?: unknown } | undefined)?.corpus_key;
+    if (tool.type === 'get_document_text' && typeof fixedCorpus === 'string') corpora.add(fixedCorpus);
     if (tool.type !== 'corpora_search') continue;
     const search = tool.query_configuration?.search as { corpora?: { corpus_key?: unknown }[] } | undefined;
     for (const c of search?.corpora ?? []) if (typeof c.corpus_key === 'string') corpora.add(c.corpus_key);
