@@ -116,4 +116,21 @@ describe('agent tools', () => {
     expect(hr.tool_output.error).toMatch(/may not read it/);
     expect(missing.tool_output.error).toBe('document "nope" is not in corpus "kb"');
   });
+
+  it('keeps named scratch pads as session artifacts: write, append, replace, read, clear, within max_bytes', async () => {
+    await agent('planner', { pad: { type: 'scratch_pad', max_bytes: 100 } });
+    const first = outputs(await turn('planner', { name: 'pad', arguments: { operation: 'write', pad: 'plan', content: 'step 1' } }, { name: 'pad', arguments: { operation: 'append', pad: 'plan', content: '\nstep 2' } }, { name: 'pad', arguments: { operation: 'read', pad: 'plan' } }));
+    expect(first.map((o) => o.tool_output)).toEqual([
+      { pad: 'plan', operation: 'write', size_bytes: 6 },
+      { pad: 'plan', operation: 'append', size_bytes: 13 },
+      { pad: 'plan', content: 'step 1\nstep 2', size_bytes: 13 },
+    ]);
+    const second = outputs(await turn('planner', { name: 'pad', arguments: { operation: 'replace', pad: 'plan', old: 'step', new: 'STEP' } }, { name: 'pad', arguments: { operation: 'append', pad: 'plan', content: 'x'.repeat(100) } }, { name: 'pad', arguments: { operation: 'read', pad: 'plan' } }));
+    expect(second[1]).toMatchObject({ error: true, tool_output: { error: expect.stringMatching(/over its 100: nothing was written/) } });
+    expect(second[2].tool_output.content).toBe('STEP 1\nSTEP 2');
+    const artifacts = (await app.call('GET', '/v2/agents/planner/sessions/s/artifacts')).body.artifacts;
+    expect(artifacts).toEqual([expect.objectContaining({ artifact_id: 'art_pad_plan', filename: 'plan.md', size_bytes: 13, metadata: { scratch_pad: 'plan' } })]);
+    const cleared = outputs(await turn('planner', { name: 'pad', arguments: { operation: 'clear', pad: 'plan' } }, { name: 'pad', arguments: { operation: 'read', pad: 'other' } }));
+    expect(cleared.map((o) => o.tool_output)).toEqual([{ pad: 'plan', operation: 'clear', size_bytes: 0 }, { pad: 'other', content: '', size_bytes: 0 }]);
+  });
 });

@@ -24,6 +24,7 @@ import { ArtifactGrepTool, ArtifactJqTool, ArtifactReadTool } from './applicatio
 import { WebGetTool } from './application/tools/web-get';
 import { SubAgentTool } from './application/tools/sub-agent';
 import { GetDocumentTextTool } from './application/tools/get-document-text';
+import { ScratchPadTool } from './application/tools/scratch-pad';
 import { TurnRunner } from './application/turn/turn-runner';
 import { ToolCaller } from './application/turn/tool-caller';
 
@@ -92,10 +93,11 @@ export class AgentsModule {
         ArtifactJqTool,
         SubAgentTool,
         GetDocumentTextTool,
+        ScratchPadTool,
         {
           provide: AGENT_TOOLS,
-          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool],
-          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool): ToolRegistry =>
+          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool],
+          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool): ToolRegistry =>
             new Map<string, Tool>([
               ['corpora_search', corpora],
               ['web_get', web],
@@ -104,6 +106,7 @@ export class AgentsModule {
               ['artifact_jq', jq],
               ['sub_agent', sub],
               ['get_document_text', doc],
+              ['scratch_pad', pad],
             ]),
         },
         AgentQuotas,

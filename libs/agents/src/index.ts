@@ -33,3 +33,4 @@ export * from './application/turn/tool-caller';
 export * from './application/sessions/enrichment';
 export * from './application/tools/sub-agent';
 export * from './application/tools/get-document-text';
+export * from './application/tools/scratch-pad';

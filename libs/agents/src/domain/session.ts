@@ -128,8 +128,12 @@ export const sessionFold = {
       }
       case 'SessionEventDeleted':
         return { ...state, events: state.events.filter((e) => e.data.eventId !== event.data.eventId) };
-      case 'SessionArtifactUploaded':
-        return withEvent({ ...state, artifacts: [...state.artifacts, ...event.data.artifacts.map((a) => ({ ...a, createdAt: event.data.createdAt }))] });
+      case 'SessionArtifactUploaded': {
+        // An artifact uploaded again under its id (a scratch pad written) replaces the earlier version.
+        const ids = new Set(event.data.artifacts.map((a) => a.artifactId));
+        const kept = state.artifacts.filter((a) => !ids.has(a.artifactId));
+        return withEvent({ ...state, artifacts: [...kept, ...event.data.artifacts.map((a) => ({ ...a, createdAt: event.data.createdAt }))] });
+      }
       case 'SessionAgentOutput':
       case 'SessionThinking':
       case 'SessionToolCalled':

@@ -4,6 +4,7 @@ import { QueryCorpora, QueryResponse } from '@lib/retrieval';
 import { CommandContext, DomainError } from '@lib/platform';
 import type { ToolConfig } from '../../domain/agent-config';
 import type { ActiveSession } from '../../domain/session';
+import type { SessionArtifactRecord } from '../../domain/session-events';
 
 /** A function the model may call, in OpenAI's tool shape. */
 export interface ToolDefinition {
@@ -29,6 +30,10 @@ export interface ToolContext {
   readonly activity?: (event: Record<string, unknown>) => void;
   /** The request the turn serves (a sub-agent's input is made on its behalf). */
   readonly command?: CommandContext;
+  /** The session's artifacts as they are now (after this turn's earlier writes). */
+  readonly artifactsNow?: () => readonly SessionArtifactRecord[];
+  /** Stores bytes as a session artifact (`artifactId` given: a new version of that artifact) and records it. */
+  readonly storeArtifact?: (file: { readonly artifactId?: string; readonly filename: string; readonly mimeType: string; readonly bytes: Buffer; readonly metadata: Record<string, unknown> }) => Promise<string>;
 }
 
 /** How deep a turn is in sub-agent calls (0: a caller's input), kept beside its command context. */

@@ -293,6 +293,13 @@ export class TurnRunner {
       canUseAgent: setup.canUseAgent,
       activity: setup.sink.activity ? (e) => setup.sink.activity!(e) : undefined,
       command: setup.ctx,
+      artifactsNow: () => turn.state.artifacts,
+      storeArtifact: async (file) => {
+        const sha256 = await this.artifacts.put(file.bytes);
+        const artifactId = file.artifactId ?? `art_${this.ids.uuid()}`;
+        await turn.record({ type: 'SessionArtifactUploaded', data: { ...turn.base(turnId), artifacts: [{ artifactId, filename: file.filename, mimeType: file.mimeType, sizeBytes: file.bytes.length, sha256, metadata: file.metadata }] } });
+        return artifactId;
+      },
     };
     await Promise.all(
       planned.map(async (p) => {
