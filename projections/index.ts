@@ -2,6 +2,7 @@ import type { Projection } from '@lib/platform/projections';
 import { agentsProjection } from './agents/agents.projection';
 import { sessionsProjection } from './agents/sessions.projection';
 import { toolConfigurationsProjection } from './agents/tool-configurations.projection';
+import { toolServersProjection } from './agents/tool-servers.projection';
 import { authProjection } from './auth/auth.projection';
 import { corporaProjection } from './corpora/corpora.projection';
 import { documentsProjection } from './documents/documents.projection';
@@ -13,6 +14,7 @@ import { searchProjection } from './search/search.projection';
 export * from './agents/agents.projection';
 export * from './agents/sessions.projection';
 export * from './agents/tool-configurations.projection';
+export * from './agents/tool-servers.projection';
 export * from './auth/auth.projection';
 export * from './corpora/corpora.projection';
 export * from './documents/documents.projection';
@@ -22,4 +24,4 @@ export * from './llms/llms.projection';
 export * from './search/search.projection';
 
 /** Every projection the service runs. */
-export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, instructionsProjection, toolConfigurationsProjection];
+export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection];

@@ -3,6 +3,7 @@ import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
 import { POLICY } from '../apps/api/src/http/policy';
 import { asBearer, asKey, createClient, createKey, createUser, expiredTokenFor, tokenFor } from './support/auth-fixtures';
+import { MCP_TOKEN, startMcpServer } from './support/mcp-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
@@ -168,7 +169,8 @@ const ONE_PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4n
 describe('route × role matrix', () => {
   let app: TestApp;
   const headers: Record<string, Record<string, string>> = {};
-  const fixture = { keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '' };
+  const fixture = { keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '', toolServerId: '', toolId: '' };
+  let mcp: Awaited<ReturnType<typeof startMcpServer>>;
 
   /** Puts the fixtures back; true when c1 was created anew (it had been deleted). */
   async function resetFixtures(): Promise<boolean> {
@@ -196,6 +198,11 @@ describe('route × role matrix', () => {
       fixture.artifactId = ((await uploaded.json()) as { events?: { artifacts?: { artifact_id: string }[] }[] }).events?.[0]?.artifacts?.[0]?.artifact_id ?? '';
     }
     await app.call('POST', '/v2/tool_configurations', { key: 'tc1', name: 'TC1', type: 'web_get' });
+    if (!fixture.toolServerId || (await app.call('GET', `/v2/tool_servers/${fixture.toolServerId}`)).status === 404) {
+      fixture.toolServerId = (await app.call('POST', '/v2/tool_servers', { name: 'fixture', type: 'mcp', uri: mcp.url, transport: 'streamable-http', auth: { type: 'bearer', token: MCP_TOKEN } })).body.id;
+      await app.call('POST', `/v2/tool_servers/${fixture.toolServerId}/sync`);
+      fixture.toolId = (await app.call('GET', '/v2/tools')).body.tools.find((t: { server_id: string }) => t.server_id === fixture.toolServerId)?.id ?? '';
+    }
     // Version 1 is the fixture's only version, so deleting it is refused (409): the version route is reached, nothing goes.
     if (!fixture.instructionId || (await app.call('GET', `/v2/instructions/${fixture.instructionId}`)).status === 404) {
       fixture.instructionId = (await app.call('POST', '/v2/instructions', { name: 'Fixture', template: 'Hello ${session.metadata.name}' })).body.id;
@@ -222,6 +229,7 @@ describe('route × role matrix', () => {
   }
 
   beforeAll(async () => {
+    mcp = await startMcpServer();
     app = await startTestApp({ env: { AUTH_FAILURES_PER_MINUTE: '100000', LOG_LEVEL: 'warn' } });
     await app.call('POST', '/v2/corpora', { key: 'c2', name: 'C2' });
     await resetFixtures();
@@ -250,7 +258,11 @@ describe('route × role matrix', () => {
     await app.call('PATCH', `/v2/api_keys/${disabled.id}`, { enabled: false });
     headers.disabledKey = asKey(disabled.secret_key);
   }, 60_000);
-  afterAll(async () => app?.close());
+  afterAll(async () => {
+    await app?.close();
+    mcp?.server.closeAllConnections();
+    await new Promise((r) => mcp?.server.close(r));
+  });
 
   /** A request that passes the guard and touches nothing it should not: bodies are empty or invalid (400). */
   function request(route: Route): { path: string; body?: unknown } {
@@ -269,6 +281,8 @@ describe('route × role matrix', () => {
       .replace(':event_id', fixture.eventId)
       .replace(':artifact_id', fixture.artifactId)
       .replace(':tool_configuration_key', 'tc1')
+      .replace(':tool_server_id', fixture.toolServerId)
+      .replace(':tool_id', fixture.toolId)
       .replace(':instruction_id', fixture.instructionId)
       .replace(':version', '1');
     if (route.method === 'POST' && route.policy === 'query.corpora') return { path, body: { search: { corpora: [{ corpus_key: 'c1' }] } } };

@@ -47,6 +47,7 @@ import { HealthController } from './ops/health.controller';
 import { AgentAccessController } from './agents/agent-access.controller';
 import { AgentsController } from './agents/agents.controller';
 import { ToolConfigurationsController } from './agents/tool-configurations.controller';
+import { ToolServersController } from './agents/tool-servers.controller';
 import { SessionsController } from './agents/sessions.controller';
 import { InstructionsController } from './agents/instructions.controller';
 import { ChatController } from './llms/chat.controller';
@@ -129,6 +130,7 @@ export const API_CONTROLLERS = [
   AgentsController,
   AgentAccessController,
   ToolConfigurationsController,
+  ToolServersController,
   SessionsController,
   InstructionsController,
 ];

@@ -25,6 +25,8 @@ import { WebGetTool } from './application/tools/web-get';
 import { SubAgentTool } from './application/tools/sub-agent';
 import { GetDocumentTextTool } from './application/tools/get-document-text';
 import { ScratchPadTool } from './application/tools/scratch-pad';
+import { McpTool } from './application/tools/mcp';
+import { mcpToolCheck, ToolServers } from './application/tool-servers/tool-servers';
 import { TurnRunner } from './application/turn/turn-runner';
 import { ToolCaller } from './application/turn/tool-caller';
 
@@ -40,7 +42,7 @@ export interface AgentsModuleOptions {
 @Module({})
 export class AgentsModule {
   static forRoot(options: AgentsModuleOptions): DynamicModule {
-    const referenceChecks = (reads: ReadStore): ReferenceCheck[] => [instructionReferenceCheck(reads), toolReferenceCheck(reads)];
+    const referenceChecks = (reads: ReadStore): ReferenceCheck[] => [instructionReferenceCheck(reads), toolReferenceCheck(reads), mcpToolCheck(reads)];
     return {
       module: AgentsModule,
       // Global: the worker wing's sweep of crashed turns uses the session inputs of this module.
@@ -94,10 +96,12 @@ export class AgentsModule {
         SubAgentTool,
         GetDocumentTextTool,
         ScratchPadTool,
+        ToolServers,
+        McpTool,
         {
           provide: AGENT_TOOLS,
-          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool],
-          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool): ToolRegistry =>
+          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool],
+          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool, mcp: McpTool): ToolRegistry =>
             new Map<string, Tool>([
               ['corpora_search', corpora],
               ['web_get', web],
@@ -107,6 +111,7 @@ export class AgentsModule {
               ['sub_agent', sub],
               ['get_document_text', doc],
               ['scratch_pad', pad],
+              ['mcp', mcp],
             ]),
         },
         AgentQuotas,
@@ -114,7 +119,7 @@ export class AgentsModule {
         TurnRunner,
         SessionInputs,
       ],
-      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations],
+      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations, ToolServers],
     };
   }
 }

@@ -8,3 +8,5 @@ export type { SessionEvent } from './domain/session-events';
 export type { InstructionEvent, InstructionContent } from './domain/instruction';
 export type { AgentSecretsEvent, AgentIdentityEvent } from './domain/agent-access';
 export type { ToolConfigurationEvent, ReusableToolConfig } from './domain/tool-configuration';
+export type { ToolServerEvent } from './domain/tool-server';
+export { serverToolId } from './domain/tool-server';

@@ -34,3 +34,6 @@ export * from './application/sessions/enrichment';
 export * from './application/tools/sub-agent';
 export * from './application/tools/get-document-text';
 export * from './application/tools/scratch-pad';
+export * from './domain/tool-server';
+export * from './application/tool-servers/tool-servers';
+export * from './application/tools/mcp';

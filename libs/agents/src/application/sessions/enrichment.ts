@@ -4,6 +4,7 @@ import { Actor, Clock, CLOCK, DomainError, READ_STORE, ReadStore } from '@lib/pl
 import type { SessionFields } from '../../domain/session-events';
 import { AgentSecrets } from '../access/agent-access';
 import { ToolConfigurations } from '../tool-configurations/tool-configurations';
+import { ToolServers } from '../tool-servers/tool-servers';
 import { ToolCaller } from '../turn/tool-caller';
 import { applyOverrides, UnresolvedRef } from '../turn/tools';
 import type { ActiveAgent } from '../../domain/agent';
@@ -27,6 +28,7 @@ const DEFAULT_TIMEOUT_S = 30;
 export class SessionEnrichment {
   constructor(
     private readonly configs: ToolConfigurations,
+    private readonly servers: ToolServers,
     private readonly caller: ToolCaller,
     private readonly secrets: AgentSecrets,
     @Inject(READ_STORE) private readonly reads: ReadStore,
@@ -45,7 +47,7 @@ export class SessionEnrichment {
   async run(agent: ActiveAgent, key: string, fields: SessionFields, sessionSecrets: Readonly<Record<string, string>>, actor: Actor): Promise<Record<string, unknown>> {
     const calls = agent.config.session_enrichment?.tool_calls ?? [];
     if (!calls.length) return {};
-    const config = await this.configs.resolve(agent.config, { enrichment: true });
+    const config = await this.servers.attach(await this.configs.resolve(agent.config, { enrichment: true }));
     const caller = await this.callerOf(actor);
     const refs = { agentSecrets: await this.secrets.resolve(agent.key), sessionSecrets, sessionMetadata: fields.metadata, caller };
     const outputs: Record<string, unknown> = {};

@@ -7,6 +7,7 @@ import { ActiveSession, entryStepFor, sessionFold } from '../../domain/session';
 import { ActiveAgent, Sessions } from '../sessions/sessions';
 import { AgentQuotas } from './agent-quotas';
 import { AgentIdentities } from '../access/agent-access';
+import { ToolServers } from '../tool-servers/tool-servers';
 import { ToolConfigurations } from '../tool-configurations/tool-configurations';
 import { applyOverrides } from './tools';
 import { TurnOutcome, TurnRunner } from './turn-runner';
@@ -52,6 +53,7 @@ export class SessionInputs {
     private readonly quotas: AgentQuotas,
     private readonly toolConfigs: ToolConfigurations,
     private readonly identities: AgentIdentities,
+    private readonly toolServers: ToolServers,
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(AGENT_LEASES) private readonly leases: Leases,
     @Inject(AGENT_CORPUS_ACCESS) private readonly corpusAccess: AgentCorpusAccess,
@@ -166,7 +168,7 @@ export class SessionInputs {
       const secrets = await this.agentSecrets(agent.key);
       const llm = await findLlm(this.reads, agent.config.model.name);
       // Reusable tool configurations are read at each turn: a change to one applies to every agent using it.
-      const resolved = { ...agent, config: await this.toolConfigs.resolve(agent.config) };
+      const resolved = { ...agent, config: await this.toolServers.attach(await this.toolConfigs.resolve(agent.config)) };
       const setup = {
         agent: resolved,
         streamId,

@@ -1,0 +1,175 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { SecretBox } from '@lib/llms';
+import { CommandContext, conflict, DomainError, findMatching, Fold, ID_GENERATOR, IdGenerator, invalid, notFound, OUTBOUND_HTTP, OutboundHttp, outboundRefusal, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
+import { listServerTools, McpTarget } from '../../adapters/mcp/mcp-client';
+import type { AgentConfig, ToolConfig } from '../../domain/agent-config';
+import type { Sealed } from '../../domain/session-events';
+import { decideCreateToolServer, decideUpdateToolServer, ToolServerEvent, toolServerFold, toolServerNotFound, ToolServerSettings, ToolServerState } from '../../domain/tool-server';
+import { AGENTS, AgentRow, CatalogToolRow, catalogToolView, TOOL_CATALOG, TOOL_SERVERS, ToolServerRow, toolServerView } from '../../read-models';
+import type { ReferenceCheck } from '../agent-writer';
+
+const stream = (id: string) => streamId('tool_server', id);
+
+/** A server's auth as given: the secret is sealed before anything is stored. */
+export type ToolServerAuth = { type: 'bearer'; token: string } | { type: 'header'; header: string; value: string };
+
+export interface ToolServerInput {
+  readonly name?: string;
+  readonly type?: 'mcp';
+  readonly description?: string;
+  readonly uri?: string;
+  readonly headers?: Record<string, string>;
+  readonly transport?: 'sse' | 'streamable-http';
+  readonly enabled?: boolean;
+  readonly metadata?: Record<string, unknown>;
+  readonly auth?: ToolServerAuth | null;
+}
+
+/** MCP tool servers (`/v2/tool_servers`) and the tools their syncs listed (`/v2/tools`). */
+@Injectable()
+export class ToolServers {
+  constructor(
+    private readonly streams: StreamWriter,
+    private readonly box: SecretBox,
+    @Inject(READ_STORE) private readonly reads: ReadStore,
+    @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
+    @Inject(OUTBOUND_HTTP) private readonly outbound: OutboundHttp,
+    @Inject(PROJECTION_PROGRESS) private readonly progress: ProjectionProgress,
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+  ) {}
+
+  private write(id: string, decide: (s: ToolServerState) => ToolServerEvent[], ctx: CommandContext) {
+    return this.streams.write<ToolServerState, ToolServerEvent>(stream(id), toolServerFold as unknown as Fold<ToolServerState, ToolServerEvent>, decide, ctx, ['tool_servers']);
+  }
+
+  private seal(id: string, auth: ToolServerAuth | null | undefined): { settings: ToolServerSettings['auth']; sealed?: Sealed } {
+    if (!auth) return { settings: undefined };
+    const secret = auth.type === 'bearer' ? auth.token : auth.value;
+    return { settings: auth.type === 'bearer' ? { type: 'bearer' } : { type: 'header', header: auth.header }, sealed: this.box.seal({ secret }, `tool-server:${id}`) as unknown as Sealed };
+  }
+
+  async create(input: ToolServerInput, ctx: CommandContext): Promise<Record<string, unknown>> {
+    const id = `tsr_${this.ids.uuid().replace(/-/g, '').slice(0, 20)}`;
+    await this.outboundAllowed(input.uri);
+    const { settings: auth, sealed } = this.seal(id, input.auth);
+    const settings: ToolServerSettings = { name: input.name!, type: 'mcp', ...(input.description ? { description: input.description } : {}), uri: input.uri!, headers: input.headers ?? {}, transport: input.transport ?? 'sse', enabled: input.enabled ?? true, metadata: input.metadata ?? {}, ...(auth ? { auth } : {}) };
+    await this.write(id, (s) => decideCreateToolServer(s, id, settings, sealed, ctx.now), ctx);
+    return this.get(id);
+  }
+
+  async update(id: string, input: ToolServerInput, ctx: CommandContext): Promise<Record<string, unknown>> {
+    if (input.uri) await this.outboundAllowed(input.uri);
+    await this.write(
+      id,
+      (s) => {
+        if (s.status === 'absent') throw toolServerNotFound(id);
+        const rotated = input.auth !== undefined ? this.seal(id, input.auth) : { settings: s.settings.auth, sealed: s.sealedAuth };
+        const { auth: _old, ...current } = s.settings;
+        const settings: ToolServerSettings = { ...current, ...stripUndefined({ name: input.name, description: input.description, uri: input.uri, headers: input.headers, transport: input.transport, enabled: input.enabled, metadata: input.metadata }), ...(rotated.settings ? { auth: rotated.settings } : {}) } as ToolServerSettings;
+        return decideUpdateToolServer(s, id, settings, rotated.sealed, ctx.now);
+      },
+      ctx,
+    );
+    return this.get(id);
+  }
+
+  async remove(id: string, ctx: CommandContext): Promise<void> {
+    const tools = await this.reads.find<CatalogToolRow>(TOOL_CATALOG, { where: [{ field: 'server_id', op: 'eq', value: id }], limit: 1000 });
+    const ids = new Set(tools.items.map((t) => t.id));
+    const users = await findMatching<AgentRow>(this.reads, AGENTS, { limit: 20 }, (a) => Object.values(a.config.tool_configurations).some((t) => t.type === 'mcp' && ids.has(String(t.tool_id))));
+    if (users.items.length) throw conflict('tool_server.in_use', `Tool server "${id}" has tools used by agent${users.items.length > 1 ? 's' : ''} ${users.items.map((a) => a.id).join(', ')}`);
+    const { position } = await this.write(id, (s) => (s.status === 'absent' ? (() => { throw toolServerNotFound(id); })() : [{ type: 'ToolServerDeleted', data: { id, deletedAt: ctx.now.toISOString() } }]), ctx);
+    await this.progress.waitFor(position, ['tool_servers'], this.config.readYourWritesTimeoutMs);
+  }
+
+  async get(id: string): Promise<Record<string, unknown>> {
+    return toolServerView(await this.row(id));
+  }
+
+  private async row(id: string): Promise<ToolServerRow> {
+    const row = await this.reads.get<ToolServerRow>(TOOL_SERVERS, id);
+    if (!row) throw toolServerNotFound(id);
+    return row;
+  }
+
+  async list(limit: number, pageKey?: string, filter?: RegExp, enabled?: boolean): Promise<Record<string, unknown>> {
+    const where = enabled === undefined ? [] : [{ field: 'enabled', op: 'eq' as const, value: enabled }];
+    const page = await findMatching<ToolServerRow>(this.reads, TOOL_SERVERS, { where, limit, pageKey }, (r) => !filter || filter.test(r.name) || filter.test(r.settings.description ?? ''));
+    return { tool_servers: page.items.map(toolServerView), metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
+  }
+
+  /** Lists the server's tools now and records them; a server that cannot be reached is a 502 saying why. */
+  async sync(id: string, ctx: CommandContext): Promise<void> {
+    const row = await this.row(id);
+    let tools;
+    try {
+      tools = await listServerTools(this.target(row), AbortSignal.timeout(30_000));
+    } catch (e) {
+      const refused = outboundRefusal(e);
+      throw new DomainError('upstream', 'tool_server.unreachable', `Tool server "${row.name}" could not be synced: ${refused ? refused.message : ((e as Error).message ?? 'failed')}`);
+    }
+    const { position } = await this.write(id, (s) => (s.status === 'absent' ? (() => { throw toolServerNotFound(id); })() : [{ type: 'ToolServerSynced', data: { id, tools, syncedAt: ctx.now.toISOString() } }]), ctx);
+    await this.progress.waitFor(position, ['tool_servers'], this.config.readYourWritesTimeoutMs);
+  }
+
+  async tools(limit: number, pageKey?: string, type?: string, filter?: RegExp): Promise<Record<string, unknown>> {
+    if (type && type !== 'mcp') return { tools: [], metadata: {} };
+    const page = await findMatching<CatalogToolRow>(this.reads, TOOL_CATALOG, { limit, pageKey }, (r) => !filter || filter.test(r.tool.name) || filter.test(r.tool.description));
+    return { tools: page.items.map(catalogToolView), metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
+  }
+
+  async tool(id: string): Promise<Record<string, unknown>> {
+    const row = await this.reads.get<CatalogToolRow>(TOOL_CATALOG, id);
+    if (!row) throw notFound('tool.not_found', `Tool "${id}" does not exist`, id);
+    return catalogToolView(row);
+  }
+
+  /** How to reach a server: its settings, the secret opened for the auth header, the guarded fetch. */
+  target(row: ToolServerRow): McpTarget {
+    const auth = row.settings.auth;
+    const secret = auth && row.sealed_auth ? this.box.open(row.sealed_auth as never, `tool-server:${row.id}`).secret : undefined;
+    const authHeaders: Record<string, string> = !auth || !secret ? {} : auth.type === 'bearer' ? { authorization: `Bearer ${secret}` } : { [auth.header]: secret };
+    return { settings: row.settings, authHeaders, fetch: this.outbound.fetch };
+  }
+
+  /**
+   * An agent's `mcp` tools with what the model and the call need: the listed tool (description, input schema) and
+   * its server; a tool whose server is gone, disabled or no longer lists it is not offered.
+   */
+  async attach(config: AgentConfig): Promise<AgentConfig> {
+    const entries = Object.entries(config.tool_configurations);
+    if (!entries.some(([, t]) => t.type === 'mcp')) return config;
+    const tools: Record<string, ToolConfig> = {};
+    for (const [name, tool] of entries) {
+      if (tool.type !== 'mcp') {
+        tools[name] = tool;
+        continue;
+      }
+      const listed = await this.reads.get<CatalogToolRow>(TOOL_CATALOG, String(tool.tool_id));
+      const server = listed ? await this.reads.get<ToolServerRow>(TOOL_SERVERS, listed.server_id) : undefined;
+      if (!listed || !server?.enabled) continue;
+      tools[name] = { ...tool, mcp_tool: listed.tool, mcp_server_id: server.id } as ToolConfig;
+    }
+    return { ...config, tool_configurations: tools };
+  }
+
+  private async outboundAllowed(uri: string | undefined): Promise<void> {
+    if (!uri || !/^https?:\/\/[^/]/i.test(uri)) return;
+    const refused = await this.outbound.policy.checkResolved(uri);
+    if (refused) throw invalid('tool_server.outbound_refused', `Invalid uri: ${refused.message}`, { uri: refused.message });
+  }
+}
+
+/** Agents' `mcp` tools name tools a sync listed (400 naming the entry). */
+export const mcpToolCheck =
+  (reads: ReadStore): ReferenceCheck =>
+  async (config) => {
+    const problems: Record<string, string> = {};
+    for (const [name, tool] of Object.entries(config.tool_configurations)) {
+      if (tool.type !== 'mcp') continue;
+      if (typeof tool.tool_id !== 'string' || !(await reads.get(TOOL_CATALOG, tool.tool_id))) problems[`tool_configurations.${name}.tool_id`] = `no tool "${String(tool.tool_id)}": sync its tool server, then GET /v2/tools lists the ids`;
+    }
+    return problems;
+  };
+
+const stripUndefined = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));

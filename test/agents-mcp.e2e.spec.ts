@@ -1,0 +1,66 @@
+import { ScriptedOpenAIServer } from '@lib/testing';
+import { registerScripted } from './support/llm-fixtures';
+import { MCP_TOKEN as TOKEN, startMcpServer } from './support/mcp-fixtures';
+import { startTestApp, TestApp } from './support/test-app';
+
+type Ev = { type: string; [k: string]: any };
+
+describe('MCP tool servers', () => {
+  let app: TestApp;
+  let upstream: ScriptedOpenAIServer;
+  let mcp: Awaited<ReturnType<typeof startMcpServer>>;
+
+  beforeAll(async () => {
+    mcp = await startMcpServer();
+    upstream = await ScriptedOpenAIServer.start();
+    app = await startTestApp({ env: { LOG_LEVEL: 'debug' } });
+    await registerScripted(app, upstream, 'm');
+  });
+  afterAll(async () => {
+    await app?.close();
+    await upstream?.close();
+    mcp?.server.closeAllConnections();
+    await new Promise((r) => mcp?.server.close(r));
+  });
+
+  it('registers a server with a masked token, syncs its tools, and an agent calls one in a turn', async () => {
+    const created = await app.call('POST', '/v2/tool_servers', { name: 'Orders', type: 'mcp', uri: mcp.url, transport: 'streamable-http', auth: { type: 'bearer', token: TOKEN } });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ id: expect.stringMatching(/^tsr_/), name: 'Orders', auth: { type: 'bearer', token: '****' } });
+    const id = created.body.id;
+    expect((await app.call('POST', `/v2/tool_servers/${id}/sync`)).status).toBe(204);
+    const tools = (await app.call('GET', '/v2/tools?type=mcp')).body.tools;
+    expect(tools.map((t: any) => t.name).sort()).toEqual(['lookup_order', 'ping']);
+    const lookup = tools.find((t: any) => t.name === 'lookup_order');
+    expect(lookup).toMatchObject({ id: expect.stringMatching(/^tol_/), type: 'mcp', server_id: id, description: 'Looks up an order by id', input_schema: { type: 'object', properties: { order_id: { type: 'string' } } } });
+
+    const agent = await app.call('POST', '/v2/agents', { key: 'support', name: 'support', model: { name: 'm' }, tool_configurations: { orders: { type: 'mcp', tool_id: lookup.id } }, first_step_name: 'main', steps: { main: { instructions: [] } } });
+    expect(agent.status).toBe(201);
+    await app.call('POST', '/v2/agents/support/sessions', { key: 's' });
+    upstream.enqueue({ toolCalls: [{ id: 'a', name: 'orders', arguments: '{"order_id":"A-17"}' }, { id: 'b', name: 'orders', arguments: '{"order_id":"missing"}' }] }, { content: 'It shipped.' });
+    const res = await app.call('POST', '/v2/agents/support/sessions/s/events', { messages: [{ type: 'text', content: 'where is A-17?' }] });
+    const outputs = Object.fromEntries(res.body.events.filter((e: Ev) => e.type === 'tool_output').map((e: Ev) => [e.tool_call_id, e]));
+    expect(outputs.a).toMatchObject({ error: false, tool_output: { content: [{ type: 'text', text: 'Order A-17: shipped on 2026-11-20' }] } });
+    expect(outputs.b).toMatchObject({ error: true, tool_output: { content: [{ type: 'text', text: 'no order missing' }] } });
+    expect(mcp.calls).toEqual([{ name: 'lookup_order', args: { order_id: 'A-17' } }, { name: 'lookup_order', args: { order_id: 'missing' } }]);
+    const sent = upstream.chatRequests().at(-2)!.body as any;
+    expect(sent.tools[0].function).toMatchObject({ name: 'orders', description: 'Looks up an order by id', parameters: { properties: { order_id: { type: 'string' } } } });
+  });
+
+  it('refuses what is wrong, keeps a server whose tools are used, and shows no token anywhere', async () => {
+    expect((await app.call('POST', '/v2/tool_servers', { name: 'x', type: 'mcp', uri: 'ftp://example.com' })).status).toBe(400);
+    expect((await app.call('POST', '/v2/tool_servers', { name: 'x', type: 'mcp', uri: 'http://169.254.169.254/mcp' })).status).toBe(400);
+    const wrong = await app.call('POST', '/v2/tool_servers', { name: 'no token', type: 'mcp', uri: mcp.url, transport: 'streamable-http' });
+    const failed = await app.call('POST', `/v2/tool_servers/${wrong.body.id}/sync`);
+    expect(failed.status).toBe(502);
+    expect(failed.body.messages[0]).toMatch(/could not be synced/);
+    const bad = await app.call('POST', '/v2/agents', { key: 'bad', name: 'bad', model: { name: 'm' }, tool_configurations: { t: { type: 'mcp', tool_id: 'tol_nope' } }, first_step_name: 'main', steps: { main: { instructions: [] } } });
+    expect(bad.status).toBe(400);
+    const servers = (await app.call('GET', '/v2/tool_servers')).body.tool_servers;
+    const orders = servers.find((s: any) => s.name === 'Orders');
+    expect((await app.call('DELETE', `/v2/tool_servers/${orders.id}`)).status).toBe(409);
+    expect((await app.call('DELETE', `/v2/tool_servers/${wrong.body.id}`)).status).toBe(204);
+    const everything = JSON.stringify([servers, (await app.call('GET', '/v2/events?limit=1000')).body, app.logLines]);
+    expect(everything).not.toContain(TOKEN);
+  });
+});
