@@ -63,4 +63,14 @@ describe('MCP tool servers', () => {
     const everything = JSON.stringify([servers, (await app.call('GET', '/v2/events?limit=1000')).body, app.logLines]);
     expect(everything).not.toContain(TOKEN);
   });
+
+  it('lists the built-in tools with their metadata beside the synced ones', async () => {
+    const all = (await app.call('GET', '/v2/tools?limit=100')).body.tools as any[];
+    const web = all.find((t) => t.id === 'tol_builtin_web_get');
+    expect(web).toMatchObject({ type: 'web_get', name: 'web_get', category: 'web', lineage: 'web_get', version: '1', tool_groups: ['web'], input_schema: { required: ['url'] } });
+    expect(all.filter((t) => t.type === 'mcp').length).toBeGreaterThan(0);
+    expect((await app.call('GET', '/v2/tools?type=artifact_grep')).body.tools.map((t: any) => t.id)).toEqual(['tol_builtin_artifact_grep']);
+    expect((await app.call('GET', '/v2/tools/tol_builtin_sub_agent')).body).toMatchObject({ category: 'agents', input_schema: { required: ['message'] } });
+    expect((await app.call('GET', '/v2/tools/tol_nothing')).status).toBe(404);
+  });
 });

@@ -37,3 +37,4 @@ export * from './application/tools/scratch-pad';
 export * from './domain/tool-server';
 export * from './application/tool-servers/tool-servers';
 export * from './application/tools/mcp';
+export * from './application/tools/builtin-catalog';

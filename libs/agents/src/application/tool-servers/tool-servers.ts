@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { SecretBox } from '@lib/llms';
 import { CommandContext, conflict, DomainError, findMatching, Fold, ID_GENERATOR, IdGenerator, invalid, notFound, OUTBOUND_HTTP, OutboundHttp, outboundRefusal, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
 import { listServerTools, McpTarget } from '../../adapters/mcp/mcp-client';
@@ -7,6 +8,8 @@ import type { Sealed } from '../../domain/session-events';
 import { decideCreateToolServer, decideUpdateToolServer, ToolServerEvent, toolServerFold, toolServerNotFound, ToolServerSettings, ToolServerState } from '../../domain/tool-server';
 import { AGENTS, AgentRow, CatalogToolRow, catalogToolView, TOOL_CATALOG, TOOL_SERVERS, ToolServerRow, toolServerView } from '../../read-models';
 import type { ReferenceCheck } from '../agent-writer';
+import { builtinTools } from '../tools/builtin-catalog';
+import { AGENT_TOOLS, ToolRegistry } from '../turn/tools';
 
 const stream = (id: string) => streamId('tool_server', id);
 
@@ -36,7 +39,13 @@ export class ToolServers {
     @Inject(OUTBOUND_HTTP) private readonly outbound: OutboundHttp,
     @Inject(PROJECTION_PROGRESS) private readonly progress: ProjectionProgress,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    private readonly modules: ModuleRef,
   ) {}
+
+  /** The tool registry, looked up when needed: the mcp tool in it needs this service first. */
+  private get registry(): ToolRegistry {
+    return this.modules.get<symbol, ToolRegistry>(AGENT_TOOLS, { strict: false });
+  }
 
   private write(id: string, decide: (s: ToolServerState) => ToolServerEvent[], ctx: CommandContext) {
     return this.streams.write<ToolServerState, ToolServerEvent>(stream(id), toolServerFold as unknown as Fold<ToolServerState, ToolServerEvent>, decide, ctx, ['tool_servers']);
@@ -112,13 +121,21 @@ export class ToolServers {
     await this.progress.waitFor(position, ['tool_servers'], this.config.readYourWritesTimeoutMs);
   }
 
+  /**
+   * The built-in tools (on the first page, beside the limit: there are a handful) and the tools MCP syncs listed
+   * (paged), filtered by `type` and by a regular expression over name and description.
+   */
   async tools(limit: number, pageKey?: string, type?: string, filter?: RegExp): Promise<Record<string, unknown>> {
-    if (type && type !== 'mcp') return { tools: [], metadata: {} };
-    const page = await findMatching<CatalogToolRow>(this.reads, TOOL_CATALOG, { limit, pageKey }, (r) => !filter || filter.test(r.tool.name) || filter.test(r.tool.description));
-    return { tools: page.items.map(catalogToolView), metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
+    const matches = (name: string, description: string) => !filter || filter.test(name) || filter.test(description);
+    const builtins = pageKey ? [] : builtinTools(this.registry).filter((t) => (!type || t.type === type) && matches(String(t.name), String(t.description)));
+    if (type && type !== 'mcp') return { tools: builtins, metadata: {} };
+    const page = await findMatching<CatalogToolRow>(this.reads, TOOL_CATALOG, { limit, pageKey }, (r) => matches(r.tool.name, r.tool.description));
+    return { tools: [...builtins, ...page.items.map(catalogToolView)], metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
   }
 
   async tool(id: string): Promise<Record<string, unknown>> {
+    const builtin = builtinTools(this.registry).find((t) => t.id === id);
+    if (builtin) return builtin;
     const row = await this.reads.get<CatalogToolRow>(TOOL_CATALOG, id);
     if (!row) throw notFound('tool.not_found', `Tool "${id}" does not exist`, id);
     return catalogToolView(row);

@@ -1,0 +1,48 @@
+import type { ToolConfig } from '../../domain/agent-config';
+import type { ToolRegistry } from '../turn/tools';
+
+/** What `/v2/tools` says of a tool the service runs itself: the reference's ToolBase metadata. */
+interface BuiltinEntry {
+  readonly type: string;
+  readonly title: string;
+  readonly category: string;
+  readonly tool_groups: readonly string[];
+  /** A configuration that lets `definition()` describe the tool's arguments. */
+  readonly sample: Record<string, unknown>;
+}
+
+const BUILTINS: readonly BuiltinEntry[] = [
+  { type: 'corpora_search', title: 'Corpora search', category: 'retrieval', tool_groups: ['retrieval'], sample: { query_configuration: { search: { corpora: [{ corpus_key: '<corpus>' }] } } } },
+  { type: 'get_document_text', title: 'Get document text', category: 'retrieval', tool_groups: ['retrieval'], sample: {} },
+  { type: 'web_get', title: 'Web get', category: 'web', tool_groups: ['web'], sample: {} },
+  { type: 'artifact_read', title: 'Read artifact', category: 'artifacts', tool_groups: ['artifacts'], sample: {} },
+  { type: 'artifact_grep', title: 'Grep artifact', category: 'artifacts', tool_groups: ['artifacts'], sample: {} },
+  { type: 'artifact_jq', title: 'jq over artifact', category: 'artifacts', tool_groups: ['artifacts'], sample: {} },
+  { type: 'scratch_pad', title: 'Scratch pad', category: 'memory', tool_groups: ['artifacts', 'memory'], sample: {} },
+  { type: 'sub_agent', title: 'Sub-agent', category: 'agents', tool_groups: ['agents'], sample: { sub_agent_configuration: { agent_key: '<agent>' } } },
+];
+
+export const builtinToolId = (type: string): string => `tol_builtin_${type}`;
+
+/**
+ * The built-in tools as `/v2/tools` lists them (type, metadata: category, lineage — the family —, version,
+ * groups; the arguments the model fills). Version 1 for every family: no dated variant exists yet.
+ */
+export function builtinTools(tools: ToolRegistry): Record<string, unknown>[] {
+  return BUILTINS.filter((b) => tools.has(b.type)).map((b) => {
+    const definition = tools.get(b.type)!.definition(b.type, { type: b.type, ...b.sample } as unknown as ToolConfig);
+    return {
+      id: builtinToolId(b.type),
+      type: b.type,
+      name: b.type,
+      title: b.title,
+      description: definition.function.description,
+      input_schema: definition.function.parameters,
+      enabled: true,
+      category: b.category,
+      lineage: b.type,
+      version: '1',
+      tool_groups: b.tool_groups,
+    };
+  });
+}
