@@ -67,6 +67,11 @@ describe('agent tools', () => {
     for (const o of refused) expect(o).toMatchObject({ error: true, tool_output: { error: expect.stringMatching(/^refused/) } });
   });
 
+  it('says web_search is not configured when no provider key is set', async () => {
+    await agent('nosearch', { search: { type: 'web_search' } });
+    expect(outputs(await turn('nosearch', { name: 'search', arguments: { query: 'x' } }))[0]).toMatchObject({ error: true, tool_output: { error: 'web search is not configured on this service (TAVILY_API_KEY)' } });
+  });
+
   it('runs input_transform and output_transform in real jq, reports a failing one as a tool error, and stops an endless one', async () => {
     await agent('shaped', {
       fetch: { type: 'web_get', input_transform: `{url: ("${siteUrl}/" + .args.path + "?who=" + .session.key)}`, output_transform: '{status, heading: (.content | split("\\n")[0])}' },
@@ -132,5 +137,46 @@ describe('agent tools', () => {
     expect(artifacts).toEqual([expect.objectContaining({ artifact_id: 'art_pad_plan', filename: 'plan.md', size_bytes: 13, metadata: { scratch_pad: 'plan' } })]);
     const cleared = outputs(await turn('planner', { name: 'pad', arguments: { operation: 'clear', pad: 'plan' } }, { name: 'pad', arguments: { operation: 'read', pad: 'other' } }));
     expect(cleared.map((o) => o.tool_output)).toEqual([{ pad: 'plan', operation: 'clear', size_bytes: 0 }, { pad: 'other', content: '', size_bytes: 0 }]);
+  });
+});
+
+/** web_search through the configured provider (Tavily's API, played here on 127.0.0.1). */
+describe('web_search', () => {
+  let app: TestApp;
+  let upstream: ScriptedOpenAIServer;
+  let tavily: Server;
+  const seen: { auth?: string; body: any }[] = [];
+  const KEY = 'tvly-SECRET-key-7777';
+
+  beforeAll(async () => {
+    tavily = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        seen.push({ auth: req.headers.authorization, body: JSON.parse(body) });
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ results: [{ title: 'Otters', url: 'https://example.org/otters', content: 'Otters hold hands while sleeping.', score: 0.9 }] }));
+      });
+    });
+    await new Promise<void>((r) => tavily.listen(0, '127.0.0.1', r));
+    upstream = await ScriptedOpenAIServer.start();
+    app = await startTestApp({ env: { TAVILY_API_KEY: KEY, TAVILY_URL: `http://127.0.0.1:${(tavily.address() as AddressInfo).port}` } });
+    await registerScripted(app, upstream, 'm');
+    await app.call('POST', '/v2/agents', { key: 'searcher', name: 'searcher', model: { name: 'm' }, tool_configurations: { search: { type: 'web_search', argument_override: { include_domains: ['example.org'] } } }, first_step_name: 'main', steps: { main: { instructions: [] } } });
+    await app.call('POST', '/v2/agents/searcher/sessions', { key: 's' });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await upstream?.close();
+    tavily?.closeAllConnections();
+    await new Promise((r) => tavily?.close(r));
+  });
+
+  it('searches with the configured key and the configuration’s domains, and the key stays out of the events', async () => {
+    upstream.enqueue({ toolCalls: [{ id: 'w', name: 'search', arguments: '{"query":"do otters hold hands","limit":3}' }] }, { content: 'Yes.' });
+    const res = await app.call('POST', '/v2/agents/searcher/sessions/s/events', { messages: [{ type: 'text', content: 'otters?' }] });
+    const out = res.body.events.find((e: Ev) => e.type === 'tool_output');
+    expect(out.tool_output).toEqual({ query: 'do otters hold hands', results: [{ title: 'Otters', url: 'https://example.org/otters', snippet: 'Otters hold hands while sleeping.', score: 0.9 }] });
+    expect(seen.at(-1)).toEqual({ auth: `Bearer ${KEY}`, body: { query: 'do otters hold hands', max_results: 3, include_domains: ['example.org'], exclude_domains: [] } });
+    expect(JSON.stringify([res.body, (await app.call('GET', '/v2/events?limit=1000')).body])).not.toContain(KEY);
   });
 });

@@ -26,6 +26,7 @@ import { SubAgentTool } from './application/tools/sub-agent';
 import { GetDocumentTextTool } from './application/tools/get-document-text';
 import { ScratchPadTool } from './application/tools/scratch-pad';
 import { McpTool } from './application/tools/mcp';
+import { WebSearchTool } from './application/tools/web-search';
 import { mcpToolCheck, ToolServers } from './application/tool-servers/tool-servers';
 import { TurnRunner } from './application/turn/turn-runner';
 import { ToolCaller } from './application/turn/tool-caller';
@@ -98,10 +99,11 @@ export class AgentsModule {
         ScratchPadTool,
         ToolServers,
         McpTool,
+        WebSearchTool,
         {
           provide: AGENT_TOOLS,
-          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool],
-          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool, mcp: McpTool): ToolRegistry =>
+          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool, WebSearchTool],
+          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool, mcp: McpTool, search: WebSearchTool): ToolRegistry =>
             new Map<string, Tool>([
               ['corpora_search', corpora],
               ['web_get', web],
@@ -112,6 +114,7 @@ export class AgentsModule {
               ['get_document_text', doc],
               ['scratch_pad', pad],
               ['mcp', mcp],
+              ['web_search', search],
             ]),
         },
         AgentQuotas,

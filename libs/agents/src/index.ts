@@ -38,3 +38,4 @@ export * from './domain/tool-server';
 export * from './application/tool-servers/tool-servers';
 export * from './application/tools/mcp';
 export * from './application/tools/builtin-catalog';
+export * from './application/tools/web-search';
