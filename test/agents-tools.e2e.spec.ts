@@ -67,6 +67,26 @@ describe('agent tools', () => {
     for (const o of refused) expect(o).toMatchObject({ error: true, tool_output: { error: expect.stringMatching(/^refused/) } });
   });
 
+  it('indexes documents with document_index: searchable by default, a repeated id refuses the batch, reindex repeats delete-and-create, and only into a corpus the identity may write', async () => {
+    await app.call('POST', '/v2/corpora', { key: 'notes', name: 'Notes' });
+    await agent('indexer', { put: { type: 'document_index', argument_override: { corpus_key: 'notes' } }, anywhere: { type: 'document_index' } });
+    const docs = [{ id: 'n1', text: 'Cats purr when content.' }, { id: 'n2', title: 'Dogs', sections: [{ title: 'Sound', text: 'Dogs bark at strangers.' }], metadata: { animal: 'dog' } }];
+    const [ok] = outputs(await turn('indexer', { name: 'put', arguments: { documents: docs } }));
+    expect(ok).toMatchObject({ error: false, tool_output: { corpus_key: 'notes', indexed: [{ id: 'n1' }, { id: 'n2' }], wait_for: 'searchable' } });
+    const found = await app.call('POST', '/v2/corpora/notes/query', { query: 'what do cats do', search: { limit: 1, lexical_interpolation: 1 } });
+    expect(found.body.search_results[0].document_id).toBe('n1');
+    const before = (await app.call('GET', '/v2/corpora/notes/documents')).body.documents.length;
+    const [dup] = outputs(await turn('indexer', { name: 'put', arguments: { documents: [{ id: 'n3', text: 'a' }, { id: 'n3', text: 'b' }] } }));
+    expect(dup).toMatchObject({ error: true, tool_output: { error: expect.stringMatching(/appears twice in the batch: nothing was deleted or indexed/) } });
+    expect((await app.call('GET', '/v2/corpora/notes/documents')).body.documents.length).toBe(before);
+    const [again] = outputs(await turn('indexer', { name: 'put', arguments: { documents: [{ id: 'n1', text: 'Cats sleep all day.' }], reindex: true, wait_for: 'indexed' } }));
+    expect(again).toMatchObject({ error: false, tool_output: { indexed: [{ id: 'n1' }], wait_for: 'indexed' } });
+    const [elsewhere] = outputs(await turn('indexer', { name: 'anywhere', arguments: { corpus_key: 'docs-of-others', documents: [{ id: 'x', text: 'y' }] } }));
+    expect(elsewhere.tool_output.error).toMatch(/may not write to it/);
+    const log = (await app.call('GET', '/v2/events?category=document&type=DocumentIndexed&limit=1000')).body.events as any[];
+    expect(log.at(-1).metadata.actor).toEqual({ type: 'agent', id: 'indexer' });
+  });
+
   it('says web_search is not configured when no provider key is set', async () => {
     await agent('nosearch', { search: { type: 'web_search' } });
     expect(outputs(await turn('nosearch', { name: 'search', arguments: { query: 'x' } }))[0]).toMatchObject({ error: true, tool_output: { error: 'web search is not configured on this service (TAVILY_API_KEY)' } });

@@ -27,6 +27,7 @@ import { GetDocumentTextTool } from './application/tools/get-document-text';
 import { ScratchPadTool } from './application/tools/scratch-pad';
 import { McpTool } from './application/tools/mcp';
 import { WebSearchTool } from './application/tools/web-search';
+import { DocumentIndexTool } from './application/tools/document-index';
 import { mcpToolCheck, ToolServers } from './application/tool-servers/tool-servers';
 import { TurnRunner } from './application/turn/turn-runner';
 import { ToolCaller } from './application/turn/tool-caller';
@@ -100,10 +101,11 @@ export class AgentsModule {
         ToolServers,
         McpTool,
         WebSearchTool,
+        DocumentIndexTool,
         {
           provide: AGENT_TOOLS,
-          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool, WebSearchTool],
-          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool, mcp: McpTool, search: WebSearchTool): ToolRegistry =>
+          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool, WebSearchTool, DocumentIndexTool],
+          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool, mcp: McpTool, search: WebSearchTool, index: DocumentIndexTool): ToolRegistry =>
             new Map<string, Tool>([
               ['corpora_search', corpora],
               ['web_get', web],
@@ -115,6 +117,7 @@ export class AgentsModule {
               ['scratch_pad', pad],
               ['mcp', mcp],
               ['web_search', search],
+              ['document_index', index],
             ]),
         },
         AgentQuotas,

@@ -39,3 +39,4 @@ export * from './application/tool-servers/tool-servers';
 export * from './application/tools/mcp';
 export * from './application/tools/builtin-catalog';
 export * from './application/tools/web-search';
+export * from './application/tools/document-index';

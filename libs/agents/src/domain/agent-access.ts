@@ -71,24 +71,27 @@ export const identityFold = {
 
 /**
  * The roles `auto` mode keeps in sync with the tools (the reference): read access (corpus `viewer`) to every
- * corpus a `corpora_search` tool searches or a `get_document_text` tool is fixed to, use (`agent_user`) of every
- * agent a `sub_agent` tool calls, nothing else.
+ * corpus a `corpora_search` tool searches or a `get_document_text` tool is fixed to, write access (`editor`) to a
+ * corpus a `document_index` tool is fixed to, use (`agent_user`) of every agent a `sub_agent` tool calls, nothing
+ * else (a document-index tool the model points at any corpus gets no write access in auto mode).
  */
 export function autoRoles(config: AgentConfig): IdentityRoles {
   const corpora = new Set<string>();
   const agents = new Set<string>();
+  const writable = new Set<string>();
   for (const tool of Object.values(config.tool_configurations)) {
     const target = (tool.sub_agent_configuration as { agent_key?: unknown } | undefined)?.agent_key;
     if (tool.type === 'sub_agent' && typeof target === 'string') agents.add(target);
     const fixedCorpus = (tool.argument_override as { corpus_key?: unknown } | undefined)?.corpus_key;
     if (tool.type === 'get_document_text' && typeof fixedCorpus === 'string') corpora.add(fixedCorpus);
+    if (tool.type === 'document_index' && typeof fixedCorpus === 'string') writable.add(fixedCorpus);
     if (tool.type !== 'corpora_search') continue;
     const search = tool.query_configuration?.search as { corpora?: { corpus_key?: unknown }[] } | undefined;
     for (const c of search?.corpora ?? []) if (typeof c.corpus_key === 'string') corpora.add(c.corpus_key);
   }
   return {
     api_roles: [],
-    corpus_roles: [...corpora].sort().map((corpus_key) => ({ corpus_key, role: 'viewer' })),
+    corpus_roles: [...new Set([...corpora, ...writable])].sort().map((corpus_key) => ({ corpus_key, role: writable.has(corpus_key) ? 'editor' : 'viewer' })),
     agent_roles: [...agents].sort().map((agent_key) => ({ agent_key, role: 'agent_user' })),
   };
 }

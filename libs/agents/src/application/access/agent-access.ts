@@ -101,6 +101,11 @@ export class AgentIdentities {
     return allows(await this.capabilities(agentKey), 'agent.use', target);
   }
 
+  /** Whether the agent, acting as its identity, may write documents into a corpus. */
+  async canWriteCorpus(agentKey: string, corpusKey: string): Promise<boolean> {
+    return allows(await this.capabilities(agentKey), 'corpus.write', corpusKey);
+  }
+
   private async capabilities(agentKey: string) {
     const identity = (await this.get(agentKey)) as unknown as IdentityRoles;
     return capabilitiesOf({

@@ -14,6 +14,7 @@ interface BuiltinEntry {
 const BUILTINS: readonly BuiltinEntry[] = [
   { type: 'corpora_search', title: 'Corpora search', category: 'retrieval', tool_groups: ['retrieval'], sample: { query_configuration: { search: { corpora: [{ corpus_key: '<corpus>' }] } } } },
   { type: 'get_document_text', title: 'Get document text', category: 'retrieval', tool_groups: ['retrieval'], sample: {} },
+  { type: 'document_index', title: 'Index documents', category: 'retrieval', tool_groups: ['retrieval'], sample: {} },
   { type: 'web_get', title: 'Web get', category: 'web', tool_groups: ['web'], sample: {} },
   { type: 'web_search', title: 'Web search', category: 'web', tool_groups: ['web'], sample: {} },
   { type: 'artifact_read', title: 'Read artifact', category: 'artifacts', tool_groups: ['artifacts'], sample: {} },

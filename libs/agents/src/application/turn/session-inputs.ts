@@ -178,6 +178,7 @@ export class SessionInputs {
         refs: { agentSecrets: secrets, sessionSecrets: this.sessions.openSecrets(session), sessionMetadata: session.fields.metadata },
         canReadCorpus: (corpusKey: string) => this.corpusAccess(agent.key, corpusKey),
         canUseAgent: (agentKey: string) => this.identities.canUseAgent(agent.key, agentKey),
+        canWriteCorpus: (corpusKey: string) => this.identities.canWriteCorpus(agent.key, corpusKey),
         ctx,
         sink,
         streaming,

@@ -22,6 +22,8 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** Whether the agent's identity may read a corpus (its tools act with the identity's permissions, not the caller's). */
   readonly canReadCorpus: (corpusKey: string) => Promise<boolean>;
+  /** Whether the agent's identity may write a corpus (the document-index tool). */
+  readonly canWriteCorpus?: (corpusKey: string) => Promise<boolean>;
   /** Whether the agent's identity may use another agent (the sub_agent tool). */
   readonly canUseAgent?: (agentKey: string) => Promise<boolean>;
   /** The call being run, and where its activity goes (a streaming caller's `tool_activity` events). */

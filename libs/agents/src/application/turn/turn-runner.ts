@@ -291,6 +291,7 @@ export class TurnRunner {
       signal: turn.signal,
       canReadCorpus: setup.canReadCorpus,
       canUseAgent: setup.canUseAgent,
+      canWriteCorpus: setup.canWriteCorpus,
       activity: setup.sink.activity ? (e) => setup.sink.activity!(e) : undefined,
       command: setup.ctx,
       artifactsNow: () => turn.state.artifacts,

@@ -17,6 +17,7 @@ export interface TurnSetup {
   readonly contextWindow?: number;
   readonly canReadCorpus: (corpusKey: string) => Promise<boolean>;
   readonly canUseAgent?: (agentKey: string) => Promise<boolean>;
+  readonly canWriteCorpus?: (corpusKey: string) => Promise<boolean>;
   readonly ctx: CommandContext;
   readonly sink: TurnSink;
   /** Whether the caller reads the answer as it streams. */
