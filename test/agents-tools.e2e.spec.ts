@@ -87,6 +87,25 @@ describe('agent tools', () => {
     expect(log.at(-1).metadata.actor).toEqual({ type: 'agent', id: 'indexer' });
   });
 
+  it('schedule_wakeup wakes the session later with its prompt; a later wakeup does not replace a sooner one', async () => {
+    await agent('sleeper', { wake: { type: 'schedule_wakeup' } });
+    const [first] = outputs(await turn('sleeper', { name: 'wake', arguments: { delay_seconds: 1, prompt: 'check the build', reason: 'CI runs' } }));
+    expect(first.tool_output).toMatchObject({ scheduled: true, due_at: expect.any(String) });
+    const [later] = outputs(await turn('sleeper', { name: 'wake', arguments: { delay_seconds: 3600, prompt: 'much later' } }));
+    expect(later.tool_output).toMatchObject({ scheduled: false, pending_at: first.tool_output.due_at });
+    upstream.enqueue({ content: 'The build is green.' });
+    const deadline = Date.now() + 10_000;
+    let events: Ev[] = [];
+    while (Date.now() < deadline) {
+      events = (await app.call('GET', '/v2/agents/sleeper/sessions/s/events?limit=100')).body.events;
+      if (events.at(-1)?.type === 'agent_output' && events.some((e) => e.messages?.[0]?.content?.startsWith('[Scheduled wakeup'))) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const woken = events.find((e) => e.messages?.[0]?.content?.startsWith('[Scheduled wakeup'));
+    expect(woken?.messages[0].content).toBe('[Scheduled wakeup — CI runs] check the build');
+    expect(events.at(-1)).toMatchObject({ type: 'agent_output', content: 'The build is green.' });
+  }, 20_000);
+
   it('says web_search is not configured when no provider key is set', async () => {
     await agent('nosearch', { search: { type: 'web_search' } });
     expect(outputs(await turn('nosearch', { name: 'search', arguments: { query: 'x' } }))[0]).toMatchObject({ error: true, tool_output: { error: 'web search is not configured on this service (TAVILY_API_KEY)' } });

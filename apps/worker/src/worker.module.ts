@@ -1,6 +1,6 @@
 import { DynamicModule, Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
-import { TurnSweeper } from '@lib/agents';
+import { TurnSweeper, WakeupHandler } from '@lib/agents';
 import { JobRunner } from '@lib/corpora';
 import { CLOCK, Clock, DURABLE_TIMERS, DurableTimers, EVENT_STORE, EventStore, EventStoreLeases, LEASES, Leases, ServiceConfig } from '@lib/platform';
 import type { Logger } from 'pino';
@@ -47,6 +47,7 @@ export class WorkerModule {
         TimersLifecycle,
         JobRunner,
         TurnSweeper,
+        WakeupHandler,
       ],
       exports: [LEASES, DURABLE_TIMERS],
     };

@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
-import { CLOCK, Clock, EVENT_STORE, EventStore, EventStoreLeases, READ_STORE, ReadStore } from '@lib/platform';
+import { CLOCK, Clock, DurableTimers, EVENT_STORE, EventStore, EventStoreLeases, Leases, READ_STORE, ReadStore } from '@lib/platform';
 import { CORPORA, CorpusRow } from '@lib/corpora/read-models';
 import { GetAgentHandler, ListAgentsHandler } from './application/agent-queries/agent-queries';
 import { AGENT_REFERENCE_CHECKS, AgentWriter, ReferenceCheck } from './application/agent-writer';
@@ -28,6 +28,7 @@ import { ScratchPadTool } from './application/tools/scratch-pad';
 import { McpTool } from './application/tools/mcp';
 import { WebSearchTool } from './application/tools/web-search';
 import { DocumentIndexTool } from './application/tools/document-index';
+import { ScheduleWakeupTool, WAKEUP_SCHEDULER } from './application/tools/schedule-wakeup';
 import { mcpToolCheck, ToolServers } from './application/tool-servers/tool-servers';
 import { TurnRunner } from './application/turn/turn-runner';
 import { ToolCaller } from './application/turn/tool-caller';
@@ -103,9 +104,15 @@ export class AgentsModule {
         WebSearchTool,
         DocumentIndexTool,
         {
+          provide: WAKEUP_SCHEDULER,
+          inject: [EVENT_STORE, CLOCK, AGENT_LEASES],
+          useFactory: (store: EventStore, clock: Clock, leases: Leases) => new DurableTimers(store, clock, leases, { pollMs: 60_000 }),
+        },
+        ScheduleWakeupTool,
+        {
           provide: AGENT_TOOLS,
-          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool, WebSearchTool, DocumentIndexTool],
-          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool, mcp: McpTool, search: WebSearchTool, index: DocumentIndexTool): ToolRegistry =>
+          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool, WebSearchTool, DocumentIndexTool, ScheduleWakeupTool],
+          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool, mcp: McpTool, search: WebSearchTool, index: DocumentIndexTool, wakeup: ScheduleWakeupTool): ToolRegistry =>
             new Map<string, Tool>([
               ['corpora_search', corpora],
               ['web_get', web],
@@ -118,6 +125,7 @@ export class AgentsModule {
               ['mcp', mcp],
               ['web_search', search],
               ['document_index', index],
+              ['schedule_wakeup', wakeup],
             ]),
         },
         AgentQuotas,

@@ -40,3 +40,4 @@ export * from './application/tools/mcp';
 export * from './application/tools/builtin-catalog';
 export * from './application/tools/web-search';
 export * from './application/tools/document-index';
+export * from './application/tools/schedule-wakeup';

@@ -21,6 +21,7 @@ const BUILTINS: readonly BuiltinEntry[] = [
   { type: 'artifact_grep', title: 'Grep artifact', category: 'artifacts', tool_groups: ['artifacts'], sample: {} },
   { type: 'artifact_jq', title: 'jq over artifact', category: 'artifacts', tool_groups: ['artifacts'], sample: {} },
   { type: 'scratch_pad', title: 'Scratch pad', category: 'memory', tool_groups: ['artifacts', 'memory'], sample: {} },
+  { type: 'schedule_wakeup', title: 'Schedule a wakeup', category: 'agents', tool_groups: ['agents'], sample: {} },
   { type: 'sub_agent', title: 'Sub-agent', category: 'agents', tool_groups: ['agents'], sample: { sub_agent_configuration: { agent_key: '<agent>' } } },
 ];
 
