@@ -115,10 +115,13 @@ function expected(route: Route, who: CallerSpec | 'unauthenticated'): Expect {
       return who.someAgent.includes('view') || who.someAgent.includes('use') ? 'allow' : 403;
     case 'instruction.read':
     case 'tool_config.read':
+    case 'glossary.read':
       return who.someAgent.includes('view') ? 'allow' : 403;
     case 'instruction.manage':
     case 'tool_config.manage':
       return who.someAgent.includes('develop') ? 'allow' : 403;
+    case 'glossary.manage':
+      return who.someAgent.includes('administer') ? 'allow' : 403;
     case 'agent.view':
       return agent(['view']);
     case 'agent.use':
@@ -198,6 +201,7 @@ describe('route × role matrix', () => {
       fixture.artifactId = ((await uploaded.json()) as { events?: { artifacts?: { artifact_id: string }[] }[] }).events?.[0]?.artifacts?.[0]?.artifact_id ?? '';
     }
     await app.call('POST', '/v2/tool_configurations', { key: 'tc1', name: 'TC1', type: 'web_get' });
+    await app.call('POST', '/v2/glossaries', { key: 'g1', name: 'G1' });
     if (!fixture.toolServerId || (await app.call('GET', `/v2/tool_servers/${fixture.toolServerId}`)).status === 404) {
       fixture.toolServerId = (await app.call('POST', '/v2/tool_servers', { name: 'fixture', type: 'mcp', uri: mcp.url, transport: 'streamable-http', auth: { type: 'bearer', token: MCP_TOKEN } })).body.id;
       await app.call('POST', `/v2/tool_servers/${fixture.toolServerId}/sync`);
@@ -281,6 +285,7 @@ describe('route × role matrix', () => {
       .replace(':event_id', fixture.eventId)
       .replace(':artifact_id', fixture.artifactId)
       .replace(':tool_configuration_key', 'tc1')
+      .replace(':glossary_key', 'g1')
       .replace(':tool_server_id', fixture.toolServerId)
       .replace(':tool_id', fixture.toolId)
       .replace(':instruction_id', fixture.instructionId)

@@ -48,6 +48,7 @@ import { AgentAccessController } from './agents/agent-access.controller';
 import { AgentsController } from './agents/agents.controller';
 import { ToolConfigurationsController } from './agents/tool-configurations.controller';
 import { ToolServersController } from './agents/tool-servers.controller';
+import { GlossariesController } from './agents/glossaries.controller';
 import { SessionsController } from './agents/sessions.controller';
 import { InstructionsController } from './agents/instructions.controller';
 import { ChatController } from './llms/chat.controller';
@@ -131,6 +132,7 @@ export const API_CONTROLLERS = [
   AgentAccessController,
   ToolConfigurationsController,
   ToolServersController,
+  GlossariesController,
   SessionsController,
   InstructionsController,
 ];

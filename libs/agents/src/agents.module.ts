@@ -29,6 +29,8 @@ import { McpTool } from './application/tools/mcp';
 import { WebSearchTool } from './application/tools/web-search';
 import { DocumentIndexTool } from './application/tools/document-index';
 import { ScheduleWakeupTool, WAKEUP_SCHEDULER } from './application/tools/schedule-wakeup';
+import { Glossaries, glossaryReminderCheck } from './application/glossaries/glossaries';
+import { GlossaryDeleteEntriesTool, GlossaryPutEntriesTool } from './application/tools/glossary-tools';
 import { mcpToolCheck, ToolServers } from './application/tool-servers/tool-servers';
 import { TurnRunner } from './application/turn/turn-runner';
 import { ToolCaller } from './application/turn/tool-caller';
@@ -45,7 +47,7 @@ export interface AgentsModuleOptions {
 @Module({})
 export class AgentsModule {
   static forRoot(options: AgentsModuleOptions): DynamicModule {
-    const referenceChecks = (reads: ReadStore): ReferenceCheck[] => [instructionReferenceCheck(reads), toolReferenceCheck(reads), mcpToolCheck(reads)];
+    const referenceChecks = (reads: ReadStore): ReferenceCheck[] => [instructionReferenceCheck(reads), toolReferenceCheck(reads), mcpToolCheck(reads), glossaryReminderCheck(reads)];
     return {
       module: AgentsModule,
       // Global: the worker wing's sweep of crashed turns uses the session inputs of this module.
@@ -109,10 +111,13 @@ export class AgentsModule {
           useFactory: (store: EventStore, clock: Clock, leases: Leases) => new DurableTimers(store, clock, leases, { pollMs: 60_000 }),
         },
         ScheduleWakeupTool,
+        Glossaries,
+        GlossaryPutEntriesTool,
+        GlossaryDeleteEntriesTool,
         {
           provide: AGENT_TOOLS,
-          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool, WebSearchTool, DocumentIndexTool, ScheduleWakeupTool],
-          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool, mcp: McpTool, search: WebSearchTool, index: DocumentIndexTool, wakeup: ScheduleWakeupTool): ToolRegistry =>
+          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool, WebSearchTool, DocumentIndexTool, ScheduleWakeupTool, GlossaryPutEntriesTool, GlossaryDeleteEntriesTool],
+          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool, mcp: McpTool, search: WebSearchTool, index: DocumentIndexTool, wakeup: ScheduleWakeupTool, put: GlossaryPutEntriesTool, del: GlossaryDeleteEntriesTool): ToolRegistry =>
             new Map<string, Tool>([
               ['corpora_search', corpora],
               ['web_get', web],
@@ -126,6 +131,8 @@ export class AgentsModule {
               ['web_search', search],
               ['document_index', index],
               ['schedule_wakeup', wakeup],
+              ['glossary_put_entries', put],
+              ['glossary_delete_entries', del],
             ]),
         },
         AgentQuotas,
@@ -133,7 +140,7 @@ export class AgentsModule {
         TurnRunner,
         SessionInputs,
       ],
-      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations, ToolServers],
+      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations, ToolServers, Glossaries],
     };
   }
 }

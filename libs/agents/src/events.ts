@@ -10,3 +10,4 @@ export type { AgentSecretsEvent, AgentIdentityEvent } from './domain/agent-acces
 export type { ToolConfigurationEvent, ReusableToolConfig } from './domain/tool-configuration';
 export type { ToolServerEvent } from './domain/tool-server';
 export { serverToolId } from './domain/tool-server';
+export type { GlossaryEvent } from './domain/glossary';

@@ -41,3 +41,6 @@ export * from './application/tools/builtin-catalog';
 export * from './application/tools/web-search';
 export * from './application/tools/document-index';
 export * from './application/tools/schedule-wakeup';
+export * from './domain/glossary';
+export * from './application/glossaries/glossaries';
+export * from './application/tools/glossary-tools';

@@ -31,7 +31,7 @@ function conditionProblems(config: AgentConfig): Record<string, string> {
   for (const [name, step] of Object.entries(config.steps)) {
     step.next_steps.forEach((n, i) => tryCompile(n.condition, `steps.${name}.next_steps[${i}].condition`));
     step.instructions.forEach((ins, i) => ins.type === 'inline' && tryTemplate(ins.template, ins.template_type, `steps.${name}.instructions[${i}].template`));
-    step.reminders.forEach((r, i) => tryTemplate(r.template, r.template_type, `steps.${name}.reminders[${i}].template`));
+    step.reminders.forEach((r, i) => r.type === 'templated' && tryTemplate(r.template, r.template_type, `steps.${name}.reminders[${i}].template`));
   }
   return problems;
 }

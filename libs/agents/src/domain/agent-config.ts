@@ -32,10 +32,18 @@ export interface NextStep {
   readonly step_name: string;
 }
 
+/** Expands a glossary's terms in the user messages of the step (the reference's GlossaryExpansionReminder). */
+export interface GlossaryExpansionReminder {
+  readonly type: 'glossary_expansion';
+  readonly glossary_key: string;
+}
+
+export type StepReminder = TemplatedReminder | GlossaryExpansionReminder;
+
 export interface StepConfig {
   readonly instructions: readonly StepInstruction[];
   readonly output_parser: OutputParser;
-  readonly reminders: readonly TemplatedReminder[];
+  readonly reminders: readonly StepReminder[];
   readonly next_steps: readonly NextStep[];
   /** Absent: every tool of the agent; empty: none. */
   readonly allowed_tools?: readonly string[];
@@ -43,7 +51,7 @@ export interface StepConfig {
 }
 
 /** Tool types this service runs today; the others of the reference are refused with a 400 that says so. */
-export const SUPPORTED_TOOL_TYPES = ['corpora_search', 'client', 'web_get', 'artifact_read', 'artifact_grep', 'artifact_jq', 'sub_agent', 'get_document_text', 'scratch_pad', 'mcp', 'web_search', 'document_index', 'schedule_wakeup'] as const;
+export const SUPPORTED_TOOL_TYPES = ['corpora_search', 'client', 'web_get', 'artifact_read', 'artifact_grep', 'artifact_jq', 'sub_agent', 'get_document_text', 'scratch_pad', 'mcp', 'web_search', 'document_index', 'schedule_wakeup', 'glossary_put_entries', 'glossary_delete_entries'] as const;
 export type ToolType = (typeof SUPPORTED_TOOL_TYPES)[number];
 
 export interface ToolConfig {
@@ -184,7 +192,7 @@ export function validateAgentConfig(config: AgentConfig): void {
       if (!config.tool_configurations[tool]) problems[`steps.${name}.allowed_tools`] = `${tool} is not one of the agent's tool_configurations`;
     }
     step.reminders.forEach((r, i) => {
-      if (r.type !== 'templated') problems[`steps.${name}.reminders[${i}].type`] = `reminder type ${String(r.type)} is not available in this service yet (templated is)`;
+      if (r.type !== 'templated' && r.type !== 'glossary_expansion') problems[`steps.${name}.reminders[${i}].type`] = `reminder type ${String((r as { type: unknown }).type)} is not available (templated, glossary_expansion are)`;
     });
   }
   const first = Object.entries(problems)[0];
@@ -223,6 +231,7 @@ function stepShapeProblem(step: StepConfig): [string, string] | undefined {
   if (!Array.isArray(step.reminders)) return ['reminders', 'must be an array'];
   for (const [i, r] of (step.reminders as unknown[]).entries()) {
     if (!isObject(r)) return [`reminders[${i}]`, 'must be an object'];
+    if (r.type === 'glossary_expansion' && typeof r.glossary_key !== 'string') return [`reminders[${i}].glossary_key`, 'names a glossary'];
     if (r.type !== 'templated') continue;
     if (typeof r.template !== 'string') return [`reminders[${i}].template`, 'must be a string'];
     if (!Array.isArray(r.hooks) || r.hooks.length === 0 || !r.hooks.every((h) => h === 'input_message' || h === 'tool_output')) return [`reminders[${i}].hooks`, 'must list input_message and/or tool_output'];

@@ -27,7 +27,10 @@ export function reminderFires(reminder: TemplatedReminder, n: number): boolean {
  * so the same history always gives the same prompt. An input that arrived while tool calls were outstanding
  * (a steer) follows their outputs, as the model's API requires.
  */
-export function historyMessages(session: ActiveSession, steps: Readonly<Record<string, StepConfig>>, render: ReminderRenderer): PromptMessage[] {
+/** Expands glossary terms in an input of a step (the step's `glossary_expansion` reminders). */
+export type TermExpander = (step: string, text: string) => string;
+
+export function historyMessages(session: ActiveSession, steps: Readonly<Record<string, StepConfig>>, render: ReminderRenderer, expand: TermExpander = (_s, t) => t): PromptMessage[] {
   const out: PromptMessage[] = [];
   const counters = new Map<string, number>();
   const remind = (step: string, hook: 'input_message' | 'tool_output'): string => {
@@ -56,7 +59,7 @@ export function historyMessages(session: ActiveSession, steps: Readonly<Record<s
   const summary = lastCompaction >= 0 ? session.events[lastCompaction] : undefined;
   const countFrom = new Set(session.events.slice(lastCompaction + 1).map((e) => e.data.eventId));
   const quiet = (step: string, hook: 'input_message' | 'tool_output', id: string) => (countFrom.has(id) ? remind(step, hook) : '');
-  if (summary) out.push(messageOf(summary, () => '')!);
+  if (summary) out.push(messageOf(summary, () => '', expand)!);
   const visible = session.events.filter((e) => !session.hidden.has(e.data.eventId) && e.type !== 'SessionCompacted');
   for (const e of inModelOrder(visible, session.events)) {
     if (e.type === 'SessionToolCalled') {
@@ -71,7 +74,7 @@ export function historyMessages(session: ActiveSession, steps: Readonly<Record<s
       open = { modelCallId: e.data.modelCallId, calls, ids: new Set([e.data.toolCallId]), buffered: [] };
       continue;
     }
-    const m = messageOf(e, (step, hook) => quiet(step, hook, e.data.eventId));
+    const m = messageOf(e, (step, hook) => quiet(step, hook, e.data.eventId), expand);
     if (e.type === 'SessionToolReturned' && open?.ids.has(e.data.toolCallId)) {
       open.ids.delete(e.data.toolCallId);
       out.push(m!);
@@ -124,10 +127,10 @@ function inModelOrder(events: readonly SessionApiEvent[], all: readonly SessionA
 
 const toolCall = (e: Extract<SessionApiEvent, { type: 'SessionToolCalled' }>) => ({ id: e.data.toolCallId, type: 'function' as const, function: { name: e.data.toolConfigurationName, arguments: e.data.arguments } });
 
-function messageOf(e: SessionApiEvent, remind: (step: string, hook: 'input_message' | 'tool_output') => string): PromptMessage | undefined {
+function messageOf(e: SessionApiEvent, remind: (step: string, hook: 'input_message' | 'tool_output') => string, expand: TermExpander): PromptMessage | undefined {
   switch (e.type) {
     case 'SessionInputReceived':
-      return { role: 'user', content: e.data.messages.map((m) => m.content).join('\n') + remind(e.data.step, 'input_message') };
+      return { role: 'user', content: expand(e.data.step, e.data.messages.map((m) => m.content).join('\n')) + remind(e.data.step, 'input_message') };
     case 'SessionAgentOutput':
       return { role: 'assistant', content: e.data.content };
     case 'SessionStructuredOutput':

@@ -1,4 +1,5 @@
 import type { StepConfig } from './agent-config';
+import { expandTerms } from './glossary';
 import { historyMessages, reminderFires } from './history';
 import { ActiveSession, sessionFold, SessionState } from './session';
 import type { SessionEvent } from './session-events';
@@ -48,5 +49,13 @@ describe('prompt history', () => {
     const s = fold([input('1'), output('a'), input('2'), output('b'), input('3')]);
     const st = steps([{ type: 'templated', template: 'R', hooks: ['input_message'], fire_every: 2 }]);
     expect(contents(s, st).filter((_, i) => i % 2 === 0)).toEqual(['1\n\n<reminder>R</reminder>', '2', '3\n\n<reminder>R</reminder>']);
+  });
+});
+
+describe('glossary expansion', () => {
+  it('expands whole words in any case, each term once, longest terms first', () => {
+    const entries = new Map([['SLA', 'service level agreement'], ['SLA breach', 'a missed target'], ['AI', 'artificial intelligence']]);
+    expect(expandTerms('An SLA breach, then another sla; SLAs and EMAIL stay.', entries)).toBe('An SLA breach (a missed target), then another sla (service level agreement); SLAs and EMAIL stay.');
+    expect(expandTerms('nothing here', new Map())).toBe('nothing here');
   });
 });

@@ -3,3 +3,4 @@ export * from './sessions';
 export * from './instructions';
 export * from './tool-configurations';
 export * from './tool-servers';
+export * from './glossaries';

@@ -52,6 +52,9 @@ export const POLICIES = {
   /** Reusable tool configurations are shared by agents, like instructions. */
   'tool_config.read': { kind: 'any', action: 'agent.view' },
   'tool_config.manage': { kind: 'any', action: 'agent.develop' },
+  /** Glossaries: read with a view role on some agent; managed by agent administrators (the reference). */
+  'glossary.read': { kind: 'any', action: 'agent.view' },
+  'glossary.manage': { kind: 'any', action: 'agent.administer' },
   'agent.view': { kind: 'agent', actions: ['agent.view'] },
   'agent.use': { kind: 'agent', actions: ['agent.use'] },
   /** Read one session: its users and its viewers (the reference's get-session roles). */

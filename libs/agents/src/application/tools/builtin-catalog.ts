@@ -22,6 +22,8 @@ const BUILTINS: readonly BuiltinEntry[] = [
   { type: 'artifact_jq', title: 'jq over artifact', category: 'artifacts', tool_groups: ['artifacts'], sample: {} },
   { type: 'scratch_pad', title: 'Scratch pad', category: 'memory', tool_groups: ['artifacts', 'memory'], sample: {} },
   { type: 'schedule_wakeup', title: 'Schedule a wakeup', category: 'agents', tool_groups: ['agents'], sample: {} },
+  { type: 'glossary_put_entries', title: 'Add glossary terms', category: 'glossaries', tool_groups: ['glossaries'], sample: {} },
+  { type: 'glossary_delete_entries', title: 'Remove glossary terms', category: 'glossaries', tool_groups: ['glossaries'], sample: {} },
   { type: 'sub_agent', title: 'Sub-agent', category: 'agents', tool_groups: ['agents'], sample: { sub_agent_configuration: { agent_key: '<agent>' } } },
 ];
 

@@ -3,7 +3,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ChatCompletions } from '@lib/llms';
 import { Clock, CLOCK, DomainError, ID_GENERATOR, IdGenerator } from '@lib/platform';
-import type { AgentConfig, OffloadingConfig, StepConfig, TemplatedReminder, ToolConfig } from '../../domain/agent-config';
+import type { AgentConfig, GlossaryExpansionReminder, OffloadingConfig, StepConfig, TemplatedReminder, ToolConfig } from '../../domain/agent-config';
+import { expandTerms } from '../../domain/glossary';
+import { Glossaries } from '../glossaries/glossaries';
 import { effectiveCompaction } from '../../domain/agent-config';
 import { historyMessages, PromptMessage } from '../../domain/history';
 import type { PendingClientCall, SessionEvent } from '../../domain/session-events';
@@ -54,6 +56,7 @@ export class TurnRunner {
     private readonly caller: ToolCaller,
     private readonly quotas: AgentQuotas,
     private readonly instructions: InstructionTexts,
+    private readonly glossaries: Glossaries,
     private readonly artifacts: ArtifactStore,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     @Inject(CLOCK) private readonly clock: Clock,
@@ -211,7 +214,25 @@ export class TurnRunner {
     );
     const instructions = texts.filter(Boolean).join('\n\n');
     const render = (r: TemplatedReminder) => renderTemplate(r.template, r.template_type, context, 'reminder.template');
-    return [...(instructions ? [{ role: 'system' as const, content: instructions }] : []), ...historyMessages(state, config.steps, render)];
+    const expand = await this.expander(config);
+    return [...(instructions ? [{ role: 'system' as const, content: instructions }] : []), ...historyMessages(state, config.steps, render, expand)];
+  }
+
+  /** The glossaries the steps' `glossary_expansion` reminders name, as one expander per step. */
+  private async expander(config: AgentConfig): Promise<(step: string, text: string) => string> {
+    const byStep = new Map<string, Map<string, string>>();
+    const loaded = new Map<string, Map<string, string>>();
+    for (const [name, step] of Object.entries(config.steps)) {
+      const keys = step.reminders.filter((r): r is GlossaryExpansionReminder => r.type === 'glossary_expansion').map((r) => r.glossary_key);
+      if (!keys.length) continue;
+      const merged = new Map<string, string>();
+      for (const key of keys) {
+        if (!loaded.has(key)) loaded.set(key, await this.glossaries.all(key));
+        for (const [t, e] of loaded.get(key)!) merged.set(t, e);
+      }
+      byStep.set(name, merged);
+    }
+    return (step, text) => (byStep.has(step) ? expandTerms(text, byStep.get(step)!) : text);
   }
 
   private toolDefinitions(config: AgentConfig, step: StepConfig): ToolDefinition[] {
