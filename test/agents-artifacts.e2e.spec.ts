@@ -96,4 +96,31 @@ describe('session artifacts', () => {
     const listed = await app.call('GET', '/v2/agents/clerk/sessions/fork/artifacts?order_by=asc');
     expect(listed.body.artifacts.map((a: any) => a.filename)).toEqual(['invoice.pdf', 'photo.png']);
   });
+
+  it('image_read puts an uploaded image before a model that takes images, after the tool output, and refuses otherwise', async () => {
+    await registerScripted(app, upstream, 'vision', { capabilities: { image_support: true } });
+    for (const [key, model] of [['eyes', 'vision'], ['blind', 'm']]) {
+      await app.call('POST', '/v2/agents', { key, name: key, model: { name: model }, tool_configurations: { look: { type: 'image_read', argument_override: { detail: 'low' } } }, first_step_name: 'main', steps: { main: { instructions: [] } } });
+      await app.call('POST', `/v2/agents/${key}/sessions`, { key: 's' });
+    }
+    const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108020000009077', 'hex');
+    const up = async (agentKey: string) => {
+      const f = new FormData();
+      f.append('files', new Blob([png], { type: 'image/png' }), 'dot.png');
+      const r = (await (await fetch(`${app.url}/v2/agents/${agentKey}/sessions/s/events`, { method: 'POST', headers: { 'x-api-key': app.key }, body: f })).json()) as any;
+      return r.events[0].artifacts[0].artifact_id as string;
+    };
+    const id = await up('eyes');
+    upstream.enqueue({ toolCalls: [{ id: 'i', name: 'look', arguments: JSON.stringify({ artifact_id: id }) }] }, { content: 'A single pixel.' });
+    const res = await app.call('POST', '/v2/agents/eyes/sessions/s/events', { messages: [{ type: 'text', content: 'what is in the image?' }] });
+    expect(res.body.events.map((e: Ev) => e.type)).toEqual(['input_message', 'tool_input', 'image_read', 'tool_output', 'agent_output']);
+    expect(res.body.events[2]).toMatchObject({ artifact_id: id, detail: 'low' });
+    const sent = (upstream.chatRequests().at(-1)!.body as any).messages;
+    expect(sent.at(-2)).toMatchObject({ role: 'tool', tool_call_id: 'i' });
+    expect(sent.at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: `Image ${id}:` }, { type: 'image_url', image_url: { url: `data:image/png;base64,${png.toString('base64')}`, detail: 'low' } }] });
+    const blindId = await up('blind');
+    upstream.enqueue({ toolCalls: [{ id: 'i', name: 'look', arguments: JSON.stringify({ artifact_id: blindId }) }] }, { content: 'I cannot see.' });
+    const blind = await app.call('POST', '/v2/agents/blind/sessions/s/events', { messages: [{ type: 'text', content: 'look' }] });
+    expect(blind.body.events.find((e: Ev) => e.type === 'tool_output')).toMatchObject({ error: true, tool_output: { error: expect.stringMatching(/does not take images/) } });
+  });
 });

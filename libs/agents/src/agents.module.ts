@@ -31,6 +31,7 @@ import { DocumentIndexTool } from './application/tools/document-index';
 import { ScheduleWakeupTool, WAKEUP_SCHEDULER } from './application/tools/schedule-wakeup';
 import { Glossaries, glossaryReminderCheck } from './application/glossaries/glossaries';
 import { GlossaryDeleteEntriesTool, GlossaryPutEntriesTool } from './application/tools/glossary-tools';
+import { ImageReadTool } from './application/tools/image-read';
 import { mcpToolCheck, ToolServers } from './application/tool-servers/tool-servers';
 import { TurnRunner } from './application/turn/turn-runner';
 import { ToolCaller } from './application/turn/tool-caller';
@@ -114,10 +115,11 @@ export class AgentsModule {
         Glossaries,
         GlossaryPutEntriesTool,
         GlossaryDeleteEntriesTool,
+        ImageReadTool,
         {
           provide: AGENT_TOOLS,
-          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool, WebSearchTool, DocumentIndexTool, ScheduleWakeupTool, GlossaryPutEntriesTool, GlossaryDeleteEntriesTool],
-          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool, mcp: McpTool, search: WebSearchTool, index: DocumentIndexTool, wakeup: ScheduleWakeupTool, put: GlossaryPutEntriesTool, del: GlossaryDeleteEntriesTool): ToolRegistry =>
+          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool, WebSearchTool, DocumentIndexTool, ScheduleWakeupTool, GlossaryPutEntriesTool, GlossaryDeleteEntriesTool, ImageReadTool],
+          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool, mcp: McpTool, search: WebSearchTool, index: DocumentIndexTool, wakeup: ScheduleWakeupTool, put: GlossaryPutEntriesTool, del: GlossaryDeleteEntriesTool, image: ImageReadTool): ToolRegistry =>
             new Map<string, Tool>([
               ['corpora_search', corpora],
               ['web_get', web],
@@ -133,6 +135,7 @@ export class AgentsModule {
               ['schedule_wakeup', wakeup],
               ['glossary_put_entries', put],
               ['glossary_delete_entries', del],
+              ['image_read', image],
             ]),
         },
         AgentQuotas,

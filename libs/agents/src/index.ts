@@ -44,3 +44,4 @@ export * from './application/tools/schedule-wakeup';
 export * from './domain/glossary';
 export * from './application/glossaries/glossaries';
 export * from './application/tools/glossary-tools';
+export * from './application/tools/image-read';

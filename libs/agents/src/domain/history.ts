@@ -3,9 +3,15 @@ import type { ActiveSession } from './session';
 import type { SessionApiEvent } from './session-events';
 
 /** A chat message as the model gets it (OpenAI's shape). */
+/** A part of a message that is not only text (an image loaded by `image_read`). */
+export type ContentPart = { readonly type: 'text'; readonly text: string } | { readonly type: 'image_url'; readonly image_url: { readonly url: string; readonly detail: 'auto' | 'low' | 'high' } };
+
+/** An image the model may see: a data URL of its bytes. */
+export type ImageSource = (artifactId: string) => string | undefined;
+
 export interface PromptMessage {
   readonly role: 'system' | 'user' | 'assistant' | 'tool';
-  readonly content: string | null;
+  readonly content: string | readonly ContentPart[] | null;
   readonly tool_calls?: readonly { id: string; type: 'function'; function: { name: string; arguments: string } }[];
   readonly tool_call_id?: string;
 }
@@ -30,7 +36,7 @@ export function reminderFires(reminder: TemplatedReminder, n: number): boolean {
 /** Expands glossary terms in an input of a step (the step's `glossary_expansion` reminders). */
 export type TermExpander = (step: string, text: string) => string;
 
-export function historyMessages(session: ActiveSession, steps: Readonly<Record<string, StepConfig>>, render: ReminderRenderer, expand: TermExpander = (_s, t) => t): PromptMessage[] {
+export function historyMessages(session: ActiveSession, steps: Readonly<Record<string, StepConfig>>, render: ReminderRenderer, expand: TermExpander = (_s, t) => t, images: ImageSource = () => undefined): PromptMessage[] {
   const out: PromptMessage[] = [];
   const counters = new Map<string, number>();
   const remind = (step: string, hook: 'input_message' | 'tool_output'): string => {
@@ -59,7 +65,7 @@ export function historyMessages(session: ActiveSession, steps: Readonly<Record<s
   const summary = lastCompaction >= 0 ? session.events[lastCompaction] : undefined;
   const countFrom = new Set(session.events.slice(lastCompaction + 1).map((e) => e.data.eventId));
   const quiet = (step: string, hook: 'input_message' | 'tool_output', id: string) => (countFrom.has(id) ? remind(step, hook) : '');
-  if (summary) out.push(messageOf(summary, () => '', expand)!);
+  if (summary) out.push(messageOf(summary, () => '', expand, images)!);
   const visible = session.events.filter((e) => !session.hidden.has(e.data.eventId) && e.type !== 'SessionCompacted');
   for (const e of inModelOrder(visible, session.events)) {
     if (e.type === 'SessionToolCalled') {
@@ -74,7 +80,7 @@ export function historyMessages(session: ActiveSession, steps: Readonly<Record<s
       open = { modelCallId: e.data.modelCallId, calls, ids: new Set([e.data.toolCallId]), buffered: [] };
       continue;
     }
-    const m = messageOf(e, (step, hook) => quiet(step, hook, e.data.eventId), expand);
+    const m = messageOf(e, (step, hook) => quiet(step, hook, e.data.eventId), expand, images);
     if (e.type === 'SessionToolReturned' && open?.ids.has(e.data.toolCallId)) {
       open.ids.delete(e.data.toolCallId);
       out.push(m!);
@@ -85,7 +91,7 @@ export function historyMessages(session: ActiveSession, steps: Readonly<Record<s
       continue;
     }
     if (!m) continue;
-    if (open && e.type === 'SessionInputReceived') {
+    if (open && (e.type === 'SessionInputReceived' || e.type === 'SessionImageRead')) {
       open.buffered.push(m);
       continue;
     }
@@ -127,7 +133,7 @@ function inModelOrder(events: readonly SessionApiEvent[], all: readonly SessionA
 
 const toolCall = (e: Extract<SessionApiEvent, { type: 'SessionToolCalled' }>) => ({ id: e.data.toolCallId, type: 'function' as const, function: { name: e.data.toolConfigurationName, arguments: e.data.arguments } });
 
-function messageOf(e: SessionApiEvent, remind: (step: string, hook: 'input_message' | 'tool_output') => string, expand: TermExpander): PromptMessage | undefined {
+function messageOf(e: SessionApiEvent, remind: (step: string, hook: 'input_message' | 'tool_output') => string, expand: TermExpander, images: ImageSource): PromptMessage | undefined {
   switch (e.type) {
     case 'SessionInputReceived':
       return { role: 'user', content: expand(e.data.step, e.data.messages.map((m) => m.content).join('\n')) + remind(e.data.step, 'input_message') };
@@ -139,6 +145,11 @@ function messageOf(e: SessionApiEvent, remind: (step: string, hook: 'input_messa
       return { role: 'tool', tool_call_id: e.data.toolCallId, content: JSON.stringify(e.data.toolOutput) + remind(e.data.step, 'tool_output') };
     case 'SessionCompacted':
       return { role: 'user', content: `Summary of the conversation before this point:\n${e.data.summaryText}` };
+    case 'SessionImageRead': {
+      // Tool messages cannot carry images: the image the tool loaded follows its output as the user's.
+      const url = images(e.data.artifactId);
+      return url ? { role: 'user', content: [{ type: 'text', text: `Image ${e.data.artifactId}:` }, { type: 'image_url', image_url: { url, detail: e.data.detail } }] } : { role: 'user', content: `Image ${e.data.artifactId} is no longer available.` };
+    }
     case 'SessionArtifactUploaded':
       return { role: 'user', content: `Uploaded files: ${e.data.artifacts.map((a) => `${a.filename} (${a.mimeType}, ${a.sizeBytes} bytes, artifact_id ${a.artifactId})`).join('; ')}` };
     default:

@@ -93,6 +93,8 @@ export type SessionEvent =
   | { type: 'SessionCompactionStarted'; data: ApiEvent }
   | { type: 'SessionCompacted'; data: ApiEvent & { turnsCompacted: number; eventsCompacted: number; summaryText: string; summaryKey: string; compactedEventIds: string[] } }
   | { type: 'SessionArtifactUploaded'; data: ApiEvent & { artifacts: SessionArtifactRecord[]; message?: string } }
+  /** An image artifact loaded into the model's view by `image_read`. */
+  | { type: 'SessionImageRead'; data: ApiEvent & { artifactId: string; detail: 'auto' | 'low' | 'high' } }
   | { type: 'SessionTurnEnded'; data: At & { turnId: string; outcome: 'answered' | 'interrupted' | 'client_tool' | 'failed' | 'limit'; usage: TurnUsage; error?: string; nextStep?: string } }
   | { type: 'SessionEventHidden'; data: At & { eventId: string } }
   | { type: 'SessionEventUnhidden'; data: At & { eventId: string } }
@@ -118,6 +120,7 @@ export const SESSION_EVENT_TYPES: readonly SessionEventType[] = [
   'SessionCompactionStarted',
   'SessionCompacted',
   'SessionArtifactUploaded',
+  'SessionImageRead',
   'SessionTurnEnded',
   'SessionEventHidden',
   'SessionEventUnhidden',
@@ -140,6 +143,7 @@ const API_TYPES = new Set<string>([
   'SessionInterrupted',
   'SessionCompacted',
   'SessionArtifactUploaded',
+  'SessionImageRead',
 ]);
 
 export const isApiEvent = (e: SessionEvent): e is SessionApiEvent => API_TYPES.has(e.type);
@@ -179,6 +183,8 @@ export function apiEventView(e: SessionApiEvent, sessionKey: string): Record<str
         artifacts: e.data.artifacts.map((a) => ({ artifact_id: a.artifactId, filename: a.filename, mime_type: a.mimeType, size_bytes: a.sizeBytes })),
         ...(e.data.message ? { agent_upload_message: e.data.message } : {}),
       };
+    case 'SessionImageRead':
+      return { ...base, type: 'image_read', artifact_id: e.data.artifactId, detail: e.data.detail };
     default:
       return { ...base, type: 'unknown' };
   }

@@ -134,6 +134,7 @@ export const sessionFold = {
         const kept = state.artifacts.filter((a) => !ids.has(a.artifactId));
         return withEvent({ ...state, artifacts: [...kept, ...event.data.artifacts.map((a) => ({ ...a, createdAt: event.data.createdAt }))] });
       }
+      case 'SessionImageRead':
       case 'SessionAgentOutput':
       case 'SessionThinking':
       case 'SessionToolCalled':

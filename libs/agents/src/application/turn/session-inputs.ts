@@ -184,6 +184,7 @@ export class SessionInputs {
         streaming,
         signal: abort.signal,
         contextWindow: llm?.capabilities.context_limit,
+        imageSupport: llm?.capabilities.image_support,
         disconnected: () => disconnected,
       };
       if (compaction) return await this.runner.runCompaction(setup, turnId, compaction.upTo, compaction.message);

@@ -34,6 +34,9 @@ export interface ToolContext {
   readonly command?: CommandContext;
   /** The session's artifacts as they are now (after this turn's earlier writes). */
   readonly artifactsNow?: () => readonly SessionArtifactRecord[];
+  /** Whether the agent's model takes images, and how an image artifact is put before it (`image_read`). */
+  readonly modelTakesImages?: boolean;
+  readonly recordImageRead?: (artifactId: string, detail: 'auto' | 'low' | 'high') => Promise<void>;
   /** Stores bytes as a session artifact (`artifactId` given: a new version of that artifact) and records it. */
   readonly storeArtifact?: (file: { readonly artifactId?: string; readonly filename: string; readonly mimeType: string; readonly bytes: Buffer; readonly metadata: Record<string, unknown> }) => Promise<string>;
 }

@@ -56,7 +56,15 @@ export function structuredProblem(content: string, schema: Record<string, unknow
 }
 
 /** About four characters per token, as the spec's offloading rules estimate. */
-export const estimateTokens = (messages: readonly PromptMessage[]): number => Math.ceil(messages.reduce((n, m) => n + (m.content?.length ?? 0) + JSON.stringify(m.tool_calls ?? '').length, 0) / 4);
+export const estimateTokens = (messages: readonly PromptMessage[]): number =>
+  Math.ceil(messages.reduce((n, m) => n + contentChars(m.content) + JSON.stringify(m.tool_calls ?? '').length, 0) / 4);
+
+/** Characters of a message's content; an image counts as 3,000 (≈ 765 tokens, a high-detail tile's order). */
+function contentChars(content: PromptMessage['content']): number {
+  if (content === null) return 0;
+  if (typeof content === 'string') return content.length;
+  return content.reduce((n, part) => n + (part.type === 'text' ? part.text.length : 3000), 0);
+}
 
 export class ToolTimeout extends Error {}
 

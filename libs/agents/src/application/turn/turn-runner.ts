@@ -215,7 +215,21 @@ export class TurnRunner {
     const instructions = texts.filter(Boolean).join('\n\n');
     const render = (r: TemplatedReminder) => renderTemplate(r.template, r.template_type, context, 'reminder.template');
     const expand = await this.expander(config);
-    return [...(instructions ? [{ role: 'system' as const, content: instructions }] : []), ...historyMessages(state, config.steps, render, expand)];
+    const images = await this.imagesOf(state);
+    return [...(instructions ? [{ role: 'system' as const, content: instructions }] : []), ...historyMessages(state, config.steps, render, expand, (id) => images.get(id))];
+  }
+
+  /** The images `image_read` loaded into the session's view, as data URLs (their bytes are in the artifact store). */
+  private async imagesOf(state: ActiveSession): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (const e of state.events) {
+      if (e.type !== 'SessionImageRead' || state.hidden.has(e.data.eventId) || out.has(e.data.artifactId)) continue;
+      const artifact = state.artifacts.find((a) => a.artifactId === e.data.artifactId);
+      if (!artifact) continue;
+      const bytes = await this.artifacts.get(artifact.sha256).catch(() => undefined);
+      if (bytes) out.set(e.data.artifactId, `data:${artifact.mimeType};base64,${bytes.toString('base64')}`);
+    }
+    return out;
   }
 
   /** The glossaries the steps' `glossary_expansion` reminders name, as one expander per step. */
@@ -316,6 +330,10 @@ export class TurnRunner {
       activity: setup.sink.activity ? (e) => setup.sink.activity!(e) : undefined,
       command: setup.ctx,
       artifactsNow: () => turn.state.artifacts,
+      modelTakesImages: setup.imageSupport === true,
+      recordImageRead: async (artifactId, detail) => {
+        await turn.record({ type: 'SessionImageRead', data: { ...turn.base(turnId), artifactId, detail } });
+      },
       storeArtifact: async (file) => {
         const sha256 = await this.artifacts.put(file.bytes);
         const artifactId = file.artifactId ?? `art_${this.ids.uuid()}`;

@@ -18,6 +18,8 @@ export interface TurnSetup {
   readonly canReadCorpus: (corpusKey: string) => Promise<boolean>;
   readonly canUseAgent?: (agentKey: string) => Promise<boolean>;
   readonly canWriteCorpus?: (corpusKey: string) => Promise<boolean>;
+  /** Whether the agent's model takes images (its registration's `capabilities.image_support`). */
+  readonly imageSupport?: boolean;
   readonly ctx: CommandContext;
   readonly sink: TurnSink;
   /** Whether the caller reads the answer as it streams. */
