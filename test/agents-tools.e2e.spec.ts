@@ -161,6 +161,30 @@ describe('agent tools', () => {
     expect(missing.tool_output.error).toBe('document "nope" is not in corpus "kb"');
   });
 
+  it("get_document returns a document's text parts and makes its tables and images session artifacts named in the output", async () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4//8/AAX+Av4N70a4AAAAAElFTkSuQmCC';
+    const table = { id: 'counts', title: 'Otter counts', data: { headers: [[{ text_value: 'Site' }, { text_value: 'Otters' }]], rows: [[{ text_value: 'Morro Bay' }, { int_value: 41 }]] } };
+    await app.call('POST', '/v2/corpora/kb/documents', {
+      id: 'otters', type: 'structured', title: 'Sea otters',
+      sections: [{ title: 'Survey', text: 'Sea otters were counted.', tables: [table], images: [{ id: 'map', title: 'Survey map', caption: 'Where', image_data: { data: png, mime_type: 'image/png' } }] }],
+    });
+    await agent('reader', { doc: { type: 'get_document', argument_override: { corpus_key: 'kb' } }, peek: { type: 'artifact_read' } });
+    const [doc] = outputs(await turn('reader', { name: 'doc', arguments: { document_id: 'otters' } }));
+    expect(doc.tool_output).toMatchObject({ corpus_key: 'kb', document_id: 'otters', title: 'Sea otters' });
+    expect(doc.tool_output.parts.map((p: any) => p.text)).toContain('Sea otters were counted.');
+    expect(doc.tool_output.tables).toEqual([{ table_id: 'counts', title: 'Otter counts', artifact_id: expect.stringMatching(/^art_doc_/) }]);
+    expect(doc.tool_output.images).toEqual([{ image_id: 'map', title: 'Survey map', caption: 'Where', mime_type: 'image/png', artifact_id: expect.stringMatching(/^art_doc_/) }]);
+    const listed = (await app.call('GET', '/v2/agents/reader/sessions/s/artifacts?order_by=asc')).body.artifacts;
+    expect(listed.map((a: any) => a.artifact_id).sort()).toEqual([doc.tool_output.tables[0].artifact_id, doc.tool_output.images[0].artifact_id].sort());
+    const image = listed.find((a: any) => a.artifact_id === doc.tool_output.images[0].artifact_id);
+    expect(image).toMatchObject({ mime_type: 'image/png', size_bytes: Buffer.from(png, 'base64').length, metadata: { source: 'document_image', document_id: 'otters', image_id: 'map' } });
+    // The table artifact is readable with the artifact tools; asking again makes no second copy.
+    const [read, again] = outputs(await turn('reader', { name: 'peek', arguments: { artifact_id: doc.tool_output.tables[0].artifact_id } }, { name: 'doc', arguments: { document_id: 'otters' } }));
+    expect(JSON.stringify(read.tool_output)).toContain('Morro Bay');
+    expect(again.tool_output.tables[0].artifact_id).toBe(doc.tool_output.tables[0].artifact_id);
+    expect((await app.call('GET', '/v2/agents/reader/sessions/s/artifacts')).body.artifacts).toHaveLength(2);
+  });
+
   it('keeps named scratch pads as session artifacts: write, append, replace, read, clear, within max_bytes', async () => {
     await agent('planner', { pad: { type: 'scratch_pad', max_bytes: 100 } });
     const first = outputs(await turn('planner', { name: 'pad', arguments: { operation: 'write', pad: 'plan', content: 'step 1' } }, { name: 'pad', arguments: { operation: 'append', pad: 'plan', content: '\nstep 2' } }, { name: 'pad', arguments: { operation: 'read', pad: 'plan' } }));

@@ -23,7 +23,7 @@ import { SandboxPool } from './adapters/sandbox/sandbox-pool';
 import { ArtifactGrepTool, ArtifactJqTool, ArtifactReadTool } from './application/tools/artifact-tools';
 import { WebGetTool } from './application/tools/web-get';
 import { SubAgentTool } from './application/tools/sub-agent';
-import { GetDocumentTextTool } from './application/tools/get-document-text';
+import { GetDocumentTextTool, GetDocumentTool } from './application/tools/get-document-text';
 import { ScratchPadTool } from './application/tools/scratch-pad';
 import { McpTool } from './application/tools/mcp';
 import { WebSearchTool } from './application/tools/web-search';
@@ -116,10 +116,11 @@ export class AgentsModule {
         GlossaryPutEntriesTool,
         GlossaryDeleteEntriesTool,
         ImageReadTool,
+        GetDocumentTool,
         {
           provide: AGENT_TOOLS,
-          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool, WebSearchTool, DocumentIndexTool, ScheduleWakeupTool, GlossaryPutEntriesTool, GlossaryDeleteEntriesTool, ImageReadTool],
-          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool, mcp: McpTool, search: WebSearchTool, index: DocumentIndexTool, wakeup: ScheduleWakeupTool, put: GlossaryPutEntriesTool, del: GlossaryDeleteEntriesTool, image: ImageReadTool): ToolRegistry =>
+          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool, WebSearchTool, DocumentIndexTool, ScheduleWakeupTool, GlossaryPutEntriesTool, GlossaryDeleteEntriesTool, ImageReadTool, GetDocumentTool],
+          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool, mcp: McpTool, search: WebSearchTool, index: DocumentIndexTool, wakeup: ScheduleWakeupTool, put: GlossaryPutEntriesTool, del: GlossaryDeleteEntriesTool, image: ImageReadTool, document: GetDocumentTool): ToolRegistry =>
             new Map<string, Tool>([
               ['corpora_search', corpora],
               ['web_get', web],
@@ -136,6 +137,7 @@ export class AgentsModule {
               ['glossary_put_entries', put],
               ['glossary_delete_entries', del],
               ['image_read', image],
+              ['get_document', document],
             ]),
         },
         AgentQuotas,

@@ -83,7 +83,7 @@ export function autoRoles(config: AgentConfig): IdentityRoles {
     const target = (tool.sub_agent_configuration as { agent_key?: unknown } | undefined)?.agent_key;
     if (tool.type === 'sub_agent' && typeof target === 'string') agents.add(target);
     const fixedCorpus = (tool.argument_override as { corpus_key?: unknown } | undefined)?.corpus_key;
-    if (tool.type === 'get_document_text' && typeof fixedCorpus === 'string') corpora.add(fixedCorpus);
+    if ((tool.type === 'get_document_text' || tool.type === 'get_document') && typeof fixedCorpus === 'string') corpora.add(fixedCorpus);
     if (tool.type === 'document_index' && typeof fixedCorpus === 'string') writable.add(fixedCorpus);
     if (tool.type !== 'corpora_search') continue;
     const search = tool.query_configuration?.search as { corpora?: { corpus_key?: unknown }[] } | undefined;

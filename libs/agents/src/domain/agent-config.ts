@@ -51,7 +51,7 @@ export interface StepConfig {
 }
 
 /** Tool types this service runs today; the others of the reference are refused with a 400 that says so. */
-export const SUPPORTED_TOOL_TYPES = ['corpora_search', 'client', 'web_get', 'artifact_read', 'artifact_grep', 'artifact_jq', 'sub_agent', 'get_document_text', 'scratch_pad', 'mcp', 'web_search', 'document_index', 'schedule_wakeup', 'glossary_put_entries', 'glossary_delete_entries', 'image_read'] as const;
+export const SUPPORTED_TOOL_TYPES = ['corpora_search', 'client', 'web_get', 'artifact_read', 'artifact_grep', 'artifact_jq', 'sub_agent', 'get_document_text', 'scratch_pad', 'mcp', 'web_search', 'document_index', 'schedule_wakeup', 'glossary_put_entries', 'glossary_delete_entries', 'image_read', 'get_document'] as const;
 export type ToolType = (typeof SUPPORTED_TOOL_TYPES)[number];
 
 export interface ToolConfig {

@@ -13,6 +13,7 @@ interface BuiltinEntry {
 
 const BUILTINS: readonly BuiltinEntry[] = [
   { type: 'corpora_search', title: 'Corpora search', category: 'retrieval', tool_groups: ['retrieval'], sample: { query_configuration: { search: { corpora: [{ corpus_key: '<corpus>' }] } } } },
+  { type: 'get_document', title: 'Get document', category: 'retrieval', tool_groups: ['retrieval', 'artifacts'], sample: {} },
   { type: 'get_document_text', title: 'Get document text', category: 'retrieval', tool_groups: ['retrieval'], sample: {} },
   { type: 'document_index', title: 'Index documents', category: 'retrieval', tool_groups: ['retrieval'], sample: {} },
   { type: 'web_get', title: 'Web get', category: 'web', tool_groups: ['web'], sample: {} },

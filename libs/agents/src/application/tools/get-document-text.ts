@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { documentReadId, DOCUMENTS, DocumentRow } from '@lib/corpora/read-models';
+import { createHash } from 'node:crypto';
+import { documentReadId, DOCUMENT_IMAGES, DOCUMENTS, DocumentRow, ImageRow, imageReadId } from '@lib/corpora/read-models';
 import { READ_STORE, ReadStore } from '@lib/platform';
 import type { ToolConfig } from '../../domain/agent-config';
 import type { Tool, ToolContext, ToolDefinition, ToolResult } from '../turn/tools';
@@ -64,4 +65,50 @@ function withoutPaths(metadata: Record<string, unknown>, paths: readonly string[
     if (at !== null && typeof at === 'object' && keys.length) delete (at as Record<string, unknown>)[keys[keys.length - 1]];
   }
   return copy;
+}
+
+/**
+ * `get_document`: a document's text parts inline, and its tables and images as session artifacts made when the
+ * document is asked for (a table as JSON, an image as its bytes), each named in the output by its artifact id so
+ * the agent reads them with the artifact tools or `image_read` only if it needs them.
+ */
+@Injectable()
+export class GetDocumentTool implements Tool {
+  constructor(@Inject(READ_STORE) private readonly reads: ReadStore) {}
+
+  definition(name: string, config: ToolConfig): ToolDefinition {
+    return {
+      type: 'function',
+      function: {
+        name,
+        description: config.description ?? "Returns a document of a corpus: its text, and its tables and images as artifacts to read when needed.",
+        parameters: { type: 'object', properties: { corpus_key: { type: 'string' }, document_id: { type: 'string' } }, required: ['corpus_key', 'document_id'] },
+      },
+    };
+  }
+
+  async run(_config: ToolConfig, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+    const corpus = args.corpus_key;
+    const id = args.document_id;
+    if (typeof corpus !== 'string' || typeof id !== 'string' || !corpus || !id) return err('corpus_key and document_id are required');
+    if (!ctx.storeArtifact) return err('documents are read within a session');
+    if (!(await ctx.canReadCorpus(corpus))) return err(`corpus "${corpus}" does not exist or the agent's identity may not read it`);
+    const row = await this.reads.get<DocumentRow>(DOCUMENTS, documentReadId(corpus, id));
+    if (!row) return err(`document "${id}" is not in corpus "${corpus}"`);
+    const artifactId = (kind: string, part: string) => `art_doc_${createHash('sha256').update(`${corpus}\u0000${id}\u0000${kind}\u0000${part}`).digest('hex').slice(0, 20)}`;
+    const parts = row.parts.filter((p) => !p.tableId && !p.imageId).map((p) => ({ text: p.text, ...(p.sectionTitle ? { section: p.sectionTitle } : {}) }));
+    const tables = [];
+    for (const t of row.tables ?? []) {
+      const stored = await ctx.storeArtifact({ artifactId: artifactId('table', t.id), filename: `${id}-${t.id}.json`, mimeType: 'application/json', bytes: Buffer.from(JSON.stringify(t, null, 2)), metadata: { source: 'document_table', corpus_key: corpus, document_id: id, table_id: t.id } });
+      tables.push({ table_id: t.id, ...(t.title ? { title: t.title } : {}), artifact_id: stored });
+    }
+    const images = [];
+    for (const meta of row.images ?? []) {
+      const image = await this.reads.get<ImageRow>(DOCUMENT_IMAGES, imageReadId(corpus, id, meta.id));
+      if (!image) continue;
+      const stored = await ctx.storeArtifact({ artifactId: artifactId('image', meta.id), filename: `${id}-${meta.id}`, mimeType: image.mimeType, bytes: Buffer.from(image.data, 'base64'), metadata: { source: 'document_image', corpus_key: corpus, document_id: id, image_id: meta.id } });
+      images.push({ image_id: meta.id, ...(meta.title ? { title: meta.title } : {}), ...(meta.caption ? { caption: meta.caption } : {}), mime_type: image.mimeType, artifact_id: stored });
+    }
+    return { output: { corpus_key: corpus, document_id: id, ...(row.title ? { title: row.title } : {}), metadata: row.metadata, parts, tables, images }, error: false };
+  }
 }
