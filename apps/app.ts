@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { DynamicModule, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { Clock, CLOCK, ServiceConfig } from '@lib/platform';
+import { AddressLookup, Clock, CLOCK, ServiceConfig } from '@lib/platform';
 import type { Logger } from 'pino';
 import pinoHttp from 'pino-http';
 import { ApiModule, ApiModuleOptions } from './api/src/api.module';
@@ -44,7 +44,7 @@ export async function startApp(
   role: Role,
   log: Logger,
   print: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
-  overrides: { readonly clock?: Clock } = {},
+  overrides: { readonly clock?: Clock; readonly lookup?: AddressLookup } = {},
 ): Promise<StartedApp> {
   const bootstrapKey = resolveBootstrapKey(config, print);
   const infra = await createInfrastructure(config, role, log);
@@ -52,7 +52,7 @@ export async function startApp(
     await infra.runtime?.start();
     const app = await NestFactory.create<NestExpressApplication>(
       ServiceModule.forRoot(
-        { config, infra, log, signingKey: resolveSigningKey(config), secretsKey: resolveSecretsKey(config), clock: overrides.clock, routes: role === 'worker' ? 'health' : 'all' },
+        { config, infra, log, signingKey: resolveSigningKey(config), secretsKey: resolveSecretsKey(config), clock: overrides.clock, lookup: overrides.lookup, routes: role === 'worker' ? 'health' : 'all' },
         role,
       ),
       { bodyParser: false, logger: new PinoNestLogger(log) },

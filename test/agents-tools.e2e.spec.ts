@@ -1,5 +1,6 @@
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { AddressLookup } from '@lib/platform';
 import { ScriptedOpenAIServer } from '@lib/testing';
 import { registerScripted } from './support/llm-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
@@ -200,6 +201,67 @@ describe('agent tools', () => {
     expect(artifacts).toEqual([expect.objectContaining({ artifact_id: 'art_pad_plan', filename: 'plan.md', size_bytes: 13, metadata: { scratch_pad: 'plan' } })]);
     const cleared = outputs(await turn('planner', { name: 'pad', arguments: { operation: 'clear', pad: 'plan' } }, { name: 'pad', arguments: { operation: 'read', pad: 'other' } }));
     expect(cleared.map((o) => o.tool_output)).toEqual([{ pad: 'plan', operation: 'clear', size_bytes: 0 }, { pad: 'other', content: '', size_bytes: 0 }]);
+  });
+});
+
+/**
+ * DNS rebinding through a real agent turn: the service's resolver is a fake one whose answer for `rebind.test`
+ * changes after the first lookup, from an allowed address (127.0.0.1, allowed by the test app's
+ * OUTBOUND_ALLOWED_HOSTS) to a refused one (127.0.0.2, loopback). Each connection resolves and is checked anew.
+ */
+describe('web_get and DNS rebinding', () => {
+  let app: TestApp;
+  let upstream: ScriptedOpenAIServer;
+  let site: Server;
+  let port = 0;
+  const hits: string[] = [];
+  const lookups: string[] = [];
+
+  beforeAll(async () => {
+    // `connection: close`, so the second call cannot reuse the first one's connection and must resolve again.
+    site = createServer((req, res) => {
+      hits.push(`${req.headers.host} ${req.url}`);
+      res.writeHead(200, { 'content-type': 'text/plain', connection: 'close' }).end(`hello ${req.url}`);
+    });
+    await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
+    port = (site.address() as AddressInfo).port;
+    upstream = await ScriptedOpenAIServer.start();
+    const lookup: AddressLookup = async (hostname) => {
+      if (hostname !== 'rebind.test') throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+      lookups.push(hostname);
+      return [{ address: lookups.length === 1 ? '127.0.0.1' : '127.0.0.2', family: 4 }];
+    };
+    app = await startTestApp({ lookup });
+    await registerScripted(app, upstream, 'm');
+    await app.call('POST', '/v2/agents', { key: 'rebound', name: 'rebound', model: { name: 'm' }, tool_configurations: { web: { type: 'web_get' } }, first_step_name: 'main', steps: { main: { instructions: [] } } });
+    await app.call('POST', '/v2/agents/rebound/sessions', { key: 's' });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await upstream?.close();
+    site?.closeAllConnections();
+    await new Promise((r) => site?.close(r));
+  });
+
+  const get = async (path: string): Promise<Ev> => {
+    upstream.enqueue({ toolCalls: [{ id: 'c0', name: 'web', arguments: JSON.stringify({ url: `http://rebind.test:${port}${path}` }) }] }, { content: 'done' });
+    const res = await app.call('POST', '/v2/agents/rebound/sessions/s/events', { messages: [{ type: 'text', content: 'go' }] });
+    const outs = (res.body.events as Ev[]).filter((e) => e.type === 'tool_output');
+    expect(outs).toHaveLength(1);
+    return outs[0];
+  };
+
+  it('web_get refuses a host name whose DNS answer changes to a refused address after an allowed one (rebinding), and sends nothing there', async () => {
+    const first = await get('/first');
+    expect(first).toMatchObject({ error: false, tool_output: { status: 200, url: `http://rebind.test:${port}/first`, content_type: 'text/plain', content: 'hello /first' } });
+    const second = await get('/second');
+    expect(second.error).toBe(true);
+    expect(second.tool_output).toEqual({
+      error: `refused: rebind.test:${port} (127.0.0.2) is not allowed by the outbound policy (loopback address); an administrator can allow it with OUTBOUND_ALLOWED_HOSTS or OUTBOUND_ALLOW_PRIVATE=true`,
+    });
+    // Each connection resolved the name itself; only the first request reached a server.
+    expect(lookups).toEqual(['rebind.test', 'rebind.test']);
+    expect(hits).toEqual([`rebind.test:${port} /first`]);
   });
 });
 

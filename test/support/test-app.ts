@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { Clock, loadConfig } from '@lib/platform';
+import { AddressLookup, Clock, loadConfig } from '@lib/platform';
 import { createLogger } from '../../apps/api/src/logger';
 import { startApp, StartedApp } from '../../apps/app';
 import type { Role } from '../../apps/infrastructure/infrastructure';
@@ -20,8 +20,17 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  role?: Role;
+  dataDir?: string;
+  clock?: Clock;
+  /** Resolver of the outbound client, instead of the system's (a fake one plays DNS rebinding). */
+  lookup?: AddressLookup;
+}
+
 /** Starts the whole service (embedded default) on a random loopback port with a fresh data dir. */
-export async function startTestApp(options: { env?: Record<string, string>; role?: Role; dataDir?: string; clock?: Clock } = {}): Promise<TestApp> {
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'ars-e2e-'));
   const config = loadConfig({
     DATA_DIR: dataDir,
@@ -44,7 +53,7 @@ export async function startTestApp(options: { env?: Record<string, string>; role
       cb();
     },
   });
-  const started = await startApp(config, options.role ?? 'all', createLogger(config.logLevel, sink), (l) => logLines.push(l), { clock: options.clock });
+  const started = await startApp(config, options.role ?? 'all', createLogger(config.logLevel, sink), (l) => logLines.push(l), { clock: options.clock, lookup: options.lookup });
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     // A header given as '' is left out (e.g. `{'x-api-key': ''}` to call without the owner key).
     const all: Record<string, string> = { 'x-api-key': TEST_KEY, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers };

@@ -8,6 +8,7 @@ import { RetrievalModule } from '@lib/retrieval';
 import { AgentsModule } from '@lib/agents';
 import { LlmsModule } from '@lib/llms';
 import {
+  AddressLookup,
   Clock,
   CLOCK,
   EVENT_STORE,
@@ -70,6 +71,8 @@ export interface ApiModuleOptions {
   readonly secretsKey: Buffer;
   /** Time source; tests move it to cross quota windows. */
   readonly clock?: Clock;
+  /** Host name resolver of the outbound client; tests give a fake one to play DNS rebinding (default: the system's). */
+  readonly lookup?: AddressLookup;
 }
 
 /** Closes the adapters (and stops the projections) after the HTTP server has drained. */
@@ -145,7 +148,7 @@ export class ApiModule {
     // One LlmsModule instance, shared with generation (it holds the quota engine and the model clients).
     const llms = LlmsModule.forRoot({ secretsKey: options.secretsKey });
     // Every call leaving the service goes through this one guarded client (docs/security.md, Outbound calls).
-    const outbound = new OutboundHttp(new OutboundPolicy(options.config.outbound));
+    const outbound = new OutboundHttp(new OutboundPolicy(options.config.outbound), { lookup: options.lookup });
     return {
       module: ApiModule,
       imports: [
