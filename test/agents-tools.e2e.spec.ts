@@ -169,21 +169,21 @@ describe('agent tools', () => {
       id: 'otters', type: 'structured', title: 'Sea otters',
       sections: [{ title: 'Survey', text: 'Sea otters were counted.', tables: [table], images: [{ id: 'map', title: 'Survey map', caption: 'Where', image_data: { data: png, mime_type: 'image/png' } }] }],
     });
-    await agent('reader', { doc: { type: 'get_document', argument_override: { corpus_key: 'kb' } }, peek: { type: 'artifact_read' } });
-    const [doc] = outputs(await turn('reader', { name: 'doc', arguments: { document_id: 'otters' } }));
+    await agent('doc-reader', { doc: { type: 'get_document', argument_override: { corpus_key: 'kb' } }, peek: { type: 'artifact_read' } });
+    const [doc] = outputs(await turn('doc-reader', { name: 'doc', arguments: { document_id: 'otters' } }));
     expect(doc.tool_output).toMatchObject({ corpus_key: 'kb', document_id: 'otters', title: 'Sea otters' });
     expect(doc.tool_output.parts.map((p: any) => p.text)).toContain('Sea otters were counted.');
     expect(doc.tool_output.tables).toEqual([{ table_id: 'counts', title: 'Otter counts', artifact_id: expect.stringMatching(/^art_doc_/) }]);
     expect(doc.tool_output.images).toEqual([{ image_id: 'map', title: 'Survey map', caption: 'Where', mime_type: 'image/png', artifact_id: expect.stringMatching(/^art_doc_/) }]);
-    const listed = (await app.call('GET', '/v2/agents/reader/sessions/s/artifacts?order_by=asc')).body.artifacts;
+    const listed = (await app.call('GET', '/v2/agents/doc-reader/sessions/s/artifacts?order_by=asc')).body.artifacts;
     expect(listed.map((a: any) => a.artifact_id).sort()).toEqual([doc.tool_output.tables[0].artifact_id, doc.tool_output.images[0].artifact_id].sort());
     const image = listed.find((a: any) => a.artifact_id === doc.tool_output.images[0].artifact_id);
     expect(image).toMatchObject({ mime_type: 'image/png', size_bytes: Buffer.from(png, 'base64').length, metadata: { source: 'document_image', document_id: 'otters', image_id: 'map' } });
     // The table artifact is readable with the artifact tools; asking again makes no second copy.
-    const [read, again] = outputs(await turn('reader', { name: 'peek', arguments: { artifact_id: doc.tool_output.tables[0].artifact_id } }, { name: 'doc', arguments: { document_id: 'otters' } }));
+    const [read, again] = outputs(await turn('doc-reader', { name: 'peek', arguments: { artifact_id: doc.tool_output.tables[0].artifact_id } }, { name: 'doc', arguments: { document_id: 'otters' } }));
     expect(JSON.stringify(read.tool_output)).toContain('Morro Bay');
     expect(again.tool_output.tables[0].artifact_id).toBe(doc.tool_output.tables[0].artifact_id);
-    expect((await app.call('GET', '/v2/agents/reader/sessions/s/artifacts')).body.artifacts).toHaveLength(2);
+    expect((await app.call('GET', '/v2/agents/doc-reader/sessions/s/artifacts')).body.artifacts).toHaveLength(2);
   });
 
   it('keeps named scratch pads as session artifacts: write, append, replace, read, clear, within max_bytes', async () => {
