@@ -55,6 +55,12 @@ export interface ServiceConfig {
   readonly extractionWorkers: number;
   /** Wall-clock limit of one file's parse (EXTRACTION_TIMEOUT_MS, default 30 s): past it the upload is a 422. */
   readonly extractionTimeoutMs: number;
+  /** Lambda sandboxes kept started and waiting once lambdas are used (LAMBDA_WARM_SANDBOXES, default 1; docs/lambda-tools.md). */
+  readonly lambdaWarmSandboxes: number;
+  /** Lambdas run at once (LAMBDA_MAX_SANDBOXES, default 4); more wait. Nested lambdas do not count. */
+  readonly lambdaMaxSandboxes: number;
+  /** Resident memory one lambda sandbox may reach before it is stopped (LAMBDA_MAX_MEMORY_MB, default 1024). */
+  readonly lambdaMaxMemoryMb: number;
   /** How long a work lease holds without renewal (LEASE_TTL_MS, default 15 s; docs/workers.md). */
   readonly leaseTtlMs: number;
   /** How often a lease holder renews (LEASE_RENEW_MS, default a third of the TTL). */
@@ -161,6 +167,9 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     outbound: outbound.config,
     extractionWorkers: int('EXTRACTION_WORKERS', 2, 1, 64),
     extractionTimeoutMs: int('EXTRACTION_TIMEOUT_MS', 30_000, 100, 600_000),
+    lambdaWarmSandboxes: int('LAMBDA_WARM_SANDBOXES', 1, 0, 16),
+    lambdaMaxSandboxes: int('LAMBDA_MAX_SANDBOXES', 4, 1, 64),
+    lambdaMaxMemoryMb: int('LAMBDA_MAX_MEMORY_MB', 1024, 128, 16_384),
     leaseTtlMs,
     leaseRenewMs,
     workerPollMs: int('WORKER_POLL_MS', 5_000, 10, 600_000),

@@ -1,0 +1,291 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
+
+/** A tool the lambda declared, as its code sees it in `tool.list()`. */
+export interface LambdaToolSpec {
+  readonly name: string;
+  readonly description: string;
+  readonly input_schema: Record<string, unknown>;
+}
+
+export type HostAnswer = { readonly ok: true; readonly output: unknown } | { readonly ok: false; readonly error: string };
+export type ArtifactAnswer = { readonly ok: true; readonly data: Buffer; readonly filename: string } | { readonly ok: false; readonly error: string };
+
+export interface LambdaJob {
+  readonly code: string;
+  /** false: only validate the code and discover its schemas. */
+  readonly run: boolean;
+  readonly args?: Record<string, unknown>;
+  readonly tools?: readonly LambdaToolSpec[];
+  readonly deadlineMs: number;
+  /** How deep in lambdas calling lambdas this job is (0: called by an agent or a test). */
+  readonly depth?: number;
+  readonly signal?: AbortSignal;
+  /** Runs `tool.<name>(...)`; the sandbox runs at most 8 such calls at once, more wait. */
+  readonly onTool?: (name: string, args: Record<string, unknown>) => Promise<HostAnswer>;
+  readonly onArtifact?: (artifactId: string) => Promise<ArtifactAnswer>;
+}
+
+export interface LambdaOutcome {
+  readonly validation: { readonly status: 'valid' | 'invalid'; readonly errors: string[] };
+  readonly input_schema: Record<string, unknown> | null;
+  readonly output_schema: Record<string, unknown> | null;
+  readonly execution?: {
+    readonly success: boolean;
+    readonly output?: unknown;
+    readonly error?: { readonly message: string; readonly traceback?: string };
+    readonly latency_millis: number;
+  };
+  /** Peak resident memory of the sandbox process (Pyodide included), in MB; 0 where /proc is not readable. */
+  readonly memory_used_mb: number;
+  /** Whether the job waited for a sandbox to start (cold) or took one already waiting (warm). */
+  readonly cold: boolean;
+  /** Set when the sandbox was stopped (deadline, memory, crash) rather than the code answering. */
+  readonly stopped?: string;
+}
+
+/** Composed tool calls a lambda runs at once (the spec: up to 8 concurrent). */
+export const LAMBDA_TOOL_CONCURRENCY = 8;
+const MAX_LINE_BYTES = 64 * 1024 * 1024;
+const START_TIMEOUT_MS = 60_000;
+
+const RUNTIME_DIR = join(__dirname, 'runtime');
+const PYODIDE_MJS = require.resolve('pyodide/pyodide.mjs');
+
+/** A sandbox process: started, then waiting for its one job. */
+interface Sandbox {
+  readonly child: ChildProcess;
+  readonly ready: Promise<void>;
+  /** Lines from the sandbox after `ready`, in order. */
+  readonly lines: AsyncIterableIterator<string>;
+}
+
+/**
+ * Python lambdas in Pyodide, each job in its own Node process started with the permission model (reads only of
+ * the runtime and Pyodide, no writes, no child processes or threads), an empty environment and the network
+ * closed; the process is killed at the deadline or past its memory limit, and thrown away after its job, so no
+ * state passes from one call to the next. Warm sandboxes (started, Pyodide loaded) wait once lambdas are in use.
+ */
+@Injectable()
+export class LambdaSandbox implements OnModuleDestroy {
+  private readonly warm: Sandbox[] = [];
+  private warming = 0;
+  private used = false;
+  private closed = false;
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+  private readonly all = new Set<ChildProcess>();
+
+  constructor(@Inject(SERVICE_CONFIG) private readonly config: ServiceConfig) {}
+
+  onModuleDestroy(): void {
+    this.closed = true;
+    for (const child of this.all) child.kill('SIGKILL');
+    this.all.clear();
+    this.warm.length = 0;
+  }
+
+  async run(job: LambdaJob): Promise<LambdaOutcome> {
+    const counted = (job.depth ?? 0) === 0;
+    if (counted) await this.slot();
+    try {
+      return await this.execute(job);
+    } finally {
+      if (counted) this.release();
+    }
+  }
+
+  private async slot(): Promise<void> {
+    if (this.running < this.config.lambdaMaxSandboxes) {
+      this.running++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.running--;
+  }
+
+  private async execute(job: LambdaJob): Promise<LambdaOutcome> {
+    this.used = true;
+    const taken = this.warm.shift();
+    const sandbox = taken ?? this.start();
+    this.refill();
+    const empty = { validation: { status: 'invalid' as const, errors: [] as string[] }, input_schema: null, output_schema: null, memory_used_mb: 0, cold: !taken };
+    const started = Date.now();
+    let peak = 0;
+    let stopped: string | undefined;
+    const stop = (why: string) => {
+      stopped ??= why;
+      sandbox.child.kill('SIGKILL');
+    };
+    const deadline = setTimeout(() => stop(`stopped after ${Math.round(job.deadlineMs / 1000)} s: the lambda's time limit`), job.deadlineMs);
+    const limitBytes = this.config.lambdaMaxMemoryMb * 1024 * 1024;
+    const watch = setInterval(() => {
+      void rss(sandbox.child.pid).then((bytes) => {
+        peak = Math.max(peak, bytes);
+        if (bytes > limitBytes) stop(`stopped: the lambda went over its memory limit of ${this.config.lambdaMaxMemoryMb} MB`);
+      });
+    }, 50);
+    const onAbort = () => stop('stopped: the call was cancelled');
+    job.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      await Promise.race([sandbox.ready, new Promise((_, reject) => setTimeout(() => reject(new Error('the sandbox did not start')), START_TIMEOUT_MS).unref())]);
+      write(sandbox.child, { run: job.run, code: job.code, args: job.args ?? {}, tools: job.tools ?? [] });
+      const calls = new Limiter(LAMBDA_TOOL_CONCURRENCY);
+      for await (const line of sandbox.lines) {
+        const message = parse(line);
+        if (!message) continue;
+        if (message.type === 'tool') {
+          const id = message.id;
+          void calls.run(async () => {
+            const name = String(message.name);
+            const declared = job.tools?.some((t) => t.name === name);
+            const answer: HostAnswer = !declared ? { ok: false, error: `no tool "${name}" in this lambda's tool_configurations` } : job.onTool ? await job.onTool(name, isObject(message.args) ? message.args : {}).catch((e: Error) => ({ ok: false as const, error: e.message })) : { ok: false, error: 'tools cannot be called here' };
+            write(sandbox.child, { id, ...answer });
+          });
+        } else if (message.type === 'artifact') {
+          const id = message.id;
+          void (async () => {
+            const answer: ArtifactAnswer = job.onArtifact ? await job.onArtifact(String(message.artifact_id)).catch((e: Error) => ({ ok: false as const, error: e.message })) : { ok: false, error: 'artifacts are available only in a session' };
+            write(sandbox.child, answer.ok ? { id, ok: true, filename: answer.filename, data: answer.data.toString('base64') } : { id, ok: false, error: answer.error });
+          })();
+        } else if (message.type === 'result') {
+          const validation = message.validation as LambdaOutcome['validation'];
+          const execution = message.execution as { success: boolean; output_json?: string; error?: { message: string; traceback?: string }; latency_millis: number } | undefined;
+          return {
+            validation,
+            input_schema: (message.input_schema as Record<string, unknown> | null) ?? null,
+            output_schema: (message.output_schema as Record<string, unknown> | null) ?? null,
+            ...(execution ? { execution: { success: execution.success, ...(execution.output_json !== undefined ? { output: JSON.parse(execution.output_json) } : {}), ...(execution.error ? { error: execution.error } : {}), latency_millis: execution.latency_millis } } : {}),
+            memory_used_mb: Math.round(peak / (1024 * 1024)),
+            cold: !taken,
+          };
+        }
+      }
+      const why = stopped ?? 'stopped: the sandbox exited without an answer';
+      return { ...empty, validation: { status: job.run ? 'valid' : 'invalid', errors: job.run ? [] : [why] }, ...(job.run ? { execution: { success: false, error: { message: why }, latency_millis: Date.now() - started } } : {}), memory_used_mb: Math.round(peak / (1024 * 1024)), stopped: why };
+    } catch (e) {
+      const why = stopped ?? `stopped: ${(e as Error).message}`;
+      return { ...empty, validation: { status: job.run ? 'valid' : 'invalid', errors: job.run ? [] : [why] }, ...(job.run ? { execution: { success: false, error: { message: why }, latency_millis: Date.now() - started } } : {}), stopped: why };
+    } finally {
+      clearTimeout(deadline);
+      clearInterval(watch);
+      job.signal?.removeEventListener('abort', onAbort);
+      sandbox.child.kill('SIGKILL');
+    }
+  }
+
+  /** Keeps `LAMBDA_WARM_SANDBOXES` started once lambdas have been used. */
+  private refill(): void {
+    if (!this.used || this.closed) return;
+    while (this.warm.length + this.warming < this.config.lambdaWarmSandboxes) {
+      const sandbox = this.start();
+      this.warming++;
+      sandbox.ready.then(
+        () => {
+          this.warming--;
+          if (!this.closed && sandbox.child.exitCode === null) this.warm.push(sandbox);
+        },
+        () => {
+          this.warming--;
+        },
+      );
+    }
+  }
+
+  private start(): Sandbox {
+    const permission = process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
+    const child = spawn(
+      process.execPath,
+      [permission, `--allow-fs-read=${RUNTIME_DIR}/`, `--allow-fs-read=${dirname(PYODIDE_MJS)}/`, '--no-warnings', '--max-old-space-size=256', join(RUNTIME_DIR, 'sandbox.mjs'), PYODIDE_MJS, join(RUNTIME_DIR, 'lambda_runtime.py')],
+      { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], env: {}, detached: false },
+    );
+    this.all.add(child);
+    child.on('exit', () => {
+      this.all.delete(child);
+      const i = this.warm.findIndex((s) => s.child === child);
+      if (i >= 0) this.warm.splice(i, 1);
+    });
+    child.on('error', () => undefined);
+    (child.stdio[3] as NodeJS.WritableStream).on('error', () => undefined);
+    // Python's stderr is kept short and never logged: a lambda's arguments may hold secrets.
+    child.stderr?.resume();
+    const lines = lineReader(child);
+    const ready = (async () => {
+      const first = await lines.next();
+      if (first.done || parse(first.value)?.type !== 'ready') throw new Error('the sandbox did not start');
+    })();
+    ready.catch(() => undefined);
+    return { child, ready, lines };
+  }
+}
+
+function write(child: ChildProcess, message: Record<string, unknown>): void {
+  const pipe = child.stdio[3] as NodeJS.WritableStream | null;
+  if (pipe && child.exitCode === null) pipe.write(`${JSON.stringify(message)}\n`);
+}
+
+function parse(line: string): Record<string, unknown> | undefined {
+  try {
+    const v = JSON.parse(line) as unknown;
+    return isObject(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** The sandbox's lines on fd 4; a line over 64 MB ends the sandbox. */
+async function* lineReader(child: ChildProcess): AsyncIterableIterator<string> {
+  const pipe = child.stdio[4] as NodeJS.ReadableStream;
+  let buf = '';
+  for await (const chunk of pipe) {
+    buf += chunk.toString();
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      yield line;
+    }
+    if (buf.length > MAX_LINE_BYTES) {
+      child.kill('SIGKILL');
+      return;
+    }
+  }
+}
+
+/** Resident bytes of a process from /proc (Linux); 0 elsewhere. */
+async function rss(pid: number | undefined): Promise<number> {
+  if (!pid) return 0;
+  try {
+    const statm = await readFile(`/proc/${pid}/statm`, 'utf8');
+    return Number(statm.split(' ')[1]) * 4096;
+  } catch {
+    return 0;
+  }
+}
+
+class Limiter {
+  private active = 0;
+  private readonly queue: (() => void)[] = [];
+  constructor(private readonly max: number) {}
+  async run(task: () => Promise<void>): Promise<void> {
+    if (this.active >= this.max) await new Promise<void>((r) => this.queue.push(r));
+    else this.active++;
+    try {
+      await task();
+    } finally {
+      const next = this.queue.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
+}
