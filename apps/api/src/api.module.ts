@@ -49,6 +49,7 @@ import { AgentAccessController } from './agents/agent-access.controller';
 import { AgentsController } from './agents/agents.controller';
 import { ToolConfigurationsController } from './agents/tool-configurations.controller';
 import { ToolServersController } from './agents/tool-servers.controller';
+import { ToolsController } from './agents/tools.controller';
 import { GlossariesController } from './agents/glossaries.controller';
 import { SessionsController } from './agents/sessions.controller';
 import { InstructionsController } from './agents/instructions.controller';
@@ -135,6 +136,7 @@ export const API_CONTROLLERS = [
   AgentAccessController,
   ToolConfigurationsController,
   ToolServersController,
+  ToolsController,
   GlossariesController,
   SessionsController,
   InstructionsController,

@@ -35,6 +35,9 @@ import { ImageReadTool } from './application/tools/image-read';
 import { mcpToolCheck, ToolServers } from './application/tool-servers/tool-servers';
 import { TurnRunner } from './application/turn/turn-runner';
 import { ToolCaller } from './application/turn/tool-caller';
+import { LambdaSandbox } from './adapters/lambda/lambda-sandbox';
+import { LambdaTool } from './application/tools/lambda';
+import { lambdaToolCheck, UserTools } from './application/user-tools/user-tools';
 
 export interface AgentsModuleOptions {
   /** The module that provides ChatCompletions and SecretBox (one instance per process: quotas, model clients). */
@@ -48,7 +51,7 @@ export interface AgentsModuleOptions {
 @Module({})
 export class AgentsModule {
   static forRoot(options: AgentsModuleOptions): DynamicModule {
-    const referenceChecks = (reads: ReadStore): ReferenceCheck[] => [instructionReferenceCheck(reads), toolReferenceCheck(reads), mcpToolCheck(reads), glossaryReminderCheck(reads)];
+    const referenceChecks = (reads: ReadStore): ReferenceCheck[] => [instructionReferenceCheck(reads), toolReferenceCheck(reads), mcpToolCheck(reads), lambdaToolCheck(reads), glossaryReminderCheck(reads)];
     return {
       module: AgentsModule,
       // Global: the worker wing's sweep of crashed turns uses the session inputs of this module.
@@ -117,10 +120,13 @@ export class AgentsModule {
         GlossaryDeleteEntriesTool,
         ImageReadTool,
         GetDocumentTool,
+        LambdaSandbox,
+        LambdaTool,
+        UserTools,
         {
           provide: AGENT_TOOLS,
-          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool, WebSearchTool, DocumentIndexTool, ScheduleWakeupTool, GlossaryPutEntriesTool, GlossaryDeleteEntriesTool, ImageReadTool, GetDocumentTool],
-          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool, mcp: McpTool, search: WebSearchTool, index: DocumentIndexTool, wakeup: ScheduleWakeupTool, put: GlossaryPutEntriesTool, del: GlossaryDeleteEntriesTool, image: ImageReadTool, document: GetDocumentTool): ToolRegistry =>
+          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool, WebSearchTool, DocumentIndexTool, ScheduleWakeupTool, GlossaryPutEntriesTool, GlossaryDeleteEntriesTool, ImageReadTool, GetDocumentTool, LambdaTool],
+          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool, mcp: McpTool, search: WebSearchTool, index: DocumentIndexTool, wakeup: ScheduleWakeupTool, put: GlossaryPutEntriesTool, del: GlossaryDeleteEntriesTool, image: ImageReadTool, document: GetDocumentTool, lambda: LambdaTool): ToolRegistry =>
             new Map<string, Tool>([
               ['corpora_search', corpora],
               ['web_get', web],
@@ -138,6 +144,7 @@ export class AgentsModule {
               ['glossary_delete_entries', del],
               ['image_read', image],
               ['get_document', document],
+              ['lambda', lambda],
             ]),
         },
         AgentQuotas,
@@ -145,7 +152,7 @@ export class AgentsModule {
         TurnRunner,
         SessionInputs,
       ],
-      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations, ToolServers, Glossaries],
+      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox],
     };
   }
 }

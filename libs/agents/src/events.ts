@@ -11,3 +11,4 @@ export type { ToolConfigurationEvent, ReusableToolConfig } from './domain/tool-c
 export type { ToolServerEvent } from './domain/tool-server';
 export { serverToolId } from './domain/tool-server';
 export type { GlossaryEvent } from './domain/glossary';
+export type { UserToolEvent } from './domain/user-tool';

@@ -45,3 +45,7 @@ export * from './domain/glossary';
 export * from './application/glossaries/glossaries';
 export * from './application/tools/glossary-tools';
 export * from './application/tools/image-read';
+export * from './application/user-tools/user-tools';
+export * from './application/tools/lambda';
+export * from './adapters/lambda/lambda-sandbox';
+export * from './domain/user-tool';

@@ -4,3 +4,4 @@ export * from './instructions';
 export * from './tool-configurations';
 export * from './tool-servers';
 export * from './glossaries';
+export * from './user-tools';

@@ -49,7 +49,7 @@ export class SessionEnrichment {
     if (!calls.length) return {};
     const config = await this.servers.attach(await this.configs.resolve(agent.config, { enrichment: true }));
     const caller = await this.callerOf(actor);
-    const refs = { agentSecrets: await this.secrets.resolve(agent.key), sessionSecrets, sessionMetadata: fields.metadata, caller };
+    const refs = { agentSecrets: await this.secrets.resolve(agent.key), agentMetadata: agent.config.metadata, sessionSecrets, sessionMetadata: fields.metadata, caller };
     const outputs: Record<string, unknown> = {};
     for (const [i, call] of calls.entries()) {
       const label = `session_enrichment.tool_calls[${i}] (${call.tool})`;
@@ -68,7 +68,7 @@ export class SessionEnrichment {
         currentDate: this.clock.now().toISOString(),
         tools: {},
       };
-      const ctx = { agentKey: agent.key, sessionKey: key, now: this.clock.now(), signal: new AbortController().signal, canReadCorpus: async () => false };
+      const ctx = { agentKey: agent.key, sessionKey: key, now: this.clock.now(), signal: new AbortController().signal, canReadCorpus: async () => false, refs };
       const result = await this.caller.call({ ...tool, max_execution_time_seconds: call.timeout_seconds ?? DEFAULT_TIMEOUT_S }, call.tool, args, ctx, context);
       if (result.failure) {
         const reason = String(result.output.error ?? 'failed');

@@ -6,7 +6,7 @@ import { listServerTools, McpTarget } from '../../adapters/mcp/mcp-client';
 import type { AgentConfig, ToolConfig } from '../../domain/agent-config';
 import type { Sealed } from '../../domain/session-events';
 import { decideCreateToolServer, decideUpdateToolServer, ToolServerEvent, toolServerFold, toolServerNotFound, ToolServerSettings, ToolServerState } from '../../domain/tool-server';
-import { AGENTS, AgentRow, CatalogToolRow, catalogToolView, TOOL_CATALOG, TOOL_SERVERS, ToolServerRow, toolServerView } from '../../read-models';
+import { AGENTS, AgentRow, CatalogToolRow, catalogToolView, TOOL_CATALOG, TOOL_SERVERS, ToolServerRow, toolServerView, USER_TOOLS, UserToolRow, userToolView } from '../../read-models';
 import type { ReferenceCheck } from '../agent-writer';
 import { builtinTools } from '../tools/builtin-catalog';
 import { AGENT_TOOLS, ToolRegistry } from '../turn/tools';
@@ -127,15 +127,20 @@ export class ToolServers {
    */
   async tools(limit: number, pageKey?: string, type?: string, filter?: RegExp): Promise<Record<string, unknown>> {
     const matches = (name: string, description: string) => !filter || filter.test(name) || filter.test(description);
-    const builtins = pageKey ? [] : builtinTools(this.registry).filter((t) => (!type || t.type === type) && matches(String(t.name), String(t.description)));
-    if (type && type !== 'mcp') return { tools: builtins, metadata: {} };
+    const first = !pageKey;
+    const builtins = first ? builtinTools(this.registry).filter((t) => (!type || t.type === type) && matches(String(t.name), String(t.description))) : [];
+    // User-defined tools come on the first page too (beside the limit, like the built-ins); MCP tools are paged.
+    const users = first && (!type || type === 'lambda') ? (await findMatching<UserToolRow>(this.reads, USER_TOOLS, { limit: 1000 }, (r) => matches(r.name, r.settings.description))).items.map(userToolView) : [];
+    if (type && type !== 'mcp') return { tools: [...builtins, ...users], metadata: {} };
     const page = await findMatching<CatalogToolRow>(this.reads, TOOL_CATALOG, { limit, pageKey }, (r) => matches(r.tool.name, r.tool.description));
-    return { tools: [...builtins, ...page.items.map(catalogToolView)], metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
+    return { tools: [...builtins, ...users, ...page.items.map(catalogToolView)], metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
   }
 
   async tool(id: string): Promise<Record<string, unknown>> {
     const builtin = builtinTools(this.registry).find((t) => t.id === id);
     if (builtin) return builtin;
+    const user = await this.reads.get<UserToolRow>(USER_TOOLS, id);
+    if (user) return userToolView(user);
     const row = await this.reads.get<CatalogToolRow>(TOOL_CATALOG, id);
     if (!row) throw notFound('tool.not_found', `Tool "${id}" does not exist`, id);
     return catalogToolView(row);
@@ -150,14 +155,23 @@ export class ToolServers {
   }
 
   /**
-   * An agent's `mcp` tools with what the model and the call need: the listed tool (description, input schema) and
-   * its server; a tool whose server is gone, disabled or no longer lists it is not offered.
+   * An agent's `mcp` and `lambda` tools with what the model and the call need: the listed tool (description, input
+   * schema) and its server, or the lambda's settings; a tool whose server is gone, disabled or no longer lists it,
+   * or a lambda that is gone or disabled, is not offered.
    */
   async attach(config: AgentConfig): Promise<AgentConfig> {
-    const entries = Object.entries(config.tool_configurations);
-    if (!entries.some(([, t]) => t.type === 'mcp')) return config;
+    if (!Object.values(config.tool_configurations).some((t) => t.type === 'mcp' || t.type === 'lambda')) return config;
+    return { ...config, tool_configurations: await this.attachTools(config.tool_configurations) };
+  }
+
+  async attachTools(configs: Readonly<Record<string, ToolConfig>>): Promise<Record<string, ToolConfig>> {
     const tools: Record<string, ToolConfig> = {};
-    for (const [name, tool] of entries) {
+    for (const [name, tool] of Object.entries(configs)) {
+      if (tool.type === 'lambda') {
+        const row = await this.reads.get<UserToolRow>(USER_TOOLS, String(tool.tool_id));
+        if (row?.enabled) tools[name] = { ...tool, lambda_tool: row.settings } as ToolConfig;
+        continue;
+      }
       if (tool.type !== 'mcp') {
         tools[name] = tool;
         continue;
@@ -167,7 +181,7 @@ export class ToolServers {
       if (!listed || !server?.enabled) continue;
       tools[name] = { ...tool, mcp_tool: listed.tool, mcp_server_id: server.id } as ToolConfig;
     }
-    return { ...config, tool_configurations: tools };
+    return tools;
   }
 
   private async outboundAllowed(uri: string | undefined): Promise<void> {

@@ -175,7 +175,7 @@ export class SessionInputs {
         state,
         revision: appended.nextExpectedRevision,
         step,
-        refs: { agentSecrets: secrets, sessionSecrets: this.sessions.openSecrets(session), sessionMetadata: session.fields.metadata },
+        refs: { agentSecrets: secrets, agentMetadata: agent.config.metadata, sessionSecrets: this.sessions.openSecrets(session), sessionMetadata: session.fields.metadata },
         canReadCorpus: (corpusKey: string) => this.corpusAccess(agent.key, corpusKey),
         canUseAgent: (agentKey: string) => this.identities.canUseAgent(agent.key, agentKey),
         canWriteCorpus: (corpusKey: string) => this.identities.canWriteCorpus(agent.key, corpusKey),

@@ -39,6 +39,10 @@ export interface ToolContext {
   readonly recordImageRead?: (artifactId: string, detail: 'auto' | 'low' | 'high') => Promise<void>;
   /** Stores bytes as a session artifact (`artifactId` given: a new version of that artifact) and records it. */
   readonly storeArtifact?: (file: { readonly artifactId?: string; readonly filename: string; readonly mimeType: string; readonly bytes: Buffer; readonly metadata: Record<string, unknown> }) => Promise<string>;
+  /** What `$ref`s resolve against: a lambda's composed tools resolve theirs against the hosting agent and session. */
+  readonly refs?: RefSources;
+  /** How deep in lambdas calling lambdas this call is (0 or absent: called by the model or enrichment). */
+  readonly lambdaDepth?: number;
 }
 
 /** How deep a turn is in sub-agent calls (0: a caller's input), kept beside its command context. */
@@ -130,6 +134,8 @@ export function clientToolDefinition(name: string, config: ToolConfig): ToolDefi
 /** Values `{"$ref": "…"}` in `argument_override` resolve against: agent secrets, session secrets, session metadata. */
 export interface RefSources {
   readonly agentSecrets: Readonly<Record<string, string>>;
+  /** The agent's metadata (`agent.metadata.*`). */
+  readonly agentMetadata?: Readonly<Record<string, unknown>>;
   readonly sessionSecrets: Readonly<Record<string, string>>;
   readonly sessionMetadata: Readonly<Record<string, unknown>>;
   /** Who creates the session: present only while session enrichment runs (the spec), never mid-conversation. */
@@ -146,27 +152,33 @@ export function applyOverrides(args: Record<string, unknown>, override: Record<s
   const resolved: Record<string, unknown> = { ...args };
   const shown: Record<string, unknown> = { ...args };
   for (const [k, v] of Object.entries(override ?? {})) {
-    const ref = v !== null && typeof v === 'object' && typeof (v as { $ref?: unknown }).$ref === 'string' ? (v as { $ref: string }).$ref : undefined;
-    if (!ref) {
-      resolved[k] = v;
-      shown[k] = v;
-      continue;
-    }
-    const [scope, kind, ...rest] = ref.split('.');
-    const name = rest.join('.');
-    if (scope === 'agent' && kind === 'secrets' && Object.hasOwn(sources.agentSecrets, name)) {
-      resolved[k] = sources.agentSecrets[name];
-      shown[k] = '****';
-    } else if (scope === 'session' && kind === 'secrets' && Object.hasOwn(sources.sessionSecrets, name)) {
-      resolved[k] = sources.sessionSecrets[name];
-      shown[k] = '****';
-    } else if (scope === 'session' && kind === 'caller' && sources.caller && (name === 'type' || name === 'id' || (name === 'email' && sources.caller.email !== undefined))) {
-      resolved[k] = sources.caller[name];
-      shown[k] = sources.caller[name];
-    } else if (scope === 'session' && kind === 'metadata' && Object.hasOwn(sources.sessionMetadata, name)) {
-      resolved[k] = sources.sessionMetadata[name];
-      shown[k] = sources.sessionMetadata[name];
-    } else throw new UnresolvedRef(`argument ${k}: {"$ref": "${ref}"} does not resolve (an absent secret or metadata field, or a reference this service does not know)`);
+    const [r, s] = resolveValue(v, k, sources);
+    resolved[k] = r;
+    shown[k] = s;
   }
   return { resolved, shown };
+}
+
+/** One override value, its `$ref`s resolved wherever they are inside it: [as the tool gets it, as events show it]. */
+function resolveValue(v: unknown, at: string, sources: RefSources): [unknown, unknown] {
+  if (Array.isArray(v)) {
+    const pairs = v.map((x, i) => resolveValue(x, `${at}[${i}]`, sources));
+    return [pairs.map((p) => p[0]), pairs.map((p) => p[1])];
+  }
+  if (v === null || typeof v !== 'object') return [v, v];
+  const ref = typeof (v as { $ref?: unknown }).$ref === 'string' ? (v as { $ref: string }).$ref : undefined;
+  if (!ref) {
+    const r: Record<string, unknown> = {};
+    const s: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) [r[k], s[k]] = resolveValue(x, `${at}.${k}`, sources);
+    return [r, s];
+  }
+  const [scope, kind, ...rest] = ref.split('.');
+  const name = rest.join('.');
+  if (scope === 'agent' && kind === 'secrets' && Object.hasOwn(sources.agentSecrets, name)) return [sources.agentSecrets[name], '****'];
+  if (scope === 'session' && kind === 'secrets' && Object.hasOwn(sources.sessionSecrets, name)) return [sources.sessionSecrets[name], '****'];
+  if (scope === 'session' && kind === 'caller' && sources.caller && (name === 'type' || name === 'id' || (name === 'email' && sources.caller.email !== undefined))) return [sources.caller[name], sources.caller[name]];
+  if (scope === 'agent' && kind === 'metadata' && sources.agentMetadata && Object.hasOwn(sources.agentMetadata, name)) return [sources.agentMetadata[name], sources.agentMetadata[name]];
+  if (scope === 'session' && kind === 'metadata' && Object.hasOwn(sources.sessionMetadata, name)) return [sources.sessionMetadata[name], sources.sessionMetadata[name]];
+  throw new UnresolvedRef(`argument ${at}: {"$ref": "${ref}"} does not resolve (an absent secret or metadata field, or a reference this service does not know)`);
 }

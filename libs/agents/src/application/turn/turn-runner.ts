@@ -325,6 +325,7 @@ export class TurnRunner {
       now: this.clock.now(),
       signal: turn.signal,
       canReadCorpus: setup.canReadCorpus,
+      refs: setup.refs,
       canUseAgent: setup.canUseAgent,
       canWriteCorpus: setup.canWriteCorpus,
       activity: setup.sink.activity ? (e) => setup.sink.activity!(e) : undefined,

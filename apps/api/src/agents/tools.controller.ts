@@ -1,0 +1,112 @@
+import { Body, Controller, Delete, HttpCode, Param, Patch, Post, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { Type } from 'class-transformer';
+import { IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
+import { LambdaToolInput, ToolConfig, UserTools } from '@lib/agents';
+import { CommandContext, invalid } from '@lib/platform';
+import { Ctx } from '../http/command-context';
+import { Policy } from '../http/policy';
+import { validateBody } from '../http/validation';
+
+class ExecutionConfigurationDto {
+  @IsOptional() @IsInt() @Min(1) @Max(21_600) max_execution_time_seconds?: number;
+  /** Deprecated in the spec and ignored: the sandbox's memory bound is the service's (LAMBDA_MAX_MEMORY_MB). */
+  @IsOptional() @IsInt() @Min(10) @Max(1024) max_memory_mb?: number;
+}
+
+class UpdateLambdaToolDto {
+  @IsIn(['lambda'], { message: 'type must be lambda (client tools are configured inline on their agent)' }) type!: 'lambda';
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(255) title?: string;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(5000) description?: string;
+  @IsOptional() @IsBoolean() enabled?: boolean;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(100_000) code?: string;
+  @IsOptional() @ValidateNested() @Type(() => ExecutionConfigurationDto) execution_configuration?: ExecutionConfigurationDto;
+  @IsOptional() @IsObject() tool_configurations?: Record<string, ToolConfig> | null;
+}
+
+class CreateLambdaToolDto extends UpdateLambdaToolDto {
+  @IsString() @MinLength(1) @MaxLength(50) @Matches(/^[a-zA-Z0-9_-]+$/, { message: 'name may hold only letters, digits, underscores and hyphens' }) name!: string;
+  @IsString() @MinLength(1) @MaxLength(128) declare title?: string;
+  @IsString() @MinLength(1) @MaxLength(5000) declare description: string;
+  @IsString() @MinLength(1) @MaxLength(100_000) declare code: string;
+  @IsOptional() @IsIn(['python'], { message: 'language must be python (Python 3.12)' }) language?: 'python';
+}
+
+class TestContextDto {
+  @IsOptional() @IsObject() agent?: { metadata?: Record<string, unknown>; secrets?: Record<string, string> };
+  @IsOptional() @IsObject() session?: { metadata?: Record<string, unknown> };
+}
+
+class TestToolDto {
+  @IsObject() input!: Record<string, unknown>;
+  @IsOptional() @IsInt() @Min(1) @Max(300) timeout_seconds?: number;
+  @IsOptional() @ValidateNested() @Type(() => TestContextDto) test_context?: TestContextDto;
+}
+
+class TestCodeDto {
+  @IsOptional() @IsIn(['python'], { message: 'language must be python (Python 3.12)' }) language?: 'python';
+  @IsString() @MinLength(1) @MaxLength(100_000) code!: string;
+  @IsObject() test_input!: Record<string, unknown>;
+  @IsOptional() @IsInt() @Min(1) @Max(300) timeout_seconds?: number;
+  @IsOptional() @ValidateNested() @Type(() => ExecutionConfigurationDto) execution_configuration?: ExecutionConfigurationDto;
+  @IsOptional() @IsObject() tool_configurations?: Record<string, ToolConfig>;
+  @IsOptional() @ValidateNested() @Type(() => TestContextDto) test_context?: TestContextDto;
+}
+
+function checkContext(context: TestContextDto | undefined): void {
+  for (const [k, v] of Object.entries(context?.agent?.secrets ?? {})) if (typeof v !== 'string') throw invalid('request.invalid', `Invalid test_context.agent.secrets.${k}: must be a string`, { [`test_context.agent.secrets.${k}`]: 'must be a string' });
+}
+
+function input(dto: UpdateLambdaToolDto & { name?: string }): LambdaToolInput {
+  const { type: _type, language: _language, ...rest } = dto as UpdateLambdaToolDto & { language?: string };
+  return rest as LambdaToolInput;
+}
+
+/**
+ * User-defined tools at `/v2/tools` (Python lambdas, docs/lambda-tools.md): create, update, delete, and test with
+ * or without creating. Listing and getting are in ToolServersController (one list of every tool).
+ */
+@Controller('v2/tools')
+export class ToolsController {
+  constructor(private readonly tools: UserTools) {}
+
+  @Post()
+  @Policy('tool_config.manage')
+  async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    if (body && typeof body === 'object' && (body as { type?: unknown }).type === 'client') throw invalid('request.invalid', 'Invalid type: client tools are configured inline on their agent (tool_configurations.<name>: {"type": "client", ...}); /v2/tools creates lambda tools', { type: 'must be lambda' });
+    const created = await this.tools.create(input(validateBody(CreateLambdaToolDto, body)), ctx);
+    res.status(201);
+    return created;
+  }
+
+  @Post('test')
+  @HttpCode(200)
+  @Policy('tool_config.manage')
+  async testCode(@Body() body: unknown, @Ctx() ctx: CommandContext) {
+    const dto = validateBody(TestCodeDto, body);
+    checkContext(dto.test_context);
+    return this.tools.testCode(dto, ctx);
+  }
+
+  @Patch(':tool_id')
+  @Policy('tool_config.manage')
+  async update(@Param('tool_id') id: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
+    return this.tools.update(id, input(validateBody(UpdateLambdaToolDto, body)), ctx);
+  }
+
+  @Delete(':tool_id')
+  @HttpCode(204)
+  @Policy('tool_config.manage')
+  async remove(@Param('tool_id') id: string, @Ctx() ctx: CommandContext) {
+    await this.tools.remove(id, ctx);
+  }
+
+  @Post(':tool_id/test')
+  @HttpCode(200)
+  @Policy('tool_config.manage')
+  async test(@Param('tool_id') id: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
+    const dto = validateBody(TestToolDto, body);
+    checkContext(dto.test_context);
+    return this.tools.test(id, dto.input, dto.timeout_seconds, dto.test_context, ctx);
+  }
+}

@@ -1,0 +1,107 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { READ_STORE, ReadStore } from '@lib/platform';
+import { LambdaOutcome, LambdaSandbox, LambdaToolSpec } from '../../adapters/lambda/lambda-sandbox';
+import type { ToolConfig } from '../../domain/agent-config';
+import { LAMBDA_MAX_DEPTH, lambdaDeadlineSeconds, LambdaToolSettings } from '../../domain/user-tool';
+import { USER_TOOLS, UserToolRow } from '../../read-models';
+import { ArtifactStore } from '../sessions/artifact-store';
+import { ToolServers } from '../tool-servers/tool-servers';
+import { ToolCaller } from '../turn/tool-caller';
+import { AGENT_TOOLS, applyOverrides, RefSources, Tool, ToolContext, ToolDefinition, ToolRegistry, ToolResult, UnresolvedRef } from '../turn/tools';
+
+/** Largest artifact `artifacts.download` copies into a sandbox. */
+const MAX_DOWNLOAD_BYTES = 50 * 1024 * 1024;
+
+/**
+ * A user's Python lambda (`/v2/tools`, type `lambda`) run in the sandbox (docs/lambda-tools.md). Its declared
+ * `tool_configurations` are called from the code as `tool.<name>(...)`: each through the same tool caller as a
+ * model's call (transforms, time limit), with `$ref`s resolved against the hosting agent and session, and no
+ * session events (the calls are the lambda's own business).
+ */
+@Injectable()
+export class LambdaTool implements Tool {
+  constructor(
+    private readonly sandbox: LambdaSandbox,
+    private readonly store: ArtifactStore,
+    @Inject(READ_STORE) private readonly reads: ReadStore,
+    private readonly modules: ModuleRef,
+  ) {}
+
+  definition(name: string, config: ToolConfig): ToolDefinition {
+    const settings = config.lambda_tool as LambdaToolSettings | undefined;
+    return { type: 'function', function: { name, description: config.description ?? settings?.description ?? name, parameters: settings?.input_schema ?? { type: 'object', properties: {} } } };
+  }
+
+  async run(config: ToolConfig, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+    const settings = (config.lambda_tool as LambdaToolSettings | undefined) ?? (await this.reads.get<UserToolRow>(USER_TOOLS, String(config.tool_id)))?.settings;
+    if (!settings) return { output: { error: `no lambda tool "${String(config.tool_id)}"` }, error: true };
+    if (!settings.enabled) return { output: { error: `the lambda tool "${settings.name}" is disabled` }, error: true };
+    const depth = ctx.lambdaDepth ?? 0;
+    if (depth >= LAMBDA_MAX_DEPTH) return { output: { error: `lambdas call lambdas at most ${LAMBDA_MAX_DEPTH} levels deep` }, error: true };
+    const outcome = await this.execute(settings, args, ctx, lambdaDeadlineSeconds(settings, config.max_execution_time_seconds) * 1000);
+    return resultOf(outcome);
+  }
+
+  /** Runs the code with the arguments, its composed tools and the session's artifacts at hand. */
+  async execute(settings: LambdaToolSettings, args: Record<string, unknown>, ctx: ToolContext, deadlineMs: number): Promise<LambdaOutcome> {
+    const composed = await this.servers.attachTools(settings.tool_configurations ?? {});
+    const tools: LambdaToolSpec[] = Object.entries(composed).map(([name, tool]) => {
+      const def = this.registry.get(tool.type)?.definition(name, tool);
+      return { name, description: def?.function.description ?? name, input_schema: def?.function.parameters ?? { type: 'object' } };
+    });
+    // The lambda's tools see the hosting agent's metadata and secrets and the session's metadata: nothing else.
+    const refs: RefSources = { agentSecrets: ctx.refs?.agentSecrets ?? {}, agentMetadata: ctx.refs?.agentMetadata ?? {}, sessionSecrets: {}, sessionMetadata: ctx.refs?.sessionMetadata ?? {} };
+    const inner: ToolContext = { agentKey: ctx.agentKey, sessionKey: ctx.sessionKey, session: ctx.session, now: ctx.now, signal: ctx.signal, canReadCorpus: ctx.canReadCorpus, canWriteCorpus: ctx.canWriteCorpus, canUseAgent: ctx.canUseAgent, command: ctx.command, refs, lambdaDepth: (ctx.lambdaDepth ?? 0) + 1 };
+    return this.sandbox.run({
+      code: settings.code,
+      run: true,
+      args,
+      tools,
+      deadlineMs,
+      depth: ctx.lambdaDepth ?? 0,
+      signal: ctx.signal,
+      onTool: async (name, callArgs) => {
+        const tool = composed[name];
+        if (!tool) return { ok: false, error: `no tool "${name}"` };
+        let resolved: Record<string, unknown>;
+        try {
+          resolved = applyOverrides(callArgs, tool.argument_override, refs).resolved;
+        } catch (e) {
+          if (e instanceof UnresolvedRef) return { ok: false, error: e.message };
+          throw e;
+        }
+        const result = await this.caller.call(tool, name, resolved, inner, { agent: { key: ctx.agentKey }, session: { key: ctx.sessionKey, metadata: refs.sessionMetadata }, currentDate: ctx.now.toISOString(), tools: {} });
+        return result.error ? { ok: false, error: String(result.output.error ?? 'the tool failed') } : { ok: true, output: result.output };
+      },
+      onArtifact: async (artifactId) => {
+        const found = ctx.session?.artifacts.find((a) => a.artifactId === artifactId);
+        if (!ctx.session) return { ok: false, error: 'artifacts are available only in a session' };
+        if (!found) return { ok: false, error: `no artifact "${artifactId}" in this session` };
+        if (found.sizeBytes > MAX_DOWNLOAD_BYTES) return { ok: false, error: `artifact "${artifactId}" is over ${MAX_DOWNLOAD_BYTES} bytes` };
+        return { ok: true, data: await this.store.get(found.sha256), filename: found.filename };
+      },
+    });
+  }
+
+  private get registry(): ToolRegistry {
+    return this.modules.get<symbol, ToolRegistry>(AGENT_TOOLS, { strict: false });
+  }
+
+  private get caller(): ToolCaller {
+    return this.modules.get(ToolCaller, { strict: false });
+  }
+
+  private get servers(): ToolServers {
+    return this.modules.get(ToolServers, { strict: false });
+  }
+}
+
+/** What the model sees: the returned object (a value that is not an object as `result`), or the error. */
+export function resultOf(outcome: LambdaOutcome): ToolResult {
+  const run = outcome.execution;
+  if (!run) return { output: { error: outcome.validation.errors.join('; ') || 'the lambda did not run' }, error: true };
+  if (!run.success) return { output: { error: run.error?.message ?? 'the lambda failed', ...(run.error?.traceback ? { traceback: run.error.traceback } : {}) }, error: true };
+  const out = run.output;
+  return { output: out !== null && typeof out === 'object' && !Array.isArray(out) ? (out as Record<string, unknown>) : { result: out }, error: false };
+}

@@ -1,0 +1,35 @@
+import { collection } from '@lib/platform/projections';
+import type { LambdaToolSettings } from '../domain/user-tool';
+
+/** One row per user-defined tool (`/v2/tools`, projections/agents/user-tools). */
+export type UserToolRow = {
+  readonly id: string;
+  readonly name: string;
+  readonly type: 'lambda';
+  readonly enabled: boolean;
+  readonly settings: LambdaToolSettings;
+  readonly created_at: string;
+  readonly updated_at: string;
+};
+
+export const USER_TOOLS = collection<UserToolRow>('user_tools');
+
+/** The reference's LambdaTool. */
+export function userToolView(row: UserToolRow): Record<string, unknown> {
+  const s = row.settings;
+  return {
+    id: row.id,
+    type: s.type,
+    name: s.name,
+    ...(s.title ? { title: s.title } : {}),
+    description: s.description,
+    enabled: s.enabled,
+    language: s.language,
+    function_definition: { language: s.language, code: s.code, validation_status: 'valid', validation_errors: [], ...(s.execution_configuration ? { execution_configuration: s.execution_configuration } : {}) },
+    ...(s.tool_configurations && Object.keys(s.tool_configurations).length ? { tool_configurations: s.tool_configurations } : {}),
+    input_schema: s.input_schema,
+    ...(s.output_schema ? { output_schema: s.output_schema } : {}),
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
