@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
 
 /** A tool the lambda declared, as its code sees it in `tool.list()`. */
@@ -78,6 +78,11 @@ export class LambdaSandbox implements OnModuleDestroy {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
   private readonly all = new Set<ChildProcess>();
+  /** Pyodide's memory after load (Base64), made once by a process that never runs caller code; null: failed. */
+  private snapshot: Buffer | null | undefined;
+  private snapshotting = false;
+
+  private readonly log = new Logger('lambda-sandbox');
 
   constructor(@Inject(SERVICE_CONFIG) private readonly config: ServiceConfig) {}
 
@@ -86,6 +91,31 @@ export class LambdaSandbox implements OnModuleDestroy {
     for (const child of this.all) child.kill('SIGKILL');
     this.all.clear();
     this.warm.length = 0;
+  }
+
+  /** Resolves once a warm sandbox waits (benchmarks and tests: a warm start measured as such). */
+  async whenWarm(timeoutMs = 60_000): Promise<void> {
+    this.used = true;
+    this.makeSnapshot();
+    this.refill();
+    const until = Date.now() + timeoutMs;
+    while (!this.warm.length) {
+      if (Date.now() > until) throw new Error('no warm sandbox');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  /** Resolves once the start snapshot is made (true) or could not be (false). */
+  async whenSnapshot(timeoutMs = 60_000): Promise<boolean> {
+    this.makeSnapshot();
+    const until = Date.now() + timeoutMs;
+    while (this.snapshot === undefined && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    return !!this.snapshot;
+  }
+
+  /** Resident memory of the sandboxes waiting, in bytes (benchmarks). */
+  async warmResidentBytes(): Promise<number[]> {
+    return Promise.all(this.warm.map((s) => rss(s.child.pid)));
   }
 
   async run(job: LambdaJob): Promise<LambdaOutcome> {
@@ -114,6 +144,7 @@ export class LambdaSandbox implements OnModuleDestroy {
 
   private async execute(job: LambdaJob): Promise<LambdaOutcome> {
     this.used = true;
+    this.makeSnapshot();
     const taken = this.warm.shift();
     const sandbox = taken ?? this.start();
     this.refill();
@@ -200,11 +231,11 @@ export class LambdaSandbox implements OnModuleDestroy {
     }
   }
 
-  private start(): Sandbox {
+  private spawnSandbox(mode: 'run' | 'snapshot'): ChildProcess {
     const permission = process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
     const child = spawn(
       process.execPath,
-      [permission, `--allow-fs-read=${RUNTIME_DIR}/`, `--allow-fs-read=${dirname(PYODIDE_MJS)}/`, '--no-warnings', '--max-old-space-size=256', join(RUNTIME_DIR, 'sandbox.mjs'), PYODIDE_MJS, join(RUNTIME_DIR, 'lambda_runtime.py')],
+      [permission, `--allow-fs-read=${RUNTIME_DIR}/`, `--allow-fs-read=${dirname(PYODIDE_MJS)}/`, '--no-warnings', '--max-old-space-size=256', join(RUNTIME_DIR, 'sandbox.mjs'), PYODIDE_MJS, join(RUNTIME_DIR, 'lambda_runtime.py'), mode],
       { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], env: {}, detached: false },
     );
     this.all.add(child);
@@ -215,8 +246,39 @@ export class LambdaSandbox implements OnModuleDestroy {
     });
     child.on('error', () => undefined);
     (child.stdio[3] as NodeJS.WritableStream).on('error', () => undefined);
-    // Python's stderr is kept short and never logged: a lambda's arguments may hold secrets.
+    // Python's stderr is never logged: a lambda's arguments may hold secrets.
     child.stderr?.resume();
+    return child;
+  }
+
+  /** Makes the start snapshot once, in the background; sandboxes started before it is ready load in full. */
+  private makeSnapshot(): void {
+    if (this.snapshot !== undefined || this.snapshotting || this.closed) return;
+    this.snapshotting = true;
+    const child = this.spawnSandbox('snapshot');
+    const timer = setTimeout(() => child.kill('SIGKILL'), START_TIMEOUT_MS);
+    void (async () => {
+      let data: Buffer | null = null;
+      try {
+        const all = await readAll(child);
+        const nl = all.indexOf(10);
+        const header = nl > 0 ? parse(all.subarray(0, nl).toString('utf8')) : undefined;
+        if (header?.type === 'snapshot' && typeof header.size === 'number' && all.length - nl - 1 === header.size) data = all.subarray(nl + 1);
+      } catch {
+        data = null;
+      }
+      clearTimeout(timer);
+      this.snapshot = data;
+      this.snapshotting = false;
+      if (data === null) this.log.warn('lambda sandboxes load Pyodide in full: its start snapshot could not be made');
+    })();
+  }
+
+  private start(): Sandbox {
+    const child = this.spawnSandbox('run');
+    const snapshot = this.snapshot;
+    write(child, snapshot ? { snapshot_bytes: snapshot.length } : {});
+    if (snapshot) (child.stdio[3] as NodeJS.WritableStream).write(snapshot);
     const lines = lineReader(child);
     const ready = (async () => {
       const first = await lines.next();
@@ -246,20 +308,33 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 /** The sandbox's lines on fd 4; a line over 64 MB ends the sandbox. */
 async function* lineReader(child: ChildProcess): AsyncIterableIterator<string> {
   const pipe = child.stdio[4] as NodeJS.ReadableStream;
-  let buf = '';
-  for await (const chunk of pipe) {
-    buf += chunk.toString();
+  let parts: Buffer[] = [];
+  let size = 0;
+  for await (const data of pipe) {
+    let chunk = data as Buffer;
     let nl: number;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
+    while ((nl = chunk.indexOf(10)) >= 0) {
+      parts.push(chunk.subarray(0, nl));
+      const line = Buffer.concat(parts).toString('utf8');
+      parts = [];
+      size = 0;
+      chunk = chunk.subarray(nl + 1);
       yield line;
     }
-    if (buf.length > MAX_LINE_BYTES) {
+    parts.push(chunk);
+    size += chunk.length;
+    if (size > MAX_LINE_BYTES) {
       child.kill('SIGKILL');
       return;
     }
   }
+}
+
+/** Everything a process writes on fd 4 until it exits (the snapshot maker: a header line, then raw bytes). */
+async function readAll(child: ChildProcess): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const data of child.stdio[4] as NodeJS.ReadableStream) parts.push(data as Buffer);
+  return Buffer.concat(parts);
 }
 
 /** Resident bytes of a process from /proc (Linux); 0 elsewhere. */

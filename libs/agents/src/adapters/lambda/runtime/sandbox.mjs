@@ -62,31 +62,50 @@ process.binding = (name) => {
 
 // --- Framing over the two pipes ----------------------------------------------------------------------------
 let pending = Buffer.alloc(0);
-function readLine() {
-  const chunk = Buffer.alloc(1 << 16);
+const chunk = Buffer.alloc(1 << 16);
+function readMore() {
   for (;;) {
-    const nl = pending.indexOf(10);
-    if (nl >= 0) {
-      const line = pending.subarray(0, nl).toString('utf8');
-      pending = pending.subarray(nl + 1);
-      return line;
-    }
-    let n;
     try {
-      n = readSync(IN, chunk, 0, chunk.length, null);
+      const n = readSync(IN, chunk, 0, chunk.length, null);
+      if (n === 0) process.exit(0); // The parent is gone.
+      return chunk.subarray(0, n);
     } catch (e) {
-      if (e.code === 'EAGAIN') {
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
-        continue;
-      }
-      throw e;
+      if (e.code !== 'EAGAIN') throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
     }
-    if (n === 0) process.exit(0); // The parent is gone.
-    pending = Buffer.concat([pending, chunk.subarray(0, n)]);
   }
 }
+function readLine() {
+  const parts = [];
+  let nl = pending.indexOf(10);
+  while (nl < 0) {
+    parts.push(pending);
+    pending = Buffer.from(readMore());
+    nl = pending.indexOf(10);
+  }
+  parts.push(pending.subarray(0, nl));
+  pending = pending.subarray(nl + 1);
+  return Buffer.concat(parts).toString('utf8');
+}
+/** Exactly `size` raw bytes (the start snapshot follows its header line unencoded). */
+function readBytes(size) {
+  const out = Buffer.allocUnsafe(size);
+  let got = Math.min(size, pending.length);
+  pending.copy(out, 0, 0, got);
+  pending = pending.subarray(got);
+  while (got < size) {
+    const more = readMore();
+    const take = Math.min(size - got, more.length);
+    more.copy(out, got, 0, take);
+    got += take;
+    if (take < more.length) pending = Buffer.from(more.subarray(take));
+  }
+  return out;
+}
 function writeLine(text) {
-  const bytes = Buffer.from(`${text}\n`, 'utf8');
+  writeRaw(Buffer.from(`${text}\n`, 'utf8'));
+}
+function writeRaw(bytes) {
   let off = 0;
   while (off < bytes.length) {
     try {
@@ -99,8 +118,25 @@ function writeLine(text) {
 }
 
 // --- Python ------------------------------------------------------------------------------------------------
+// Mode `snapshot` (a process that never sees caller code): load Pyodide, import what the runtime uses, and send
+// the memory snapshot to the parent. Mode `run`: start from the snapshot the parent sends first (a fraction of a
+// full load), or load in full when it sends none.
+const [mode] = process.argv.slice(4);
 const { loadPyodide } = await import(pathToFileURL(pyodidePath).href);
-const pyodide = await loadPyodide({ jsglobals: {}, stdout: (s) => process.stdout.write(`${s}\n`), stderr: (s) => process.stderr.write(`${s}\n`) });
+const output = { stdout: (s) => process.stdout.write(`${s}\n`), stderr: (s) => process.stderr.write(`${s}\n`) };
+const WARM_IMPORTS = 'import ast, base64, inspect, json, os, re, sys, time, traceback, types, typing';
+if (mode === 'snapshot') {
+  const pyodide = await loadPyodide({ jsglobals: {}, _makeSnapshot: true, ...output });
+  pyodide.runPython(WARM_IMPORTS);
+  const snapshot = pyodide.makeMemorySnapshot();
+  writeLine(JSON.stringify({ type: 'snapshot', size: snapshot.length }));
+  writeRaw(Buffer.from(snapshot.buffer, snapshot.byteOffset, snapshot.length));
+  process.exit(0);
+}
+const start = JSON.parse(readLine());
+const pyodide = start.snapshot_bytes
+  ? await loadPyodide({ jsglobals: {}, _loadSnapshot: readBytes(start.snapshot_bytes), ...output })
+  : await loadPyodide({ jsglobals: {}, ...output });
 pyodide.registerJsModule('_lambda_host', { send: (line) => writeLine(line), recv: () => readLine() });
 pyodide.runPython(readFileSync(runtimePath, 'utf8'), { filename: 'lambda_runtime.py' });
 const main = pyodide.globals.get('_lambda_main');
