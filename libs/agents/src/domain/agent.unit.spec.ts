@@ -55,7 +55,7 @@ describe('agent configuration', () => {
   });
 
   it('refuses tool types it cannot run, naming the field', () => {
-    const config = { ...base, tool_configurations: { web: { type: 'lambda' } } } as unknown as AgentConfig;
+    const config = { ...base, tool_configurations: { web: { type: 'dynamic_vectara' } } } as unknown as AgentConfig;
     givenEvents(agentFold, []).when((s) => decideCreateAgent(s, { agentId: 'agt_2', agentKey: 'b', config }, NOW)).thenFails({ details: { fieldErrors: { 'tool_configurations.web.type': expect.stringMatching(/not available/) } } });
   });
 });
