@@ -123,4 +123,38 @@ describe('session artifacts', () => {
     const blind = await app.call('POST', '/v2/agents/blind/sessions/s/events', { messages: [{ type: 'text', content: 'look' }] });
     expect(blind.body.events.find((e: Ev) => e.type === 'tool_output')).toMatchObject({ error: true, tool_output: { error: expect.stringMatching(/does not take images/) } });
   });
+  it('image_analysis enhances a small image, tiles a large one at high detail, and puts each before the model', async () => {
+    const sharp = (await import('sharp')).default;
+    await app.call('POST', '/v2/agents', { key: 'lens', name: 'lens', model: { name: 'vision' }, tool_configurations: { analyse: { type: 'image_analysis' }, plain: { type: 'image_analysis', tool_configuration: { preprocessing: { upscale: false, enhance_contrast: false, sharpen: false, tile: false } } } }, first_step_name: 'main', steps: { main: { instructions: [] } } });
+    await app.call('POST', '/v2/agents/lens/sessions', { key: 's' });
+    // A small, low-contrast image (grey 100..140) and a large one (2500 x 1200).
+    const small = await sharp({ create: { width: 200, height: 100, channels: 3, background: { r: 100, g: 100, b: 100 } } }).composite([{ input: await sharp({ create: { width: 100, height: 50, channels: 3, background: { r: 140, g: 140, b: 140 } } }).png().toBuffer(), left: 50, top: 25 }]).png().toBuffer();
+    const large = await sharp({ create: { width: 2500, height: 1200, channels: 3, background: { r: 10, g: 200, b: 30 } } }).png().toBuffer();
+    const f = new FormData();
+    f.append('files', new Blob([small], { type: 'image/png' }), 'small.png');
+    f.append('files', new Blob([large], { type: 'image/png' }), 'large.png');
+    const up = (await (await fetch(`${app.url}/v2/agents/lens/sessions/s/events`, { method: 'POST', headers: { 'x-api-key': app.key }, body: f })).json()) as any;
+    const [smallId, largeId] = up.events[0].artifacts.map((a: any) => a.artifact_id);
+    upstream.enqueue({ toolCalls: [{ id: 'a', name: 'analyse', arguments: JSON.stringify({ artifact_id: smallId }) }, { id: 'b', name: 'analyse', arguments: JSON.stringify({ artifact_id: largeId, detail: 'high' }) }, { id: 'c', name: 'plain', arguments: JSON.stringify({ artifact_id: smallId, detail: 'low' }) }] }, { content: 'Seen.' });
+    const res = await app.call('POST', '/v2/agents/lens/sessions/s/events', { messages: [{ type: 'text', content: 'look closely' }] });
+    const outs = res.body.events.filter((e: Ev) => e.type === 'tool_output').sort((x: Ev, y: Ev) => x.tool_call_id.localeCompare(y.tool_call_id));
+    const [a, b, c] = outs.map((o: Ev) => o.tool_output);
+    expect(a).toMatchObject({ artifact_id: smallId, original: { width: 200, height: 100, format: 'png' }, analyzed: { width: 800, height: 400 }, tiles: [], preprocessing: ['upscaled 4.00x', 'contrast stretched to the full range', 'sharpened'] });
+    expect(b.tiles.length).toBe(6);
+    expect(b.tiles[0]).toMatchObject({ left: 0, top: 0, width: 1024, height: 1024 });
+    expect(b.tiles.at(-1)).toMatchObject({ left: 1476, top: 176, width: 1024, height: 1024 });
+    expect(b.analyzed).toMatchObject({ width: 2048, height: 983 });
+    expect(c).toMatchObject({ analyzed: { width: 200, height: 100 }, tiles: [], preprocessing: [] });
+    // The stretched contrast is real: the prepared small image spans black to white.
+    const prepared = await app.call('GET', `/v2/agents/lens/sessions/s/artifacts/${a.analyzed.artifact_id}`);
+    const bytes = Buffer.from(prepared.body.data, 'base64');
+    const stats = await sharp(bytes).stats();
+    expect(stats.channels[0].min).toBeLessThan(20);
+    expect(stats.channels[0].max).toBeGreaterThan(235);
+    // Every prepared image was put before the model after the tool outputs: 1 + (1 + 6) + 1.
+    const sent = (upstream.chatRequests().at(-1)!.body as any).messages;
+    const images = sent.filter((m: any) => Array.isArray(m.content)).flatMap((m: any) => m.content).filter((p: any) => p.type === 'image_url');
+    expect(images).toHaveLength(9);
+    expect(res.body.events.filter((e: Ev) => e.type === 'image_read')).toHaveLength(9);
+  });
 });

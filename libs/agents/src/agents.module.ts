@@ -32,6 +32,7 @@ import { ScheduleWakeupTool, WAKEUP_SCHEDULER } from './application/tools/schedu
 import { Glossaries, glossaryReminderCheck } from './application/glossaries/glossaries';
 import { GlossaryDeleteEntriesTool, GlossaryPutEntriesTool } from './application/tools/glossary-tools';
 import { ImageReadTool } from './application/tools/image-read';
+import { ImageAnalysisTool } from './application/tools/image-analysis';
 import { mcpToolCheck, ToolServers } from './application/tool-servers/tool-servers';
 import { TurnRunner } from './application/turn/turn-runner';
 import { ToolCaller } from './application/turn/tool-caller';
@@ -123,10 +124,11 @@ export class AgentsModule {
         LambdaSandbox,
         LambdaTool,
         UserTools,
+        ImageAnalysisTool,
         {
           provide: AGENT_TOOLS,
-          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool, WebSearchTool, DocumentIndexTool, ScheduleWakeupTool, GlossaryPutEntriesTool, GlossaryDeleteEntriesTool, ImageReadTool, GetDocumentTool, LambdaTool],
-          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool, mcp: McpTool, search: WebSearchTool, index: DocumentIndexTool, wakeup: ScheduleWakeupTool, put: GlossaryPutEntriesTool, del: GlossaryDeleteEntriesTool, image: ImageReadTool, document: GetDocumentTool, lambda: LambdaTool): ToolRegistry =>
+          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool, WebSearchTool, DocumentIndexTool, ScheduleWakeupTool, GlossaryPutEntriesTool, GlossaryDeleteEntriesTool, ImageReadTool, GetDocumentTool, LambdaTool, ImageAnalysisTool],
+          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool, mcp: McpTool, search: WebSearchTool, index: DocumentIndexTool, wakeup: ScheduleWakeupTool, put: GlossaryPutEntriesTool, del: GlossaryDeleteEntriesTool, image: ImageReadTool, document: GetDocumentTool, lambda: LambdaTool, analysis: ImageAnalysisTool): ToolRegistry =>
             new Map<string, Tool>([
               ['corpora_search', corpora],
               ['web_get', web],
@@ -145,6 +147,7 @@ export class AgentsModule {
               ['image_read', image],
               ['get_document', document],
               ['lambda', lambda],
+              ['image_analysis', analysis],
             ]),
         },
         AgentQuotas,

@@ -51,7 +51,7 @@ export interface StepConfig {
 }
 
 /** Tool types this service runs today; the others of the reference are refused with a 400 that says so. */
-export const SUPPORTED_TOOL_TYPES = ['corpora_search', 'client', 'web_get', 'artifact_read', 'artifact_grep', 'artifact_jq', 'sub_agent', 'get_document_text', 'scratch_pad', 'mcp', 'web_search', 'document_index', 'schedule_wakeup', 'glossary_put_entries', 'glossary_delete_entries', 'image_read', 'get_document', 'lambda'] as const;
+export const SUPPORTED_TOOL_TYPES = ['corpora_search', 'client', 'web_get', 'artifact_read', 'artifact_grep', 'artifact_jq', 'sub_agent', 'get_document_text', 'scratch_pad', 'mcp', 'web_search', 'document_index', 'schedule_wakeup', 'glossary_put_entries', 'glossary_delete_entries', 'image_read', 'get_document', 'lambda', 'image_analysis'] as const;
 export type ToolType = (typeof SUPPORTED_TOOL_TYPES)[number];
 
 export interface ToolConfig {
@@ -295,6 +295,10 @@ function toolShapeProblem(tool: ToolConfig): [string, string] | undefined {
     if (c.session_metadata !== undefined && !isObject(c.session_metadata)) return ['sub_agent_configuration.session_metadata', 'must be an object'];
   }
   if ((tool.type === 'lambda' || tool.type === 'mcp') && (typeof tool.tool_id !== 'string' || !tool.tool_id)) return ['tool_id', `a ${tool.type} tool names its tool by tool_id (GET /v2/tools lists them)`];
+  if (tool.type === 'image_analysis' && tool.tool_configuration !== undefined) {
+    const p = isObject(tool.tool_configuration) ? tool.tool_configuration.preprocessing : undefined;
+    if (!isObject(tool.tool_configuration) || (p !== undefined && (!isObject(p) || Object.entries(p).some(([k, v]) => !['upscale', 'enhance_contrast', 'sharpen', 'tile'].includes(k) || typeof v !== 'boolean')))) return ['tool_configuration.preprocessing', 'must be {upscale?, enhance_contrast?, sharpen?, tile?} with true or false'];
+  }
   if (tool.type === 'scratch_pad' && tool.max_bytes !== undefined && !intIn(tool.max_bytes, 1, 10_485_760)) return ['max_bytes', 'must be an integer from 1 to 10485760 (10 MB)'];
   if (tool.type === 'web_get' && tool.max_body_bytes !== undefined && !intIn(tool.max_body_bytes, 1024, 4_194_304)) return ['max_body_bytes', 'must be an integer from 1024 to 4194304'];
   if (tool.type === 'artifact_read' && tool.tool_configuration !== undefined) {

@@ -22,6 +22,7 @@ const BUILTINS: readonly BuiltinEntry[] = [
   { type: 'artifact_grep', title: 'Grep artifact', category: 'artifacts', tool_groups: ['artifacts'], sample: {} },
   { type: 'artifact_jq', title: 'jq over artifact', category: 'artifacts', tool_groups: ['artifacts'], sample: {} },
   { type: 'image_read', title: 'Read image', category: 'artifacts', tool_groups: ['artifacts', 'vision'], sample: {} },
+  { type: 'image_analysis', title: 'Analyse image', category: 'artifacts', tool_groups: ['artifacts', 'vision'], sample: { tool_configuration: { preprocessing: { upscale: true, enhance_contrast: true, sharpen: true, tile: true } } } },
   { type: 'scratch_pad', title: 'Scratch pad', category: 'memory', tool_groups: ['artifacts', 'memory'], sample: {} },
   { type: 'schedule_wakeup', title: 'Schedule a wakeup', category: 'agents', tool_groups: ['agents'], sample: {} },
   { type: 'glossary_put_entries', title: 'Add glossary terms', category: 'glossaries', tool_groups: ['glossaries'], sample: {} },
