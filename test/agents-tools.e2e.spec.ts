@@ -186,6 +186,25 @@ describe('agent tools', () => {
     expect((await app.call('GET', '/v2/agents/doc-reader/sessions/s/artifacts')).body.artifacts).toHaveLength(2);
   });
 
+  it('corpora_search_20260608 marks table and image results with the matched snippet and the table or image as an artifact; plain corpora_search is unchanged', async () => {
+    const search = (type: string) => ({ type, query_configuration: { search: { corpora: [{ corpus_key: 'kb', lexical_interpolation: 1 }], limit: 10 } } });
+    await agent('dated-search', { dated: search('corpora_search_20260608'), plain: search('corpora_search') });
+    const [dated, plain] = outputs(await turn('dated-search', { name: 'dated', arguments: { query: 'Morro Bay Survey map' } }, { name: 'plain', arguments: { query: 'Morro Bay Survey map' } }));
+    const results = dated.tool_output.search_results as any[];
+    const tableHit = results.find((r) => r.table);
+    const imageHit = results.find((r) => r.result_type === 'image');
+    expect(tableHit).toMatchObject({ result_type: 'text', document_id: 'otters', text: expect.stringContaining('Morro Bay'), table: { table_id: 'counts', title: 'Otter counts', artifact_id: expect.stringMatching(/^art_doc_/) } });
+    expect(imageHit).toMatchObject({ document_id: 'otters', text: expect.stringContaining('Survey map'), image: { image_id: 'map', mime_type: 'image/png', artifact_id: expect.stringMatching(/^art_doc_/) } });
+    // The table is not inlined: its rows are in the artifact, which the session now holds.
+    expect(tableHit.table.data).toBeUndefined();
+    const artifacts = (await app.call('GET', '/v2/agents/dated-search/sessions/s/artifacts')).body.artifacts.map((a: any) => a.artifact_id);
+    expect(artifacts).toEqual(expect.arrayContaining([tableHit.table.artifact_id, imageHit.image.artifact_id]));
+    for (const r of plain.tool_output.search_results) expect(Object.keys(r).sort()).toEqual(['corpus_key', 'document_id', 'document_metadata', 'part_metadata', 'score', 'text']);
+    const listed = (await app.call('GET', '/v2/tools/tol_builtin_corpora_search_20260608')).body;
+    expect(listed).toMatchObject({ name: 'corpora_search_20260608', lineage: 'corpora_search', version: '20260608', category: 'retrieval' });
+    expect((await app.call('GET', '/v2/tools/tol_builtin_corpora_search')).body).toMatchObject({ lineage: 'corpora_search', version: '1' });
+  });
+
   it('keeps named scratch pads as session artifacts: write, append, replace, read, clear, within max_bytes', async () => {
     await agent('planner', { pad: { type: 'scratch_pad', max_bytes: 100 } });
     const first = outputs(await turn('planner', { name: 'pad', arguments: { operation: 'write', pad: 'plan', content: 'step 1' } }, { name: 'pad', arguments: { operation: 'append', pad: 'plan', content: '\nstep 2' } }, { name: 'pad', arguments: { operation: 'read', pad: 'plan' } }));

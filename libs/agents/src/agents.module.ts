@@ -131,6 +131,7 @@ export class AgentsModule {
           useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool, mcp: McpTool, search: WebSearchTool, index: DocumentIndexTool, wakeup: ScheduleWakeupTool, put: GlossaryPutEntriesTool, del: GlossaryDeleteEntriesTool, image: ImageReadTool, document: GetDocumentTool, lambda: LambdaTool, analysis: ImageAnalysisTool): ToolRegistry =>
             new Map<string, Tool>([
               ['corpora_search', corpora],
+              ['corpora_search_20260608', corpora],
               ['web_get', web],
               ['artifact_read', read],
               ['artifact_grep', grep],

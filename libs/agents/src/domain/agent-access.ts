@@ -85,7 +85,7 @@ export function autoRoles(config: AgentConfig): IdentityRoles {
     const fixedCorpus = (tool.argument_override as { corpus_key?: unknown } | undefined)?.corpus_key;
     if ((tool.type === 'get_document_text' || tool.type === 'get_document') && typeof fixedCorpus === 'string') corpora.add(fixedCorpus);
     if (tool.type === 'document_index' && typeof fixedCorpus === 'string') writable.add(fixedCorpus);
-    if (tool.type !== 'corpora_search') continue;
+    if (tool.type !== 'corpora_search' && tool.type !== 'corpora_search_20260608') continue;
     const search = tool.query_configuration?.search as { corpora?: { corpus_key?: unknown }[] } | undefined;
     for (const c of search?.corpora ?? []) if (typeof c.corpus_key === 'string') corpora.add(c.corpus_key);
   }

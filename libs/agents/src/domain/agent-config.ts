@@ -51,7 +51,7 @@ export interface StepConfig {
 }
 
 /** Tool types this service runs today; the others of the reference are refused with a 400 that says so. */
-export const SUPPORTED_TOOL_TYPES = ['corpora_search', 'client', 'web_get', 'artifact_read', 'artifact_grep', 'artifact_jq', 'sub_agent', 'get_document_text', 'scratch_pad', 'mcp', 'web_search', 'document_index', 'schedule_wakeup', 'glossary_put_entries', 'glossary_delete_entries', 'image_read', 'get_document', 'lambda', 'image_analysis'] as const;
+export const SUPPORTED_TOOL_TYPES = ['corpora_search', 'client', 'web_get', 'artifact_read', 'artifact_grep', 'artifact_jq', 'sub_agent', 'get_document_text', 'scratch_pad', 'mcp', 'web_search', 'document_index', 'schedule_wakeup', 'glossary_put_entries', 'glossary_delete_entries', 'image_read', 'get_document', 'lambda', 'image_analysis', 'corpora_search_20260608'] as const;
 export type ToolType = (typeof SUPPORTED_TOOL_TYPES)[number];
 
 export interface ToolConfig {
@@ -264,7 +264,7 @@ export function toolProblems(prefix: string, name: string, tool: ToolConfig, whe
   }
   if (where === 'reusable' && INLINE_ONLY.includes(tool.type)) return { [`${prefix}.type`]: `a ${tool.type} tool is defined inline on its agent, not as a reusable configuration` };
   if (!(SUPPORTED_TOOL_TYPES as readonly string[]).includes(tool.type)) return { [`${prefix}.type`]: `tool type ${String(tool.type)} is not available in this service yet; available: ${[...SUPPORTED_TOOL_TYPES, 'reference'].join(', ')}` };
-  if (tool.type === 'corpora_search' && !isCorporaSearch(tool.query_configuration)) return { [`${prefix}.query_configuration`]: 'a corpora_search tool needs query_configuration.search.corpora with at least one corpus_key' };
+  if ((tool.type === 'corpora_search' || tool.type === 'corpora_search_20260608') && !isCorporaSearch(tool.query_configuration)) return { [`${prefix}.query_configuration`]: `a ${tool.type} tool needs query_configuration.search.corpora with at least one corpus_key` };
   const shape = toolShapeProblem(tool);
   return shape ? { [`${prefix}.${shape[0]}`]: shape[1] } : {};
 }

@@ -3,6 +3,9 @@ import type { ToolRegistry } from '../turn/tools';
 
 /** What `/v2/tools` says of a tool the service runs itself: the reference's ToolBase metadata. */
 interface BuiltinEntry {
+  /** A dated variant's family and date (`<family>_<YYYYMMDD>`); undated tools are their own family, version 1. */
+  readonly lineage?: string;
+  readonly version?: string;
   readonly type: string;
   readonly title: string;
   readonly category: string;
@@ -13,6 +16,7 @@ interface BuiltinEntry {
 
 const BUILTINS: readonly BuiltinEntry[] = [
   { type: 'corpora_search', title: 'Corpora search', category: 'retrieval', tool_groups: ['retrieval'], sample: { query_configuration: { search: { corpora: [{ corpus_key: '<corpus>' }] } } } },
+  { type: 'corpora_search_20260608', lineage: 'corpora_search', version: '20260608', title: 'Corpora search (2026-06-08)', category: 'retrieval', tool_groups: ['retrieval'], sample: { query_configuration: { search: { corpora: [{ corpus_key: '<corpus>' }] } } } },
   { type: 'get_document', title: 'Get document', category: 'retrieval', tool_groups: ['retrieval', 'artifacts'], sample: {} },
   { type: 'get_document_text', title: 'Get document text', category: 'retrieval', tool_groups: ['retrieval'], sample: {} },
   { type: 'document_index', title: 'Index documents', category: 'retrieval', tool_groups: ['retrieval'], sample: {} },
@@ -34,7 +38,7 @@ export const builtinToolId = (type: string): string => `tol_builtin_${type}`;
 
 /**
  * The built-in tools as `/v2/tools` lists them (type, metadata: category, lineage — the family —, version,
- * groups; the arguments the model fills). Version 1 for every family: no dated variant exists yet.
+ * groups; the arguments the model fills). Undated tools are version 1 of their own family; a dated variant (`corpora_search_20260608`) names its family and date.
  */
 export function builtinTools(tools: ToolRegistry): Record<string, unknown>[] {
   return BUILTINS.filter((b) => tools.has(b.type)).map((b) => {
@@ -48,8 +52,8 @@ export function builtinTools(tools: ToolRegistry): Record<string, unknown>[] {
       input_schema: definition.function.parameters,
       enabled: true,
       category: b.category,
-      lineage: b.type,
-      version: '1',
+      lineage: b.lineage ?? b.type,
+      version: b.version ?? '1',
       tool_groups: b.tool_groups,
     };
   });

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { createHash } from 'node:crypto';
-import { documentReadId, DOCUMENT_IMAGES, DOCUMENTS, DocumentRow, ImageRow, imageReadId } from '@lib/corpora/read-models';
+import { documentReadId, DOCUMENTS, DocumentRow } from '@lib/corpora/read-models';
+import { storeImage, storeTable } from './document-attachments';
 import { READ_STORE, ReadStore } from '@lib/platform';
 import type { ToolConfig } from '../../domain/agent-config';
 import type { Tool, ToolContext, ToolDefinition, ToolResult } from '../turn/tools';
@@ -95,20 +95,15 @@ export class GetDocumentTool implements Tool {
     if (!(await ctx.canReadCorpus(corpus))) return err(`corpus "${corpus}" does not exist or the agent's identity may not read it`);
     const row = await this.reads.get<DocumentRow>(DOCUMENTS, documentReadId(corpus, id));
     if (!row) return err(`document "${id}" is not in corpus "${corpus}"`);
-    const artifactId = (kind: string, part: string) => `art_doc_${createHash('sha256').update(`${corpus}\u0000${id}\u0000${kind}\u0000${part}`).digest('hex').slice(0, 20)}`;
     const parts = row.parts.filter((p) => !p.tableId && !p.imageId).map((p) => ({ text: p.text, ...(p.sectionTitle ? { section: p.sectionTitle } : {}) }));
     const tables = [];
-    for (const t of row.tables ?? []) {
-      const stored = await ctx.storeArtifact({ artifactId: artifactId('table', t.id), filename: `${id}-${t.id}.json`, mimeType: 'application/json', bytes: Buffer.from(JSON.stringify(t, null, 2)), metadata: { source: 'document_table', corpus_key: corpus, document_id: id, table_id: t.id } });
-      tables.push({ table_id: t.id, ...(t.title ? { title: t.title } : {}), artifact_id: stored });
-    }
+    for (const t of row.tables ?? []) tables.push(await storeTable(ctx.storeArtifact, corpus, id, t));
     const images = [];
     for (const meta of row.images ?? []) {
-      const image = await this.reads.get<ImageRow>(DOCUMENT_IMAGES, imageReadId(corpus, id, meta.id));
-      if (!image) continue;
-      const stored = await ctx.storeArtifact({ artifactId: artifactId('image', meta.id), filename: `${id}-${meta.id}`, mimeType: image.mimeType, bytes: Buffer.from(image.data, 'base64'), metadata: { source: 'document_image', corpus_key: corpus, document_id: id, image_id: meta.id } });
-      images.push({ image_id: meta.id, ...(meta.title ? { title: meta.title } : {}), ...(meta.caption ? { caption: meta.caption } : {}), mime_type: image.mimeType, artifact_id: stored });
+      const image = await storeImage(ctx.storeArtifact, this.reads, corpus, id, meta);
+      if (image) images.push(image);
     }
     return { output: { corpus_key: corpus, document_id: id, ...(row.title ? { title: row.title } : {}), metadata: row.metadata, parts, tables, images }, error: false };
   }
 }
+

@@ -1,7 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { QueryCorpora, QueryResponse } from '@lib/retrieval';
-import { CommandContext, DomainError } from '@lib/platform';
+import { CommandContext, DomainError, READ_STORE, ReadStore } from '@lib/platform';
+import { documentReadId, DOCUMENTS, DocumentRow } from '@lib/corpora/read-models';
+import { storeImage, storeTable } from '../tools/document-attachments';
 import type { ToolConfig } from '../../domain/agent-config';
 import type { ActiveSession } from '../../domain/session';
 import type { SessionArtifactRecord } from '../../domain/session-events';
@@ -71,7 +73,10 @@ const OPEN_OBJECT = { type: 'object', properties: {}, additionalProperties: true
 /** The RAG tool: the configuration fixes the search; the model supplies the query. */
 @Injectable()
 export class CorporaSearchTool implements Tool {
-  constructor(private readonly queries: QueryBus) {}
+  constructor(
+    private readonly queries: QueryBus,
+    @Inject(READ_STORE) private readonly reads: ReadStore,
+  ) {}
 
   definition(name: string, config: ToolConfig): ToolDefinition {
     const corpora = corporaOf(config).map((c) => c.corpus_key).join(', ');
@@ -96,14 +101,16 @@ export class CorporaSearchTool implements Tool {
       if (!(await ctx.canReadCorpus(c.corpus_key))) return { output: { error: `corpus "${c.corpus_key}" does not exist or the agent's identity may not read it` }, error: true };
     }
     try {
+      const dated = config.type === CORPORA_SEARCH_DATED;
       const response: QueryResponse = await this.queries.execute(
         new QueryCorpora(
           query,
           corpora.map((c, i) => ({ corpusKey: c.corpus_key, lexicalInterpolation: c.lexical_interpolation ?? 0.025, metadataFilter: c.metadata_filter, filterField: `query_configuration.search.corpora[${i}].metadata_filter` })),
-          { limit: clamp(search.limit ?? 10, 1, 100), offset: clamp(search.offset ?? 0, 0, 1000) },
+          { limit: clamp(search.limit ?? 10, 1, 100), offset: clamp(search.offset ?? 0, 0, 1000), withPartIndex: dated },
           ctx.now,
         ),
       );
+      if (dated) return { output: { search_results: await this.withAttachments(response.search_results, ctx) }, error: false };
       return {
         output: {
           search_results: response.search_results.map((r) => ({ text: r.text, score: r.score, document_id: r.document_id, corpus_key: (r as { corpus_key?: string }).corpus_key, part_metadata: r.part_metadata, document_metadata: r.document_metadata })),
@@ -115,7 +122,43 @@ export class CorporaSearchTool implements Tool {
       throw e;
     }
   }
+
+  /**
+   * The dated variant's results: a part cut from a table or an image says so (`result_type`, `table` or `image`)
+   * and keeps the matched snippet as its text; the table itself is not inlined but resolved on demand as a
+   * session artifact (JSON), an image likewise (for `image_read`), each once per document.
+   */
+  private async withAttachments(results: QueryResponse['search_results'], ctx: ToolContext): Promise<Record<string, unknown>[]> {
+    const rows = new Map<string, Promise<DocumentRow | undefined>>();
+    const made = new Map<string, Promise<Record<string, unknown> | undefined>>();
+    return Promise.all(
+      results.map(async (r) => {
+        const base = { text: r.text, score: r.score, document_id: r.document_id, corpus_key: r.corpus_key, part_metadata: r.part_metadata, document_metadata: r.document_metadata };
+        const id = documentReadId(r.corpus_key, r.document_id);
+        if (!rows.has(id)) rows.set(id, this.reads.get<DocumentRow>(DOCUMENTS, id));
+        const row = await rows.get(id)!;
+        const part = r.part_index !== undefined ? row?.parts[r.part_index] : undefined;
+        if (!row || !part || (!part.tableId && !part.imageId) || !ctx.storeArtifact) return { ...base, result_type: 'text' };
+        if (part.tableId) {
+          const table = row.tables?.find((t) => t.id === part.tableId);
+          if (!table) return { ...base, result_type: 'text' };
+          const key = `${id}\u0000table\u0000${table.id}`;
+          if (!made.has(key)) made.set(key, storeTable(ctx.storeArtifact, r.corpus_key, r.document_id, table));
+          return { ...base, result_type: 'text', table: { ...(await made.get(key)!), ...(table.description ? { description: table.description } : {}) } };
+        }
+        const meta = row.images?.find((i) => i.id === part.imageId);
+        if (!meta) return { ...base, result_type: 'text' };
+        const key = `${id}\u0000image\u0000${meta.id}`;
+        if (!made.has(key)) made.set(key, storeImage(ctx.storeArtifact, this.reads, r.corpus_key, r.document_id, meta));
+        const image = await made.get(key)!;
+        return image ? { ...base, result_type: 'image', image: { ...image, ...(meta.description ? { description: meta.description } : {}) } } : { ...base, result_type: 'text' };
+      }),
+    );
+  }
 }
+
+/** The dated retrieval tool (`<family>_<YYYYMMDD>`, the spec's Versioning 2); plain `corpora_search` is unchanged. */
+export const CORPORA_SEARCH_DATED = 'corpora_search_20260608';
 
 interface CorpusSpec {
   readonly corpus_key: string;

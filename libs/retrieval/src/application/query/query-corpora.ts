@@ -28,6 +28,8 @@ export interface QueryOptions {
   readonly maxBy?: 'doc.id';
   readonly reranker?: RerankerSpec;
   readonly context?: ContextWindow;
+  /** Keep each result's part position (`part_index`): for callers that look the part up (the dated search tool). */
+  readonly withPartIndex?: boolean;
 }
 
 export class QueryCorpora {
@@ -41,7 +43,8 @@ export class QueryCorpora {
 
 
 export interface QueryResponse {
-  search_results: Omit<SearchResult, 'seq'>[];
+  /** `part_index` (the part's position in its document) only when `QueryOptions.withPartIndex` asks for it. */
+  search_results: (Omit<SearchResult, 'seq'> & { part_index?: number })[];
   warnings?: string[];
 }
 
@@ -115,7 +118,8 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
     }
     const page = results.slice(offset, offset + limit);
     const shown = hasContext(context) ? await this.withContext(page, context!) : page;
-    const response: QueryResponse = { search_results: shown.map(({ seq: _seq, vector: _vector, encoder: _encoder, ...result }) => result) };
+    const withIndex = q.options.withPartIndex === true;
+    const response: QueryResponse = { search_results: shown.map(({ seq, vector: _vector, encoder: _encoder, ...result }) => (withIndex ? { ...result, part_index: seq } : result)) };
     if (warnings.length) response.warnings = warnings;
     return response;
   }
