@@ -180,4 +180,41 @@ describe('lambda tools', () => {
     expect((await app.call('GET', '/v2/tools/tol_double')).status).toBe(404);
     expect((await app.call('POST', '/v2/agents', { key: 'late', name: 'late', model: { name: 'm' }, tool_configurations: { d: { type: 'lambda', tool_id: 'tol_double' } }, first_step_name: 'main', steps: { main: { instructions: [] } } })).status).toBe(400);
   });
+  it('registers client tools: the model sees their schema, outputs are checked against output_schema, in use they cannot be deleted', async () => {
+    const created = await app.call('POST', '/v2/tools', {
+      type: 'client',
+      name: 'collect_signature',
+      title: 'Collect signature',
+      description: 'Asks the user to e-sign a document; returns the signed document URL.',
+      input_schema: { type: 'object', properties: { document_url: { type: 'string' } }, required: ['document_url'] },
+      output_schema: { type: 'object', properties: { signed_document_url: { type: 'string' } }, required: ['signed_document_url'] },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ id: 'tol_collect_signature', type: 'client', enabled: true, output_schema: { required: ['signed_document_url'] } });
+    expect((await app.call('POST', '/v2/tools', { type: 'client', name: 'broken_schema', description: 'x', input_schema: { type: 'nonsense' } })).status).toBe(400);
+    expect((await app.call('GET', '/v2/tools?type=client')).body.tools.map((t: any) => t.id)).toEqual(['tol_collect_signature']);
+    expect((await app.call('POST', '/v2/tools/tol_collect_signature/test', { input: {} })).status).toBe(404);
+
+    await app.call('POST', '/v2/agents', { key: 'signer', name: 'signer', model: { name: 'm' }, tool_configurations: { sign: { type: 'client', tool_id: 'tol_collect_signature' } }, first_step_name: 'main', steps: { main: { instructions: [] } } });
+    await app.call('POST', '/v2/agents/signer/sessions', { key: 's' });
+    upstream.enqueue({ toolCalls: [{ id: 'c1', name: 'sign', arguments: JSON.stringify({ document_url: 'https://docs.example.com/nda.pdf' }) }] });
+    const asked = await app.call('POST', '/v2/agents/signer/sessions/s/events', { messages: [{ type: 'text', content: 'sign my NDA' }] });
+    const offered = (upstream.chatRequests().at(-1)!.body as any).tools.find((t: any) => t.function.name === 'sign');
+    expect(offered.function).toEqual({ name: 'sign', description: 'Asks the user to e-sign a document; returns the signed document URL.', parameters: { type: 'object', properties: { document_url: { type: 'string' } }, required: ['document_url'] } });
+    const toolInput = asked.body.events.find((e: Ev) => e.type === 'tool_input');
+    const wrong = await app.call('POST', '/v2/agents/signer/sessions/s/events', { type: 'tool_output', tool_outputs: [{ type: 'success', event_id: toolInput.id, output: { url: 'x' } }] });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.messages[0]).toMatch(/does not match the output_schema of tol_collect_signature: .*signed_document_url/);
+    expect((await app.call('GET', '/v2/agents/signer/sessions/s/outstanding_client_tool_calls')).body.client_tool_calls).toHaveLength(1);
+    upstream.enqueue({ content: 'Signed.' });
+    const done = await app.call('POST', '/v2/agents/signer/sessions/s/events', { type: 'tool_output', tool_outputs: [{ type: 'success', event_id: toolInput.id, output: { signed_document_url: 'https://docs.example.com/nda-signed.pdf' } }] });
+    expect(done.status).toBe(201);
+    expect(done.body.events.map((e: Ev) => e.type)).toEqual(['tool_output', 'agent_output']);
+
+    expect((await app.call('DELETE', '/v2/tools/tol_collect_signature')).status).toBe(409);
+    const cleared = await app.call('PATCH', '/v2/tools/tol_collect_signature', { type: 'client', output_schema: {} });
+    expect(cleared.status).toBe(200);
+    expect(cleared.body.output_schema).toBeUndefined();
+    expect((await app.call('PATCH', '/v2/tools/tol_collect_signature', { type: 'lambda', enabled: false })).status).toBe(400);
+  });
 });

@@ -15,7 +15,7 @@ class ExecutionConfigurationDto {
 }
 
 class UpdateLambdaToolDto {
-  @IsIn(['lambda'], { message: 'type must be lambda (client tools are configured inline on their agent)' }) type!: 'lambda';
+  @IsIn(['lambda'], { message: 'type must be lambda or client' }) type!: 'lambda';
   @IsOptional() @IsString() @MinLength(1) @MaxLength(255) title?: string;
   @IsOptional() @IsString() @MinLength(1) @MaxLength(5000) description?: string;
   @IsOptional() @IsBoolean() enabled?: boolean;
@@ -30,6 +30,21 @@ class CreateLambdaToolDto extends UpdateLambdaToolDto {
   @IsString() @MinLength(1) @MaxLength(5000) declare description: string;
   @IsString() @MinLength(1) @MaxLength(100_000) declare code: string;
   @IsOptional() @IsIn(['python'], { message: 'language must be python (Python 3.12)' }) language?: 'python';
+}
+
+class UpdateClientToolDto {
+  @IsIn(['client'], { message: 'type must be lambda or client' }) type!: 'client';
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(128) title?: string;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(5000) description?: string;
+  @IsOptional() @IsBoolean() enabled?: boolean;
+  @IsOptional() @IsObject() input_schema?: Record<string, unknown>;
+  /** `{}` clears it: any output is then accepted. */
+  @IsOptional() @IsObject() output_schema?: Record<string, unknown>;
+}
+
+class CreateClientToolDto extends UpdateClientToolDto {
+  @IsString() @MinLength(1) @MaxLength(50) @Matches(/^[a-zA-Z0-9_-]+$/, { message: 'name may hold only letters, digits, underscores and hyphens' }) name!: string;
+  @IsString() @MinLength(1) @MaxLength(5000) declare description: string;
 }
 
 class TestContextDto {
@@ -57,14 +72,16 @@ function checkContext(context: TestContextDto | undefined): void {
   for (const [k, v] of Object.entries(context?.agent?.secrets ?? {})) if (typeof v !== 'string') throw invalid('request.invalid', `Invalid test_context.agent.secrets.${k}: must be a string`, { [`test_context.agent.secrets.${k}`]: 'must be a string' });
 }
 
+const isClient = (body: unknown): boolean => body !== null && typeof body === 'object' && (body as { type?: unknown }).type === 'client';
+
 function input(dto: UpdateLambdaToolDto & { name?: string }): LambdaToolInput {
   const { type: _type, language: _language, ...rest } = dto as UpdateLambdaToolDto & { language?: string };
   return rest as LambdaToolInput;
 }
 
 /**
- * User-defined tools at `/v2/tools` (Python lambdas, docs/lambda-tools.md): create, update, delete, and test with
- * or without creating. Listing and getting are in ToolServersController (one list of every tool).
+ * User-defined tools at `/v2/tools` (Python lambdas, docs/lambda-tools.md, and client tools): create, update,
+ * delete, and test lambdas with or without creating them. Listing and getting are in ToolServersController (one list of every tool).
  */
 @Controller('v2/tools')
 export class ToolsController {
@@ -73,8 +90,7 @@ export class ToolsController {
   @Post()
   @Policy('tool_config.manage')
   async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
-    if (body && typeof body === 'object' && (body as { type?: unknown }).type === 'client') throw invalid('request.invalid', 'Invalid type: client tools are configured inline on their agent (tool_configurations.<name>: {"type": "client", ...}); /v2/tools creates lambda tools', { type: 'must be lambda' });
-    const created = await this.tools.create(input(validateBody(CreateLambdaToolDto, body)), ctx);
+    const created = await this.tools.create(isClient(body) ? ({ ...validateBody(CreateClientToolDto, body) } as LambdaToolInput) : input(validateBody(CreateLambdaToolDto, body)), ctx);
     res.status(201);
     return created;
   }
@@ -91,7 +107,7 @@ export class ToolsController {
   @Patch(':tool_id')
   @Policy('tool_config.manage')
   async update(@Param('tool_id') id: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
-    return this.tools.update(id, input(validateBody(UpdateLambdaToolDto, body)), ctx);
+    return this.tools.update(id, isClient(body) ? ({ ...validateBody(UpdateClientToolDto, body) } as LambdaToolInput) : { ...input(validateBody(UpdateLambdaToolDto, body)), type: 'lambda' }, ctx);
   }
 
   @Delete(':tool_id')

@@ -3,7 +3,8 @@ import type { ToolConfig } from './agent-config';
 
 /**
  * A tool a user defines at `/v2/tools` (stream `user_tool-<id>`, id `tol_<name>`): a Python lambda run in the
- * sandbox (docs/lambda-tools.md). The code's schemas are discovered when it is created or its code changes.
+ * sandbox (docs/lambda-tools.md; the code's schemas are discovered when it is created or its code changes), or a
+ * client tool.
  */
 export interface LambdaToolSettings {
   readonly type: 'lambda';
@@ -20,12 +21,27 @@ export interface LambdaToolSettings {
   readonly enabled: boolean;
 }
 
+/** A tool the calling client runs (`type: client`): the model's arguments go out in `tool_input`, the client answers. */
+export interface ClientToolSettings {
+  readonly type: 'client';
+  readonly name: string;
+  readonly title?: string;
+  readonly description: string;
+  /** The arguments the model fills. */
+  readonly input_schema?: Record<string, unknown>;
+  /** What the client must submit as the tool output (checked when it does). */
+  readonly output_schema?: Record<string, unknown>;
+  readonly enabled: boolean;
+}
+
+export type UserToolSettings = LambdaToolSettings | ClientToolSettings;
+
 export type UserToolEvent =
-  | { type: 'UserToolCreated'; data: { id: string; settings: LambdaToolSettings; createdAt: string } }
-  | { type: 'UserToolUpdated'; data: { id: string; settings: LambdaToolSettings; updatedAt: string } }
+  | { type: 'UserToolCreated'; data: { id: string; settings: UserToolSettings; createdAt: string } }
+  | { type: 'UserToolUpdated'; data: { id: string; settings: UserToolSettings; updatedAt: string } }
   | { type: 'UserToolDeleted'; data: { id: string; deletedAt: string } };
 
-export type UserToolState = { readonly status: 'absent' } | { readonly status: 'active'; readonly settings: LambdaToolSettings };
+export type UserToolState = { readonly status: 'absent' } | { readonly status: 'active'; readonly settings: UserToolSettings };
 
 export const userToolFold = {
   initialState: { status: 'absent' } as UserToolState,
@@ -60,12 +76,12 @@ export function lambdaDeadlineSeconds(settings: LambdaToolSettings, configured?:
   return Object.keys(settings.tool_configurations ?? {}).length ? LAMBDA_COMPOSED_DEFAULT_S : LAMBDA_DEFAULT_S;
 }
 
-export function decideCreateUserTool(state: UserToolState, id: string, settings: LambdaToolSettings, now: Date): UserToolEvent[] {
+export function decideCreateUserTool(state: UserToolState, id: string, settings: UserToolSettings, now: Date): UserToolEvent[] {
   if (state.status !== 'absent') throw conflict('tool.exists', `A tool named "${settings.name}" already exists`);
   return [{ type: 'UserToolCreated', data: { id, settings, createdAt: now.toISOString() } }];
 }
 
-export function decideUpdateUserTool(state: UserToolState, id: string, change: (current: LambdaToolSettings) => LambdaToolSettings, now: Date): UserToolEvent[] {
+export function decideUpdateUserTool(state: UserToolState, id: string, change: (current: UserToolSettings) => UserToolSettings, now: Date): UserToolEvent[] {
   if (state.status === 'absent') throw userToolNotFound(id);
   return [{ type: 'UserToolUpdated', data: { id, settings: change(state.settings), updatedAt: now.toISOString() } }];
 }

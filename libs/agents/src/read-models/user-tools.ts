@@ -1,22 +1,25 @@
 import { collection } from '@lib/platform/projections';
-import type { LambdaToolSettings } from '../domain/user-tool';
+import type { UserToolSettings } from '../domain/user-tool';
 
 /** One row per user-defined tool (`/v2/tools`, projections/agents/user-tools). */
 export type UserToolRow = {
   readonly id: string;
   readonly name: string;
-  readonly type: 'lambda';
+  readonly type: 'lambda' | 'client';
   readonly enabled: boolean;
-  readonly settings: LambdaToolSettings;
+  readonly settings: UserToolSettings;
   readonly created_at: string;
   readonly updated_at: string;
 };
 
 export const USER_TOOLS = collection<UserToolRow>('user_tools');
 
-/** The reference's LambdaTool. */
+/** The reference's LambdaTool or ClientTool. */
 export function userToolView(row: UserToolRow): Record<string, unknown> {
   const s = row.settings;
+  if (s.type === 'client') {
+    return { id: row.id, type: s.type, name: s.name, ...(s.title ? { title: s.title } : {}), description: s.description, enabled: s.enabled, input_schema: s.input_schema ?? { type: 'object', properties: {} }, ...(s.output_schema ? { output_schema: s.output_schema } : {}), created_at: row.created_at, updated_at: row.updated_at };
+  }
   return {
     id: row.id,
     type: s.type,

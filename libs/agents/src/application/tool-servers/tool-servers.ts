@@ -130,7 +130,7 @@ export class ToolServers {
     const first = !pageKey;
     const builtins = first ? builtinTools(this.registry).filter((t) => (!type || t.type === type) && matches(String(t.name), String(t.description))) : [];
     // User-defined tools come on the first page too (beside the limit, like the built-ins); MCP tools are paged.
-    const users = first && (!type || type === 'lambda') ? (await findMatching<UserToolRow>(this.reads, USER_TOOLS, { limit: 1000 }, (r) => matches(r.name, r.settings.description))).items.map(userToolView) : [];
+    const users = first && (!type || type === 'lambda' || type === 'client') ? (await findMatching<UserToolRow>(this.reads, USER_TOOLS, { limit: 1000 }, (r) => (!type || r.type === type) && matches(r.name, r.settings.description))).items.map(userToolView) : [];
     if (type && type !== 'mcp') return { tools: [...builtins, ...users], metadata: {} };
     const page = await findMatching<CatalogToolRow>(this.reads, TOOL_CATALOG, { limit, pageKey }, (r) => matches(r.tool.name, r.tool.description));
     return { tools: [...builtins, ...users, ...page.items.map(catalogToolView)], metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
@@ -160,16 +160,16 @@ export class ToolServers {
    * or a lambda that is gone or disabled, is not offered.
    */
   async attach(config: AgentConfig): Promise<AgentConfig> {
-    if (!Object.values(config.tool_configurations).some((t) => t.type === 'mcp' || t.type === 'lambda')) return config;
+    if (!Object.values(config.tool_configurations).some((t) => t.type === 'mcp' || t.type === 'lambda' || (t.type === 'client' && t.tool_id !== undefined))) return config;
     return { ...config, tool_configurations: await this.attachTools(config.tool_configurations) };
   }
 
   async attachTools(configs: Readonly<Record<string, ToolConfig>>): Promise<Record<string, ToolConfig>> {
     const tools: Record<string, ToolConfig> = {};
     for (const [name, tool] of Object.entries(configs)) {
-      if (tool.type === 'lambda') {
+      if (tool.type === 'lambda' || (tool.type === 'client' && tool.tool_id !== undefined)) {
         const row = await this.reads.get<UserToolRow>(USER_TOOLS, String(tool.tool_id));
-        if (row?.enabled) tools[name] = { ...tool, lambda_tool: row.settings } as ToolConfig;
+        if (row?.enabled && row.type === tool.type) tools[name] = { ...tool, [tool.type === 'lambda' ? 'lambda_tool' : 'client_tool']: row.settings } as ToolConfig;
         continue;
       }
       if (tool.type !== 'mcp') {

@@ -34,8 +34,9 @@ export class LambdaTool implements Tool {
   }
 
   async run(config: ToolConfig, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
-    const settings = (config.lambda_tool as LambdaToolSettings | undefined) ?? (await this.reads.get<UserToolRow>(USER_TOOLS, String(config.tool_id)))?.settings;
-    if (!settings) return { output: { error: `no lambda tool "${String(config.tool_id)}"` }, error: true };
+    const stored = (config.lambda_tool as LambdaToolSettings | undefined) ?? (await this.reads.get<UserToolRow>(USER_TOOLS, String(config.tool_id)))?.settings;
+    if (!stored || stored.type !== 'lambda') return { output: { error: `no lambda tool "${String(config.tool_id)}"` }, error: true };
+    const settings = stored;
     if (!settings.enabled) return { output: { error: `the lambda tool "${settings.name}" is disabled` }, error: true };
     const depth = ctx.lambdaDepth ?? 0;
     if (depth >= LAMBDA_MAX_DEPTH) return { output: { error: `lambdas call lambdas at most ${LAMBDA_MAX_DEPTH} levels deep` }, error: true };

@@ -10,6 +10,8 @@ import { AgentIdentities } from '../access/agent-access';
 import { ToolServers } from '../tool-servers/tool-servers';
 import { ToolConfigurations } from '../tool-configurations/tool-configurations';
 import { applyOverrides } from './tools';
+import { USER_TOOLS, UserToolRow } from '../../read-models';
+import { clientOutputProblems } from '../user-tools/client-output';
 import { TurnOutcome, TurnRunner } from './turn-runner';
 import { NO_SINK, TurnSink } from './turn-sink';
 
@@ -129,12 +131,20 @@ export class SessionInputs {
 
   /** Client tool outputs: each answers a pending call; once none is pending the turn continues. */
   private async toolOutputs(agent: ActiveAgent, session: ActiveSession, streamId: string, revision: number, req: Extract<InputRequest, { type: 'tool_output' }>, ctx: CommandContext, sink: TurnSink, streaming: boolean, signal?: AbortSignal) {
-    const events: SessionEvent[] = req.tool_outputs.map((o, i) => {
+    const events: SessionEvent[] = [];
+    for (const [i, o] of req.tool_outputs.entries()) {
       const call = session.pending.find((p) => p.event_id === o.event_id);
       if (!call) throw invalid('session.no_pending_call', `tool_outputs[${i}].event_id "${o.event_id}" is not a client tool call this session waits for`, { [`tool_outputs[${i}].event_id`]: 'not an outstanding client tool call' });
+      // A client tool registered at /v2/tools with an output_schema gets outputs that match it (400, nothing stored).
+      const configured = agent.config.tool_configurations[call.tool_configuration_name];
+      if (o.type === 'success' && configured?.type === 'client' && typeof configured.tool_id === 'string') {
+        const registered = await this.reads.get<UserToolRow>(USER_TOOLS, configured.tool_id);
+        const problems = registered?.settings.type === 'client' ? clientOutputProblems(registered.settings.output_schema, o.output) : [];
+        if (problems.length) throw invalid('session.invalid_tool_output', `tool_outputs[${i}].output does not match the output_schema of ${configured.tool_id}: ${problems.join('; ')}`, { [`tool_outputs[${i}].output`]: problems.join('; ') });
+      }
       const output = o.type === 'success' ? o.output : { error: o.error };
-      return { type: 'SessionToolReturned', data: { eventId: this.eventId(), createdAt: this.now(), toolCallId: call.tool_call_id, toolConfigurationName: call.tool_configuration_name, toolName: 'client', toolOutput: output, error: o.type === 'error', step: session.currentStep ?? agent.config.first_step_name } };
-    });
+      events.push({ type: 'SessionToolReturned', data: { eventId: this.eventId(), createdAt: this.now(), toolCallId: call.tool_call_id, toolConfigurationName: call.tool_configuration_name, toolName: 'client', toolOutput: output, error: o.type === 'error', step: session.currentStep ?? agent.config.first_step_name } });
+    }
     const left = session.pending.filter((p) => !req.tool_outputs.some((o) => o.event_id === p.event_id));
     if (left.length) {
       await this.sessions.store.append(streamId, revision, events, ctx);

@@ -169,9 +169,13 @@ interface CorpusSpec {
 const corporaOf = (config: ToolConfig): CorpusSpec[] => ((config.query_configuration?.search as { corpora?: CorpusSpec[] } | undefined)?.corpora ?? []);
 const clamp = (n: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, Math.trunc(Number(n) || 0)));
 
-/** A client tool is run by the caller: the model sees its schema (given inline until `/v2/tools` exists). */
+/**
+ * A client tool is run by the caller: the model sees its schema, from the tool registered at `/v2/tools` when the
+ * configuration names one by `tool_id` (attached as `client_tool`), else given inline (`parameters`).
+ */
 export function clientToolDefinition(name: string, config: ToolConfig): ToolDefinition {
-  return { type: 'function', function: { name, description: config.description ?? `Asks the client to run ${name}.`, parameters: config.parameters ?? OPEN_OBJECT } };
+  const registered = config.client_tool as { description?: string; input_schema?: Record<string, unknown> } | undefined;
+  return { type: 'function', function: { name, description: config.description ?? registered?.description ?? `Asks the client to run ${name}.`, parameters: registered?.input_schema ?? config.parameters ?? OPEN_OBJECT } };
 }
 
 /** Values `{"$ref": "…"}` in `argument_override` resolve against: agent secrets, session secrets, session metadata. */

@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CommandContext, conflict, findMatching, Fold, invalid, notFound, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
 import { LambdaOutcome, LambdaSandbox } from '../../adapters/lambda/lambda-sandbox';
 import { ToolConfig, toolProblems } from '../../domain/agent-config';
-import { decideCreateUserTool, decideDeleteUserTool, decideUpdateUserTool, invalidLambda, lambdaDeadlineSeconds, LambdaToolSettings, userToolFold, userToolId, UserToolEvent, UserToolState, userToolNotFound } from '../../domain/user-tool';
+import { ClientToolSettings, decideCreateUserTool, decideDeleteUserTool, decideUpdateUserTool, invalidLambda, lambdaDeadlineSeconds, LambdaToolSettings, userToolFold, userToolId, UserToolEvent, UserToolState, userToolNotFound } from '../../domain/user-tool';
 import { AGENTS, AgentRow, CatalogToolRow, TOOL_CATALOG, USER_TOOLS, UserToolRow, userToolView } from '../../read-models';
 import type { ReferenceCheck } from '../agent-writer';
 import { builtinToolId } from '../tools/builtin-catalog';
@@ -15,7 +15,11 @@ const NAME = /^[a-zA-Z0-9_-]{1,50}$/;
 const COMPOSED_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
 
 export interface LambdaToolInput {
+  readonly type?: 'lambda' | 'client';
   readonly name?: string;
+  /** client tools: the arguments the model fills, and what the client must answer ({} clears it on update). */
+  readonly input_schema?: Record<string, unknown>;
+  readonly output_schema?: Record<string, unknown>;
   readonly title?: string;
   readonly description?: string;
   readonly code?: string;
@@ -53,6 +57,12 @@ export class UserTools {
     const id = userToolId(name);
     // Tool ids share one namespace with the built-ins' and MCP tools'.
     if (id.startsWith(builtinToolId('')) || (await this.reads.get(TOOL_CATALOG, id))) throw conflict('tool.exists', `A tool with id "${id}" already exists`);
+    if (input.type === 'client') {
+      checkSchemas(input);
+      const client: ClientToolSettings = { type: 'client', name, ...(input.title ? { title: input.title } : {}), description: input.description!, ...(input.input_schema ? { input_schema: input.input_schema } : {}), ...(input.output_schema && Object.keys(input.output_schema).length ? { output_schema: input.output_schema } : {}), enabled: input.enabled ?? true };
+      await this.write(id, (s) => decideCreateUserTool(s, id, client, ctx.now), ctx);
+      return this.get(id);
+    }
     await this.checkComposed(input.tool_configurations ?? undefined);
     const outcome = await this.validate(input.code!);
     const settings: LambdaToolSettings = {
@@ -74,7 +84,28 @@ export class UserTools {
 
   /** PATCH: given fields replace; new code is checked again and its schemas discovered again; `tool_configurations: null` clears. */
   async update(id: string, input: LambdaToolInput, ctx: CommandContext): Promise<Record<string, unknown>> {
-    const current = await this.row(id);
+    const row = await this.row(id);
+    if (input.type && input.type !== row.type) throw invalid('request.invalid', `Invalid type: tool "${id}" is a ${row.type} tool`, { type: `must be ${row.type}` });
+    if (row.settings.type === 'client') {
+      checkSchemas(input);
+      await this.write(
+        id,
+        (s) =>
+          decideUpdateUserTool(
+            s,
+            id,
+            (old) => {
+              const { output_schema: _o, ...rest } = old as ClientToolSettings;
+              const output = input.output_schema === undefined ? (old as ClientToolSettings).output_schema : Object.keys(input.output_schema).length ? input.output_schema : undefined;
+              return { ...rest, ...(input.title !== undefined ? { title: input.title } : {}), ...(input.description !== undefined ? { description: input.description } : {}), ...(input.enabled !== undefined ? { enabled: input.enabled } : {}), ...(input.input_schema !== undefined ? { input_schema: input.input_schema } : {}), ...(output ? { output_schema: output } : {}) };
+            },
+            ctx.now,
+          ),
+        ctx,
+      );
+      return this.get(id);
+    }
+    const current = { settings: row.settings };
     if (input.tool_configurations) await this.checkComposed(input.tool_configurations);
     const outcome = input.code !== undefined && input.code !== current.settings.code ? await this.validate(input.code) : undefined;
     await this.write(
@@ -83,7 +114,8 @@ export class UserTools {
         decideUpdateUserTool(
           s,
           id,
-          (old) => {
+          (previous) => {
+            const old = previous as LambdaToolSettings;
             const { tool_configurations: _t, output_schema: _o, ...rest } = old;
             const composed = input.tool_configurations === null ? undefined : (input.tool_configurations ?? old.tool_configurations);
             const output = outcome ? (outcome.output_schema ?? undefined) : old.output_schema;
@@ -112,10 +144,10 @@ export class UserTools {
     const listed = await this.reads.get<CatalogToolRow>(TOOL_CATALOG, id);
     if (listed) throw invalid('tool.not_deletable', `Tool "${id}" is listed by the tool server ${listed.server_id}: it goes when the server no longer lists it (sync) or is deleted`);
     await this.row(id);
-    const uses = (tools: Readonly<Record<string, ToolConfig>>) => Object.values(tools).some((t) => t.type === 'lambda' && t.tool_id === id);
+    const uses = (tools: Readonly<Record<string, ToolConfig>>) => Object.values(tools).some((t) => (t.type === 'lambda' || t.type === 'client') && t.tool_id === id);
     const agents = await findMatching<AgentRow>(this.reads, AGENTS, { limit: 20 }, (a) => uses(a.config.tool_configurations));
     if (agents.items.length) throw conflict('tool.in_use', `Tool "${id}" is used by agent${agents.items.length > 1 ? 's' : ''} ${agents.items.map((a) => a.id).join(', ')}`);
-    const lambdas = await findMatching<UserToolRow>(this.reads, USER_TOOLS, { limit: 20 }, (t) => t.id !== id && uses(t.settings.tool_configurations ?? {}));
+    const lambdas = await findMatching<UserToolRow>(this.reads, USER_TOOLS, { limit: 20 }, (t) => t.id !== id && t.settings.type === 'lambda' && uses(t.settings.tool_configurations ?? {}));
     if (lambdas.items.length) throw conflict('tool.in_use', `Tool "${id}" is called by the lambda${lambdas.items.length > 1 ? 's' : ''} ${lambdas.items.map((t) => t.id).join(', ')}`);
     await this.write(id, (s) => decideDeleteUserTool(s, id, ctx.now), ctx);
   }
@@ -132,13 +164,13 @@ export class UserTools {
 
   /** `POST /v2/tools/{id}/test`: the stored lambda run on the input, its output checked against its schema. */
   async test(id: string, input: Record<string, unknown>, timeoutSeconds: number | undefined, context: TestContext | undefined, ctx: CommandContext): Promise<Record<string, unknown>> {
-    const row = await this.row(id).catch(() => {
-      throw notFound('tool.not_found', `Tool "${id}" does not exist or is not a lambda tool`, id);
-    });
-    const outcome = await this.runTest(row.settings, input, timeoutSeconds, context, ctx);
+    const row = await this.reads.get<UserToolRow>(USER_TOOLS, id);
+    if (!row || row.settings.type !== 'lambda') throw notFound('tool.not_found', `Tool "${id}" does not exist or is not a lambda tool`, id);
+    const settings = row.settings;
+    const outcome = await this.runTest(settings, input, timeoutSeconds, context, ctx);
     const run = outcome.execution;
     if (!run || !run.success) return { type: 'error', error: run?.error ?? { message: outcome.validation.errors.join('; ') }, latency_millis: run?.latency_millis ?? 0, memory_used_mb: outcome.memory_used_mb };
-    return { type: 'success', output: run.output, latency_millis: run.latency_millis, memory_used_mb: outcome.memory_used_mb, validation_results: schemaResults(row.settings.input_schema, row.settings.output_schema, input, run.output) };
+    return { type: 'success', output: run.output, latency_millis: run.latency_millis, memory_used_mb: outcome.memory_used_mb, validation_results: schemaResults(settings.input_schema, settings.output_schema, input, run.output) };
   }
 
   /** `POST /v2/tools/test`: validation, the discovered schemas, and (when valid) the run on `test_input`. */
@@ -202,6 +234,19 @@ export class UserTools {
   }
 }
 
+/** A client tool's schemas must be JSON Schemas (ajv compiles them), or the 400 says which and why. */
+function checkSchemas(input: LambdaToolInput): void {
+  for (const field of ['input_schema', 'output_schema'] as const) {
+    const schema = input[field];
+    if (schema === undefined || !Object.keys(schema).length) continue;
+    try {
+      ajv.compile(schema);
+    } catch (e) {
+      throw invalid('request.invalid', `Invalid ${field}: not a JSON Schema (${(e as Error).message})`, { [field]: 'not a JSON Schema' });
+    }
+  }
+}
+
 /** Whether the input and output match the discovered schemas (ajv), with the reasons when not. */
 function schemaResults(inputSchema: Record<string, unknown>, outputSchema: Record<string, unknown> | undefined, input: unknown, output: unknown): Record<string, unknown> {
   const errors: string[] = [];
@@ -219,14 +264,15 @@ function schemaResults(inputSchema: Record<string, unknown>, outputSchema: Recor
 
 const ajv = new Ajv({ allErrors: true, strict: false });
 
-/** Agents' `lambda` tools name a tool `/v2/tools` holds (400 naming the entry). */
+/** Agents' `lambda` tools, and client tools given by `tool_id`, name a tool `/v2/tools` holds (400 naming the entry). */
 export const lambdaToolCheck =
   (reads: ReadStore): ReferenceCheck =>
   async (config) => {
     const problems: Record<string, string> = {};
     for (const [name, tool] of Object.entries(config.tool_configurations)) {
-      if (tool.type !== 'lambda') continue;
-      if (typeof tool.tool_id !== 'string' || !(await reads.get(USER_TOOLS, tool.tool_id))) problems[`tool_configurations.${name}.tool_id`] = `no lambda tool "${String(tool.tool_id)}": POST /v2/tools creates one`;
+      if (tool.type !== 'lambda' && !(tool.type === 'client' && tool.tool_id !== undefined)) continue;
+      const row = typeof tool.tool_id === 'string' ? await reads.get<UserToolRow>(USER_TOOLS, tool.tool_id) : undefined;
+      if (!row || row.type !== tool.type) problems[`tool_configurations.${name}.tool_id`] = `no ${tool.type} tool "${String(tool.tool_id)}": POST /v2/tools creates one`;
     }
     return problems;
   };
