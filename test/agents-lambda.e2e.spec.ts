@@ -100,6 +100,14 @@ describe('lambda tools', () => {
     expect(badComposed.body.field_errors ?? badComposed.body).toBeTruthy();
     expect(JSON.stringify(badComposed.body)).toMatch(/tool_configurations\.bad-name/);
     expect((await app.call('GET', '/v2/tools/tol_broken')).status).toBe(404);
+    for (const missing of ['code', 'description', 'name']) {
+      const body: Record<string, unknown> = { type: 'lambda', name: 'incomplete', description: 'd', code: 'def process():\n    return 1\n' };
+      delete body[missing];
+      const res = await app.call('POST', '/v2/tools', body);
+      expect(res.status).toBe(400);
+      expect(Object.keys(res.body.field_errors)).toContain(missing);
+    }
+    expect((await app.call('POST', '/v2/tools', { type: 'client', name: 'no_description' })).status).toBe(400);
     const listed = await app.call('GET', '/v2/tools?type=lambda');
     expect(listed.body.tools.map((t: any) => t.id).sort()).toEqual(['tol_customer_score', 'tol_double']);
     expect((await app.call('GET', '/v2/tools/tol_customer_score')).body).toMatchObject({ title: 'Customer score', function_definition: { language: 'python', code: SCORE }, tool_configurations: { double: { type: 'lambda', tool_id: 'tol_double' } } });

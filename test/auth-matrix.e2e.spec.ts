@@ -202,6 +202,7 @@ describe('route × role matrix', () => {
     }
     await app.call('POST', '/v2/tool_configurations', { key: 'tc1', name: 'TC1', type: 'web_get' });
     await app.call('POST', '/v2/glossaries', { key: 'g1', name: 'G1' });
+    await app.call('POST', '/v2/agents/a1/schedules', { key: 'sch1', name: 'S1', message: [{ type: 'text', content: 'fixture' }], schedule: { type: 'interval', interval: 'PT24H' } });
     if (!fixture.toolServerId || (await app.call('GET', `/v2/tool_servers/${fixture.toolServerId}`)).status === 404) {
       fixture.toolServerId = (await app.call('POST', '/v2/tool_servers', { name: 'fixture', type: 'mcp', uri: mcp.url, transport: 'streamable-http', auth: { type: 'bearer', token: MCP_TOKEN } })).body.id;
       await app.call('POST', `/v2/tool_servers/${fixture.toolServerId}/sync`);
@@ -286,6 +287,7 @@ describe('route × role matrix', () => {
       .replace(':artifact_id', fixture.artifactId)
       .replace(':tool_configuration_key', 'tc1')
       .replace(':glossary_key', 'g1')
+      .replace(':schedule_key', 'sch1')
       .replace(':tool_server_id', fixture.toolServerId)
       .replace(':tool_id', fixture.toolId)
       .replace(':instruction_id', fixture.instructionId)

@@ -50,6 +50,7 @@ import { AgentsController } from './agents/agents.controller';
 import { ToolConfigurationsController } from './agents/tool-configurations.controller';
 import { ToolServersController } from './agents/tool-servers.controller';
 import { ToolsController } from './agents/tools.controller';
+import { SchedulesController } from './agents/schedules.controller';
 import { GlossariesController } from './agents/glossaries.controller';
 import { SessionsController } from './agents/sessions.controller';
 import { InstructionsController } from './agents/instructions.controller';
@@ -137,6 +138,7 @@ export const API_CONTROLLERS = [
   ToolConfigurationsController,
   ToolServersController,
   ToolsController,
+  SchedulesController,
   GlossariesController,
   SessionsController,
   InstructionsController,

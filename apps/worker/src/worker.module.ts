@@ -1,6 +1,6 @@
 import { DynamicModule, Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
-import { TurnSweeper, WakeupHandler } from '@lib/agents';
+import { ScheduleRunner, TurnSweeper, WakeupHandler } from '@lib/agents';
 import { JobRunner } from '@lib/corpora';
 import { CLOCK, Clock, DURABLE_TIMERS, DurableTimers, EVENT_STORE, EventStore, EventStoreLeases, LEASES, Leases, ServiceConfig } from '@lib/platform';
 import type { Logger } from 'pino';
@@ -48,6 +48,7 @@ export class WorkerModule {
         JobRunner,
         TurnSweeper,
         WakeupHandler,
+        ScheduleRunner,
       ],
       exports: [LEASES, DURABLE_TIMERS],
     };

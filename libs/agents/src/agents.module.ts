@@ -39,6 +39,7 @@ import { ToolCaller } from './application/turn/tool-caller';
 import { LambdaSandbox } from './adapters/lambda/lambda-sandbox';
 import { LambdaTool } from './application/tools/lambda';
 import { lambdaToolCheck, UserTools } from './application/user-tools/user-tools';
+import { Schedules } from './application/schedules/schedules';
 
 export interface AgentsModuleOptions {
   /** The module that provides ChatCompletions and SecretBox (one instance per process: quotas, model clients). */
@@ -125,6 +126,7 @@ export class AgentsModule {
         LambdaTool,
         UserTools,
         ImageAnalysisTool,
+        Schedules,
         {
           provide: AGENT_TOOLS,
           inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool, WebSearchTool, DocumentIndexTool, ScheduleWakeupTool, GlossaryPutEntriesTool, GlossaryDeleteEntriesTool, ImageReadTool, GetDocumentTool, LambdaTool, ImageAnalysisTool],
@@ -156,7 +158,7 @@ export class AgentsModule {
         TurnRunner,
         SessionInputs,
       ],
-      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox],
+      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules],
     };
   }
 }

@@ -12,3 +12,5 @@ export type { ToolServerEvent } from './domain/tool-server';
 export { serverToolId } from './domain/tool-server';
 export type { GlossaryEvent } from './domain/glossary';
 export type { UserToolEvent } from './domain/user-tool';
+export type { ScheduleEvent } from './domain/schedule';
+export { SCHEDULE_MAX_ATTEMPTS } from './domain/schedule';

@@ -49,3 +49,6 @@ export * from './application/user-tools/user-tools';
 export * from './application/tools/lambda';
 export * from './adapters/lambda/lambda-sandbox';
 export * from './domain/user-tool';
+export * from './domain/schedule';
+export * from './application/schedules/schedules';
+export * from './application/schedules/schedule-runner';

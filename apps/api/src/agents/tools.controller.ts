@@ -24,12 +24,17 @@ class UpdateLambdaToolDto {
   @IsOptional() @IsObject() tool_configurations?: Record<string, ToolConfig> | null;
 }
 
-class CreateLambdaToolDto extends UpdateLambdaToolDto {
+/** Not derived from the update's class: class-validator would inherit its `@IsOptional` on the required fields. */
+class CreateLambdaToolDto {
+  @IsIn(['lambda'], { message: 'type must be lambda or client' }) type!: 'lambda';
   @IsString() @MinLength(1) @MaxLength(50) @Matches(/^[a-zA-Z0-9_-]+$/, { message: 'name may hold only letters, digits, underscores and hyphens' }) name!: string;
-  @IsString() @MinLength(1) @MaxLength(128) declare title?: string;
-  @IsString() @MinLength(1) @MaxLength(5000) declare description: string;
-  @IsString() @MinLength(1) @MaxLength(100_000) declare code: string;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(128) title?: string;
+  @IsString() @MinLength(1) @MaxLength(5000) description!: string;
+  @IsString() @MinLength(1) @MaxLength(100_000) code!: string;
   @IsOptional() @IsIn(['python'], { message: 'language must be python (Python 3.12)' }) language?: 'python';
+  @IsOptional() @IsBoolean() enabled?: boolean;
+  @IsOptional() @ValidateNested() @Type(() => ExecutionConfigurationDto) execution_configuration?: ExecutionConfigurationDto;
+  @IsOptional() @IsObject() tool_configurations?: Record<string, ToolConfig> | null;
 }
 
 class UpdateClientToolDto {
@@ -42,9 +47,14 @@ class UpdateClientToolDto {
   @IsOptional() @IsObject() output_schema?: Record<string, unknown>;
 }
 
-class CreateClientToolDto extends UpdateClientToolDto {
+class CreateClientToolDto {
+  @IsIn(['client'], { message: 'type must be lambda or client' }) type!: 'client';
   @IsString() @MinLength(1) @MaxLength(50) @Matches(/^[a-zA-Z0-9_-]+$/, { message: 'name may hold only letters, digits, underscores and hyphens' }) name!: string;
-  @IsString() @MinLength(1) @MaxLength(5000) declare description: string;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(128) title?: string;
+  @IsString() @MinLength(1) @MaxLength(5000) description!: string;
+  @IsOptional() @IsBoolean() enabled?: boolean;
+  @IsOptional() @IsObject() input_schema?: Record<string, unknown>;
+  @IsOptional() @IsObject() output_schema?: Record<string, unknown>;
 }
 
 class TestContextDto {
@@ -74,7 +84,7 @@ function checkContext(context: TestContextDto | undefined): void {
 
 const isClient = (body: unknown): boolean => body !== null && typeof body === 'object' && (body as { type?: unknown }).type === 'client';
 
-function input(dto: UpdateLambdaToolDto & { name?: string }): LambdaToolInput {
+function input(dto: (UpdateLambdaToolDto | CreateLambdaToolDto) & { name?: string }): LambdaToolInput {
   const { type: _type, language: _language, ...rest } = dto as UpdateLambdaToolDto & { language?: string };
   return rest as LambdaToolInput;
 }

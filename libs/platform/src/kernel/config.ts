@@ -61,6 +61,8 @@ export interface ServiceConfig {
   readonly lambdaMaxSandboxes: number;
   /** Resident memory one lambda sandbox may reach before it is stopped (LAMBDA_MAX_MEMORY_MB, default 1024). */
   readonly lambdaMaxMemoryMb: number;
+  /** Shortest gap between two firings of an agent schedule (SCHEDULE_MIN_INTERVAL_SECONDS, default 3600; docs/schedules.md). */
+  readonly scheduleMinIntervalSeconds: number;
   /** How long a work lease holds without renewal (LEASE_TTL_MS, default 15 s; docs/workers.md). */
   readonly leaseTtlMs: number;
   /** How often a lease holder renews (LEASE_RENEW_MS, default a third of the TTL). */
@@ -170,6 +172,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     lambdaWarmSandboxes: int('LAMBDA_WARM_SANDBOXES', 1, 0, 16),
     lambdaMaxSandboxes: int('LAMBDA_MAX_SANDBOXES', 4, 1, 64),
     lambdaMaxMemoryMb: int('LAMBDA_MAX_MEMORY_MB', 1024, 128, 16_384),
+    scheduleMinIntervalSeconds: int('SCHEDULE_MIN_INTERVAL_SECONDS', 3600, 1, 31_536_000),
     leaseTtlMs,
     leaseRenewMs,
     workerPollMs: int('WORKER_POLL_MS', 5_000, 10, 600_000),
