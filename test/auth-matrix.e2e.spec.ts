@@ -132,6 +132,20 @@ function expected(route: Route, who: CallerSpec | 'unauthenticated'): Expect {
       return agent(['develop']);
     case 'agent.administer':
       return agent(['administer']);
+    case 'alias.read':
+    case 'alias.use':
+    case 'alias.session_read':
+    case 'alias.session_develop':
+    case 'alias.develop':
+    case 'alias.administer': {
+      // Any agent role of the kind passes the policy; an alias-routed session then needs it on its agent (a1).
+      const acts = ({ 'alias.read': ['view'], 'alias.use': ['use'], 'alias.session_read': ['use', 'view'], 'alias.session_develop': ['develop'], 'alias.develop': ['develop'], 'alias.administer': ['administer'] } as Record<string, AgentAction[]>)[route.policy];
+      if (!acts.some((a) => who.someAgent.includes(a))) return 403;
+      if (route.path.includes(':session_key')) return acts.some((a) => who.a1.includes(a)) ? 'allow' : 404;
+      // Creating a session through the fixture alias routes to a1: the caller must be able to use it.
+      if (route.method === 'POST' && route.path.endsWith('/sessions')) return who.a1.includes('use') ? 'allow' : 403;
+      return 'allow';
+    }
     case 'keys.own': {
       // API key routes are open to users and app clients; what each may then do is the spec's key rules.
       if (!route.path.startsWith('/v2/api_keys')) throw new Error(`no expectation for keys.own route ${route.method} ${route.path}`);
@@ -172,7 +186,7 @@ const ONE_PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4n
 describe('route × role matrix', () => {
   let app: TestApp;
   const headers: Record<string, Record<string, string>> = {};
-  const fixture = { keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '', toolServerId: '', toolId: '' };
+  const fixture = { keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '', toolServerId: '', toolId: '', aliasEventId: '', aliasArtifactId: '' };
   let mcp: Awaited<ReturnType<typeof startMcpServer>>;
 
   /** Puts the fixtures back; true when c1 was created anew (it had been deleted). */
@@ -202,6 +216,17 @@ describe('route × role matrix', () => {
     }
     await app.call('POST', '/v2/tool_configurations', { key: 'tc1', name: 'TC1', type: 'web_get' });
     await app.call('POST', '/v2/glossaries', { key: 'g1', name: 'G1' });
+    await app.call('POST', '/v2/agent_aliases', { key: 'al1', name: 'AL1', policy: { type: 'routed', rules: [{ targets: { type: 'single', agent_key: 'a1' } }] } });
+    if ((await app.call('GET', '/v2/agent_aliases/al1/sessions/as1')).status === 404) {
+      await app.call('POST', '/v2/agent_aliases/al1/sessions', { key: 'as1' });
+      fixture.aliasEventId = (await app.call('POST', '/v2/agent_aliases/al1/sessions/as1/events', { messages: [{ type: 'text', content: 'fixture' }] })).body.events?.[0]?.id ?? '';
+      const form = new FormData();
+      form.append('files', new Blob(['fixture artifact'], { type: 'text/plain' }), 'fixture.txt');
+      const uploaded = await fetch(`${app.url}/v2/agent_aliases/al1/sessions/as1/events`, { method: 'POST', headers: { 'x-api-key': app.key }, body: form });
+      fixture.aliasArtifactId = ((await uploaded.json()) as { events?: { artifacts?: { artifact_id: string }[] }[] }).events?.[0]?.artifacts?.[0]?.artifact_id ?? '';
+    } else if ((await app.call('GET', `/v2/agent_aliases/al1/sessions/as1/events/${fixture.aliasEventId}`)).status === 404) {
+      fixture.aliasEventId = (await app.call('POST', '/v2/agent_aliases/al1/sessions/as1/events', { messages: [{ type: 'text', content: 'fixture' }] })).body.events?.[0]?.id ?? '';
+    }
     await app.call('POST', '/v2/agents/a1/schedules', { key: 'sch1', name: 'S1', message: [{ type: 'text', content: 'fixture' }], schedule: { type: 'interval', interval: 'PT24H' } });
     if (!fixture.toolServerId || (await app.call('GET', `/v2/tool_servers/${fixture.toolServerId}`)).status === 404) {
       fixture.toolServerId = (await app.call('POST', '/v2/tool_servers', { name: 'fixture', type: 'mcp', uri: mcp.url, transport: 'streamable-http', auth: { type: 'bearer', token: MCP_TOKEN } })).body.id;
@@ -271,7 +296,11 @@ describe('route × role matrix', () => {
 
   /** A request that passes the guard and touches nothing it should not: bodies are empty or invalid (400). */
   function request(route: Route): { path: string; body?: unknown } {
+    const viaAlias = route.path.startsWith('/v2/agent_aliases');
     const path = route.path
+      .replace(':session_key', viaAlias ? 'as1' : ':session_key')
+      .replace(':event_id', viaAlias ? fixture.aliasEventId : ':event_id')
+      .replace(':artifact_id', viaAlias ? fixture.aliasArtifactId : ':artifact_id')
       .replace(':corpus_key', 'c1')
       .replace(':document_id', 'd1')
       .replace(':username', 'target')
@@ -288,6 +317,7 @@ describe('route × role matrix', () => {
       .replace(':tool_configuration_key', 'tc1')
       .replace(':glossary_key', 'g1')
       .replace(':schedule_key', 'sch1')
+      .replace(':alias_key', 'al1')
       .replace(':tool_server_id', fixture.toolServerId)
       .replace(':tool_id', fixture.toolId)
       .replace(':instruction_id', fixture.instructionId)

@@ -51,6 +51,7 @@ import { ToolConfigurationsController } from './agents/tool-configurations.contr
 import { ToolServersController } from './agents/tool-servers.controller';
 import { ToolsController } from './agents/tools.controller';
 import { SchedulesController } from './agents/schedules.controller';
+import { AliasesController } from './agents/aliases.controller';
 import { GlossariesController } from './agents/glossaries.controller';
 import { SessionsController } from './agents/sessions.controller';
 import { InstructionsController } from './agents/instructions.controller';
@@ -139,6 +140,7 @@ export const API_CONTROLLERS = [
   ToolServersController,
   ToolsController,
   SchedulesController,
+  AliasesController,
   GlossariesController,
   SessionsController,
   InstructionsController,

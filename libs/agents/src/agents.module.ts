@@ -40,6 +40,7 @@ import { LambdaSandbox } from './adapters/lambda/lambda-sandbox';
 import { LambdaTool } from './application/tools/lambda';
 import { lambdaToolCheck, UserTools } from './application/user-tools/user-tools';
 import { Schedules } from './application/schedules/schedules';
+import { Aliases } from './application/aliases/aliases';
 
 export interface AgentsModuleOptions {
   /** The module that provides ChatCompletions and SecretBox (one instance per process: quotas, model clients). */
@@ -127,6 +128,7 @@ export class AgentsModule {
         UserTools,
         ImageAnalysisTool,
         Schedules,
+        Aliases,
         {
           provide: AGENT_TOOLS,
           inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool, WebSearchTool, DocumentIndexTool, ScheduleWakeupTool, GlossaryPutEntriesTool, GlossaryDeleteEntriesTool, ImageReadTool, GetDocumentTool, LambdaTool, ImageAnalysisTool],
@@ -158,7 +160,7 @@ export class AgentsModule {
         TurnRunner,
         SessionInputs,
       ],
-      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules],
+      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases],
     };
   }
 }

@@ -52,3 +52,5 @@ export * from './domain/user-tool';
 export * from './domain/schedule';
 export * from './application/schedules/schedules';
 export * from './application/schedules/schedule-runner';
+export * from './domain/alias';
+export * from './application/aliases/aliases';

@@ -24,6 +24,8 @@ export type SessionState =
       /** Compaction settings snapshotted at creation (absent for sessions created before they were). */
       readonly compaction?: CompactionConfig;
       readonly createdBy?: SessionCreator;
+      /** The alias the session was created through (its routing was resolved then, once). */
+      readonly aliasKey?: string;
       readonly createdAt: string;
       readonly updatedAt: string;
       /** The step the next input enters (the reentry step of the step the last turn ended on). */
@@ -68,6 +70,7 @@ export const sessionFold = {
         forkedFrom: d.forkedFrom,
         compaction: d.compaction,
         createdBy: d.createdBy,
+        aliasKey: d.aliasKey,
         createdAt: d.createdAt,
         updatedAt: d.createdAt,
         currentStep: base?.currentStep,
@@ -160,11 +163,11 @@ export function requireSession(state: SessionState, agentKey: string, key: strin
 
 export function decideCreateSession(
   state: SessionState,
-  command: { agentId: string; agentKey: string; sessionKey: string; fields: SessionFields; secrets?: { names: string[]; sealed: Sealed }; forkedFrom?: ForkOrigin; compaction?: CompactionConfig; createdBy?: SessionCreator },
+  command: { agentId: string; agentKey: string; sessionKey: string; fields: SessionFields; secrets?: { names: string[]; sealed: Sealed }; forkedFrom?: ForkOrigin; compaction?: CompactionConfig; createdBy?: SessionCreator; aliasKey?: string },
   now: Date,
 ): SessionEvent[] {
   if (state.status !== 'absent' && !command.forkedFrom) throw conflict('session.key_taken', `A session with key "${command.sessionKey}" already exists for agent "${command.agentKey}": use another key`);
-  return [{ type: 'SessionCreated', data: { agentId: command.agentId, agentKey: command.agentKey, sessionKey: command.sessionKey, ...command.fields, ...(command.secrets ? { secrets: command.secrets } : {}), ...(command.forkedFrom ? { forkedFrom: command.forkedFrom } : {}), ...(command.compaction ? { compaction: command.compaction } : {}), ...(command.createdBy ? { createdBy: command.createdBy } : {}), createdAt: now.toISOString() } }];
+  return [{ type: 'SessionCreated', data: { agentId: command.agentId, agentKey: command.agentKey, sessionKey: command.sessionKey, ...command.fields, ...(command.secrets ? { secrets: command.secrets } : {}), ...(command.forkedFrom ? { forkedFrom: command.forkedFrom } : {}), ...(command.compaction ? { compaction: command.compaction } : {}), ...(command.createdBy ? { createdBy: command.createdBy } : {}), ...(command.aliasKey ? { aliasKey: command.aliasKey } : {}), createdAt: now.toISOString() } }];
 }
 
 export function decideUpdateSession(state: SessionState, agentKey: string, key: string, changes: Partial<SessionFields>, secrets: { names: string[]; sealed: Sealed } | undefined, now: Date): SessionEvent[] {

@@ -6,3 +6,4 @@ export * from './tool-servers';
 export * from './glossaries';
 export * from './user-tools';
 export * from './schedules';
+export * from './aliases';

@@ -55,6 +55,13 @@ export const POLICIES = {
   /** Glossaries: read with a view role on some agent; managed by agent administrators (the reference). */
   'glossary.read': { kind: 'any', action: 'agent.view' },
   'glossary.manage': { kind: 'any', action: 'agent.administer' },
+  /** Aliases route to agents: any agent role of the kind is enough here; alias-routed sessions then check the agent. */
+  'alias.read': { kind: 'any', action: 'agent.view' },
+  'alias.develop': { kind: 'any', action: 'agent.develop' },
+  'alias.administer': { kind: 'any', action: 'agent.administer' },
+  'alias.use': { kind: 'any', action: 'agent.use' },
+  'alias.session_read': { kind: 'any', action: ['agent.use', 'agent.view'] },
+  'alias.session_develop': { kind: 'any', action: 'agent.develop' },
   'agent.view': { kind: 'agent', actions: ['agent.view'] },
   'agent.use': { kind: 'agent', actions: ['agent.use'] },
   /** Read one session: its users and its viewers (the reference's get-session roles). */

@@ -1,0 +1,26 @@
+import type { AliasEvent } from '@lib/agents/events';
+import { policyAgents } from '@lib/agents/events';
+import { ALIASES } from '@lib/agents/read-models';
+import { assertNever, patch, put, ReadModelProjection, ReadOp, RecordedEvent, remove } from '@lib/platform/projections';
+
+/** Agent aliases (`/v2/agent_aliases`), with the agents each can route to (the `aliased_agent_key` filter). */
+export const aliasesProjection: ReadModelProjection = {
+  name: 'agent_aliases',
+  version: 1,
+  target: 'read',
+  eventTypes: ['AliasCreated', 'AliasUpdated', 'AliasDeleted'],
+  collections: [{ name: ALIASES }],
+  apply(recorded: RecordedEvent): ReadOp[] {
+    const event = recorded as unknown as AliasEvent;
+    switch (event.type) {
+      case 'AliasCreated':
+        return [put(ALIASES, { id: event.data.key, name: event.data.settings.name, enabled: event.data.settings.enabled, settings: event.data.settings, agent_keys: policyAgents(event.data.settings.policy), created_at: event.data.createdAt, updated_at: event.data.createdAt })];
+      case 'AliasUpdated':
+        return [patch(ALIASES, event.data.key, { set: { name: event.data.settings.name, enabled: event.data.settings.enabled, settings: event.data.settings, agent_keys: policyAgents(event.data.settings.policy), updated_at: event.data.updatedAt } })];
+      case 'AliasDeleted':
+        return [remove(ALIASES, event.data.key)];
+      default:
+        return assertNever(event);
+    }
+  },
+};
