@@ -77,7 +77,10 @@ interface Route {
 }
 
 /** What a caller should get on a route, from the policy the route declares. */
-function expected(route: Route, who: CallerSpec | 'unauthenticated'): Expect {
+/** Callers whose roles hold `agent.end_user` (owner, administrator, the end-user app client, serving keys). */
+const END_USER_CALLERS = new Set(['owner', 'administrator', 'endUser']);
+
+function expected(route: Route, who: CallerSpec | 'unauthenticated', callerName = 'owner'): Expect {
   if (route.policy === 'public') return 'allow';
   if (who === 'unauthenticated') return 401;
   const corpus = (action: CorpusAction): Expect => (!who.c1.includes('read') ? 404 : who.c1.includes(action) ? 'allow' : 403);
@@ -145,6 +148,11 @@ function expected(route: Route, who: CallerSpec | 'unauthenticated'): Expect {
       // Creating a session through the fixture alias routes to a1: the caller must be able to use it.
       if (route.method === 'POST' && route.path.endsWith('/sessions')) return who.a1.includes('use') ? 'allow' : 403;
       return 'allow';
+    }
+    case 'alias.end_user': {
+      // Callers holding agent.end_user reach only their own end-user sessions: the fixture (as1) is nobody's here.
+      if (!END_USER_CALLERS.has(callerName)) return 403;
+      return route.path.includes(':session_key') ? 404 : 'allow';
     }
     case 'keys.own': {
       // API key routes are open to users and app clients; what each may then do is the spec's key rules.
@@ -361,7 +369,7 @@ describe('route × role matrix', () => {
     // Destructive calls run last on each route and their fixtures are put back after each success.
     for (const route of routesOf(app)) {
       for (const caller of Object.keys(CALLERS)) {
-        const want = expected(route, CALLERS[caller]);
+        const want = expected(route, CALLERS[caller], caller);
         const got = await status(route, caller);
         const okay = want === 'allow' ? ![401, 403, 404].includes(got) && got < 500 : got === want;
         if (!okay) mismatches.push(`${route.method} ${route.path} as ${caller}: want ${want}, got ${got}`);

@@ -52,6 +52,7 @@ import { ToolServersController } from './agents/tool-servers.controller';
 import { ToolsController } from './agents/tools.controller';
 import { SchedulesController } from './agents/schedules.controller';
 import { AliasesController } from './agents/aliases.controller';
+import { EndUserSessionsController } from './agents/end-user-sessions.controller';
 import { GlossariesController } from './agents/glossaries.controller';
 import { SessionsController } from './agents/sessions.controller';
 import { InstructionsController } from './agents/instructions.controller';
@@ -141,6 +142,7 @@ export const API_CONTROLLERS = [
   ToolsController,
   SchedulesController,
   AliasesController,
+  EndUserSessionsController,
   GlossariesController,
   SessionsController,
   InstructionsController,

@@ -55,7 +55,7 @@ export class OAuthController {
     const address = req.ip ?? 'unknown';
     // Wrong client secrets count against the address like wrong API keys (one limit for every credential).
     const blocked = await this.failures.blockedFor(address);
-    const result = await this.tokens.grant({ grantType: b.grant_type, clientId, clientSecret: b.client_secret ?? basic.clientSecret });
+    const result = await this.tokens.grant({ grantType: b.grant_type, clientId, clientSecret: b.client_secret ?? basic.clientSecret, endUser: b.end_user });
     res.setHeader('cache-control', 'no-store');
     if (result.ok) {
       this.failures.admit(address, `client:${String(clientId)}`, blocked, 'failed authentications from this address');

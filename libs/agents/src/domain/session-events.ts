@@ -71,7 +71,7 @@ export type SessionEvent =
   | {
       type: 'SessionCreated';
       /** `compaction`: the agent's compaction settings with defaults, snapshotted at creation (the reference's `effective_compaction`). */
-      data: SessionFields & At & { agentId: string; agentKey: string; sessionKey: string; secrets?: { names: string[]; sealed: Sealed }; forkedFrom?: ForkOrigin; compaction?: CompactionConfig; createdBy?: SessionCreator; aliasKey?: string };
+      data: SessionFields & At & { agentId: string; agentKey: string; sessionKey: string; secrets?: { names: string[]; sealed: Sealed }; forkedFrom?: ForkOrigin; compaction?: CompactionConfig; createdBy?: SessionCreator; aliasKey?: string; endUser?: string };
     }
   | { type: 'SessionUpdated'; data: { changes: Partial<SessionFields>; secrets?: { names: string[]; sealed: Sealed }; updatedAt: string } }
   | { type: 'SessionDeleted'; data: { deletedAt: string } }

@@ -26,6 +26,8 @@ export type SessionState =
       readonly createdBy?: SessionCreator;
       /** The alias the session was created through (its routing was resolved then, once). */
       readonly aliasKey?: string;
+      /** The end user who created it through an alias (`<app client id>/<end user>` or the caller's id). */
+      readonly endUser?: string;
       readonly createdAt: string;
       readonly updatedAt: string;
       /** The step the next input enters (the reentry step of the step the last turn ended on). */
@@ -71,6 +73,7 @@ export const sessionFold = {
         compaction: d.compaction,
         createdBy: d.createdBy,
         aliasKey: d.aliasKey,
+        endUser: d.endUser,
         createdAt: d.createdAt,
         updatedAt: d.createdAt,
         currentStep: base?.currentStep,
@@ -163,11 +166,11 @@ export function requireSession(state: SessionState, agentKey: string, key: strin
 
 export function decideCreateSession(
   state: SessionState,
-  command: { agentId: string; agentKey: string; sessionKey: string; fields: SessionFields; secrets?: { names: string[]; sealed: Sealed }; forkedFrom?: ForkOrigin; compaction?: CompactionConfig; createdBy?: SessionCreator; aliasKey?: string },
+  command: { agentId: string; agentKey: string; sessionKey: string; fields: SessionFields; secrets?: { names: string[]; sealed: Sealed }; forkedFrom?: ForkOrigin; compaction?: CompactionConfig; createdBy?: SessionCreator; aliasKey?: string; endUser?: string },
   now: Date,
 ): SessionEvent[] {
   if (state.status !== 'absent' && !command.forkedFrom) throw conflict('session.key_taken', `A session with key "${command.sessionKey}" already exists for agent "${command.agentKey}": use another key`);
-  return [{ type: 'SessionCreated', data: { agentId: command.agentId, agentKey: command.agentKey, sessionKey: command.sessionKey, ...command.fields, ...(command.secrets ? { secrets: command.secrets } : {}), ...(command.forkedFrom ? { forkedFrom: command.forkedFrom } : {}), ...(command.compaction ? { compaction: command.compaction } : {}), ...(command.createdBy ? { createdBy: command.createdBy } : {}), ...(command.aliasKey ? { aliasKey: command.aliasKey } : {}), createdAt: now.toISOString() } }];
+  return [{ type: 'SessionCreated', data: { agentId: command.agentId, agentKey: command.agentKey, sessionKey: command.sessionKey, ...command.fields, ...(command.secrets ? { secrets: command.secrets } : {}), ...(command.forkedFrom ? { forkedFrom: command.forkedFrom } : {}), ...(command.compaction ? { compaction: command.compaction } : {}), ...(command.createdBy ? { createdBy: command.createdBy } : {}), ...(command.aliasKey ? { aliasKey: command.aliasKey } : {}), ...(command.endUser ? { endUser: command.endUser } : {}), createdAt: now.toISOString() } }];
 }
 
 export function decideUpdateSession(state: SessionState, agentKey: string, key: string, changes: Partial<SessionFields>, secrets: { names: string[]; sealed: Sealed } | undefined, now: Date): SessionEvent[] {

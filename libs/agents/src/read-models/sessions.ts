@@ -28,6 +28,7 @@ export type SessionRow = {
   /** Set while a turn runs: the turn and its runner's lease holder, for the crash sweep. */
   readonly effective_compaction?: CompactionConfig;
   readonly alias_key?: string;
+  readonly end_user?: string;
   readonly created_by_agent_key?: string;
   readonly created_by_session_key?: string;
   readonly turn_id?: string | null;
@@ -57,6 +58,7 @@ export const sessionRow = (d: Created): SessionRow => ({
   turns: 0,
   ...(d.compaction ? { effective_compaction: d.compaction } : {}),
   ...(d.aliasKey ? { alias_key: d.aliasKey } : {}),
+  ...(d.endUser ? { end_user: d.endUser } : {}),
   ...(d.createdBy ? { created_by_agent_key: d.createdBy.agentKey, created_by_session_key: d.createdBy.sessionKey } : {}),
   created_at: d.createdAt,
   updated_at: d.createdAt,
@@ -79,6 +81,7 @@ export function sessionView(row: SessionRow, extra: Record<string, unknown> = {}
     updated_at: row.updated_at,
     ...(row.effective_compaction ? { effective_compaction: row.effective_compaction } : {}),
     ...(row.alias_key ? { alias_key: row.alias_key } : {}),
+    ...(row.end_user ? { end_user: row.end_user } : {}),
     ...(row.created_by_agent_key ? { created_by_agent_key: row.created_by_agent_key, created_by_session_key: row.created_by_session_key } : {}),
     session_context_usage: { input_tokens: { count: row.input_tokens }, output_tokens: { count: row.output_tokens }, total_tokens: total },
     ...(row.secret_names.length ? { secrets: Object.fromEntries(row.secret_names.map((n) => [n, '****'])) } : {}),

@@ -50,10 +50,13 @@ export class Authenticator {
   }
 
   async bearer(token: string): Promise<Principal | undefined> {
-    const appClientId = await this.tokens.verify(token);
-    const client = appClientId ? await this.reads.get<AppClientRow>(APP_CLIENTS, appClientId) : undefined;
+    const verified = await this.tokens.verify(token);
+    const client = verified ? await this.reads.get<AppClientRow>(APP_CLIENTS, verified.appClientId) : undefined;
     if (!client) return undefined;
-    return { actor: { type: 'app_client', id: client.id }, caps: capabilitiesOf(await this.clientGrants(client)), appClientId: client.id, bucket: client.id, ownerBucket: `app_client:${client.id}` };
+    const caps = capabilitiesOf(await this.clientGrants(client));
+    // An end user's token acts only on that end user's own sessions: of the client's capabilities, `agent.end_user`.
+    if (verified?.endUser) return { actor: { type: 'app_client', id: client.id }, caps: caps.filter((c) => c.action === 'agent.end_user'), appClientId: client.id, endUser: verified.endUser, bucket: `${client.id}:${verified.endUser}`, ownerBucket: `app_client:${client.id}` };
+    return { actor: { type: 'app_client', id: client.id }, caps, appClientId: client.id, bucket: client.id, ownerBucket: `app_client:${client.id}` };
   }
 
   /** An app client presenting its id and secret (the token endpoint). */

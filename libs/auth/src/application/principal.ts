@@ -9,6 +9,8 @@ export interface Principal {
   /** The user behind a personal key. */
   readonly user?: { readonly userId: string; readonly username: string };
   readonly appClientId?: string;
+  /** An end user the app client's token was minted for: the principal reaches only that end user's sessions. */
+  readonly endUser?: string;
   readonly keyId?: string;
   readonly keyType?: KeyType;
   /** Rate-limit bucket: the key id or the app client id. */

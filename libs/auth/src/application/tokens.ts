@@ -26,9 +26,10 @@ export class TokenService {
     this.key = new TextEncoder().encode(options.signingKey);
   }
 
-  async issue(appClientId: string): Promise<{ accessToken: string; expiresIn: number }> {
+  /** `endUser`: a token the app client mints for one of its end users (docs/end-user-sessions.md). */
+  async issue(appClientId: string, endUser?: string): Promise<{ accessToken: string; expiresIn: number }> {
     const now = Math.floor(this.clock.now().getTime() / 1000);
-    const accessToken = await new SignJWT({})
+    const accessToken = await new SignJWT(endUser ? { end_user: endUser } : {})
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(appClientId)
       .setIssuer(ISSUER)
@@ -39,11 +40,12 @@ export class TokenService {
     return { accessToken, expiresIn: TOKEN_LIFETIME_SECONDS };
   }
 
-  /** The app client id of a valid, unexpired token; undefined for anything else. */
-  async verify(token: string): Promise<string | undefined> {
+  /** The app client id (and end user) of a valid, unexpired token; undefined for anything else. */
+  async verify(token: string): Promise<{ appClientId: string; endUser?: string } | undefined> {
     try {
       const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: ISSUER, currentDate: this.clock.now() });
-      return typeof payload.sub === 'string' ? payload.sub : undefined;
+      if (typeof payload.sub !== 'string') return undefined;
+      return { appClientId: payload.sub, ...(typeof payload.end_user === 'string' ? { endUser: payload.end_user } : {}) };
     } catch (e) {
       if (e instanceof errors.JOSEError || e instanceof TypeError) return undefined;
       throw e;

@@ -62,6 +62,8 @@ export const POLICIES = {
   'alias.use': { kind: 'any', action: 'agent.use' },
   'alias.session_read': { kind: 'any', action: ['agent.use', 'agent.view'] },
   'alias.session_develop': { kind: 'any', action: 'agent.develop' },
+  /** End-user sessions: the caller's own sessions only, whoever it is (docs/end-user-sessions.md). */
+  'alias.end_user': { kind: 'any', action: 'agent.end_user' },
   'agent.view': { kind: 'agent', actions: ['agent.view'] },
   'agent.use': { kind: 'agent', actions: ['agent.use'] },
   /** Read one session: its users and its viewers (the reference's get-session roles). */

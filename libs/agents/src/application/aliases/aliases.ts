@@ -177,9 +177,10 @@ export class Aliases {
   }
 
   /** Sessions created through the alias, on whichever agents (the caller's `visible` agents only). */
-  async sessionsOf(aliasKey: string, limit: number, pageKey: string | undefined, visible: (agentKey: string) => boolean): Promise<Record<string, unknown>> {
+  async sessionsOf(aliasKey: string, limit: number, pageKey: string | undefined, visible: (agentKey: string) => boolean, endUser?: string): Promise<Record<string, unknown>> {
     await this.row(aliasKey);
-    const page = await findMatching<SessionRow>(this.reads, SESSIONS, { where: [{ field: 'alias_key', op: 'eq', value: aliasKey }], limit, pageKey }, (r) => visible(r.agent_key));
+    const where = [{ field: 'alias_key', op: 'eq' as const, value: aliasKey }, ...(endUser !== undefined ? [{ field: 'end_user', op: 'eq' as const, value: endUser }] : [])];
+    const page = await findMatching<SessionRow>(this.reads, SESSIONS, { where, limit, pageKey }, (r) => visible(r.agent_key));
     return { sessions: page.items.map((r) => sessionView(r)), metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
   }
 }

@@ -25,6 +25,8 @@ export interface SessionRequest {
   readonly created_by?: SessionCreator;
   /** Set when the session is created through an alias, never from a request body. */
   readonly alias_key?: string;
+  /** Set for end-user sessions, never from a request body. */
+  readonly end_user?: string;
 }
 
 export type { ActiveAgent };
@@ -70,7 +72,7 @@ export class Sessions {
     if (Object.keys(enriched).length) fields = { ...fields, metadata: { ...fields.metadata, ...enriched } };
     const forkedFrom = req.from_session ? await this.forkOrigin(agent, req.from_session) : undefined;
     const secrets = req.secrets && Object.keys(req.secrets).length ? this.seal(agent.agentId, key, req.secrets) : undefined;
-    const { position } = await this.store.write(agent.agentId, key, (s) => decideCreateSession(s, { agentId: agent.agentId, agentKey, sessionKey: key, fields, secrets, forkedFrom, compaction: effectiveCompaction(agent.config), createdBy: req.created_by, aliasKey: req.alias_key }, ctx.now), ctx);
+    const { position } = await this.store.write(agent.agentId, key, (s) => decideCreateSession(s, { agentId: agent.agentId, agentKey, sessionKey: key, fields, secrets, forkedFrom, compaction: effectiveCompaction(agent.config), createdBy: req.created_by, aliasKey: req.alias_key, endUser: req.end_user }, ctx.now), ctx);
     await this.visible(position);
     return this.get(agentKey, key);
   }
@@ -266,7 +268,7 @@ function checkRunCondition(config: AgentConfig, agentKey: string, key: string, f
 
 /** The fields only the stream knows at once (a turn may have ended before the projection caught up). */
 function liveFields(s: ActiveSession): Partial<SessionRow> {
-  return { ...(s.aliasKey ? { alias_key: s.aliasKey } : {}), ...(s.compaction ? { effective_compaction: s.compaction } : {}), ...(s.createdBy ? { created_by_agent_key: s.createdBy.agentKey, created_by_session_key: s.createdBy.sessionKey } : {}), status: sessionStatus(s), input_tokens: s.usage.input_tokens, output_tokens: s.usage.output_tokens, ...(s.turn?.step ?? s.currentStep ? { current_step_name: s.turn?.step ?? s.currentStep } : {}), name: s.fields.name, metadata: s.fields.metadata, enabled: s.fields.enabled, tti_minutes: s.fields.ttiMinutes, secret_names: s.secretNames, updated_at: s.updatedAt };
+  return { ...(s.aliasKey ? { alias_key: s.aliasKey } : {}), ...(s.endUser ? { end_user: s.endUser } : {}), ...(s.compaction ? { effective_compaction: s.compaction } : {}), ...(s.createdBy ? { created_by_agent_key: s.createdBy.agentKey, created_by_session_key: s.createdBy.sessionKey } : {}), status: sessionStatus(s), input_tokens: s.usage.input_tokens, output_tokens: s.usage.output_tokens, ...(s.turn?.step ?? s.currentStep ? { current_step_name: s.turn?.step ?? s.currentStep } : {}), name: s.fields.name, metadata: s.fields.metadata, enabled: s.fields.enabled, tti_minutes: s.fields.ttiMinutes, secret_names: s.secretNames, updated_at: s.updatedAt };
 }
 
 function rowOf(s: ActiveSession): SessionRow {

@@ -1,0 +1,142 @@
+import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateNested, ArrayMinSize, ArrayMaxSize } from 'class-validator';
+import { Type } from 'class-transformer';
+import { Aliases, apiEventView, isApiEvent, SessionApiEvent, SessionInputs, Sessions, TurnSink } from '@lib/agents';
+import { Principal } from '@lib/auth';
+import { CommandContext, DomainError, notFound } from '@lib/platform';
+import { offsetOfPageKey, offsetPageKey, pageLimit } from '../corpora/paging';
+import { Caller } from '../http/caller';
+import { Ctx } from '../http/command-context';
+import { Policy } from '../http/policy';
+import { SseStream } from '../http/sse';
+import { validateBody } from '../http/validation';
+import { KEY_PATTERN } from './agents.dto';
+
+class EndUserSessionDto {
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(50) @Matches(KEY_PATTERN, { message: 'key may hold only letters, digits, underscores and hyphens' }) key?: string;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(255) name?: string;
+  @IsOptional() @IsObject() metadata?: Record<string, unknown>;
+}
+
+class EndUserTextDto {
+  @IsIn(['text'], { message: 'type must be text' }) type!: 'text';
+  @IsString() @MinLength(1) @MaxLength(100_000) content!: string;
+}
+
+class EndUserInputDto {
+  @IsOptional() @IsIn(['input_message'], { message: 'an end user sends input_message' }) type?: 'input_message';
+  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(20) @ValidateNested({ each: true }) @Type(() => EndUserTextDto) messages!: EndUserTextDto[];
+  @IsOptional() @IsBoolean() stream_response?: boolean;
+}
+
+/** What an end user sees of its sessions: the conversation, nothing of the machinery. */
+const CONVERSATION = new Set(['input_message', 'agent_output']);
+const endUserEvent = (view: Record<string, unknown>): Record<string, unknown> | undefined => (CONVERSATION.has(String(view.type)) ? view : undefined);
+
+/** Who owns an end-user session: the end user of an app client's token, else the caller itself. */
+const ownerOf = (caller: Principal): string => (caller.endUser && caller.appClientId ? `${caller.appClientId}/${caller.endUser}` : `${caller.actor.type}:${caller.actor.id}`);
+
+/**
+ * End-user sessions through an alias (docs/end-user-sessions.md): for untrusted clients holding `agent_end_user`
+ * (typically an app client's token minted for one end user). A caller reaches only the sessions it created —
+ * another's is absent (404) — and sees only the conversation: its messages and the agent's answers, never tool
+ * calls, thinking, step changes or secrets.
+ */
+@Controller('v2/agent_aliases/:alias_key/end_user_sessions')
+export class EndUserSessionsController {
+  constructor(
+    private readonly aliases: Aliases,
+    private readonly sessions: Sessions,
+    private readonly inputs: SessionInputs,
+  ) {}
+
+  /** The agent of the caller's own session; 404 for any other session. */
+  private async own(aliasKey: string, key: string, caller: Principal): Promise<string> {
+    const agentKey = await this.aliases.agentOf(aliasKey, key);
+    const view = agentKey ? await this.sessions.get(agentKey, key).catch(() => undefined) : undefined;
+    if (!agentKey || !view || view.end_user !== ownerOf(caller)) throw notFound('session.not_found', `Alias "${aliasKey}" has no session "${key}" of yours`, key);
+    return agentKey;
+  }
+
+  private view(session: Record<string, unknown>): Record<string, unknown> {
+    const { key, name, alias_key, status, created_at, updated_at } = session;
+    return { key, name, alias_key, status, created_at, updated_at };
+  }
+
+  @Post()
+  @Policy('alias.end_user')
+  async create(@Param('alias_key') aliasKey: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    const req = validateBody(EndUserSessionDto, body);
+    const owner = ownerOf(caller);
+    // Routing may use who the end user is (`get('$.session.metadata.end_user.id')`); a caller cannot claim another's.
+    const metadata = { ...(req.metadata ?? {}), end_user: { id: caller.endUser ?? owner, ...(caller.appClientId ? { app_client_id: caller.appClientId } : {}) } };
+    const created = await this.aliases.createSession(aliasKey, { ...(req.key ? { key: req.key } : {}), ...(req.name ? { name: req.name } : {}), metadata, end_user: owner }, ctx);
+    res.status(201);
+    return this.view(created);
+  }
+
+  @Get()
+  @Policy('alias.end_user')
+  async list(@Param('alias_key') aliasKey: string, @Caller() caller: Principal, @Query('limit') limit?: string, @Query('page_key') pageKey?: string) {
+    const owner = ownerOf(caller);
+    const page = await this.aliases.sessionsOf(aliasKey, pageLimit(limit, 10, 100), pageKey, () => true, owner);
+    return { ...page, sessions: (page.sessions as Record<string, unknown>[]).map((s) => this.view(s)) };
+  }
+
+  @Get(':session_key')
+  @Policy('alias.end_user')
+  async get(@Param('alias_key') aliasKey: string, @Param('session_key') key: string, @Caller() caller: Principal) {
+    const agentKey = await this.own(aliasKey, key, caller);
+    return this.view(await this.sessions.get(agentKey, key));
+  }
+
+  @Get(':session_key/events')
+  @Policy('alias.end_user')
+  async events(@Param('alias_key') aliasKey: string, @Param('session_key') key: string, @Caller() caller: Principal, @Query('limit') limit?: string, @Query('page_key') pageKey?: string) {
+    const agentKey = await this.own(aliasKey, key, caller);
+    const offset = offsetOfPageKey(pageKey);
+    const n = pageLimit(limit, 10, 100);
+    const { page } = await this.sessions.events(agentKey, key, { limit: 1_000_000, offset: 0, includeHidden: false });
+    const shown = page.filter(isApiEvent).map((e) => endUserEvent(apiEventView(e as SessionApiEvent, key))).filter((v): v is Record<string, unknown> => !!v);
+    return { events: shown.slice(offset, offset + n), metadata: offset + n < shown.length ? { page_key: offsetPageKey(offset + n) } : {} };
+  }
+
+  /** A message from the end user; the answer comes back as the conversation's events (or streamed). */
+  @Post(':session_key/events')
+  @Policy('alias.end_user')
+  async input(@Param('alias_key') aliasKey: string, @Param('session_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res() res: Response) {
+    const agentKey = await this.own(aliasKey, key, caller);
+    const dto = validateBody(EndUserInputDto, body);
+    const request = { type: 'input_message' as const, messages: dto.messages.map((m) => ({ type: 'text' as const, content: m.content })) };
+    if (!dto.stream_response) {
+      const result = await this.inputs.input(agentKey, key, request, ctx);
+      if (result.error && result.events.length === 0) throw result.error;
+      res.status(201).json({ events: result.events.map(endUserEvent).filter(Boolean), session_key: key, ...(result.error ? { error: { messages: [result.error.message] } } : {}) });
+      return;
+    }
+    const stream = SseStream.open(res);
+    const send = (event: Record<string, unknown> | undefined) => event && stream.send({ event: String(event.type), data: JSON.stringify(event) });
+    const now = () => new Date().toISOString();
+    const sink: TurnSink = {
+      event: (v) => send(endUserEvent(v)),
+      delta: (content) => send({ type: 'streaming_agent_output', content, created_at: now() }),
+      deltaEnd: (eventId) => (eventId !== undefined ? send({ type: 'streaming_agent_output_end', event_id: eventId, created_at: now() }) : undefined),
+      contextConsumed: () => undefined,
+      compactionStarted: () => undefined,
+    };
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableEnded) gone.abort();
+    });
+    try {
+      const result = await this.inputs.input(agentKey, key, request, ctx, sink, true, gone.signal);
+      if (result.error) send({ type: 'error', messages: [result.error.message], request_id: ctx.requestId });
+    } catch (e) {
+      send({ type: 'error', messages: [e instanceof DomainError ? e.message : 'Internal server error.'], request_id: ctx.requestId });
+    } finally {
+      stream.end({ event: 'end', data: JSON.stringify({ type: 'end' }) });
+    }
+  }
+}
+
