@@ -13,6 +13,7 @@ import { documentsProjection } from './documents/documents.projection';
 import { instructionsProjection } from './instructions/instructions.projection';
 import { jobsProjection } from './jobs/jobs.projection';
 import { llmsProjection } from './llms/llms.projection';
+import { generationPresetsProjection } from './llms/generation-presets.projection';
 import { searchProjection } from './search/search.projection';
 
 export * from './agents/agents.projection';
@@ -29,7 +30,8 @@ export * from './documents/documents.projection';
 export * from './instructions/instructions.projection';
 export * from './jobs/jobs.projection';
 export * from './llms/llms.projection';
+export * from './llms/generation-presets.projection';
 export * from './search/search.projection';
 
 /** Every projection the service runs. */
-export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection, glossariesProjection, userToolsProjection, schedulesProjection, aliasesProjection];
+export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection, glossariesProjection, userToolsProjection, schedulesProjection, aliasesProjection, generationPresetsProjection];

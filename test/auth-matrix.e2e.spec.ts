@@ -194,7 +194,7 @@ const ONE_PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4n
 describe('route × role matrix', () => {
   let app: TestApp;
   const headers: Record<string, Record<string, string>> = {};
-  const fixture = { keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '', toolServerId: '', toolId: '', aliasEventId: '', aliasArtifactId: '' };
+  const fixture = { keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '', toolServerId: '', toolId: '', aliasEventId: '', aliasArtifactId: '', presetId: '' };
   let mcp: Awaited<ReturnType<typeof startMcpServer>>;
 
   /** Puts the fixtures back; true when c1 was created anew (it had been deleted). */
@@ -224,6 +224,9 @@ describe('route × role matrix', () => {
     }
     await app.call('POST', '/v2/tool_configurations', { key: 'tc1', name: 'TC1', type: 'web_get' });
     await app.call('POST', '/v2/glossaries', { key: 'g1', name: 'G1' });
+    if (!fixture.presetId || (await app.call('GET', '/v2/generation_presets?filter=fixture-preset')).body.generation_presets?.length === 0) {
+      fixture.presetId = (await app.call('POST', '/v2/generation_presets', { name: 'fixture-preset', llm_name: 'fixture-llm', prompt_template: '[{"role": "user", "content": "$vectaraQuery"}]' })).body.id ?? '';
+    }
     await app.call('POST', '/v2/agent_aliases', { key: 'al1', name: 'AL1', policy: { type: 'routed', rules: [{ targets: { type: 'single', agent_key: 'a1' } }] } });
     if ((await app.call('GET', '/v2/agent_aliases/al1/sessions/as1')).status === 404) {
       await app.call('POST', '/v2/agent_aliases/al1/sessions', { key: 'as1' });
@@ -326,6 +329,7 @@ describe('route × role matrix', () => {
       .replace(':glossary_key', 'g1')
       .replace(':schedule_key', 'sch1')
       .replace(':alias_key', 'al1')
+      .replace(':generation_preset_id', fixture.presetId)
       .replace(':tool_server_id', fixture.toolServerId)
       .replace(':tool_id', fixture.toolId)
       .replace(':instruction_id', fixture.instructionId)

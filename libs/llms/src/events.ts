@@ -3,3 +3,4 @@
  * importing it loads none of the provider SDKs.
  */
 export type { LlmEvent, LlmSettings } from './domain/llm';
+export type { GenerationPresetEvent, PresetSettings } from './domain/generation-preset';

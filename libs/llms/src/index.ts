@@ -1,6 +1,7 @@
 export * from './domain/auth';
 export * from './domain/capabilities';
 export * from './domain/llm';
+export * from './domain/generation-preset';
 export * from './domain/quota';
 export * from './domain/usage';
 export * from './read-models';

@@ -13,3 +13,4 @@ export * from './application/list-presets/list-presets';
 export * from './application/model/generation-models';
 export * from './application/prompt/prompt-template';
 export * from './retrieval.module';
+export * from './application/presets/customer-presets';

@@ -5,6 +5,7 @@ import { StreamQueryAnswerHandler } from './application/answer-query/stream-quer
 import { ListGenerationPresetsHandler } from './application/list-presets/list-presets';
 import { GenerationModels } from './application/model/generation-models';
 import { ModelRerankers } from './application/query/model-rerankers';
+import { CustomerPresets } from './application/presets/customer-presets';
 import { QueryCorporaHandler } from './application/query/query-corpora';
 
 export interface RetrievalModuleOptions {
@@ -22,7 +23,8 @@ export class RetrievalModule {
     return {
       module: RetrievalModule,
       imports: [CqrsModule, options.llms],
-      providers: [QueryCorporaHandler, ModelRerankers, GenerationModels, AnswerQueryHandler, StreamQueryAnswerHandler, ListGenerationPresetsHandler],
+      providers: [QueryCorporaHandler, ModelRerankers, GenerationModels, CustomerPresets, AnswerQueryHandler, StreamQueryAnswerHandler, ListGenerationPresetsHandler],
+      exports: [CustomerPresets],
     };
   }
 }

@@ -5,6 +5,7 @@ import type { CommandContext } from '@lib/platform';
 import { rewriteCitations } from '../../domain/citations';
 import type { GenerationParams } from '../../domain/generation-params';
 import { GenerationModels } from '../model/generation-models';
+import { CustomerPresets } from '../presets/customer-presets';
 import { chatRequest, planGeneration, prepareGeneration, scoreAnswer } from './generation-plan';
 import { NO_RESULTS_SUMMARY, QueryAnswer } from './query-answer';
 
@@ -33,12 +34,13 @@ export class AnswerQueryHandler implements IQueryHandler<AnswerQuery, QueryAnswe
   constructor(
     private readonly queries: QueryBus,
     private readonly models: GenerationModels,
+    private readonly presets: CustomerPresets,
     private readonly chat: ChatCompletions,
     private readonly fcs: FactualConsistency,
   ) {}
 
   async execute(q: AnswerQuery): Promise<QueryAnswer> {
-    const plan = await planGeneration(q.generation, this.models);
+    const plan = await planGeneration(q.generation, this.models, this.presets);
     const retrieved = await retrieve(this.queries, q.retrieval, plan.maxUsedSearchResults);
     const { used, language, prompt } = prepareGeneration(plan, q.retrieval.query, retrieved.search_results);
     const warnings = [...(retrieved.warnings ?? [])];

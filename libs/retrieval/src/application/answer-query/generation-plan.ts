@@ -4,7 +4,7 @@ import { CommandContext, DomainError, invalid } from '@lib/platform';
 import { CitationOptions, withoutCitations } from '../../domain/citations';
 import { DEFAULT_MAX_USED_SEARCH_RESULTS, GenerationParams } from '../../domain/generation-params';
 import { responseLanguage, ResponseLanguage } from '../../domain/languages';
-import { DEFAULT_PRESET, findPreset, GENERATION_PRESETS } from '../../domain/presets';
+import { DEFAULT_PRESET, findPreset, GENERATION_PRESETS, GenerationPreset } from '../../domain/presets';
 import type { GenerationModels } from '../model/generation-models';
 import { PromptTemplate, RenderedPrompt } from '../prompt/prompt-template';
 
@@ -22,17 +22,27 @@ export interface GenerationPlan {
   readonly factualConsistency: boolean;
 }
 
-/** The preset (named or default) with the request's overrides, the model resolved and the template compiled. */
-export async function planGeneration(params: GenerationParams, models: GenerationModels): Promise<GenerationPlan> {
-  const preset = params.presetName === undefined ? DEFAULT_PRESET : findPreset(params.presetName);
-  if (!preset) {
+/** Customer presets (`/v2/generation_presets`), looked up by name and as a model's default. */
+export interface PresetLookup {
+  named(name: string): Promise<(GenerationPreset & { llmName?: string }) | undefined>;
+  defaultFor(llmName: string): Promise<GenerationPreset | undefined>;
+}
+
+/**
+ * The preset (named, a customer's default for the model, or the built-in default) with the request's overrides,
+ * the model resolved (the request's, else a customer preset's own, else the service's) and the template compiled.
+ */
+export async function planGeneration(params: GenerationParams, models: GenerationModels, presets?: PresetLookup): Promise<GenerationPlan> {
+  const named = params.presetName === undefined ? undefined : (findPreset(params.presetName) ?? (await presets?.named(params.presetName)));
+  if (params.presetName !== undefined && !named) {
     const names = GENERATION_PRESETS.map((p) => p.name).join(', ');
-    throw invalid('generation.unknown_preset', `Unknown generation preset "${params.presetName}"; GET /v2/generation_presets lists them (${names})`, {
-      [params.presetField]: `no preset of this name; one of ${names}`,
+    throw invalid('generation.unknown_preset', `Unknown generation preset "${params.presetName}"; GET /v2/generation_presets lists them (built in: ${names})`, {
+      [params.presetField]: `no preset of this name; GET /v2/generation_presets lists them`,
     });
   }
   const mp = params.modelParameters;
-  const llmName = await models.resolve(mp.llmName);
+  const llmName = await models.resolve(mp.llmName ?? (named as { llmName?: string } | undefined)?.llmName);
+  const preset: GenerationPreset = named ?? (await presets?.defaultFor(llmName)) ?? DEFAULT_PRESET;
   const template = PromptTemplate.compile(params.promptTemplate ?? preset.promptTemplate, params.promptTemplate !== undefined ? params.templateField : params.presetField);
   const sampling = {
     max_tokens: mp.maxTokens ?? preset.maxTokens,

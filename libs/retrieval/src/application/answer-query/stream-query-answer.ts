@@ -5,6 +5,7 @@ import type { CommandContext } from '@lib/platform';
 import { CitationRewriter } from '../../domain/citations';
 import type { GenerationParams } from '../../domain/generation-params';
 import { GenerationModels } from '../model/generation-models';
+import { CustomerPresets } from '../presets/customer-presets';
 import { retrieve } from './answer-query';
 import { chatRequest, GenerationPlan, planGeneration, PreparedGeneration, prepareGeneration, scoreAnswer } from './generation-plan';
 import { NO_RESULTS_SUMMARY, QueryStreamEvent } from './query-answer';
@@ -33,6 +34,7 @@ export class StreamQueryAnswerHandler implements IQueryHandler<StreamQueryAnswer
   constructor(
     private readonly queries: QueryBus,
     private readonly models: GenerationModels,
+    private readonly presets: CustomerPresets,
     private readonly chat: ChatCompletions,
     private readonly fcs: FactualConsistency,
   ) {}
@@ -42,7 +44,7 @@ export class StreamQueryAnswerHandler implements IQueryHandler<StreamQueryAnswer
       const retrieved = await this.queries.execute<QueryCorpora, QueryResponse>(q.retrieval);
       return searchOnly(retrieved);
     }
-    const plan = await planGeneration(q.generation, this.models);
+    const plan = await planGeneration(q.generation, this.models, this.presets);
     const retrieved = await retrieve(this.queries, q.retrieval, plan.maxUsedSearchResults);
     const prepared = prepareGeneration(plan, q.retrieval.query, retrieved.search_results);
     const chunks = prepared.prompt ? await this.chat.stream(chatRequest(plan, prepared.prompt), q.ctx, q.signal) : undefined;

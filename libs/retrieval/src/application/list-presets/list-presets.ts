@@ -1,6 +1,8 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { GENERATION_PRESETS, GenerationPreset } from '../../domain/presets';
 import { GenerationModels } from '../model/generation-models';
+import { CustomerPresets } from '../presets/customer-presets';
+import { customerPresetView } from '@lib/llms/read-models';
 
 /** `GET /v2/generation_presets`: `filter` is a regular expression over name and description; `llmName` keeps presets using that model. */
 export class ListGenerationPresets {
@@ -24,14 +26,20 @@ export interface GenerationPresetPage {
  */
 @QueryHandler(ListGenerationPresets)
 export class ListGenerationPresetsHandler implements IQueryHandler<ListGenerationPresets, GenerationPresetPage> {
-  constructor(private readonly models: GenerationModels) {}
+  constructor(
+    private readonly models: GenerationModels,
+    private readonly customer: CustomerPresets,
+  ) {}
 
+  /** The built-in presets, then the customer's (by id), filtered alike. */
   async execute(q: ListGenerationPresets): Promise<GenerationPresetPage> {
     const llmName = await this.models.current();
-    const matching = GENERATION_PRESETS.filter((p) => (!q.filter || q.filter.test(p.name) || q.filter.test(p.description)) && (q.llmName === undefined || q.llmName === llmName));
+    const builtIn = GENERATION_PRESETS.filter((p) => (!q.filter || q.filter.test(p.name) || q.filter.test(p.description)) && (q.llmName === undefined || q.llmName === llmName)).map((p) => presetView(p, llmName));
+    const own = (await this.customer.all()).filter((r) => (!q.filter || q.filter.test(r.name) || q.filter.test(r.settings.description ?? '')) && (q.llmName === undefined || q.llmName === r.settings.llm_name)).map(customerPresetView);
+    const matching = [...builtIn, ...own];
     const page = matching.slice(q.offset, q.offset + q.limit);
     return {
-      generation_presets: page.map((p) => presetView(p, llmName)),
+      generation_presets: page,
       ...(q.offset + q.limit < matching.length ? { nextOffset: q.offset + q.limit } : {}),
     };
   }
