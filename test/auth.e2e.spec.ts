@@ -51,6 +51,15 @@ describe('users, keys, app clients and tokens (issue 3)', () => {
     expect((await app.call('GET', '/v2/corpora', undefined, asKey(key))).status).toBe(401);
   });
 
+  it('answers reset_password honestly: users have no password; the 400 says what to do, an unknown user is 404', async () => {
+    await app.call('POST', '/v2/users', { email: 'reset-me@example.com', username: 'reset-me' });
+    const res = await app.call('POST', '/v2/users/reset-me/reset_password');
+    expect(res.status).toBe(400);
+    expect(res.body.messages[0]).toMatch(/has no password to reset: users of this service authenticate with API keys/);
+    expect(res.body.request_id).toEqual(expect.any(String));
+    expect((await app.call('POST', '/v2/users/nobody-here/reset_password')).status).toBe(404);
+  });
+
   it('creates query and index keys, shows the secret once, and disables and deletes them', async () => {
     const q = await app.call('POST', '/v2/api_keys', { name: 'reader', api_key_role: 'serving', corpus_keys: ['c1'] });
     expect(q.status).toBe(201);

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
 import { CreateUser, DeleteUser, GetUser, ListUsers, Principal, UpdateUser } from '@lib/auth';
-import { CommandContext } from '@lib/platform';
+import { CommandContext, invalid } from '@lib/platform';
 import { pageLimit } from '../corpora/paging';
 import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
@@ -54,6 +54,18 @@ export class UsersController {
     const result = await this.commands.execute(new UpdateUser(username, { enabled: dto.enabled, grants }, caller, ctx));
     statusFor(result, 200, res);
     return this.queries.execute(new GetUser(username));
+  }
+
+  /**
+   * The reference resets a password by e-mail. Users here have no password (they authenticate with API keys) and
+   * the service sends no e-mail: after checking the user exists (404 otherwise, as the reference), the answer is a
+   * 400 that says what to do instead (docs/auth.md).
+   */
+  @Post(':username/reset_password')
+  @Policy('users.manage')
+  async resetPassword(@Param('username') username: string) {
+    await this.queries.execute(new GetUser(username));
+    throw invalid('user.no_password', `User "${username}" has no password to reset: users of this service authenticate with API keys. Disable a lost key with PATCH /v2/api_keys/{id} {"enabled": false}; the user makes a new personal key with POST /v2/api_keys using another key, or an administrator deletes and re-creates the user to issue a new first key`, { username: 'has no password' });
   }
 
   @Delete(':username')
