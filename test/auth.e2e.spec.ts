@@ -14,7 +14,9 @@ describe('users, keys, app clients and tokens (issue 3)', () => {
 
   it('bootstraps the owner as a user whose personal key is the bootstrap key', async () => {
     const owner = await app.call('GET', '/v2/users/owner');
-    expect(owner.body).toMatchObject({ username: 'owner', email: 'owner@localhost', enabled: true, api_roles: ['owner'] });
+    expect(owner.body).toMatchObject({ username: 'owner', enabled: true, api_roles: ['owner'] });
+    // No ADMIN_EMAIL: the owner has no e-mail address rather than one a client's format check refuses.
+    expect(owner.body.email).toBeUndefined();
     expect((await app.call('GET', '/v2/api_keys/aky_owner')).body).toMatchObject({ id: 'aky_owner', api_key_role: 'personal', enabled: true, secret_key: 'zut_aky_owner_****' });
   });
 

@@ -292,6 +292,21 @@ describe('users', () => {
       .then([{ type: 'UserRolesChanged', data: { userId: 'usr_0', username: OWNER_USERNAME, grants: more, at: at.toISOString() } }]);
   });
 
+  it('records no role change when the roles are the same, in any order', () => {
+    const roles = g({ apiRoles: ['viewer', 'agent_user'], corpusRoles: [{ corpusKey: 'c1', role: 'viewer' }, { corpusKey: 'c2', role: 'editor' }] });
+    const same = g({ apiRoles: ['agent_user', 'viewer'], corpusRoles: [{ corpusKey: 'c2', role: 'editor' }, { corpusKey: 'c1', role: 'viewer' }] });
+    givenEvents(userFold, createdUser('u1', roles, 'usr_1')).when((s) => decideUpdateUser(s, 'u1', { grants: same }, adminCaps, at)).then([]);
+  });
+
+  it('lets only a caller who could grant a disabled user’s roles enable the user again', () => {
+    const disabled = [...createdUser('boss', g({ apiRoles: ['administrator'] }), 'usr_3'), { type: 'UserDisabled', data: { userId: 'usr_3', username: 'boss', at: at.toISOString() } } as UserEvent];
+    const usersManager = caps({ apiRoles: ['corpus_administrator'] });
+    givenEvents(userFold, disabled).when((s) => decideUpdateUser(s, 'boss', { enabled: true }, usersManager, at)).thenFails({ kind: 'forbidden' });
+    givenEvents(userFold, disabled)
+      .when((s) => decideUpdateUser(s, 'boss', { enabled: true }, ownerCaps, at))
+      .then([{ type: 'UserEnabled', data: { userId: 'usr_3', username: 'boss', at: at.toISOString() } }]);
+  });
+
   it('keeps another owner out of an administrator’s reach: no delete, disable or role change', () => {
     const second = createdUser('o2', g({ apiRoles: ['owner'] }), 'usr_2');
     givenEvents(userFold, second).when((s) => decideDeleteUser(s, 'o2', adminCaps, at)).thenFails({ kind: 'forbidden', code: 'auth.escalation' });
@@ -382,6 +397,12 @@ describe('policies', () => {
   it('allows a list to a caller that reads one corpus only', () => {
     expect(decide(POLICIES['corpus.list'], viewer, [])).toEqual({ outcome: 'allow' });
     expect(decide(POLICIES['corpus.list'], caps({ agentRoles: [{ agentKey: 'x', role: 'agent_user' }] }), [])).toEqual({ outcome: 'forbidden' });
+  });
+
+  it('lets no one through a corpus rule that names no corpus unless they may do the action on some corpus', () => {
+    expect(decide(POLICIES['query.corpora'], [], [])).toEqual({ outcome: 'forbidden' });
+    expect(decide(POLICIES['query.corpora'], caps({ agentRoles: [{ agentKey: 'x', role: 'agent_user' }] }), [])).toEqual({ outcome: 'forbidden' });
+    expect(decide(POLICIES['query.corpora'], viewer, [])).toEqual({ outcome: 'allow' });
   });
 
   it('needs the account-wide action for account policies', () => {

@@ -99,6 +99,9 @@ export function decide(rule: PolicyRule, caps: readonly Capability[], corpusKeys
       return rule.actions.some((a) => allows(caps, a, key)) ? { outcome: 'allow' } : { outcome: 'forbidden' };
     }
     case 'corpus': {
+      // No corpus named (a malformed body, answered 400 after the guard): only a caller who may do the action on
+      // some corpus gets that far; `every` over nothing would have let anyone through.
+      if (!corpusKeys.length) return allowsSome(caps, rule.action) ? { outcome: 'allow' } : { outcome: 'forbidden' };
       for (const key of corpusKeys) if (!allows(caps, 'corpus.read', key)) return { outcome: 'hidden', corpusKey: key };
       return corpusKeys.every((key) => allows(caps, rule.action, key)) ? { outcome: 'allow' } : { outcome: 'forbidden' };
     }

@@ -78,14 +78,19 @@ export function decideUpdateUser(state: UserState, username: string, input: Upda
     assertAssignable(input.grants, actorCaps);
     // Taking roles away also needs the caller to hold them: an administrator cannot demote an owner.
     assertAssignable(state.grants, actorCaps);
-    events.push({ type: 'UserRolesChanged', data: { ...base, grants: input.grants } });
+    // The same roles again change nothing, and record nothing.
+    if (!sameGrants(state.grants, input.grants)) events.push({ type: 'UserRolesChanged', data: { ...base, grants: input.grants } });
   }
   if (input.enabled === false && state.status === 'active') {
     if (state.username === OWNER_USERNAME) throw conflict('user.owner', 'The account owner cannot be disabled');
     assertAssignable(state.grants, actorCaps);
     events.push({ type: 'UserDisabled', data: base });
   }
-  if (input.enabled === true && state.status === 'disabled') events.push({ type: 'UserEnabled', data: base });
+  if (input.enabled === true && state.status === 'disabled') {
+    // Enabling gives the user's roles back: the caller must be able to give them, as when granting them.
+    assertAssignable(input.grants ?? state.grants, actorCaps);
+    events.push({ type: 'UserEnabled', data: base });
+  }
   return events;
 }
 
@@ -94,4 +99,10 @@ export function decideDeleteUser(state: UserState, username: string, actorCaps: 
   if (state.username === OWNER_USERNAME) throw conflict('user.owner', 'The account owner cannot be deleted');
   assertAssignable(state.grants, actorCaps);
   return [{ type: 'UserDeleted', data: { userId: state.userId, username: state.username, at: now.toISOString() } }];
+}
+
+/** Whether two grant sets hold the same roles, in any order. */
+function sameGrants(a: Grants, b: Grants): boolean {
+  const key = (g: Grants) => JSON.stringify([[...g.apiRoles].sort(), g.corpusRoles.map((r) => `${r.corpusKey}:${r.role}`).sort(), g.agentRoles.map((r) => `${r.agentKey}:${r.role}`).sort()]);
+  return key(a) === key(b);
 }

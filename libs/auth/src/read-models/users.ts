@@ -32,9 +32,15 @@ export const userRow = (d: UserCreated): UserRow => ({
   updated_at: d.createdAt,
 });
 
+/**
+ * An address a client validating the reference's `email` format accepts (a dot in the domain): the owner made at
+ * first start has none unless ADMIN_EMAIL gives one (stores from before kept `owner@localhost`, shown as none).
+ */
+const SHOWN_EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
+
 export const userView = (r: UserRow) => ({
   id: r.user_id,
-  email: r.email,
+  ...(SHOWN_EMAIL.test(r.email) ? { email: r.email } : {}),
   username: r.username,
   enabled: r.enabled,
   description: r.description,

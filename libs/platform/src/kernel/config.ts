@@ -20,7 +20,7 @@ export interface ServiceConfig {
   readonly logLevel: string;
   /** `FULL` makes every acknowledged append survive power loss; `NORMAL` survives a process crash only. */
   readonly sqliteSynchronous: 'FULL' | 'NORMAL';
-  /** Email of the owner user created at first start. */
+  /** Email of the owner user created at first start (ADMIN_EMAIL; none by default). */
   readonly adminEmail: string;
   /** HS256 key for OAuth access tokens; when undefined one is generated on first start under `dataDir`. */
   readonly oauthSigningKey?: string;
@@ -151,7 +151,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     readYourWritesTimeoutMs: int('READ_YOUR_WRITES_TIMEOUT_MS', 10_000, 0, 600_000),
     logLevel: text('LOG_LEVEL') ?? 'info',
     sqliteSynchronous: synchronous === 'NORMAL' ? 'NORMAL' : 'FULL',
-    adminEmail: text('ADMIN_EMAIL') ?? 'owner@localhost',
+    adminEmail: text('ADMIN_EMAIL') ?? '',
     oauthSigningKey,
     rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 6000, 1, 10_000_000),
     rateLimitPerOwnerPerMinute: int('RATE_LIMIT_PER_OWNER_PER_MINUTE', 12_000, 1, 10_000_000),
