@@ -125,7 +125,7 @@ describe('chat completions', () => {
   it('says what to configure when factual consistency has no scorer', async () => {
     const res = await app.call('POST', '/v2/evaluate_factual_consistency', { generated_text: 'x', source_texts: ['y'] });
     expect(res.status).toBe(503);
-    expect(res.body.messages[0]).toMatch(/set FCS_HHEM_URL .* or FCS_JUDGE_LLM/);
+    expect(res.body.messages[0]).toMatch(/Start the service with FCS_JUDGE_LLM=<name of a registered LLM> .* or FCS_HHEM_URL=/);
   });
 
   it('groups consecutive same-role messages for a model that requires role alternation', async () => {

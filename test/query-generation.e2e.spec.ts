@@ -71,7 +71,7 @@ describe('query generation without a configured model or scorer', () => {
     expect(res.status).toBe(200);
     expect(res.body.summary).toBe('They sleep in kelp [1].');
     expect(res.body).not.toHaveProperty('factual_consistency_score');
-    expect(res.body.warnings).toEqual(expect.arrayContaining([expect.stringMatching(/^fcs_not_configured: .*set FCS_HHEM_URL .* or FCS_JUDGE_LLM/)]));
+    expect(res.body.warnings).toEqual(expect.arrayContaining([expect.stringMatching(/^fcs_not_configured: .*FCS_JUDGE_LLM=<name of a registered LLM> .* or FCS_HHEM_URL=/)]));
     expect(upstream.chatRequests().at(-1)!.body?.model).toBe('second-upstream');
   });
 });

@@ -45,7 +45,7 @@ export class FactualConsistency {
     if (this.config.fcsJudgeLlm) return { score: await this.judge(this.config.fcsJudgeLlm, premise, request.generatedText, ctx), scorer: `llm_judge:${this.config.fcsJudgeLlm}` };
     throw unavailable(
       'fcs.not_configured',
-      'Factual consistency scoring has no scorer: set FCS_HHEM_URL to an HHEM-compatible classification endpoint, or FCS_JUDGE_LLM to the name of a registered LLM',
+      'Factual consistency scoring has no scorer configured on this service (503: the request is fine, the service is not set up for it). Start the service with FCS_JUDGE_LLM=<name of a registered LLM> to have that model judge, or FCS_HHEM_URL=<HHEM-compatible endpoint> (docs/llms.md)',
     );
   }
 
