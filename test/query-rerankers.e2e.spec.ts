@@ -122,4 +122,17 @@ describe('query: context windows, max_by and rerankers (over HTTP)', () => {
     expect((await query({ corpora: [{ corpus_key: 'sea' }], reranker: { type: 'mmr' } })).body.field_errors).toHaveProperty(['search.reranker.diversity_bias']);
     expect((await query({ corpora: [{ corpus_key: 'sea' }], reranker: { type: 'magic' } })).status).toBe(400);
   });
+
+  it('lists the model reranker at GET /v2/rerankers, reachable by its id too, and the table extractor', async () => {
+    const listed = await app.call('GET', '/v2/rerankers');
+    expect(listed.status).toBe(200);
+    expect(listed.body.rerankers).toEqual([{ id: 'rnk_1', name: 'kelp-counter', description: expect.any(String), enabled: true }]);
+    expect((await app.call('GET', '/v2/rerankers?filter=nothing-like-it')).body.rerankers).toEqual([]);
+    const byId = await results({ corpora: [{ corpus_key: 'sea' }, { corpus_key: 'lab' }], limit: 5, reranker: { type: 'customer_reranker', reranker_id: 'rnk_1' } });
+    expect(byId[0]).toMatchObject({ document_id: 'l1', score: 1 });
+    const unknownId = await query({ corpora: [{ corpus_key: 'sea' }], reranker: { type: 'customer_reranker', reranker_id: 'rnk_99' } });
+    expect(unknownId.status).toBe(400);
+    expect(unknownId.body.field_errors).toHaveProperty(['search.reranker.reranker_id']);
+    expect((await app.call('GET', '/v2/table_extractors')).body.table_extractors).toEqual([expect.objectContaining({ name: 'structure', is_default: true })]);
+  });
 });

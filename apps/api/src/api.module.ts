@@ -61,6 +61,7 @@ import { EvaluationController } from './llms/evaluation.controller';
 import { LlmsController } from './llms/llms.controller';
 import { EncodersController } from './encoders/encoders.controller';
 import { GenerationPresetsController } from './generation/generation-presets.controller';
+import { RerankersController } from './corpora/rerankers.controller';
 import { INFRASTRUCTURE } from './tokens';
 
 export interface ApiModuleOptions {
@@ -135,6 +136,7 @@ export const API_CONTROLLERS = [
   EvaluationController,
   EncodersController,
   GenerationPresetsController,
+  RerankersController,
   AgentsController,
   AgentAccessController,
   ToolConfigurationsController,

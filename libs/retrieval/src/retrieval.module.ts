@@ -24,7 +24,7 @@ export class RetrievalModule {
       module: RetrievalModule,
       imports: [CqrsModule, options.llms],
       providers: [QueryCorporaHandler, ModelRerankers, GenerationModels, CustomerPresets, AnswerQueryHandler, StreamQueryAnswerHandler, ListGenerationPresetsHandler],
-      exports: [CustomerPresets],
+      exports: [CustomerPresets, ModelRerankers],
     };
   }
 }

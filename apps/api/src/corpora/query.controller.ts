@@ -41,7 +41,8 @@ function rerankerSpec(dto: RerankerDto | undefined): RerankerSpec | undefined {
       case 'userfn':
         return { type: 'userfn', userFunction: r.user_function!, ...cut };
       case 'customer_reranker':
-        return { type: 'customer_reranker', rerankerName: r.reranker_name!, ...cut };
+        // `reranker_id` (GET /v2/rerankers) names the same reranker; an unknown id is a name no reranker has (400).
+        return { type: 'customer_reranker', rerankerName: r.reranker_name ?? `id:${r.reranker_id}`, ...cut };
       case 'chain':
         return { type: 'chain', rerankers: r.rerankers!.map(map) };
     }

@@ -24,7 +24,7 @@ export const MAX_RERANKER_STAGES = 50;
 /** The reference's `SearchReranker`, one of its types; fields of other types are ignored. */
 export class RerankerDto {
   @IsIn(RERANKER_TYPES) type!: (typeof RERANKER_TYPES)[number];
-  @ValidateIf((o: RerankerDto) => o.type === 'customer_reranker') @IsString() @MinLength(1) @MaxLength(100) reranker_name?: string;
+  @ValidateIf((o: RerankerDto) => o.type === 'customer_reranker' && o.reranker_id === undefined) @IsString() @MinLength(1) @MaxLength(100) reranker_name?: string;
   @IsOptional() @IsString() reranker_id?: string;
   @ValidateIf((o: RerankerDto) => o.type === 'userfn') @IsString() @MinLength(1) @MaxLength(10_000) user_function?: string;
   @ValidateIf((o: RerankerDto) => o.type === 'mmr') @IsNumber() @Min(0) @Max(1) diversity_bias?: number;

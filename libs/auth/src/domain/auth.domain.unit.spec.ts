@@ -292,12 +292,6 @@ describe('users', () => {
       .then([{ type: 'UserRolesChanged', data: { userId: 'usr_0', username: OWNER_USERNAME, grants: more, at: at.toISOString() } }]);
   });
 
-  it('records no role change when the roles are the same, in any order', () => {
-    const roles = g({ apiRoles: ['viewer', 'agent_user'], corpusRoles: [{ corpusKey: 'c1', role: 'viewer' }, { corpusKey: 'c2', role: 'editor' }] });
-    const same = g({ apiRoles: ['agent_user', 'viewer'], corpusRoles: [{ corpusKey: 'c2', role: 'editor' }, { corpusKey: 'c1', role: 'viewer' }] });
-    givenEvents(userFold, createdUser('u1', roles, 'usr_1')).when((s) => decideUpdateUser(s, 'u1', { grants: same }, adminCaps, at)).then([]);
-  });
-
   it('lets only a caller who could grant a disabled user’s roles enable the user again', () => {
     const disabled = [...createdUser('boss', g({ apiRoles: ['administrator'] }), 'usr_3'), { type: 'UserDisabled', data: { userId: 'usr_3', username: 'boss', at: at.toISOString() } } as UserEvent];
     const usersManager = caps({ apiRoles: ['corpus_administrator'] });

@@ -78,8 +78,9 @@ export function decideUpdateUser(state: UserState, username: string, input: Upda
     assertAssignable(input.grants, actorCaps);
     // Taking roles away also needs the caller to hold them: an administrator cannot demote an owner.
     assertAssignable(state.grants, actorCaps);
-    // The same roles again change nothing, and record nothing.
-    if (!sameGrants(state.grants, input.grants)) events.push({ type: 'UserRolesChanged', data: { ...base, grants: input.grants } });
+    // The same roles again are still recorded: a user's corpus roles bind to corpora by the time they were last
+    // granted (corpus-grants.ts), so granting them again is how they reach a corpus re-created since.
+    events.push({ type: 'UserRolesChanged', data: { ...base, grants: input.grants } });
   }
   if (input.enabled === false && state.status === 'active') {
     if (state.username === OWNER_USERNAME) throw conflict('user.owner', 'The account owner cannot be disabled');
@@ -101,8 +102,3 @@ export function decideDeleteUser(state: UserState, username: string, actorCaps: 
   return [{ type: 'UserDeleted', data: { userId: state.userId, username: state.username, at: now.toISOString() } }];
 }
 
-/** Whether two grant sets hold the same roles, in any order. */
-function sameGrants(a: Grants, b: Grants): boolean {
-  const key = (g: Grants) => JSON.stringify([[...g.apiRoles].sort(), g.corpusRoles.map((r) => `${r.corpusKey}:${r.role}`).sort(), g.agentRoles.map((r) => `${r.agentKey}:${r.role}`).sort()]);
-  return key(a) === key(b);
-}

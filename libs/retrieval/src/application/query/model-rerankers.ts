@@ -2,6 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DomainError, invalid, OUTBOUND_HTTP, OutboundHttp, outboundRefusal, SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
 import type { ModelReranker } from './rerankers';
 
+/** The id of the deployment's one model reranker (the reference's ids are `rnk_<n>`). */
+export const MODEL_RERANKER_ID = 'rnk_1';
+
 /** How long a rerank call may take before the query fails with 504. */
 const RERANK_TIMEOUT_MS = 30_000;
 
@@ -57,7 +60,23 @@ export class ModelRerankers {
     return this.configured ? [this.configured.name] : [];
   }
 
+  /** The reference's `Reranker` list (`GET /v2/rerankers`): the configured endpoint, as `rnk_1`. */
+  list(): { id: string; name: string; description: string; enabled: boolean }[] {
+    return this.configured ? [{ id: MODEL_RERANKER_ID, name: this.configured.name, description: 'The rerank endpoint this deployment calls (RERANKER_URL); use it as {"type": "customer_reranker", "reranker_name": …} or by reranker_id', enabled: true }] : [];
+  }
+
+  /** The name of a reranker given by id (`reranker_id`), if there is one. */
+  nameOf(id: string): string | undefined {
+    return this.configured && id === MODEL_RERANKER_ID ? this.configured.name : undefined;
+  }
+
+  /** By name, or by id written `id:<reranker_id>` (a request's `reranker_id`). */
   get(name: string, field: string): ModelReranker {
+    if (name.startsWith('id:')) {
+      const byId = this.nameOf(name.slice(3));
+      if (!byId) throw invalid('reranker.unknown', `No reranker with id "${name.slice(3)}": GET /v2/rerankers lists them`, { [field.replace(/reranker_name$/, 'reranker_id')]: 'unknown reranker id' });
+      return this.configured!.reranker;
+    }
     if (this.configured?.name === name) return this.configured.reranker;
     const hint = this.configured ? `the configured one is "${this.configured.name}"` : 'none is configured: set RERANKER_URL (and RERANKER_NAME) to a rerank endpoint';
     throw invalid('reranker.unknown', `No reranker named "${name}": ${hint}`, { [field]: 'unknown reranker' });
