@@ -169,6 +169,31 @@ describe('corpora and documents, complete (embedded default, over HTTP)', () => 
     expect(dup.status).toBe(400);
   });
 
+  it('bulk-deletes documents by ids (synchronously, counting deleted and skipped) and by filter (as a job with a cutoff)', async () => {
+    expect((await app.call('POST', '/v2/corpora', { key: 'bd', name: 'Bulk delete', filter_attributes: ATTRS })).status).toBe(201);
+    for (const [id, year] of [['d1', 2001], ['d2', 2002], ['d3', 2003], ['d4', 2004], ['keep', 1999]] as const) expect((await app.call('POST', '/v2/corpora/bd/documents', doc(id, { year }))).status).toBe(201);
+    const sync = await app.call('DELETE', '/v2/corpora/bd/documents?document_ids=d1,d2,missing&async=false');
+    expect(sync.status).toBe(200);
+    expect(sync.body).toMatchObject({ type: 'success', response_type: 'success', job_id: expect.stringMatching(/^job_/), deleted_count: 2, skipped_count: 1, failed_count: 0 });
+    expect((await app.call('GET', '/v2/corpora/bd/documents/d1')).status).toBe(404);
+    const q = await app.call('POST', '/v2/corpora/bd/query', { query: 'tidal energy', search: { limit: 20 } });
+    expect(new Set(q.body.search_results.map((r: { document_id: string }) => r.document_id))).toEqual(new Set(['d3', 'd4', 'keep']));
+    const byFilter = await app.call('DELETE', `/v2/corpora/bd/documents?metadata_filter=${encodeURIComponent('doc.year > 2000')}`);
+    expect(byFilter.status).toBe(202);
+    expect(byFilter.body).toMatchObject({ type: 'async', response_type: 'async', cutoff_at: expect.any(String) });
+    let job;
+    for (let i = 0; i < 100; i++) {
+      job = (await app.call('GET', `/v2/jobs/${byFilter.body.job_id}`)).body;
+      if (job.state === 'completed') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(job).toMatchObject({ type: 'bulk_delete_documents', state: 'completed' });
+    expect(ids((await app.call('GET', '/v2/corpora/bd/documents?limit=100')).body)).toEqual(['keep']);
+    expect((await app.call('DELETE', '/v2/corpora/bd/documents')).status).toBe(400);
+    expect((await app.call('DELETE', `/v2/corpora/bd/documents?metadata_filter=${encodeURIComponent('doc.year >')}`)).status).toBe(400);
+    expect((await app.call('DELETE', '/v2/corpora/nope/documents?document_ids=a')).status).toBe(404);
+  });
+
   it('resets a corpus: documents, index and counters are gone, ids are free again, settings stay', async () => {
     expect((await app.call('POST', '/v2/corpora', { key: 'rs', name: 'Reset me', filter_attributes: ATTRS })).status).toBe(201);
     expect((await app.call('POST', '/v2/corpora/rs/documents', doc('r1', { year: 2020 }))).status).toBe(201);

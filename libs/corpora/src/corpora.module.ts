@@ -15,7 +15,7 @@ import { ListDocumentsHandler } from './application/list-documents/list-document
 import { UpdateCorpusHandler } from './application/update-corpus/update-corpus';
 import { ResetCorpusHandler } from './application/reset-corpus/reset-corpus';
 import { UpdateDocumentMetadataHandler } from './application/update-document-metadata/update-document-metadata';
-import { QueueBulkMetadataUpdateHandler, QueueReplaceFilterAttributesHandler } from './application/jobs/queue-jobs';
+import { QueueBulkDeleteHandler, QueueBulkMetadataUpdateHandler, QueueReplaceFilterAttributesHandler } from './application/jobs/queue-jobs';
 import { ListFilterValuesHandler } from './application/filter-values/filter-values';
 import { UploadFileHandler } from './application/upload-file/upload-file';
 import { GetJobHandler, ListJobsHandler } from './application/jobs/job-queries';
@@ -39,6 +39,7 @@ import { GetJobHandler, ListJobsHandler } from './application/jobs/job-queries';
     ResetCorpusHandler,
     UpdateDocumentMetadataHandler,
     QueueBulkMetadataUpdateHandler,
+    QueueBulkDeleteHandler,
     QueueReplaceFilterAttributesHandler,
     GetJobHandler,
     ListJobsHandler,

@@ -12,6 +12,7 @@ import {
   MAX_BULK_DOCUMENT_IDS,
   QueuedJob,
   storageUsage,
+  QueueBulkDelete,
   QueueBulkMetadataUpdate,
   StructuredSectionInput,
   UpdateDocumentMetadata,
@@ -156,6 +157,41 @@ export class DocumentsController {
     if (job.state === 'failed') throw new DomainError('unprocessable', 'job.failed', `Job ${job.id} failed: ${job.comment ?? 'unknown reason'}`);
     res.status(200);
     return { type: 'success', ...base, updated_count: job.counts.updated, skipped_count: job.counts.skipped, failed_count: job.counts.failed };
+  }
+
+  /**
+   * Bulk delete (docs/corpora.md): a job over the listed documents (a missing one is skipped) or those the filter
+   * selects at the time of the request. `async=true` (default) answers 202 with the job id; `async=false` waits
+   * up to the request timeout and answers the counts, or 504 naming the job, which goes on.
+   */
+  @Delete()
+  @Policy('corpus.write')
+  async bulkDelete(
+    @Param('corpus_key') corpusKey: string,
+    @Query('document_ids') documentIds: string | undefined,
+    @Query('metadata_filter') metadataFilter: string | undefined,
+    @Query('async') asyncParam: string | undefined,
+    @Headers('request-timeout') timeoutSeconds: string | undefined,
+    @Headers('request-timeout-millis') timeoutMillis: string | undefined,
+    @Ctx() ctx: CommandContext,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    if (asyncParam !== undefined && asyncParam !== 'true' && asyncParam !== 'false') throw invalid('request.invalid', 'async must be true or false', { async: 'must be true or false' });
+    const ids = documentIds?.split(',').map((id) => id.trim()).filter(Boolean);
+    if (ids && ids.length > MAX_BULK_DOCUMENT_IDS) throw invalid('request.invalid', `document_ids may list at most ${MAX_BULK_DOCUMENT_IDS} documents`, { document_ids: `at most ${MAX_BULK_DOCUMENT_IDS} ids` });
+    if (!ids?.length && !metadataFilter?.trim()) throw invalid('request.invalid', 'Select the documents with document_ids or metadata_filter', { document_ids: 'document_ids or metadata_filter is required' });
+    const timeoutMs = requestTimeoutMs(timeoutSeconds, timeoutMillis);
+    const result: WriteResult<QueuedJob> = await this.commands.execute(new QueueBulkDelete(corpusKey, { documentIds: ids, metadataFilter: ids?.length ? undefined : metadataFilter }, ctx));
+    const base = { job_id: result.value.jobId, ...(result.value.cutoffAt ? { cutoff_at: result.value.cutoffAt } : {}) };
+    if (asyncParam !== 'false') {
+      res.status(202);
+      return { type: 'async', response_type: 'async', ...base };
+    }
+    const job = await waitForJob(this.reads, result.value.jobId, timeoutMs);
+    if (!job) throw new DomainError('timeout', 'job.wait_timeout', `The deletion did not finish within ${timeoutMs} ms; it goes on as job ${result.value.jobId}`);
+    if (job.state === 'failed') throw new DomainError('unprocessable', 'job.failed', `Job ${job.id} failed: ${job.comment ?? 'unknown reason'}`);
+    res.status(200);
+    return { type: 'success', response_type: 'success', ...base, deleted_count: job.counts.updated, skipped_count: job.counts.skipped, failed_count: job.counts.failed };
   }
 
   /** Merges the given metadata into the document's (the reference API's PATCH on a document). */

@@ -3,7 +3,7 @@ import type { FilterAttribute } from './corpus';
 import type { Metadata, MetadataStrategy } from './document';
 
 /** Job types as the reference API names them. */
-export type JobType = 'bulk_update_document_metadata' | 'replace_filter_attributes';
+export type JobType = 'bulk_update_document_metadata' | 'bulk_delete_documents' | 'replace_filter_attributes';
 
 export type JobRequest =
   | {
@@ -13,6 +13,12 @@ export type JobRequest =
       readonly metadataFilter?: string;
       readonly metadata: Metadata;
       readonly strategy: MetadataStrategy;
+    }
+  | {
+      readonly type: 'bulk_delete_documents';
+      /** Exactly these documents; or every document the filter selects (indexed before `cutoffAt`). */
+      readonly documentIds?: readonly string[];
+      readonly metadataFilter?: string;
     }
   | { readonly type: 'replace_filter_attributes'; readonly filterAttributes: readonly FilterAttribute[] };
 

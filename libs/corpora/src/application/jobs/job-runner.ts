@@ -22,6 +22,7 @@ import { compileFilter } from '../filters';
 import { DOCUMENTS, DocumentRow, JOBS, JobRow } from '../../read-models';
 import { corpusStream, jobStream } from '../streams';
 import { UpdateDocumentMetadata } from '../update-document-metadata/update-document-metadata';
+import { DeleteDocument } from '../delete-document/delete-document';
 
 /** Documents between two recorded progress points; a crash redoes at most this many (each update is idempotent). */
 const BATCH = 100;
@@ -166,18 +167,24 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
   /** Returns false when interrupted. */
   private async bulkUpdate(state: Running, report: (c: JobCounts) => void): Promise<boolean> {
     const request = state.request;
-    if (request.type !== 'bulk_update_document_metadata') return true;
+    if (request.type !== 'bulk_update_document_metadata' && request.type !== 'bulk_delete_documents') return true;
     let counts = state.counts;
     const updateOne = async (documentId: string, step: string) => {
       try {
-        const result = await this.commands.execute(
-          new UpdateDocumentMetadata(state.corpusKey, documentId, request.metadata, request.strategy, this.ctx(state, step), state.jobId),
-        );
-        const changed = (result as { value: { changed: boolean } }).value.changed;
-        counts = { ...counts, processed: counts.processed + 1, updated: counts.updated + (changed ? 1 : 0), skipped: counts.skipped + (changed ? 0 : 1) };
+        if (request.type === 'bulk_delete_documents') {
+          // Deleting is idempotent by the document's stream: a re-run after a crash finds it gone (skipped).
+          await this.commands.execute(new DeleteDocument(state.corpusKey, documentId, this.ctx(state, step)));
+          counts = { ...counts, processed: counts.processed + 1, updated: counts.updated + 1 };
+        } else {
+          const result = await this.commands.execute(
+            new UpdateDocumentMetadata(state.corpusKey, documentId, request.metadata, request.strategy, this.ctx(state, step), state.jobId),
+          );
+          const changed = (result as { value: { changed: boolean } }).value.changed;
+          counts = { ...counts, processed: counts.processed + 1, updated: counts.updated + (changed ? 1 : 0), skipped: counts.skipped + (changed ? 0 : 1) };
+        }
       } catch (e) {
-        // A missing document fails on its own; a missing corpus fails the job.
-        if (e instanceof DomainError && e.code === 'document.not_found') counts = { ...counts, processed: counts.processed + 1, failed: counts.failed + 1 };
+        // A missing document: an update fails on it, a delete finds nothing to do; a missing corpus fails the job.
+        if (e instanceof DomainError && e.code === 'document.not_found') counts = request.type === 'bulk_delete_documents' ? { ...counts, processed: counts.processed + 1, skipped: counts.skipped + 1 } : { ...counts, processed: counts.processed + 1, failed: counts.failed + 1 };
         else throw e;
       }
       report(counts);

@@ -62,6 +62,29 @@ export class QueueBulkMetadataUpdateHandler extends QueueJobHandler implements I
   }
 }
 
+/** `DELETE /v2/corpora/{key}/documents` (docs/corpora.md): the documents listed, or those a filter selects now. */
+export class QueueBulkDelete {
+  constructor(
+    readonly corpusKey: string,
+    readonly selection: { readonly documentIds?: readonly string[]; readonly metadataFilter?: string },
+    readonly ctx: CommandContext,
+  ) {}
+}
+
+@CommandHandler(QueueBulkDelete)
+export class QueueBulkDeleteHandler extends QueueJobHandler implements ICommandHandler<QueueBulkDelete, WriteResult<QueuedJob>> {
+  async execute(cmd: QueueBulkDelete): Promise<WriteResult<QueuedJob>> {
+    const corpus = requireActiveCorpus(await this.writer.state(corpusStream(cmd.corpusKey), corpusFold), cmd.corpusKey);
+    const { documentIds, metadataFilter } = cmd.selection;
+    if (documentIds?.length) {
+      const request: JobRequest = { type: 'bulk_delete_documents', documentIds: [...new Set(documentIds)] };
+      return this.queue(cmd.corpusKey, corpus.corpusId, request, cmd.ctx, { total: request.documentIds!.length });
+    }
+    compileFilter(metadataFilter, corpus.settings.filterAttributes, 'metadata_filter', ['doc']);
+    return this.queue(cmd.corpusKey, corpus.corpusId, { type: 'bulk_delete_documents', metadataFilter }, cmd.ctx, { cutoffAt: cmd.ctx.now.toISOString() });
+  }
+}
+
 export class QueueReplaceFilterAttributes {
   constructor(
     readonly corpusKey: string,
