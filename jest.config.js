@@ -9,6 +9,9 @@ const moduleNameMapper = {
   '^@lib/(platform|corpora|auth|extraction|encoders|llms|retrieval|agents|testing)$': '<rootDir>/libs/$1/src/index.ts',
   '^@lib/(corpora|auth|llms|agents)/read-models$': '<rootDir>/libs/$1/src/read-models/index.ts',
   '^@projections$': '<rootDir>/projections/index.ts',
+  // @a2a-js/sdk brings jose 6, ESM only: Node loads it (require(esm), Node >= 20.19), jest's module system does
+  // not. Under jest the SDK gets the project's jose 5 (CommonJS); it uses jose only to sign agent cards.
+  '^jose$': '<rootDir>/node_modules/jose',
 };
 const base = { transform: { '^.+\\.ts$': tsJest }, moduleNameMapper, testEnvironment: 'node', rootDir: __dirname };
 module.exports = {

@@ -194,7 +194,7 @@ const ONE_PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4n
 describe('route × role matrix', () => {
   let app: TestApp;
   const headers: Record<string, Record<string, string>> = {};
-  const fixture = { keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '', toolServerId: '', toolId: '', aliasEventId: '', aliasArtifactId: '', presetId: '' };
+  const fixture = { keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '', toolServerId: '', toolId: '', aliasEventId: '', aliasArtifactId: '', presetId: '', taskId: '' };
   let mcp: Awaited<ReturnType<typeof startMcpServer>>;
 
   /** Puts the fixtures back; true when c1 was created anew (it had been deleted). */
@@ -226,6 +226,11 @@ describe('route × role matrix', () => {
     await app.call('POST', '/v2/glossaries', { key: 'g1', name: 'G1' });
     if (!fixture.presetId || (await app.call('GET', '/v2/generation_presets?filter=fixture-preset')).body.generation_presets?.length === 0) {
       fixture.presetId = (await app.call('POST', '/v2/generation_presets', { name: 'fixture-preset', llm_name: 'fixture-llm', prompt_template: '[{"role": "user", "content": "$vectaraQuery"}]' })).body.id ?? '';
+    }
+    if (!fixture.taskId || (await app.call('GET', `/v2/agents/a1/a2a/tasks/${fixture.taskId}`)).status === 404) {
+      // The fixture model is unreachable: the task fails, and stays to be read and cancelled.
+      const sent = await app.call('POST', '/v2/agents/a1/a2a/message:send', { message: { messageId: 'fixture', role: 'ROLE_USER', parts: [{ text: 'fixture' }] } }, { 'a2a-version': '1.0' });
+      fixture.taskId = sent.body?.task?.id ?? '';
     }
     await app.call('POST', '/v2/agent_aliases', { key: 'al1', name: 'AL1', policy: { type: 'routed', rules: [{ targets: { type: 'single', agent_key: 'a1' } }] } });
     if ((await app.call('GET', '/v2/agent_aliases/al1/sessions/as1')).status === 404) {
@@ -309,6 +314,8 @@ describe('route × role matrix', () => {
   function request(route: Route): { path: string; body?: unknown } {
     const viaAlias = route.path.startsWith('/v2/agent_aliases');
     const path = route.path
+      .replace(/\\:/g, ':')
+      .replace(':task_id', fixture.taskId)
       .replace(':session_key', viaAlias ? 'as1' : ':session_key')
       .replace(':event_id', viaAlias ? fixture.aliasEventId : ':event_id')
       .replace(':artifact_id', viaAlias ? fixture.aliasArtifactId : ':artifact_id')

@@ -53,6 +53,7 @@ import { ToolsController } from './agents/tools.controller';
 import { SchedulesController } from './agents/schedules.controller';
 import { AliasesController } from './agents/aliases.controller';
 import { EndUserSessionsController } from './agents/end-user-sessions.controller';
+import { A2aController } from './agents/a2a.controller';
 import { GlossariesController } from './agents/glossaries.controller';
 import { SessionsController } from './agents/sessions.controller';
 import { InstructionsController } from './agents/instructions.controller';
@@ -145,6 +146,7 @@ export const API_CONTROLLERS = [
   SchedulesController,
   AliasesController,
   EndUserSessionsController,
+  A2aController,
   GlossariesController,
   SessionsController,
   InstructionsController,

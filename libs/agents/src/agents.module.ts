@@ -41,6 +41,7 @@ import { LambdaTool } from './application/tools/lambda';
 import { lambdaToolCheck, UserTools } from './application/user-tools/user-tools';
 import { Schedules } from './application/schedules/schedules';
 import { Aliases } from './application/aliases/aliases';
+import { A2aServer } from './adapters/a2a/a2a-server';
 
 export interface AgentsModuleOptions {
   /** The module that provides ChatCompletions and SecretBox (one instance per process: quotas, model clients). */
@@ -129,6 +130,7 @@ export class AgentsModule {
         ImageAnalysisTool,
         Schedules,
         Aliases,
+        A2aServer,
         {
           provide: AGENT_TOOLS,
           inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool, WebSearchTool, DocumentIndexTool, ScheduleWakeupTool, GlossaryPutEntriesTool, GlossaryDeleteEntriesTool, ImageReadTool, GetDocumentTool, LambdaTool, ImageAnalysisTool],
@@ -160,7 +162,7 @@ export class AgentsModule {
         TurnRunner,
         SessionInputs,
       ],
-      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases],
+      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, A2aServer],
     };
   }
 }

@@ -54,3 +54,4 @@ export * from './application/schedules/schedules';
 export * from './application/schedules/schedule-runner';
 export * from './domain/alias';
 export * from './application/aliases/aliases';
+export * from './adapters/a2a/a2a-server';
