@@ -108,4 +108,32 @@ describe('agent-to-agent protocol', () => {
     expect(JSON.stringify(task)).toMatch(/"state":"(completed|TASK_STATE_COMPLETED)"/);
     expect((await fetch(`${base}/v1/message:send`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(401);
   });
+
+  it('subscribes to a running task and sees it complete; cancels a running task, which interrupts its turn', async () => {
+    const c = await client();
+    upstream.enqueue({ content: 'Slowly: the tide turns at four.', firstByteDelayMs: 800 });
+    const stream = c.sendMessageStream(message('When does the tide turn?'));
+    const first: any = (await stream.next()).value;
+    const taskId = first.payload.value.id;
+    const resubscribed: any[] = [];
+    const following = (async () => {
+      for await (const e of c.resubscribeTask({ tenant: '', id: taskId } as never)) resubscribed.push(e);
+    })();
+    for await (const _ of stream) void _;
+    await following;
+    expect(resubscribed.at(-1).payload.value.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+
+    upstream.enqueue({ content: 'This answer never arrives.', firstByteDelayMs: 3000 });
+    const slow = c.sendMessageStream(message('Tell me a long story'));
+    const started: any = (await slow.next()).value;
+    const running = started.payload.value;
+    await new Promise((r) => setTimeout(r, 300));
+    const cancelled: any = await c.cancelTask({ tenant: '', id: running.id, metadata: undefined } as never);
+    expect(cancelled.status.state).toBe(TaskState.TASK_STATE_CANCELED);
+    for await (const _ of slow) void _;
+    const session = `a2a-${running.contextId.replace(/[^0-9a-zA-Z_-]/g, '')}`;
+    const events = (await app.call('GET', `/v2/agents/guide/sessions/${session}/events`)).body.events.map((e: Ev) => e.type);
+    expect(events).toContain('session_interrupted');
+    expect(events).not.toContain('agent_output');
+  });
 });

@@ -71,6 +71,12 @@ export class A2aController {
     return this.forward(agentKey, 'rest', req, res, ctx);
   }
 
+  @Post('tasks/:task_id\\:subscribe')
+  @Policy('agent.use')
+  subscribePost(@Param('agent_key') agentKey: string, @Req() req: Request, @Res() res: Response, @Ctx() ctx: CommandContext) {
+    return this.forward(agentKey, 'rest', req, res, ctx);
+  }
+
   @Get('tasks/:task_id\\:subscribe')
   @Policy('agent.use')
   subscribe(@Param('agent_key') agentKey: string, @Req() req: Request, @Res() res: Response, @Ctx() ctx: CommandContext) {
@@ -98,6 +104,12 @@ export class A2aController {
   @Post('v1/tasks/:task_id\\:cancel')
   @Policy('agent.use')
   cancelV03(@Param('agent_key') agentKey: string, @Req() req: Request, @Res() res: Response, @Ctx() ctx: CommandContext) {
+    return this.forward(agentKey, 'rest', req, res, ctx);
+  }
+
+  @Post('v1/tasks/:task_id\\:subscribe')
+  @Policy('agent.use')
+  subscribeV03Post(@Param('agent_key') agentKey: string, @Req() req: Request, @Res() res: Response, @Ctx() ctx: CommandContext) {
     return this.forward(agentKey, 'rest', req, res, ctx);
   }
 
