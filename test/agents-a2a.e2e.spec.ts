@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Role, TaskState } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver, RestTransportFactory } from '@a2a-js/sdk/client';
 import { ScriptedOpenAIServer } from '@lib/testing';
@@ -11,6 +14,7 @@ describe('agent-to-agent protocol', () => {
   let app: TestApp;
   let upstream: ScriptedOpenAIServer;
   let base = '';
+  const dataDir = mkdtempSync(join(tmpdir(), 'ars-a2a-'));
 
   const withKey: typeof fetch = (input, init) => {
     const headers = new Headers(init?.headers);
@@ -23,7 +27,8 @@ describe('agent-to-agent protocol', () => {
 
   beforeAll(async () => {
     upstream = await ScriptedOpenAIServer.start();
-    app = await startTestApp();
+    // Its own data dir, kept across the restart of the last test.
+    app = await startTestApp({ dataDir });
     await registerScripted(app, upstream, 'm');
     await app.call('POST', '/v2/agents', { key: 'guide', name: 'Tour guide', description: 'Answers questions about the harbour', model: { name: 'm' }, tool_configurations: { ask: { type: 'client', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }, first_step_name: 'main', steps: { main: { instructions: [] } } });
     base = `${app.url}/v2/agents/guide/a2a`;
@@ -31,6 +36,7 @@ describe('agent-to-agent protocol', () => {
   afterAll(async () => {
     await app?.close();
     await upstream?.close();
+    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('serves the agent card in v1 and v0.3 shapes, with the agent as a skill and the service auth schemes', async () => {
@@ -135,5 +141,20 @@ describe('agent-to-agent protocol', () => {
     const events = (await app.call('GET', `/v2/agents/guide/sessions/${session}/events`)).body.events.map((e: Ev) => e.type);
     expect(events).toContain('session_interrupted');
     expect(events).not.toContain('agent_output');
+  });
+
+  it('answers tasks/{id} after a restart, from the session events', async () => {
+    const c = await client();
+    upstream.enqueue({ content: 'The museum is by the harbour.' });
+    const sent: any = await c.sendMessage(message('Where is the museum?'));
+    const task = sent.task ?? sent;
+    await app.close();
+    app = await startTestApp({ dataDir });
+    base = `${app.url}/v2/agents/guide/a2a`;
+    for (let i = 0; i < 100 && (await app.call('GET', '/v2/agents/guide')).status !== 200; i++) await new Promise((r) => setTimeout(r, 50));
+    const after: any = await (await client()).getTask({ tenant: '', id: task.id, historyLength: undefined } as never);
+    expect(after.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(textOf(after.artifacts[0].parts)).toBe('The museum is by the harbour.');
+    expect(after.contextId).toBe(task.contextId);
   });
 });

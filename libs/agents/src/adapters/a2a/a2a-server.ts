@@ -3,9 +3,10 @@ import type { Request, RequestHandler, Response } from 'express';
 import { Inject, Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { AgentCard, Message, Part, Task, TaskState } from '@a2a-js/sdk';
-import { AgentEvent, AgentExecutor, DefaultRequestHandler, ExecutionEventBus, InMemoryTaskStore, RequestContext } from '@a2a-js/sdk/server';
+import { AgentEvent, AgentExecutor, DefaultRequestHandler, ExecutionEventBus, InMemoryTaskStore, RequestContext, ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import { agentCardHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
-import { CommandContext, DomainError, READ_STORE, ReadStore } from '@lib/platform';
+import { CommandContext, DomainError, EVENT_STORE, EventStore, READ_STORE, ReadStore, streamId, toNewEvents } from '@lib/platform';
+import { apiEventView, SessionApiEvent } from '../../domain/session-events';
 import type { AgentConfig } from '../../domain/agent-config';
 import { AGENTS, AgentRow } from '../../read-models';
 import { Sessions } from '../../application/sessions/sessions';
@@ -39,6 +40,7 @@ export class A2aServer {
 
   constructor(
     @Inject(READ_STORE) private readonly reads: ReadStore,
+    @Inject(EVENT_STORE) private readonly events: EventStore,
     private readonly modules: ModuleRef,
   ) {}
 
@@ -68,7 +70,7 @@ export class A2aServer {
     const cached = this.agents.get(row.id);
     if (cached && cached.revision === revision) return cached;
     const card = agentCard(row.id, row.config, baseUrl);
-    const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), this.executor(row.id));
+    const handler = new DefaultRequestHandler(card, new SessionTaskStore(new InMemoryTaskStore(), (taskId) => this.taskFromLog(row.id, taskId)), this.executor(row.id));
     const built = {
       revision,
       rest: restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: true } }),
@@ -76,6 +78,39 @@ export class A2aServer {
     };
     this.agents.set(row.id, built);
     return built;
+  }
+
+  /** Which session a task's turn is in: one event per task (`a2a_task-<task id>`), so a task outlives this process. */
+  private async recordTask(agentKey: string, taskId: string, contextId: string, sessionKey: string, ctx: CommandContext): Promise<void> {
+    const stream = streamId('a2a_task', taskId);
+    await this.events.append(stream, toNewEvents([{ type: 'A2ATaskStarted', data: { taskId, contextId, agentKey, sessionKey, startedAt: ctx.now.toISOString() } }], ctx, stream, 1), { expectedRevision: 'no_stream' }).catch(() => undefined);
+  }
+
+  /**
+   * A task this process does not hold, from the log: its session's events after the input it made (external id
+   * `a2a:<task id>`) say how it ended — the answer (completed), an interruption (canceled), a client tool call
+   * waiting (input-required), an error (failed), or nothing yet (working).
+   */
+  private async taskFromLog(agentKey: string, taskId: string): Promise<Task | undefined> {
+    const started = (await this.events.readStream(streamId('a2a_task', taskId)))[0]?.data as { contextId: string; agentKey: string; sessionKey: string } | undefined;
+    if (!started || started.agentKey !== agentKey) return undefined;
+    let events: Record<string, unknown>[];
+    try {
+      events = (await this.sessions.events(agentKey, started.sessionKey, { limit: 100_000, offset: 0, includeHidden: true })).page.map((e) => apiEventView(e as SessionApiEvent, started.sessionKey));
+    } catch {
+      return undefined;
+    }
+    const at = events.findIndex((e) => e.type === 'input_message' && e.external_id === `a2a:${taskId}`);
+    if (at < 0) return undefined;
+    const after = events.slice(at + 1);
+    const nextInput = after.findIndex((e) => e.type === 'input_message');
+    const turn = nextInput < 0 ? after : after.slice(0, nextInput);
+    const answer = [...turn].reverse().find((e) => e.type === 'agent_output');
+    const input = events[at] as { messages?: { content?: string }[] };
+    const userMessage = { messageId: `${taskId}-input`, contextId: started.contextId, taskId, role: 1, parts: (input.messages ?? []).map((m) => text(m.content ?? '')), metadata: undefined, extensions: [], referenceTaskIds: [] };
+    const state = answer ? TaskState.TASK_STATE_COMPLETED : turn.some((e) => e.type === 'session_interrupted') ? TaskState.TASK_STATE_CANCELED : turn.some((e) => e.type === 'tool_input' && (e as { tool_name?: string }).tool_name === 'client') ? TaskState.TASK_STATE_INPUT_REQUIRED : turn.some((e) => e.type === 'error') ? TaskState.TASK_STATE_FAILED : TaskState.TASK_STATE_WORKING;
+    const artifacts = answer ? [{ artifactId: `${taskId}-answer`, name: 'answer', description: "The agent's answer", parts: [text(String(answer.content ?? ''))], metadata: undefined, extensions: [] }] : [];
+    return { id: taskId, contextId: started.contextId, status: { state, message: undefined, timestamp: String((answer ?? events[at]).created_at ?? now()) }, artifacts, history: [userMessage], metadata: { session_key: started.sessionKey } } as unknown as Task;
   }
 
   private executor(agentKey: string): AgentExecutor {
@@ -88,6 +123,7 @@ export class A2aServer {
         const status = (state: TaskState, message?: Message) => ({ state, message, timestamp: now() });
         const task: Task = rc.task ?? ({ id: rc.taskId, contextId: rc.contextId, status: status(TaskState.TASK_STATE_SUBMITTED), artifacts: [], history: [rc.userMessage], metadata: { session_key: sessionKey } } as unknown as Task);
         bus.publish(AgentEvent.task(task));
+        await this.recordTask(agentKey, rc.taskId, rc.contextId, sessionKey, scope.ctx);
         try {
           await this.sessions.create(agentKey, { key: sessionKey, metadata: { a2a_context_id: rc.contextId } }, scope.ctx);
         } catch (e) {
@@ -159,4 +195,27 @@ export function agentCard(agentKey: string, config: AgentConfig, baseUrl: string
     skills,
     signatures: [],
   } as unknown as AgentCard;
+}
+
+/**
+ * Tasks this process runs are held in memory (the SDK's store, which keeps them current as events arrive); any
+ * other task is rebuilt from the log (`fallback`), so `tasks/{id}` answers after a restart or on another process.
+ */
+class SessionTaskStore implements TaskStore {
+  constructor(
+    private readonly live: InMemoryTaskStore,
+    private readonly fallback: (taskId: string) => Promise<Task | undefined>,
+  ) {}
+
+  save(task: Task, context: ServerCallContext): Promise<void> {
+    return this.live.save(task, context);
+  }
+
+  async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
+    return (await this.live.load(taskId, context)) ?? this.fallback(taskId);
+  }
+
+  list(params: Parameters<TaskStore['list']>[0], context: ServerCallContext): ReturnType<TaskStore['list']> {
+    return this.live.list(params, context);
+  }
 }
