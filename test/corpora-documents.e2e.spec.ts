@@ -194,6 +194,22 @@ describe('corpora and documents, complete (embedded default, over HTTP)', () => 
     expect((await app.call('DELETE', '/v2/corpora/nope/documents?document_ids=a')).status).toBe(404);
   });
 
+  it('refuses custom dimensions and image matching it cannot honour, naming the field; a section id becomes part metadata', async () => {
+    const dims = await app.call('POST', '/v2/corpora/cd/documents', { ...doc('x1', {}), custom_dimensions: { recency: 1 } });
+    expect(dims.status).toBe(400);
+    expect(Object.keys(dims.body.field_errors)).toEqual(['custom_dimensions']);
+    const partDims = await app.call('POST', '/v2/corpora/cd/documents', { id: 'x2', type: 'core', document_parts: [{ text: 'A part.', custom_dimensions: { recency: 1 } }] });
+    expect(Object.keys(partDims.body.field_errors)).toEqual(['document_parts[0].custom_dimensions']);
+    const image = await app.call('POST', '/v2/corpora/cd/documents', { id: 'x3', type: 'core', document_parts: [{ text: 'A part.', image_part_mode: 'image' }] });
+    expect(image.status).toBe(400);
+    expect(Object.keys(image.body.field_errors)).toEqual(['document_parts[0].image_part_mode']);
+    expect((await app.call('GET', '/v2/corpora/cd/documents/x1')).status).toBe(404);
+    expect((await app.call('POST', '/v2/corpora/cd/documents', { id: 'x4', type: 'core', document_parts: [{ text: 'Text mode is fine.', image_part_mode: 'text' }] })).status).toBe(201);
+    expect((await app.call('POST', '/v2/corpora/cd/documents', { id: 'x5', type: 'structured', sections: [{ id: 10, title: 'Ten', text: 'Section ten speaks of tidal mills.' }] })).status).toBe(201);
+    const parts = (await app.call('GET', '/v2/corpora/cd/documents/x5')).body.parts;
+    expect(parts[0].metadata).toMatchObject({ section_id: 10 });
+  });
+
   it('resets a corpus: documents, index and counters are gone, ids are free again, settings stay', async () => {
     expect((await app.call('POST', '/v2/corpora', { key: 'rs', name: 'Reset me', filter_attributes: ATTRS })).status).toBe(201);
     expect((await app.call('POST', '/v2/corpora/rs/documents', doc('r1', { year: 2020 }))).status).toBe(201);

@@ -123,6 +123,19 @@ describe('query: context windows, max_by and rerankers (over HTTP)', () => {
     expect((await query({ corpora: [{ corpus_key: 'sea' }], reranker: { type: 'magic' } })).status).toBe(400);
   });
 
+  it('scores the text with its context window unless include_context is false, and refuses instructions', async () => {
+    const search = (include?: boolean) => ({ corpora: [{ corpus_key: 'sea' }], limit: 5, context_configuration: { sentences_before: 1, sentences_after: 1 }, reranker: { type: 'customer_reranker', reranker_name: 'kelp-counter', ...(include === undefined ? {} : { include_context: include }) } });
+    await query(search());
+    const withContext = reranker.requests.at(-1)!.documents as string[];
+    await query(search(false));
+    const plain = reranker.requests.at(-1)!.documents as string[];
+    expect(withContext.some((t) => t.includes('Tides rise twice a day. Sea otters wrap themselves in kelp to sleep. Their fur is dense.'))).toBe(true);
+    expect(plain.every((t) => !t.includes('Tides rise twice a day. Sea otters'))).toBe(true);
+    const refused = await query({ corpora: [{ corpus_key: 'sea' }], reranker: { type: 'customer_reranker', reranker_name: 'kelp-counter', instructions: 'prefer recent' } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.field_errors).toHaveProperty(['search.reranker.instructions']);
+  });
+
   it('lists the model reranker at GET /v2/rerankers, reachable by its id too, and the table extractor', async () => {
     const listed = await app.call('GET', '/v2/rerankers');
     expect(listed.status).toBe(200);

@@ -28,21 +28,41 @@ import { toImage, toTable } from './attachment.dto';
 import { BulkMetadataDto, CoreDocumentDto, MetadataDto, SectionDto, StructuredDocumentDto } from './document.dto';
 import { pageLimit } from './paging';
 
+/**
+ * A section's `id` becomes part metadata `section_id` ("converted to a metadata field automatically", the
+ * reference), unless the section's own metadata already sets it.
+ */
 function sectionsOf(sections: SectionDto[]): StructuredSectionInput[] {
   return sections.map((s) => ({
     title: s.title,
     text: s.text,
-    metadata: s.metadata,
+    metadata: s.id !== undefined && s.metadata?.section_id === undefined ? { ...(s.metadata ?? {}), section_id: s.id } : s.metadata,
     sections: s.sections ? sectionsOf(s.sections) : undefined,
     tables: s.tables?.map(toTable),
     images: s.images?.map(toImage),
   }));
 }
 
+/**
+ * Fields the reference accepts that this service cannot honour are refused, naming the field, rather than
+ * dropped: custom dimensions (no corpus has any) and image matching (parts are matched by their text).
+ */
+function refuseUnsupported(dto: { custom_dimensions?: Record<string, number>; document_parts?: { custom_dimensions?: Record<string, number>; image_part_mode?: string }[] }): void {
+  const errors: Record<string, string> = {};
+  if (dto.custom_dimensions && Object.keys(dto.custom_dimensions).length) errors.custom_dimensions = 'custom dimensions are not supported: corpora here have none';
+  for (const [i, p] of (dto.document_parts ?? []).entries()) {
+    if (p.custom_dimensions && Object.keys(p.custom_dimensions).length) errors[`document_parts[${i}].custom_dimensions`] = 'custom dimensions are not supported: corpora here have none';
+    if (p.image_part_mode !== undefined && p.image_part_mode !== 'text') errors[`document_parts[${i}].image_part_mode`] = 'only text: image embeddings are not available, parts are matched by their text';
+  }
+  const first = Object.entries(errors)[0];
+  if (first) throw invalid('document.unsupported_field', `Invalid ${first[0]}: ${first[1]}`, errors);
+}
+
 function toInput(body: unknown): DocumentInput {
   const type = (body as { type?: unknown } | null)?.type;
   if (type === 'core') {
     const dto = validateBody(CoreDocumentDto, body);
+    refuseUnsupported(dto);
     return {
       type: 'core',
       id: dto.id,
@@ -54,6 +74,7 @@ function toInput(body: unknown): DocumentInput {
   }
   if (type === 'structured') {
     const dto = validateBody(StructuredDocumentDto, body);
+    refuseUnsupported(dto);
     const c = dto.chunking_strategy;
     return {
       type: 'structured',

@@ -42,7 +42,8 @@ function rerankerSpec(dto: RerankerDto | undefined): RerankerSpec | undefined {
         return { type: 'userfn', userFunction: r.user_function!, ...cut };
       case 'customer_reranker':
         // `reranker_id` (GET /v2/rerankers) names the same reranker; an unknown id is a name no reranker has (400).
-        return { type: 'customer_reranker', rerankerName: r.reranker_name ?? `id:${r.reranker_id}`, ...cut };
+        if (r.instructions !== undefined && r.instructions !== '') throw invalid('query.unsupported', 'Invalid search.reranker.instructions: the configured rerank endpoint takes no instructions', { 'search.reranker.instructions': 'not supported by the configured reranker' });
+        return { type: 'customer_reranker', rerankerName: r.reranker_name ?? `id:${r.reranker_id}`, ...(r.include_context !== undefined ? { includeContext: r.include_context } : {}), ...cut };
       case 'chain':
         return { type: 'chain', rerankers: r.rerankers!.map(map) };
     }

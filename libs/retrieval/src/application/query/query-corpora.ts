@@ -104,7 +104,13 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
     );
     let results = perCorpus.flat().sort((a, b) => b.score - a.score);
     if (reranker) {
-      const ctx = { query: q.query, now: q.now, field: 'search.reranker', model: (name: string, field: string) => this.models.get(name, field) };
+      const ctx = {
+        query: q.query,
+        now: q.now,
+        field: 'search.reranker',
+        model: (name: string, field: string) => this.models.get(name, field),
+        ...(hasContext(context) ? { withContext: async (rs: readonly SearchResult[]) => (await this.withContext([...rs], context!)).map((r) => r.text) } : {}),
+      };
       results = await rerank(reranker, results, ctx);
     }
     if (maxBy === 'doc.id') {

@@ -7,7 +7,8 @@ export type RerankerSpec =
   | { readonly type: 'none'; readonly limit?: number }
   | { readonly type: 'mmr'; readonly diversityBias: number; readonly limit?: number; readonly cutoff?: number }
   | { readonly type: 'userfn'; readonly userFunction: string; readonly limit?: number; readonly cutoff?: number }
-  | { readonly type: 'customer_reranker'; readonly rerankerName: string; readonly limit?: number; readonly cutoff?: number }
+  /** `includeContext` (default true): the model scores each result's text with its context window, when one is asked. */
+  | { readonly type: 'customer_reranker'; readonly rerankerName: string; readonly limit?: number; readonly cutoff?: number; readonly includeContext?: boolean }
   | { readonly type: 'chain'; readonly rerankers: readonly RerankerSpec[] };
 
 /** A model reranker (cross-encoder or rerank endpoint): relevance of each text to the query, 0 to 1. */
@@ -22,6 +23,8 @@ export interface RerankContext {
   readonly field: string;
   /** Resolves `reranker_name`; throws a 400 naming what to configure when there is none. */
   readonly model: (name: string, field: string) => ModelReranker;
+  /** The results' texts with the request's context window, when it has one (`include_context`). */
+  readonly withContext?: (results: readonly SearchResult[]) => Promise<string[]>;
 }
 
 /** Applies a reranker: each stage reorders its input, then keeps results at or above `cutoff`, then the first `limit`. */
@@ -46,7 +49,8 @@ export async function rerank(spec: RerankerSpec, results: SearchResult[], ctx: R
       return cut(mmr(results, spec.diversityBias), spec);
     case 'customer_reranker': {
       const model = ctx.model(spec.rerankerName, `${ctx.field}.reranker_name`);
-      const scores = results.length ? await model.score(ctx.query, results.map((r) => r.text)) : [];
+      const texts = spec.includeContext !== false && ctx.withContext ? await ctx.withContext(results) : results.map((r) => r.text);
+      const scores = results.length ? await model.score(ctx.query, texts) : [];
       return cut(byScore(results.map((r, i) => ({ ...r, score: scores[i] ?? 0 }))), spec);
     }
     default:
