@@ -126,9 +126,9 @@ describe('query: context windows, max_by and rerankers (over HTTP)', () => {
   it('scores the text with its context window unless include_context is false, and refuses instructions', async () => {
     const search = (include?: boolean) => ({ corpora: [{ corpus_key: 'sea' }], limit: 5, context_configuration: { sentences_before: 1, sentences_after: 1 }, reranker: { type: 'customer_reranker', reranker_name: 'kelp-counter', ...(include === undefined ? {} : { include_context: include }) } });
     await query(search());
-    const withContext = reranker.requests.at(-1)!.documents as string[];
+    const withContext = (reranker.requests.at(-1) as { documents: string[] }).documents;
     await query(search(false));
-    const plain = reranker.requests.at(-1)!.documents as string[];
+    const plain = (reranker.requests.at(-1) as { documents: string[] }).documents;
     expect(withContext.some((t) => t.includes('Tides rise twice a day. Sea otters wrap themselves in kelp to sleep. Their fur is dense.'))).toBe(true);
     expect(plain.every((t) => !t.includes('Tides rise twice a day. Sea otters'))).toBe(true);
     const refused = await query({ corpora: [{ corpus_key: 'sea' }], reranker: { type: 'customer_reranker', reranker_name: 'kelp-counter', instructions: 'prefer recent' } });
