@@ -122,6 +122,24 @@ describe('chat completions', () => {
     expect(sent.aborted).toBe(true);
   });
 
+  it('corrects hallucinations through a registered model: the corrected text and the corrections it explains', async () => {
+    const correctors = (await app.call('GET', '/v2/hallucination_correctors')).body.hallucination_correctors;
+    expect(correctors.length).toBeGreaterThan(0);
+    const model = 'scripted';
+    expect(correctors.find((c: any) => c.name === model)).toMatchObject({ id: expect.stringMatching(/^hcm_\d+$/), type: 'llm', enabled: true });
+    upstream.clear().enqueue({ content: '```json\n{"corrected_text": "Otters sleep floating.", "corrections": [{"original_text": "Otters sleep in trees.", "corrected_text": "Otters sleep floating.", "explanation": "The source says they float."}]}\n```' });
+    const res = await app.call('POST', '/v2/hallucination_correctors/correct_hallucinations', { generated_text: 'Otters sleep in trees.', documents: [{ text: 'Sea otters sleep floating on their backs.' }], model_name: model, query: 'How do otters sleep?' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ corrected_text: 'Otters sleep floating.', corrections: [{ original_text: 'Otters sleep in trees.', corrected_text: 'Otters sleep floating.', explanation: 'The source says they float.' }], model });
+    const sent = upstream.chatRequests().at(-1)!.body as any;
+    expect(sent.messages[1].content).toContain('[1] Sea otters sleep floating on their backs.');
+    expect(sent.messages[1].content).toContain('QUERY:\nHow do otters sleep?');
+    upstream.enqueue({ content: 'I think it is fine.' });
+    expect((await app.call('POST', '/v2/hallucination_correctors/correct_hallucinations', { generated_text: 'x', documents: [{ text: 'y' }], model_name: model })).status).toBe(502);
+    expect((await app.call('POST', '/v2/hallucination_correctors/correct_hallucinations', { generated_text: 'x', documents: [{ text: 'y' }], model_name: 'nope' })).status).toBe(400);
+    expect((await app.call('POST', '/v2/hallucination_correctors/correct_hallucinations', { generated_text: 'x', documents: [], model_name: model })).status).toBe(400);
+  });
+
   it('says what to configure when factual consistency has no scorer', async () => {
     const res = await app.call('POST', '/v2/evaluate_factual_consistency', { generated_text: 'x', source_texts: ['y'] });
     expect(res.status).toBe(503);

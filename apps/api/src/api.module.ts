@@ -63,6 +63,7 @@ import { LlmsController } from './llms/llms.controller';
 import { EncodersController } from './encoders/encoders.controller';
 import { GenerationPresetsController } from './generation/generation-presets.controller';
 import { RerankersController } from './corpora/rerankers.controller';
+import { HallucinationCorrectorsController } from './llms/hallucination-correctors.controller';
 import { INFRASTRUCTURE } from './tokens';
 
 export interface ApiModuleOptions {
@@ -138,6 +139,7 @@ export const API_CONTROLLERS = [
   EncodersController,
   GenerationPresetsController,
   RerankersController,
+  HallucinationCorrectorsController,
   AgentsController,
   AgentAccessController,
   ToolConfigurationsController,

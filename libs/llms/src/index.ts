@@ -24,3 +24,4 @@ export * from './application/quotas/quota-engine';
 export * from './application/quotas/llm-quotas';
 export * from './application/secrets/secret-box';
 export * from './llms.module';
+export * from './application/evaluation/hallucination-correction';

@@ -7,6 +7,7 @@ import { CreateLlmHandler } from './application/create-llm/create-llm';
 import { DeleteLlmHandler } from './application/delete-llm/delete-llm';
 import { DiscoverLlm } from './application/discover/discover-llm';
 import { FactualConsistency } from './application/evaluation/factual-consistency';
+import { HallucinationCorrection } from './application/evaluation/hallucination-correction';
 import { GetLlmHandler, ListLlmsHandler } from './application/llm-queries/llm-queries';
 import { LlmWriter } from './application/llm-writer';
 import { LlmProviders } from './application/provider/llm-providers';
@@ -57,8 +58,9 @@ export class LlmsModule {
         ChatCompletions,
         DiscoverLlm,
         FactualConsistency,
+        HallucinationCorrection,
       ],
-      exports: [ChatCompletions, DiscoverLlm, FactualConsistency, SecretBox],
+      exports: [ChatCompletions, DiscoverLlm, FactualConsistency, HallucinationCorrection, SecretBox],
     };
   }
 }

@@ -69,6 +69,12 @@ export class ScriptedOpenAIServer {
     return `${this.url}/v1`;
   }
 
+  /** Drops replies still queued (a test that must not get another test's leftover). */
+  clear(): this {
+    this.queue.length = 0;
+    return this;
+  }
+
   enqueue(...replies: ScriptedReply[]): this {
     this.queue.push(...replies);
     return this;
