@@ -210,6 +210,35 @@ describe('corpora and documents, complete (embedded default, over HTTP)', () => 
     expect(parts[0].metadata).toMatchObject({ section_id: 10 });
   });
 
+  it('ranks documents and parts by fuzzy matches on metadata fields, weighted, within a filter', async () => {
+    expect((await app.call('POST', '/v2/corpora', { key: 'mq', name: 'Metadata query', filter_attributes: ATTRS })).status).toBe(201);
+    const docs = [
+      ['lease', { title: 'Lease agreement for the harbour office', category: 'contract', year: 2024 }],
+      ['lease-old', { title: 'Lease agreement (expired)', category: 'archive', year: 2001 }],
+      ['invoice', { title: 'Invoice 2024-001', category: 'contract', year: 2024 }],
+      ['memo', { title: 'Memo on tides', category: 'note', tags: ['tides', 'harbour'], year: 2023 }],
+    ] as const;
+    for (const [id, metadata] of docs) expect((await app.call('POST', '/v2/corpora/mq/documents', { id, type: 'core', metadata, document_parts: [{ text: `About ${id}.`, metadata: { lang: 'eng' } }] })).status).toBe(201);
+    const mq = (body: Record<string, unknown>) => app.call('POST', '/v2/corpora/mq/metadata_query', body);
+    const res = await mq({ queries: [{ field: 'title', query: 'leese agrement', weight: 2 }, { field: 'category', query: 'contract' }] });
+    expect(res.status).toBe(200);
+    expect(res.body.documents.map((d: any) => d.doc_id)).toEqual(['lease', 'lease-old', 'invoice']);
+    expect(res.body.total_count).toBe(3);
+    expect(res.body.documents[0]).toMatchObject({ doc_id: 'lease', metadata: { category: 'contract' }, score: expect.any(Number) });
+    expect(res.body.documents[0].score).toBeGreaterThan(res.body.documents[1].score);
+    // Exact matching only, a filter first, paging, arrays, part level.
+    expect((await mq({ queries: [{ field: 'title', query: 'leese agrement', fuzzy: false }] })).body.documents).toEqual([]);
+    expect((await mq({ queries: [{ field: 'title', query: 'lease' }], metadata_filter: 'doc.year > 2010' })).body.documents.map((d: any) => d.doc_id)).toEqual(['lease']);
+    expect((await mq({ queries: [{ field: 'category', query: 'contract' }], limit: 1, offset: 1 })).body).toMatchObject({ total_count: 2, documents: [{ doc_id: 'lease' }] });
+    expect((await mq({ queries: [{ field: 'tags', query: 'harbour' }] })).body.documents.map((d: any) => d.doc_id)).toEqual(['memo']);
+    const parts = await mq({ level: 'part', queries: [{ field: 'lang', query: 'eng' }] });
+    expect(parts.body.total_count).toBe(4);
+    expect(parts.body.documents[0].metadata).toEqual({ lang: 'eng' });
+    expect((await mq({ queries: [{ field: 'title', query: 'x' }], metadata_filter: 'doc.year >' })).status).toBe(400);
+    expect((await mq({ level: 'section' })).status).toBe(400);
+    expect((await app.call('POST', '/v2/corpora/nope/metadata_query', {})).status).toBe(404);
+  });
+
   it('resets a corpus: documents, index and counters are gone, ids are free again, settings stay', async () => {
     expect((await app.call('POST', '/v2/corpora', { key: 'rs', name: 'Reset me', filter_attributes: ATTRS })).status).toBe(201);
     expect((await app.call('POST', '/v2/corpora/rs/documents', doc('r1', { year: 2020 }))).status).toBe(201);

@@ -12,6 +12,7 @@ import { GetDocumentHandler, GetImageHandler } from './application/get-document/
 import { IndexDocumentHandler } from './application/index-document/index-document';
 import { ListCorporaHandler } from './application/list-corpora/list-corpora';
 import { ListDocumentsHandler } from './application/list-documents/list-documents';
+import { MetadataQueryHandler } from './application/metadata-query/metadata-query';
 import { UpdateCorpusHandler } from './application/update-corpus/update-corpus';
 import { ResetCorpusHandler } from './application/reset-corpus/reset-corpus';
 import { UpdateDocumentMetadataHandler } from './application/update-document-metadata/update-document-metadata';
@@ -36,6 +37,7 @@ import { GetJobHandler, ListJobsHandler } from './application/jobs/job-queries';
     GetFilterAttributeStatsHandler,
     ComputeCorpusSizeHandler,
     ListDocumentsHandler,
+    MetadataQueryHandler,
     ResetCorpusHandler,
     UpdateDocumentMetadataHandler,
     QueueBulkMetadataUpdateHandler,

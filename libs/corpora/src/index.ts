@@ -27,3 +27,4 @@ export * from './application/filter-values/filter-values';
 export * from './application/upload-file/upload-file';
 export * from './application/filter-stats/filter-stats';
 export * from './application/compute-size/compute-size';
+export * from './application/metadata-query/metadata-query';

@@ -14,6 +14,7 @@ import {
   ResetCorpus,
   UpdateCorpus,
   WriteResult,
+  MetadataQuery,
 } from '@lib/corpora';
 import { CommandContext, invalid } from '@lib/platform';
 import { Principal, scopesOf } from '@lib/auth';
@@ -22,7 +23,7 @@ import { Policy } from '../http/policy';
 import { Ctx } from '../http/command-context';
 import { statusFor } from '../http/write-status';
 import { validateBody } from '../http/validation';
-import { CreateCorpusDto, ReplaceFilterAttributesDto, UpdateCorpusDto } from './corpus.dto';
+import { CreateCorpusDto, MetadataQueryDto, ReplaceFilterAttributesDto, UpdateCorpusDto } from './corpus.dto';
 import { pageLimit } from './paging';
 
 @Controller('v2/corpora')
@@ -134,6 +135,16 @@ export class CorporaController {
     @Query('max_values') maxValues?: string,
   ) {
     return this.queries.execute(new GetFilterAttributeStats(key, { fields, metadataFilter, maxValues: pageLimit(maxValues, 100, 1000, 'max_values') }));
+  }
+
+  /** Documents (or parts) ranked by fuzzy matches on metadata fields (docs/corpora.md); `corpus.read`, as the reference. */
+  @Post(':corpus_key/metadata_query')
+  @Policy('corpus.read')
+  @HttpCode(200)
+  async metadataQuery(@Param('corpus_key') key: string, @Body() body: unknown) {
+    const dto = validateBody(MetadataQueryDto, body);
+    const queries = (dto.queries ?? []).map((q) => ({ field: q.field, query: q.query ?? '', weight: q.weight ?? 1, fuzzy: q.fuzzy ?? true, prefix: q.prefix === null ? null : (q.prefix ?? 3) }));
+    return this.queries.execute(new MetadataQuery(key, dto.level ?? 'document', queries, dto.metadata_filter, dto.limit ?? 10, dto.offset ?? 0));
   }
 
   /** Documents, parts, characters and metadata characters, summed over the corpus's documents now. */

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
 
 export const KEY_PATTERN = /^[A-Za-z0-9_-]+$/;
 const KEY_MESSAGE = 'must contain only letters, digits, underscores and hyphens';
@@ -37,4 +37,21 @@ export class UpdateCorpusDto {
 
 export class ReplaceFilterAttributesDto {
   @IsArray() @ArrayMaxSize(100) @ValidateNested({ each: true }) @Type(() => FilterAttributeDto) filter_attributes!: FilterAttributeDto[];
+}
+
+export class FieldQueryDto {
+  @IsString() @MinLength(1) @MaxLength(100) field!: string;
+  @IsOptional() @IsString() @MaxLength(1000) query?: string;
+  @IsOptional() @IsNumber() @Min(0) @Max(1000) weight?: number;
+  @IsOptional() @IsBoolean() fuzzy?: boolean;
+  @IsOptional() @IsInt() @Min(1) prefix?: number | null;
+}
+
+/** The reference's MetadataQueryRequest. */
+export class MetadataQueryDto {
+  @IsOptional() @IsIn(['document', 'part']) level?: 'document' | 'part';
+  @IsOptional() @IsArray() @ArrayMaxSize(20) @ValidateNested({ each: true }) @Type(() => FieldQueryDto) queries?: FieldQueryDto[];
+  @IsOptional() @IsString() @MaxLength(10_000) metadata_filter?: string;
+  @IsOptional() @IsInt() @Min(1) @Max(100) limit?: number;
+  @IsOptional() @IsInt() @Min(0) @Max(10_000) offset?: number;
 }
