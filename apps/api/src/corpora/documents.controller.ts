@@ -45,14 +45,16 @@ function sectionsOf(sections: SectionDto[]): StructuredSectionInput[] {
 
 /**
  * Fields the reference accepts that this service cannot honour are refused, naming the field, rather than
- * dropped: custom dimensions (no corpus has any) and image matching (parts are matched by their text).
+ * dropped: custom dimensions (no corpus has any) and image-only matching (parts are matched by their text).
  */
 function refuseUnsupported(dto: { custom_dimensions?: Record<string, number>; document_parts?: { custom_dimensions?: Record<string, number>; image_part_mode?: string }[] }): void {
   const errors: Record<string, string> = {};
   if (dto.custom_dimensions && Object.keys(dto.custom_dimensions).length) errors.custom_dimensions = 'custom dimensions are not supported: corpora here have none';
   for (const [i, p] of (dto.document_parts ?? []).entries()) {
     if (p.custom_dimensions && Object.keys(p.custom_dimensions).length) errors[`document_parts[${i}].custom_dimensions`] = 'custom dimensions are not supported: corpora here have none';
-    if (p.image_part_mode !== undefined && p.image_part_mode !== 'text') errors[`document_parts[${i}].image_part_mode`] = 'only text: image embeddings are not available, parts are matched by their text';
+    // `image` would match by visual similarity alone, which needs image embeddings this service does not make;
+    // `image_and_text` keeps its text half (the part is matched by its text), documented in docs/corpora.md.
+    if (p.image_part_mode === 'image') errors[`document_parts[${i}].image_part_mode`] = 'image matching needs image embeddings, which are not available: use text or image_and_text (matched by its text)';
   }
   const first = Object.entries(errors)[0];
   if (first) throw invalid('document.unsupported_field', `Invalid ${first[0]}: ${first[1]}`, errors);

