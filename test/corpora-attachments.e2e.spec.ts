@@ -183,5 +183,19 @@ describe('tables and images in documents, filter attribute stats and corpus size
       expect(await size()).toMatchObject({ used_docs: 2, used_parts: 3, used_characters: 3 * 'Part 0 of s1.'.length });
       expect((await app.call('POST', '/v2/corpora/nope/compute_size')).status).toBe(404);
     });
+
+    it('reports the reference limits on the corpus (bytes used by text and images) and enforces max_metadata_bytes', async () => {
+      expect((await app.call('POST', '/v2/corpora', { key: 'lim', name: 'Limits' })).status).toBe(201);
+      const pngBytes = Buffer.from(PNG, 'base64').length;
+      expect((await app.call('POST', '/v2/corpora/lim/documents', { id: 'l1', type: 'core', images: [image('i1')], document_parts: [{ text: 'Twelve chars' }, { text: 'A chart.', image_id: 'i1' }] })).status).toBe(201);
+      const limits = (await app.call('GET', '/v2/corpora/lim')).body.limits;
+      expect(limits).toEqual({ used_docs: 1, used_parts: 2, used_bytes: 'Twelve chars'.length + 'A chart.'.length + pngBytes, used_characters: 'Twelve chars'.length + 'A chart.'.length, max_bytes: 0, max_metadata_bytes: 1_048_576, index_rate: 0 });
+      const tooMuch = await app.call('POST', '/v2/corpora/lim/documents', { id: 'l2', type: 'core', metadata: { blob: 'x'.repeat(1_048_600) }, document_parts: [{ text: 'Small text.' }] });
+      expect(tooMuch.status).toBe(400);
+      expect(Object.keys(tooMuch.body.field_errors)).toEqual(['metadata']);
+      expect((await app.call('PATCH', '/v2/corpora/lim/documents/l1', { metadata: { blob: 'x'.repeat(1_048_600) } })).status).toBe(400);
+      expect((await app.call('DELETE', '/v2/corpora/lim/documents/l1')).status).toBe(204);
+      expect((await app.call('GET', '/v2/corpora/lim')).body.limits).toMatchObject({ used_docs: 0, used_bytes: 0 });
+    });
   });
 });

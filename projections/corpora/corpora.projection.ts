@@ -7,7 +7,7 @@ type Handled = CorpusEvent | Exclude<DocumentEvent, { type: 'DocumentMetadataUpd
 /** One document per corpus, keyed by corpus key, with usage counters kept by document events. */
 export const corporaProjection: ReadModelProjection = {
   name: 'corpora',
-  version: 1,
+  version: 2,
   target: 'read',
   eventTypes: ['CorpusCreated', 'CorpusUpdated', 'CorpusDeleted', 'CorpusReset', 'CorpusFilterAttributesReplaced', 'DocumentIndexed', 'DocumentDeleted'],
   collections: [{ name: CORPORA, indexes: [{ fields: ['corpus_id'] }, { fields: ['created_at'] }] }],
@@ -28,16 +28,16 @@ export const corporaProjection: ReadModelProjection = {
       case 'CorpusDeleted':
         return [remove(CORPORA, event.data.corpusKey)];
       case 'CorpusReset':
-        return [patch(CORPORA, event.data.corpusKey, { set: { used_docs: 0, used_parts: 0, used_characters: 0, epoch: event.data.epoch } })];
+        return [patch(CORPORA, event.data.corpusKey, { set: { used_docs: 0, used_parts: 0, used_characters: 0, used_bytes: 0, epoch: event.data.epoch } })];
       case 'CorpusFilterAttributesReplaced':
         return [patch(CORPORA, event.data.corpusKey, { set: { filter_attributes: event.data.filterAttributes } })];
       case 'DocumentIndexed': {
         const st = event.data.stats;
-        return [patch(CORPORA, event.data.corpusKey, { inc: { used_docs: 1, used_parts: st.parts, used_characters: st.characters } })];
+        return [patch(CORPORA, event.data.corpusKey, { inc: { used_docs: 1, used_parts: st.parts, used_characters: st.characters, used_bytes: st.characters + (st.imageBytes ?? 0) } })];
       }
       case 'DocumentDeleted': {
         const st = event.data.stats;
-        return [patch(CORPORA, event.data.corpusKey, { inc: { used_docs: -1, used_parts: -st.parts, used_characters: -st.characters } })];
+        return [patch(CORPORA, event.data.corpusKey, { inc: { used_docs: -1, used_parts: -st.parts, used_characters: -st.characters, used_bytes: -(st.characters + (st.imageBytes ?? 0)) } })];
       }
       default:
         return assertNever(event);

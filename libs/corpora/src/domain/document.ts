@@ -11,6 +11,8 @@ export type Metadata = Readonly<Record<string, unknown>>;
 
 /** Characters of text one document may hold; the spec leaves the exact limit to the account. */
 export const MAX_DOCUMENT_CHARACTERS = 10_000_000;
+/** A document's own metadata, serialised (the reference's `max_metadata_bytes`). */
+export const MAX_METADATA_BYTES = 1_048_576;
 
 /**
  * Parts one document may have (the core document's `document_parts` limit too). Bounds the work and the event a
@@ -202,6 +204,7 @@ export function documentContent(input: DocumentInput): DocumentContent {
     metadataBytes: Buffer.byteLength(JSON.stringify(input.metadata)),
     ...(imageBytes ? { imageBytes } : {}),
   };
+  if (stats.metadataBytes > MAX_METADATA_BYTES) throw tooMuchMetadata(stats.metadataBytes);
   if (stats.characters > MAX_DOCUMENT_CHARACTERS) {
     throw invalid('document.too_large', `The document has more than ${MAX_DOCUMENT_CHARACTERS} characters of text`, { text: 'document too large' });
   }
@@ -255,6 +258,7 @@ export function decideDeleteDocument(state: DocumentState, command: { corpusKey:
 }
 
 const metadataBytes = (m: Metadata): number => Buffer.byteLength(JSON.stringify(m));
+const tooMuchMetadata = (bytes: number) => invalid('document.metadata_too_large', `The document's metadata is ${bytes} bytes, over the corpus limit of ${MAX_METADATA_BYTES} (max_metadata_bytes)`, { metadata: `over ${MAX_METADATA_BYTES} bytes` });
 
 /** Merge adds or overwrites the supplied fields; replace swaps the whole object. No change → no event. */
 export function decideUpdateDocumentMetadata(
@@ -265,6 +269,7 @@ export function decideUpdateDocumentMetadata(
   if (state.status !== 'indexed') throw documentNotFound(command.corpusKey, command.documentId);
   const metadata = command.strategy === 'merge' ? { ...state.metadata, ...command.metadata } : command.metadata;
   if (isDeepStrictEqual(metadata, state.metadata)) return [];
+  if (metadataBytes(metadata) > MAX_METADATA_BYTES) throw tooMuchMetadata(metadataBytes(metadata));
   return [
     {
       type: 'DocumentMetadataUpdated',

@@ -1,3 +1,4 @@
+import { MAX_METADATA_BYTES } from '../domain/document';
 import { collection } from '@lib/platform/projections';
 import type { CorpusEvent, FilterAttribute } from '../domain/corpus';
 
@@ -19,6 +20,8 @@ export type CorpusRow = {
   readonly used_docs: number;
   readonly used_parts: number;
   readonly used_characters: number;
+  /** Σ of the documents' `bytes_used` (text and image bytes; metadata apart). Absent on rows from version 1. */
+  readonly used_bytes?: number;
   /** Set by a reset (the documents' epoch); absent before the first. */
   readonly epoch?: number;
   readonly created_at: string;
@@ -48,6 +51,7 @@ export function corpusRow(d: CorpusCreated): CorpusRow {
     used_docs: 0,
     used_parts: 0,
     used_characters: 0,
+    used_bytes: 0,
     created_at: d.createdAt,
   };
 }
@@ -69,7 +73,9 @@ export function corpusView(row: CorpusRow): Record<string, unknown> {
     ...(row.request_timeout_millis !== null ? { request_timeout_millis: row.request_timeout_millis } : {}),
     filter_attributes: row.filter_attributes,
     custom_dimensions: [],
-    limits: { used_docs: row.used_docs, used_parts: row.used_parts, used_characters: row.used_characters },
+    // The reference's CorpusLimits: no byte quota and no indexing rate limit here (0, as the reference shows for
+    // none), document metadata at most MAX_METADATA_BYTES.
+    limits: { used_docs: row.used_docs, used_parts: row.used_parts, used_bytes: row.used_bytes ?? 0, used_characters: row.used_characters, max_bytes: 0, max_metadata_bytes: MAX_METADATA_BYTES, index_rate: 0 },
     created_at: row.created_at,
   };
 }
