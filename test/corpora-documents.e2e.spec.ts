@@ -236,7 +236,7 @@ describe('corpora and documents, complete (embedded default, over HTTP)', () => 
     expect(parts.body.documents[0].metadata).toEqual({ lang: 'eng' });
     expect((await mq({ queries: [{ field: 'title', query: 'x' }], metadata_filter: 'doc.year >' })).status).toBe(400);
     expect((await mq({ level: 'section' })).status).toBe(400);
-    expect((await app.call('POST', '/v2/corpora/nope/metadata_query', {})).status).toBe(404);
+    expect((await app.call('POST', '/v2/corpora/nope/metadata_query', { queries: [] })).status).toBe(404);
   });
 
   it('resets a corpus: documents, index and counters are gone, ids are free again, settings stay', async () => {

@@ -82,7 +82,7 @@ describe('LLM registry', () => {
   it('lists, gets by id or name, deletes (404 after) and lets the name be registered again', async () => {
     const made = await registerScripted(app, upstream, 'short-lived');
     expect((await app.call('GET', '/v2/llms?filter=^short')).body.llms.map((l: { name: string }) => l.name)).toEqual(['short-lived']);
-    expect((await app.call('POST', '/v2/llms', { name: 'short-lived', model: 'm', uri: 'http://127.0.0.1:1/v1' })).status).toBe(409);
+    expect((await app.call('POST', '/v2/llms', { name: 'short-lived', model: 'm', uri: 'http://127.0.0.1:1/v1' })).status).toBe(400);
     expect((await app.call('DELETE', `/v2/llms/${made.id}`)).status).toBe(204);
     expect((await app.call('GET', '/v2/llms/short-lived')).status).toBe(404);
     expect((await registerScripted(app, upstream, 'short-lived')).id).not.toBe(made.id);

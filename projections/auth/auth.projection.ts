@@ -15,6 +15,7 @@ export const authProjection: ReadModelProjection = {
   eventTypes: [
     'UserCreated',
     'UserRolesChanged',
+    'UserDescriptionChanged',
     'UserDisabled',
     'UserEnabled',
     'UserDeleted',
@@ -39,6 +40,8 @@ export const authProjection: ReadModelProjection = {
         return [put(USERS, userRow(event.data))];
       case 'UserRolesChanged':
         return [patch(USERS, event.data.username, { set: { ...grantFields(event.data.grants), updated_at: event.data.at } })];
+      case 'UserDescriptionChanged':
+        return [patch(USERS, event.data.username, { set: { description: event.data.description, updated_at: event.data.at } })];
       case 'UserDisabled':
       case 'UserEnabled':
         return [patch(USERS, event.data.username, { set: { enabled: event.type === 'UserEnabled', updated_at: event.data.at } })];

@@ -12,6 +12,7 @@ function history() {
   const grants = { apiRoles: [], corpusRoles: [{ corpusKey: 'c1', role: 'viewer' as const }], agentRoles: [] };
   user({ type: 'UserCreated', data: { userId: 'usr_1', username: 'ada', email: 'a@x.io', description: '', grants, createdAt: at } });
   user({ type: 'UserRolesChanged', data: { userId: 'usr_1', username: 'ada', grants: { ...grants, apiRoles: ['viewer'] }, at } });
+  user({ type: 'UserDescriptionChanged', data: { userId: 'usr_1', username: 'ada', description: 'analyst', at } });
   user({ type: 'UserDisabled', data: { userId: 'usr_1', username: 'ada', at } });
   key({ type: 'ApiKeyCreated', data: { keyId: 'aky_1', name: 'k', keyType: 'serving', grants, creator: { kind: 'user', userId: 'usr_1', username: 'ada' }, digest: 'd1', createdAt: at } });
   key({ type: 'ApiKeySecretReplaced', data: { keyId: 'aky_1', digest: 'd2', at } });

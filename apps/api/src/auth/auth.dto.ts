@@ -34,6 +34,7 @@ export class CreateUserDto extends GrantsDto {
 
 export class UpdateUserDto extends GrantsDto {
   @IsOptional() @IsBoolean() enabled?: boolean;
+  @IsOptional() @IsString() @MaxLength(1000) description?: string;
 }
 
 export class CreateApiKeyDto extends GrantsDto {

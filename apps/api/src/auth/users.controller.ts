@@ -51,7 +51,7 @@ export class UsersController {
     const current = rolesGiven ? await this.queries.execute(new GetUser(username)) : undefined;
     // Lists left out keep their current value: PATCH replaces only the role lists it names.
     const grants = current ? grantsOf({ api_roles: dto.api_roles ?? current.api_roles, corpus_roles: dto.corpus_roles ?? current.corpus_roles, agent_roles: dto.agent_roles ?? current.agent_roles }) : undefined;
-    const result = await this.commands.execute(new UpdateUser(username, { enabled: dto.enabled, grants }, caller, ctx));
+    const result = await this.commands.execute(new UpdateUser(username, { enabled: dto.enabled, description: dto.description, grants }, caller, ctx));
     statusFor(result, 200, res);
     return this.queries.execute(new GetUser(username));
   }

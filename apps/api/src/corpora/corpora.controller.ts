@@ -143,7 +143,7 @@ export class CorporaController {
   @HttpCode(200)
   async metadataQuery(@Param('corpus_key') key: string, @Body() body: unknown) {
     const dto = validateBody(MetadataQueryDto, body);
-    const queries = (dto.queries ?? []).map((q) => ({ field: q.field, query: q.query ?? '', weight: q.weight ?? 1, fuzzy: q.fuzzy ?? true, prefix: q.prefix === null ? null : (q.prefix ?? 3) }));
+    const queries = dto.queries.map((q) => ({ field: q.field, query: q.query ?? '', weight: q.weight ?? 1, fuzzy: q.fuzzy ?? true, prefix: q.prefix === null ? null : (q.prefix ?? 3) }));
     return this.queries.execute(new MetadataQuery(key, dto.level ?? 'document', queries, dto.metadata_filter, dto.limit ?? 10, dto.offset ?? 0));
   }
 

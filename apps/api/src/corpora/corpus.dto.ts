@@ -50,7 +50,8 @@ export class FieldQueryDto {
 /** The reference's MetadataQueryRequest. */
 export class MetadataQueryDto {
   @IsOptional() @IsIn(['document', 'part']) level?: 'document' | 'part';
-  @IsOptional() @IsArray() @ArrayMaxSize(20) @ValidateNested({ each: true }) @Type(() => FieldQueryDto) queries?: FieldQueryDto[];
+  /** Required by the reference; an empty list ranks every document (score 0) within the filter. */
+  @IsArray() @ArrayMaxSize(20) @ValidateNested({ each: true }) @Type(() => FieldQueryDto) queries!: FieldQueryDto[];
   @IsOptional() @IsString() @MaxLength(10_000) metadata_filter?: string;
   @IsOptional() @IsInt() @Min(1) @Max(100) limit?: number;
   @IsOptional() @IsInt() @Min(0) @Max(10_000) offset?: number;

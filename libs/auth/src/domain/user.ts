@@ -10,22 +10,25 @@ export type UserEvent =
       data: { userId: string; username: string; email: string; description: string; grants: Grants; createdAt: string };
     }
   | { type: 'UserRolesChanged'; data: { userId: string; username: string; grants: Grants; at: string } }
+  | { type: 'UserDescriptionChanged'; data: { userId: string; username: string; description: string; at: string } }
   | { type: 'UserDisabled'; data: { userId: string; username: string; at: string } }
   | { type: 'UserEnabled'; data: { userId: string; username: string; at: string } }
   | { type: 'UserDeleted'; data: { userId: string; username: string; at: string } };
 
 export type UserState =
   | { status: 'absent' }
-  | { status: 'active' | 'disabled'; userId: string; username: string; grants: Grants };
+  | { status: 'active' | 'disabled'; userId: string; username: string; grants: Grants; description: string };
 
 export const userFold = {
   initialState: { status: 'absent' } as UserState,
   evolve(state: UserState, e: UserEvent): UserState {
     switch (e.type) {
       case 'UserCreated':
-        return { status: 'active', userId: e.data.userId, username: e.data.username, grants: e.data.grants };
+        return { status: 'active', userId: e.data.userId, username: e.data.username, grants: e.data.grants, description: e.data.description };
       case 'UserRolesChanged':
         return state.status === 'absent' ? state : { ...state, grants: e.data.grants };
+      case 'UserDescriptionChanged':
+        return state.status === 'absent' ? state : { ...state, description: e.data.description };
       case 'UserDisabled':
         return state.status === 'absent' ? state : { ...state, status: 'disabled' };
       case 'UserEnabled':
@@ -66,6 +69,7 @@ export function decideCreateUser(state: UserState, input: CreateUserInput, actor
 
 export interface UpdateUserInput {
   readonly enabled?: boolean;
+  readonly description?: string;
   readonly grants?: Grants;
 }
 
@@ -81,6 +85,11 @@ export function decideUpdateUser(state: UserState, username: string, input: Upda
     // The same roles again are still recorded: a user's corpus roles bind to corpora by the time they were last
     // granted (corpus-grants.ts), so granting them again is how they reach a corpus re-created since.
     events.push({ type: 'UserRolesChanged', data: { ...base, grants: input.grants } });
+  }
+  if (input.description !== undefined && input.description !== state.description) {
+    // Describing a user is administering them: the caller must hold what the user holds, as for disabling.
+    assertAssignable(state.grants, actorCaps);
+    events.push({ type: 'UserDescriptionChanged', data: { ...base, description: input.description } });
   }
   if (input.enabled === false && state.status === 'active') {
     if (state.username === OWNER_USERNAME) throw conflict('user.owner', 'The account owner cannot be disabled');

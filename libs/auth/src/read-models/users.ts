@@ -33,14 +33,17 @@ export const userRow = (d: UserCreated): UserRow => ({
 });
 
 /**
- * An address a client validating the reference's `email` format accepts (a dot in the domain): the owner made at
- * first start has none unless ADMIN_EMAIL gives one (stores from before kept `owner@localhost`, shown as none).
+ * The reference's User requires an `email` in its `email` format (a dot in the domain). The owner made at first
+ * start has none unless ADMIN_EMAIL gives one (stores from before kept `owner@localhost`): such a user is shown with
+ * the local mailbox of its name on `localhost.localdomain`, the conventional name of the machine itself, rather than
+ * an address somewhere else or none (docs/auth.md).
  */
 const SHOWN_EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
+export const LOCAL_MAIL_DOMAIN = 'localhost.localdomain';
 
 export const userView = (r: UserRow) => ({
   id: r.user_id,
-  ...(SHOWN_EMAIL.test(r.email) ? { email: r.email } : {}),
+  email: SHOWN_EMAIL.test(r.email) ? r.email : `${r.username}@${LOCAL_MAIL_DOMAIN}`,
   username: r.username,
   enabled: r.enabled,
   description: r.description,

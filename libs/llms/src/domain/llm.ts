@@ -1,4 +1,4 @@
-import { assertNever, conflict, invalid, notFound } from '@lib/platform/kernel';
+import { assertNever, invalid, notFound } from '@lib/platform/kernel';
 import { hasUriCredentials, LlmAuthType, StoredAuth } from './auth';
 import type { LlmCapabilities } from './capabilities';
 import { Quota, quotaProblems } from './quota';
@@ -166,7 +166,8 @@ function geminiProblems(settings: Pick<LlmSettings, 'uri'> & { readonly auth: Pi
 }
 
 export function decideCreateLlm(state: LlmState, command: { llmId: string; name: string; settings: LlmSettings }, now: Date): LlmEvent[] {
-  if (state.status !== 'absent') throw conflict('llm.name_taken', `An LLM named "${command.name}" already exists`);
+  // 400 as the reference lists for createLLM (no 409 there), like a taken corpus key.
+  if (state.status !== 'absent') throw invalid('llm.name_taken', `An LLM named "${command.name}" already exists`, { name: 'an LLM with this name already exists' });
   validateSettings(command.settings);
   validateCombination(command.settings);
   return [{ type: 'LlmCreated', data: { ...command, createdAt: now.toISOString() } }];

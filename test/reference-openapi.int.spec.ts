@@ -1,0 +1,31 @@
+import { ReferenceOpenApi } from './support/reference-openapi';
+
+/** The conformance walker's checker must be able to fail: wrong shapes, unlisted statuses, wrong stream events. */
+describe('the reference OpenAPI checker', () => {
+  const reference = new ReferenceOpenApi();
+
+  it('reads all 177 operations of the reference and their areas', () => {
+    expect(reference.operations()).toHaveLength(177);
+    expect(reference.tagOf('createChat')).toBe('Chats');
+  });
+
+  it('accepts a reference-shaped body and names what is wrong in one that is not', () => {
+    expect(reference.check('getCorpus', 200, { id: 'crp_1', key: 'k', name: 'K' })).toEqual([]);
+    expect(reference.check('getCorpus', 200, { key: 'k', name: 7 })).toEqual(expect.arrayContaining(["/ must have required property 'id'", '/name must be string']));
+    expect(reference.check('getUser', 200, { id: 'usr_1', email: 'owner@localhost' })).toEqual(['/email must match format "email"']);
+  });
+
+  it('refuses a status the reference does not list, except the documented deviations whose body is still an Error', () => {
+    expect(reference.check('createLLM', 409, { messages: ['x'], request_id: 'r' })[0]).toMatch(/status 409 is not listed/);
+    expect(reference.check('getCorpus', 401, { messages: ['x'], request_id: 'r' })).toEqual([]);
+    expect(reference.check('getCorpus', 401, { error: 'x' })).toEqual(expect.arrayContaining(["/ must have required property 'messages'"]));
+  });
+
+  it('checks each streamed event against the schema its type names', () => {
+    const sse = (...events: object[]) => events.map((e) => `event: ${(e as { type: string }).type}\ndata: ${JSON.stringify(e)}\n\n`).join('');
+    expect(reference.checkStream('query', 200, sse({ type: 'generation_chunk', generation_chunk: 'Hi' }, { type: 'end' }))).toEqual([]);
+    expect(reference.checkStream('query', 200, sse({ type: 'generation_chunk', generation_chunk: 5 }))).toEqual(['event 0 (generation_chunk): /generation_chunk must be string']);
+    expect(reference.checkStream('query', 200, sse({ type: 'no_such_event' }))[0]).toMatch(/must be equal to one of the allowed values/);
+    expect(reference.checkStream('createChatCompletion', 200, 'data: [DONE]\n\n')).toEqual(['the stream carried no events']);
+  });
+});

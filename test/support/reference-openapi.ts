@@ -1,0 +1,168 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Ajv, { ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { load } from 'js-yaml';
+
+/**
+ * The reference API's OpenAPI document, read from the shared file (never copied), and a validator of a response
+ * against the schema the reference gives for an operation and status. Schemas keep their `$ref`s: the whole
+ * `components.schemas` is registered with ajv under the document's own `#/components/schemas/<name>` addresses.
+ */
+export const REFERENCE_OAS_PATH = join(__dirname, '..', '..', '..', 'shared', 'reference', 'vectara', 'vectara-oas-v2.yaml');
+
+type Operation = { operationId?: string; tags?: string[]; responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> };
+type Document = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown> } };
+
+export interface ReferenceOperation {
+  readonly operationId: string;
+  readonly method: string;
+  readonly path: string;
+  /** Statuses the reference lists for the operation (`default` excluded). */
+  readonly statuses: string[];
+}
+
+export interface Mismatch {
+  readonly operationId: string;
+  readonly status: number;
+  readonly errors: string[];
+}
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
+const DOC_ID = 'vectara-oas-v2';
+
+export class ReferenceOpenApi {
+  private readonly doc: Document;
+  private readonly ajv: Ajv;
+  private readonly compiled = new Map<string, ValidateFunction | null>();
+
+  constructor(path = REFERENCE_OAS_PATH) {
+    this.doc = load(readFileSync(path, 'utf8')) as Document;
+    // Patterns are ECMAScript without the `u` flag (the reference escapes `=` and `-` in classes, which `u` refuses).
+    // OpenAPI 3.0: `nullable` is understood by ajv natively; `example`, `x-…` and the OAS formats without a JSON
+    // Schema meaning (`int`, `float`, `sse`, …) are annotations. strict:false lets those through as annotations.
+    this.ajv = new Ajv({ strict: false, allErrors: true, discriminator: false, validateFormats: true, unicodeRegExp: false });
+    addFormats(this.ajv);
+    for (const f of ['int', 'int32', 'int64', 'float', 'double', 'markdown', 'sse', 'binary', 'byte']) this.ajv.addFormat(f, true);
+    this.ajv.addSchema({ $id: DOC_ID, components: rebase(this.doc.components) }, DOC_ID);
+  }
+
+  operations(): ReferenceOperation[] {
+    const out: ReferenceOperation[] = [];
+    for (const [path, ops] of Object.entries(this.doc.paths)) {
+      for (const method of METHODS) {
+        const op = ops[method];
+        if (!op?.operationId) continue;
+        out.push({ operationId: op.operationId, method: method.toUpperCase(), path, statuses: Object.keys(op.responses ?? {}).filter((s) => s !== 'default') });
+      }
+    }
+    return out;
+  }
+
+  operation(operationId: string): ReferenceOperation {
+    const op = this.operations().find((o) => o.operationId === operationId);
+    if (!op) throw new Error(`the reference has no operation ${operationId}`);
+    return op;
+  }
+
+  /** The reference's first tag of an operation (its area: `Corpora`, `Chats`, …). */
+  tagOf(operationId: string): string {
+    const op = this.operation(operationId);
+    return this.doc.paths[op.path][op.method.toLowerCase()].tags?.[0] ?? '';
+  }
+
+  /**
+   * Errors of `body` against the reference's JSON schema for the operation's response with `status`: a status the
+   * reference does not list for the operation is itself a mismatch; a listed status without a JSON body must have
+   * none.
+   */
+  check(operationId: string, status: number, body: unknown): string[] {
+    const op = this.operation(operationId);
+    const response = this.doc.paths[op.path][op.method.toLowerCase()].responses?.[String(status)];
+    if (!response) {
+      // A status the spec or a standard requires where the reference lists none: the body is still the reference's Error.
+      if (deviation(operationId, status)) return this.errorsOf(`Error`, { $ref: '#/components/schemas/Error' }, body, ['messages', 'request_id']);
+      return [`status ${status} is not listed by the reference (it lists ${op.statuses.join(', ')})`];
+    }
+    const json = response.content?.['application/json'];
+    if (!json?.schema) return body === undefined || body === '' ? [] : [`the reference gives no JSON body for ${status}, got ${JSON.stringify(body).slice(0, 80)}`];
+    return this.errorsOf(`${operationId} ${status}`, json.schema, body);
+  }
+
+  /**
+   * Errors of each server-sent event of a streamed answer against the reference's `text/event-stream` schema for
+   * the operation (each event's `data` is one JSON value; `[DONE]`, the chat-completion terminator, is not JSON).
+   */
+  checkStream(operationId: string, status: number, sse: string): string[] {
+    const op = this.operation(operationId);
+    const schema = this.doc.paths[op.path][op.method.toLowerCase()].responses?.[String(status)]?.content?.['text/event-stream']?.schema;
+    if (!schema) return [`the reference gives no event stream for ${operationId} ${status}`];
+    const datas = sse
+      .split(/\r?\n\r?\n/)
+      .map((block) => block.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n'))
+      .filter((d) => d && d !== '[DONE]');
+    if (!datas.length) return ['the stream carried no events'];
+    return datas.flatMap((d, i) => {
+      let value: unknown;
+      try {
+        value = JSON.parse(d);
+      } catch {
+        return [`event ${i} is not JSON: ${d.slice(0, 60)}`];
+      }
+      return this.errorsOf(`${operationId} ${status} stream`, schema, value).map((e) => `event ${i} (${(value as { type?: string }).type ?? ''}): ${e}`);
+    });
+  }
+
+  private errorsOf(key: string, schema: unknown, body: unknown, required: string[] = []): string[] {
+    const validate = this.validator(key, schema);
+    const absent = required.filter((f) => !body || typeof body !== 'object' || !(f in body)).map((f) => `/ must have required property '${f}'`);
+    if (validate(body)) return absent;
+    // `if` failures only say which `then` failed; the `then` errors themselves are reported.
+    const errors = (validate.errors ?? []).filter((e) => e.keyword !== 'if');
+    return [...absent, ...errors.map((e) => `${e.instancePath || '/'} ${e.message}${e.params && 'allowedValues' in e.params ? ` ${JSON.stringify(e.params.allowedValues)}` : ''}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`)];
+  }
+
+  private validator(key: string, schema: unknown): ValidateFunction {
+    let v = this.compiled.get(key);
+    if (!v) {
+      v = this.ajv.compile(rebase(schema) as object);
+      this.compiled.set(key, v);
+    }
+    return v;
+  }
+}
+
+/**
+ * Statuses the reference does not list for an operation but that the service answers on purpose, each for a
+ * reason a client of the reference meets anyway:
+ * - 401 on every operation: the reference lists no 401 anywhere, yet every request without valid credentials gets
+ *   one (its body is the reference's Error).
+ * - getApiKey 404: the spec (Authentication 4, Errors 3) answers another user's personal key, or none, with 404.
+ * - getOAuthToken 400/401: RFC 6749 §5.2 (invalid_request, invalid_client); the reference lists only 200.
+ */
+const DEVIATIONS: Record<string, number[]> = { '*': [401], getApiKey: [404], getOAuthToken: [400, 401] };
+const deviation = (operationId: string, status: number) => DEVIATIONS['*'].includes(status) || (DEVIATIONS[operationId] ?? []).includes(status);
+
+/**
+ * `#/components/…` inside an operation's schema points into the registered document. A `oneOf` with a
+ * `discriminator` mapping (ajv does not take `mapping`) becomes one `if type = k then <mapped schema>` per key, so a
+ * value is checked against the schema its discriminator names, not against every alternative that happens to fit.
+ */
+function rebase(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(rebase);
+  if (!schema || typeof schema !== 'object') return schema;
+  const obj = schema as Record<string, unknown>;
+  const disc = obj.discriminator as { propertyName: string; mapping?: Record<string, string> } | undefined;
+  if (disc?.mapping && Array.isArray(obj.oneOf)) {
+    const { oneOf: _alternatives, discriminator: _d, ...rest } = obj;
+    const prop = disc.propertyName;
+    return rebase({
+      ...rest,
+      type: 'object',
+      required: [prop],
+      properties: { [prop]: { enum: Object.keys(disc.mapping) } },
+      allOf: Object.entries(disc.mapping).map(([k, ref]) => ({ if: { properties: { [prop]: { const: k } }, required: [prop] }, then: { $ref: ref } })),
+    });
+  }
+  return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' && v.startsWith('#/') ? `${DOC_ID}${v}` : rebase(v)]));
+}
