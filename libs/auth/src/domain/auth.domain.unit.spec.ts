@@ -292,6 +292,15 @@ describe('users', () => {
       .then([{ type: 'UserRolesChanged', data: { userId: 'usr_0', username: OWNER_USERNAME, grants: more, at: at.toISOString() } }]);
   });
 
+  it('records the same roles again only when they bind to a different corpus (one re-created under its key)', () => {
+    const bound = (corpusId: string) => g({ corpusRoles: [{ corpusKey: 'c1', role: 'viewer', corpusId }], apiRoles: ['viewer'] });
+    const user = createdUser('ann', bound('crp_1'), 'usr_5');
+    givenEvents(userFold, user).when((s) => decideUpdateUser(s, 'ann', { grants: bound('crp_1') }, ownerCaps, at)).then([]);
+    givenEvents(userFold, user)
+      .when((s) => decideUpdateUser(s, 'ann', { grants: bound('crp_2') }, ownerCaps, at))
+      .then([{ type: 'UserRolesChanged', data: { userId: 'usr_5', username: 'ann', grants: bound('crp_2'), at: at.toISOString() } }]);
+  });
+
   it('lets only a caller who could grant a disabled user’s roles enable the user again', () => {
     const disabled = [...createdUser('boss', g({ apiRoles: ['administrator'] }), 'usr_3'), { type: 'UserDisabled', data: { userId: 'usr_3', username: 'boss', at: at.toISOString() } } as UserEvent];
     const usersManager = caps({ apiRoles: ['corpus_administrator'] });

@@ -82,9 +82,10 @@ export function decideUpdateUser(state: UserState, username: string, input: Upda
     assertAssignable(input.grants, actorCaps);
     // Taking roles away also needs the caller to hold them: an administrator cannot demote an owner.
     assertAssignable(state.grants, actorCaps);
-    // The same roles again are still recorded: a user's corpus roles bind to corpora by the time they were last
-    // granted (corpus-grants.ts), so granting them again is how they reach a corpus re-created since.
-    events.push({ type: 'UserRolesChanged', data: { ...base, grants: input.grants } });
+    // The same roles bound to the same corpora record nothing. Grants carry the id of the corpus each corpus role
+    // was bound to (corpus-grants.ts), so the same roles again after a corpus was re-created under its key differ
+    // (a new id) and are recorded: that is how a user's role reaches the new corpus.
+    if (!sameGrants(input.grants, state.grants)) events.push({ type: 'UserRolesChanged', data: { ...base, grants: input.grants } });
   }
   if (input.description !== undefined && input.description !== state.description) {
     // Describing a user is administering them: the caller must hold what the user holds, as for disabling.
@@ -103,6 +104,15 @@ export function decideUpdateUser(state: UserState, username: string, input: Upda
   }
   return events;
 }
+
+const grantKeys = (g: Grants): string[] => [
+  ...g.apiRoles.map((r) => `api:${r}`),
+  ...g.corpusRoles.map((r) => `corpus:${r.corpusKey}:${r.corpusId ?? ''}:${r.role}`),
+  ...g.agentRoles.map((r) => `agent:${r.agentKey}:${r.role}`),
+].sort();
+
+/** The same roles, whatever their order (and bound to the same corpora). */
+export const sameGrants = (a: Grants, b: Grants): boolean => JSON.stringify([...new Set(grantKeys(a))]) === JSON.stringify([...new Set(grantKeys(b))]);
 
 export function decideDeleteUser(state: UserState, username: string, actorCaps: readonly Capability[], now: Date): UserEvent[] {
   if (state.status === 'absent') throw notFound('user.not_found', `User "${username}" not found`, username);
