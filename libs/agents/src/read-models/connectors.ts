@@ -41,7 +41,7 @@ const MASK = '****';
  */
 export function connectorView(row: ConnectorRow, reveal: Record<string, string> = {}): Record<string, unknown> {
   const s = row.settings;
-  const secrets = Object.fromEntries(Object.entries(s.secrets).map(([field, source]) => [field, reveal[field] ?? ('ref' in source ? { $ref: source.ref } : MASK)]));
+  const secrets = Object.fromEntries(Object.entries(s.secrets).map(([field, source]) => [field, reveal[field] ?? ('ref' in source ? { $ref: `agent.secrets.${source.ref}` } : MASK)]));
   return {
     id: row.id,
     agent_key: row.agent_key,
