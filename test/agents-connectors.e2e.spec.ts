@@ -46,7 +46,7 @@ describe('agent connectors', () => {
   });
 
   const webhook = (path: string, body: string, headers: Record<string, string>) => app.call('POST', path, body, { 'x-api-key': '', 'content-type': 'application/json', ...headers });
-  const connectorEvents = async () => ((await app.call('GET', '/v2/events?limit=1000&category=connector_message')).body.events as any[]).map((e) => e.type);
+  const connectorEvents = async (connectorId?: string) => ((await app.call('GET', '/v2/events?limit=1000&category=connector_message')).body.events as any[]).filter((e) => !connectorId || e.data.connectorId === connectorId).map((e) => e.type);
   const connectorSessions = async (connectorId: string) => ((await app.call('GET', '/v2/agents/helper/sessions?limit=100')).body.sessions as any[]).filter((s) => s.metadata?.connector?.id === connectorId);
 
   it('refuses a configuration naming a missing secret or lacking a field, naming the field, and stores nothing', async () => {
@@ -75,7 +75,7 @@ describe('agent connectors', () => {
     expect((await webhook(path, first, slackHeaders('wrong-secret', first))).status).toBe(401);
     expect((await webhook(path, first, slackHeaders(SIGNING, first, Math.floor(Date.now() / 1000) - 600))).status).toBe(401);
     expect((await webhook(path, first, { 'content-type': 'application/json' })).status).toBe(401);
-    expect(await connectorEvents()).toEqual([]);
+    expect(await connectorEvents(c.id)).toEqual([]);
 
     expect((await webhook(path, first, slackHeaders(SIGNING, first))).status).toBe(200);
     // Slack retries a delivery it thinks timed out: the same event again.
@@ -96,12 +96,46 @@ describe('agent connectors', () => {
     const events = (await app.call('GET', `/v2/agents/helper/sessions/${sessions[0].key}/events`)).body.events;
     expect(events.map((e: any) => e.type)).toEqual(['input_message', 'agent_output', 'input_message', 'agent_output']);
     const types = await until('the delivery recorded', async () => {
-      const t = await connectorEvents();
+      const t = await connectorEvents(c.id);
       return t.filter((x) => x === 'ConnectorReplyDelivered').length === 2 ? t : undefined;
     });
     expect(types.filter((x) => x === 'ConnectorMessageReceived')).toHaveLength(2);
     expect(types.filter((x) => x === 'ConnectorReplyFailed')).toHaveLength(1);
     expect((await app.call('GET', `/v2/agents/helper/connectors/${c.id}`)).body.last_webhook_at).toEqual(expect.any(String));
+  }, 30_000);
+
+  it('Slack: with respond_to_thread_replies, answers a reply without a mention in a thread it is in, and no other', async () => {
+    const c = (await app.call('POST', '/v2/agents/helper/connectors', { name: 'Threads', configuration: { type: 'slack', bot_token: BOT, signing_secret: SIGNING, api_app_id: 'A2', respond_to_thread_replies: true } })).body;
+    const path = c.configuration.webhook_path;
+    const event = (e: Record<string, unknown>) => JSON.stringify({ type: 'event_callback', api_app_id: 'A2', event_id: `Ev${e.ts}`, event: { user: 'U1', channel: 'C9', ...e } });
+    const send = (body: string) => webhook(path, body, slackHeaders(SIGNING, body));
+    const before = platforms.callsTo('/api/chat.postMessage').length;
+    expect((await send(event({ type: 'message', text: 'not for you', ts: '1.1', thread_ts: '1.0' }))).status).toBe(200);
+    expect((await send(event({ type: 'app_mention', text: '<@UBOT> start', ts: '2.0' }))).status).toBe(200);
+    await until('the mention answered', () => (platforms.callsTo('/api/chat.postMessage').length > before ? true : undefined));
+    expect((await send(event({ type: 'message', text: 'follow up', ts: '2.1', thread_ts: '2.0' }))).status).toBe(200);
+    // The bot's own reply comes back as a message event: it is not answered.
+    expect((await send(event({ type: 'message', bot_id: 'B1', text: 'Echo: follow up', ts: '2.2', thread_ts: '2.0' }))).status).toBe(200);
+    await until('the thread reply answered', () => (platforms.callsTo('/api/chat.postMessage').length > before + 1 ? true : undefined));
+    await sleep(500);
+    expect(platforms.callsTo('/api/chat.postMessage').slice(before).map((x) => x.body)).toEqual([
+      { channel: 'C9', thread_ts: '2.0', text: 'Echo: start' },
+      { channel: 'C9', thread_ts: '2.0', text: 'Echo: follow up' },
+    ]);
+  }, 30_000);
+
+  it('reports a reply the platform never takes: each attempt and the final failure are events', async () => {
+    const c = (await app.call('POST', '/v2/agents/helper/connectors', { name: 'Down', configuration: { type: 'zoom', callback_url: `${platforms.url}/zoom/down` } })).body;
+    platforms.failNext['/zoom/down'] = 100;
+    const body = JSON.stringify({ engagement_id: 'eng-down', message_id: 'm1', message: { text: 'anyone?' } });
+    expect((await webhook(c.configuration.webhook_path, body, { 'x-zoom-connector-token': c.configuration.connector_token })).status).toBe(200);
+    const failures = await until('the final failure', async () => {
+      const events = ((await app.call('GET', '/v2/events?limit=1000&category=connector_message&type=ConnectorReplyFailed')).body.events as any[]).filter((e) => e.data.connectorId === c.id);
+      return events.some((e) => e.data.retryAt === null) ? events : undefined;
+    });
+    expect(failures.map((e) => e.data.attempt)).toEqual([1, 2, 3, 4, 5]);
+    expect(failures[4].data.error).toContain('500');
+    expect(platforms.callsTo('/zoom/down')).toHaveLength(5);
   }, 30_000);
 
   it('Google Chat: verifies the bearer ID token against the audience URL, replies in the thread through the Chat API', async () => {
@@ -116,7 +150,7 @@ describe('agent connectors', () => {
     expect((await webhook(path, event, { authorization: `Bearer ${await platforms.chatToken(audience, { forge: true })}` })).status).toBe(401);
     expect((await webhook(path, event, { authorization: `Bearer ${await platforms.chatToken('https://elsewhere.example/x')}` })).status).toBe(401);
     expect((await webhook(path, event, { authorization: `Bearer ${await platforms.chatToken(audience, { expiredSecondsAgo: 600 })}` })).status).toBe(401);
-    expect((await connectorEvents()).filter((t) => t === 'ConnectorMessageReceived')).toHaveLength(2);
+    expect(await connectorEvents(c.id)).toEqual([]);
 
     const ok = await webhook(path, event, { authorization: `Bearer ${await platforms.chatToken(audience)}` });
     expect(ok.status).toBe(200);
