@@ -191,8 +191,24 @@ describe('agent connectors', () => {
     await until('the second callback', () => platforms.callsTo('/zoom/callback')[1]);
     expect(await connectorSessions(c.id)).toHaveLength(1);
 
+    // Disabled, it takes nothing in; enabled again, it answers.
+    expect((await app.call('PATCH', `/v2/agents/helper/connectors/${c.id}`, { enabled: false })).body).toMatchObject({ enabled: false, status: 'inactive' });
+    expect((await webhook(path, message('m9', 'anyone?'), { 'x-zoom-connector-token': token })).status).toBe(409);
+    expect((await app.call('GET', `/v2/agents/helper/connectors?type=zoom&enabled=false`)).body.connectors.map((x: any) => x.id)).toEqual([c.id]);
+    expect((await app.call('PATCH', `/v2/agents/helper/connectors/${c.id}`, { enabled: true })).status).toBe(200);
+    expect((await connectorEvents(c.id)).filter((t) => t === 'ConnectorMessageReceived')).toHaveLength(2);
+
     expect((await app.call('DELETE', `/v2/agents/helper/connectors/${c.id}`)).status).toBe(204);
     expect((await webhook(path, message('m3', 'hello?'), { 'x-zoom-connector-token': token })).status).toBe(404);
     expect((await app.call('GET', `/v2/agents/helper/connectors/${c.id}`)).status).toBe(404);
   }, 30_000);
+
+  it("a deleted agent's connectors take nothing in, and a re-created agent of the key does not inherit them", async () => {
+    const other = (await app.call('POST', '/v2/agents/helper/connectors', { name: 'Last', configuration: { type: 'zoom', callback_url: `${platforms.url}/zoom/callback` } })).body;
+    expect((await app.call('DELETE', '/v2/agents/helper')).status).toBe(204);
+    await app.call('POST', '/v2/agents', { key: 'helper', name: 'helper', model: { name: 'm' }, tool_configurations: {}, first_step_name: 'main', steps: { main: { instructions: [] } } });
+    const body = JSON.stringify({ engagement_id: 'eng-x', message_id: 'm1', message: { text: 'hi' } });
+    expect((await webhook(other.configuration.webhook_path, body, { 'x-zoom-connector-token': other.configuration.connector_token })).status).toBe(404);
+    expect((await app.call('GET', '/v2/agents/helper/connectors')).body.connectors).toEqual([]);
+  });
 });

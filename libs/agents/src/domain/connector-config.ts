@@ -85,3 +85,17 @@ function hiddenOutputTypes(value: unknown): string[] {
   if (!Array.isArray(value) || value.some((v) => !HIDDEN_OUTPUT_TYPES.includes(v as string))) throw invalidConnector('configuration.hidden_output_types', `must be a list of ${HIDDEN_OUTPUT_TYPES.join(', ')}`);
   return [...new Set(value as string[])];
 }
+
+/** `client_email` and `project_id` shown in the read view; the key itself never is. */
+export function serviceAccountDisplay(keyJson: string): { client_email: string; project_id: string } {
+  let key: { client_email?: unknown; project_id?: unknown; private_key?: unknown } | undefined;
+  try {
+    key = JSON.parse(keyJson) as typeof key;
+  } catch {
+    key = undefined;
+  }
+  if (!key || typeof key.client_email !== 'string' || typeof key.private_key !== 'string' || typeof key.project_id !== 'string') {
+    throw invalidConnector('configuration.service_account_key', 'must be a Google service-account key JSON (client_email, private_key, project_id)');
+  }
+  return { client_email: key.client_email, project_id: key.project_id };
+}

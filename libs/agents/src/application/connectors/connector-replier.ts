@@ -135,7 +135,8 @@ export class ConnectorReplier implements OnApplicationBootstrap, OnApplicationSh
     const externalId = `connector:${r.deliveryId}`;
     try {
       const result = await inputs.input(r.agentKey, r.sessionKey, { type: 'input_message', messages: [{ type: 'text', content: r.text || '(empty message)' }], external_id: externalId }, ctx, undefined, false, signal);
-      const outputs = result.events.filter((e) => e.type === 'agent_output');
+      // The final response: a text answer, or a structured step's JSON (always posted, whatever is hidden).
+      const outputs = result.events.filter((e) => e.type === 'agent_output' || e.type === 'structured_output');
       if (outputs.length) return { text: textOf(outputs[outputs.length - 1].content), failed: false };
       const earlier = await this.earlierAnswer(r.agentKey, r.sessionKey, externalId);
       if (earlier !== undefined) return { text: earlier, failed: false };
@@ -150,7 +151,7 @@ export class ConnectorReplier implements OnApplicationBootstrap, OnApplicationSh
     const inputId = session.externalIds.get(externalId);
     const from = session.events.findIndex((e) => e.data.eventId === inputId);
     if (from < 0) return undefined;
-    const output = session.events.slice(from + 1).find((e) => e.type === 'SessionAgentOutput');
+    const output = session.events.slice(from + 1).find((e) => e.type === 'SessionAgentOutput' || e.type === 'SessionStructuredOutput');
     return output ? textOf((output.data as { content?: unknown }).content) : undefined;
   }
 }

@@ -4,9 +4,10 @@ import { SecretBox } from '@lib/llms';
 import { CommandContext, Fold, ID_GENERATOR, IdGenerator, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
 import { agentNotFound } from '../../domain/agent';
 import { connectorFold, ConnectorEvent, connectorNotFound, ConnectorSettings, ConnectorState, ConnectorType, decideCreateConnector, decideDeleteConnector, decideUpdateConnector, invalidConnector } from '../../domain/connector';
-import { parseConfiguration } from '../../domain/connector-config';
+import { parseConfiguration, serviceAccountDisplay } from '../../domain/connector-config';
 import { AGENTS, AgentRow, connectorView, CONNECTORS, ConnectorRow, webhookPath } from '../../read-models';
 import { AgentSecrets } from '../access/agent-access';
+import { AgentWriter } from '../agent-writer';
 
 export const connectorStream = (connectorId: string) => streamId('agent_connector', connectorId);
 const aad = (connectorId: string) => `agent-connector:${connectorId}`;
@@ -34,6 +35,7 @@ export class Connectors {
   constructor(
     private readonly streams: StreamWriter,
     private readonly secrets: AgentSecrets,
+    private readonly agents: AgentWriter,
     private readonly box: SecretBox,
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(PROJECTION_PROGRESS) private readonly progress: ProjectionProgress,
@@ -87,6 +89,9 @@ export class Connectors {
   async update(agentKey: string, connectorId: string, input: ConnectorInput, ctx: CommandContext): Promise<Record<string, unknown>> {
     await this.agent(agentKey);
     const names = Object.keys(await this.secrets.names(agentKey));
+    // A Chat key given by reference is read now: its display fields come from it (a decision reads no store).
+    const keyRef = input.configuration?.type === 'gchat' ? (input.configuration.service_account_key as { $ref?: unknown } | undefined)?.$ref : undefined;
+    const referencedKey = typeof keyRef === 'string' ? (await this.secrets.resolve(agentKey))[keyRef.replace(/^agent\.secrets\./, '')] : undefined;
     await this.write(
       connectorId,
       (s) => {
@@ -97,10 +102,10 @@ export class Connectors {
         if (input.configuration) {
           const parsed = parseConfiguration(input.configuration, names, old);
           if (parsed.type !== old.type) throw invalidConnector('configuration.type', `a ${old.type} connector stays ${old.type}; create another connector for ${parsed.type}`);
-          if (parsed.type === 'gchat' && parsed.literals.service_account_key) serviceAccountDisplay(parsed.literals.service_account_key);
+          const newKey = parsed.literals.service_account_key ?? referencedKey;
           const kept = Object.fromEntries(Object.entries(literals).filter(([field]) => 'sealed' in (parsed.secrets[field] ?? {}) || field === 'connector_token'));
           literals = { ...kept, ...parsed.literals };
-          config = { type: old.type, plain: { ...parsed.plain, ...(parsed.type === 'gchat' && parsed.literals.service_account_key ? serviceAccountDisplay(parsed.literals.service_account_key) : {}) }, secrets: { ...parsed.secrets, ...(old.secrets.connector_token ? { connector_token: old.secrets.connector_token } : {}) } };
+          config = { type: old.type, plain: { ...parsed.plain, ...(parsed.type === 'gchat' && newKey !== undefined ? serviceAccountDisplay(newKey) : {}) }, secrets: { ...parsed.secrets, ...(old.secrets.connector_token ? { connector_token: old.secrets.connector_token } : {}) } };
         }
         const settings: ConnectorSettings = {
           ...old,
@@ -149,6 +154,9 @@ export class Connectors {
     if (!/^con_[0-9A-Za-z_-]{1,64}$/.test(connectorId)) return undefined;
     const state = await this.streams.state(connectorStream(connectorId), connectorFold as unknown as Fold<ConnectorState, ConnectorEvent>);
     if (state.status !== 'active' || state.agentKey !== agentKey) return undefined;
+    // A deleted agent's connectors answer nothing, nor do they serve an agent re-created under the key.
+    const agent = await this.agents.state(agentKey);
+    if (agent.status === 'absent' || agent.agentId !== state.agentId) return undefined;
     const literals = this.open(connectorId, state.sealed);
     const refs = Object.values(state.settings.secrets).some((s) => 'ref' in s) ? await this.secrets.resolve(agentKey) : {};
     const credentials: Record<string, string> = {};
@@ -164,18 +172,4 @@ export class Connectors {
     if (source && 'ref' in source) return (await this.secrets.resolve(agentKey))[source.ref] ?? '';
     return '';
   }
-}
-
-/** `client_email` and `project_id` shown in the read view; the key itself never is. */
-function serviceAccountDisplay(keyJson: string): { client_email: string; project_id: string } {
-  let key: { client_email?: unknown; project_id?: unknown; private_key?: unknown } | undefined;
-  try {
-    key = JSON.parse(keyJson) as typeof key;
-  } catch {
-    key = undefined;
-  }
-  if (!key || typeof key.client_email !== 'string' || typeof key.private_key !== 'string' || typeof key.project_id !== 'string') {
-    throw invalidConnector('configuration.service_account_key', 'must be a Google service-account key JSON (client_email, private_key, project_id)');
-  }
-  return { client_email: key.client_email, project_id: key.project_id };
 }
