@@ -201,6 +201,13 @@ describe('agent connectors', () => {
     expect((await app.call('DELETE', `/v2/agents/helper/connectors/${c.id}`)).status).toBe(204);
     expect((await webhook(path, message('m3', 'hello?'), { 'x-zoom-connector-token': token })).status).toBe(404);
     expect((await app.call('GET', `/v2/agents/helper/connectors/${c.id}`)).status).toBe(404);
+    // No credential in the logs or the log of events, whatever was refused, retried or delivered.
+    const log = app.logLines.join('\n');
+    const events = JSON.stringify((await app.call('GET', '/v2/events?limit=1000')).body);
+    for (const secret of [token, 'zoom-cb-token', SIGNING, BOT]) {
+      expect(log).not.toContain(secret);
+      expect(events).not.toContain(secret);
+    }
   }, 30_000);
 
   it("a deleted agent's connectors take nothing in, and a re-created agent of the key does not inherit them", async () => {

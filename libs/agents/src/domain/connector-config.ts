@@ -32,7 +32,8 @@ export function parseConfiguration(input: Record<string, unknown>, secretNames: 
   for (const field of SECRET_FIELDS[type]) {
     if (field === 'connector_token') continue;
     const value = input[field];
-    if (value === undefined || value === null) {
+    // The mask a read shows means "as stored", so a configuration read, edited and written back keeps it.
+    if (value === undefined || value === null || (value === '****' && keep?.secrets[field])) {
       if (keep?.secrets[field]) secrets[field] = keep.secrets[field];
       else if (field !== 'callback_access_token') throw invalidConnector(`configuration.${field}`, 'is required: a value, or {"$ref": "agent.secrets.<name>"}');
       continue;

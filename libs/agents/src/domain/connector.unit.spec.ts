@@ -18,13 +18,15 @@ describe('connector configuration', () => {
     expect(fieldOf(() => parseConfiguration({ type: 'zoom', callback_url: 'http://zcc.example/cb' }, []))).toEqual(['configuration.callback_url']);
     expect(fieldOf(() => parseConfiguration({ type: 'zoom', callback_url: 'https://zcc.example/cb', connector_token: 'mine' }, []))).toEqual(['configuration.connector_token']);
     expect(fieldOf(() => parseConfiguration({ type: 'gchat', service_account_key: 'k', api_app_id: 'A1' }, []))).toEqual(['configuration.api_app_id']);
+    // A mask is no credential: on create there is nothing stored for it to stand for.
+    expect(fieldOf(() => parseConfiguration({ type: 'slack', bot_token: '****', signing_secret: 'y', api_app_id: 'A1' }, []))).toEqual(['configuration.bot_token']);
   });
 
   it('keeps credentials an update leaves out, and takes references by name', () => {
     const first = parseConfiguration({ type: 'slack', bot_token: { $ref: 'agent.secrets.slack_bot_token' }, signing_secret: 's3cret', api_app_id: 'A1' }, ['slack_bot_token']);
     expect(first.secrets).toEqual({ bot_token: { ref: 'slack_bot_token' }, signing_secret: { sealed: true } });
     expect(first.literals).toEqual({ signing_secret: 's3cret' });
-    const next = parseConfiguration({ type: 'slack', respond_to_thread_replies: true }, ['slack_bot_token'], first);
+    const next = parseConfiguration({ type: 'slack', signing_secret: '****', respond_to_thread_replies: true }, ['slack_bot_token'], first);
     expect(next.secrets).toEqual(first.secrets);
     expect(next.plain).toMatchObject({ api_app_id: 'A1', respond_to_thread_replies: true });
   });
