@@ -7,6 +7,7 @@ import { glossariesProjection } from './agents/glossaries.projection';
 import { userToolsProjection } from './agents/user-tools.projection';
 import { schedulesProjection } from './agents/schedules.projection';
 import { aliasesProjection } from './agents/aliases.projection';
+import { connectorsProjection } from './agents/connectors.projection';
 import { authProjection } from './auth/auth.projection';
 import { corporaProjection } from './corpora/corpora.projection';
 import { documentsProjection } from './documents/documents.projection';
@@ -24,6 +25,7 @@ export * from './agents/glossaries.projection';
 export * from './agents/user-tools.projection';
 export * from './agents/schedules.projection';
 export * from './agents/aliases.projection';
+export * from './agents/connectors.projection';
 export * from './auth/auth.projection';
 export * from './corpora/corpora.projection';
 export * from './documents/documents.projection';
@@ -34,4 +36,4 @@ export * from './llms/generation-presets.projection';
 export * from './search/search.projection';
 
 /** Every projection the service runs. */
-export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection, glossariesProjection, userToolsProjection, schedulesProjection, aliasesProjection, generationPresetsProjection];
+export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection, glossariesProjection, userToolsProjection, schedulesProjection, aliasesProjection, connectorsProjection, generationPresetsProjection];

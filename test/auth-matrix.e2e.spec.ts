@@ -2,6 +2,7 @@ import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
 import { POLICY } from '../apps/api/src/http/policy';
+import { makeServiceAccountKey } from '@lib/testing';
 import { asBearer, asKey, createClient, createKey, createUser, expiredTokenFor, tokenFor } from './support/auth-fixtures';
 import { MCP_TOKEN, startMcpServer } from './support/mcp-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
@@ -81,6 +82,8 @@ interface Route {
 const END_USER_CALLERS = new Set(['owner', 'administrator', 'endUser']);
 
 function expected(route: Route, who: CallerSpec | 'unauthenticated', callerName = 'owner'): Expect {
+  // A connector webhook takes no API credential: every caller is refused who does not sign as the platform does.
+  if (route.policy === 'connector.webhook') return 401;
   if (route.policy === 'public') return 'allow';
   if (who === 'unauthenticated') return 401;
   const corpus = (action: CorpusAction): Expect => (!who.c1.includes('read') ? 404 : who.c1.includes(action) ? 'allow' : 403);
@@ -195,6 +198,8 @@ describe('route × role matrix', () => {
   let app: TestApp;
   const headers: Record<string, Record<string, string>> = {};
   const fixture = { keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '', toolServerId: '', toolId: '', aliasEventId: '', aliasArtifactId: '', presetId: '', taskId: '' };
+  /** One fixture connector per webhook kind (each webhook answers only for its own type). */
+  const connectors: Record<string, string> = { input: '', gchat: '', zoom: '' };
   let mcp: Awaited<ReturnType<typeof startMcpServer>>;
 
   /** Puts the fixtures back; true when c1 was created anew (it had been deleted). */
@@ -242,6 +247,16 @@ describe('route × role matrix', () => {
       fixture.aliasArtifactId = ((await uploaded.json()) as { events?: { artifacts?: { artifact_id: string }[] }[] }).events?.[0]?.artifacts?.[0]?.artifact_id ?? '';
     } else if ((await app.call('GET', `/v2/agent_aliases/al1/sessions/as1/events/${fixture.aliasEventId}`)).status === 404) {
       fixture.aliasEventId = (await app.call('POST', '/v2/agent_aliases/al1/sessions/as1/events', { messages: [{ type: 'text', content: 'fixture' }] })).body.events?.[0]?.id ?? '';
+    }
+    const connectorConfigs: Record<string, Record<string, unknown>> = {
+      input: { type: 'slack', bot_token: 'xoxb-fixture', signing_secret: 'fixture', api_app_id: 'A1' },
+      gchat: { type: 'gchat', service_account_key: makeServiceAccountKey({ tokenUri: 'http://127.0.0.1:9/token' }).keyJson },
+      zoom: { type: 'zoom', callback_url: 'https://zcc.example/cb' },
+    };
+    for (const [kind, configuration] of Object.entries(connectorConfigs)) {
+      if (!connectors[kind] || (await app.call('GET', `/v2/agents/a1/connectors/${connectors[kind]}`)).status === 404) {
+        connectors[kind] = (await app.call('POST', '/v2/agents/a1/connectors', { name: kind, configuration })).body.id ?? '';
+      }
     }
     await app.call('POST', '/v2/agents/a1/schedules', { key: 'sch1', name: 'S1', message: [{ type: 'text', content: 'fixture' }], schedule: { type: 'interval', interval: 'PT24H' } });
     if (!fixture.toolServerId || (await app.call('GET', `/v2/tool_servers/${fixture.toolServerId}`)).status === 404) {
@@ -335,6 +350,7 @@ describe('route × role matrix', () => {
       .replace(':tool_configuration_key', 'tc1')
       .replace(':glossary_key', 'g1')
       .replace(':schedule_key', 'sch1')
+      .replace(':connector_id', connectors[route.path.split('/').pop() ?? ''] || connectors.input)
       .replace(':alias_key', 'al1')
       .replace(':generation_preset_id', fixture.presetId)
       .replace(':tool_server_id', fixture.toolServerId)

@@ -7,7 +7,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
     {
       level,
       redact: {
-        paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie', '*.password', '*.token', '*.apiKey', '*.api_key', '*.client_secret'],
+        paths: ['req.headers["x-api-key"]', 'req.headers["x-zoom-connector-token"]', 'req.headers["x-slack-signature"]', 'req.headers.authorization', 'req.headers.cookie', '*.password', '*.token', '*.apiKey', '*.api_key', '*.client_secret'],
         censor: '[redacted]',
       },
     },

@@ -42,6 +42,8 @@ import { lambdaToolCheck, UserTools } from './application/user-tools/user-tools'
 import { Schedules } from './application/schedules/schedules';
 import { Aliases } from './application/aliases/aliases';
 import { A2aServer } from './adapters/a2a/a2a-server';
+import { Connectors } from './application/connectors/connectors';
+import { ConnectorPlatforms, ConnectorWebhooks } from './application/connectors/connector-webhooks';
 
 export interface AgentsModuleOptions {
   /** The module that provides ChatCompletions and SecretBox (one instance per process: quotas, model clients). */
@@ -131,6 +133,9 @@ export class AgentsModule {
         Schedules,
         Aliases,
         A2aServer,
+        Connectors,
+        ConnectorPlatforms,
+        ConnectorWebhooks,
         {
           provide: AGENT_TOOLS,
           inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool, WebSearchTool, DocumentIndexTool, ScheduleWakeupTool, GlossaryPutEntriesTool, GlossaryDeleteEntriesTool, ImageReadTool, GetDocumentTool, LambdaTool, ImageAnalysisTool],
@@ -162,7 +167,7 @@ export class AgentsModule {
         TurnRunner,
         SessionInputs,
       ],
-      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, A2aServer],
+      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, A2aServer, Connectors, ConnectorPlatforms, ConnectorWebhooks],
     };
   }
 }

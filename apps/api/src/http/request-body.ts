@@ -7,6 +7,8 @@ declare module 'express-serve-static-core' {
   interface Request {
     /** Set when the body deadline answered 408: whatever the handler does afterwards is not reported. */
     bodyTimedOut?: boolean;
+    /** The body's bytes as received, on public routes (signatures are over them). */
+    rawBody?: Buffer;
   }
 }
 
@@ -43,7 +45,8 @@ export class RequestBodies {
 
   constructor(private readonly limits: BodyLimits) {
     this.authenticated = [bodyParser.json({ limit: limits.jsonBytes }), bodyParser.urlencoded({ extended: false, limit: limits.publicBytes })];
-    this.anonymous = [bodyParser.json({ limit: limits.publicBytes }), bodyParser.urlencoded({ extended: false, limit: limits.publicBytes })];
+    // Public routes keep the bytes: connector webhooks check platform signatures over the body as sent.
+    this.anonymous = [bodyParser.json({ limit: limits.publicBytes, verify: (req, _res, buf) => ((req as Request).rawBody = buf) }), bodyParser.urlencoded({ extended: false, limit: limits.publicBytes })];
   }
 
   /**

@@ -28,6 +28,8 @@ export type CorpusSource = 'path:corpus_key' | 'query:corpus_key' | 'body:search
 
 export const POLICIES = {
   public: { kind: 'public' },
+  /** Connector webhooks: no API credential; the platform's own signature or token is checked by the handler (401). */
+  'connector.webhook': { kind: 'public' },
   member: { kind: 'member' },
   'keys.own': { kind: 'member', dataKeys: false },
   'corpus.create': { kind: 'account', action: 'corpus.create' },

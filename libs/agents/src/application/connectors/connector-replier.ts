@@ -1,0 +1,159 @@
+import { createHash } from 'node:crypto';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { CLOCK, Clock, CommandContext, DomainError, EVENT_STORE, EventStore, Fold, LEASES, Leases, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, Subscription } from '@lib/platform';
+import { connectorMessageFold, ConnectorMessageEvent, ConnectorMessageState, decideAnswer, decideDelivery } from '../../domain/connector-message';
+import { CONNECTOR_DELIVERIES, ConnectorDeliveryRow } from '../../read-models';
+import { Sessions } from '../sessions/sessions';
+import { SessionInputs } from '../turn/session-inputs';
+import { Connectors } from './connectors';
+import { ConnectorPlatforms } from './connector-webhooks';
+
+type Received = Extract<ConnectorMessageState, { status: 'received' }>;
+
+/**
+ * The worker wing's part of connectors (docs/connectors.md): each stored inbound message is answered under its
+ * own lease `connector_reply-<hash>`, woken by `ConnectorMessageReceived` and by a sweep of open deliveries due
+ * now (every WORKER_POLL_MS: missed wake-ups, dead holders, retries whose backoff has passed). The turn runs once
+ * (its input's `external_id` is the delivery), the answer is recorded before it is posted, and a failed post is
+ * recorded with its next attempt time, so a crash at any point loses no reply and sends none twice but the one
+ * in flight.
+ */
+@Injectable()
+export class ConnectorReplier implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly log = new Logger('connectors');
+  private subscription?: Subscription;
+  private following?: Promise<void>;
+  private sweepTimer?: NodeJS.Timeout;
+  private readonly running = new Map<string, Promise<void>>();
+  private stopping = false;
+
+  constructor(
+    @Inject(LEASES) private readonly leases: Leases,
+    @Inject(EVENT_STORE) private readonly events: EventStore,
+    @Inject(READ_STORE) private readonly reads: ReadStore,
+    @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    private readonly streams: StreamWriter,
+    private readonly modules: ModuleRef,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const sub = this.events.subscribeToAll({ after: await this.events.headPosition(), filter: { types: ['ConnectorMessageReceived'] } });
+    this.subscription = sub;
+    this.following = (async () => {
+      for await (const e of sub) this.offer(e.streamId);
+    })().catch((e: unknown) => this.log.error(`connector wake-ups stopped: ${(e as Error).message}`));
+    this.sweepTimer = setInterval(() => void this.sweep(), this.config.workerPollMs);
+    this.sweepTimer.unref();
+    void this.sweep();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.sweepTimer);
+    await this.subscription?.close();
+    await this.following;
+    await Promise.allSettled([...this.running.values()]);
+  }
+
+  async sweep(): Promise<void> {
+    if (this.stopping) return;
+    try {
+      const now = this.clock.now().toISOString();
+      const due = await this.reads.find<ConnectorDeliveryRow>(CONNECTOR_DELIVERIES, { where: [{ field: 'open', op: 'eq', value: true }, { field: 'due_at', op: 'lte', value: now }], limit: 100 });
+      for (const row of due.items) this.offer(row.id);
+    } catch (e) {
+      this.log.warn(`connector sweep failed: ${(e as Error).message}`);
+    }
+  }
+
+  private offer(stream: string): void {
+    if (this.stopping || this.running.has(stream)) return;
+    const run = this.execute(stream)
+      .catch((e: unknown) => this.log.warn(`connector reply ${stream} stopped: ${(e as Error).message}`))
+      .finally(() => this.running.delete(stream));
+    this.running.set(stream, run);
+  }
+
+  private ctx(stream: string, step: string): CommandContext {
+    return { actor: { type: 'system', id: 'connectors' }, requestId: stream, commandId: `${stream}|${step}`, now: this.clock.now() };
+  }
+
+  private write(stream: string, decide: (s: ConnectorMessageState) => ConnectorMessageEvent[], step: string) {
+    return this.streams.write<ConnectorMessageState, ConnectorMessageEvent>(stream, connectorMessageFold as unknown as Fold<ConnectorMessageState, ConnectorMessageEvent>, decide, this.ctx(stream, step), []);
+  }
+
+  private state(stream: string): Promise<ConnectorMessageState> {
+    return this.streams.state(stream, connectorMessageFold as unknown as Fold<ConnectorMessageState, ConnectorMessageEvent>);
+  }
+
+  private async execute(stream: string): Promise<void> {
+    const lease = await this.leases.tryAcquire(`connector_reply-${createHash('sha256').update(stream).digest('hex').slice(0, 32)}`);
+    if (!lease) return; // Another worker has it.
+    try {
+      let state = await this.state(stream);
+      if (state.status !== 'received' || state.done) return;
+      if (state.retryAt && Date.parse(state.retryAt) > this.clock.now().getTime()) return;
+      const r = state.received;
+      const connector = await this.modules.get(Connectors, { strict: false }).live(r.agentKey, r.connectorId);
+      if (!connector) return; // Deleted: its deliveries went with it.
+      if (state.answer === undefined) {
+        const { text, failed } = await this.answer(state, lease.signal);
+        if (!lease.held) return;
+        await this.write(stream, (s) => decideAnswer(s, r.sessionKey, text, failed, this.clock.now()), 'answer');
+        state = (await this.state(stream)) as Received;
+      }
+      const s = state as Received;
+      const attempt = s.attempts + 1;
+      let outcome: { ok: true } | { ok: false; error: string };
+      try {
+        await this.modules.get(ConnectorPlatforms, { strict: false }).of(r.type).reply(connector, r.replyTo, s.answer ?? '');
+        outcome = { ok: true };
+      } catch (e) {
+        outcome = { ok: false, error: (e as Error).message };
+        this.log.warn(`connector ${r.connectorId} reply attempt ${attempt} failed: ${outcome.error}`);
+      }
+      const base = this.modules.get(ConnectorPlatforms, { strict: false }).settings.retryBaseMs;
+      await this.write(stream, (st) => decideDelivery(st, attempt, outcome, base, this.clock.now()), `deliver-${attempt}`);
+    } finally {
+      await lease.release();
+    }
+  }
+
+  /** Runs the turn once: a retry after a crash finds its input by `external_id` and reads the answer it left. */
+  private async answer(state: Received, signal: AbortSignal): Promise<{ text: string; failed: boolean }> {
+    const r = state.received;
+    const sessions = this.modules.get(Sessions, { strict: false });
+    const inputs = this.modules.get(SessionInputs, { strict: false });
+    const ctx = this.ctx(`connector:${r.connectorId}:${r.deliveryId}`, 'turn');
+    try {
+      await sessions.create(r.agentKey, { key: r.sessionKey, name: `${r.type} ${r.conversation}`.slice(0, 255), metadata: { connector: { id: r.connectorId, type: r.type, conversation: r.conversation } } }, ctx);
+    } catch (e) {
+      if (!(e instanceof DomainError && e.code === 'session.key_taken')) return { text: `Sorry, I cannot answer right now (${(e as Error).message}).`, failed: true };
+    }
+    const externalId = `connector:${r.deliveryId}`;
+    try {
+      const result = await inputs.input(r.agentKey, r.sessionKey, { type: 'input_message', messages: [{ type: 'text', content: r.text || '(empty message)' }], external_id: externalId }, ctx, undefined, false, signal);
+      // The final response: a text answer, or a structured step's JSON (always posted, whatever is hidden).
+      const outputs = result.events.filter((e) => e.type === 'agent_output' || e.type === 'structured_output');
+      if (outputs.length) return { text: textOf(outputs[outputs.length - 1].content), failed: false };
+      const earlier = await this.earlierAnswer(r.agentKey, r.sessionKey, externalId);
+      if (earlier !== undefined) return { text: earlier, failed: false };
+      return { text: `Sorry, I could not answer${result.error ? ` (${result.error.message})` : ''}.`, failed: true };
+    } catch (e) {
+      return { text: `Sorry, I could not answer (${(e as Error).message}).`, failed: true };
+    }
+  }
+
+  private async earlierAnswer(agentKey: string, sessionKey: string, externalId: string): Promise<string | undefined> {
+    const { session } = await this.modules.get(Sessions, { strict: false }).active(agentKey, sessionKey);
+    const inputId = session.externalIds.get(externalId);
+    const from = session.events.findIndex((e) => e.data.eventId === inputId);
+    if (from < 0) return undefined;
+    const output = session.events.slice(from + 1).find((e) => e.type === 'SessionAgentOutput' || e.type === 'SessionStructuredOutput');
+    return output ? textOf((output.data as { content?: unknown }).content) : undefined;
+  }
+}
+
+const textOf = (content: unknown): string => (typeof content === 'string' ? content : JSON.stringify(content));

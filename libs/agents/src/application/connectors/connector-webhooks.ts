@@ -1,0 +1,64 @@
+import { createHash } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { CommandContext, DomainError, Fold, OUTBOUND_HTTP, OutboundHttp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
+import { connectorNotFound, ConnectorType } from '../../domain/connector';
+import { connectorMessageFold, ConnectorMessageEvent, ConnectorMessageState, decideReceive } from '../../domain/connector-message';
+import { SESSIONS, sessionRowId } from '../../read-models';
+import { Connectors } from './connectors';
+import { GoogleChatPlatform } from './gchat';
+import { ConnectorPlatform, connectorPlatformSettings, ConnectorPlatformSettings, InboundRequest } from './platform';
+import { SlackPlatform } from './slack';
+import { ZoomPlatform } from './zoom';
+
+const hash = (text: string, length: number) => createHash('sha256').update(text).digest('hex').slice(0, length);
+export const connectorMessageStream = (connectorId: string, deliveryId: string) => streamId('connector_message', `${connectorId}.${hash(deliveryId, 32)}`);
+/** One session per conversation of a connector, found again by the same key for its next message. */
+export const connectorSessionKey = (connectorId: string, conversation: string) => `con-${hash(`${connectorId}|${conversation}`, 24)}`;
+
+/** The platforms, built once per process on the guarded outbound client. */
+@Injectable()
+export class ConnectorPlatforms {
+  readonly settings: ConnectorPlatformSettings;
+  private readonly byType: Record<ConnectorType, ConnectorPlatform>;
+
+  constructor(@Inject(OUTBOUND_HTTP) outbound: OutboundHttp, @Inject(SERVICE_CONFIG) config: ServiceConfig) {
+    this.settings = connectorPlatformSettings(config.env);
+    this.byType = { slack: new SlackPlatform(this.settings, outbound.fetch), gchat: new GoogleChatPlatform(this.settings, outbound.fetch), zoom: new ZoomPlatform(outbound.fetch) };
+  }
+
+  of(type: ConnectorType): ConnectorPlatform {
+    return this.byType[type];
+  }
+}
+
+/**
+ * Inbound webhooks (docs/connectors.md): the connector is read from its stream, the request authenticated as its
+ * platform does (401 and nothing stored otherwise), a message stored once per platform delivery, and the
+ * platform acknowledged at once; the agent's turn and the reply run in the worker wing (ConnectorReplier).
+ */
+@Injectable()
+export class ConnectorWebhooks {
+  constructor(
+    private readonly connectors: Connectors,
+    private readonly platforms: ConnectorPlatforms,
+    private readonly streams: StreamWriter,
+    @Inject(READ_STORE) private readonly reads: ReadStore,
+  ) {}
+
+  async receive(agentKey: string, connectorId: string, type: ConnectorType, req: InboundRequest, requestId: string): Promise<unknown> {
+    const connector = await this.connectors.live(agentKey, connectorId);
+    if (!connector || connector.settings.type !== type) throw connectorNotFound(agentKey, connectorId);
+    const platform = this.platforms.of(type);
+    if (!(await platform.verify(connector, req))) throw new DomainError('unauthenticated', 'connector.auth_failed', `The request is not authenticated as ${type} signs its deliveries to this connector`);
+    if (!connector.settings.enabled) throw new DomainError('conflict', 'connector.disabled', `Connector "${connectorId}" is disabled`);
+    const inbound = platform.parse(connector, req);
+    if (inbound.kind === 'message') {
+      const sessionKey = connectorSessionKey(connectorId, inbound.conversation);
+      if (inbound.onlyInKnownConversation && !(await this.reads.get(SESSIONS, sessionRowId(connector.agentId, sessionKey)))) return platform.acknowledgement(connector, { kind: 'ignore' });
+      const ctx: CommandContext = { actor: { type: 'system', id: `connector:${connectorId}` }, requestId, commandId: `connector:${connectorId}:${inbound.deliveryId}`, now: req.now };
+      const received = { agentId: connector.agentId, agentKey, connectorId, deliveryId: inbound.deliveryId, type, conversation: inbound.conversation, sessionKey, text: inbound.text, replyTo: inbound.replyTo, receivedAt: req.now.toISOString() };
+      await this.streams.write<ConnectorMessageState, ConnectorMessageEvent>(connectorMessageStream(connectorId, inbound.deliveryId), connectorMessageFold as unknown as Fold<ConnectorMessageState, ConnectorMessageEvent>, (s) => decideReceive(s, received), ctx, []);
+    }
+    return platform.acknowledgement(connector, inbound);
+  }
+}
