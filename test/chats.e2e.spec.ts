@@ -1,7 +1,7 @@
 import { CapturedRequest, ScriptedOpenAIServer } from '@lib/testing';
 import { asKey, createUser } from './support/auth-fixtures';
 import { registerScripted } from './support/llm-fixtures';
-import { expectReferenceMember, expectReferenceShape } from './support/reference-schemas';
+import { expectReferenceShape } from './support/reference-schemas';
 import { startTestApp, TestApp } from './support/test-app';
 
 /** Issue 20, chats (deprecated in the reference): turns answered over corpora with the chat's earlier turns as context. */
@@ -131,7 +131,7 @@ describe('chats', () => {
     upstream.enqueue({ chunks: ['Kelp ', '[1].'] });
     const events = await stream('/v2/chats', { query: 'Where do otters sleep?', search });
     expect(events.map((e) => e.event)).toEqual(['search_results', 'chat_info', 'generation_chunk', 'generation_chunk', 'generation_info', 'generation_end', 'factual_consistency_score', 'end']);
-    for (const e of events) expectReferenceMember('ChatStreamedResponse', e.data);
+    for (const e of events) expectReferenceShape('ChatStreamedResponse', e.data);
     const info = events[1].data;
     expect(info).toMatchObject({ type: 'chat_info', chat_id: expect.stringMatching(/^cht_/), turn_id: expect.stringMatching(/^trn_/) });
     const turn = await call('GET', `/v2/chats/${info.chat_id}/turns/${info.turn_id}`, undefined, 'Turn');
