@@ -57,8 +57,8 @@ export class ChatTurns {
       if (state.status !== 'active' || !state.corpusKeys.every(r.readable)) throw chatNotFound(r.chatId);
       history = chatContext(state);
     }
-    const id = this.history.newQueryId().slice('qry_'.length);
-    return { chatId: r.chatId ?? `cht_${id}`, turnId: `trn_${id}`, history, trace: r.store ? this.history.newTrace(r.ctx.now) : undefined };
+    const random = () => this.history.newQueryId().slice('qry_'.length);
+    return { chatId: r.chatId ?? `cht_${random()}`, turnId: `trn_${random()}`, history, trace: r.store ? this.history.newTrace(r.ctx.now) : undefined };
   }
 
   private async keep(r: ChatTurnRequest, turn: PreparedTurn, answer: string): Promise<void> {
