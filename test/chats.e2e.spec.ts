@@ -155,6 +155,21 @@ describe('chats', () => {
     expect((await app.call('GET', '/v2/chats')).body.chats.length).toBe(before);
   });
 
+  it('keeps no turn when the model fails: the chat is as it was, and the next turn does not see the failed question', async () => {
+    upstream.enqueue({ content: 'Kelp.' });
+    const a = await call('POST', '/v2/chats', { query: 'What do otters sleep in?', search }, 'ChatFullResponse');
+    const chatId = a.body.chat_id as string;
+    const histories = (await app.call('GET', `/v2/queries?chat_id=${chatId}`)).body.queries.length;
+    upstream.enqueue({ error: { status: 500, message: 'upstream broke' } });
+    const failed = await call('POST', `/v2/chats/${chatId}/turns`, { query: 'A question that failed', search }, 'ChatFullResponse');
+    expect(failed.status).toBe(502);
+    expect((await app.call('GET', `/v2/chats/${chatId}/turns`)).body.turns).toHaveLength(1);
+    expect((await app.call('GET', `/v2/queries?chat_id=${chatId}`)).body.queries).toHaveLength(histories);
+    upstream.enqueue({ content: 'Still kelp.' });
+    await call('POST', `/v2/chats/${chatId}/turns`, { query: 'Again?', search }, 'ChatFullResponse');
+    expect(JSON.stringify(messagesOf(upstream.chatRequests().at(-1)!))).not.toContain('A question that failed');
+  });
+
   it('answers 400 naming the field for bad input, and changes nothing', async () => {
     const before = (await app.call('GET', '/v2/chats')).body.chats.length;
     const calls = upstream.chatRequests().length;
