@@ -16,6 +16,8 @@ import { jobsProjection } from './jobs/jobs.projection';
 import { llmsProjection } from './llms/llms.projection';
 import { generationPresetsProjection } from './llms/generation-presets.projection';
 import { searchProjection } from './search/search.projection';
+import { chatsProjection } from './chats/chats.projection';
+import { queryHistoryProjection } from './query-history/query-history.projection';
 
 export * from './agents/agents.projection';
 export * from './agents/sessions.projection';
@@ -34,6 +36,8 @@ export * from './jobs/jobs.projection';
 export * from './llms/llms.projection';
 export * from './llms/generation-presets.projection';
 export * from './search/search.projection';
+export * from './chats/chats.projection';
+export * from './query-history/query-history.projection';
 
 /** Every projection the service runs. */
-export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection, glossariesProjection, userToolsProjection, schedulesProjection, aliasesProjection, connectorsProjection, generationPresetsProjection];
+export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection, glossariesProjection, userToolsProjection, schedulesProjection, aliasesProjection, connectorsProjection, generationPresetsProjection, chatsProjection, queryHistoryProjection];

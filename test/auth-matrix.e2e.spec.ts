@@ -2,9 +2,9 @@ import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
 import { POLICY } from '../apps/api/src/http/policy';
-import { makeServiceAccountKey } from '@lib/testing';
 import { asBearer, asKey, createClient, createKey, createUser, expiredTokenFor, tokenFor } from './support/auth-fixtures';
 import { MCP_TOKEN, startMcpServer } from './support/mcp-fixtures';
+import { makeServiceAccountKey, ScriptedOpenAIServer } from '@lib/testing';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
@@ -101,6 +101,21 @@ function expected(route: Route, who: CallerSpec | 'unauthenticated', callerName 
       return corpus('delete');
     case 'corpus.list':
       return who.someCorpus ? 'allow' : 403;
+    case 'chat.turn':
+      // A turn is a query: read on the corpora its body names (c1); on an existing chat, the chat's (c1 too).
+      return corpus('read');
+    case 'chat.read':
+    case 'query_history.read':
+      // The fixture chat and recorded query are on c1: a caller who reads other corpora only is told they do not exist.
+      if (!who.someCorpus) return 403;
+      return /:(chat_id|query_id)/.test(route.path) && !who.c1.includes('read') ? 404 : 'allow';
+    case 'chat.update':
+      // corpus.write somewhere (c2Editor: on c2), then on the chat's corpus c1.
+      if (!who.c1.includes('write') && callerName !== 'c2Editor') return 403;
+      return who.c1.includes('read') ? corpus('write') : 404;
+    case 'chat.delete':
+      // corpus.delete somewhere: only callers who hold it on c1 (or every corpus) have it in this table.
+      return who.c1.includes('delete') ? 'allow' : 403;
     case 'jobs.read':
       // The job fixture belongs to c1: a caller who reads other corpora only is told it does not exist.
       if (!who.someCorpus) return 403;
@@ -197,10 +212,11 @@ const ONE_PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4n
 describe('route × role matrix', () => {
   let app: TestApp;
   const headers: Record<string, Record<string, string>> = {};
-  const fixture = { keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '', toolServerId: '', toolId: '', aliasEventId: '', aliasArtifactId: '', presetId: '', taskId: '' };
+  const fixture = { chatId: '', turnId: '', queryId: '', keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '', toolServerId: '', toolId: '', aliasEventId: '', aliasArtifactId: '', presetId: '', taskId: '' };
   /** One fixture connector per webhook kind (each webhook answers only for its own type). */
   const connectors: Record<string, string> = { input: '', gchat: '', zoom: '' };
   let mcp: Awaited<ReturnType<typeof startMcpServer>>;
+  let chatModel: ScriptedOpenAIServer;
 
   /** Puts the fixtures back; true when c1 was created anew (it had been deleted). */
   async function resetFixtures(): Promise<boolean> {
@@ -268,6 +284,16 @@ describe('route × role matrix', () => {
     if (!fixture.instructionId || (await app.call('GET', `/v2/instructions/${fixture.instructionId}`)).status === 404) {
       fixture.instructionId = (await app.call('POST', '/v2/instructions', { name: 'Fixture', template: 'Hello ${session.metadata.name}' })).body.id;
     }
+    if (!fixture.chatId || (await app.call('GET', `/v2/chats/${fixture.chatId}/turns/${fixture.turnId}`)).status === 404) {
+      const turn = { query: 'fixture', search: { corpora: [{ corpus_key: 'c1' }] }, generation: { model_parameters: { llm_name: 'chat-llm' }, enable_factual_consistency_score: false } };
+      const chat = (await app.call('POST', '/v2/chats', turn)).body;
+      fixture.chatId = chat.chat_id ?? '';
+      fixture.turnId = chat.turn_id ?? '';
+    }
+    if (!fixture.queryId) {
+      await app.call('POST', '/v2/query', { query: 'fixture', search: { corpora: [{ corpus_key: 'c1' }] }, save_history: true });
+      fixture.queryId = (await app.call('GET', '/v2/queries?corpus_key=c1&limit=1')).body.queries?.[0]?.id ?? '';
+    }
     if (!fixture.appClientId || (await app.call('GET', `/v2/app_clients/${fixture.appClientId}`)).status === 404) {
       fixture.appClientId = (await createClient(app, 'target client', { corpus_roles: [{ corpus_key: 'c1', role: 'viewer' }] })).id;
     }
@@ -293,6 +319,9 @@ describe('route × role matrix', () => {
     mcp = await startMcpServer();
     app = await startTestApp({ env: { AUTH_FAILURES_PER_MINUTE: '100000', LOG_LEVEL: 'warn' } });
     await app.call('POST', '/v2/corpora', { key: 'c2', name: 'C2' });
+    // Chats need a model that answers (the fixture chat); it replies "OK" to everything.
+    chatModel = await ScriptedOpenAIServer.start();
+    await app.call('POST', '/v2/llms', { type: 'openai-compatible', name: 'chat-llm', model: 'm', uri: `${chatModel.baseURL}/chat/completions` });
     await resetFixtures();
     const user = async (name: string, roles: Parameters<typeof createUser>[2]) => asKey(await createUser(app, name, roles));
     headers.owner = asKey(app.key);
@@ -321,6 +350,7 @@ describe('route × role matrix', () => {
   }, 60_000);
   afterAll(async () => {
     await app?.close();
+    await chatModel?.close();
     mcp?.server.closeAllConnections();
     await new Promise((r) => mcp?.server.close(r));
   });
@@ -356,8 +386,11 @@ describe('route × role matrix', () => {
       .replace(':tool_server_id', fixture.toolServerId)
       .replace(':tool_id', fixture.toolId)
       .replace(':instruction_id', fixture.instructionId)
-      .replace(':version', '1');
-    if (route.method === 'POST' && route.policy === 'query.corpora') return { path, body: { search: { corpora: [{ corpus_key: 'c1' }] } } };
+      .replace(':version', '1')
+      .replace(':chat_id', fixture.chatId)
+      .replace(':turn_id', fixture.turnId)
+      .replace(':query_id', fixture.queryId);
+    if (route.method === 'POST' && (route.policy === 'query.corpora' || route.policy === 'chat.turn')) return { path, body: { search: { corpora: [{ corpus_key: 'c1' }] } } };
     if (route.method === 'POST' || route.method === 'PATCH' || route.method === 'PUT') return { path, body: {} };
     return { path };
   }
@@ -380,6 +413,8 @@ describe('route × role matrix', () => {
   it('every route declares a policy this table knows, and the table covers every route', () => {
     const routes = routesOf(app);
     expect(routes.length).toBeGreaterThan(20);
+    // The chat, turn and recorded-query routes are called on real fixtures, not on empty ids.
+    expect([fixture.chatId, fixture.turnId, fixture.queryId]).toEqual([expect.stringMatching(/^cht_/), expect.stringMatching(/^trn_/), expect.stringMatching(/^qry_/)]);
     const problems = routes.flatMap((r) => {
       try {
         expected(r, CALLERS.owner);

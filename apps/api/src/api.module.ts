@@ -30,6 +30,8 @@ import type { Infrastructure } from '../../infrastructure/infrastructure';
 import { CorporaController } from './corpora/corpora.controller';
 import { DocumentsController } from './corpora/documents.controller';
 import { QueryController } from './corpora/query.controller';
+import { ChatsController } from './chats/chats.controller';
+import { QueryHistoryController } from './chats/query-history.controller';
 import { JobsController } from './jobs/jobs.controller';
 import { UploadController } from './corpora/upload.controller';
 import { ApiKeysController } from './auth/api-keys.controller';
@@ -139,6 +141,8 @@ export const API_CONTROLLERS = [
   EvaluationController,
   EncodersController,
   GenerationPresetsController,
+  ChatsController,
+  QueryHistoryController,
   RerankersController,
   HallucinationCorrectorsController,
   AgentsController,

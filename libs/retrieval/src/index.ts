@@ -14,3 +14,8 @@ export * from './application/model/generation-models';
 export * from './application/prompt/prompt-template';
 export * from './retrieval.module';
 export * from './application/presets/customer-presets';
+export * from './domain/chat';
+export * from './application/query-history/query-trace';
+export * from './application/query-history/query-history';
+export * from './application/chat/chat-turns';
+export * from './application/chat/chats';

@@ -7,6 +7,9 @@ import { GenerationModels } from './application/model/generation-models';
 import { ModelRerankers } from './application/query/model-rerankers';
 import { CustomerPresets } from './application/presets/customer-presets';
 import { QueryCorporaHandler } from './application/query/query-corpora';
+import { QueryHistory } from './application/query-history/query-history';
+import { ChatTurns } from './application/chat/chat-turns';
+import { Chats } from './application/chat/chats';
 
 export interface RetrievalModuleOptions {
   /** The module that provides `ChatCompletions` and `FactualConsistency`: the app's one `LlmsModule.forRoot(…)`. */
@@ -23,8 +26,8 @@ export class RetrievalModule {
     return {
       module: RetrievalModule,
       imports: [CqrsModule, options.llms],
-      providers: [QueryCorporaHandler, ModelRerankers, GenerationModels, CustomerPresets, AnswerQueryHandler, StreamQueryAnswerHandler, ListGenerationPresetsHandler],
-      exports: [CustomerPresets, ModelRerankers],
+      providers: [QueryCorporaHandler, ModelRerankers, GenerationModels, CustomerPresets, AnswerQueryHandler, StreamQueryAnswerHandler, ListGenerationPresetsHandler, QueryHistory, ChatTurns, Chats],
+      exports: [CustomerPresets, ModelRerankers, QueryHistory, ChatTurns, Chats],
     };
   }
 }

@@ -1,6 +1,5 @@
 import { Logger } from '@nestjs/common';
 import type { Response } from 'express';
-import type { QueryStreamEvent } from '@lib/retrieval';
 import { CallerAborted } from '@lib/llms';
 import { DomainError } from '@lib/platform';
 import { SseStream } from '../http/sse';
@@ -12,7 +11,7 @@ const log = new Logger('query-stream');
  * repeating `type`). Past the headers a failure can only be an event: `error` with its message, then `end`.
  * A client that went away is not written to; its model call was cancelled through the abort signal.
  */
-export async function writeQueryStream(res: Response, events: AsyncIterable<QueryStreamEvent>, requestId: string): Promise<void> {
+export async function writeQueryStream(res: Response, events: AsyncIterable<{ readonly type: string }>, requestId: string): Promise<void> {
   const stream = SseStream.open(res);
   const send = (event: { type: string }) => stream.send({ event: event.type, data: JSON.stringify(event) });
   try {

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
-import { AnswerQuery, ContextWindow, CorpusSearch, QueryAnswer, QueryCorpora, QueryOptions, QueryResponse, QueryStreamEvent, RerankerSpec, StreamQueryAnswer } from '@lib/retrieval';
+import { AnswerQuery, QueryAnswer, QueryCorpora, QueryHistory, QueryResponse, QueryStreamEvent, StreamQueryAnswer } from '@lib/retrieval';
 import { CallerAborted } from '@lib/llms';
 import { CommandContext, invalid } from '@lib/platform';
 import { Ctx } from '../http/command-context';
@@ -9,87 +9,25 @@ import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
 import { generationParams } from './generation-input';
 import { pageLimit, pageOffset } from './paging';
-import { ContextConfigurationDto, CorpusSearchFieldsDto, MAX_QUERY_LENGTH, MAX_RERANKER_STAGES, QUERY_DEFAULTS, QueryCorpusRequestDto, QueryRequestDto, RerankerDto } from './query.dto';
+import { MAX_QUERY_LENGTH, QUERY_DEFAULTS, QueryCorpusRequestDto, QueryRequestDto } from './query.dto';
+import { multiCorpusRetrieval, refuseUnsupported, searchOptions } from './query-input';
 import { writeQueryStream } from './query-stream';
 
-type Options = Pick<QueryRequestDto, 'intelligent_query_rewriting'>;
-
-/** Query features not built (custom dimensions, semantics, query rewriting) are refused with a 400 naming the field, never silently ignored. */
-function refuseUnsupported(body: Options, corpora: readonly CorpusSearchFieldsDto[], prefix: string): void {
-  const errors: Record<string, string> = {};
-  corpora.forEach((c, i) => {
-    const at = prefix ? `${prefix}[${i}].` : 'search.';
-    if (c.custom_dimensions && Object.keys(c.custom_dimensions).length) errors[`${at}custom_dimensions`] = 'custom dimensions are not supported';
-    if (c.semantics && c.semantics !== 'default') errors[`${at}semantics`] = 'only "default" semantics are supported';
-  });
-  if (body.intelligent_query_rewriting) errors.intelligent_query_rewriting = 'query rewriting is not supported';
-  if (Object.keys(errors).length) throw invalid('query.unsupported', Object.values(errors)[0], errors);
-}
-
-/** The request's reranker as the query side takes it; a chain of more than 50 stages in all is a 400. */
-function rerankerSpec(dto: RerankerDto | undefined): RerankerSpec | undefined {
-  if (!dto) return undefined;
-  let stages = 0;
-  const map = (r: RerankerDto): RerankerSpec => {
-    if (++stages > MAX_RERANKER_STAGES) throw invalid('request.invalid', `A reranker chain may hold at most ${MAX_RERANKER_STAGES} stages`, { 'search.reranker': `more than ${MAX_RERANKER_STAGES} stages` });
-    const cut = { ...(r.limit !== undefined ? { limit: r.limit } : {}), ...(r.cutoff !== undefined ? { cutoff: r.cutoff } : {}) };
-    switch (r.type) {
-      case 'none':
-        return { type: 'none', ...(r.limit !== undefined ? { limit: r.limit } : {}) };
-      case 'mmr':
-        return { type: 'mmr', diversityBias: r.diversity_bias!, ...cut };
-      case 'userfn':
-        return { type: 'userfn', userFunction: r.user_function!, ...cut };
-      case 'customer_reranker':
-        // `reranker_id` (GET /v2/rerankers) names the same reranker; an unknown id is a name no reranker has (400).
-        if (r.instructions !== undefined && r.instructions !== '') throw invalid('query.unsupported', 'Invalid search.reranker.instructions: the configured rerank endpoint takes no instructions', { 'search.reranker.instructions': 'not supported by the configured reranker' });
-        return { type: 'customer_reranker', rerankerName: r.reranker_name ?? `id:${r.reranker_id}`, ...(r.include_context !== undefined ? { includeContext: r.include_context } : {}), ...cut };
-      case 'chain':
-        return { type: 'chain', rerankers: r.rerankers!.map(map) };
-    }
-  };
-  return map(dto);
-}
-
-function contextWindow(dto: ContextConfigurationDto | undefined): ContextWindow | undefined {
-  if (!dto) return undefined;
-  return {
-    sentencesBefore: dto.sentences_before,
-    sentencesAfter: dto.sentences_after,
-    charactersBefore: dto.characters_before,
-    charactersAfter: dto.characters_after,
-    startTag: dto.start_tag,
-    endTag: dto.end_tag,
-    fullDocument: dto.full_document_context,
-  };
-}
-
-const searchOptions = (search: { limit?: number; offset?: number; max_by?: 'doc.id'; reranker?: RerankerDto; context_configuration?: ContextConfigurationDto }): QueryOptions => ({
-  limit: search.limit ?? QUERY_DEFAULTS.limit,
-  offset: search.offset ?? QUERY_DEFAULTS.offset,
-  maxBy: search.max_by,
-  reranker: rerankerSpec(search.reranker),
-  context: contextWindow(search.context_configuration),
-});
+/** Per-corpus search fields of the single-corpus form, moved into `search.corpora[0]` for the query history. */
+const CORPUS_FIELDS = ['metadata_filter', 'lexical_interpolation', 'semantics', 'custom_dimensions'] as const;
 
 @Controller('v2')
 export class QueryController {
-  constructor(private readonly queries: QueryBus) {}
+  constructor(
+    private readonly queries: QueryBus,
+    private readonly history: QueryHistory,
+  ) {}
 
   @Post('query')
   @Policy('query.corpora')
   async query(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res() res: Response): Promise<void> {
     const dto = validateBody(QueryRequestDto, body);
-    refuseUnsupported(dto, dto.search.corpora, 'search.corpora');
-    const overridden = dto.search.corpora.findIndex((c) => c.query !== undefined && c.query !== dto.query);
-    if (overridden >= 0) throw invalid('query.unsupported', 'per-corpus query text is not supported yet', { [`search.corpora[${overridden}].query`]: 'not supported yet' });
-    const corpora: CorpusSearch[] = dto.search.corpora.map((c, i) => ({
-      corpusKey: c.corpus_key,
-      lexicalInterpolation: c.lexical_interpolation ?? dto.search.lexical_interpolation ?? QUERY_DEFAULTS.lexicalInterpolation,
-      metadataFilter: c.metadata_filter,
-      filterField: `search.corpora[${i}].metadata_filter`,
-    }));
-    await this.answer(dto, new QueryCorpora(dto.query, corpora, searchOptions(dto.search), ctx.now), ctx, res);
+    await this.answer(dto, body as Record<string, unknown>, multiCorpusRetrieval(dto, ctx.now), ctx, res);
   }
 
   @Post('corpora/:corpus_key/query')
@@ -99,27 +37,37 @@ export class QueryController {
     const search = dto.search ?? {};
     refuseUnsupported(dto, [search], '');
     const corpora = [{ corpusKey, lexicalInterpolation: search.lexical_interpolation ?? QUERY_DEFAULTS.lexicalInterpolation, metadataFilter: search.metadata_filter, filterField: 'search.metadata_filter' }];
-    await this.answer(dto, new QueryCorpora(dto.query, corpora, searchOptions(search), ctx.now), ctx, res);
+    // The history keeps the reference's QueryRequest: the corpus and its fields go into search.corpora.
+    const sent = (body as { search?: Record<string, unknown> }).search ?? {};
+    const corpus: Record<string, unknown> = { corpus_key: corpusKey };
+    const rest: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(sent)) ((CORPUS_FIELDS as readonly string[]).includes(k) ? corpus : rest)[k] = v;
+    const request = { ...(body as Record<string, unknown>), search: { ...rest, corpora: [corpus] } };
+    await this.answer(dto, request, new QueryCorpora(dto.query, corpora, searchOptions(search), ctx.now), ctx, res);
   }
 
   /**
    * Retrieval alone, retrieval with generation, or either streamed (docs/generation.md). Anything that fails
    * before a stream starts (validation, an unknown corpus, no model, the model refusing the call) is a plain
-   * JSON error. A caller that disconnects cancels the model call.
+   * JSON error. A caller that disconnects cancels the model call. A saved query (`save_history`, or a corpus
+   * that saves its queries) is recorded once answered (docs/chats.md).
    */
-  private async answer(dto: Pick<QueryRequestDto, 'generation' | 'stream_response'>, retrieval: QueryCorpora, ctx: CommandContext, res: Response): Promise<void> {
+  private async answer(dto: Pick<QueryRequestDto, 'generation' | 'stream_response' | 'save_history'>, request: Record<string, unknown>, retrieval: QueryCorpora, ctx: CommandContext, res: Response): Promise<void> {
     const generation = generationParams(dto.generation);
+    const corpusKeys = retrieval.corpora.map((c) => c.corpusKey);
+    const trace = await this.history.traceFor(dto.save_history, corpusKeys, ctx.now);
     const abort = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) abort.abort();
     });
     try {
       if (dto.stream_response) {
-        const events: AsyncIterable<QueryStreamEvent> = await this.queries.execute(new StreamQueryAnswer(retrieval, generation, ctx, abort.signal));
-        await writeQueryStream(res, events, ctx.requestId);
+        const events: AsyncIterable<QueryStreamEvent> = await this.queries.execute(new StreamQueryAnswer(retrieval, generation, ctx, abort.signal, { trace }));
+        await writeQueryStream(res, trace ? this.history.recordAfter(events, trace, { request, corpusKeys }, ctx) : events, ctx.requestId);
         return;
       }
-      const body: QueryAnswer | QueryResponse = generation ? await this.queries.execute(new AnswerQuery(retrieval, generation, ctx, abort.signal)) : await this.queries.execute(retrieval);
+      const body: QueryAnswer | QueryResponse = await this.queries.execute(new AnswerQuery(retrieval, generation, ctx, abort.signal, { trace }));
+      if (trace) await this.history.record(trace, { request, corpusKeys }, ctx);
       res.status(200).json(body);
     } catch (e) {
       if (e instanceof CallerAborted || res.destroyed) return void res.end();

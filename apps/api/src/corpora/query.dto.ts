@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength, ValidateIf, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsDefined, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength, ValidateIf, ValidateNested } from 'class-validator';
 import { CITATION_STYLES, CitationStyle, MAX_TEMPLATE_LENGTH, MAX_USED_SEARCH_RESULTS, RESPONSE_LANGUAGES } from '@lib/retrieval';
 
 export const MAX_QUERY_LENGTH = 1000;
@@ -100,7 +100,7 @@ class QueryBase {
 }
 
 export class QueryRequestDto extends QueryBase {
-  @ValidateNested() @Type(() => MultiCorpusSearchDto) search!: MultiCorpusSearchDto;
+  @IsDefined() @ValidateNested() @Type(() => MultiCorpusSearchDto) search!: MultiCorpusSearchDto;
 }
 
 export class QueryCorpusRequestDto extends QueryBase {

@@ -40,6 +40,16 @@ export const POLICIES = {
   'corpus.write': { kind: 'corpus', action: 'corpus.write', corpora: 'path:corpus_key' },
   'jobs.read': { kind: 'any', action: 'corpus.read' },
   'query.corpora': { kind: 'corpus', action: 'corpus.read', corpora: 'body:search.corpora[].corpus_key' },
+  /**
+   * Chats (deprecated in the reference) and the query history (docs/chats.md). A turn is a query: read on the
+   * corpora its body names. The rest is gated on the action somewhere, and the handler decides on the chat's
+   * (or the recorded query's) corpora: not readable → 404, readable without the action → 403.
+   */
+  'chat.turn': { kind: 'corpus', action: 'corpus.read', corpora: 'body:search.corpora[].corpus_key' },
+  'chat.read': { kind: 'any', action: 'corpus.read' },
+  'chat.update': { kind: 'any', action: 'corpus.write' },
+  'chat.delete': { kind: 'any', action: 'corpus.delete' },
+  'query_history.read': { kind: 'any', action: 'corpus.read' },
   'users.manage': { kind: 'account', action: 'users.manage' },
   'users.read': { kind: 'account', action: 'users.read' },
   'clients.manage': { kind: 'account', action: 'clients.manage' },

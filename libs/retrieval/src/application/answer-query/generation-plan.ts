@@ -2,6 +2,7 @@ import type { QueryResponse } from '../query/query-corpora';
 import { ChatRequest, FactualConsistency } from '@lib/llms';
 import { CommandContext, DomainError, invalid } from '@lib/platform';
 import { CitationOptions, withoutCitations } from '../../domain/citations';
+import type { ChatExchange } from '../../domain/chat';
 import { DEFAULT_MAX_USED_SEARCH_RESULTS, GenerationParams } from '../../domain/generation-params';
 import { responseLanguage, ResponseLanguage } from '../../domain/languages';
 import { DEFAULT_PRESET, findPreset, GENERATION_PRESETS, GenerationPreset } from '../../domain/presets';
@@ -69,11 +70,11 @@ export interface PreparedGeneration {
   readonly prompt?: RenderedPrompt;
 }
 
-export function prepareGeneration(plan: GenerationPlan, query: string, results: readonly UsedResult[]): PreparedGeneration {
+export function prepareGeneration(plan: GenerationPlan, query: string, results: readonly UsedResult[], chatHistory?: readonly ChatExchange[]): PreparedGeneration {
   const used = results.slice(0, plan.maxUsedSearchResults);
   const language = responseLanguage(plan.responseLanguage, query);
   if (used.length === 0) return { used, language };
-  const prompt = plan.template.render({ query, results: used, language, maxResponseCharacters: plan.maxResponseCharacters });
+  const prompt = plan.template.render({ query, results: used, language, maxResponseCharacters: plan.maxResponseCharacters, chatHistory });
   return { used, language, prompt };
 }
 

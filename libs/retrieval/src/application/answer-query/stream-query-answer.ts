@@ -6,7 +6,8 @@ import { CitationRewriter } from '../../domain/citations';
 import type { GenerationParams } from '../../domain/generation-params';
 import { GenerationModels } from '../model/generation-models';
 import { CustomerPresets } from '../presets/customer-presets';
-import { retrieve } from './answer-query';
+import { AnswerExtras, retrieve } from './answer-query';
+import type { QueryTrace } from '../query-history/query-trace';
 import { chatRequest, GenerationPlan, planGeneration, PreparedGeneration, prepareGeneration, scoreAnswer } from './generation-plan';
 import { NO_RESULTS_SUMMARY, QueryStreamEvent } from './query-answer';
 
@@ -19,6 +20,7 @@ export class StreamQueryAnswer {
     readonly generation: GenerationParams | undefined,
     readonly ctx: CommandContext,
     readonly signal?: AbortSignal,
+    readonly extras: AnswerExtras = {},
   ) {}
 }
 
@@ -40,21 +42,32 @@ export class StreamQueryAnswerHandler implements IQueryHandler<StreamQueryAnswer
   ) {}
 
   async execute(q: StreamQueryAnswer): Promise<AsyncIterable<QueryStreamEvent>> {
+    const { trace, chatHistory } = q.extras;
     if (!q.generation) {
-      const retrieved = await this.queries.execute<QueryCorpora, QueryResponse>(q.retrieval);
+      const retrieved = await retrieve(this.queries, q.retrieval, 0, trace);
       return searchOnly(retrieved);
     }
     const plan = await planGeneration(q.generation, this.models, this.presets);
-    const retrieved = await retrieve(this.queries, q.retrieval, plan.maxUsedSearchResults);
-    const prepared = prepareGeneration(plan, q.retrieval.query, retrieved.search_results);
+    const retrieved = await retrieve(this.queries, q.retrieval, plan.maxUsedSearchResults, trace);
+    const prepared = prepareGeneration(plan, q.retrieval.query, retrieved.search_results, chatHistory);
+    const endGeneration = prepared.prompt ? trace?.begin('generation') : undefined;
     const chunks = prepared.prompt ? await this.chat.stream(chatRequest(plan, prepared.prompt), q.ctx, q.signal) : undefined;
-    return this.events(plan, retrieved, prepared, chunks, q.ctx);
+    return this.events(plan, retrieved, prepared, chunks, q.ctx, trace, endGeneration);
   }
 
-  private async *events(plan: GenerationPlan, retrieved: QueryResponse, prepared: PreparedGeneration, chunks: ModelChunks | undefined, ctx: CommandContext): AsyncGenerator<QueryStreamEvent> {
+  private async *events(
+    plan: GenerationPlan,
+    retrieved: QueryResponse,
+    prepared: PreparedGeneration,
+    chunks: ModelChunks | undefined,
+    ctx: CommandContext,
+    trace?: QueryTrace,
+    endGeneration?: () => void,
+  ): AsyncGenerator<QueryStreamEvent> {
     yield { type: 'search_results', search_results: retrieved.search_results };
     const warnings = [...(retrieved.warnings ?? [])];
     if (!chunks || !prepared.prompt) {
+      if (trace) trace.answer = NO_RESULTS_SUMMARY;
       yield { type: 'generation_chunk', generation_chunk: NO_RESULTS_SUMMARY };
       yield { type: 'generation_end' };
       yield end(warnings);
@@ -62,18 +75,26 @@ export class StreamQueryAnswerHandler implements IQueryHandler<StreamQueryAnswer
     }
     const rewriter = new CitationRewriter(plan.citations, prepared.used);
     let answer = '';
+    let sent = '';
     for await (const chunk of chunks) {
       const piece = chunk.choices.map((c) => c.delta?.content ?? '').join('');
       answer += piece;
       const text = rewriter.push(piece);
+      sent += text;
       if (text) yield { type: 'generation_chunk', generation_chunk: text };
     }
     const rest = rewriter.end();
+    sent += rest;
     if (rest) yield { type: 'generation_chunk', generation_chunk: rest };
+    endGeneration?.();
+    if (trace) Object.assign(trace, { answer: sent, prompt: prepared.prompt.text });
     yield { type: 'generation_info', rendered_prompt: prepared.prompt.text };
     yield { type: 'generation_end' };
     if (plan.factualConsistency) {
+      const endFcs = trace?.begin('fcs');
       const scored = await scoreAnswer(this.fcs, answer, prepared.used, ctx);
+      endFcs?.();
+      if (trace) trace.score = scored.score;
       if (scored.score !== undefined) yield { type: 'factual_consistency_score', factual_consistency_score: scored.score };
       if (scored.warning) warnings.push(scored.warning);
     }

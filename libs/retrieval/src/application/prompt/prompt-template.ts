@@ -3,6 +3,7 @@ import type { ResultFields } from '../query/query-corpora';
 import type { ChatMessage } from '@lib/llms';
 import { DomainError, invalid } from '@lib/platform';
 import type { ResponseLanguage } from '../../domain/languages';
+import type { ChatExchange } from '../../domain/chat';
 import { parseMessages } from './prompt-messages';
 import { callMethod, EscapeTool, PromptResult, TemplateMethodError, wrap } from './prompt-values';
 
@@ -27,6 +28,8 @@ export interface PromptInput {
   readonly results: readonly PromptResultInput[];
   readonly language: ResponseLanguage;
   readonly maxResponseCharacters?: number;
+  /** A chat's earlier enabled turns, oldest first (docs/chats.md). */
+  readonly chatHistory?: readonly ChatExchange[];
 }
 
 export interface RenderedPrompt {
@@ -87,10 +90,12 @@ export class PromptTemplate {
   private constructor(
     private readonly asts: Asts,
     private readonly field: string,
+    /** Whether the template places `$vectaraChatHistory` itself; otherwise the history is inserted for it. */
+    private readonly placesChatHistory: boolean,
   ) {}
 
   static compile(source: string, field: string): PromptTemplate {
-    return new PromptTemplate(parseTemplate(source, field), field);
+    return new PromptTemplate(parseTemplate(source, field), field, source.includes('vectaraChatHistory'));
   }
 
   render(input: PromptInput): RenderedPrompt {
@@ -103,12 +108,14 @@ export class PromptTemplate {
       vectaraLangCode: input.language.code,
       vectaraLangName: wrap(input.language.name),
       vectaraOutChars: input.maxResponseCharacters,
+      vectaraChatHistory: (input.chatHistory ?? []).map((t) => ({ query: wrap(t.query), answer: wrap(t.answer) })),
       esc: new EscapeTool(),
     };
     const rendered = renderGuarded(this.asts, this.field, context);
     const parsed = parseMessages(rendered.trim());
     if ('problem' in parsed) throw templateError(this.field, `it must render to a JSON array of {"role", "content"} messages, but ${parsed.problem}`);
-    return { messages: parsed.messages, text: JSON.stringify(parsed.messages) };
+    const messages = this.placesChatHistory ? parsed.messages : withChatHistory(parsed.messages, input.chatHistory ?? []);
+    return { messages, text: JSON.stringify(messages) };
   }
 }
 
@@ -130,6 +137,22 @@ export class VelocityText {
   render(context: Record<string, unknown>): string {
     return renderGuarded(this.asts, this.field, context);
   }
+}
+
+/**
+ * A chat's earlier turns as user/assistant pairs after the leading system messages, so that every template
+ * (the presets, and a caller's that does not place `$vectaraChatHistory`) carries the conversation and the roles
+ * still alternate before the template's own question.
+ */
+function withChatHistory(messages: ChatMessage[], history: readonly ChatExchange[]): ChatMessage[] {
+  if (!history.length) return messages;
+  let at = 0;
+  while (at < messages.length && messages[at].role === 'system') at++;
+  const turns = history.flatMap((t): ChatMessage[] => [
+    { role: 'user', content: t.query },
+    { role: 'assistant', content: t.answer },
+  ]);
+  return [...messages.slice(0, at), ...turns, ...messages.slice(at)];
 }
 
 /** Renders within the budgets; a budget passed or a failing method is a 400 on `field`. */

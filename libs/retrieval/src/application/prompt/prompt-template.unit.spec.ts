@@ -102,3 +102,33 @@ describe('prompt templates', () => {
     expect(templateProblem('x'.repeat(50_001))).toMatch(/longer than 50000/);
   });
 });
+
+describe('chat history in prompts', () => {
+  const chatHistory = [
+    { query: 'Where do otters sleep?', answer: 'In "kelp" [1].' },
+    { query: 'Why?', answer: 'So they do not drift.' },
+  ];
+
+  it('puts earlier turns after the system message of every preset, as user/assistant pairs', () => {
+    for (const preset of GENERATION_PRESETS) {
+      const { messages } = PromptTemplate.compile(preset.promptTemplate, 'generation.generation_preset_name').render(input({ chatHistory }));
+      expect(messages[0].role).toBe('system');
+      expect(messages.slice(1, 5)).toEqual([
+        { role: 'user', content: 'Where do otters sleep?' },
+        { role: 'assistant', content: 'In "kelp" [1].' },
+        { role: 'user', content: 'Why?' },
+        { role: 'assistant', content: 'So they do not drift.' },
+      ]);
+    }
+  });
+
+  it('leaves the history to a template that places $vectaraChatHistory itself', () => {
+    const template = '[#foreach ($t in $vectaraChatHistory){"role": "user", "content": "Q: $t.query A: $t.answer"},#end {"role": "user", "content": "$vectaraQuery"}]';
+    const { messages } = render(template, { chatHistory });
+    expect(messages).toEqual([
+      { role: 'user', content: 'Q: Where do otters sleep? A: In "kelp" [1].' },
+      { role: 'user', content: 'Q: Why? A: So they do not drift.' },
+      { role: 'user', content: 'Where do "sea otters" sleep?' },
+    ]);
+  });
+});
