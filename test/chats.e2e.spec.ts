@@ -1,7 +1,7 @@
 import { CapturedRequest, ScriptedOpenAIServer } from '@lib/testing';
 import { asKey, createUser } from './support/auth-fixtures';
 import { registerScripted } from './support/llm-fixtures';
-import { expectReferenceShape } from './support/reference-schemas';
+import { expectReferenceShape } from './support/reference-openapi';
 import { startTestApp, TestApp } from './support/test-app';
 
 /** Issue 20, chats (deprecated in the reference): turns answered over corpora with the chat's earlier turns as context. */

@@ -1,7 +1,7 @@
 import { ScriptedOpenAIServer } from '@lib/testing';
 import { asKey, createUser } from './support/auth-fixtures';
 import { registerScripted } from './support/llm-fixtures';
-import { expectReferenceShape } from './support/reference-schemas';
+import { expectReferenceShape } from './support/reference-openapi';
 import { startTestApp, TestApp } from './support/test-app';
 
 /** Issue 20, query history: saved queries recorded from the event log, listed with filters, read in detail. */

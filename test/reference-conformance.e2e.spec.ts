@@ -1,6 +1,6 @@
 import { ScriptedOpenAIServer } from '@lib/testing';
 import { registerScripted } from './support/llm-fixtures';
-import { Mismatch, ReferenceOpenApi } from './support/reference-openapi';
+import { describeWithReference, Mismatch, ReferenceOpenApi } from './support/reference-openapi';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
@@ -13,12 +13,12 @@ import { startTestApp, TestApp } from './support/test-app';
 const RETRIEVAL_TAGS = ['Corpora', 'Upload', 'Index', 'Documents', 'Metadata Query', 'Queries', 'Query History', 'Chats', 'Large Language Models', 'LLM Chat Completions', 'Generation Presets', 'Factual Consistency Evaluation', 'Encoders', 'Rerankers', 'Table Extractors', 'Hallucination Correctors', 'Jobs', 'Users', 'API Keys', 'Application Clients', 'Authentication'];
 
 /** Operations being built in this issue; each leaves this list when it is walked above. */
-const NOT_WALKED_YET = ['summarizeCorpusDocument', 'getQueryHistory', 'getQueryHistories', 'listChats', 'createChat', 'getChat', 'deleteChat', 'listChatTurns', 'createChatTurn', 'getChatTurn', 'updateChatTurn', 'deleteChatTurn', 'createEncoder'];
+const NOT_WALKED_YET = ['summarizeCorpusDocument', 'createEncoder'];
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4//8/AAX+Av4N70a4AAAAAElFTkSuQmCC';
 const TABLE = { id: 'counts', title: 'Otter counts', data: { headers: [[{ text_value: 'Site' }, { text_value: 'Otters' }]], rows: [[{ text_value: 'Morro Bay' }, { int_value: 41 }]] } };
 
-describe('the retrieval half answers with the reference API shapes (walker over every operation)', () => {
+describeWithReference('the retrieval half answers with the reference API shapes (walker over every operation)', () => {
   const reference = new ReferenceOpenApi();
   const walked = new Map<string, Set<number>>();
   let app: TestApp;
@@ -139,6 +139,44 @@ describe('the retrieval half answers with the reference API shapes (walker over 
     expectStatus(await op('queryCorpus', 'POST', '/v2/corpora/walk/query', { query: 'otters', search: { limit: 3 } }), 200);
     expectStatus(await op('searchCorpus', 'GET', '/v2/corpora/walk/query?query=otters&limit=3'), 200);
     expectStatus(await op('searchCorpus', 'GET', '/v2/corpora/nope/query?query=otters'), 404);
+    expect(mismatches()).toEqual([]);
+  });
+
+  it('chats and query history', async () => {
+    const search = { corpora: [{ corpus_key: 'walk' }] };
+    upstream.enqueue({ content: 'They hold on to kelp [1].' });
+    const chat = await op('createChat', 'POST', '/v2/chats', { query: 'How do otters stay in place?', search, generation: { max_used_search_results: 2 } });
+    expectStatus(chat, 200);
+    expectStatus(await op('createChat', 'POST', '/v2/chats', { query: 'x'.repeat(1001), search }), 400);
+    upstream.enqueue({ content: 'Kelp [1].' });
+    expectStatus(await stream('createChat', '/v2/chats', { query: 'What do otters use?', search, stream_response: true }), 200);
+    const chatId = chat.body.chat_id as string;
+    upstream.enqueue({ content: 'So they do not drift [1].' });
+    const turn = await op('createChatTurn', 'POST', `/v2/chats/${chatId}/turns`, { query: 'Why?', search });
+    expectStatus(turn, 200);
+    upstream.enqueue({ content: 'Yes [1].' });
+    expectStatus(await stream('createChatTurn', `/v2/chats/${chatId}/turns`, { query: 'Really?', search, stream_response: true }), 200);
+    expectStatus(await op('createChatTurn', 'POST', '/v2/chats/cht_nope/turns', { query: 'Why?', search }), 404);
+    expectStatus(await op('listChats', 'GET', '/v2/chats?limit=1'), 200);
+    expectStatus(await op('getChat', 'GET', `/v2/chats/${chatId}`), 200);
+    expectStatus(await op('getChat', 'GET', '/v2/chats/cht_nope'), 404);
+    expectStatus(await op('listChatTurns', 'GET', `/v2/chats/${chatId}/turns`), 200);
+    expectStatus(await op('getChatTurn', 'GET', `/v2/chats/${chatId}/turns/${turn.body.turn_id}`), 200);
+    expectStatus(await op('getChatTurn', 'GET', `/v2/chats/${chatId}/turns/trn_nope`), 404);
+    expectStatus(await op('updateChatTurn', 'PATCH', `/v2/chats/${chatId}/turns/${turn.body.turn_id}`, { enabled: false }), 200);
+    expectStatus(await op('updateChatTurn', 'PATCH', `/v2/chats/${chatId}/turns/${turn.body.turn_id}`, { enabled: 'no' }), 400);
+    expectStatus(await op('deleteChatTurn', 'DELETE', `/v2/chats/${chatId}/turns/${turn.body.turn_id}`), 204);
+    expectStatus(await op('deleteChatTurn', 'DELETE', `/v2/chats/${chatId}/turns/${turn.body.turn_id}`), 404);
+
+    // The walk corpus saves its queries (updated above), so the queries and turns asked on it are in the history.
+    const history = await op('getQueryHistories', 'GET', '/v2/queries?corpus_key=walk&limit=2');
+    expectStatus(history, 200);
+    expect(history.body.queries.length).toBeGreaterThan(0);
+    expectStatus(await op('getQueryHistories', 'GET', `/v2/queries?chat_id=${chatId}`), 200);
+    expectStatus(await op('getQueryHistory', 'GET', `/v2/queries/${history.body.queries[0].id}`), 200);
+    expectStatus(await op('getQueryHistory', 'GET', '/v2/queries/qry_nope'), 404);
+    expectStatus(await op('deleteChat', 'DELETE', `/v2/chats/${chatId}`), 204);
+    expectStatus(await op('deleteChat', 'DELETE', `/v2/chats/${chatId}`), 404);
     expect(mismatches()).toEqual([]);
   });
 

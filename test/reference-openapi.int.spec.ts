@@ -1,7 +1,7 @@
-import { ReferenceOpenApi } from './support/reference-openapi';
+import { describeWithReference, ReferenceOpenApi } from './support/reference-openapi';
 
 /** The conformance walker's checker must be able to fail: wrong shapes, unlisted statuses, wrong stream events. */
-describe('the reference OpenAPI checker', () => {
+describeWithReference('the reference OpenAPI checker', () => {
   const reference = new ReferenceOpenApi();
 
   it('reads all 177 operations of the reference and their areas', () => {
