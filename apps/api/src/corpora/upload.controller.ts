@@ -2,7 +2,7 @@ import { Controller, Param, Post, Req, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Request, Response } from 'express';
 import multer from 'multer';
-import { GetDocument, MAX_UPLOAD_BYTES, storageUsage, UploadFile, UploadResult, WriteResult } from '@lib/corpora';
+import { documentView, MAX_UPLOAD_BYTES, UploadFile, UploadResult, WriteResult } from '@lib/corpora';
 import { CommandContext, DomainError, invalid } from '@lib/platform';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
@@ -74,8 +74,7 @@ export class UploadController {
       ),
     );
     statusFor(result, 201, res);
-    const { input, stats } = result.value;
-    if (!result.visible) return { id: input.id, metadata: input.metadata, storage_usage: storageUsage(stats) };
-    return this.queries.execute(new GetDocument(corpusKey, input.id));
+    const { indexed, tableExtractionPages } = result.value;
+    return { ...documentView(indexed.row), extraction_usage: { table_extraction_used: tableExtractionPages } };
   }
 }

@@ -2,8 +2,8 @@ import { CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ExtractedDocument, ExtractedSection, ExtractionError, ExtractionPool } from '@lib/extraction';
 import { CommandContext, DomainError, invalid } from '@lib/platform';
 import type { ChunkingStrategy } from '../../domain/chunking';
-import type { DocumentStats, DocumentTable, Metadata, StructuredDocumentInput, StructuredSectionInput } from '../../domain/document';
-import { IndexDocument } from '../index-document/index-document';
+import type { DocumentTable, Metadata, StructuredDocumentInput, StructuredSectionInput } from '../../domain/document';
+import { IndexDocument, IndexedDocument } from '../index-document/index-document';
 import type { WriteResult } from '../write-result';
 
 /** Limits of an upload (spec: 10 MB per file); the document id is the file name (docs/corpora.md). */
@@ -23,8 +23,17 @@ export class UploadFile {
 
 export interface UploadResult {
   readonly input: StructuredDocumentInput;
-  readonly stats: DocumentStats;
+  readonly indexed: IndexedDocument;
+  /** Pages scanned for tables (the reference's `extraction_usage.table_extraction_used`): 0 unless asked for. */
+  readonly tableExtractionPages: number;
 }
+
+/** A PDF's pages when tables were asked for; a file without pages counts as one. */
+const tableExtractionPages = (doc: ExtractedDocument, asked: boolean): number => {
+  if (!asked) return 0;
+  const pages = doc.metadata.page_count;
+  return typeof pages === 'number' && Number.isInteger(pages) && pages >= 0 ? pages : 1;
+};
 
 /** The file name as a document id: URL-encoded names are decoded; no slashes or control characters. */
 export function uploadDocumentId(filename: string): string {
@@ -90,8 +99,8 @@ export class UploadFileHandler implements ICommandHandler<UploadFile, WriteResul
     }
     const input = documentFromFile(id, parsed, cmd.options);
     try {
-      const result: WriteResult<DocumentStats> = await this.commands.execute(new IndexDocument(cmd.corpusKey, input, 'searchable', cmd.ctx));
-      return { value: { input, stats: result.value }, position: result.position, visible: result.visible };
+      const result: WriteResult<IndexedDocument> = await this.commands.execute(new IndexDocument(cmd.corpusKey, input, 'searchable', cmd.ctx));
+      return { value: { input, indexed: result.value, tableExtractionPages: tableExtractionPages(parsed, cmd.options.extractTables) }, position: result.position, visible: result.visible };
     } catch (e) {
       // The reference API answers an upload onto an existing document id with 409.
       if (e instanceof DomainError && e.code === 'document.id_taken') throw new DomainError('conflict', e.code, e.message);
