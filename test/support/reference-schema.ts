@@ -14,7 +14,8 @@ const ID = 'vectara-oas-v2';
 type Operation = { operationId?: string; responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> };
 
 let ajv: Ajv | undefined;
-let doc: { paths: Record<string, Record<string, Operation>> } | undefined;
+type Discriminated = { discriminator?: { propertyName: string; mapping?: Record<string, string> } };
+let doc: { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Discriminated> } } | undefined;
 const compiled = new Map<string, ValidateFunction>();
 
 function reference(): { ajv: Ajv; doc: NonNullable<typeof doc> } {
@@ -59,4 +60,17 @@ export function referenceErrors(operationId: string, status: number, body: unkno
 export function schemaErrors(name: string, value: unknown): string[] {
   const validate = validator(name, `#/components/schemas/${name}`);
   return validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
+}
+
+/**
+ * The errors for one streamed event against the variant its discriminator names (`type` → `GenerationInfo`…):
+ * the variants' `type` has only a default, so a plain `oneOf` matches several and fails.
+ */
+export function streamEventErrors(name: string, event: Record<string, unknown>): string[] {
+  const { doc: d } = reference();
+  const discriminator = d.components.schemas[name]?.discriminator;
+  if (!discriminator?.mapping) throw new Error(`${name} has no discriminator mapping`);
+  const ref = discriminator.mapping[String(event[discriminator.propertyName])];
+  if (!ref) return [`${discriminator.propertyName} "${String(event[discriminator.propertyName])}" is not a variant of ${name}`];
+  return schemaErrors(ref.replace('#/components/schemas/', ''), event);
 }

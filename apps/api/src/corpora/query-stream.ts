@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Response } from 'express';
-import type { QueryStreamEvent } from '@lib/retrieval';
+import { QueryStreamEvent, splitWarnings } from '@lib/retrieval';
 import { CallerAborted } from '@lib/llms';
 import { DomainError } from '@lib/platform';
 import { SseStream } from '../http/sse';
@@ -18,7 +18,12 @@ export async function writeQueryStream(res: Response, events: AsyncIterable<Quer
   try {
     for await (const event of events) {
       if (stream.closed) break;
-      send(event);
+      if (event.type === 'end') {
+        // Past the headers, notices the reference's warning values cannot say are only logged (docs/search.md).
+        const { warnings, notices } = splitWarnings(event.warnings);
+        if (notices.length) log.log(`query stream ${requestId}: ${notices.join(' | ')}`);
+        send({ type: 'end', ...(warnings.length ? { warnings } : {}) } as { type: string });
+      } else send(event);
     }
   } catch (e) {
     if (!(e instanceof CallerAborted) && !stream.closed) {

@@ -11,6 +11,7 @@ import { generationParams } from './generation-input';
 import { pageLimit, pageOffset } from './paging';
 import { ContextConfigurationDto, CorpusSearchFieldsDto, MAX_QUERY_LENGTH, MAX_RERANKER_STAGES, QUERY_DEFAULTS, QueryCorpusRequestDto, QueryRequestDto, RerankerDto } from './query.dto';
 import { writeQueryStream } from './query-stream';
+import { withReferenceWarnings } from './query-warnings';
 
 type Options = Pick<QueryRequestDto, 'intelligent_query_rewriting'>;
 
@@ -120,7 +121,7 @@ export class QueryController {
         return;
       }
       const body: QueryAnswer | QueryResponse = generation ? await this.queries.execute(new AnswerQuery(retrieval, generation, ctx, abort.signal)) : await this.queries.execute(retrieval);
-      res.status(200).json(body);
+      res.status(200).json(withReferenceWarnings(body, res));
     } catch (e) {
       if (e instanceof CallerAborted || res.destroyed) return void res.end();
       throw e;
@@ -132,15 +133,17 @@ export class QueryController {
   async searchCorpus(
     @Ctx() ctx: CommandContext,
     @Param('corpus_key') corpusKey: string,
-    @Query('query') query?: string,
-    @Query('limit') limit?: string,
-    @Query('offset') offset?: string,
-    @Query('metadata_filter') metadataFilter?: string,
-  ): Promise<QueryResponse> {
+    @Query('query') query: string | undefined,
+    @Query('limit') limit: string | undefined,
+    @Query('offset') offset: string | undefined,
+    @Query('metadata_filter') metadataFilter: string | undefined,
+    @Res({ passthrough: true }) res: Response,
+  ) {
     if (!query) throw invalid('request.invalid', 'query is required', { query: 'is required' });
     if (query.length > MAX_QUERY_LENGTH) throw invalid('request.invalid', `query must be at most ${MAX_QUERY_LENGTH} characters`, { query: `must be at most ${MAX_QUERY_LENGTH} characters` });
     // metadata_filter is ours (the reference GET has none): a filter a caller sends is applied, never ignored.
     const corpora = [{ corpusKey, lexicalInterpolation: QUERY_DEFAULTS.lexicalInterpolation, metadataFilter, filterField: 'metadata_filter' }];
-    return this.queries.execute(new QueryCorpora(query, corpora, { limit: pageLimit(limit, QUERY_DEFAULTS.limit, QUERY_DEFAULTS.maxLimit), offset: pageOffset(offset) }, ctx.now));
+    const found: QueryResponse = await this.queries.execute(new QueryCorpora(query, corpora, { limit: pageLimit(limit, QUERY_DEFAULTS.limit, QUERY_DEFAULTS.maxLimit), offset: pageOffset(offset) }, ctx.now));
+    return withReferenceWarnings(found, res);
   }
 }

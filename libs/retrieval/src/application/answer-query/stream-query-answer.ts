@@ -48,10 +48,10 @@ export class StreamQueryAnswerHandler implements IQueryHandler<StreamQueryAnswer
     const retrieved = await retrieve(this.queries, q.retrieval, plan.maxUsedSearchResults);
     const prepared = prepareGeneration(plan, q.retrieval.query, retrieved.search_results);
     const chunks = prepared.prompt ? await this.chat.stream(chatRequest(plan, prepared.prompt), q.ctx, q.signal) : undefined;
-    return this.events(plan, retrieved, prepared, chunks, q.ctx);
+    return this.events(plan, q.retrieval.query, retrieved, prepared, chunks, q.ctx);
   }
 
-  private async *events(plan: GenerationPlan, retrieved: QueryResponse, prepared: PreparedGeneration, chunks: ModelChunks | undefined, ctx: CommandContext): AsyncGenerator<QueryStreamEvent> {
+  private async *events(plan: GenerationPlan, query: string, retrieved: QueryResponse, prepared: PreparedGeneration, chunks: ModelChunks | undefined, ctx: CommandContext): AsyncGenerator<QueryStreamEvent> {
     yield { type: 'search_results', search_results: retrieved.search_results };
     const warnings = [...(retrieved.warnings ?? [])];
     if (!chunks || !prepared.prompt) {
@@ -70,7 +70,8 @@ export class StreamQueryAnswerHandler implements IQueryHandler<StreamQueryAnswer
     }
     const rest = rewriter.end();
     if (rest) yield { type: 'generation_chunk', generation_chunk: rest };
-    yield { type: 'generation_info', rendered_prompt: prepared.prompt.text };
+    // No query rewriting here (it is refused at the edge): the query the search ran is the one sent.
+    yield { type: 'generation_info', rendered_prompt: prepared.prompt.text, rephrased_query: query };
     yield { type: 'generation_end' };
     if (plan.factualConsistency) {
       const scored = await scoreAnswer(this.fcs, answer, prepared.used, ctx);

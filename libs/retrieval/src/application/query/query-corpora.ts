@@ -7,6 +7,7 @@ import { blend, lexicalScore, lexicalWeight, ScoredHit } from './hybrid';
 import { ModelRerankers } from './model-rerankers';
 import { rerank, RerankerSpec } from './rerankers';
 import type { SearchResult } from './search-result';
+import { resultAttachments, ResultAttachments } from './result-attachments';
 import { comparesResults } from './rerankers';
 
 export type { ResultFields, SearchResult } from './search-result';
@@ -28,8 +29,6 @@ export interface QueryOptions {
   readonly maxBy?: 'doc.id';
   readonly reranker?: RerankerSpec;
   readonly context?: ContextWindow;
-  /** Keep each result's part position (`part_index`): for callers that look the part up (the dated search tool). */
-  readonly withPartIndex?: boolean;
 }
 
 export class QueryCorpora {
@@ -43,8 +42,8 @@ export class QueryCorpora {
 
 
 export interface QueryResponse {
-  /** `part_index` (the part's position in its document) only when `QueryOptions.withPartIndex` asks for it. */
-  search_results: (Omit<SearchResult, 'seq'> & { part_index?: number })[];
+  /** `table` / `image`: what the matched part was cut from (result-attachments.ts). */
+  search_results: (Omit<SearchResult, 'seq'> & ResultAttachments)[];
   warnings?: string[];
 }
 
@@ -123,9 +122,8 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
       });
     }
     const page = results.slice(offset, offset + limit);
-    const shown = hasContext(context) ? await this.withContext(page, context!) : page;
-    const withIndex = q.options.withPartIndex === true;
-    const response: QueryResponse = { search_results: shown.map(({ seq, vector: _vector, encoder: _encoder, ...result }) => (withIndex ? { ...result, part_index: seq } : result)) };
+    const shown = await resultAttachments(this.reads, hasContext(context) ? await this.withContext(page, context!) : page);
+    const response: QueryResponse = { search_results: shown.map(({ seq: _seq, vector: _vector, encoder: _encoder, ...result }) => result) };
     if (warnings.length) response.warnings = warnings;
     return response;
   }
