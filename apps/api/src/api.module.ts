@@ -32,6 +32,7 @@ import { DocumentsController } from './corpora/documents.controller';
 import { QueryController } from './corpora/query.controller';
 import { JobsController } from './jobs/jobs.controller';
 import { UploadController } from './corpora/upload.controller';
+import { SummarizeController } from './corpora/summarize.controller';
 import { ApiKeysController } from './auth/api-keys.controller';
 import { AppClientsController } from './auth/app-clients.controller';
 import { OAuthController } from './auth/oauth.controller';
@@ -128,6 +129,7 @@ export const API_CONTROLLERS = [
   DocumentsController,
   QueryController,
   UploadController,
+  SummarizeController,
   JobsController,
   UsersController,
   ApiKeysController,

@@ -14,3 +14,4 @@ export * from './application/model/generation-models';
 export * from './application/prompt/prompt-template';
 export * from './retrieval.module';
 export * from './application/presets/customer-presets';
+export * from './application/summarize-document/summarize-document';

@@ -7,6 +7,7 @@ import { GenerationModels } from './application/model/generation-models';
 import { ModelRerankers } from './application/query/model-rerankers';
 import { CustomerPresets } from './application/presets/customer-presets';
 import { QueryCorporaHandler } from './application/query/query-corpora';
+import { StreamSummarizeDocumentHandler, SummarizeDocumentHandler } from './application/summarize-document/summarize-document';
 
 export interface RetrievalModuleOptions {
   /** The module that provides `ChatCompletions` and `FactualConsistency`: the app's one `LlmsModule.forRoot(…)`. */
@@ -23,7 +24,7 @@ export class RetrievalModule {
     return {
       module: RetrievalModule,
       imports: [CqrsModule, options.llms],
-      providers: [QueryCorporaHandler, ModelRerankers, GenerationModels, CustomerPresets, AnswerQueryHandler, StreamQueryAnswerHandler, ListGenerationPresetsHandler],
+      providers: [QueryCorporaHandler, ModelRerankers, GenerationModels, CustomerPresets, AnswerQueryHandler, StreamQueryAnswerHandler, ListGenerationPresetsHandler, SummarizeDocumentHandler, StreamSummarizeDocumentHandler],
       exports: [CustomerPresets, ModelRerankers],
     };
   }

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Response } from 'express';
-import { QueryStreamEvent, splitWarnings } from '@lib/retrieval';
+import { QueryStreamEvent, splitWarnings, SummaryStreamEvent } from '@lib/retrieval';
 import { CallerAborted } from '@lib/llms';
 import { DomainError } from '@lib/platform';
 import { SseStream } from '../http/sse';
@@ -8,11 +8,11 @@ import { SseStream } from '../http/sse';
 const log = new Logger('query-stream');
 
 /**
- * Writes a query's events as server-sent events in the reference's framing (`event:<type>` and `data:<json>`
+ * Writes a query's (or a summary's) events as server-sent events in the reference's framing (`event:<type>` and `data:<json>`
  * repeating `type`). Past the headers a failure can only be an event: `error` with its message, then `end`.
  * A client that went away is not written to; its model call was cancelled through the abort signal.
  */
-export async function writeQueryStream(res: Response, events: AsyncIterable<QueryStreamEvent>, requestId: string): Promise<void> {
+export async function writeQueryStream(res: Response, events: AsyncIterable<QueryStreamEvent | SummaryStreamEvent>, requestId: string): Promise<void> {
   const stream = SseStream.open(res);
   const send = (event: { type: string }) => stream.send({ event: event.type, data: JSON.stringify(event) });
   try {
@@ -20,7 +20,7 @@ export async function writeQueryStream(res: Response, events: AsyncIterable<Quer
       if (stream.closed) break;
       if (event.type === 'end') {
         // Past the headers, notices the reference's warning values cannot say are only logged (docs/search.md).
-        const { warnings, notices } = splitWarnings(event.warnings);
+        const { warnings, notices } = splitWarnings('warnings' in event ? event.warnings : undefined);
         if (notices.length) log.log(`query stream ${requestId}: ${notices.join(' | ')}`);
         send({ type: 'end', ...(warnings.length ? { warnings } : {}) } as { type: string });
       } else send(event);

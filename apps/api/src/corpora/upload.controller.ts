@@ -1,5 +1,5 @@
 import { Controller, Param, Post, Req, Res } from '@nestjs/common';
-import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { CommandBus } from '@nestjs/cqrs';
 import type { Request, Response } from 'express';
 import multer from 'multer';
 import { documentView, MAX_UPLOAD_BYTES, UploadFile, UploadResult, WriteResult } from '@lib/corpora';
@@ -38,10 +38,7 @@ function multipart(req: Request, res: Response): Promise<void> {
 
 @Controller('v2/corpora/:corpus_key/upload_file')
 export class UploadController {
-  constructor(
-    private readonly commands: CommandBus,
-    private readonly queries: QueryBus,
-  ) {}
+  constructor(private readonly commands: CommandBus) {}
 
   @Post()
   @Policy('corpus.write')
