@@ -55,7 +55,7 @@ export class IndexDocumentHandler implements ICommandHandler<IndexDocument, Writ
   /** The parts' vectors from the corpus's encoder; none for a corpus created before encoders. */
   private async embed(settings: CorpusSettings, input: DocumentInput, content: DocumentContent): Promise<DocumentEmbedding | undefined> {
     if (!settings.encoderName) return undefined;
-    const encoder = this.encoders.find(settings.encoderName);
+    const encoder = await this.encoders.lookup(settings.encoderName);
     if (!encoder) {
       throw new DomainError('unavailable', 'encoder.not_configured', `The corpus's encoder "${settings.encoderName}" is not configured on this service (GET /v2/encoders lists those that are)`);
     }

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { ENCODER_REGISTRY, EncoderRegistry } from '@lib/encoders';
+import { Encoder, ENCODER_REGISTRY, EncoderRegistry } from '@lib/encoders';
 import { FilterExpr, READ_STORE, ReadStore, SEARCH_INDEX, SearchHit, SearchIndex } from '@lib/platform';
 import { ContextWindow, hasContext, withContext } from './context-window';
 import { blend, lexicalScore, lexicalWeight, ScoredHit } from './hybrid';
@@ -78,16 +78,21 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
     const withVectors = reranker !== undefined && comparesResults(reranker);
     const warnings: string[] = [];
     const vectors = new Map<string, Promise<number[]>>();
+    const encoders = new Map<string, Promise<Encoder | undefined>>();
+    const encoderOf = (name: string) => {
+      if (!encoders.has(name)) encoders.set(name, this.encoders.lookup(name));
+      return encoders.get(name)!;
+    };
     const queryVector = (encoderName: string) => {
       if (!vectors.has(encoderName)) {
-        vectors.set(encoderName, this.encoders.find(encoderName)!.encode([q.query], 'query').then(([v]) => Array.from(v)));
+        vectors.set(encoderName, encoderOf(encoderName).then((e) => e!.encode([q.query], 'query')).then(([v]) => Array.from(v)));
       }
       return vectors.get(encoderName)!;
     };
     const perCorpus = await Promise.all(
       q.corpora.map(async (c, index) => {
         const encoderName = rows[index].encoder_name;
-        const encoder = encoderName ? this.encoders.find(encoderName) : undefined;
+        const encoder = encoderName ? await encoderOf(encoderName) : undefined;
         let weight = encoder ? lexicalWeight(c.lexicalInterpolation, encoder.lexicalUnit) : 1;
         if (c.lexicalInterpolation < 1 && !encoder) {
           weight = 1;
