@@ -8,6 +8,7 @@ import { ModelRerankers } from './application/query/model-rerankers';
 import { CustomerPresets } from './application/presets/customer-presets';
 import { QueryCorporaHandler } from './application/query/query-corpora';
 import { StreamSummarizeDocumentHandler, SummarizeDocumentHandler } from './application/summarize-document/summarize-document';
+import { SummarizeTablesHandler } from './application/summarize-document/table-summaries';
 
 export interface RetrievalModuleOptions {
   /** The module that provides `ChatCompletions` and `FactualConsistency`: the app's one `LlmsModule.forRoot(…)`. */
@@ -24,7 +25,7 @@ export class RetrievalModule {
     return {
       module: RetrievalModule,
       imports: [CqrsModule, options.llms],
-      providers: [QueryCorporaHandler, ModelRerankers, GenerationModels, CustomerPresets, AnswerQueryHandler, StreamQueryAnswerHandler, ListGenerationPresetsHandler, SummarizeDocumentHandler, StreamSummarizeDocumentHandler],
+      providers: [QueryCorporaHandler, ModelRerankers, GenerationModels, CustomerPresets, AnswerQueryHandler, StreamQueryAnswerHandler, ListGenerationPresetsHandler, SummarizeDocumentHandler, StreamSummarizeDocumentHandler, SummarizeTablesHandler],
       exports: [CustomerPresets, ModelRerankers],
     };
   }

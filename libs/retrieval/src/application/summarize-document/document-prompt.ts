@@ -52,7 +52,8 @@ export function summaryPrompt(row: DocumentRow, template: string | undefined, fi
   return { messages, text: JSON.stringify(messages) };
 }
 
-function asMessages(rendered: string): ChatMessage[] {
+/** A rendered template as messages: a JSON array of them, one `{role, content}` object, or plain text (the user's message). */
+export function asMessages(rendered: string): ChatMessage[] {
   if (rendered.startsWith('[')) {
     const parsed = parseMessages(rendered);
     if ('messages' in parsed) return parsed.messages;
