@@ -1,4 +1,5 @@
 export * from './application/query/query-corpora';
+export * from './application/query/query-rewriting';
 export * from './application/query/context-window';
 export * from './application/query/rerankers';
 export * from './application/query/model-rerankers';

@@ -7,6 +7,7 @@ import { GenerationModels } from './application/model/generation-models';
 import { ModelRerankers } from './application/query/model-rerankers';
 import { CustomerPresets } from './application/presets/customer-presets';
 import { QueryCorporaHandler } from './application/query/query-corpora';
+import { QueryRewriter } from './application/query/query-rewriting';
 import { StreamSummarizeDocumentHandler, SummarizeDocumentHandler } from './application/summarize-document/summarize-document';
 import { SummarizeTablesHandler } from './application/summarize-document/table-summaries';
 
@@ -25,7 +26,7 @@ export class RetrievalModule {
     return {
       module: RetrievalModule,
       imports: [CqrsModule, options.llms],
-      providers: [QueryCorporaHandler, ModelRerankers, GenerationModels, CustomerPresets, AnswerQueryHandler, StreamQueryAnswerHandler, ListGenerationPresetsHandler, SummarizeDocumentHandler, StreamSummarizeDocumentHandler, SummarizeTablesHandler],
+      providers: [QueryCorporaHandler, QueryRewriter, ModelRerankers, GenerationModels, CustomerPresets, AnswerQueryHandler, StreamQueryAnswerHandler, ListGenerationPresetsHandler, SummarizeDocumentHandler, StreamSummarizeDocumentHandler, SummarizeTablesHandler],
       exports: [CustomerPresets, ModelRerankers],
     };
   }

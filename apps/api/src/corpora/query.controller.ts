@@ -13,17 +13,14 @@ import { ContextConfigurationDto, CorpusSearchFieldsDto, MAX_QUERY_LENGTH, MAX_R
 import { writeQueryStream } from './query-stream';
 import { withReferenceWarnings } from './query-warnings';
 
-type Options = Pick<QueryRequestDto, 'intelligent_query_rewriting'>;
-
-/** Query features not built (custom dimensions, semantics, query rewriting) are refused with a 400 naming the field, never silently ignored. */
-function refuseUnsupported(body: Options, corpora: readonly CorpusSearchFieldsDto[], prefix: string): void {
+/** Query features not built (custom dimensions, semantics) are refused with a 400 naming the field, never silently ignored. */
+function refuseUnsupported(corpora: readonly CorpusSearchFieldsDto[], prefix: string): void {
   const errors: Record<string, string> = {};
   corpora.forEach((c, i) => {
     const at = prefix ? `${prefix}[${i}].` : 'search.';
     if (c.custom_dimensions && Object.keys(c.custom_dimensions).length) errors[`${at}custom_dimensions`] = 'custom dimensions are not supported';
     if (c.semantics && c.semantics !== 'default') errors[`${at}semantics`] = 'only "default" semantics are supported';
   });
-  if (body.intelligent_query_rewriting) errors.intelligent_query_rewriting = 'query rewriting is not supported';
   if (Object.keys(errors).length) throw invalid('query.unsupported', Object.values(errors)[0], errors);
 }
 
@@ -73,6 +70,10 @@ const searchOptions = (search: { limit?: number; offset?: number; max_by?: 'doc.
   context: contextWindow(search.context_configuration),
 });
 
+/** `intelligent_query_rewriting`: by the generation's model when the request names one, else the default model (docs/search.md). */
+const rewriting = (dto: Pick<QueryRequestDto, 'intelligent_query_rewriting' | 'generation'>, ctx: CommandContext): Pick<QueryOptions, 'rewrite'> =>
+  dto.intelligent_query_rewriting ? { rewrite: { llmName: dto.generation?.model_parameters?.llm_name, ctx } } : {};
+
 @Controller('v2')
 export class QueryController {
   constructor(private readonly queries: QueryBus) {}
@@ -81,7 +82,7 @@ export class QueryController {
   @Policy('query.corpora')
   async query(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res() res: Response): Promise<void> {
     const dto = validateBody(QueryRequestDto, body);
-    refuseUnsupported(dto, dto.search.corpora, 'search.corpora');
+    refuseUnsupported(dto.search.corpora, 'search.corpora');
     const overridden = dto.search.corpora.findIndex((c) => c.query !== undefined && c.query !== dto.query);
     if (overridden >= 0) throw invalid('query.unsupported', 'per-corpus query text is not supported yet', { [`search.corpora[${overridden}].query`]: 'not supported yet' });
     const corpora: CorpusSearch[] = dto.search.corpora.map((c, i) => ({
@@ -90,7 +91,7 @@ export class QueryController {
       metadataFilter: c.metadata_filter,
       filterField: `search.corpora[${i}].metadata_filter`,
     }));
-    await this.answer(dto, new QueryCorpora(dto.query, corpora, searchOptions(dto.search), ctx.now), ctx, res);
+    await this.answer(dto, new QueryCorpora(dto.query, corpora, { ...searchOptions(dto.search), ...rewriting(dto, ctx) }, ctx.now), ctx, res);
   }
 
   @Post('corpora/:corpus_key/query')
@@ -98,9 +99,9 @@ export class QueryController {
   async queryCorpus(@Param('corpus_key') corpusKey: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res() res: Response): Promise<void> {
     const dto = validateBody(QueryCorpusRequestDto, body);
     const search = dto.search ?? {};
-    refuseUnsupported(dto, [search], '');
+    refuseUnsupported([search], '');
     const corpora = [{ corpusKey, lexicalInterpolation: search.lexical_interpolation ?? QUERY_DEFAULTS.lexicalInterpolation, metadataFilter: search.metadata_filter, filterField: 'search.metadata_filter' }];
-    await this.answer(dto, new QueryCorpora(dto.query, corpora, searchOptions(search), ctx.now), ctx, res);
+    await this.answer(dto, new QueryCorpora(dto.query, corpora, { ...searchOptions(search), ...rewriting(dto, ctx) }, ctx.now), ctx, res);
   }
 
   /**

@@ -11,6 +11,7 @@ export interface QueryAnswer {
   factual_consistency_score?: number;
   rendered_prompt?: string;
   warnings?: string[];
+  rewritten_queries?: QueryResponse['rewritten_queries'];
 }
 
 /**
@@ -18,7 +19,7 @@ export interface QueryAnswer {
  * warnings, which the edge narrows to the reference's values (splitWarnings).
  */
 export type QueryStreamEvent =
-  | { readonly type: 'search_results'; readonly search_results: SearchResults }
+  | { readonly type: 'search_results'; readonly search_results: SearchResults; readonly rewritten_queries?: QueryResponse['rewritten_queries'] }
   | { readonly type: 'generation_chunk'; readonly generation_chunk: string }
   | { readonly type: 'generation_info'; readonly rendered_prompt: string; readonly rephrased_query: string }
   | { readonly type: 'generation_end' }

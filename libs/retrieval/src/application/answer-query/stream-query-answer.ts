@@ -52,7 +52,7 @@ export class StreamQueryAnswerHandler implements IQueryHandler<StreamQueryAnswer
   }
 
   private async *events(plan: GenerationPlan, query: string, retrieved: QueryResponse, prepared: PreparedGeneration, chunks: ModelChunks | undefined, ctx: CommandContext): AsyncGenerator<QueryStreamEvent> {
-    yield { type: 'search_results', search_results: retrieved.search_results };
+    yield searchResults(retrieved);
     const warnings = [...(retrieved.warnings ?? [])];
     if (!chunks || !prepared.prompt) {
       yield { type: 'generation_chunk', generation_chunk: NO_RESULTS_SUMMARY };
@@ -70,8 +70,8 @@ export class StreamQueryAnswerHandler implements IQueryHandler<StreamQueryAnswer
     }
     const rest = rewriter.end();
     if (rest) yield { type: 'generation_chunk', generation_chunk: rest };
-    // No query rewriting here (it is refused at the edge): the query the search ran is the one sent.
-    yield { type: 'generation_info', rendered_prompt: prepared.prompt.text, rephrased_query: query };
+    // The query the search ran: the first corpus's rewritten query when rewriting ran, else the one sent.
+    yield { type: 'generation_info', rendered_prompt: prepared.prompt.text, rephrased_query: retrieved.rewritten_queries?.[0]?.filter_extraction.query ?? query };
     yield { type: 'generation_end' };
     if (plan.factualConsistency) {
       const scored = await scoreAnswer(this.fcs, answer, prepared.used, ctx);
@@ -82,8 +82,14 @@ export class StreamQueryAnswerHandler implements IQueryHandler<StreamQueryAnswer
   }
 }
 
+const searchResults = (retrieved: QueryResponse): QueryStreamEvent => ({
+  type: 'search_results',
+  search_results: retrieved.search_results,
+  ...(retrieved.rewritten_queries ? { rewritten_queries: retrieved.rewritten_queries } : {}),
+});
+
 async function* searchOnly(retrieved: QueryResponse): AsyncGenerator<QueryStreamEvent> {
-  yield { type: 'search_results', search_results: retrieved.search_results };
+  yield searchResults(retrieved);
   yield end(retrieved.warnings ?? []);
 }
 

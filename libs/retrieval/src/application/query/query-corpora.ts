@@ -8,6 +8,7 @@ import { ModelRerankers } from './model-rerankers';
 import { rerank, RerankerSpec } from './rerankers';
 import type { SearchResult } from './search-result';
 import { resultAttachments, ResultAttachments } from './result-attachments';
+import { QueryRewriter, RewriteRequest, RewrittenQuery } from './query-rewriting';
 import { comparesResults } from './rerankers';
 
 export type { ResultFields, SearchResult } from './search-result';
@@ -29,6 +30,8 @@ export interface QueryOptions {
   readonly maxBy?: 'doc.id';
   readonly reranker?: RerankerSpec;
   readonly context?: ContextWindow;
+  /** `intelligent_query_rewriting`: per corpus, a model rephrases the query and extracts a filter (query-rewriting.ts). */
+  readonly rewrite?: RewriteRequest;
 }
 
 export class QueryCorpora {
@@ -45,6 +48,8 @@ export interface QueryResponse {
   /** `table` / `image`: what the matched part was cut from (result-attachments.ts). */
   search_results: (Omit<SearchResult, 'seq'> & ResultAttachments)[];
   warnings?: string[];
+  /** Only when rewriting was asked for: the corpora whose query was rewritten. */
+  rewritten_queries?: RewrittenQuery[];
 }
 
 /** Candidates a reranker sees when the page is smaller. */
@@ -60,6 +65,7 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
     @Inject(SEARCH_INDEX) private readonly search: SearchIndex,
     private readonly models: ModelRerankers,
     @Inject(ENCODER_REGISTRY) private readonly encoders: EncoderRegistry,
+    private readonly rewriter: QueryRewriter,
   ) {}
 
   async execute(q: QueryCorpora): Promise<QueryResponse> {
@@ -76,18 +82,24 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
     const depth = Math.max((offset + limit) * (maxBy ? 5 : 1), reranker && reranker.type !== 'none' ? RERANK_POOL : 0);
     // MMR compares results by their stored vectors: fetched with the hits only when a reranker needs them.
     const withVectors = reranker !== undefined && comparesResults(reranker);
-    const warnings: string[] = [];
+    const rewrite = q.options.rewrite
+      ? await this.rewriter.forCorpora(q.query, q.corpora.map((c, i) => ({ corpusKey: c.corpusKey, attributes: rows[i].filter_attributes, metadataFilter: c.metadataFilter, filter: filters[i], filterField: c.filterField ?? 'metadata_filter' })), q.options.rewrite)
+      : undefined;
+    const texts = rewrite?.texts ?? q.corpora.map(() => q.query);
+    const searchFilters = rewrite?.filters ?? filters;
+    const warnings: string[] = [...(rewrite?.warnings ?? [])];
     const vectors = new Map<string, Promise<number[]>>();
     const encoders = new Map<string, Promise<Encoder | undefined>>();
     const encoderOf = (name: string) => {
       if (!encoders.has(name)) encoders.set(name, this.encoders.lookup(name));
       return encoders.get(name)!;
     };
-    const queryVector = (encoderName: string) => {
-      if (!vectors.has(encoderName)) {
-        vectors.set(encoderName, encoderOf(encoderName).then((e) => e!.encode([q.query], 'query')).then(([v]) => Array.from(v)));
+    const queryVector = (encoderName: string, text: string) => {
+      const key = `${encoderName}\u0000${text}`;
+      if (!vectors.has(key)) {
+        vectors.set(key, encoderOf(encoderName).then((e) => e!.encode([text], 'query')).then(([v]) => Array.from(v)));
       }
-      return vectors.get(encoderName)!;
+      return vectors.get(key)!;
     };
     const perCorpus = await Promise.all(
       q.corpora.map(async (c, index) => {
@@ -102,7 +114,8 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
               : `semantic_search_unavailable: corpus "${c.corpusKey}" was created before encoders were available and has no vectors; ranked lexically (BM25) only`,
           );
         }
-        const scored = await this.searchCorpus(c.corpusKey, q.query, filters[index], weight, depth, encoderName ? () => queryVector(encoderName) : undefined, withVectors);
+        const text = texts[index];
+        const scored = await this.searchCorpus(c.corpusKey, text, searchFilters[index], weight, depth, encoderName ? () => queryVector(encoderName, text) : undefined, withVectors);
         return scored.map((s) => toResult(s, c.corpusKey, index, encoderName ?? undefined));
       }),
     );
@@ -130,6 +143,7 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
     const shown = await resultAttachments(this.reads, hasContext(context) ? await this.withContext(page, context!) : page);
     const response: QueryResponse = { search_results: shown.map(({ seq: _seq, vector: _vector, encoder: _encoder, ...result }) => result) };
     if (warnings.length) response.warnings = warnings;
+    if (rewrite) response.rewritten_queries = rewrite.rewritten;
     return response;
   }
 
