@@ -15,6 +15,7 @@ import { instructionsProjection } from './instructions/instructions.projection';
 import { jobsProjection } from './jobs/jobs.projection';
 import { llmsProjection } from './llms/llms.projection';
 import { generationPresetsProjection } from './llms/generation-presets.projection';
+import { encodersProjection } from './llms/encoders.projection';
 import { searchProjection } from './search/search.projection';
 import { chatsProjection } from './chats/chats.projection';
 import { queryHistoryProjection } from './query-history/query-history.projection';
@@ -35,9 +36,10 @@ export * from './instructions/instructions.projection';
 export * from './jobs/jobs.projection';
 export * from './llms/llms.projection';
 export * from './llms/generation-presets.projection';
+export * from './llms/encoders.projection';
 export * from './search/search.projection';
 export * from './chats/chats.projection';
 export * from './query-history/query-history.projection';
 
 /** Every projection the service runs. */
-export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection, glossariesProjection, userToolsProjection, schedulesProjection, aliasesProjection, connectorsProjection, generationPresetsProjection, chatsProjection, queryHistoryProjection];
+export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection, glossariesProjection, userToolsProjection, schedulesProjection, aliasesProjection, connectorsProjection, generationPresetsProjection, chatsProjection, queryHistoryProjection, encodersProjection];

@@ -34,6 +34,7 @@ import { ChatsController } from './chats/chats.controller';
 import { QueryHistoryController } from './chats/query-history.controller';
 import { JobsController } from './jobs/jobs.controller';
 import { UploadController } from './corpora/upload.controller';
+import { SummarizeController } from './corpora/summarize.controller';
 import { ApiKeysController } from './auth/api-keys.controller';
 import { AppClientsController } from './auth/app-clients.controller';
 import { OAuthController } from './auth/oauth.controller';
@@ -131,6 +132,7 @@ export const API_CONTROLLERS = [
   DocumentsController,
   QueryController,
   UploadController,
+  SummarizeController,
   JobsController,
   UsersController,
   ApiKeysController,

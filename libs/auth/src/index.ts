@@ -1,4 +1,5 @@
 export * from './domain/roles';
+export * from './domain/api-policy';
 export * from './domain/credentials';
 export * from './domain/policies';
 export * from './domain/corpus-grants';

@@ -25,6 +25,7 @@ export * from './application/jobs/job-queries';
 export * from './application/filters';
 export * from './application/filter-values/filter-values';
 export * from './application/upload-file/upload-file';
+export * from './application/upload-file/summarize-tables';
 export * from './application/filter-stats/filter-stats';
 export * from './application/compute-size/compute-size';
 export * from './application/metadata-query/metadata-query';

@@ -9,11 +9,22 @@ export interface RegisteredEncoder {
 }
 
 /**
+ * Encoders registered at run time (`POST /v2/encoders`), looked up by whoever keeps them (the llms context's
+ * read model): the registry asks it for names the configuration does not have.
+ */
+export interface EncoderSource {
+  find(name: string): Promise<Encoder | undefined>;
+  /** As `/v2/encoders` lists them, after the configured ones. */
+  list(): Promise<EncoderDescriptor[]>;
+}
+
+/**
  * The encoders this process can use, in configuration order. Ids (`enc_<n>`) follow that order, so they are
  * stable while the configuration is; corpora record the encoder's name, which is what `resolve` takes.
  */
 export class EncoderRegistry {
   private readonly byName = new Map<string, RegisteredEncoder>();
+  private source: EncoderSource | undefined;
   readonly defaultName: string;
 
   constructor(entries: readonly RegisteredEncoder[], defaultName?: string) {
@@ -43,7 +54,36 @@ export class EncoderRegistry {
     }));
   }
 
-  /** The encoder of that name, if this process has it (a corpus may name one the configuration has since dropped). */
+  /** Where registered encoders are found; set once by the context that keeps them. */
+  attach(source: EncoderSource): void {
+    this.source = source;
+  }
+
+  /** Whether a configured encoder has that name (a registered one may not take it). */
+  configures(name: string): boolean {
+    return this.byName.has(name);
+  }
+
+  /** The configured encoders, then the registered ones. */
+  async listAll(): Promise<EncoderDescriptor[]> {
+    return [...this.list(), ...((await this.source?.list()) ?? [])];
+  }
+
+  /** A configured or registered encoder of that name; undefined when neither has it. */
+  async lookup(name: string): Promise<Encoder | undefined> {
+    return this.byName.get(name)?.encoder ?? (await this.source?.find(name));
+  }
+
+  /** As `resolve`, registered encoders included. */
+  async resolveAny(name?: string): Promise<Encoder> {
+    const found = name === undefined ? this.byName.get(this.defaultName)?.encoder : await this.lookup(name);
+    if (!found) {
+      throw invalid('encoder.unknown', `Unknown encoder "${name}"; GET /v2/encoders lists the available ones`, { encoder_name: `unknown encoder "${name}"` });
+    }
+    return found;
+  }
+
+  /** The configured encoder of that name, if this process has it (a corpus may name one the configuration has since dropped). */
   find(name: string): Encoder | undefined {
     return this.byName.get(name)?.encoder;
   }

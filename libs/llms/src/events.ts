@@ -4,3 +4,4 @@
  */
 export type { LlmEvent, LlmSettings } from './domain/llm';
 export type { GenerationPresetEvent, PresetSettings } from './domain/generation-preset';
+export type { EncoderEvent, EncoderSettings } from './domain/encoder';

@@ -7,6 +7,8 @@ export * from './domain/usage';
 export * from './read-models';
 export * from './application/llm-writer';
 export * from './application/create-llm/create-llm';
+export * from './application/create-encoder/create-encoder';
+export * from './domain/encoder';
 export * from './application/update-llm/update-llm';
 export * from './application/delete-llm/delete-llm';
 export * from './application/llm-queries/llm-queries';

@@ -16,6 +16,8 @@ import { LLM_QUOTAS, llmUsageLedger } from './application/quotas/llm-quotas';
 import { QuotaEngine } from './application/quotas/quota-engine';
 import { SecretBox } from './application/secrets/secret-box';
 import { UpdateLlmHandler } from './application/update-llm/update-llm';
+import { RegisteredEncoders } from './application/encoders/registered-encoders';
+import { CreateEncoderHandler } from './application/create-encoder/create-encoder';
 
 export interface LlmsModuleOptions {
   /** 32-byte AES key for stored credentials (SECRETS_KEY, or the key file under DATA_DIR). */
@@ -59,6 +61,8 @@ export class LlmsModule {
         DiscoverLlm,
         FactualConsistency,
         HallucinationCorrection,
+        RegisteredEncoders,
+        CreateEncoderHandler,
       ],
       exports: [ChatCompletions, DiscoverLlm, FactualConsistency, HallucinationCorrection, SecretBox],
     };

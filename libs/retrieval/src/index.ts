@@ -1,4 +1,5 @@
 export * from './application/query/query-corpora';
+export * from './application/query/query-rewriting';
 export * from './application/query/context-window';
 export * from './application/query/rerankers';
 export * from './application/query/model-rerankers';
@@ -19,3 +20,4 @@ export * from './application/query-history/query-trace';
 export * from './application/query-history/query-history';
 export * from './application/chat/chat-turns';
 export * from './application/chat/chats';
+export * from './application/summarize-document/summarize-document';

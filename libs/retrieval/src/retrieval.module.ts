@@ -10,6 +10,9 @@ import { QueryCorporaHandler } from './application/query/query-corpora';
 import { QueryHistory } from './application/query-history/query-history';
 import { ChatTurns } from './application/chat/chat-turns';
 import { Chats } from './application/chat/chats';
+import { QueryRewriter } from './application/query/query-rewriting';
+import { StreamSummarizeDocumentHandler, SummarizeDocumentHandler } from './application/summarize-document/summarize-document';
+import { SummarizeTablesHandler } from './application/summarize-document/table-summaries';
 
 export interface RetrievalModuleOptions {
   /** The module that provides `ChatCompletions` and `FactualConsistency`: the app's one `LlmsModule.forRoot(…)`. */
@@ -26,7 +29,7 @@ export class RetrievalModule {
     return {
       module: RetrievalModule,
       imports: [CqrsModule, options.llms],
-      providers: [QueryCorporaHandler, ModelRerankers, GenerationModels, CustomerPresets, AnswerQueryHandler, StreamQueryAnswerHandler, ListGenerationPresetsHandler, QueryHistory, ChatTurns, Chats],
+      providers: [QueryCorporaHandler, QueryRewriter, ModelRerankers, GenerationModels, CustomerPresets, AnswerQueryHandler, StreamQueryAnswerHandler, ListGenerationPresetsHandler, SummarizeDocumentHandler, StreamSummarizeDocumentHandler, SummarizeTablesHandler, QueryHistory, ChatTurns, Chats],
       exports: [CustomerPresets, ModelRerankers, QueryHistory, ChatTurns, Chats],
     };
   }

@@ -50,7 +50,7 @@ export class ChatsController {
     const turn = {
       chatId,
       request,
-      retrieval: multiCorpusRetrieval(dto, ctx.now),
+      retrieval: multiCorpusRetrieval(dto, ctx),
       generation,
       store: dto.save_history ?? dto.chat?.store ?? true,
       readable: readableBy(caller),

@@ -4,14 +4,14 @@ import type { Response } from 'express';
 import {
   DeleteDocument,
   DocumentInput,
-  DocumentStats,
+  documentView,
   GetDocument,
   GetImage,
   IndexDocument,
+  IndexedDocument,
   ListDocuments,
   MAX_BULK_DOCUMENT_IDS,
   QueuedJob,
-  storageUsage,
   QueueBulkDelete,
   QueueBulkMetadataUpdate,
   StructuredSectionInput,
@@ -125,13 +125,10 @@ export class DocumentsController {
       throw invalid('request.invalid', 'wait_for must be "searchable" or "indexed"', { wait_for: 'must be "searchable" or "indexed"' });
     }
     const input = toInput(body);
-    const result: WriteResult<DocumentStats> = await this.commands.execute(new IndexDocument(corpusKey, input, waitFor === 'indexed' ? 'indexed' : 'searchable', ctx));
+    const result: WriteResult<IndexedDocument> = await this.commands.execute(new IndexDocument(corpusKey, input, waitFor === 'indexed' ? 'indexed' : 'searchable', ctx));
     statusFor(result, 201, res);
-    return {
-      id: input.id,
-      metadata: input.metadata,
-      storage_usage: storageUsage(result.value),
-    };
+    // Built from the appended event, so `wait_for=indexed` answers the same document; nothing was extracted from a file.
+    return { ...documentView(result.value.row), extraction_usage: { table_extraction_used: 0 } };
   }
 
   @Get()

@@ -1,19 +1,15 @@
 import { ContextWindow, CorpusSearch, QueryCorpora, QueryOptions, RerankerSpec } from '@lib/retrieval';
-import { invalid } from '@lib/platform';
+import { CommandContext, invalid } from '@lib/platform';
 import { ContextConfigurationDto, CorpusSearchFieldsDto, MAX_RERANKER_STAGES, QUERY_DEFAULTS, QueryRequestDto, RerankerDto } from './query.dto';
 
-/** The search half of a query request as the retrieval library takes it (POST /v2/query, chats). */
-type Options = Pick<QueryRequestDto, 'intelligent_query_rewriting'>;
-
-/** Query features not built (custom dimensions, semantics, query rewriting) are refused with a 400 naming the field, never silently ignored. */
-export function refuseUnsupported(body: Options, corpora: readonly CorpusSearchFieldsDto[], prefix: string): void {
+/** Query features not built (custom dimensions, semantics) are refused with a 400 naming the field, never silently ignored. */
+export function refuseUnsupported(corpora: readonly CorpusSearchFieldsDto[], prefix: string): void {
   const errors: Record<string, string> = {};
   corpora.forEach((c, i) => {
     const at = prefix ? `${prefix}[${i}].` : 'search.';
     if (c.custom_dimensions && Object.keys(c.custom_dimensions).length) errors[`${at}custom_dimensions`] = 'custom dimensions are not supported';
     if (c.semantics && c.semantics !== 'default') errors[`${at}semantics`] = 'only "default" semantics are supported';
   });
-  if (body.intelligent_query_rewriting) errors.intelligent_query_rewriting = 'query rewriting is not supported';
   if (Object.keys(errors).length) throw invalid('query.unsupported', Object.values(errors)[0], errors);
 }
 
@@ -63,9 +59,13 @@ export const searchOptions = (search: { limit?: number; offset?: number; max_by?
   context: contextWindow(search.context_configuration),
 });
 
+/** `intelligent_query_rewriting`: by the generation's model when the request names one, else the default model (docs/search.md). */
+export const rewriting = (dto: Pick<QueryRequestDto, 'intelligent_query_rewriting' | 'generation'>, ctx: CommandContext): Pick<QueryOptions, 'rewrite'> =>
+  dto.intelligent_query_rewriting ? { rewrite: { llmName: dto.generation?.model_parameters?.llm_name, ctx } } : {};
+
 /** The multi-corpus request's retrieval (`/v2/query`, `/v2/chats`): unsupported options are 400s naming the field. */
-export function multiCorpusRetrieval(dto: QueryRequestDto, now: Date): QueryCorpora {
-  refuseUnsupported(dto, dto.search.corpora, 'search.corpora');
+export function multiCorpusRetrieval(dto: QueryRequestDto, ctx: CommandContext): QueryCorpora {
+  refuseUnsupported(dto.search.corpora, 'search.corpora');
   const overridden = dto.search.corpora.findIndex((c) => c.query !== undefined && c.query !== dto.query);
   if (overridden >= 0) throw invalid('query.unsupported', 'per-corpus query text is not supported yet', { [`search.corpora[${overridden}].query`]: 'not supported yet' });
   const corpora: CorpusSearch[] = dto.search.corpora.map((c, i) => ({
@@ -74,5 +74,5 @@ export function multiCorpusRetrieval(dto: QueryRequestDto, now: Date): QueryCorp
     metadataFilter: c.metadata_filter,
     filterField: `search.corpora[${i}].metadata_filter`,
   }));
-  return new QueryCorpora(dto.query, corpora, searchOptions(dto.search), now);
+  return new QueryCorpora(dto.query, corpora, { ...searchOptions(dto.search), ...rewriting(dto, ctx) }, ctx.now);
 }

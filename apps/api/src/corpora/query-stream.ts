@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Response } from 'express';
+import { splitWarnings } from '@lib/retrieval';
 import { CallerAborted } from '@lib/llms';
 import { DomainError } from '@lib/platform';
 import { SseStream } from '../http/sse';
@@ -7,7 +8,7 @@ import { SseStream } from '../http/sse';
 const log = new Logger('query-stream');
 
 /**
- * Writes a query's events as server-sent events in the reference's framing (`event:<type>` and `data:<json>`
+ * Writes a query's (or a summary's) events as server-sent events in the reference's framing (`event:<type>` and `data:<json>`
  * repeating `type`). Past the headers a failure can only be an event: `error` with its message, then `end`.
  * A client that went away is not written to; its model call was cancelled through the abort signal.
  */
@@ -17,7 +18,12 @@ export async function writeQueryStream(res: Response, events: AsyncIterable<{ re
   try {
     for await (const event of events) {
       if (stream.closed) break;
-      send(event);
+      if (event.type === 'end') {
+        // Past the headers, notices the reference's warning values cannot say are only logged (docs/search.md).
+        const { warnings, notices } = splitWarnings('warnings' in event ? (event.warnings as readonly string[] | undefined) : undefined);
+        if (notices.length) log.log(`query stream ${requestId}: ${notices.join(' | ')}`);
+        send({ type: 'end', ...(warnings.length ? { warnings } : {}) } as { type: string });
+      } else send(event);
     }
   } catch (e) {
     if (!(e instanceof CallerAborted) && !stream.closed) {

@@ -10,8 +10,9 @@ import { validateBody } from '../http/validation';
 import { generationParams } from './generation-input';
 import { pageLimit, pageOffset } from './paging';
 import { MAX_QUERY_LENGTH, QUERY_DEFAULTS, QueryCorpusRequestDto, QueryRequestDto } from './query.dto';
-import { multiCorpusRetrieval, refuseUnsupported, searchOptions } from './query-input';
+import { multiCorpusRetrieval, refuseUnsupported, rewriting, searchOptions } from './query-input';
 import { writeQueryStream } from './query-stream';
+import { withReferenceWarnings } from './query-warnings';
 
 /** Per-corpus search fields of the single-corpus form, moved into `search.corpora[0]` for the query history. */
 const CORPUS_FIELDS = ['metadata_filter', 'lexical_interpolation', 'semantics', 'custom_dimensions'] as const;
@@ -27,7 +28,7 @@ export class QueryController {
   @Policy('query.corpora')
   async query(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res() res: Response): Promise<void> {
     const dto = validateBody(QueryRequestDto, body);
-    await this.answer(dto, body as Record<string, unknown>, multiCorpusRetrieval(dto, ctx.now), ctx, res);
+    await this.answer(dto, body as Record<string, unknown>, multiCorpusRetrieval(dto, ctx), ctx, res);
   }
 
   @Post('corpora/:corpus_key/query')
@@ -35,7 +36,7 @@ export class QueryController {
   async queryCorpus(@Param('corpus_key') corpusKey: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res() res: Response): Promise<void> {
     const dto = validateBody(QueryCorpusRequestDto, body);
     const search = dto.search ?? {};
-    refuseUnsupported(dto, [search], '');
+    refuseUnsupported([search], '');
     const corpora = [{ corpusKey, lexicalInterpolation: search.lexical_interpolation ?? QUERY_DEFAULTS.lexicalInterpolation, metadataFilter: search.metadata_filter, filterField: 'search.metadata_filter' }];
     // The history keeps the reference's QueryRequest: the corpus and its fields go into search.corpora.
     const sent = (body as { search?: Record<string, unknown> }).search ?? {};
@@ -43,7 +44,7 @@ export class QueryController {
     const rest: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(sent)) ((CORPUS_FIELDS as readonly string[]).includes(k) ? corpus : rest)[k] = v;
     const request = { ...(body as Record<string, unknown>), search: { ...rest, corpora: [corpus] } };
-    await this.answer(dto, request, new QueryCorpora(dto.query, corpora, searchOptions(search), ctx.now), ctx, res);
+    await this.answer(dto, request, new QueryCorpora(dto.query, corpora, { ...searchOptions(search), ...rewriting(dto, ctx) }, ctx.now), ctx, res);
   }
 
   /**
@@ -68,7 +69,7 @@ export class QueryController {
       }
       const body: QueryAnswer | QueryResponse = await this.queries.execute(new AnswerQuery(retrieval, generation, ctx, abort.signal, { trace }));
       if (trace) await this.history.record(trace, { request, corpusKeys }, ctx);
-      res.status(200).json(body);
+      res.status(200).json(withReferenceWarnings(body, res));
     } catch (e) {
       if (e instanceof CallerAborted || res.destroyed) return void res.end();
       throw e;
@@ -80,15 +81,17 @@ export class QueryController {
   async searchCorpus(
     @Ctx() ctx: CommandContext,
     @Param('corpus_key') corpusKey: string,
-    @Query('query') query?: string,
-    @Query('limit') limit?: string,
-    @Query('offset') offset?: string,
-    @Query('metadata_filter') metadataFilter?: string,
-  ): Promise<QueryResponse> {
+    @Query('query') query: string | undefined,
+    @Query('limit') limit: string | undefined,
+    @Query('offset') offset: string | undefined,
+    @Query('metadata_filter') metadataFilter: string | undefined,
+    @Res({ passthrough: true }) res: Response,
+  ) {
     if (!query) throw invalid('request.invalid', 'query is required', { query: 'is required' });
     if (query.length > MAX_QUERY_LENGTH) throw invalid('request.invalid', `query must be at most ${MAX_QUERY_LENGTH} characters`, { query: `must be at most ${MAX_QUERY_LENGTH} characters` });
     // metadata_filter is ours (the reference GET has none): a filter a caller sends is applied, never ignored.
     const corpora = [{ corpusKey, lexicalInterpolation: QUERY_DEFAULTS.lexicalInterpolation, metadataFilter, filterField: 'metadata_filter' }];
-    return this.queries.execute(new QueryCorpora(query, corpora, { limit: pageLimit(limit, QUERY_DEFAULTS.limit, QUERY_DEFAULTS.maxLimit), offset: pageOffset(offset) }, ctx.now));
+    const found: QueryResponse = await this.queries.execute(new QueryCorpora(query, corpora, { limit: pageLimit(limit, QUERY_DEFAULTS.limit, QUERY_DEFAULTS.maxLimit), offset: pageOffset(offset) }, ctx.now));
+    return withReferenceWarnings(found, res);
   }
 }

@@ -1,8 +1,8 @@
 import { Controller, Param, Post, Req, Res } from '@nestjs/common';
-import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { CommandBus } from '@nestjs/cqrs';
 import type { Request, Response } from 'express';
 import multer from 'multer';
-import { GetDocument, MAX_UPLOAD_BYTES, storageUsage, UploadFile, UploadResult, WriteResult } from '@lib/corpora';
+import { documentView, MAX_UPLOAD_BYTES, UploadFile, UploadResult, WriteResult } from '@lib/corpora';
 import { CommandContext, DomainError, invalid } from '@lib/platform';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
@@ -10,12 +10,33 @@ import { jsonFormField, runMultipart } from '../http/form-fields';
 import { validateBody } from '../http/validation';
 import { statusFor } from '../http/write-status';
 import { ChunkingStrategyDto } from './document.dto';
-import { IsBoolean, IsOptional, IsString } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsBoolean, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
+
+/** The reference's `TableExtractorSpec`: the one extractor GET /v2/table_extractors lists. */
+class TableExtractorDto {
+  @IsIn(['structure'], { message: 'name must be "structure" (GET /v2/table_extractors lists the extractors)' }) name!: string;
+}
+
+class TableModelParametersDto {
+  @IsOptional() @IsInt() @Min(1) @Max(1_000_000) max_tokens?: number;
+  @IsOptional() @IsNumber() @Min(0) @Max(2) temperature?: number;
+  @IsOptional() @IsNumber() @Min(0) @Max(1) top_p?: number;
+  @IsOptional() @IsNumber() @Min(-2) @Max(2) frequency_penalty?: number;
+  @IsOptional() @IsNumber() @Min(-2) @Max(2) presence_penalty?: number;
+}
+
+/** The reference's `TableGenerationSpec`: each table summarised through a registered model (docs/corpora.md). */
+class TableGenerationDto {
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(200) llm_name?: string;
+  @IsOptional() @IsString() @MinLength(1) prompt_template?: string;
+  @IsOptional() @IsObject() @ValidateNested() @Type(() => TableModelParametersDto) model_parameters?: TableModelParametersDto;
+}
 
 class TableExtractionDto {
-  @IsOptional() @IsBoolean() extract_tables?: boolean;
-  /** Accepted for compatibility; table summaries are written without a model for now (docs/corpora.md). */
-  @IsOptional() @IsString() prompt_template?: string;
+  @IsBoolean() extract_tables!: boolean;
+  @IsOptional() @ValidateNested() @Type(() => TableExtractorDto) extractor?: TableExtractorDto;
+  @IsOptional() @ValidateNested() @Type(() => TableGenerationDto) generation?: TableGenerationDto;
 }
 
 const FIELDS = ['metadata', 'chunking_strategy', 'table_extraction_config', 'filename'];
@@ -38,10 +59,7 @@ function multipart(req: Request, res: Response): Promise<void> {
 
 @Controller('v2/corpora/:corpus_key/upload_file')
 export class UploadController {
-  constructor(
-    private readonly commands: CommandBus,
-    private readonly queries: QueryBus,
-  ) {}
+  constructor(private readonly commands: CommandBus) {}
 
   @Post()
   @Policy('corpus.write')
@@ -57,7 +75,11 @@ export class UploadController {
     const chunkingRaw = jsonFormField(body, 'chunking_strategy');
     const chunking = chunkingRaw === undefined ? undefined : validateBody(ChunkingStrategyDto, chunkingRaw);
     const tablesRaw = jsonFormField(body, 'table_extraction_config');
-    const tables = tablesRaw === undefined ? undefined : validateBody(TableExtractionDto, tablesRaw);
+    const tables = tablesRaw === undefined ? undefined : validateBody(TableExtractionDto, tablesRaw, 'table_extraction_config');
+    if (tables?.generation && !tables.extract_tables) {
+      throw invalid('request.invalid', 'Invalid table_extraction_config.generation: tables are summarised only when extract_tables is true', { 'table_extraction_config.generation': 'needs extract_tables: true' });
+    }
+    const generation = tables?.extract_tables ? tables.generation : undefined;
     // The document id is the file part's filename (Content-Disposition); a `filename` field may name it instead.
     const filename = typeof body.filename === 'string' && body.filename ? body.filename : file.originalname;
     const result: WriteResult<UploadResult> = await this.commands.execute(
@@ -69,13 +91,15 @@ export class UploadController {
           metadata: metadata as Record<string, unknown>,
           chunking: chunking ? (chunking.type === 'max_chars_chunking_strategy' ? { type: chunking.type, maxCharsPerChunk: chunking.max_chars_per_chunk! } : { type: chunking.type }) : undefined,
           extractTables: tables?.extract_tables ?? false,
+          ...(generation
+            ? { tableGeneration: { llmName: generation.llm_name, promptTemplate: generation.prompt_template, sampling: { ...(generation.model_parameters ?? {}) } } }
+            : {}),
         },
         ctx,
       ),
     );
     statusFor(result, 201, res);
-    const { input, stats } = result.value;
-    if (!result.visible) return { id: input.id, metadata: input.metadata, storage_usage: storageUsage(stats) };
-    return this.queries.execute(new GetDocument(corpusKey, input.id));
+    const { indexed, tableExtractionPages } = result.value;
+    return { ...documentView(indexed.row), extraction_usage: { table_extraction_used: tableExtractionPages } };
   }
 }

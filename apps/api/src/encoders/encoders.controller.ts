@@ -1,18 +1,30 @@
-import { Controller, Get, Inject, Query } from '@nestjs/common';
+import { Body, Controller, Get, Inject, Post, Query, Res } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import type { Response } from 'express';
 import { ENCODER_REGISTRY, EncoderDescriptor, EncoderRegistry } from '@lib/encoders';
-import { invalid } from '@lib/platform';
+import { CreateEncoder, EncoderRow } from '@lib/llms';
+import { CommandContext, invalid, WriteResult } from '@lib/platform';
+import { hasUrlCredentials } from '@lib/platform/kernel';
 import { offsetOfPageKey, offsetPageKey, pageLimit } from '../corpora/paging';
+import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
+import { validateBody } from '../http/validation';
+import { statusFor } from '../http/write-status';
+import { toAuth } from '../llms/llm-input';
+import { CreateEncoderDto } from './encoder.dto';
 
-/** The encoders this service can embed with (`GET /v2/encoders`), in the reference API's shape. */
+/** The encoders this service can embed with (`GET /v2/encoders`) and registered endpoints (`POST`), in the reference API's shape. */
 @Controller('v2/encoders')
 export class EncodersController {
-  constructor(@Inject(ENCODER_REGISTRY) private readonly registry: EncoderRegistry) {}
+  constructor(
+    @Inject(ENCODER_REGISTRY) private readonly registry: EncoderRegistry,
+    private readonly commands: CommandBus,
+  ) {}
 
   /** The reference allows corpus_viewer … owner, the same callers as the LLM list: `llm.use` says exactly that. */
   @Get()
   @Policy('llm.use')
-  list(@Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('filter') filter?: string): { encoders: EncoderDescriptor[]; metadata: { page_key?: string } } {
+  async list(@Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('filter') filter?: string): Promise<{ encoders: EncoderDescriptor[]; metadata: { page_key?: string } }> {
     let regex: RegExp | undefined;
     try {
       regex = filter ? new RegExp(filter) : undefined;
@@ -21,8 +33,22 @@ export class EncodersController {
     }
     const size = pageLimit(limit, 10, 100);
     const offset = offsetOfPageKey(pageKey);
-    const all = this.registry.list().filter((e) => !regex || regex.test(e.name) || regex.test(e.description));
+    const all = (await this.registry.listAll()).filter((e) => !regex || regex.test(e.name) || regex.test(e.description));
     const encoders = all.slice(offset, offset + size);
     return { encoders, metadata: offset + size < all.length ? { page_key: offsetPageKey(offset + size) } : {} };
+  }
+
+  /** Registers an OpenAI-compatible embeddings endpoint (docs/encoders.md); administrator and owner, as the reference. */
+  @Post()
+  @Policy('llm.manage')
+  async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response): Promise<EncoderDescriptor> {
+    const dto = validateBody(CreateEncoderDto, body);
+    if (!/^https?:\/\/[^/\s]+/i.test(dto.uri)) throw invalid('request.invalid', 'Invalid uri: must be an http or https URL', { uri: 'must be an http or https URL' });
+    if (hasUrlCredentials(dto.uri)) throw invalid('request.invalid', 'Invalid uri: credentials go in auth, not in the URL', { uri: 'must not carry credentials' });
+    const input = { name: dto.name, description: dto.description, uri: dto.uri, model: dto.model, outputDimensions: dto.output_dimensions, auth: dto.auth ? toAuth(dto.auth) : undefined };
+    const result: WriteResult<EncoderRow> = await this.commands.execute(new CreateEncoder(input, ctx));
+    statusFor(result, 201, res);
+    const r = result.value;
+    return { id: r.id, name: r.name, type: r.type, output_dimensions: r.output_dimensions, description: r.description, default: false, enabled: r.enabled, image_encoding: false };
   }
 }

@@ -18,13 +18,16 @@ export function validationError(errors: Record<string, string>): DomainError {
   return new DomainError('invalid', 'request.invalid', first ? `Invalid ${first[0]}: ${first[1]}` : 'Invalid request', { fieldErrors: errors });
 }
 
-/** Validates a plain body against a DTO class: unknown fields are rejected (no mass assignment). */
-export function validateBody<T extends object>(cls: new () => T, body: unknown): T {
+/**
+ * Validates a plain body against a DTO class: unknown fields are rejected (no mass assignment). `prefix` names
+ * where the value sits (a multipart form's JSON field), so field errors carry the whole path.
+ */
+export function validateBody<T extends object>(cls: new () => T, body: unknown, prefix = ''): T {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new DomainError('invalid', 'request.invalid', 'The request body must be a JSON object', { fieldErrors: { body: 'must be a JSON object' } });
   }
   const instance = toDto(cls, body as Record<string, unknown>);
   const errors = validateSync(instance, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true });
-  if (errors.length) throw validationError(fieldErrors(errors));
+  if (errors.length) throw validationError(fieldErrors(errors, prefix));
   return instance;
 }

@@ -3,7 +3,8 @@ import { CommandHandler, ICommandHandler, IQueryHandler, QueryHandler } from '@n
 import { CommandContext, Condition, DomainError, findMatching, ID_GENERATOR, IdGenerator, notFound, READ_STORE, ReadStore } from '@lib/platform';
 import { ApiKeyEvent, apiKeyFold, ApiKeyState, decideCreateApiKey, decideDeleteApiKey, decideSetKeyEnabled } from '../domain/api-key';
 import { digestOf, formatKey, newSecret } from '../domain/credentials';
-import { allows, Capability, capabilitiesOf, fromWireGrants, Grants, KeyType, maskForKeyType, notCovered } from '../domain/roles';
+import { allows, Capability, capabilitiesOf, fromWireGrants, Grants, KeyType, maskForKeyType, NO_GRANTS, notCovered } from '../domain/roles';
+import { apiPolicy } from '../domain/api-policy';
 import { AuthWriter } from './auth-writer';
 import { CorpusGrants } from './corpus-grants';
 import { creatorOf, ownerIdOf, Principal } from './principal';
@@ -11,6 +12,17 @@ import { API_KEYS, ApiKeyRow, apiKeyRow, apiKeyView, USERS, UserRow } from '../r
 import { apiKeyStream } from './streams';
 
 export type ApiKeyView = ReturnType<typeof apiKeyView>;
+
+/**
+ * A key's view with its `api_policy`: from the key's own roles in force for a data key, from its user's for a
+ * personal key (which has its user's capabilities); a personal key whose user is gone or disabled allows nothing.
+ */
+async function keyView(reads: ReadStore, corpusGrants: CorpusGrants, row: ApiKeyRow, secretKey?: string): Promise<ApiKeyView> {
+  if (row.key_type !== 'personal') return apiKeyView(row, secretKey, apiPolicy(row.key_type, fromWireGrants(row)));
+  const user = row.creator_kind === 'user' && row.creator_username ? await reads.get<UserRow>(USERS, row.creator_username) : undefined;
+  const active = user && user.user_id === row.creator_id && user.enabled ? (await corpusGrants.rowsInForce([user], (u) => u.updated_at))[0] : undefined;
+  return apiKeyView(row, secretKey, apiPolicy('personal', active ? fromWireGrants(active) : NO_GRANTS));
+}
 
 export class CreateApiKey {
   constructor(
@@ -101,7 +113,7 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey> {
     const stored = visible ? await this.reads.get<ApiKeyRow>(API_KEYS, keyId) : undefined;
     // Past the read-your-writes bound the row is made from the event, as the projection will make it.
     const row = stored ?? apiKeyRow(createdIn(events));
-    return { view: apiKeyView(row, key), visible };
+    return { view: await keyView(this.reads, this.corpusGrants, row, key), visible };
   }
 }
 
@@ -142,7 +154,7 @@ export class GetApiKeyHandler implements IQueryHandler<GetApiKey, ApiKeyView> {
   /** Roles on a corpus since deleted are not shown: they give nothing (docs/auth.md). */
   async execute(q: GetApiKey): Promise<ApiKeyView> {
     const [row] = await this.corpusGrants.rowsInForce([await visibleKey(this.reads, q.principal, q.keyId)], keyGrantedAt);
-    return apiKeyView(row);
+    return keyView(this.reads, this.corpusGrants, row);
   }
 }
 
@@ -170,6 +182,6 @@ export class ListApiKeysHandler implements IQueryHandler<ListApiKeys> {
     const keep = q.corpusKey ? await this.corpusGrants.holdsOn<ApiKeyRow>(q.corpusKey, keyGrantedAt) : () => true;
     const page = await findMatching<ApiKeyRow>(this.reads, API_KEYS, { where, limit: q.limit, pageKey: q.pageKey }, keep);
     const rows = await this.corpusGrants.rowsInForce(page.items, keyGrantedAt);
-    return { api_keys: rows.map((r) => apiKeyView(r)), metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
+    return { api_keys: await Promise.all(rows.map((r) => keyView(this.reads, this.corpusGrants, r))), metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
   }
 }

@@ -3,6 +3,7 @@ import type { ApiKeyEvent } from '../domain/api-key';
 import { DigestKind, maskedKey } from '../domain/credentials';
 import { KeyType, toViewGrants, WireGrants } from '../domain/roles';
 import { grantFields } from './grants';
+import type { ApiPolicy } from '../domain/api-policy';
 
 /** One row per API key, keyed by key id (projections/auth). The digest is for the credential check only. */
 export type ApiKeyRow = WireGrants & {
@@ -34,7 +35,7 @@ export function apiKeyRow(d: ApiKeyCreated): ApiKeyRow {
 }
 
 /** A key as read after creation: the secret is never shown again, only its non-secret prefix and id. */
-export const apiKeyView = (r: ApiKeyRow, secretKey?: string) => ({
+export const apiKeyView = (r: ApiKeyRow, secretKey?: string, policy?: ApiPolicy) => ({
   id: r.id,
   name: r.name,
   secret_key: secretKey ?? maskedKey(r.key_type, r.id),
@@ -43,4 +44,5 @@ export const apiKeyView = (r: ApiKeyRow, secretKey?: string) => ({
   ...toViewGrants(r),
   owner_username: r.creator_username ?? undefined,
   created_at: r.created_at,
+  ...(policy ? { api_policy: policy } : {}),
 });

@@ -13,6 +13,10 @@ export interface OpenAiEncoderOptions {
   readonly dimensions: number;
   /** Sent as `Authorization: Bearer …` when set. */
   readonly apiKey?: string;
+  /** The embeddings endpoint itself, instead of `{baseUrl}/embeddings` (encoders registered by URI). */
+  readonly endpointUrl?: string;
+  /** Further request headers (a registered encoder's `header` auth). */
+  readonly headers?: Readonly<Record<string, string>>;
   /** Per request. Default 30 s. */
   readonly timeoutMs?: number;
   /** Texts per request. Default 64. */
@@ -51,15 +55,32 @@ export class OpenAiEmbeddingsEncoder implements Encoder {
     return inBatches(texts.map((t) => prefix + t), this.options.batchSize ?? 64, (batch) => this.request(batch));
   }
 
+  /**
+   * The length of the vectors the endpoint returns, from one call (a registered encoder learns its dimensions so,
+   * and the call proves the endpoint and its credentials work before anything is stored).
+   */
+  async probeDimensions(): Promise<number> {
+    const data = ((await this.post(['dimension probe'])) as EmbeddingsResponse | undefined)?.data;
+    const e = Array.isArray(data) ? data[0]?.embedding : undefined;
+    if (!Array.isArray(e) || e.length === 0 || !e.every((x) => typeof x === 'number' && Number.isFinite(x))) {
+      throw upstream('bad_response', `Encoder "${this.name}" did not answer with an embedding (expected {"data": [{"embedding": [numbers]}]})`);
+    }
+    return e.length;
+  }
+
   private async request(input: readonly string[]): Promise<Float32Array[]> {
+    return this.vectors(await this.post(input), input.length);
+  }
+
+  private async post(input: readonly string[]): Promise<unknown> {
     const { baseUrl, model, apiKey, timeoutMs = 30_000 } = this.options;
-    const url = `${baseUrl.replace(/\/+$/, '')}/embeddings`;
+    const url = this.options.endpointUrl ?? `${baseUrl.replace(/\/+$/, '')}/embeddings`;
     const body = { model, input, encoding_format: 'float', ...(this.options.sendDimensions ? { dimensions: this.dimensions } : {}) };
     let res: Response;
     try {
       res = await (this.options.fetch ?? fetch)(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+        headers: { ...this.options.headers, 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(timeoutMs),
       });
@@ -76,7 +97,7 @@ export class OpenAiEmbeddingsEncoder implements Encoder {
       const kind = res.status === 429 ? 'rate_limited' : 'upstream';
       throw new DomainError(kind, 'encoder.http_error', `Encoder "${this.name}" answered HTTP ${res.status}`);
     }
-    return this.vectors(await res.json().catch(() => undefined), input.length);
+    return res.json().catch(() => undefined);
   }
 
   private vectors(json: unknown, expected: number): Float32Array[] {

@@ -97,7 +97,7 @@ export class DocumentIndexTool implements Tool {
       try {
         if (args.reindex === true) await this.commands.execute(new DeleteDocument(corpus, d.id, step)).catch((e: unknown) => (e instanceof DomainError && e.kind === 'not_found' ? undefined : Promise.reject(e)));
         const result = await this.commands.execute(new IndexDocument(corpus, input, waitFor, { ...step, commandId: `${step.commandId}:create` }));
-        done.push({ id: d.id, parts: (result as { value: { parts: number } }).value.parts });
+        done.push({ id: d.id, parts: (result as { value: { stats: { parts: number } } }).value.stats.parts });
       } catch (e) {
         if (!(e instanceof DomainError)) throw e;
         return { output: { corpus_key: corpus, indexed: done, failed: { id: d.id, error: e.message }, note: 'indexing is not atomic: the documents before this one are indexed; retry with reindex=true to repeat delete-and-create' }, error: true };

@@ -2,7 +2,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { QueryCorpora, QueryResponse } from '@lib/retrieval';
 import { CommandContext, DomainError, READ_STORE, ReadStore } from '@lib/platform';
-import { documentReadId, DOCUMENTS, DocumentRow } from '@lib/corpora/read-models';
 import { storeImage, storeTable } from '../tools/document-attachments';
 import type { ToolConfig } from '../../domain/agent-config';
 import type { ActiveSession } from '../../domain/session';
@@ -106,7 +105,7 @@ export class CorporaSearchTool implements Tool {
         new QueryCorpora(
           query,
           corpora.map((c, i) => ({ corpusKey: c.corpus_key, lexicalInterpolation: c.lexical_interpolation ?? 0.025, metadataFilter: c.metadata_filter, filterField: `query_configuration.search.corpora[${i}].metadata_filter` })),
-          { limit: clamp(search.limit ?? 10, 1, 100), offset: clamp(search.offset ?? 0, 0, 1000), withPartIndex: dated },
+          { limit: clamp(search.limit ?? 10, 1, 100), offset: clamp(search.offset ?? 0, 0, 1000) },
           ctx.now,
         ),
       );
@@ -129,29 +128,23 @@ export class CorporaSearchTool implements Tool {
    * session artifact (JSON), an image likewise (for `image_read`), each once per document.
    */
   private async withAttachments(results: QueryResponse['search_results'], ctx: ToolContext): Promise<Record<string, unknown>[]> {
-    const rows = new Map<string, Promise<DocumentRow | undefined>>();
     const made = new Map<string, Promise<Record<string, unknown> | undefined>>();
     return Promise.all(
       results.map(async (r) => {
         const base = { text: r.text, score: r.score, document_id: r.document_id, corpus_key: r.corpus_key, part_metadata: r.part_metadata, document_metadata: r.document_metadata };
-        const id = documentReadId(r.corpus_key, r.document_id);
-        if (!rows.has(id)) rows.set(id, this.reads.get<DocumentRow>(DOCUMENTS, id));
-        const row = await rows.get(id)!;
-        const part = r.part_index !== undefined ? row?.parts[r.part_index] : undefined;
-        if (!row || !part || (!part.tableId && !part.imageId) || !ctx.storeArtifact) return { ...base, result_type: 'text' };
-        if (part.tableId) {
-          const table = row.tables?.find((t) => t.id === part.tableId);
-          if (!table) return { ...base, result_type: 'text' };
-          const key = `${id}\u0000table\u0000${table.id}`;
+        // The query resolved which table or image each part was cut from (resultAttachments).
+        if ((!r.table && !r.image) || !ctx.storeArtifact) return { ...base, result_type: 'text' };
+        const key = `${r.corpus_key}\u0000${r.document_id}\u0000${r.table ? `table\u0000${r.table.id}` : `image\u0000${String(r.image!.id)}`}`;
+        if (r.table) {
+          const table = r.table;
           if (!made.has(key)) made.set(key, storeTable(ctx.storeArtifact, r.corpus_key, r.document_id, table));
           return { ...base, result_type: 'text', table: { ...(await made.get(key)!), ...(table.description ? { description: table.description } : {}) } };
         }
-        const meta = row.images?.find((i) => i.id === part.imageId);
-        if (!meta) return { ...base, result_type: 'text' };
-        const key = `${id}\u0000image\u0000${meta.id}`;
+        const view = r.image!;
+        const meta = { id: String(view.id), mimeType: String(view.mime_type), ...(typeof view.title === 'string' ? { title: view.title } : {}), ...(typeof view.caption === 'string' ? { caption: view.caption } : {}) };
         if (!made.has(key)) made.set(key, storeImage(ctx.storeArtifact, this.reads, r.corpus_key, r.document_id, meta));
         const image = await made.get(key)!;
-        return image ? { ...base, result_type: 'image', image: { ...image, ...(meta.description ? { description: meta.description } : {}) } } : { ...base, result_type: 'text' };
+        return image ? { ...base, result_type: 'image', image: { ...image, ...(typeof view.description === 'string' ? { description: view.description } : {}) } } : { ...base, result_type: 'text' };
       }),
     );
   }

@@ -25,7 +25,7 @@ export class CreateCorpusHandler implements ICommandHandler<CreateCorpus, WriteR
 
   async execute(cmd: CreateCorpus): Promise<WriteResult<{ corpusId: string }>> {
     // The corpus keeps the encoder it is created with: unknown name → 400 on encoder_name, none → the default.
-    const encoder = this.encoders.resolve(cmd.settings.encoderName);
+    const encoder = await this.encoders.resolveAny(cmd.settings.encoderName);
     const settings = { ...cmd.settings, encoderName: encoder.name, encoderDimensions: encoder.dimensions };
     const decide = (state: Parameters<typeof decideCreateCorpus>[0]) =>
       decideCreateCorpus(state, { corpusKey: cmd.corpusKey, settings }, cmd.ctx.now, () => this.ids.numeric('crp'));

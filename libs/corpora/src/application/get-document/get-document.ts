@@ -2,8 +2,11 @@ import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { notFound, READ_STORE, ReadStore } from '@lib/platform';
 import { corpusNotFound } from '../../domain/corpus';
-import { documentNotFound, DocumentStats } from '../../domain/document';
+import { documentNotFound } from '../../domain/document';
 import { CORPORA, DOCUMENT_IMAGES, documentReadId, DOCUMENTS, DocumentRow, ImageRow, imageReadId, imageView } from '../../read-models';
+import { documentView } from './document-view';
+
+export { documentView, storageUsage } from './document-view';
 
 export class GetDocument {
   constructor(
@@ -20,29 +23,9 @@ export class GetDocumentHandler implements IQueryHandler<GetDocument, Record<str
     if (!(await this.reads.get(CORPORA, q.corpusKey))) throw corpusNotFound(q.corpusKey);
     const row = await this.reads.get<DocumentRow>(DOCUMENTS, documentReadId(q.corpusKey, q.documentId));
     if (!row) throw documentNotFound(q.corpusKey, q.documentId);
-    return {
-      id: row.document_id,
-      metadata: row.metadata,
-      ...(row.title ? { title: row.title } : {}),
-      tables: (row.tables ?? []).map((t) => ({ id: t.id, ...(t.title ? { title: t.title } : {}), ...(t.description ? { description: t.description } : {}), data: t.data })),
-      images: (row.images ?? []).map(imageView),
-      parts: row.parts.map((p) => ({
-        text: p.text,
-        metadata: p.sectionTitle !== undefined ? { ...p.metadata, section: p.sectionTitle } : p.metadata,
-        ...(p.context !== undefined ? { context: p.context } : {}),
-        ...(p.tableId !== undefined ? { table_id: p.tableId } : {}),
-        ...(p.imageId !== undefined ? { image_id: p.imageId } : {}),
-      })),
-      storage_usage: storageUsage(row.stats),
-    };
+    return documentView(row);
   }
 }
-
-/** Text characters and image bytes; metadata apart, as the reference API reports them. */
-export const storageUsage = (stats: DocumentStats): Record<string, number> => ({
-  bytes_used: stats.characters + (stats.imageBytes ?? 0),
-  metadata_bytes_used: stats.metadataBytes,
-});
 
 export class GetImage {
   constructor(

@@ -5,8 +5,15 @@ import { CommandContext, DomainError, StreamWriter, yieldToLoop } from '@lib/pla
 import { CorpusSettings, corpusFold, requireActiveCorpus } from '../../domain/corpus';
 import { decideIndexDocument, DocumentContent, documentContent, DocumentInput, documentFold, DocumentStats } from '../../domain/document';
 import { DocumentEmbedding, embeddingText, encodeVector } from '../../domain/embedding';
+import { documentRow, DocumentRow } from '../../read-models';
 import { corpusStream, documentStream, DOCUMENT_WRITE_VISIBILITY } from '../streams';
 import type { WriteResult } from '../write-result';
+
+/** What was indexed: its stats and the read-model row it makes (for a response that must not wait for the projection). */
+export interface IndexedDocument {
+  readonly stats: DocumentStats;
+  readonly row: DocumentRow;
+}
 
 export class IndexDocument {
   constructor(
@@ -19,13 +26,13 @@ export class IndexDocument {
 }
 
 @CommandHandler(IndexDocument)
-export class IndexDocumentHandler implements ICommandHandler<IndexDocument, WriteResult<DocumentStats>> {
+export class IndexDocumentHandler implements ICommandHandler<IndexDocument, WriteResult<IndexedDocument>> {
   constructor(
     private readonly writer: StreamWriter,
     @Inject(ENCODER_REGISTRY) private readonly encoders: EncoderRegistry,
   ) {}
 
-  async execute(cmd: IndexDocument): Promise<WriteResult<DocumentStats>> {
+  async execute(cmd: IndexDocument): Promise<WriteResult<IndexedDocument>> {
     const corpus = requireActiveCorpus(await this.writer.state(corpusStream(cmd.corpusKey), corpusFold), cmd.corpusKey);
     // Checked and embedded before the write: a document that fails either leaves nothing behind.
     const content = documentContent(cmd.input);
@@ -41,14 +48,14 @@ export class IndexDocumentHandler implements ICommandHandler<IndexDocument, Writ
       cmd.waitFor === 'indexed' ? [] : DOCUMENT_WRITE_VISIBILITY,
     );
     const indexed = events[0];
-    const stats = indexed.type === 'DocumentIndexed' ? indexed.data.stats : { parts: 0, characters: 0, metadataBytes: 0 };
-    return { value: stats, position, visible };
+    if (indexed?.type !== 'DocumentIndexed') throw new Error(`Indexing ${cmd.input.id} appended ${indexed?.type ?? 'nothing'}`);
+    return { value: { stats: indexed.data.stats, row: documentRow(indexed.data) }, position, visible };
   }
 
   /** The parts' vectors from the corpus's encoder; none for a corpus created before encoders. */
   private async embed(settings: CorpusSettings, input: DocumentInput, content: DocumentContent): Promise<DocumentEmbedding | undefined> {
     if (!settings.encoderName) return undefined;
-    const encoder = this.encoders.find(settings.encoderName);
+    const encoder = await this.encoders.lookup(settings.encoderName);
     if (!encoder) {
       throw new DomainError('unavailable', 'encoder.not_configured', `The corpus's encoder "${settings.encoderName}" is not configured on this service (GET /v2/encoders lists those that are)`);
     }

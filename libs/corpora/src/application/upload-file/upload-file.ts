@@ -1,10 +1,11 @@
-import { CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { CommandBus, CommandHandler, ICommandHandler, QueryBus } from '@nestjs/cqrs';
 import { ExtractedDocument, ExtractedSection, ExtractionError, ExtractionPool } from '@lib/extraction';
 import { CommandContext, DomainError, invalid } from '@lib/platform';
 import type { ChunkingStrategy } from '../../domain/chunking';
-import type { DocumentStats, DocumentTable, Metadata, StructuredDocumentInput, StructuredSectionInput } from '../../domain/document';
-import { IndexDocument } from '../index-document/index-document';
+import type { DocumentTable, Metadata, StructuredDocumentInput, StructuredSectionInput } from '../../domain/document';
+import { IndexDocument, IndexedDocument } from '../index-document/index-document';
 import type { WriteResult } from '../write-result';
+import { MAX_SUMMARISED_TABLES, SummarizeTables, TableGenerationSpec } from './summarize-tables';
 
 /** Limits of an upload (spec: 10 MB per file); the document id is the file name (docs/corpora.md). */
 export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
@@ -16,15 +17,30 @@ export class UploadFile {
     readonly corpusKey: string,
     readonly file: Buffer,
     readonly filename: string,
-    readonly options: { readonly metadata: Metadata; readonly chunking?: ChunkingStrategy; readonly extractTables: boolean },
+    readonly options: {
+      readonly metadata: Metadata;
+      readonly chunking?: ChunkingStrategy;
+      readonly extractTables: boolean;
+      /** Summarise each extracted table through a model; the summary becomes its description (docs/corpora.md). */
+      readonly tableGeneration?: TableGenerationSpec;
+    },
     readonly ctx: CommandContext,
   ) {}
 }
 
 export interface UploadResult {
   readonly input: StructuredDocumentInput;
-  readonly stats: DocumentStats;
+  readonly indexed: IndexedDocument;
+  /** Pages scanned for tables (the reference's `extraction_usage.table_extraction_used`): 0 unless asked for. */
+  readonly tableExtractionPages: number;
 }
+
+/** A PDF's pages when tables were asked for; a file without pages counts as one. */
+const tableExtractionPages = (doc: ExtractedDocument, asked: boolean): number => {
+  if (!asked) return 0;
+  const pages = doc.metadata.page_count;
+  return typeof pages === 'number' && Number.isInteger(pages) && pages >= 0 ? pages : 1;
+};
 
 /** The file name as a document id: URL-encoded names are decoded; no slashes or control characters. */
 export function uploadDocumentId(filename: string): string {
@@ -70,6 +86,7 @@ export function documentFromFile(id: string, doc: ExtractedDocument, options: Up
 export class UploadFileHandler implements ICommandHandler<UploadFile, WriteResult<UploadResult>> {
   constructor(
     private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
     private readonly extraction: ExtractionPool,
   ) {}
 
@@ -88,14 +105,26 @@ export class UploadFileHandler implements ICommandHandler<UploadFile, WriteResul
       if (e.kind === 'timeout') throw new DomainError('unprocessable', 'upload.parse_timeout', e.message, { fieldErrors: { file: e.message } });
       throw invalid(`upload.${e.kind}_file`, e.message, { file: e.message });
     }
-    const input = documentFromFile(id, parsed, cmd.options);
+    const input = await this.withTableSummaries(documentFromFile(id, parsed, cmd.options), cmd);
     try {
-      const result: WriteResult<DocumentStats> = await this.commands.execute(new IndexDocument(cmd.corpusKey, input, 'searchable', cmd.ctx));
-      return { value: { input, stats: result.value }, position: result.position, visible: result.visible };
+      const result: WriteResult<IndexedDocument> = await this.commands.execute(new IndexDocument(cmd.corpusKey, input, 'searchable', cmd.ctx));
+      return { value: { input, indexed: result.value, tableExtractionPages: tableExtractionPages(parsed, cmd.options.extractTables) }, position: result.position, visible: result.visible };
     } catch (e) {
       // The reference API answers an upload onto an existing document id with 409.
       if (e instanceof DomainError && e.code === 'document.id_taken') throw new DomainError('conflict', e.code, e.message);
       throw e;
     }
+  }
+
+  /** Each table described by the model's summary, which its first part then carries (tableTexts). */
+  private async withTableSummaries(input: StructuredDocumentInput, cmd: UploadFile): Promise<StructuredDocumentInput> {
+    const spec = cmd.options.tableGeneration;
+    if (!spec || !input.tables?.length) return input;
+    if (input.tables.length > MAX_SUMMARISED_TABLES) {
+      const why = `the file has ${input.tables.length} tables; at most ${MAX_SUMMARISED_TABLES} can be summarised by a model in one upload`;
+      throw invalid('upload.too_many_tables', `Invalid table_extraction_config.generation: ${why}`, { 'table_extraction_config.generation': why });
+    }
+    const summaries: string[] = await this.queries.execute(new SummarizeTables(input.tables, spec, cmd.ctx));
+    return { ...input, tables: input.tables.map((t, i) => (summaries[i]?.trim() ? { ...t, description: summaries[i].trim() } : t)) };
   }
 }

@@ -85,6 +85,7 @@ export class AnswerQueryHandler implements IQueryHandler<AnswerQuery, QueryAnswe
       ...(score !== undefined ? { factual_consistency_score: score } : {}),
       ...(prompt ? { rendered_prompt: prompt.text } : {}),
       ...(warnings.length ? { warnings } : {}),
+      ...(retrieved.rewritten_queries ? { rewritten_queries: retrieved.rewritten_queries } : {}),
     };
   }
 }

@@ -52,11 +52,12 @@ export class StreamQueryAnswerHandler implements IQueryHandler<StreamQueryAnswer
     const prepared = prepareGeneration(plan, q.retrieval.query, retrieved.search_results, chatHistory);
     const endGeneration = prepared.prompt ? trace?.begin('generation') : undefined;
     const chunks = prepared.prompt ? await this.chat.stream(chatRequest(plan, prepared.prompt), q.ctx, q.signal) : undefined;
-    return this.events(plan, retrieved, prepared, chunks, q.ctx, trace, endGeneration);
+    return this.events(plan, q.retrieval.query, retrieved, prepared, chunks, q.ctx, trace, endGeneration);
   }
 
   private async *events(
     plan: GenerationPlan,
+    query: string,
     retrieved: QueryResponse,
     prepared: PreparedGeneration,
     chunks: ModelChunks | undefined,
@@ -64,7 +65,7 @@ export class StreamQueryAnswerHandler implements IQueryHandler<StreamQueryAnswer
     trace?: QueryTrace,
     endGeneration?: () => void,
   ): AsyncGenerator<QueryStreamEvent> {
-    yield { type: 'search_results', search_results: retrieved.search_results };
+    yield searchResults(retrieved);
     const warnings = [...(retrieved.warnings ?? [])];
     if (!chunks || !prepared.prompt) {
       if (trace) trace.answer = NO_RESULTS_SUMMARY;
@@ -88,7 +89,8 @@ export class StreamQueryAnswerHandler implements IQueryHandler<StreamQueryAnswer
     if (rest) yield { type: 'generation_chunk', generation_chunk: rest };
     endGeneration?.();
     if (trace) Object.assign(trace, { answer: sent, prompt: prepared.prompt.text });
-    yield { type: 'generation_info', rendered_prompt: prepared.prompt.text };
+    // The query the search ran: the first corpus's rewritten query when rewriting ran, else the one sent.
+    yield { type: 'generation_info', rendered_prompt: prepared.prompt.text, rephrased_query: retrieved.rewritten_queries?.[0]?.filter_extraction.query ?? query };
     yield { type: 'generation_end' };
     if (plan.factualConsistency) {
       const endFcs = trace?.begin('fcs');
@@ -102,8 +104,14 @@ export class StreamQueryAnswerHandler implements IQueryHandler<StreamQueryAnswer
   }
 }
 
+const searchResults = (retrieved: QueryResponse): QueryStreamEvent => ({
+  type: 'search_results',
+  search_results: retrieved.search_results,
+  ...(retrieved.rewritten_queries ? { rewritten_queries: retrieved.rewritten_queries } : {}),
+});
+
 async function* searchOnly(retrieved: QueryResponse): AsyncGenerator<QueryStreamEvent> {
-  yield { type: 'search_results', search_results: retrieved.search_results };
+  yield searchResults(retrieved);
   yield end(retrieved.warnings ?? []);
 }
 

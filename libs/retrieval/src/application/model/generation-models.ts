@@ -20,11 +20,11 @@ export class GenerationModels {
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
   ) {}
 
-  /** The registered name of the model to use; a 400 on `generation.model_parameters.llm_name` when none resolves. */
-  async resolve(requested?: string): Promise<string> {
-    if (requested !== undefined) return this.usable(requested, `No registered LLM is named "${requested}": GET /v2/llms lists them`);
+  /** The registered name of the model to use; a 400 on `field` (`generation.model_parameters.llm_name`) when none resolves. */
+  async resolve(requested?: string, field = LLM_FIELD): Promise<string> {
+    if (requested !== undefined) return this.usable(requested, `No registered LLM is named "${requested}": GET /v2/llms lists them`, field);
     const configured = this.configured();
-    if (configured) return this.usable(configured, `GENERATION_LLM is "${configured}", which is not a registered LLM: register it with POST /v2/llms or change GENERATION_LLM`);
+    if (configured) return this.usable(configured, `GENERATION_LLM is "${configured}", which is not a registered LLM: register it with POST /v2/llms or change GENERATION_LLM`, field);
     const enabled = await this.reads.find<LlmRow>(LLMS, { where: [{ field: 'enabled', op: 'eq', value: true }], limit: 2 });
     if (enabled.items.length === 1) return enabled.items[0].name;
     const problem = enabled.items.length === 0 ? 'Generation needs a language model and no LLM is registered' : 'Several LLMs are registered and none is chosen for generation';
@@ -46,10 +46,10 @@ export class GenerationModels {
     return name ? name : undefined;
   }
 
-  private async usable(name: string, unknown: string): Promise<string> {
+  private async usable(name: string, unknown: string, field: string): Promise<string> {
     const row = await findLlm(this.reads, name);
-    if (!row) throw invalid('generation.unknown_model', unknown, { [LLM_FIELD]: unknown });
-    if (!row.enabled) throw invalid('generation.model_disabled', `LLM "${row.name}" is disabled: enable it with PATCH /v2/llms/${row.id}`, { [LLM_FIELD]: 'disabled' });
+    if (!row) throw invalid('generation.unknown_model', unknown, { [field]: unknown });
+    if (!row.enabled) throw invalid('generation.model_disabled', `LLM "${row.name}" is disabled: enable it with PATCH /v2/llms/${row.id}`, { [field]: 'disabled' });
     return row.name;
   }
 }

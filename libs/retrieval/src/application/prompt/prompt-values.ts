@@ -67,6 +67,74 @@ export class PromptResult {
   }
 }
 
+/** A document part as `$vectaraDocument.parts()` holds them (summarisation templates). */
+export interface PromptPartData {
+  readonly text: string;
+  readonly metadata: Readonly<Record<string, unknown>>;
+  /** The table the part was cut from, in the reference's `Table` shape. */
+  readonly table?: unknown;
+}
+
+/** A document as a summarisation template sees it: `$vectaraDocument.json()`, `.id()`, `.metadata()`, `.parts()`. */
+export interface PromptDocumentData {
+  readonly id: string;
+  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly parts: readonly PromptPartData[];
+  /** The whole document as `json()` prints it. */
+  readonly json: Readonly<Record<string, unknown>>;
+}
+
+const DOCUMENTS = new WeakMap<PromptDocument, PromptDocumentData>();
+const PARTS = new WeakMap<PromptPart, PromptPartData>();
+const JSON_VALUES = new WeakMap<PromptJson, unknown>();
+
+export class PromptDocument {
+  constructor(data: PromptDocumentData) {
+    DOCUMENTS.set(this, data);
+  }
+  toString(): string {
+    return jsonEscape(JSON.stringify(DOCUMENTS.get(this)!.json));
+  }
+}
+
+export class PromptPart {
+  constructor(data: PromptPartData) {
+    PARTS.set(this, data);
+  }
+  toString(): string {
+    return jsonEscape(PARTS.get(this)!.text);
+  }
+}
+
+/** A value with only `json()` (a part's table). */
+export class PromptJson {
+  constructor(value: unknown) {
+    JSON_VALUES.set(this, value);
+  }
+  toString(): string {
+    return jsonEscape(JSON.stringify(JSON_VALUES.get(this)));
+  }
+}
+
+const DOCUMENT_METHODS: Record<string, (d: PromptDocumentData, args: unknown[]) => unknown> = {
+  json: (d) => textResult(JSON.stringify(d.json)),
+  id: (d) => wrap(d.id),
+  metadata: (d) => new PromptMetadata(d.metadata),
+  parts: (d) => d.parts.map((p) => new PromptPart(p)),
+};
+
+const PART_METHODS: Record<string, (p: PromptPartData, args: unknown[]) => unknown> = {
+  text: (p) => wrap(p.text),
+  getText: (p) => wrap(p.text),
+  metadata: (p) => new PromptMetadata(p.metadata),
+  hasTable: (p) => p.table !== undefined,
+  table: (p) => (p.table === undefined ? '' : new PromptJson(p.table)),
+};
+
+const JSON_METHODS: Record<string, (v: unknown, args: unknown[]) => unknown> = {
+  json: (v) => textResult(JSON.stringify(v)),
+};
+
 /** `$esc`: the escaping tool of Velocity Tools, for JSON/Java/JavaScript string literals, HTML and URLs. */
 export class EscapeTool {
   toString(): string {
@@ -89,6 +157,7 @@ function text(value: unknown): string {
   if (value instanceof PromptText) return TEXTS.get(value)!;
   if (value instanceof PromptResult) return RESULTS.get(value)!.text;
   if (value instanceof PromptMetadata) return JSON.stringify(METADATA.get(value));
+  if (value instanceof PromptPart) return PARTS.get(value)!.text;
   if (value === undefined || value === null) return '';
   if (typeof value === 'object') return JSON.stringify(unwrap(value));
   return String(value);
@@ -181,6 +250,9 @@ export function callMethod(self: unknown, name: string, args: unknown[]): unknow
   if (self instanceof PromptResult) return pick(RESULT_METHODS as Record<string, Method>, RESULTS.get(self));
   if (self instanceof PromptMetadata) return pick(METADATA_METHODS as Record<string, Method>, METADATA.get(self));
   if (self instanceof EscapeTool) return pick(ESCAPE_METHODS as Record<string, Method>, self);
+  if (self instanceof PromptDocument) return pick(DOCUMENT_METHODS as Record<string, Method>, DOCUMENTS.get(self));
+  if (self instanceof PromptPart) return pick(PART_METHODS as Record<string, Method>, PARTS.get(self));
+  if (self instanceof PromptJson) return pick(JSON_METHODS as Record<string, Method>, JSON_VALUES.get(self));
   if (self instanceof PromptText || typeof self === 'string') return pick(STRING_METHODS as Record<string, Method>, plain(self));
   if (typeof self === 'number' && name === 'toString') return String(self);
   if (Array.isArray(self)) return pick(LIST_METHODS as Record<string, Method>, self);

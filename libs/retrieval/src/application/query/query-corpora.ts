@@ -1,12 +1,14 @@
 import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { ENCODER_REGISTRY, EncoderRegistry } from '@lib/encoders';
+import { Encoder, ENCODER_REGISTRY, EncoderRegistry } from '@lib/encoders';
 import { FilterExpr, READ_STORE, ReadStore, SEARCH_INDEX, SearchHit, SearchIndex } from '@lib/platform';
 import { ContextWindow, hasContext, withContext } from './context-window';
 import { blend, lexicalScore, lexicalWeight, ScoredHit } from './hybrid';
 import { ModelRerankers } from './model-rerankers';
 import { rerank, RerankerSpec } from './rerankers';
 import type { SearchResult } from './search-result';
+import { resultAttachments, ResultAttachments } from './result-attachments';
+import { QueryRewriter, RewriteRequest, RewrittenQuery } from './query-rewriting';
 import { comparesResults } from './rerankers';
 
 export type { ResultFields, SearchResult } from './search-result';
@@ -28,7 +30,9 @@ export interface QueryOptions {
   readonly maxBy?: 'doc.id';
   readonly reranker?: RerankerSpec;
   readonly context?: ContextWindow;
-  /** Keep each result's part position (`part_index`): for callers that look the part up (the dated search tool). */
+  /** `intelligent_query_rewriting`: per corpus, a model rephrases the query and extracts a filter (query-rewriting.ts). */
+  readonly rewrite?: RewriteRequest;
+  /** Keep each result's part position (`part_index`): for callers that record which part was returned (query history). */
   readonly withPartIndex?: boolean;
 }
 
@@ -43,9 +47,11 @@ export class QueryCorpora {
 
 
 export interface QueryResponse {
-  /** `part_index` (the part's position in its document) only when `QueryOptions.withPartIndex` asks for it. */
-  search_results: (Omit<SearchResult, 'seq'> & { part_index?: number })[];
+  /** `table` / `image`: what the matched part was cut from (result-attachments.ts); `part_index` only when asked for. */
+  search_results: (Omit<SearchResult, 'seq'> & ResultAttachments & { part_index?: number })[];
   warnings?: string[];
+  /** Only when rewriting was asked for: the corpora whose query was rewritten. */
+  rewritten_queries?: RewrittenQuery[];
 }
 
 /** Candidates a reranker sees when the page is smaller. */
@@ -61,6 +67,7 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
     @Inject(SEARCH_INDEX) private readonly search: SearchIndex,
     private readonly models: ModelRerankers,
     @Inject(ENCODER_REGISTRY) private readonly encoders: EncoderRegistry,
+    private readonly rewriter: QueryRewriter,
   ) {}
 
   async execute(q: QueryCorpora): Promise<QueryResponse> {
@@ -77,18 +84,29 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
     const depth = Math.max((offset + limit) * (maxBy ? 5 : 1), reranker && reranker.type !== 'none' ? RERANK_POOL : 0);
     // MMR compares results by their stored vectors: fetched with the hits only when a reranker needs them.
     const withVectors = reranker !== undefined && comparesResults(reranker);
-    const warnings: string[] = [];
+    const rewrite = q.options.rewrite
+      ? await this.rewriter.forCorpora(q.query, q.corpora.map((c, i) => ({ corpusKey: c.corpusKey, attributes: rows[i].filter_attributes, metadataFilter: c.metadataFilter, filter: filters[i], filterField: c.filterField ?? 'metadata_filter' })), q.options.rewrite)
+      : undefined;
+    const texts = rewrite?.texts ?? q.corpora.map(() => q.query);
+    const searchFilters = rewrite?.filters ?? filters;
+    const warnings: string[] = [...(rewrite?.warnings ?? [])];
     const vectors = new Map<string, Promise<number[]>>();
-    const queryVector = (encoderName: string) => {
-      if (!vectors.has(encoderName)) {
-        vectors.set(encoderName, this.encoders.find(encoderName)!.encode([q.query], 'query').then(([v]) => Array.from(v)));
+    const encoders = new Map<string, Promise<Encoder | undefined>>();
+    const encoderOf = (name: string) => {
+      if (!encoders.has(name)) encoders.set(name, this.encoders.lookup(name));
+      return encoders.get(name)!;
+    };
+    const queryVector = (encoderName: string, text: string) => {
+      const key = `${encoderName}\u0000${text}`;
+      if (!vectors.has(key)) {
+        vectors.set(key, encoderOf(encoderName).then((e) => e!.encode([text], 'query')).then(([v]) => Array.from(v)));
       }
-      return vectors.get(encoderName)!;
+      return vectors.get(key)!;
     };
     const perCorpus = await Promise.all(
       q.corpora.map(async (c, index) => {
         const encoderName = rows[index].encoder_name;
-        const encoder = encoderName ? this.encoders.find(encoderName) : undefined;
+        const encoder = encoderName ? await encoderOf(encoderName) : undefined;
         let weight = encoder ? lexicalWeight(c.lexicalInterpolation, encoder.lexicalUnit) : 1;
         if (c.lexicalInterpolation < 1 && !encoder) {
           weight = 1;
@@ -98,7 +116,8 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
               : `semantic_search_unavailable: corpus "${c.corpusKey}" was created before encoders were available and has no vectors; ranked lexically (BM25) only`,
           );
         }
-        const scored = await this.searchCorpus(c.corpusKey, q.query, filters[index], weight, depth, encoderName ? () => queryVector(encoderName) : undefined, withVectors);
+        const text = texts[index];
+        const scored = await this.searchCorpus(c.corpusKey, text, searchFilters[index], weight, depth, encoderName ? () => queryVector(encoderName, text) : undefined, withVectors);
         return scored.map((s) => toResult(s, c.corpusKey, index, encoderName ?? undefined));
       }),
     );
@@ -123,10 +142,11 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
       });
     }
     const page = results.slice(offset, offset + limit);
-    const shown = hasContext(context) ? await this.withContext(page, context!) : page;
+    const shown = await resultAttachments(this.reads, hasContext(context) ? await this.withContext(page, context!) : page);
     const withIndex = q.options.withPartIndex === true;
     const response: QueryResponse = { search_results: shown.map(({ seq, vector: _vector, encoder: _encoder, ...result }) => (withIndex ? { ...result, part_index: seq } : result)) };
     if (warnings.length) response.warnings = warnings;
+    if (rewrite) response.rewritten_queries = rewrite.rewritten;
     return response;
   }
 
