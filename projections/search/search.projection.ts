@@ -7,7 +7,8 @@ type Handled = Extract<CorpusEvent, { type: 'CorpusCreated' | 'CorpusDeleted' | 
 export const searchProjection: SearchProjection = {
   name: 'search',
   // 2: parts carry their vectors (DocumentIndexed.embedding) and indexes their encoder's dimensions.
-  version: 2,
+  // 3: Typesense keeps metadata in typed fields (docs/filters.md); older collections must be rebuilt.
+  version: 3,
   target: 'search',
   eventTypes: ['CorpusCreated', 'CorpusDeleted', 'CorpusReset', 'DocumentIndexed', 'DocumentDeleted', 'DocumentMetadataUpdated'],
   apply(recorded: RecordedEvent): SearchOp[] {

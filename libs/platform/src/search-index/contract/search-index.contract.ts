@@ -71,6 +71,21 @@ export function describeSearchIndexContract(adapter: string, create: () => Promi
       expect(await f({ kind: 'and', items: [{ kind: 'cmp', field: year, op: '<', value: 2019 }, { kind: 'cmp', field: year, op: '>', value: 2024 }] })).toEqual([]);
     });
 
+    it('compares strings exactly, keeps each value\'s type within one field, and leaves arrays out of comparisons', async () => {
+      const index = `${name}_typed`;
+      const metas: Record<string, unknown>[] = [{ v: 'Physics' }, { v: 'physics' }, { v: 2020 }, { v: 2021.5 }, { v: true }, { v: ['physics'] }, {}];
+      await apply([{ op: 'createIndex', index }, ...metas.map((m, i) => ({ op: 'upsertDocument' as const, index, document: doc(`d${i}`, ['the'], m) }))]);
+      const v = { level: 'doc', name: 'v' } as const;
+      const ids = async (filter: FilterExpr) => [...new Set((await si.search(index, { mode: 'lexical', text: 'the', filter, limit: 50 })).map((h) => h.documentId))].sort();
+      expect(await ids({ kind: 'cmp', field: v, op: '=', value: 'physics' })).toEqual(['d1']);
+      expect(await ids({ kind: 'cmp', field: v, op: '!=', value: 'physics' })).toEqual(['d0']);
+      expect(await ids({ kind: 'like', field: v, pattern: 'Phys%' })).toEqual(['d0']);
+      expect(await ids({ kind: 'cmp', field: v, op: '>=', value: 2020 })).toEqual(['d2', 'd3']);
+      expect(await ids({ kind: 'cmp', field: v, op: '=', value: true })).toEqual(['d4']);
+      expect(await ids({ kind: 'not', item: { kind: 'in', field: v, values: ['physics', 2020] } })).toEqual(['d0', 'd3']);
+      expect(await ids({ kind: 'is_null', field: v, negated: true })).toEqual(['d0', 'd1', 'd2', 'd3', 'd4', 'd5']);
+    });
+
     it('selects the parts matchesFilter selects, for 50 generated filters (fixed seed); unsupported ones are counted', async () => {
       const [corpus] = fc.sample(corpusArbitrary(PORTABLE_PROFILE), { seed: 5150, numRuns: 1 });
       const filters = fc.sample(anyFilterArbitrary(PORTABLE_PROFILE), { seed: 5151, numRuns: 50 });
