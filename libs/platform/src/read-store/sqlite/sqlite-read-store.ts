@@ -1,3 +1,4 @@
+// Over 300 lines: one adapter whose query side and batched, position-guarded write side share the row encoding.
 import type { Statement } from 'better-sqlite3';
 import { assertNever } from '../../kernel/errors';
 import { filterToSql, jsonPathLiteral } from '../../sqlite/sqlite-filter';

@@ -86,6 +86,25 @@ export function describeSearchIndexContract(adapter: string, create: () => Promi
       expect(await ids({ kind: 'is_null', field: v, negated: true })).toEqual(['d0', 'd1', 'd2', 'd3', 'd4', 'd5']);
     });
 
+    it('applies document ops naming an incarnation only to an index created with it, and never recreates a dropped one', async () => {
+      const index = `${name}_inc`;
+      const ids = async () => [...new Set((await si.search(index, { mode: 'lexical', text: 'whales', limit: 10 })).map((h) => h.documentId))].sort();
+      await apply([{ op: 'createIndex', index, incarnation: 'crp_1' }, { op: 'upsertDocument', index, incarnation: 'crp_1', document: doc('old', ['whales']) }]);
+      await apply([{ op: 'dropIndex', index }, { op: 'createIndex', index, incarnation: 'crp_1~1' }]);
+      await apply([
+        { op: 'upsertDocument', index, incarnation: 'crp_1', document: doc('stale', ['whales']) },
+        { op: 'upsertDocument', index, incarnation: 'crp_1~1', document: doc('fresh', ['whales'], { v: 1 }) },
+      ]);
+      expect(await ids()).toEqual(['fresh']);
+      await apply([
+        { op: 'deleteDocument', index, incarnation: 'crp_1', documentId: 'fresh' },
+        { op: 'setDocumentMetadata', index, incarnation: 'crp_1', documentId: 'fresh', metadata: { v: 2 } },
+      ]);
+      expect((await si.documentParts(index, 'fresh'))[0].documentMetadata).toEqual({ v: 1 });
+      await apply([{ op: 'dropIndex', index }, { op: 'upsertDocument', index, incarnation: 'crp_1~1', document: doc('late', ['whales']) }]);
+      expect(await ids()).toEqual([]);
+    });
+
     it('selects the parts matchesFilter selects, for 50 generated filters (fixed seed); unsupported ones are counted', async () => {
       const [corpus] = fc.sample(corpusArbitrary(PORTABLE_PROFILE), { seed: 5150, numRuns: 1 });
       const filters = fc.sample(anyFilterArbitrary(PORTABLE_PROFILE), { seed: 5151, numRuns: 50 });

@@ -110,13 +110,14 @@ const TYPED_FIELDS: readonly CollectionFieldSchema[] = (['doc', 'part'] as const
 ]);
 
 /**
- * One collection per (index, generation). The regex fields type the flattened metadata whatever its names (facet
+ * One collection per (index, generation); its metadata keeps the incarnation it was created for (`SearchOp`). The regex fields type the flattened metadata whatever its names (facet
  * on where distinctValues reads them); the JSON copies are stored unindexed and returned as they were written.
  * Stemming on, as SQLite's porter tokenizer.
  */
-export function collectionSchema(name: string, dimensions?: number): CollectionCreateSchema {
+export function collectionSchema(name: string, dimensions?: number, incarnation?: string): CollectionCreateSchema {
   return {
     name,
+    ...(incarnation !== undefined && { metadata: { incarnation } }),
     enable_nested_fields: false,
     fields: [
       { name: 'doc_id', type: 'string', facet: true },

@@ -15,7 +15,8 @@ const MAX_PER_PAGE = 250;
 const RETURNED_FIELDS = 'doc_id,seq,text,title,part_meta,doc_meta';
 
 type Doc = Record<string, unknown>;
-interface CollectionInfo { readonly dimensions?: number; readonly fields: KnownFields }
+interface CollectionInfo { readonly dimensions?: number; readonly incarnation?: string; readonly fields: KnownFields }
+type Ensured = { dimensions?: number; incarnation?: string };
 interface RawHit { document: Doc; text_match?: number; vector_distance?: number; hybrid_search_info?: { rank_fusion_score?: number } }
 interface RawResult { hits?: RawHit[]; facet_counts?: { field_name: string; counts: { value: string }[] }[]; code?: number; error?: string }
 
@@ -32,7 +33,7 @@ export const queryWords = queryTerms;
 export class TypesenseSearchIndex implements SearchIndex, ProjectionSink<SearchOp> {
   private active: number | undefined;
   /** Collections known to exist (and their vector size): saves a GET before every write. */
-  private readonly ensured = new Map<string, { dimensions?: number }>();
+  private readonly ensured = new Map<string, Ensured>();
   private readonly ownName: RegExp;
 
   constructor(private readonly client: Client, private readonly checkpoints: CheckpointStore, private readonly prefix: string) {
@@ -188,30 +189,39 @@ export class TypesenseSearchIndex implements SearchIndex, ProjectionSink<SearchO
   }
 
   private async applyOp(op: SearchOp, generation: number, position: number): Promise<void> {
-    if (op.op === 'createIndex') await this.ensure(op.index, generation, op.dimensions);
+    if (op.op === 'createIndex') await this.ensure(op.index, generation, op.dimensions, op.incarnation);
     else if (op.op === 'dropIndex') await this.drop(op.index, generation);
+    else if (!(await this.accepts(op.index, generation, op.incarnation))) return;
     else if (op.op === 'upsertDocument') await this.upsert(op.index, generation, op.document, position);
     else if (op.op === 'deleteDocument') await this.deleteParts(this.collection(op.index, generation), op.documentId);
     else if (op.op === 'setDocumentMetadata') await this.setMetadata(this.collection(op.index, generation), op.documentId, op.metadata, position);
     else assertNever(op);
   }
 
+  /** Whether a document op may write: any for an op without incarnation, else only a collection created with it. */
+  private async accepts(index: string, generation: number, incarnation: string | undefined): Promise<boolean> {
+    if (incarnation === undefined) return true;
+    const name = this.collection(index, generation);
+    const known = this.ensured.get(name) ?? (await this.describe(name));
+    return known?.incarnation === incarnation;
+  }
+
   private async describe(collection: string): Promise<CollectionInfo | undefined> {
     return ignoreNotFound(async () => collectionInfo(await this.client.collections(collection).retrieve()));
   }
 
-  private async ensure(index: string, generation: number, dimensions?: number): Promise<{ dimensions?: number }> {
+  private async ensure(index: string, generation: number, dimensions?: number, incarnation?: string): Promise<Ensured> {
     const name = this.collection(index, generation);
     let known = this.ensured.get(name);
     if (!known) {
       known = await this.describe(name);
       if (!known) {
         try {
-          await this.client.collections().create(collectionSchema(name, dimensions));
-          known = { dimensions };
+          await this.client.collections().create(collectionSchema(name, dimensions, incarnation));
+          known = { dimensions, incarnation };
         } catch (e) {
           if (!(e instanceof Errors.ObjectAlreadyExists)) throw e;
-          known = (await this.describe(name)) ?? { dimensions };
+          known = (await this.describe(name)) ?? { dimensions, incarnation };
         }
       }
       if (await this.isActive(generation)) await this.client.aliases().upsert(this.alias(index), { collection_name: name });
@@ -220,7 +230,7 @@ export class TypesenseSearchIndex implements SearchIndex, ProjectionSink<SearchO
     if (dimensions && known.dimensions === undefined) {
       // Created before its first vector arrived: add the vector field now (Typesense can add fields).
       await this.client.collections(name).update({ fields: [embeddingField(dimensions)] });
-      this.ensured.set(name, (known = { dimensions }));
+      this.ensured.set(name, (known = { ...known, dimensions }));
     }
     return known;
   }
@@ -325,14 +335,15 @@ async function boundary<T>(what: string, fn: () => Promise<T>): Promise<T> {
 }
 
 /** The typed metadata fields Typesense added to the schema as documents brought them (not the regex declarations). */
-function collectionInfo(schema: CollectionSchema): CollectionInfo {
+function collectionInfo(schema: CollectionSchema & { metadata?: { incarnation?: unknown } }): CollectionInfo {
+  const incarnation = typeof schema.metadata?.incarnation === 'string' ? schema.metadata.incarnation : undefined;
   const fields = new Set<string>();
   let dimensions: number | undefined;
   for (const f of schema.fields ?? []) {
     if (f.name === 'embedding') dimensions = f.num_dim;
     else if (/^(doc|part)__[A-Za-z0-9_]+__[hsnb]$/.test(f.name)) fields.add(f.name);
   }
-  return { dimensions, fields };
+  return { dimensions, incarnation, fields };
 }
 
 function toHit(d: Doc, scores: Pick<SearchHit, 'score' | 'textScore' | 'vectorDistance'>): SearchHit {

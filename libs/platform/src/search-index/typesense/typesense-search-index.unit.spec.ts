@@ -259,6 +259,17 @@ describe('TypesenseSearchIndex at the HTTP boundary', () => {
     expect(saved.map((s) => s[2])).toEqual([1, 2, 3]);
   });
 
+  it('keeps the incarnation in the collection metadata and writes documents of another one nowhere', async () => {
+    await apply(1, [{ op: 'createIndex', index: 'docs', incarnation: 'crp_1~1' }]);
+    expect(fake.collections.get('t_docs_g1')!.schema.metadata).toEqual({ incarnation: 'crp_1~1' });
+    await apply(2, [{ op: 'upsertDocument', index: 'docs', incarnation: 'crp_1', document: doc('stale', ['x']) }, { op: 'deleteDocument', index: 'docs', incarnation: 'crp_1', documentId: 'd' }]);
+    await apply(3, [{ op: 'upsertDocument', index: 'docs', incarnation: 'crp_1~1', document: doc('fresh', ['x']) }]);
+    expect([...fake.collections.get('t_docs_g1')!.docs.keys()]).toEqual(['fresh:0']);
+    expect(fake.requests.filter((r) => r.method === 'DELETE').map((r) => r.query.get('filter_by'))).toEqual(['doc_id:=`fresh`']);
+    await apply(4, [{ op: 'dropIndex', index: 'docs' }, { op: 'upsertDocument', index: 'docs', incarnation: 'crp_1~1', document: doc('late', ['x']) }]);
+    expect(fake.collections.size).toBe(0);
+  });
+
   it('throws when any import line fails (G11: HTTP 200 on partial failure) and keeps the checkpoint', async () => {
     fake.failImport = (d) => (d.text === 'bad' ? 'Field `seq` must be an int32.' : undefined);
     const failing = apply(1, [{ op: 'upsertDocument', index: 'docs', document: doc('d1', ['good', 'bad']) }]);
