@@ -7,6 +7,7 @@ import { decideIndexDocument, DocumentContent, documentContent, DocumentInput, d
 import { DocumentEmbedding, embeddingText, encodeVector } from '../../domain/embedding';
 import { corpusStream, documentStream, DOCUMENT_WRITE_VISIBILITY } from '../streams';
 import type { WriteResult } from '../write-result';
+import { requireUnchangedCorpus } from '../incarnation';
 
 export class IndexDocument {
   constructor(
@@ -40,6 +41,7 @@ export class IndexDocumentHandler implements ICommandHandler<IndexDocument, Writ
       cmd.ctx,
       cmd.waitFor === 'indexed' ? [] : DOCUMENT_WRITE_VISIBILITY,
     );
+    await requireUnchangedCorpus(this.writer, cmd.corpusKey, corpus);
     const indexed = events[0];
     const stats = indexed.type === 'DocumentIndexed' ? indexed.data.stats : { parts: 0, characters: 0, metadataBytes: 0 };
     return { value: stats, position, visible };
