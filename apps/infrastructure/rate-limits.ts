@@ -30,7 +30,9 @@ export function sqliteRateLimits(dataDir: string): { limits: RateLimits; close: 
     const tableName = `rate_${name}`;
     // Created here, synchronously: the library creates it asynchronously and refuses counts until then.
     db.prepare(`CREATE TABLE IF NOT EXISTS ${tableName} (key TEXT PRIMARY KEY, points INTEGER NOT NULL DEFAULT 0, expire INTEGER)`).run();
-    return new RateLimiterSQLite({ storeClient: db, storeType: 'better-sqlite3', tableName, tableCreated: true, clearExpiredByTimeout: true, points, duration });
+    // A file that cannot be written (disk full, locked past the busy timeout) counts in memory rather than failing requests.
+    const insuranceLimiter = new RateLimiterMemory({ points, duration });
+    return new RateLimiterSQLite({ storeClient: db, storeType: 'better-sqlite3', tableName, tableCreated: true, clearExpiredByTimeout: true, points, duration, insuranceLimiter });
   };
   return { limits, close: () => db.close() };
 }
