@@ -26,7 +26,8 @@ async function snapshot(dataDir: string) {
   await runtime.init();
   const read = async () => {
     const all = async (c: string) => (await reads.find<ReadDoc>(c, { limit: 100_000 })).items;
-    const documents = await all(DOCUMENTS);
+    // Fence rows (`~fence/<key>`, the documents projection's corpus incarnations) are not documents.
+    const documents = (await all(DOCUMENTS)).filter((d) => !d.id.startsWith('~fence/'));
     const parts = await Promise.all(documents.map((d) => search.documentParts(String(d.corpus_key), String(d.document_id))));
     return { corpora: await all(CORPORA), documents, parts };
   };

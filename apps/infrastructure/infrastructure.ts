@@ -3,6 +3,7 @@ import { CheckpointStore, EventStore, PolledProjectionProgress, ProjectionProgre
 import { SqliteDatabase, SqliteEventStore, SqliteProjectionState, SqliteReadStore, SqliteSearchIndex } from '@lib/platform/sqlite';
 import { ALL_PROJECTIONS } from '@projections';
 import type { Logger } from 'pino';
+import { mongoRateLimits, RateLimits, sqliteRateLimits } from './rate-limits';
 
 export type Role = 'all' | 'api' | 'worker';
 
@@ -16,6 +17,8 @@ export interface Infrastructure {
   readonly runtime?: ProjectionRuntime;
   readonly progress: ProjectionProgress;
   readonly adapters: { events: string; reads: string; search: string };
+  /** The edge's rate limiters, counting in a store every process shares (MongoDB when configured, else SQLite). */
+  readonly rateLimits: RateLimits;
   close(): Promise<void>;
 }
 
@@ -44,13 +47,18 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
 
   let state: ProjectionStateStore;
   let reads: Infrastructure['reads'];
+  let rateLimits: RateLimits;
   if (config.mongoUrl) {
     const { connectMongo } = await import('./mongo');
     const mongo = await connectMongo(config);
     closers.push(() => mongo.close());
     state = mongo.state;
     reads = mongo.reads;
+    rateLimits = mongoRateLimits(mongo.client, config.mongoDatabase);
   } else {
+    const shared = sqliteRateLimits(config.dataDir);
+    closers.push(() => shared.close());
+    rateLimits = shared.limits;
     const sqliteState = new SqliteProjectionState(embedded());
     state = sqliteState;
     reads = new SqliteReadStore(embedded(), sqliteState);
@@ -85,6 +93,7 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
     state,
     runtime,
     progress,
+    rateLimits,
     adapters: {
       events: config.eventStoreUrl ? 'eventstoredb' : 'sqlite',
       reads: config.mongoUrl ? 'mongodb' : 'sqlite',

@@ -8,5 +8,5 @@ export async function connectMongo(config: ServiceConfig) {
   await client.connect();
   const db = client.db(config.mongoDatabase);
   const state = new MongoProjectionState(db);
-  return { state, reads: new MongoReadStore(db, state), close: () => client.close() };
+  return { client, state, reads: new MongoReadStore(db, state), close: () => client.close() };
 }

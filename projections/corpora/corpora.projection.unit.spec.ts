@@ -1,5 +1,5 @@
 import { CORPORA } from '@lib/corpora/read-models';
-import { corporaHistory, given, onceAndTwice } from '@lib/testing';
+import { corporaHistory, given, onceAndTwice, racedHistory } from '@lib/testing';
 import { corporaProjection } from './corpora.projection';
 
 describe('corpora projection', () => {
@@ -14,6 +14,13 @@ describe('corpora projection', () => {
     expect(await h.reads.get(CORPORA, 'a')).toMatchObject(expected);
     await h.replay(s.log.events.slice(1));
     expect(await h.reads.get(CORPORA, 'a')).toMatchObject(expected);
+    h.close();
+  });
+
+  it('counts no document write decided against a corpus that was reset or deleted before it was appended', async () => {
+    const h = await given(racedHistory().log.events).project(corporaProjection);
+    expect(await h.reads.get(CORPORA, 'a')).toMatchObject({ used_docs: 1, used_parts: 1, epoch: 1, incarnation: 'crp_a~1' });
+    expect(await h.reads.get(CORPORA, 'b')).toMatchObject({ corpus_id: 'crp_b2', used_docs: 0, used_parts: 0 });
     h.close();
   });
 

@@ -1,13 +1,18 @@
-import { CorpusEvent, decodeVector, DocumentEvent } from '@lib/corpora/events';
+import { corpusIncarnation, CorpusEvent, decodeVector, DocumentEvent, documentIncarnation } from '@lib/corpora/events';
 import { assertNever, RecordedEvent, SearchOp, SearchProjection } from '@lib/platform/projections';
 
 type Handled = Extract<CorpusEvent, { type: 'CorpusCreated' | 'CorpusDeleted' | 'CorpusReset' }> | DocumentEvent;
 
-/** One search index per corpus key; parts carry their document's metadata so filters need no join. */
+/**
+ * One search index per corpus key; parts carry their document's metadata so filters need no join. Each index records
+ * the corpus incarnation it was created for, and document ops name theirs: a document decided against a corpus that
+ * was reset or deleted meanwhile lands nowhere (docs/corpora.md).
+ */
 export const searchProjection: SearchProjection = {
   name: 'search',
   // 2: parts carry their vectors (DocumentIndexed.embedding) and indexes their encoder's dimensions.
-  version: 2,
+  // 3: Typesense keeps metadata in typed fields (docs/filters.md), and indexes record their incarnation.
+  version: 3,
   target: 'search',
   eventTypes: ['CorpusCreated', 'CorpusDeleted', 'CorpusReset', 'DocumentIndexed', 'DocumentDeleted', 'DocumentMetadataUpdated'],
   apply(recorded: RecordedEvent): SearchOp[] {
@@ -16,7 +21,8 @@ export const searchProjection: SearchProjection = {
       case 'CorpusCreated':
       case 'CorpusReset': {
         const dimensions = event.type === 'CorpusCreated' ? event.data.settings.encoderDimensions : event.data.encoderDimensions;
-        return [{ op: 'dropIndex', index: event.data.corpusKey }, { op: 'createIndex', index: event.data.corpusKey, ...(dimensions ? { dimensions } : {}) }];
+        const incarnation = corpusIncarnation(event.data.corpusId, event.type === 'CorpusReset' ? event.data.epoch : 0);
+        return [{ op: 'dropIndex', index: event.data.corpusKey }, { op: 'createIndex', index: event.data.corpusKey, incarnation, ...(dimensions ? { dimensions } : {}) }];
       }
       case 'CorpusDeleted':
         return [{ op: 'dropIndex', index: event.data.corpusKey }];
@@ -27,6 +33,7 @@ export const searchProjection: SearchProjection = {
           {
             op: 'upsertDocument',
             index: d.corpusKey,
+            incarnation: documentIncarnation(recorded.streamId),
             document: {
               documentId: d.documentId,
               documentMetadata: d.metadata,
@@ -42,9 +49,11 @@ export const searchProjection: SearchProjection = {
         ];
       }
       case 'DocumentDeleted':
-        return [{ op: 'deleteDocument', index: event.data.corpusKey, documentId: event.data.documentId }];
+        return [{ op: 'deleteDocument', index: event.data.corpusKey, documentId: event.data.documentId, incarnation: documentIncarnation(recorded.streamId) }];
       case 'DocumentMetadataUpdated':
-        return [{ op: 'setDocumentMetadata', index: event.data.corpusKey, documentId: event.data.documentId, metadata: event.data.metadata }];
+        return [
+          { op: 'setDocumentMetadata', index: event.data.corpusKey, documentId: event.data.documentId, metadata: event.data.metadata, incarnation: documentIncarnation(recorded.streamId) },
+        ];
       default:
         return assertNever(event);
     }

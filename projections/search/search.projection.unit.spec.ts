@@ -1,4 +1,4 @@
-import { corporaHistory, given, onceAndTwice, ProjectionHarness } from '@lib/testing';
+import { corporaHistory, given, onceAndTwice, ProjectionHarness, racedHistory } from '@lib/testing';
 import { searchProjection } from './search.projection';
 
 describe('search projection', () => {
@@ -17,6 +17,14 @@ describe('search projection', () => {
     s.created('a', 'crp_a2');
     await h.project(s.log.events.slice(-2));
     expect(await ids('whales')).toEqual([]);
+    h.close();
+  });
+
+  it('indexes no document write decided against a corpus that was reset or deleted before it was appended', async () => {
+    const h = await given(racedHistory().log.events).project(searchProjection);
+    const hits = async (index: string) => (await h.search.search(index, { mode: 'lexical', text: 'whales', limit: 10 })).map((x) => [x.documentId, x.documentMetadata]);
+    expect(await hits('a')).toEqual([['fresh', { id: 'fresh' }]]);
+    expect(await hits('b')).toEqual([]);
     h.close();
   });
 

@@ -187,11 +187,11 @@ export class ApiModule {
       providers: [
         { provide: APP_FILTER, useValue: new ErrorFilter(options.log) },
         { provide: APP_PIPE, useClass: SingleQueryParams },
-        { provide: AuthFailures, useValue: new AuthFailures(options.config.authFailuresPerMinute) },
+        { provide: AuthFailures, useValue: new AuthFailures(options.infra.rateLimits('auth_failures', options.config.authFailuresPerMinute, 60)) },
         { provide: RequestBodies, useValue: new RequestBodies(bodyLimits(options.config)) },
         {
           provide: APP_GUARD,
-          useFactory: (reflector: Reflector, auth: Authenticator, failures: AuthFailures, bodies: RequestBodies) => new AuthGuard(reflector, auth, failures, bodies, options.config),
+          useFactory: (reflector: Reflector, auth: Authenticator, failures: AuthFailures, bodies: RequestBodies) => new AuthGuard(reflector, auth, failures, bodies, options.config, options.infra.rateLimits),
           inject: [Reflector, Authenticator, AuthFailures, RequestBodies],
         },
       ],

@@ -1,4 +1,4 @@
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import { DomainError } from '@lib/platform';
 
 const REMEMBERED_FOR_MS = 24 * 60 * 60 * 1000;
@@ -14,16 +14,15 @@ export const rateLimited = (res: RateLimiterRes, what: string): DomainError =>
  * locking out the people who share that address: once an address is over its limit, its requests are
  * answered 429 unless they carry a credential that already succeeded from that address before. A valid
  * credential new to the address waits like a guess would, so the answer tells an attacker nothing; the
- * callers already working from behind the same proxy go on working.
+ * callers already working from behind the same proxy go on working. The failures count in the shared store
+ * (every API process together); which credentials worked from where is remembered per process.
  */
 export class AuthFailures {
-  private readonly failures: RateLimiterMemory;
   /** `address␀credential` → when it succeeded last; a Map keeps insertion order, oldest first. */
   private readonly known = new Map<string, number>();
 
-  constructor(perMinute: number, private readonly now: () => number = Date.now) {
-    this.failures = new RateLimiterMemory({ points: perMinute, duration: 60 });
-  }
+  /** `failures` counts failed authentications per address (points per minute: the limit). */
+  constructor(private readonly failures: RateLimiterAbstract, private readonly now: () => number = Date.now) {}
 
   /** Whether the address is over its limit now (checked before a credential is verified). */
   async blockedFor(address: string): Promise<RateLimiterRes | undefined> {

@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import { Authenticator, CorpusSource, decide, POLICIES, PolicyName, Principal } from '@lib/auth';
 import { corpusNotFound } from '@lib/corpora';
 import { DomainError, notFound, ServiceConfig } from '@lib/platform';
@@ -44,8 +44,8 @@ function corpusKeysOf(req: Request, source: CorpusSource): string[] {
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
-  private readonly perCredential: RateLimiterMemory;
-  private readonly perOwner: RateLimiterMemory;
+  private readonly perCredential: RateLimiterAbstract;
+  private readonly perOwner: RateLimiterAbstract;
 
   constructor(
     private readonly reflector: Reflector,
@@ -53,9 +53,11 @@ export class AuthGuard implements CanActivate {
     private readonly failures: AuthFailures,
     private readonly bodies: RequestBodies,
     config: ServiceConfig,
+    /** Makes limiters that count in the store every API process shares. */
+    limits: (name: string, points: number, durationSeconds: number) => RateLimiterAbstract,
   ) {
-    this.perCredential = new RateLimiterMemory({ points: config.rateLimitPerMinute, duration: 60 });
-    this.perOwner = new RateLimiterMemory({ points: config.rateLimitPerOwnerPerMinute, duration: 60 });
+    this.perCredential = limits('credential', config.rateLimitPerMinute, 60);
+    this.perOwner = limits('owner', config.rateLimitPerOwnerPerMinute, 60);
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -83,7 +85,7 @@ export class AuthGuard implements CanActivate {
     return true;
   }
 
-  private async consume(limiter: RateLimiterMemory, bucket: string, what: string): Promise<void> {
+  private async consume(limiter: RateLimiterAbstract, bucket: string, what: string): Promise<void> {
     try {
       await limiter.consume(bucket);
     } catch (e) {

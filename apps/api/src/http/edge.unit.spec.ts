@@ -1,3 +1,4 @@
+import { RateLimiterMemory } from 'rate-limiter-flexible';
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
 import { IsObject, IsOptional, IsString, ValidateNested } from 'class-validator';
@@ -77,7 +78,7 @@ describe('redactUrl', () => {
 describe('AuthFailures', () => {
   it('blocks an address past its limit except for credentials that already succeeded from it', async () => {
     let now = 0;
-    const failures = new AuthFailures(2, () => now);
+    const failures = new AuthFailures(new RateLimiterMemory({ points: 2, duration: 60 }), () => now);
     failures.admit('1.1.1.1', 'key-a', await failures.blockedFor('1.1.1.1'), 'x');
     await failures.failed('1.1.1.1');
     await failures.failed('1.1.1.1');

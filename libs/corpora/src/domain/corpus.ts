@@ -132,6 +132,18 @@ export function decideDeleteCorpus(state: CorpusState, command: { corpusKey: str
   return [{ type: 'CorpusDeleted', data: { corpusKey: command.corpusKey, corpusId: state.corpusId, deletedAt: now.toISOString() } }];
 }
 
+/**
+ * What a corpus holds at one time: its id, and the epoch after resets (docs/corpora.md). Document streams are named
+ * by it, so a document event says which incarnation it was decided against; projections apply it only to that one.
+ */
+export const corpusIncarnation = (corpusId: string, epoch = 0): string => (epoch === 0 ? corpusId : `${corpusId}~${epoch}`);
+
+/** The incarnation a document stream (`document-<incarnation>.<documentId>`) belongs to. */
+export function documentIncarnation(streamId: string): string {
+  const name = streamId.slice('document-'.length);
+  return decodeURIComponent(name.slice(0, name.indexOf('.')));
+}
+
 /** Guard used by document commands: the corpus must exist and be enabled for writes. */
 export function requireActiveCorpus(state: CorpusState, corpusKey: string): Extract<CorpusState, { status: 'active' }> {
   if (state.status !== 'active') throw corpusNotFound(corpusKey);

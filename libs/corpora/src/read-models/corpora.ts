@@ -1,6 +1,6 @@
 import { MAX_METADATA_BYTES } from '../domain/document';
 import { collection } from '@lib/platform/projections';
-import type { CorpusEvent, FilterAttribute } from '../domain/corpus';
+import { corpusIncarnation, type CorpusEvent, type FilterAttribute } from '../domain/corpus';
 
 /** One row per corpus, keyed by corpus key, with usage counters kept by document events (projections/corpora). */
 export type CorpusRow = {
@@ -24,6 +24,8 @@ export type CorpusRow = {
   readonly used_bytes?: number;
   /** Set by a reset (the documents' epoch); absent before the first. */
   readonly epoch?: number;
+  /** The corpus id and epoch (`corpusIncarnation`): document events of another one leave the counters alone. */
+  readonly incarnation: string;
   readonly created_at: string;
 };
 
@@ -37,6 +39,7 @@ export function corpusRow(d: CorpusCreated): CorpusRow {
   return {
     id: d.corpusKey,
     corpus_id: d.corpusId,
+    incarnation: corpusIncarnation(d.corpusId),
     key: d.corpusKey,
     name: s.name,
     description: s.description,

@@ -5,6 +5,6 @@
  */
 export * from '../kernel/index';
 export * from './projection';
-export type { CollectionSpec, ReadOp } from '../read-store/read-store.port';
+export type { CollectionSpec, ReadOp, RowGuard } from '../read-store/read-store.port';
 export type { SearchOp, IndexedDocument } from '../search-index/search-index.port';
 export * from '../read-store/read-ops';

@@ -1,4 +1,4 @@
-import type { Condition, ReadDoc, ReadOp } from './read-store.port';
+import type { Condition, ReadDoc, ReadOp, RowGuard } from './read-store.port';
 
 declare const rowType: unique symbol;
 
@@ -43,3 +43,6 @@ export const removeWhere = <Row extends ReadDoc>(from: Collection<Row>, where: r
   collection: from,
   where,
 });
+
+/** The op, applied only while the guard row of its collection holds (`RowGuard`). */
+export const onlyIf = (guard: RowGuard, op: ReadOp): ReadOp => ({ ...op, onlyIf: guard });

@@ -51,8 +51,20 @@ export interface Page<T> {
   readonly nextPageKey?: string;
 }
 
+/**
+ * Makes an op conditional on another row of the same collection: the op applies only while row `id` exists and its
+ * top-level `field` equals `equals`, as the ops before it in log order left it. A projection keeps such a row as a
+ * fence (the corpus incarnation its documents belong to), so an event decided against a stale state lands nowhere.
+ * Same collection only: that is what keeps the check in order with the fence's own writes on every adapter.
+ */
+export interface RowGuard {
+  readonly id: string;
+  readonly field: string;
+  readonly equals: string | number | boolean;
+}
+
 /** A write a projection asks for; sinks apply them idempotently, in order, with the checkpoint. */
-export type ReadOp =
+export type ReadOp = (
   | { readonly op: 'put'; readonly collection: string; readonly doc: ReadDoc }
   | {
       readonly op: 'patch';
@@ -64,7 +76,8 @@ export type ReadOp =
       readonly inc?: Readonly<Record<string, number>>;
     }
   | { readonly op: 'delete'; readonly collection: string; readonly id: string }
-  | { readonly op: 'deleteWhere'; readonly collection: string; readonly where: readonly Condition[] };
+  | { readonly op: 'deleteWhere'; readonly collection: string; readonly where: readonly Condition[] }
+) & { readonly onlyIf?: RowGuard };
 
 /** The query side of the read store: what query handlers use. */
 export interface ReadStore {

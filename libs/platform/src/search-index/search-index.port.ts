@@ -45,12 +45,24 @@ export interface SearchHit {
 }
 
 /** A write the search projection asks for; sinks apply them idempotently, in order. */
+/**
+ * `incarnation` names what an index holds (a corpus's id and epoch): `createIndex` records it, and a document op that
+ * names one applies only to an index that exists with that incarnation. So a document decided against a corpus that
+ * was reset or deleted meanwhile lands nowhere, even when its event follows the reset in the log; a document op
+ * without one applies as before (an upsert creating the index).
+ */
 export type SearchOp =
-  | { readonly op: 'createIndex'; readonly index: string; readonly dimensions?: number }
+  | { readonly op: 'createIndex'; readonly index: string; readonly dimensions?: number; readonly incarnation?: string }
   | { readonly op: 'dropIndex'; readonly index: string }
-  | { readonly op: 'upsertDocument'; readonly index: string; readonly document: IndexedDocument }
-  | { readonly op: 'deleteDocument'; readonly index: string; readonly documentId: string }
-  | { readonly op: 'setDocumentMetadata'; readonly index: string; readonly documentId: string; readonly metadata: Readonly<Record<string, unknown>> };
+  | { readonly op: 'upsertDocument'; readonly index: string; readonly document: IndexedDocument; readonly incarnation?: string }
+  | { readonly op: 'deleteDocument'; readonly index: string; readonly documentId: string; readonly incarnation?: string }
+  | {
+      readonly op: 'setDocumentMetadata';
+      readonly index: string;
+      readonly documentId: string;
+      readonly metadata: Readonly<Record<string, unknown>>;
+      readonly incarnation?: string;
+    };
 
 /** The query side of the search index. An index that does not exist searches as empty. */
 export interface SearchIndex {

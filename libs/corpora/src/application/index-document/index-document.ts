@@ -8,6 +8,7 @@ import { DocumentEmbedding, embeddingText, encodeVector } from '../../domain/emb
 import { documentRow, DocumentRow } from '../../read-models';
 import { corpusStream, documentStream, DOCUMENT_WRITE_VISIBILITY } from '../streams';
 import type { WriteResult } from '../write-result';
+import { requireUnchangedCorpus } from '../incarnation';
 
 /** What was indexed: its stats and the read-model row it makes (for a response that must not wait for the projection). */
 export interface IndexedDocument {
@@ -47,6 +48,7 @@ export class IndexDocumentHandler implements ICommandHandler<IndexDocument, Writ
       cmd.ctx,
       cmd.waitFor === 'indexed' ? [] : DOCUMENT_WRITE_VISIBILITY,
     );
+    await requireUnchangedCorpus(this.writer, cmd.corpusKey, corpus);
     const indexed = events[0];
     if (indexed?.type !== 'DocumentIndexed') throw new Error(`Indexing ${cmd.input.id} appended ${indexed?.type ?? 'nothing'}`);
     return { value: { stats: indexed.data.stats, row: documentRow(indexed.data) }, position, visible };

@@ -4,6 +4,7 @@ import { corpusFold, requireActiveCorpus } from '../../domain/corpus';
 import { decideUpdateDocumentMetadata, documentFold, Metadata, MetadataStrategy } from '../../domain/document';
 import { StreamWriter } from '@lib/platform';
 import { corpusStream, documentStream, DOCUMENT_WRITE_VISIBILITY } from '../streams';
+import { requireUnchangedCorpus } from '../incarnation';
 import type { WriteResult } from '../write-result';
 
 export class UpdateDocumentMetadata {
@@ -33,6 +34,8 @@ export class UpdateDocumentMetadataHandler implements ICommandHandler<UpdateDocu
       cmd.ctx,
       cmd.jobId ? [] : DOCUMENT_WRITE_VISIBILITY,
     );
+    // A job's update that lost to a reset is harmless and counted by the job as it finds the document gone.
+    if (!cmd.jobId && events.length) await requireUnchangedCorpus(this.writer, cmd.corpusKey, corpus);
     const updated = events.find((e) => e.type === 'DocumentMetadataUpdated');
     return { value: { changed: !!updated, metadata: updated?.type === 'DocumentMetadataUpdated' ? updated.data.metadata : undefined }, position, visible };
   }

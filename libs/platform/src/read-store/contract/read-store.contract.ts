@@ -156,6 +156,28 @@ export function describeReadStoreContract(adapter: string, create: () => Promise
       expect((await store.find(coll, { limit: 10 })).items.map((d) => d.id)).toEqual(['b']);
     });
 
+    it('applies a guarded op only while its guard row holds, as the events before it left it', async () => {
+      const fence = (equals: string) => ({ id: 'fence', field: 'incarnation', equals });
+      await store.applyBatch(
+        p.name,
+        1,
+        [
+          { position: 1, ops: [{ op: 'put', collection: coll, doc: { id: 'fence', incarnation: 'one' } }] },
+          { position: 2, ops: [{ op: 'put', collection: coll, doc: item('a', 'g', 1), onlyIf: fence('one') }] },
+          { position: 3, ops: [{ op: 'put', collection: coll, doc: { id: 'fence', incarnation: 'two' } }] },
+          { position: 4, ops: [{ op: 'put', collection: coll, doc: item('b', 'g', 1), onlyIf: fence('one') }, { op: 'patch', collection: coll, id: 'a', set: { rank: 9 }, onlyIf: fence('one') }] },
+        ],
+        4,
+      );
+      pos = 4;
+      await apply([
+        { op: 'delete', collection: coll, id: 'a', onlyIf: fence('one') },
+        { op: 'put', collection: coll, doc: item('c', 'g', 1), onlyIf: { id: 'missing', field: 'incarnation', equals: 'two' } },
+      ]);
+      await apply([{ op: 'patch', collection: coll, id: 'a', inc: { rank: 1 }, onlyIf: fence('two') }]);
+      expect((await store.find(coll, { limit: 10 })).items.map((d) => [d.id, d.rank])).toEqual([['a', 2], ['fence', undefined]]);
+    });
+
     it('stores the checkpoint with the batch, and a replayed batch changes nothing', async () => {
       const batch = [{ position: 10, ops: [{ op: 'put', collection: coll, doc: item('a', 'g', 1, { n: 0 }) } as ReadOp] },
         { position: 11, ops: [{ op: 'patch', collection: coll, id: 'a', inc: { n: 1 } } as ReadOp] }];

@@ -221,6 +221,21 @@ export class MongoReadStore implements ReadStore, ProjectionSink<ReadOp> {
    * happen while replaying after a crash. `ordered: false` would lose the order, and per-op calls every round trip.
    */
   private async write(coll: MongoCollectionLike, staged: readonly StagedOp[], replay: boolean): Promise<void> {
+    // A guarded op reads its guard row after the ops before it are written: runs of unguarded ops go in one bulk.
+    let run: StagedOp[] = [];
+    for (const s of staged) {
+      if (s.op.onlyIf) {
+        await this.writeRun(coll, run, replay);
+        run = [];
+        const { id, field, equals } = s.op.onlyIf;
+        if (!(await coll.findOne({ _id: id, [field]: equals }, { projection: { _id: 1 } }))) continue;
+      }
+      run.push(s);
+    }
+    await this.writeRun(coll, run, replay);
+  }
+
+  private async writeRun(coll: MongoCollectionLike, staged: readonly StagedOp[], replay: boolean): Promise<void> {
     let from = 0;
     while (from < staged.length) {
       try {

@@ -119,6 +119,16 @@ describe('MongoReadStore at the driver boundary', () => {
     expect(db.calls('bulkWrite', 'rm_tags_g3')).toEqual([[[{ deleteOne: { filter: { _id: 't', ...guard(8, 0) } } }], { ordered: true }]]);
   });
 
+  it('writes what precedes a guarded op, then reads its guard row, and drops the op when the guard does not hold', async () => {
+    const { db, store } = setup();
+    const fence = { id: 'fence', field: 'incarnation', equals: 'crp_1~1' };
+    db.collection('rm_items_g1').answer = (f) => (f.incarnation === 'crp_1~1' ? { _id: 'fence' } : null);
+    await store.applyBatch('p', 1, [batch(1, put('fence', { incarnation: 'crp_1~1' }), { ...put('new'), onlyIf: fence }, { ...put('stale'), onlyIf: { ...fence, equals: 'crp_1' } })], 1);
+    const writes = db.log.filter((c) => c.coll === 'rm_items_g1').map((c) => (c.method === 'bulkWrite' ? (c.args[0] as MongoWriteModel[]).map((m) => ('replaceOne' in m ? m.replaceOne.filter._id : '?')) : c.method));
+    expect(writes).toEqual([['fence'], 'findOne', ['new'], 'findOne']);
+    expect(db.calls('findOne', 'rm_items_g1')[0]).toEqual([{ _id: 'fence', incarnation: 'crp_1~1' }, { projection: { _id: 1 } }]);
+  });
+
   it('skips events at or before the stored checkpoint and stores the new one with $max after the writes', async () => {
     const { db, store } = setup();
     db.collection('projection_checkpoints').rows.push({ _id: 'p:1', position: 7 });

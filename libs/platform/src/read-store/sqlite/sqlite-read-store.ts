@@ -1,3 +1,4 @@
+// Over 300 lines: one adapter whose query side and batched, position-guarded write side share the row encoding.
 import type { Statement } from 'better-sqlite3';
 import { assertNever } from '../../kernel/errors';
 import { filterToSql, jsonPathLiteral } from '../../sqlite/sqlite-filter';
@@ -15,6 +16,7 @@ import {
   ReadDoc,
   ReadOp,
   ReadStore,
+  RowGuard,
 } from '../read-store.port';
 import { applyPatch } from '../patch';
 
@@ -262,6 +264,7 @@ class PendingWrites {
   }
 
   apply(op: ReadOp, position: number, guarded: boolean): void {
+    if (op.onlyIf && !this.holds(op.collection, op.onlyIf)) return;
     switch (op.op) {
       case 'put': {
         const e = this.putEntry(op.collection, op.doc.id);
@@ -292,6 +295,11 @@ class PendingWrites {
       default:
         assertNever(op);
     }
+  }
+
+  private holds(collection: string, guard: RowGuard): boolean {
+    const row = this.entry(collection, guard.id).row;
+    return row !== undefined && row.doc[guard.field] === guard.equals;
   }
 
   flush(): void {

@@ -71,6 +71,40 @@ export function describeSearchIndexContract(adapter: string, create: () => Promi
       expect(await f({ kind: 'and', items: [{ kind: 'cmp', field: year, op: '<', value: 2019 }, { kind: 'cmp', field: year, op: '>', value: 2024 }] })).toEqual([]);
     });
 
+    it('compares strings exactly, keeps each value\'s type within one field, and leaves arrays out of comparisons', async () => {
+      const index = `${name}_typed`;
+      const metas: Record<string, unknown>[] = [{ v: 'Physics' }, { v: 'physics' }, { v: 2020 }, { v: 2021.5 }, { v: true }, { v: ['physics'] }, {}];
+      await apply([{ op: 'createIndex', index }, ...metas.map((m, i) => ({ op: 'upsertDocument' as const, index, document: doc(`d${i}`, ['the'], m) }))]);
+      const v = { level: 'doc', name: 'v' } as const;
+      const ids = async (filter: FilterExpr) => [...new Set((await si.search(index, { mode: 'lexical', text: 'the', filter, limit: 50 })).map((h) => h.documentId))].sort();
+      expect(await ids({ kind: 'cmp', field: v, op: '=', value: 'physics' })).toEqual(['d1']);
+      expect(await ids({ kind: 'cmp', field: v, op: '!=', value: 'physics' })).toEqual(['d0']);
+      expect(await ids({ kind: 'like', field: v, pattern: 'Phys%' })).toEqual(['d0']);
+      expect(await ids({ kind: 'cmp', field: v, op: '>=', value: 2020 })).toEqual(['d2', 'd3']);
+      expect(await ids({ kind: 'cmp', field: v, op: '=', value: true })).toEqual(['d4']);
+      expect(await ids({ kind: 'not', item: { kind: 'in', field: v, values: ['physics', 2020] } })).toEqual(['d0', 'd3']);
+      expect(await ids({ kind: 'is_null', field: v, negated: true })).toEqual(['d0', 'd1', 'd2', 'd3', 'd4', 'd5']);
+    });
+
+    it('applies document ops naming an incarnation only to an index created with it, and never recreates a dropped one', async () => {
+      const index = `${name}_inc`;
+      const ids = async () => [...new Set((await si.search(index, { mode: 'lexical', text: 'whales', limit: 10 })).map((h) => h.documentId))].sort();
+      await apply([{ op: 'createIndex', index, incarnation: 'crp_1' }, { op: 'upsertDocument', index, incarnation: 'crp_1', document: doc('old', ['whales']) }]);
+      await apply([{ op: 'dropIndex', index }, { op: 'createIndex', index, incarnation: 'crp_1~1' }]);
+      await apply([
+        { op: 'upsertDocument', index, incarnation: 'crp_1', document: doc('stale', ['whales']) },
+        { op: 'upsertDocument', index, incarnation: 'crp_1~1', document: doc('fresh', ['whales'], { v: 1 }) },
+      ]);
+      expect(await ids()).toEqual(['fresh']);
+      await apply([
+        { op: 'deleteDocument', index, incarnation: 'crp_1', documentId: 'fresh' },
+        { op: 'setDocumentMetadata', index, incarnation: 'crp_1', documentId: 'fresh', metadata: { v: 2 } },
+      ]);
+      expect((await si.documentParts(index, 'fresh'))[0].documentMetadata).toEqual({ v: 1 });
+      await apply([{ op: 'dropIndex', index }, { op: 'upsertDocument', index, incarnation: 'crp_1~1', document: doc('late', ['whales']) }]);
+      expect(await ids()).toEqual([]);
+    });
+
     it('selects the parts matchesFilter selects, for 50 generated filters (fixed seed); unsupported ones are counted', async () => {
       const [corpus] = fc.sample(corpusArbitrary(PORTABLE_PROFILE), { seed: 5150, numRuns: 1 });
       const filters = fc.sample(anyFilterArbitrary(PORTABLE_PROFILE), { seed: 5151, numRuns: 50 });

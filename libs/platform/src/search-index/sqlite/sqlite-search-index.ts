@@ -1,3 +1,4 @@
+// Over 300 lines: one adapter whose query side (lexical, vector, fields) and write side share the per-index tables.
 import type { Statement } from 'better-sqlite3';
 import { assertNever } from '../../kernel/errors';
 import type { ApplyOptions, PositionedOps, ProjectionShape, ProjectionSink } from '../../projections/projection';
@@ -48,6 +49,9 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     private readonly state: SqliteProjectionState,
   ) {
     sqlite.db.exec(SCHEMA);
+    // Added after the first release: files made before have the table without it.
+    const columns = sqlite.db.prepare('PRAGMA table_info(si_indexes)').all() as { name: string }[];
+    if (!columns.some((c) => c.name === 'incarnation')) sqlite.db.exec('ALTER TABLE si_indexes ADD COLUMN incarnation TEXT');
   }
 
   private stmt(sql: string): Statement {
@@ -63,11 +67,20 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     return this.stmt('SELECT tid FROM si_indexes WHERE name = ? AND generation = ?').pluck().get(index, generation) as number | undefined;
   }
 
-  private createIndex(index: string, generation: number): number {
+  /** The index's table, when the op may write it: any index for an op without incarnation, else only the same one. */
+  private tableFor(index: string, generation: number, incarnation: string | undefined): number | undefined {
+    if (incarnation === undefined) return this.tableId(index, generation);
+    return this.stmt('SELECT tid FROM si_indexes WHERE name = ? AND generation = ? AND incarnation = ?').pluck().get(index, generation, incarnation) as number | undefined;
+  }
+
+  private createIndex(index: string, generation: number, incarnation?: string): number {
     const existing = this.tableId(index, generation);
-    if (existing !== undefined) return existing;
+    if (existing !== undefined) {
+      if (incarnation !== undefined) this.stmt('UPDATE si_indexes SET incarnation = ? WHERE tid = ?').run(incarnation, existing);
+      return existing;
+    }
     const tid = ((this.stmt('SELECT COALESCE(MAX(tid), 0) FROM si_indexes').pluck().get() as number) ?? 0) + 1;
-    this.stmt('INSERT INTO si_indexes (name, generation, tid) VALUES (?, ?, ?)').run(index, generation, tid);
+    this.stmt('INSERT INTO si_indexes (name, generation, tid, incarnation) VALUES (?, ?, ?, ?)').run(index, generation, tid, incarnation ?? null);
     const t = `si_${tid}`;
     this.sqlite.db.exec(`
       CREATE TABLE ${t}_parts (rowid INTEGER PRIMARY KEY, doc_id TEXT NOT NULL, seq INTEGER NOT NULL, text TEXT NOT NULL,
@@ -219,21 +232,23 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
   private applyOp(op: SearchOp, generation: number): void {
     switch (op.op) {
       case 'createIndex':
-        this.createIndex(op.index, generation);
+        this.createIndex(op.index, generation, op.incarnation);
         return;
       case 'dropIndex':
         this.dropIndex(op.index, generation);
         return;
-      case 'upsertDocument':
-        this.upsertDocument(this.createIndex(op.index, generation), op.document);
+      case 'upsertDocument': {
+        const tid = op.incarnation === undefined ? this.createIndex(op.index, generation) : this.tableFor(op.index, generation, op.incarnation);
+        if (tid !== undefined) this.upsertDocument(tid, op.document);
         return;
+      }
       case 'deleteDocument': {
-        const tid = this.tableId(op.index, generation);
+        const tid = this.tableFor(op.index, generation, op.incarnation);
         if (tid !== undefined) this.deleteParts(tid, op.documentId);
         return;
       }
       case 'setDocumentMetadata': {
-        const tid = this.tableId(op.index, generation);
+        const tid = this.tableFor(op.index, generation, op.incarnation);
         if (tid !== undefined) this.stmt(`UPDATE si_${tid}_parts SET doc_meta = ? WHERE doc_id = ?`).run(JSON.stringify(op.metadata), op.documentId);
         return;
       }

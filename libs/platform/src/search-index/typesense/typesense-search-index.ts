@@ -1,5 +1,5 @@
 // Over 300 lines: one adapter whose methods share the collection cache, the generation logic and the error
-// translation; the schema and field mapping already live in typesense-filter.ts.
+// translation; the layout lives in typesense-layout.ts and the filter translation in typesense-filter.ts.
 import { Client, Errors } from 'typesense';
 import type { CollectionSchema } from 'typesense';
 import { assertNever, DomainError } from '../../kernel/errors';
@@ -7,14 +7,16 @@ import type { ApplyOptions, CheckpointStore, PositionedOps, ProjectionShape, Pro
 import type { FieldRef, FilterExpr } from '../../filter/filter';
 import { queryTerms } from '../query-terms';
 import { fuseRanks, IndexedDocument, SearchHit, SearchIndex, SearchOp, SearchRequest } from '../search-index.port';
-import { collectionSchema, embeddingField, fieldKind, FieldKind, filterLiteral, flatFieldName, flattenMetadata, KnownFields, partDocument, toFilterBy } from './typesense-filter';
+import { filterLiteral, KnownFields, toFilterBy } from './typesense-filter';
+import { collectionSchema, embeddingField, flattenMetadata, hexString, importLines, keyNumber, partDocument, typedFieldName } from './typesense-layout';
 
 /** `max_per_page` of the server (include/tsconfig.h): larger limits are fetched page by page. */
 const MAX_PER_PAGE = 250;
 const RETURNED_FIELDS = 'doc_id,seq,text,title,part_meta,doc_meta';
 
 type Doc = Record<string, unknown>;
-interface CollectionInfo { readonly dimensions?: number; readonly fields: KnownFields }
+interface CollectionInfo { readonly dimensions?: number; readonly incarnation?: string; readonly fields: KnownFields }
+type Ensured = { dimensions?: number; incarnation?: string };
 interface RawHit { document: Doc; text_match?: number; vector_distance?: number; hybrid_search_info?: { rank_fusion_score?: number } }
 interface RawResult { hits?: RawHit[]; facet_counts?: { field_name: string; counts: { value: string }[] }[]; code?: number; error?: string }
 
@@ -31,7 +33,7 @@ export const queryWords = queryTerms;
 export class TypesenseSearchIndex implements SearchIndex, ProjectionSink<SearchOp> {
   private active: number | undefined;
   /** Collections known to exist (and their vector size): saves a GET before every write. */
-  private readonly ensured = new Map<string, { dimensions?: number }>();
+  private readonly ensured = new Map<string, Ensured>();
   private readonly ownName: RegExp;
 
   constructor(private readonly client: Client, private readonly checkpoints: CheckpointStore, private readonly prefix: string) {
@@ -106,16 +108,15 @@ export class TypesenseSearchIndex implements SearchIndex, ProjectionSink<SearchO
     return boundary('facet query', async () => {
       const alias = this.alias(index);
       const info = await this.describe(alias);
-      const name = flatFieldName(field);
-      const kind = info?.fields.get(name);
+      const slots = FACETS.filter((slot) => info?.fields.has(typedFieldName(field, slot)));
       const filter = info && options.filter ? toFilterBy(options.filter, info.fields) : true;
-      if (!kind || filter === false) return [];
+      if (slots.length === 0 || filter === false) return [];
       const limit = options.limit ?? 1000;
-      // Alphabetical facet order, so a truncated list keeps the smallest values as SQLite's ORDER BY does.
-      const facet_by = kind === 'string' ? `${name}(sort_by: _alpha:asc)` : name;
+      // Strings in hex order, which is their byte order: a truncated list keeps the smallest values as SQLite's ORDER BY does.
+      const facet_by = slots.map((slot) => (slot === 's' ? `${typedFieldName(field, slot)}(sort_by: _alpha:asc)` : typedFieldName(field, slot))).join(',');
       const result = await this.multiSearch({ collection: alias, q: '*', facet_by, max_facet_values: limit, per_page: 0, ...(typeof filter === 'string' && { filter_by: filter }) });
-      const counts = result?.facet_counts?.find((f) => f.field_name === name)?.counts ?? [];
-      return counts.map((c) => facetValue(c.value, kind)).sort(compareValues).slice(0, limit);
+      const values = slots.flatMap((slot) => (result?.facet_counts?.find((f) => f.field_name === typedFieldName(field, slot))?.counts ?? []).map((c) => facetValue(c.value, slot)));
+      return values.sort(compareValues).slice(0, limit);
     });
   }
 
@@ -188,30 +189,39 @@ export class TypesenseSearchIndex implements SearchIndex, ProjectionSink<SearchO
   }
 
   private async applyOp(op: SearchOp, generation: number, position: number): Promise<void> {
-    if (op.op === 'createIndex') await this.ensure(op.index, generation, op.dimensions);
+    if (op.op === 'createIndex') await this.ensure(op.index, generation, op.dimensions, op.incarnation);
     else if (op.op === 'dropIndex') await this.drop(op.index, generation);
+    else if (!(await this.accepts(op.index, generation, op.incarnation))) return;
     else if (op.op === 'upsertDocument') await this.upsert(op.index, generation, op.document, position);
     else if (op.op === 'deleteDocument') await this.deleteParts(this.collection(op.index, generation), op.documentId);
     else if (op.op === 'setDocumentMetadata') await this.setMetadata(this.collection(op.index, generation), op.documentId, op.metadata, position);
     else assertNever(op);
   }
 
+  /** Whether a document op may write: any for an op without incarnation, else only a collection created with it. */
+  private async accepts(index: string, generation: number, incarnation: string | undefined): Promise<boolean> {
+    if (incarnation === undefined) return true;
+    const name = this.collection(index, generation);
+    const known = this.ensured.get(name) ?? (await this.describe(name));
+    return known?.incarnation === incarnation;
+  }
+
   private async describe(collection: string): Promise<CollectionInfo | undefined> {
     return ignoreNotFound(async () => collectionInfo(await this.client.collections(collection).retrieve()));
   }
 
-  private async ensure(index: string, generation: number, dimensions?: number): Promise<{ dimensions?: number }> {
+  private async ensure(index: string, generation: number, dimensions?: number, incarnation?: string): Promise<Ensured> {
     const name = this.collection(index, generation);
     let known = this.ensured.get(name);
     if (!known) {
       known = await this.describe(name);
       if (!known) {
         try {
-          await this.client.collections().create(collectionSchema(name, dimensions));
-          known = { dimensions };
+          await this.client.collections().create(collectionSchema(name, dimensions, incarnation));
+          known = { dimensions, incarnation };
         } catch (e) {
           if (!(e instanceof Errors.ObjectAlreadyExists)) throw e;
-          known = (await this.describe(name)) ?? { dimensions };
+          known = (await this.describe(name)) ?? { dimensions, incarnation };
         }
       }
       if (await this.isActive(generation)) await this.client.aliases().upsert(this.alias(index), { collection_name: name });
@@ -220,7 +230,7 @@ export class TypesenseSearchIndex implements SearchIndex, ProjectionSink<SearchO
     if (dimensions && known.dimensions === undefined) {
       // Created before its first vector arrived: add the vector field now (Typesense can add fields).
       await this.client.collections(name).update({ fields: [embeddingField(dimensions)] });
-      this.ensured.set(name, (known = { dimensions }));
+      this.ensured.set(name, (known = { ...known, dimensions }));
     }
     return known;
   }
@@ -245,12 +255,16 @@ export class TypesenseSearchIndex implements SearchIndex, ProjectionSink<SearchO
     await ignoreNotFound(() => this.client.collections(collection).documents().delete({ filter_by: `doc_id:=${filterLiteral(documentId)}` }));
   }
 
-  /** Re-upserts every part with the new document metadata, dropping the old flattened fields. */
+  /**
+   * Re-upserts every part with the new document metadata. The typed fields are made again from the JSON copies,
+   * not copied from the export: JSON.parse would round the int64 order keys.
+   */
   private async setMetadata(collection: string, documentId: string, metadata: Readonly<Doc>, position: number): Promise<void> {
     const parts = await this.exportParts(collection, documentId);
     const flat = flattenMetadata('doc', metadata);
-    const rest = (old: Doc) => Object.fromEntries(Object.entries(old).filter(([k]) => !k.startsWith('doc__')));
-    const rows = parts.map((old) => ({ ...rest(old), ...flat.fields, doc_meta: JSON.stringify(metadata), doc_has: flat.present, _pos: position }));
+    const kept = (old: Doc) => Object.fromEntries(Object.entries(old).filter(([k]) => !k.startsWith('doc__') && !k.startsWith('part__')));
+    const partFields = (old: Doc) => flattenMetadata('part', typeof old.part_meta === 'string' ? (JSON.parse(old.part_meta) as Doc) : {}).fields;
+    const rows = parts.map((old) => ({ ...kept(old), ...partFields(old), ...flat.fields, doc_meta: JSON.stringify(metadata), doc_has: flat.present, _pos: position }));
     if (rows.length) await this.importAll(collection, rows);
   }
 
@@ -261,7 +275,8 @@ export class TypesenseSearchIndex implements SearchIndex, ProjectionSink<SearchO
 
   /** G11: import answers HTTP 200 with one result per line even when some failed, so every line is checked. */
   private async importAll(collection: string, rows: Doc[]): Promise<void> {
-    const results = await this.client.collections(collection).documents().import(rows, { action: 'upsert', dirty_values: 'coerce_or_drop', throwOnFail: false });
+    const body = await this.client.collections(collection).documents().import(importLines(rows), { action: 'upsert', dirty_values: 'reject', throwOnFail: false });
+    const results = jsonLines(body) as { success?: boolean; error?: string }[];
     const failed = results.flatMap((r, i) => (r.success ? [] : [`${String(rows[i]?.id)}: ${r.error}`]));
     if (failed.length || results.length !== rows.length) {
       throw new DomainError('upstream', 'search.import_failed', `Typesense import into ${collection}: ${failed.length || rows.length - results.length} of ${rows.length} failed: ${failed.slice(0, 3).join('; ')}`);
@@ -319,14 +334,16 @@ async function boundary<T>(what: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-function collectionInfo(schema: CollectionSchema): CollectionInfo {
-  const fields = new Map<string, FieldKind>();
+/** The typed metadata fields Typesense added to the schema as documents brought them (not the regex declarations). */
+function collectionInfo(schema: CollectionSchema & { metadata?: { incarnation?: unknown } }): CollectionInfo {
+  const incarnation = typeof schema.metadata?.incarnation === 'string' ? schema.metadata.incarnation : undefined;
+  const fields = new Set<string>();
   let dimensions: number | undefined;
   for (const f of schema.fields ?? []) {
     if (f.name === 'embedding') dimensions = f.num_dim;
-    else if (f.name.startsWith('doc__') || f.name.startsWith('part__')) fields.set(f.name, fieldKind(f.type));
+    else if (/^(doc|part)__[A-Za-z0-9_]+__[hsnb]$/.test(f.name)) fields.add(f.name);
   }
-  return { dimensions, fields };
+  return { dimensions, incarnation, fields };
 }
 
 function toHit(d: Doc, scores: Pick<SearchHit, 'score' | 'textScore' | 'vectorDistance'>): SearchHit {
@@ -359,8 +376,10 @@ function score(hits: RawHit[], mode: SearchRequest['mode'], text: boolean, vecto
   });
 }
 
-/** Typesense reports facet values as strings, whatever the field's type. */
-const facetValue = (value: string, kind: FieldKind): unknown => (kind === 'int' || kind === 'float' ? Number(value) : kind === 'bool' ? value === 'true' : value);
+const FACETS = ['s', 'n', 'b'] as const;
+
+/** Typesense reports facet values as strings, whatever the field's type: decoded from the typed layout. */
+const facetValue = (value: string, slot: (typeof FACETS)[number]): unknown => (slot === 's' ? hexString(value) : slot === 'n' ? keyNumber(BigInt(value)) : value === 'true');
 
 const compareValues = (a: unknown, b: unknown): number =>
   typeof a === 'number' && typeof b === 'number' ? a - b : String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0;

@@ -2,7 +2,10 @@ import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http
 import type { AddressInfo } from 'node:net';
 import { Client } from 'typesense';
 import type { CheckpointStore, ProjectionShape } from '../../projections/projection';
+import type { FilterExpr } from '../../filter/filter';
 import type { IndexedDocument, SearchOp } from '../search-index.port';
+import { typesenseFilterModel } from './typesense-filter-model';
+import { numberKey, stringHash, stringHex } from './typesense-layout';
 import { TypesenseSearchIndex } from './typesense-search-index';
 
 type Doc = Record<string, unknown>;
@@ -43,6 +46,46 @@ class FakeTypesense {
 
   searches(): Doc[] {
     return this.requests.filter((r) => r.path === '/multi_search').map((r) => (JSON.parse(r.body) as { searches: Doc[] }).searches[0]);
+  }
+
+  /**
+   * Types a document's fields as Typesense does: a declared field or regex field gives its type; `auto` takes the
+   * type of the first value seen and coerces later ones (`coerce_or_drop`) or rejects them.
+   */
+  private typeFields(c: Collection, doc: Doc): string | undefined {
+    for (const [k, v] of Object.entries(doc)) {
+      if (!/^(doc|part)__/.test(k)) continue;
+      let field = c.schema.fields.find((f) => f.name === k);
+      const declared = field ?? c.schema.fields.find((f) => f.name.includes('*') && new RegExp(`^${f.name}$`).test(k));
+      if (!field && declared) {
+        const auto = typeof v === 'string' ? 'string' : typeof v === 'boolean' ? 'bool' : Number.isInteger(v) ? 'int64' : 'float';
+        field = { name: k, type: declared.type === 'auto' ? auto : declared.type };
+        c.schema.fields.push(field);
+      }
+      if (!field) continue;
+      const type = field.type;
+      const numeric = type === 'int64' || type === 'float';
+      if (numeric && (typeof v === 'number' || /^-?\d+$/.test(String(v)))) doc[k] = type === 'int64' && typeof v === 'number' ? Math.trunc(v) : v;
+      else if (type === 'string' && typeof v !== 'object') doc[k] = String(v);
+      else if (type === 'bool' && typeof v === 'boolean') continue;
+      else if (this.coerce) delete doc[k];
+      else return `Field \`${k}\` must be a ${type}.`;
+    }
+    return undefined;
+  }
+
+  /** Whether the last import asked for `dirty_values=coerce_or_drop` (else values of the wrong type are rejected). */
+  private coerce = false;
+
+  /** Answers a search from the stored documents, evaluating `filter_by` with the model of Typesense's filters. */
+  filtering(): void {
+    this.answer = (search) => {
+      const c = this.resolve(String(search.collection))!;
+      const typeOf = (name: string) => (name.endsWith('_has') ? 'string[]' : c.schema.fields.find((f) => f.name === name)?.type);
+      const selected = search.filter_by ? typesenseFilterModel(String(search.filter_by), typeOf) : () => true;
+      const hits = [...c.docs.values()].filter(selected).map((document) => ({ document, text_match: 1 }));
+      return { hits, found: hits.length };
+    };
   }
 
   private resolve(name: string): Collection | undefined {
@@ -102,15 +145,13 @@ class FakeTypesense {
       return json(200, c.schema);
     }
     if (action === 'import') {
+      this.coerce = url.searchParams.get('dirty_values') === 'coerce_or_drop';
+      // Large integers (the layout's int64 keys) stay digit strings: JSON.parse would round them.
       const results = body.split('\n').map((line) => {
-        const doc = JSON.parse(line) as Doc;
-        const error = this.failImport(doc);
+        const doc = JSON.parse(line.replace(/([:,[])(-?\d{16,})(?=[,}\]])/g, '$1"$2"')) as Doc;
+        const error = this.failImport(doc) ?? this.typeFields(c, doc);
         if (error) return { success: false, error, code: 400, document: line };
         c.docs.set(String(doc.id), doc);
-        for (const [k, v] of Object.entries(doc)) {
-          const auto = typeof v === 'string' ? 'string' : typeof v === 'boolean' ? 'bool' : Number.isInteger(v) ? 'int64' : 'float';
-          if (/^(doc|part)__/.test(k) && !c.schema.fields.some((f) => f.name === k)) c.schema.fields.push({ name: k, type: auto });
-        }
         return { success: true };
       });
       return text(results.map((r) => JSON.stringify(r)).join('\n'));
@@ -161,7 +202,7 @@ describe('TypesenseSearchIndex at the HTTP boundary', () => {
   });
   afterEach(() => fake.stop());
 
-  it('creates a collection per index and generation with the flattened-metadata schema, aliased when active', async () => {
+  it('creates a collection per index and generation with the typed flattened-metadata schema, aliased when active', async () => {
     await apply(1, [{ op: 'createIndex', index: 'docs', dimensions: 3 }]);
     const { schema } = fake.collections.get('t_docs_g1')!;
     expect(schema.enable_nested_fields).toBe(false);
@@ -174,7 +215,10 @@ describe('TypesenseSearchIndex at the HTTP boundary', () => {
         expect.objectContaining({ name: '_pos', type: 'int64' }),
         expect.objectContaining({ name: 'doc_has', type: 'string[]' }),
         { name: 'embedding', type: 'float[]', num_dim: 3, optional: true },
-        { name: '.*', type: 'auto', optional: true, facet: true },
+        { name: 'doc__.*__h', type: 'string', optional: true },
+        { name: 'part__.*__s', type: 'string', optional: true, facet: true },
+        { name: 'doc__.*__n', type: 'int64', optional: true, facet: true },
+        { name: 'part__.*__b', type: 'bool', optional: true, facet: true },
       ]),
     );
     expect(fake.aliases.get('t_docs')).toBe('t_docs_g1');
@@ -204,11 +248,26 @@ describe('TypesenseSearchIndex at the HTTP boundary', () => {
     expect(fake.requests[imp].query.get('action')).toBe('upsert');
     expect(fake.collections.get('t_docs_g1')!.docs.get('d1:1')).toEqual({
       id: 'd1:1', doc_id: 'd1', seq: 1, text: 'two', part_meta: '{"lang":"eng"}', doc_meta: '{"year":2020,"created at":"x","gone":null}', _pos: 2,
-      doc__year: 2020, doc__created_20at: 'x', part__lang: 'eng', doc_has: ['doc__year', 'doc__created_20at'], part_has: ['part__lang'], embedding: [1, 1, 0],
+      doc__year__n: String(numberKey(2020)), doc__created_20at__h: stringHash('x'), doc__created_20at__s: stringHex('x'), part__lang__h: stringHash('eng'), part__lang__s: stringHex('eng'),
+      doc_has: ['doc__year', 'doc__year__n', 'doc__created_20at', 'doc__created_20at__h', 'doc__created_20at__s'],
+      part_has: ['part__lang', 'part__lang__h', 'part__lang__s'],
+      embedding: [1, 1, 0],
     });
+    expect(fake.requests[imp].query.get('dirty_values')).toBe('reject');
     await apply(3, [{ op: 'upsertDocument', index: 'docs', document: doc('d1', ['only']) }]);
     expect([...fake.collections.get('t_docs_g1')!.docs.keys()]).toEqual(['d1:0']);
     expect(saved.map((s) => s[2])).toEqual([1, 2, 3]);
+  });
+
+  it('keeps the incarnation in the collection metadata and writes documents of another one nowhere', async () => {
+    await apply(1, [{ op: 'createIndex', index: 'docs', incarnation: 'crp_1~1' }]);
+    expect(fake.collections.get('t_docs_g1')!.schema.metadata).toEqual({ incarnation: 'crp_1~1' });
+    await apply(2, [{ op: 'upsertDocument', index: 'docs', incarnation: 'crp_1', document: doc('stale', ['x']) }, { op: 'deleteDocument', index: 'docs', incarnation: 'crp_1', documentId: 'd' }]);
+    await apply(3, [{ op: 'upsertDocument', index: 'docs', incarnation: 'crp_1~1', document: doc('fresh', ['x']) }]);
+    expect([...fake.collections.get('t_docs_g1')!.docs.keys()]).toEqual(['fresh:0']);
+    expect(fake.requests.filter((r) => r.method === 'DELETE').map((r) => r.query.get('filter_by'))).toEqual(['doc_id:=`fresh`']);
+    await apply(4, [{ op: 'dropIndex', index: 'docs' }, { op: 'upsertDocument', index: 'docs', incarnation: 'crp_1~1', document: doc('late', ['x']) }]);
+    expect(fake.collections.size).toBe(0);
   });
 
   it('throws when any import line fails (G11: HTTP 200 on partial failure) and keeps the checkpoint', async () => {
@@ -230,6 +289,37 @@ describe('TypesenseSearchIndex at the HTTP boundary', () => {
     expect(saved).toEqual([['search', 1, 6]]);
   });
 
+  describe('filters with the semantics of the SQLite default, against a server that normalises and types values', () => {
+    const ids = async (filter: FilterExpr) => (await index.search('docs', { mode: 'lexical', text: 'x', filter, limit: 10 })).map((h) => h.documentId).sort();
+    const field = (name: string) => ({ level: 'doc', name }) as const;
+    const index3 = (metas: Record<string, unknown>[]) =>
+      apply(1, [{ op: 'createIndex', index: 'docs' }, ...metas.map((m, i): SearchOp => ({ op: 'upsertDocument', index: 'docs', document: doc(`d${i}`, ['x'], m) }))]);
+    beforeEach(() => fake.filtering());
+
+    it('compares strings case- and punctuation-sensitively, for equality, lists and prefixes', async () => {
+      await index3([{ kind: 'Physics' }, { kind: 'physics' }, { kind: 'phys-ics' }]);
+      expect(await ids({ kind: 'cmp', field: field('kind'), op: '=', value: 'physics' })).toEqual(['d1']);
+      expect(await ids({ kind: 'in', field: field('kind'), values: ['Physics', 'phys ics'] })).toEqual(['d0']);
+      expect(await ids({ kind: 'cmp', field: field('kind'), op: '!=', value: 'physics' })).toEqual(['d0', 'd2']);
+      expect(await ids({ kind: 'like', field: field('kind'), pattern: 'phys-%' })).toEqual(['d2']);
+    });
+
+    it('keeps each value\'s type whatever type the field\'s first value had', async () => {
+      await index3([{ year: 'unknown' }, { year: 2020 }, { year: 2021.5 }, { year: true }]);
+      expect(await ids({ kind: 'cmp', field: field('year'), op: '>=', value: 2020 })).toEqual(['d1', 'd2']);
+      expect(await ids({ kind: 'cmp', field: field('year'), op: '=', value: 'unknown' })).toEqual(['d0']);
+      expect(await ids({ kind: 'cmp', field: field('year'), op: '=', value: true })).toEqual(['d3']);
+      expect(await ids({ kind: 'not', item: { kind: 'cmp', field: field('year'), op: '<', value: 2021 } })).toEqual(['d2']);
+    });
+
+    it('leaves arrays out of comparisons, as UNKNOWN, while IS NULL sees them', async () => {
+      await index3([{ tags: ['x'] }, { tags: 'y' }, {}]);
+      expect(await ids({ kind: 'cmp', field: field('tags'), op: '!=', value: 'x' })).toEqual(['d1']);
+      expect(await ids({ kind: 'not', item: { kind: 'in', field: field('tags'), values: ['x'] } })).toEqual(['d1']);
+      expect(await ids({ kind: 'is_null', field: field('tags'), negated: true })).toEqual(['d0', 'd1']);
+    });
+  });
+
   describe('search', () => {
     const part = { doc_id: 'd1', seq: 0, text: 'whales', part_meta: '{"lang":"eng"}', doc_meta: '{"year":2020}' };
     beforeEach(() => apply(1, [{ op: 'upsertDocument', index: 'docs', document: doc('d1', ['whales'], { year: 2020, kind: 'animal' }) }]));
@@ -238,7 +328,7 @@ describe('TypesenseSearchIndex at the HTTP boundary', () => {
       fake.answer = () => ({ hits: [{ document: part, text_match: 1000 }] });
       const filter = { kind: 'cmp', field: { level: 'doc', name: 'year' }, op: '>=', value: 2020 } as const;
       const hits = await index.search('docs', { mode: 'lexical', text: '"); DROP -x whales*', filter, limit: 5 });
-      expect(fake.searches()[0]).toMatchObject({ collection: 't_docs', q: 'drop x whales', query_by: 'text,title', filter_by: 'doc__year:>=2020', per_page: 5, page: 1, num_typos: 0, prefix: false });
+      expect(fake.searches()[0]).toMatchObject({ collection: 't_docs', q: 'drop x whales', query_by: 'text,title', filter_by: `doc__year__n:>=${numberKey(2020)}`, per_page: 5, page: 1, num_typos: 0, prefix: false });
       expect(fake.searches()[0].vector_query).toBeUndefined();
       expect(hits).toEqual([{ documentId: 'd1', seq: 0, text: 'whales', sectionTitle: undefined, partMetadata: { lang: 'eng' }, documentMetadata: { year: 2020 }, textScore: 1000, score: 1000 }]);
     });
@@ -303,12 +393,17 @@ describe('TypesenseSearchIndex at the HTTP boundary', () => {
       await fake.start();
     });
 
-    it('lists distinct values with a facet query on the flattened field', async () => {
-      fake.answer = (s) => ({ hits: [], facet_counts: [{ field_name: String(s.facet_by).split('(')[0], counts: [{ value: '2023' }, { value: '2018' }] }] });
-      expect(await index.distinctValues('docs', { level: 'doc', name: 'year' }, { limit: 10 })).toEqual([2018, 2023]);
-      expect(fake.searches()[0]).toMatchObject({ collection: 't_docs', q: '*', facet_by: 'doc__year', max_facet_values: 10, per_page: 0 });
-      await index.distinctValues('docs', { level: 'doc', name: 'kind' });
-      expect(fake.searches()[1]).toMatchObject({ facet_by: 'doc__kind(sort_by: _alpha:asc)', max_facet_values: 1000 });
+    it('lists distinct values with a facet query on the typed fields, decoded, of every type the field holds', async () => {
+      await apply(2, [{ op: 'upsertDocument', index: 'docs', document: doc('d2', ['x'], { year: 'unknown' }) }]);
+      fake.answer = () => ({
+        hits: [],
+        facet_counts: [
+          { field_name: 'doc__year__s', counts: [{ value: stringHex('unknown') }] },
+          { field_name: 'doc__year__n', counts: [{ value: String(numberKey(2023)) }, { value: String(numberKey(2018)) }] },
+        ],
+      });
+      expect(await index.distinctValues('docs', { level: 'doc', name: 'year' }, { limit: 10 })).toEqual([2018, 2023, 'unknown']);
+      expect(fake.searches()[0]).toMatchObject({ collection: 't_docs', q: '*', facet_by: 'doc__year__s(sort_by: _alpha:asc),doc__year__n', max_facet_values: 10, per_page: 0 });
     });
 
     it('reads field values for statistics from an export of the JSON metadata, once per document for doc fields', async () => {
@@ -322,7 +417,7 @@ describe('TypesenseSearchIndex at the HTTP boundary', () => {
       const exp = fake.requests.filter((r) => r.path.endsWith('/export')).pop()!;
       expect(exp.query.get('include_fields')).toBe('doc_id,part_meta');
       await index.fieldValues('docs', { level: 'doc', name: 'year' }, { filter: { kind: 'cmp', field: { level: 'doc', name: 'year' }, op: '>', value: 2020 } });
-      expect(fake.requests.filter((r) => r.path.endsWith('/export')).pop()!.query.get('filter_by')).toBe('doc__year:>2020');
+      expect(fake.requests.filter((r) => r.path.endsWith('/export')).pop()!.query.get('filter_by')).toBe(`doc__year__n:>${numberKey(2020)}`);
     });
 
     it('returns a document\'s parts in order, and rewrites their metadata fields', async () => {
@@ -332,8 +427,8 @@ describe('TypesenseSearchIndex at the HTTP boundary', () => {
       expect([exp.path, exp.query.get('filter_by')]).toEqual(['/collections/t_docs/documents/export', 'doc_id:=`d2`']);
       await apply(3, [{ op: 'setDocumentMetadata', index: 'docs', documentId: 'd2', metadata: { year: 1999 } }]);
       const stored2 = fake.collections.get('t_docs_g1')!.docs.get('d2:2')!;
-      expect(stored2).toMatchObject({ doc__year: 1999, doc_has: ['doc__year'], doc_meta: '{"year":1999}', text: 'c', embedding: [2, 1, 0], _pos: 3 });
-      expect(stored2).not.toHaveProperty('doc__kind');
+      expect(stored2).toMatchObject({ doc__year__n: String(numberKey(1999)), doc_has: ['doc__year', 'doc__year__n'], part__lang__h: stringHash('eng'), doc_meta: '{"year":1999}', text: 'c', embedding: [2, 1, 0], _pos: 3 });
+      expect(stored2).not.toHaveProperty('doc__kind__h');
       expect((await index.documentParts('docs', 'd2'))[0].documentMetadata).toEqual({ year: 1999 });
     });
   });

@@ -1,0 +1,48 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { MongoClient } from 'mongodb';
+import { RateLimiterAbstract, RateLimiterMemory, RateLimiterMongo, RateLimiterSQLite } from 'rate-limiter-flexible';
+import { ensurePrivateFile } from '@lib/platform';
+
+/**
+ * Makes the rate limiters of the edge. Every limiter of one name counts in one shared store, so N API processes
+ * together allow the limit, not N times it (docs/security.md).
+ */
+export type RateLimits = (name: string, points: number, durationSeconds: number) => RateLimiterAbstract;
+
+/**
+ * The embedded default: one SQLite file beside the service's, `DATA_DIR/rate-limits.db`, which every process on the
+ * data dir opens. Apart from `service.db` so that counting a request never waits for the event store's write lock
+ * or its fsync; `synchronous=OFF` since counters lost to a power cut only forgive a minute of requests. Each count
+ * is one atomic upsert (rate-limiter-flexible's `INSERT … ON CONFLICT … RETURNING`), so processes cannot both pass
+ * the last point.
+ */
+export function sqliteRateLimits(dataDir: string): { limits: RateLimits; close: () => void } {
+  const path = join(dataDir, 'rate-limits.db');
+  // Keys name client addresses and credentials' ids: private like the service's own file.
+  ensurePrivateFile(path);
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  for (const side of ['-wal', '-shm']) ensurePrivateFile(path + side, undefined, false);
+  db.pragma('synchronous = OFF');
+  db.pragma('busy_timeout = 5000');
+  const limits: RateLimits = (name, points, duration) => {
+    const tableName = `rate_${name}`;
+    // Created here, synchronously: the library creates it asynchronously and refuses counts until then.
+    db.prepare(`CREATE TABLE IF NOT EXISTS ${tableName} (key TEXT PRIMARY KEY, points INTEGER NOT NULL DEFAULT 0, expire INTEGER)`).run();
+    // A file that cannot be written (disk full, locked past the busy timeout) counts in memory rather than failing requests.
+    const insuranceLimiter = new RateLimiterMemory({ points, duration });
+    return new RateLimiterSQLite({ storeClient: db, storeType: 'better-sqlite3', tableName, tableCreated: true, clearExpiredByTimeout: true, points, duration, insuranceLimiter });
+  };
+  return { limits, close: () => db.close() };
+}
+
+/**
+ * With MongoDB configured, the limiters count in its collections `rate_<name>` (atomic `$inc` upserts, expiry by a
+ * TTL index). While MongoDB cannot be reached, each process falls back to counting in memory (the insurance
+ * limiter) rather than refusing every request.
+ */
+export function mongoRateLimits(client: MongoClient, dbName: string): RateLimits {
+  return (name, points, duration) =>
+    new RateLimiterMongo({ storeClient: client, dbName, tableName: `rate_${name}`, points, duration, insuranceLimiter: new RateLimiterMemory({ points, duration }) });
+}
