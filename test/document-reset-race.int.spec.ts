@@ -26,7 +26,7 @@ describe('document write racing a corpus reset or delete', () => {
       return texts.map(() => Float32Array.from([1, 0]));
     },
   };
-  const registry = { find: () => encoder } as unknown as EncoderRegistry;
+  const registry = { find: () => encoder, lookup: async () => encoder } as unknown as EncoderRegistry;
 
   beforeEach(async () => {
     sqlite = new SqliteDatabase({ path: ':memory:' });

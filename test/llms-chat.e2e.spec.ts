@@ -1,3 +1,4 @@
+import { referenceErrors } from './support/reference-openapi';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -143,6 +144,7 @@ describe('chat completions', () => {
   it('says what to configure when factual consistency has no scorer', async () => {
     const res = await app.call('POST', '/v2/evaluate_factual_consistency', { generated_text: 'x', source_texts: ['y'] });
     expect(res.status).toBe(503);
+    expect(referenceErrors('evaluateFactualConsistency', 503, res.body)).toEqual([]);
     expect(res.body.messages[0]).toMatch(/Start the service with FCS_JUDGE_LLM=<name of a registered LLM> .* or FCS_HHEM_URL=/);
   });
 
