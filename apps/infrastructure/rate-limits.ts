@@ -26,15 +26,30 @@ export function sqliteRateLimits(dataDir: string): { limits: RateLimits; close: 
   for (const side of ['-wal', '-shm']) ensurePrivateFile(path + side, undefined, false);
   db.pragma('synchronous = OFF');
   db.pragma('busy_timeout = 5000');
+  // Expired counters are swept here rather than by the library's own timer, which outlives `close()` and then
+  // throws on the closed connection.
+  const tables = new Set<string>();
+  const sweep = setInterval(() => {
+    if (!db.open) return;
+    for (const table of tables) db.prepare(`DELETE FROM ${table} WHERE expire < ?`).run(Date.now() - 3_600_000);
+  }, 300_000);
+  sweep.unref();
   const limits: RateLimits = (name, points, duration) => {
     const tableName = `rate_${name}`;
+    tables.add(tableName);
     // Created here, synchronously: the library creates it asynchronously and refuses counts until then.
     db.prepare(`CREATE TABLE IF NOT EXISTS ${tableName} (key TEXT PRIMARY KEY, points INTEGER NOT NULL DEFAULT 0, expire INTEGER)`).run();
     // A file that cannot be written (disk full, locked past the busy timeout) counts in memory rather than failing requests.
     const insuranceLimiter = new RateLimiterMemory({ points, duration });
-    return new RateLimiterSQLite({ storeClient: db, storeType: 'better-sqlite3', tableName, tableCreated: true, clearExpiredByTimeout: true, points, duration, insuranceLimiter });
+    return new RateLimiterSQLite({ storeClient: db, storeType: 'better-sqlite3', tableName, tableCreated: true, clearExpiredByTimeout: false, points, duration, insuranceLimiter });
   };
-  return { limits, close: () => db.close() };
+  return {
+    limits,
+    close: () => {
+      clearInterval(sweep);
+      db.close();
+    },
+  };
 }
 
 /**
