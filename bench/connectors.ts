@@ -27,7 +27,9 @@ async function post(url: string, path: string, body: unknown): Promise<any> {
  * a fixed concurrency the way Slack sends them (the next delivery does not wait for the previous reply). Measures
  * the webhook's acknowledgement (Slack's 3-second rule), delivery → reply at the fake Slack API (turn and post
  * through the worker wing), throughput end to end and peak RSS; then the acknowledgement again while 8 turns
- * wait 2 s on the model each, which it must not wait for. The model answers at once otherwise.
+ * wait 2 s on the model each, which it must not wait for. The model answers at once otherwise. Zoom Contact
+ * Center's acknowledgement and delivery → callback are measured the same way (Google Chat is left out: its
+ * deliveries need an RS256 token from a fake Google key set, which only the test support has).
  */
 export async function connectorsBench(args: string[]): Promise<void> {
   const messages = Number(args[0] ?? 300);
@@ -51,38 +53,52 @@ export async function connectorsBench(args: string[]): Promise<void> {
     const connector = await post(url, '/v2/agents/bench/connectors', { name: 'Support', configuration: { type: 'slack', bot_token: BOT, signing_secret: SIGNING, api_app_id: 'A1' } });
     const webhook = `${url}${connector.configuration.webhook_path}`;
 
-    /** One delivery as Slack sends it: the acknowledgement's latency, and a promise of delivery → reply. */
-    const deliver = async (channel: string, i: number, text: string) => {
-      const ts = `${1700000000 + i}.000100`;
-      const { body, headers } = signedMention(SIGNING, 'A1', channel, ts, text);
+    /** One delivery: the acknowledgement's latency, and a promise of delivery → reply (`key` names the reply). */
+    const send = async (target: string, key: string, body: string, headers: Record<string, string>) => {
       const sent = now();
-      const res = await fetch(webhook, { method: 'POST', headers, body });
+      const res = await fetch(target, { method: 'POST', headers, body });
       await res.text();
       const ack = now() - sent;
-      if (res.status !== 200) throw new Error(`delivery ${channel}/${ts}: ${res.status}`);
+      if (res.status !== 200) throw new Error(`delivery ${key}: ${res.status}`);
       if (upstream.requests.length > 1000) upstream.requests.length = 0;
-      return { ack, sent, reply: slack.reply(`${channel}:${ts}`).then((at) => ({ at, e2e: at - sent })) };
+      return { ack, sent, reply: slack.reply(key).then((at) => ({ at, e2e: at - sent })) };
+    };
+    /** A Slack mention in its own thread, signed as Slack sends it. */
+    const deliver = (channel: string, i: number, text: string) => {
+      const ts = `${1700000000 + i}.000100`;
+      const { body, headers } = signedMention(SIGNING, 'A1', channel, ts, text);
+      return send(webhook, `${channel}:${ts}`, body, headers);
     };
     /** `count` deliveries by `concurrency` senders, each sending its next as soon as the last was acknowledged. */
-    const burst = async (channel: string, count: number, stop: () => boolean = () => false) => {
-      const out: Awaited<ReturnType<typeof deliver>>[] = [];
+    const burst = async (count: number, one: (i: number) => ReturnType<typeof send>, stop: () => boolean = () => false) => {
+      const out: Awaited<ReturnType<typeof send>>[] = [];
       let next = 0;
       await Promise.all(Array.from({ length: concurrency }, async () => {
-        while (next < count && !stop()) out.push(await deliver(channel, next++, `question ${next}`));
+        while (next < count && !stop()) out.push(await one(next++));
       }));
       return out;
     };
+    const slackBurst = (channel: string, count: number, stop?: () => boolean) => burst(count, (i) => deliver(channel, i, `question ${i}`), stop);
 
-    const warm = await burst('CWARM', Math.min(50, messages));
+    const warm = await slackBurst('CWARM', Math.min(50, messages));
     await Promise.all(warm.map((d) => d.reply));
 
     const started = now();
-    const main = await burst('CMAIN', messages);
+    const main = await slackBurst('CMAIN', messages);
     const replies = await Promise.all(main.map((d) => d.reply));
     const elapsed = (Math.max(...replies.map((r) => r.at)) - started) / 1000;
     const wrong = [...slack.replies.values()].filter((r) => r.text !== ANSWER || r.auth !== `Bearer ${BOT}`).length;
     if (wrong) throw new Error(`${wrong} replies with the wrong text or token`);
     const peakMain = peakRss;
+
+    // Zoom Contact Center: the connector's token in a header, one engagement per delivery, the reply to callback_url.
+    const zoom = await post(url, '/v2/agents/bench/connectors', { name: 'ZCC', configuration: { type: 'zoom', callback_url: `${slack.url}/zoom/callback` } });
+    const zoomHook = `${url}${zoom.configuration.webhook_path}`;
+    const zoomHeaders = { 'content-type': 'application/json', 'x-zoom-connector-token': zoom.configuration.connector_token };
+    const zoomOne = (i: number) => send(zoomHook, `zoom:eng-${i}`, JSON.stringify({ engagement_id: `eng-${i}`, message_id: `m-${i}`, message: { text: `question ${i}` } }), zoomHeaders);
+    const zoomMain = await burst(messages, zoomOne);
+    const zoomReplies = await Promise.all(zoomMain.map((d) => d.reply));
+    if (zoomMain.some((_, i) => slack.replies.get(`zoom:eng-${i}`)?.text !== ANSWER)) throw new Error('a Zoom callback with the wrong text');
 
     // 8 slow turns in flight; the acknowledgements measured are those that came back before any of them answered.
     const slowAcks: number[] = [];
@@ -95,7 +111,7 @@ export async function connectorsBench(args: string[]): Promise<void> {
         answered = true;
         return r.at;
       });
-      const during = await burst(`CDURING${round}`, 10_000, () => answered);
+      const during = await slackBurst(`CDURING${round}`, 10_000, () => answered);
       const cut = await firstSlow;
       slowAcks.push(...slow.map((d) => d.ack));
       duringAcks.push(...during.filter((d) => d.sent + d.ack < cut).map((d) => d.ack));
@@ -111,6 +127,8 @@ export async function connectorsBench(args: string[]): Promise<void> {
         { measure: `Slack ack, ${messages} deliveries at ${concurrency}`, n: main.length, p50_ms: p(main.map((d) => d.ack), 50), p99_ms: p(main.map((d) => d.ack), 99), max_ms: p(main.map((d) => d.ack), 100) },
         { measure: 'delivery → reply at Slack API', n: replies.length, p50_ms: p(replies.map((r) => r.e2e), 50), p99_ms: p(replies.map((r) => r.e2e), 99), max_ms: p(replies.map((r) => r.e2e), 100) },
         { measure: 'answered end to end', n: replies.length, msgs_per_s: round(replies.length / elapsed, 1), rss_start_mb: mb(rssAtStart), peak_rss_mb: mb(peakMain) },
+        { measure: `Zoom ack, ${messages} deliveries at ${concurrency}`, n: zoomMain.length, p50_ms: p(zoomMain.map((d) => d.ack), 50), p99_ms: p(zoomMain.map((d) => d.ack), 99), max_ms: p(zoomMain.map((d) => d.ack), 100) },
+        { measure: 'Zoom delivery → callback', n: zoomReplies.length, p50_ms: p(zoomReplies.map((r) => r.e2e), 50), p99_ms: p(zoomReplies.map((r) => r.e2e), 99), max_ms: p(zoomReplies.map((r) => r.e2e), 100) },
         { measure: `ack of the slow deliveries (model ${SLOW_MS} ms)`, n: slowAcks.length, p50_ms: p(slowAcks, 50), p99_ms: p(slowAcks, 99), max_ms: p(slowAcks, 100) },
         { measure: 'ack while 8 slow turns run', n: duringAcks.length, p50_ms: p(duringAcks, 50), p99_ms: p(duringAcks, 99), max_ms: p(duringAcks, 100) },
         { measure: 'slow delivery → reply', n: slowE2e.length, p50_ms: p(slowE2e, 50), p99_ms: p(slowE2e, 99), max_ms: p(slowE2e, 100) },

@@ -4,12 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { now } from './common';
 
 /**
- * Slack's Web API `chat.postMessage` on 127.0.0.1, as the benchmark needs it: answers `{ok: true}` at once and
- * notes when each thread's reply arrived (the test suite's FakePlatforms lives under test/, which a built bench
+ * Slack's Web API `chat.postMessage` (and a Zoom Contact Center callback, `/zoom/callback`) on 127.0.0.1, as the
+ * benchmark needs them: answers `{ok: true}` at once and notes when each thread's (engagement's) reply arrived (the test suite's FakePlatforms lives under test/, which a built bench
  * cannot load, and records whole calls, which grows over a long run).
  */
 export class FakeSlack {
-  /** `channel:thread_ts` → arrival time (ms, `now()`) and the text posted. */
+  /** `channel:thread_ts` (Slack) or `zoom:engagement_id` → arrival time (ms, `now()`) and the text posted. */
   readonly replies = new Map<string, { at: number; text: string; auth: string }>();
   private waiters = new Map<string, () => void>();
 
@@ -23,10 +23,11 @@ export class FakeSlack {
       req.on('data', (c: Buffer) => parts.push(c));
       req.on('end', () => {
         const at = now();
-        if (!(req.url ?? '').startsWith('/api/chat.postMessage')) return void res.writeHead(404).end();
-        const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as { channel: string; thread_ts: string; text: string };
-        const thread = `${body.channel}:${body.thread_ts}`;
-        slack.replies.set(thread, { at, text: body.text, auth: String(req.headers.authorization ?? '') });
+        const zoom = (req.url ?? '').startsWith('/zoom/callback');
+        if (!zoom && !(req.url ?? '').startsWith('/api/chat.postMessage')) return void res.writeHead(404).end();
+        const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as { channel: string; thread_ts: string; text: string; engagement_id: string; message: { text: string } };
+        const thread = zoom ? `zoom:${body.engagement_id}` : `${body.channel}:${body.thread_ts}`;
+        slack.replies.set(thread, { at, text: zoom ? body.message.text : body.text, auth: String(req.headers.authorization ?? '') });
         slack.waiters.get(thread)?.();
         slack.waiters.delete(thread);
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, ts: body.thread_ts }));
@@ -37,7 +38,11 @@ export class FakeSlack {
   }
 
   get apiUrl(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/api`;
+    return `${this.url}/api`;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
   /** Resolves with the reply's arrival time once the thread's (`channel:thread_ts`) reply is posted; rejects after `timeoutMs`. */
