@@ -3,7 +3,7 @@ import { CheckpointStore, EventStore, PolledProjectionProgress, ProjectionProgre
 import { SqliteDatabase, SqliteEventStore, SqliteProjectionState, SqliteReadStore, SqliteSearchIndex } from '@lib/platform/sqlite';
 import { ALL_PROJECTIONS } from '@projections';
 import type { Logger } from 'pino';
-import { mongoRateLimits, RateLimits, sqliteRateLimits } from './rate-limits';
+import { memoryRateLimits, mongoRateLimits, RateLimits, sqliteRateLimits } from './rate-limits';
 
 export type Role = 'all' | 'api' | 'worker';
 
@@ -48,17 +48,22 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
   let state: ProjectionStateStore;
   let reads: Infrastructure['reads'];
   let rateLimits: RateLimits;
+  // Shared counts matter where several processes serve the API: API replicas (`--role=api`), or any deployment on
+  // MongoDB. The one-process default counts in memory unless told otherwise (docs/security.md).
+  const sharedLimits = config.rateLimitStore === 'shared' || (config.rateLimitStore === 'auto' && (role === 'api' || !!config.mongoUrl));
   if (config.mongoUrl) {
     const { connectMongo } = await import('./mongo');
     const mongo = await connectMongo(config);
     closers.push(() => mongo.close());
     state = mongo.state;
     reads = mongo.reads;
-    rateLimits = mongoRateLimits(mongo.client, config.mongoDatabase);
+    rateLimits = sharedLimits ? mongoRateLimits(mongo.client, config.mongoDatabase) : memoryRateLimits;
   } else {
-    const shared = sqliteRateLimits(config.dataDir);
-    closers.push(() => shared.close());
-    rateLimits = shared.limits;
+    if (sharedLimits) {
+      const shared = sqliteRateLimits(config.dataDir);
+      closers.push(() => shared.close());
+      rateLimits = shared.limits;
+    } else rateLimits = memoryRateLimits;
     const sqliteState = new SqliteProjectionState(embedded());
     state = sqliteState;
     reads = new SqliteReadStore(embedded(), sqliteState);

@@ -61,3 +61,10 @@ export function mongoRateLimits(client: MongoClient, dbName: string): RateLimits
   return (name, points, duration) =>
     new RateLimiterMongo({ storeClient: client, dbName, tableName: `rate_${name}`, points, duration, insuranceLimiter: new RateLimiterMemory({ points, duration }) });
 }
+
+/**
+ * Counts in this process only. The one-process deployment (`--role=all`, the default) has nobody to share with, and
+ * a count in memory costs microseconds where the shared file's upserts cost about half a millisecond per request
+ * on the chat path (docs/benchmarks.md).
+ */
+export const memoryRateLimits: RateLimits = (_name, points, duration) => new RateLimiterMemory({ points, duration });

@@ -31,6 +31,11 @@ export interface ServiceConfig {
   /** Failed authentications per minute from one client address before 429 (docs/security.md). */
   readonly authFailuresPerMinute: number;
   /**
+   * Where rate limits count (RATE_LIMIT_STORE): `shared` (a store every process opens), `memory` (this process
+   * only), or `auto` (shared for `--role=api` processes and with MongoDB; memory for the one-process `all`).
+   */
+  readonly rateLimitStore: 'auto' | 'shared' | 'memory';
+  /**
    * Which proxies to believe about the client address (`X-Forwarded-For`), in Express's `trust proxy` terms:
    * `false` (default: the socket's address), a hop count, or addresses/CIDRs/`loopback`/`uniquelocal`.
    */
@@ -128,6 +133,8 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
   const typesenseApiKey = text('TYPESENSE_API_KEY');
   if (typesenseUrl && !typesenseApiKey) problems.push('TYPESENSE_API_KEY is required when TYPESENSE_URL is set');
   const synchronous = (text('SQLITE_SYNCHRONOUS') ?? 'FULL').toUpperCase();
+  const rateLimitStore = (text('RATE_LIMIT_STORE') ?? 'auto').toLowerCase();
+  if (!['auto', 'shared', 'memory'].includes(rateLimitStore)) problems.push(`RATE_LIMIT_STORE must be auto, shared or memory, got "${rateLimitStore}"`);
   if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
     problems.push(`SQLITE_SYNCHRONOUS must be FULL or NORMAL, got "${synchronous}"`);
   }
@@ -156,6 +163,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 6000, 1, 10_000_000),
     rateLimitPerOwnerPerMinute: int('RATE_LIMIT_PER_OWNER_PER_MINUTE', 12_000, 1, 10_000_000),
     authFailuresPerMinute: int('AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
+    rateLimitStore: rateLimitStore as ServiceConfig['rateLimitStore'],
     trustProxy: trustProxy(text('TRUST_PROXY'), problems),
     requestBodyTimeoutMs: int('REQUEST_BODY_TIMEOUT_MS', 60_000, 100, 3_600_000),
     secretsKey,
