@@ -51,6 +51,7 @@ import { ToolConfigurationsController } from './agents/tool-configurations.contr
 import { ToolServersController } from './agents/tool-servers.controller';
 import { ToolsController } from './agents/tools.controller';
 import { SchedulesController } from './agents/schedules.controller';
+import { PipelinesController } from './agents/pipelines.controller';
 import { AliasesController } from './agents/aliases.controller';
 import { EndUserSessionsController } from './agents/end-user-sessions.controller';
 import { A2aController } from './agents/a2a.controller';
@@ -146,6 +147,7 @@ export const API_CONTROLLERS = [
   ToolServersController,
   ToolsController,
   SchedulesController,
+  PipelinesController,
   AliasesController,
   EndUserSessionsController,
   A2aController,

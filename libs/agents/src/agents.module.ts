@@ -34,6 +34,7 @@ import { GlossaryDeleteEntriesTool, GlossaryPutEntriesTool } from './application
 import { ImageReadTool } from './application/tools/image-read';
 import { ImageAnalysisTool } from './application/tools/image-analysis';
 import { mcpToolCheck, ToolServers } from './application/tool-servers/tool-servers';
+import { Pipelines } from './application/pipelines/pipelines';
 import { TurnRunner } from './application/turn/turn-runner';
 import { ToolCaller } from './application/turn/tool-caller';
 import { LambdaSandbox } from './adapters/lambda/lambda-sandbox';
@@ -110,6 +111,7 @@ export class AgentsModule {
         GetDocumentTextTool,
         ScratchPadTool,
         ToolServers,
+        Pipelines,
         McpTool,
         WebSearchTool,
         DocumentIndexTool,
@@ -162,7 +164,7 @@ export class AgentsModule {
         TurnRunner,
         SessionInputs,
       ],
-      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, A2aServer],
+      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, A2aServer, Pipelines],
     };
   }
 }

@@ -16,3 +16,4 @@ export type { ScheduleEvent } from './domain/schedule';
 export { SCHEDULE_MAX_ATTEMPTS } from './domain/schedule';
 export type { AliasEvent, AliasSessionEvent } from './domain/alias';
 export { policyAgents } from './domain/alias';
+export type { PipelineEvent } from './domain/pipeline';

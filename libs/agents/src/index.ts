@@ -55,3 +55,6 @@ export * from './application/schedules/schedule-runner';
 export * from './domain/alias';
 export * from './application/aliases/aliases';
 export * from './adapters/a2a/a2a-server';
+export * from './domain/pipeline';
+export * from './domain/pipeline-source';
+export * from './application/pipelines/pipelines';

@@ -7,3 +7,4 @@ export * from './glossaries';
 export * from './user-tools';
 export * from './schedules';
 export * from './aliases';
+export * from './pipelines';

@@ -1,0 +1,94 @@
+import { assertNever, conflict, invalid, notFound } from '@lib/platform/kernel';
+import type { Sealed } from './session-events';
+import type { Problem, WebSourceSettings } from './pipeline-source';
+
+/** When a pipeline runs. Only `manual` is accepted until runs exist (docs/pipelines.md). */
+export type PipelineTrigger = { readonly type: 'manual' } | { readonly type: 'interval'; readonly duration: string } | { readonly type: 'cron'; readonly expression: string };
+
+export interface PipelineProcessingOptions {
+  /** Per attempt, 1–180; a record's budget across its retries is twice this. */
+  readonly record_timeout_minutes: number;
+  readonly max_concurrent_records: number;
+}
+
+/** A pipeline's whole configuration (the reference's Pipeline, plus the spec's `processing_options` and `source_record_metadata`). */
+export interface PipelineSettings {
+  readonly name: string;
+  readonly description?: string;
+  readonly source: WebSourceSettings;
+  readonly trigger: PipelineTrigger;
+  readonly transform: { readonly type: 'agent'; readonly agent_key: string };
+  readonly sync_mode: 'incremental' | 'full_refresh';
+  readonly enabled: boolean;
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly processing_options: PipelineProcessingOptions;
+  readonly source_record_metadata: Readonly<Record<string, unknown>>;
+}
+
+export const PROCESSING_DEFAULTS: PipelineProcessingOptions = { record_timeout_minutes: 30, max_concurrent_records: 4 };
+
+export type PipelineEvent =
+  /** `sealedAuth`: the source credential's secret, AES-256-GCM bound to `pipeline:<pipelineId>`; never in clear. */
+  | { type: 'PipelineCreated'; data: { pipelineId: string; key: string; settings: PipelineSettings; sealedAuth?: Sealed; createdAt: string } }
+  | { type: 'PipelineUpdated'; data: { pipelineId: string; key: string; settings: PipelineSettings; sealedAuth?: Sealed; replaced: boolean; updatedAt: string } }
+  | { type: 'PipelineDeleted'; data: { pipelineId: string; key: string; deletedAt: string } };
+
+export type PipelineState =
+  | { readonly status: 'absent' }
+  | { readonly status: 'active'; readonly pipelineId: string; readonly key: string; readonly settings: PipelineSettings; readonly sealedAuth?: Sealed };
+
+export const pipelineFold = {
+  initialState: { status: 'absent' } as PipelineState,
+  evolve(state: PipelineState, event: PipelineEvent): PipelineState {
+    switch (event.type) {
+      case 'PipelineCreated':
+        return { status: 'active', pipelineId: event.data.pipelineId, key: event.data.key, settings: event.data.settings, ...(event.data.sealedAuth ? { sealedAuth: event.data.sealedAuth } : {}) };
+      case 'PipelineUpdated':
+        return state.status === 'active' ? { status: 'active', pipelineId: state.pipelineId, key: state.key, settings: event.data.settings, ...(event.data.sealedAuth ? { sealedAuth: event.data.sealedAuth } : {}) } : state;
+      case 'PipelineDeleted':
+        return { status: 'absent' };
+      default:
+        return assertNever(event);
+    }
+  },
+};
+
+export const pipelineNotFound = (key: string) => notFound('pipeline.not_found', `Pipeline "${key}" does not exist`, key);
+export const invalidPipeline = ([field, reason]: Problem) => invalid('pipeline.invalid', `Invalid ${field}: ${reason}`, { [field]: reason });
+
+export function decideCreatePipeline(state: PipelineState, pipelineId: string, key: string, settings: PipelineSettings, sealedAuth: Sealed | undefined, now: Date): PipelineEvent[] {
+  if (state.status !== 'absent') throw conflict('pipeline.exists', `A pipeline with key "${key}" already exists`);
+  return [{ type: 'PipelineCreated', data: { pipelineId, key, settings, ...(sealedAuth ? { sealedAuth } : {}), createdAt: now.toISOString() } }];
+}
+
+/** Nothing is appended when the settings and credential are unchanged. */
+export function decideUpdatePipeline(state: PipelineState, key: string, settings: PipelineSettings, sealedAuth: Sealed | undefined, replaced: boolean, now: Date): PipelineEvent[] {
+  if (state.status !== 'active') throw pipelineNotFound(key);
+  if (JSON.stringify(settings) === JSON.stringify(state.settings) && sealedAuth === state.sealedAuth) return [];
+  return [{ type: 'PipelineUpdated', data: { pipelineId: state.pipelineId, key, settings, ...(sealedAuth ? { sealedAuth } : {}), replaced, updatedAt: now.toISOString() } }];
+}
+
+export function decideDeletePipeline(state: PipelineState, key: string, now: Date): PipelineEvent[] {
+  if (state.status !== 'active') throw pipelineNotFound(key);
+  return [{ type: 'PipelineDeleted', data: { pipelineId: state.pipelineId, key, deletedAt: now.toISOString() } }];
+}
+
+/** `trigger`: a shape check, then the refusal of the kinds that have nothing to fire them yet. */
+export function triggerProblem(v: unknown): Problem | null {
+  if (typeof v !== 'object' || v === null) return ['trigger', 'must be an object with a type: manual, interval or cron'];
+  const t = v as Record<string, unknown>;
+  if (t.type === 'manual') return Object.keys(t).length === 1 ? null : ['trigger', 'a manual trigger has only a type'];
+  if (t.type === 'interval' || t.type === 'cron') return ['trigger.type', `${t.type} triggers are not built yet (runs come first); use manual`];
+  return ['trigger.type', 'must be manual, interval or cron'];
+}
+
+export function processingProblem(v: unknown): Problem | null {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return ['processing_options', 'must be an object'];
+  const o = v as Record<string, unknown>;
+  const extra = Object.keys(o).find((k) => k !== 'record_timeout_minutes' && k !== 'max_concurrent_records');
+  if (extra) return [`processing_options.${extra}`, 'is not a processing option'];
+  const int = (x: unknown, min: number, max: number) => x === undefined || (typeof x === 'number' && Number.isInteger(x) && x >= min && x <= max);
+  if (!int(o.record_timeout_minutes, 1, 180)) return ['processing_options.record_timeout_minutes', 'must be an integer from 1 to 180'];
+  if (!int(o.max_concurrent_records, 1, 64)) return ['processing_options.max_concurrent_records', 'must be an integer from 1 to 64'];
+  return null;
+}
