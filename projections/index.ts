@@ -7,6 +7,7 @@ import { glossariesProjection } from './agents/glossaries.projection';
 import { userToolsProjection } from './agents/user-tools.projection';
 import { schedulesProjection } from './agents/schedules.projection';
 import { pipelinesProjection } from './agents/pipelines.projection';
+import { pipelineRunsProjection } from './agents/pipeline-runs.projection';
 import { aliasesProjection } from './agents/aliases.projection';
 import { authProjection } from './auth/auth.projection';
 import { corporaProjection } from './corpora/corpora.projection';
@@ -25,6 +26,7 @@ export * from './agents/glossaries.projection';
 export * from './agents/user-tools.projection';
 export * from './agents/schedules.projection';
 export * from './agents/pipelines.projection';
+export * from './agents/pipeline-runs.projection';
 export * from './agents/aliases.projection';
 export * from './auth/auth.projection';
 export * from './corpora/corpora.projection';
@@ -36,4 +38,4 @@ export * from './llms/generation-presets.projection';
 export * from './search/search.projection';
 
 /** Every projection the service runs. */
-export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection, glossariesProjection, userToolsProjection, schedulesProjection, pipelinesProjection, aliasesProjection, generationPresetsProjection];
+export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection, glossariesProjection, userToolsProjection, schedulesProjection, pipelinesProjection, pipelineRunsProjection, aliasesProjection, generationPresetsProjection];

@@ -202,7 +202,7 @@ const ONE_PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4n
 describe('route × role matrix', () => {
   let app: TestApp;
   const headers: Record<string, Record<string, string>> = {};
-  const fixture = { keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '', toolServerId: '', toolId: '', aliasEventId: '', aliasArtifactId: '', presetId: '', taskId: '' };
+  const fixture = { keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '', toolServerId: '', toolId: '', aliasEventId: '', aliasArtifactId: '', presetId: '', taskId: '', runId: '', deadLetterId: '' };
   let mcp: Awaited<ReturnType<typeof startMcpServer>>;
 
   /** Puts the fixtures back; true when c1 was created anew (it had been deleted). */
@@ -251,7 +251,10 @@ describe('route × role matrix', () => {
     } else if ((await app.call('GET', `/v2/agent_aliases/al1/sessions/as1/events/${fixture.aliasEventId}`)).status === 404) {
       fixture.aliasEventId = (await app.call('POST', '/v2/agent_aliases/al1/sessions/as1/events', { messages: [{ type: 'text', content: 'fixture' }] })).body.events?.[0]?.id ?? '';
     }
-    await app.call('POST', '/v2/pipelines', { key: 'p1', name: 'P1', source: { type: 'web', pages_source: { type: 'sitemap', sitemap_urls: ['https://example.com/sitemap.xml'] } }, trigger: { type: 'manual' }, transform: { type: 'agent', agent_key: 'a1' } });
+    await app.call('POST', '/v2/pipelines', { key: 'p1', name: 'P1', source: { type: 'web', pages_source: { type: 'sitemap', sitemap_urls: ['http://127.0.0.1:9/sitemap.xml'] } }, trigger: { type: 'manual' }, transform: { type: 'agent', agent_key: 'a1' } });
+    if (!fixture.runId || (await app.call('GET', `/v2/pipelines/p1/runs/${fixture.runId}`)).status === 404) fixture.runId = (await app.call('POST', '/v2/pipelines/p1/trigger')).body.id ?? '';
+    const letter = await app.call('POST', '/v2/pipelines/p1/dead_letters', { source_record_id: 'http://127.0.0.1:9/page' });
+    if (letter.status === 201) fixture.deadLetterId = letter.body.id;
     await app.call('POST', '/v2/agents/a1/schedules', { key: 'sch1', name: 'S1', message: [{ type: 'text', content: 'fixture' }], schedule: { type: 'interval', interval: 'PT24H' } });
     if (!fixture.toolServerId || (await app.call('GET', `/v2/tool_servers/${fixture.toolServerId}`)).status === 404) {
       fixture.toolServerId = (await app.call('POST', '/v2/tool_servers', { name: 'fixture', type: 'mcp', uri: mcp.url, transport: 'streamable-http', auth: { type: 'bearer', token: MCP_TOKEN } })).body.id;
@@ -347,6 +350,8 @@ describe('route × role matrix', () => {
       .replace(':glossary_key', 'g1')
       .replace(':schedule_key', 'sch1')
       .replace(':pipeline_key', 'p1')
+      .replace(':run_id', fixture.runId)
+      .replace(':dead_letter_id', fixture.deadLetterId)
       .replace(':alias_key', 'al1')
       .replace(':generation_preset_id', fixture.presetId)
       .replace(':tool_server_id', fixture.toolServerId)

@@ -7,14 +7,14 @@ export const pipelinesProjection: ReadModelProjection = {
   name: 'pipelines',
   version: 1,
   target: 'read',
-  eventTypes: ['PipelineCreated', 'PipelineUpdated', 'PipelineDeleted'],
-  collections: [{ name: PIPELINES, indexes: [{ fields: ['source_type'] }, { fields: ['enabled'] }] }],
+  eventTypes: ['PipelineCreated', 'PipelineUpdated', 'PipelineDeleted', 'PipelineRunRequested', 'PipelineRunClosed'],
+  collections: [{ name: PIPELINES, indexes: [{ fields: ['source_type'] }, { fields: ['enabled'] }, { fields: ['active_run_id'] }] }],
   apply(recorded: RecordedEvent): ReadOp[] {
     const event = recorded as unknown as PipelineEvent;
     switch (event.type) {
       case 'PipelineCreated': {
         const d = event.data;
-        return [put(PIPELINES, { id: d.key, pipeline_id: d.pipelineId, source_type: d.settings.source.type, enabled: d.settings.enabled, settings: d.settings, created_at: d.createdAt, updated_at: d.createdAt })];
+        return [put(PIPELINES, { id: d.key, pipeline_id: d.pipelineId, source_type: d.settings.source.type, enabled: d.settings.enabled, settings: d.settings, active_run_id: null, created_at: d.createdAt, updated_at: d.createdAt })];
       }
       case 'PipelineUpdated': {
         const d = event.data;
@@ -22,6 +22,13 @@ export const pipelinesProjection: ReadModelProjection = {
       }
       case 'PipelineDeleted':
         return [remove(PIPELINES, event.data.key)];
+      case 'PipelineRunRequested':
+        return [patch(PIPELINES, event.data.key, { set: { active_run_id: event.data.runId } })];
+      case 'PipelineRunClosed':
+        return [patch(PIPELINES, event.data.key, { set: { active_run_id: null } })];
+      case 'PipelineDeadLetterAdded':
+      case 'PipelineDeadLetterRemoved':
+        return [];
       default:
         return assertNever(event);
     }

@@ -52,6 +52,7 @@ import { ToolServersController } from './agents/tool-servers.controller';
 import { ToolsController } from './agents/tools.controller';
 import { SchedulesController } from './agents/schedules.controller';
 import { PipelinesController } from './agents/pipelines.controller';
+import { PipelineRunsController } from './agents/pipeline-runs.controller';
 import { AliasesController } from './agents/aliases.controller';
 import { EndUserSessionsController } from './agents/end-user-sessions.controller';
 import { A2aController } from './agents/a2a.controller';
@@ -148,6 +149,7 @@ export const API_CONTROLLERS = [
   ToolsController,
   SchedulesController,
   PipelinesController,
+  PipelineRunsController,
   AliasesController,
   EndUserSessionsController,
   A2aController,

@@ -1,6 +1,6 @@
 import { DynamicModule, Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
-import { ScheduleRunner, TurnSweeper, WakeupHandler } from '@lib/agents';
+import { PipelineRunner, ScheduleRunner, TurnSweeper, WakeupHandler } from '@lib/agents';
 import { JobRunner } from '@lib/corpora';
 import { CLOCK, Clock, DURABLE_TIMERS, DurableTimers, EVENT_STORE, EventStore, EventStoreLeases, LEASES, Leases, ServiceConfig } from '@lib/platform';
 import type { Logger } from 'pino';
@@ -49,6 +49,7 @@ export class WorkerModule {
         TurnSweeper,
         WakeupHandler,
         ScheduleRunner,
+        PipelineRunner,
       ],
       exports: [LEASES, DURABLE_TIMERS],
     };

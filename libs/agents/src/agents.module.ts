@@ -35,6 +35,7 @@ import { ImageReadTool } from './application/tools/image-read';
 import { ImageAnalysisTool } from './application/tools/image-analysis';
 import { mcpToolCheck, ToolServers } from './application/tool-servers/tool-servers';
 import { Pipelines } from './application/pipelines/pipelines';
+import { PipelineRuns } from './application/pipelines/pipeline-runs';
 import { TurnRunner } from './application/turn/turn-runner';
 import { ToolCaller } from './application/turn/tool-caller';
 import { LambdaSandbox } from './adapters/lambda/lambda-sandbox';
@@ -112,6 +113,7 @@ export class AgentsModule {
         ScratchPadTool,
         ToolServers,
         Pipelines,
+        PipelineRuns,
         McpTool,
         WebSearchTool,
         DocumentIndexTool,
@@ -164,7 +166,7 @@ export class AgentsModule {
         TurnRunner,
         SessionInputs,
       ],
-      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, A2aServer, Pipelines],
+      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, A2aServer, Pipelines, PipelineRuns],
     };
   }
 }

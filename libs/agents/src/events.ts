@@ -17,3 +17,4 @@ export { SCHEDULE_MAX_ATTEMPTS } from './domain/schedule';
 export type { AliasEvent, AliasSessionEvent } from './domain/alias';
 export { policyAgents } from './domain/alias';
 export type { PipelineEvent } from './domain/pipeline';
+export type { PipelineRunEvent } from './domain/pipeline-run';

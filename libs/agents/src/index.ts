@@ -58,3 +58,6 @@ export * from './adapters/a2a/a2a-server';
 export * from './domain/pipeline';
 export * from './domain/pipeline-source';
 export * from './application/pipelines/pipelines';
+export * from './domain/pipeline-run';
+export * from './application/pipelines/pipeline-runs';
+export * from './application/pipelines/pipeline-runner';

@@ -45,7 +45,7 @@ function input<T extends { metadata?: Record<string, string> | null }>(dto: T): 
   return { ...dto } as PipelineInput;
 }
 
-/** Pipelines (`/v2/pipelines`, docs/pipelines.md): their definitions. Runs and dead letters are not built yet. */
+/** Pipelines (`/v2/pipelines`, docs/pipelines.md): their definitions; runs and dead letters: PipelineRunsController. */
 @Controller('v2/pipelines')
 export class PipelinesController {
   constructor(private readonly pipelines: Pipelines) {}

@@ -25,17 +25,29 @@ export interface PipelineSettings {
   readonly source_record_metadata: Readonly<Record<string, unknown>>;
 }
 
+/** A dead letter and its record; the id is derived from the pipeline and the record (one per pair). */
+export interface DeadLetterRef {
+  readonly recordId: string;
+  readonly deadLetterId: string;
+}
+
 export const PROCESSING_DEFAULTS: PipelineProcessingOptions = { record_timeout_minutes: 30, max_concurrent_records: 4 };
 
 export type PipelineEvent =
   /** `sealedAuth`: the source credential's secret, AES-256-GCM bound to `pipeline:<pipelineId>`; never in clear. */
   | { type: 'PipelineCreated'; data: { pipelineId: string; key: string; settings: PipelineSettings; sealedAuth?: Sealed; createdAt: string } }
   | { type: 'PipelineUpdated'; data: { pipelineId: string; key: string; settings: PipelineSettings; sealedAuth?: Sealed; replaced: boolean; updatedAt: string } }
-  | { type: 'PipelineDeleted'; data: { pipelineId: string; key: string; deletedAt: string } };
+  | { type: 'PipelineDeleted'; data: { pipelineId: string; key: string; deletedAt: string } }
+  /** A run claimed: one at a time per pipeline (appended at the revision read, so two triggers cannot both win). */
+  | { type: 'PipelineRunRequested'; data: { pipelineId: string; key: string; runId: string; triggerType: 'manual' | 'scheduled' | 'retry'; retry: readonly DeadLetterRef[] | null; requestedAt: string } }
+  | { type: 'PipelineRunClosed'; data: { pipelineId: string; key: string; runId: string; closedAt: string } }
+  /** A record put on the dead letter queue by hand (origin `manual`), or taken off it. */
+  | { type: 'PipelineDeadLetterAdded'; data: { pipelineId: string; key: string; deadLetterId: string; sourceRecordId: string; errorMessage: string | null; at: string } }
+  | { type: 'PipelineDeadLetterRemoved'; data: { pipelineId: string; key: string; deadLetterId: string; at: string } };
 
 export type PipelineState =
   | { readonly status: 'absent' }
-  | { readonly status: 'active'; readonly pipelineId: string; readonly key: string; readonly settings: PipelineSettings; readonly sealedAuth?: Sealed };
+  | { readonly status: 'active'; readonly pipelineId: string; readonly key: string; readonly settings: PipelineSettings; readonly sealedAuth?: Sealed; readonly activeRunId?: string };
 
 export const pipelineFold = {
   initialState: { status: 'absent' } as PipelineState,
@@ -44,9 +56,19 @@ export const pipelineFold = {
       case 'PipelineCreated':
         return { status: 'active', pipelineId: event.data.pipelineId, key: event.data.key, settings: event.data.settings, ...(event.data.sealedAuth ? { sealedAuth: event.data.sealedAuth } : {}) };
       case 'PipelineUpdated':
-        return state.status === 'active' ? { status: 'active', pipelineId: state.pipelineId, key: state.key, settings: event.data.settings, ...(event.data.sealedAuth ? { sealedAuth: event.data.sealedAuth } : {}) } : state;
+        return state.status === 'active' ? { status: 'active', pipelineId: state.pipelineId, key: state.key, settings: event.data.settings, ...(event.data.sealedAuth ? { sealedAuth: event.data.sealedAuth } : {}), ...(state.activeRunId ? { activeRunId: state.activeRunId } : {}) } : state;
       case 'PipelineDeleted':
         return { status: 'absent' };
+      case 'PipelineRunRequested':
+        return state.status === 'active' ? { ...state, activeRunId: event.data.runId } : state;
+      case 'PipelineDeadLetterAdded':
+      case 'PipelineDeadLetterRemoved':
+        return state;
+      case 'PipelineRunClosed': {
+        if (state.status !== 'active' || state.activeRunId !== event.data.runId) return state;
+        const { activeRunId: _closed, ...rest } = state;
+        return rest;
+      }
       default:
         return assertNever(event);
     }
@@ -71,6 +93,19 @@ export function decideUpdatePipeline(state: PipelineState, key: string, settings
 export function decideDeletePipeline(state: PipelineState, key: string, now: Date): PipelineEvent[] {
   if (state.status !== 'active') throw pipelineNotFound(key);
   return [{ type: 'PipelineDeleted', data: { pipelineId: state.pipelineId, key, deletedAt: now.toISOString() } }];
+}
+
+/** A run is claimed only when none is in progress (the reference's 409). */
+export function decideRequestRun(state: PipelineState, key: string, runId: string, triggerType: 'manual' | 'scheduled' | 'retry', retry: readonly DeadLetterRef[] | null, now: Date): PipelineEvent[] {
+  if (state.status !== 'active') throw pipelineNotFound(key);
+  if (state.activeRunId) throw conflict('pipeline.run_in_progress', `Pipeline "${key}" has a run in progress (${state.activeRunId}); cancel it or wait for it to end`);
+  return [{ type: 'PipelineRunRequested', data: { pipelineId: state.pipelineId, key, runId, triggerType, retry, requestedAt: now.toISOString() } }];
+}
+
+/** Idempotent: closing a run that is not the active one appends nothing. */
+export function decideCloseRun(state: PipelineState, runId: string, now: Date): PipelineEvent[] {
+  if (state.status !== 'active' || state.activeRunId !== runId) return [];
+  return [{ type: 'PipelineRunClosed', data: { pipelineId: state.pipelineId, key: state.key, runId, closedAt: now.toISOString() } }];
 }
 
 /** `trigger`: a shape check, then the refusal of the kinds that have nothing to fire them yet. */

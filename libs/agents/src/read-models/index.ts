@@ -8,3 +8,4 @@ export * from './user-tools';
 export * from './schedules';
 export * from './aliases';
 export * from './pipelines';
+export * from './pipeline-runs';

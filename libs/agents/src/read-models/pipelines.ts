@@ -11,6 +11,8 @@ export type PipelineRow = {
   readonly source_type: string;
   readonly enabled: boolean;
   readonly settings: PipelineSettings;
+  /** The run holding the pipeline's one slot (the runner's sweep takes these up); null when none. */
+  readonly active_run_id: string | null;
   readonly created_at: string;
   readonly updated_at: string;
 };
@@ -32,7 +34,7 @@ export function pipelineView(row: PipelineRow): Record<string, unknown> {
     trigger: s.trigger,
     transform: s.transform,
     sync_mode: s.sync_mode,
-    // No run has happened yet (runs are not built): nothing has advanced a watermark.
+    // Incremental sync is not built: no run advances a watermark yet.
     watermark: null,
     status: s.enabled ? 'active' : 'paused',
     status_message: null,

@@ -23,7 +23,7 @@ export interface PipelineInput {
   readonly source_record_metadata?: Record<string, unknown>;
 }
 
-/** Pipelines (`/v2/pipelines`, docs/pipelines.md): the configuration as events; runs are a later step. */
+/** Pipelines (`/v2/pipelines`, docs/pipelines.md): the configuration as events; runs: PipelineRuns. */
 @Injectable()
 export class Pipelines {
   constructor(

@@ -1,0 +1,174 @@
+import { Parser } from 'htmlparser2';
+import type { FetchedRecord } from '../../domain/pipeline-run';
+import type { WebSourceSettings } from '../../domain/pipeline-source';
+import { ALLOW_ALL, parseRobots, Robots } from './robots';
+
+/** What a run gives the web source: the guarded fetch, the credential's headers, what it already has. */
+export interface WebFetchJob {
+  readonly source: WebSourceSettings;
+  readonly fetch: typeof fetch;
+  readonly headers: Record<string, string>;
+  /** A retry run reads only these URLs (dead letters); null discovers the whole site. */
+  readonly only: readonly string[] | null;
+  /** Records this run already fetched (a resumed run): not fetched again, their links not followed again. */
+  readonly known: ReadonlySet<string>;
+  readonly signal: AbortSignal;
+  readonly onRecord: (record: FetchedRecord) => Promise<void>;
+}
+
+const SKIPPED_TYPES = /^(image|video|audio)\//;
+const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((r) => (signal.aborted ? r() : (setTimeout(r, ms).unref(), signal.addEventListener('abort', () => r(), { once: true }))));
+
+/** The record id of a page: its URL without the fragment (the reference's "canonicalized URL"). */
+export const canonical = (url: string): string => {
+  const u = new URL(url);
+  u.hash = '';
+  return u.href;
+};
+
+/** Text, title and links of an HTML page; script, style and template text left out. */
+export function readHtml(html: string, base: string): { title: string | null; text: string; links: string[] } {
+  const parts: string[] = [];
+  const links: string[] = [];
+  let title = '';
+  let skip = 0;
+  let inTitle = false;
+  const parser = new Parser({
+    onopentag(name, attrs) {
+      if (name === 'script' || name === 'style' || name === 'template' || name === 'noscript') skip++;
+      if (name === 'title') inTitle = true;
+      if (name === 'a' && attrs.href) {
+        try {
+          links.push(canonical(new URL(attrs.href, base).href));
+        } catch {
+          /* not a URL: not followed */
+        }
+      }
+    },
+    ontext(text) {
+      if (inTitle) title += text;
+      else if (!skip) parts.push(text);
+    },
+    onclosetag(name) {
+      if (name === 'script' || name === 'style' || name === 'template' || name === 'noscript') skip = Math.max(0, skip - 1);
+      if (name === 'title') inTitle = false;
+    },
+  });
+  parser.end(html);
+  return { title: title.trim() || null, text: parts.join(' ').replace(/\s+/g, ' ').trim(), links };
+}
+
+/** `<loc>`s of a sitemap: pages of a `<urlset>`, child sitemaps of a `<sitemapindex>`. */
+export function readSitemap(xml: string): { pages: string[]; sitemaps: string[] } {
+  const pages: string[] = [];
+  const sitemaps: string[] = [];
+  let parent = '';
+  let inLoc = false;
+  let loc = '';
+  const parser = new Parser(
+    {
+      onopentag(name) {
+        if (name === 'url' || name === 'sitemap') parent = name;
+        if (name === 'loc') (inLoc = true), (loc = '');
+      },
+      ontext(text) {
+        if (inLoc) loc += text;
+      },
+      onclosetag(name) {
+        if (name !== 'loc') return;
+        inLoc = false;
+        (parent === 'sitemap' ? sitemaps : pages).push(loc.trim());
+      },
+    },
+    { xmlMode: true },
+  );
+  parser.end(xml);
+  return { pages, sitemaps };
+}
+
+const fullMatch = (patterns: readonly string[], url: string) => patterns.some((p) => new RegExp(`^(?:${p})$`).test(url));
+
+/**
+ * Discovers and fetches a site's pages (docs/pipelines.md, web source): sitemaps, breadth-first links, or both;
+ * robots.txt honoured per origin; `max_concurrent_fetches` fetchers, each holding its own `requests_per_second`
+ * (or the site's longer Crawl-delay); at most `max_pages` pages; bodies cut at `max_page_bytes`.
+ */
+export async function fetchWebSource(job: WebFetchJob): Promise<{ fetched: number }> {
+  const { source, signal } = job;
+  const robots = new Map<string, Promise<Robots>>();
+  const robotsFor = (url: string): Promise<Robots> => {
+    if (!source.respect_robots_txt) return Promise.resolve(ALLOW_ALL);
+    const origin = new URL(url).origin;
+    if (!robots.has(origin)) robots.set(origin, get(`${origin}/robots.txt`).then(async (r) => (r.ok ? parseRobots(await r.text(), source.user_agent) : ALLOW_ALL)).catch(() => ALLOW_ALL));
+    return robots.get(origin)!;
+  };
+  const get = (url: string) => job.fetch(url, { headers: { 'user-agent': source.user_agent, ...job.headers }, signal, redirect: 'follow' });
+
+  const pages = source.pages_source;
+  const crawl = pages.type === 'crawl' || pages.type === 'sitemap_crawl' ? pages : null;
+  const seen = new Set<string>();
+  const queue: { url: string; depth: number }[] = [];
+  const enqueue = (url: string, depth: number) => {
+    const id = canonical(url);
+    if (seen.has(id)) return;
+    seen.add(id);
+    queue.push({ url: id, depth });
+  };
+  if (job.only) for (const u of job.only) enqueue(u, Number.POSITIVE_INFINITY);
+  else {
+    const sitemaps = pages.type === 'crawl' ? [] : [...pages.sitemap_urls];
+    for (let i = 0; i < sitemaps.length && i < 1000 && !signal.aborted; i++) {
+      const res = await get(sitemaps[i]).catch(() => null);
+      if (!res?.ok) continue;
+      const found = readSitemap(await res.text());
+      sitemaps.push(...found.sitemaps);
+      for (const p of found.pages) enqueue(p, 0);
+    }
+    if (crawl) for (const u of crawl.urls) enqueue(u, 0);
+  }
+  const seeds = new Set(queue.map((q) => new URL(q.url).hostname));
+  const follow = (url: string) => {
+    if (!crawl) return false;
+    if (!/^https?:/i.test(url)) return false;
+    if (crawl.same_domain_only && !seeds.has(new URL(url).hostname)) return false;
+    if (crawl.pos_regex.length && !fullMatch(crawl.pos_regex, url)) return false;
+    return !fullMatch(crawl.neg_regex, url);
+  };
+
+  let fetched = job.known.size;
+  const fetcher = async () => {
+    for (;;) {
+      if (signal.aborted || fetched >= source.max_pages) return;
+      const next = queue.shift();
+      if (!next) return;
+      const rules = await robotsFor(next.url);
+      if (!rules.allowed(next.url)) continue;
+      const started = Date.now();
+      const page = await fetchPage(next.url, get, source).catch(() => null);
+      if (page && !job.known.has(page.record.recordId) && fetched < source.max_pages) {
+        fetched++;
+        await job.onRecord(page.record);
+      }
+      if (page && next.depth < (crawl?.max_depth ?? 0)) for (const link of page.links) if (follow(link)) enqueue(link, next.depth + 1);
+      const gapMs = Math.max(1000 / source.requests_per_second, (rules.crawlDelay ?? 0) * 1000);
+      await sleep(Math.max(0, gapMs - (Date.now() - started)), signal);
+    }
+  };
+  // A fetcher that found the queue empty may quit while another is still adding links: run rounds until none adds.
+  while (queue.length && !signal.aborted && fetched < source.max_pages) await Promise.all(Array.from({ length: source.max_concurrent_fetches }, fetcher));
+  return { fetched };
+}
+
+async function fetchPage(url: string, get: (url: string) => Promise<Response>, source: WebSourceSettings): Promise<{ record: FetchedRecord; links: string[] } | null> {
+  const res = await get(url);
+  if (!res.ok) return null;
+  const type = (res.headers.get('content-type') ?? 'text/html').split(';')[0].trim().toLowerCase();
+  if (SKIPPED_TYPES.test(type) || source.excluded_content_types.includes(type) || !(type.startsWith('text/') || type === 'application/xhtml+xml')) return null;
+  const bytes = Buffer.from(await res.arrayBuffer()).subarray(0, source.max_page_bytes);
+  const body = bytes.toString('utf8');
+  const final = canonical(res.url || url);
+  const html = type === 'text/html' || type === 'application/xhtml+xml';
+  const read = html ? readHtml(body, final) : { title: null, text: body.trim(), links: [] };
+  const metadata = { url: final, content_type: type, ...(res.headers.get('etag') ? { etag: res.headers.get('etag') } : {}), ...(res.headers.get('last-modified') ? { last_modified: res.headers.get('last-modified') } : {}) };
+  return { record: { recordId: final, title: read.title, text: read.text, metadata }, links: read.links };
+}

@@ -1,0 +1,160 @@
+import { createServer, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CapturedRequest, ScriptedOpenAIServer, ScriptedReply } from '@lib/testing';
+import { registerScripted } from './support/llm-fixtures';
+import { startTestApp, TestApp } from './support/test-app';
+
+/** Issue 17, pipeline runs (docs/pipelines.md): a small site on 127.0.0.1, the scripted model as the indexing agent. */
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+const page = (title: string, body: string, links: string[] = []) => `<html><head><title>${title}</title><script>var hidden = 1;</script></head><body><p>${body}</p>${links.map((l) => `<a href="${l}">${l}</a>`).join('')}</body></html>`;
+const PAGES: Record<string, string> = {
+  '/a': page('Alpha', 'Cats purr when they are content.', ['/c', '/broken', '/private/secret#frag']),
+  '/b': page('Beta', 'Dogs bark at the postman.'),
+  '/c': page('Gamma', 'Parrots repeat what they hear.'),
+  '/broken': page('Broken', 'This page makes the agent fail.'),
+  '/private/secret': page('Secret', 'Never to be fetched.'),
+};
+
+describe('pipeline runs', () => {
+  let app: TestApp;
+  let upstream: ScriptedOpenAIServer;
+  let site: Server;
+  let siteUrl = '';
+  const hits: string[] = [];
+  let failBroken = true;
+  let delayMs = 0;
+
+  /** The agent: indexes the record it is given with the document-index tool, then says so. */
+  const agentReply = (req: CapturedRequest): ScriptedReply => {
+    const messages = (req.body as { messages: { role: string; content: unknown }[] }).messages;
+    if (messages[messages.length - 1].role === 'tool') return { content: 'Indexed the page.' };
+    const text = JSON.stringify(messages);
+    const url = /source_record_id: (\S+?)\\n/.exec(text)?.[1] ?? '';
+    if (failBroken && url.endsWith('/broken')) return { error: { status: 400, message: 'the model refused this page' } };
+    const title = /title: (.*?)\\n/.exec(text)?.[1] ?? '';
+    const id = new URL(url).pathname.replace(/\W+/g, '-').replace(/^-/, '');
+    return { firstByteDelayMs: delayMs, toolCalls: [{ id: 'c1', name: 'index', arguments: JSON.stringify({ documents: [{ id, title, text: `${title}: ${url}` }] }) }] };
+  };
+
+  beforeAll(async () => {
+    site = createServer((req, res) => {
+      const path = req.url ?? '/';
+      hits.push(path);
+      if (path === '/robots.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private\n');
+      if (path === '/sitemap.xml') return void res.writeHead(200, { 'content-type': 'application/xml' }).end(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${['/a', '/b', '/private/secret'].map((p) => `<url><loc>${siteUrl}${p}</loc></url>`).join('')}</urlset>`);
+      const body = PAGES[path];
+      if (!body) return void res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', etag: `"${path}-1"` }).end(body);
+    });
+    await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
+    siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    upstream = await ScriptedOpenAIServer.start();
+    upstream.onChat = agentReply;
+    app = await startTestApp({ env: { WORKER_POLL_MS: '200' } });
+    await registerScripted(app, upstream, 'm');
+    await app.call('POST', '/v2/corpora', { key: 'site', name: 'Site' });
+    const agent = await app.call('POST', '/v2/agents', { key: 'indexer', name: 'indexer', model: { name: 'm' }, tool_configurations: { index: { type: 'document_index', argument_override: { corpus_key: 'site' } } }, first_step_name: 'main', steps: { main: { instructions: [] } } });
+    if (agent.status !== 201) throw new Error(JSON.stringify(agent.body));
+  });
+  afterAll(async () => {
+    await app?.close();
+    await upstream?.close();
+    site?.closeAllConnections();
+    await new Promise((r) => site?.close(r));
+  });
+
+  const create = async (key: string, pagesSource: object, extra: object = {}) => {
+    const res = await app.call('POST', '/v2/pipelines', { key, name: key, source: { type: 'web', requests_per_second: 50, pages_source: pagesSource }, trigger: { type: 'manual' }, transform: { type: 'agent', agent_key: 'indexer' }, ...extra });
+    if (res.status !== 201) throw new Error(JSON.stringify(res.body));
+  };
+  const finished = (key: string, runId: string) =>
+    until(`run ${runId} to end`, async () => {
+      const run = (await app.call('GET', `/v2/pipelines/${key}/runs/${runId}`)).body;
+      return run.status !== 'running' ? run : undefined;
+    });
+  const events = async (key: string, runId: string) => (await app.call('GET', `/v2/pipelines/${key}/runs/${runId}/events?order=asc&limit=200`)).body.events as any[];
+  const docs = async () => ((await app.call('GET', '/v2/corpora/site/documents?limit=100')).body.documents as { id: string }[]).map((d) => d.id).sort();
+
+  it('a sitemap run fetches the pages robots.txt allows and indexes each through its own agent session', async () => {
+    await create('sitemap', { type: 'sitemap', sitemap_urls: [`${siteUrl}/sitemap.xml`] });
+    const triggered = await app.call('POST', '/v2/pipelines/sitemap/trigger');
+    expect(triggered.status).toBe(201);
+    expect(triggered.body).toMatchObject({ pipeline_key: 'sitemap', agent_key: 'indexer', trigger_type: 'manual', status: 'running' });
+    const run = await finished('sitemap', triggered.body.id);
+    expect(run).toMatchObject({ status: 'completed', records_fetched: 2, records_processed: 2, records_failed: 0 });
+    expect(hits).not.toContain('/private/secret');
+    expect(await docs()).toEqual(['a', 'b']);
+    const evs = await events('sitemap', run.id);
+    expect(evs.map((e) => [e.type, e.status])).toEqual([['run_started', undefined], ['record_processing', 'completed'], ['record_processing', 'completed'], ['run_completed', 'completed']]);
+    for (const e of evs.filter((x) => x.status === 'completed' && x.type === 'record_processing')) {
+      expect(e).toMatchObject({ attempt: 1, reason: 'Indexed the page.', error: null, session_key: expect.stringMatching(/^pl-/), duration_ms: expect.any(Number) });
+      const session = await app.call('GET', `/v2/agents/indexer/sessions/${e.session_key}`);
+      expect(session.body.metadata.pipeline).toMatchObject({ pipeline_key: 'sitemap', run_id: run.id, source_record_id: e.source_record_id });
+    }
+    expect((await app.call('GET', '/v2/pipelines/sitemap/runs')).body.runs.map((r: { id: string }) => r.id)).toEqual([run.id]);
+  });
+
+  it('a record that keeps failing is retried, then dead-lettered once; processing the dead letters re-runs it', async () => {
+    await create('crawl', { type: 'crawl', urls: [`${siteUrl}/a`], max_depth: 1 });
+    const { body } = await app.call('POST', '/v2/pipelines/crawl/trigger');
+    expect((await app.call('POST', '/v2/pipelines/crawl/trigger')).status).toBe(409);
+    const run = await finished('crawl', body.id);
+    expect(run).toMatchObject({ status: 'completed', records_fetched: 3, records_processed: 2, records_failed: 1 });
+    const broken = (await events('crawl', run.id)).filter((e) => e.source_record_id === `${siteUrl}/broken`);
+    expect(broken.map((e) => [e.status, e.attempt, e.dead_lettered])).toEqual([
+      ['failed', 1, false],
+      ['failed', 2, false],
+      ['failed', 3, true],
+      ['dead_lettered', null, true],
+    ]);
+    expect(broken[0]).toMatchObject({ reason: expect.stringContaining('answered 400'), error: expect.stringContaining('answered 400'), duration_ms: expect.any(Number), session_key: expect.stringMatching(/^pl-/) });
+    expect(new Set(broken.slice(0, 3).map((e) => e.session_key)).size).toBe(3);
+    const letters = (await app.call('GET', '/v2/pipelines/crawl/dead_letters')).body.dead_letters;
+    expect(letters).toEqual([expect.objectContaining({ source_record_id: `${siteUrl}/broken`, status: 'pending', origin: 'pipeline', attempt_count: 3, last_run_id: run.id })]);
+    expect((await app.call('GET', `/v2/pipelines/crawl/dead_letters/${letters[0].id}`)).body.id).toBe(letters[0].id);
+
+    failBroken = false;
+    const retry = await app.call('POST', '/v2/pipelines/crawl/dead_letters/process', {});
+    expect(retry.status).toBe(201);
+    expect(retry.body.trigger_type).toBe('retry');
+    expect(await finished('crawl', retry.body.id)).toMatchObject({ status: 'completed', records_fetched: 1, records_processed: 1, records_failed: 0 });
+    expect((await app.call('GET', '/v2/pipelines/crawl/dead_letters')).body.dead_letters).toEqual([]);
+    expect(await docs()).toEqual(expect.arrayContaining(['a', 'broken', 'c']));
+    expect((await app.call('POST', '/v2/pipelines/crawl/dead_letters/process', {})).status).toBe(400);
+  });
+
+  it('dead letters can be added by hand and removed', async () => {
+    const added = await app.call('POST', '/v2/pipelines/sitemap/dead_letters', { source_record_id: `${siteUrl}/c`, error_message: 'the agent misfiled it' });
+    expect(added.status).toBe(201);
+    expect(added.body).toMatchObject({ source_record_id: `${siteUrl}/c`, origin: 'manual', status: 'pending', attempt_count: 0, error_message: 'the agent misfiled it' });
+    expect((await app.call('DELETE', `/v2/pipelines/sitemap/dead_letters/${added.body.id}`)).status).toBe(204);
+    expect((await app.call('GET', `/v2/pipelines/sitemap/dead_letters/${added.body.id}`)).status).toBe(404);
+  });
+
+  it('cancel: the record in progress finishes, queued ones are not dispatched, the run ends cancelled', async () => {
+    await create('slow', { type: 'crawl', urls: [`${siteUrl}/a`], max_depth: 1 }, { processing_options: { max_concurrent_records: 1 } });
+    delayMs = 1500;
+    const { body } = await app.call('POST', '/v2/pipelines/slow/trigger');
+    await until('a record in progress', async () => (upstream.requests.some((r) => JSON.stringify(r.body).includes('pipeline \\"slow\\"')) ? true : undefined));
+    expect((await app.call('POST', `/v2/pipelines/slow/runs/${body.id}/cancel`)).status).toBe(204);
+    expect((await app.call('POST', `/v2/pipelines/slow/runs/${body.id}/cancel`)).status).toBe(409);
+    const run = await finished('slow', body.id);
+    delayMs = 0;
+    expect(run).toMatchObject({ status: 'cancelled', records_fetched: 3, records_processed: 1 });
+    const evs = await events('slow', body.id);
+    expect(evs.filter((e) => e.type === 'record_processing').map((e) => e.status)).toEqual(['completed']);
+    expect(evs[evs.length - 1]).toMatchObject({ type: 'run_completed', status: 'cancelled' });
+    expect((await app.call('POST', '/v2/pipelines/slow/trigger')).status).toBe(201);
+  });
+});
