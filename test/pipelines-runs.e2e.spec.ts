@@ -61,7 +61,7 @@ describe('pipeline runs', () => {
     siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
     upstream = await ScriptedOpenAIServer.start();
     upstream.onChat = agentReply;
-    app = await startTestApp({ env: { WORKER_POLL_MS: '200' } });
+    app = await startTestApp({ env: { WORKER_POLL_MS: '200', SCHEDULE_MIN_INTERVAL_SECONDS: '1' } });
     await registerScripted(app, upstream, 'm');
     await app.call('POST', '/v2/corpora', { key: 'site', name: 'Site' });
     const agent = await app.call('POST', '/v2/agents', { key: 'indexer', name: 'indexer', model: { name: 'm' }, tool_configurations: { index: { type: 'document_index', argument_override: { corpus_key: 'site' } } }, first_step_name: 'main', steps: { main: { instructions: [] } } });
@@ -156,5 +156,21 @@ describe('pipeline runs', () => {
     expect(evs.filter((e) => e.type === 'record_processing').map((e) => e.status)).toEqual(['completed']);
     expect(evs[evs.length - 1]).toMatchObject({ type: 'run_completed', status: 'cancelled' });
     expect((await app.call('POST', '/v2/pipelines/slow/trigger')).status).toBe(201);
+  });
+
+  it('an interval trigger starts a scheduled run at each due time; disabling the pipeline stops it', async () => {
+    await create('beat', { type: 'sitemap', sitemap_urls: [`${siteUrl}/sitemap.xml`] }, { trigger: { type: 'interval', duration: 'PT1S' } });
+    const runs = async () => (await app.call('GET', '/v2/pipelines/beat/runs?limit=100')).body.runs as any[];
+    const two = await until('two scheduled runs ended', async () => {
+      const ended = (await runs()).filter((r) => r.status === 'completed');
+      return ended.length >= 2 ? ended : undefined;
+    });
+    for (const r of two) expect(r).toMatchObject({ trigger_type: 'scheduled', records_fetched: 2, records_processed: 2 });
+    expect(new Set(two.map((r) => r.id)).size).toBe(two.length);
+    await app.call('PATCH', '/v2/pipelines/beat', { enabled: false });
+    await until('no run in progress', async () => ((await runs()).every((r) => r.status !== 'running') ? true : undefined));
+    const count = (await runs()).length;
+    await sleep(2_500);
+    expect((await runs()).length).toBe(count);
   });
 });

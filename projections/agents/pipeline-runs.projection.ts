@@ -26,6 +26,7 @@ export const pipelineRunsProjection: ReadModelProjection = {
       case 'PipelineUpdated':
       case 'PipelineRunRequested':
       case 'PipelineRunClosed':
+      case 'PipelineTriggerFired':
         return [];
       case 'PipelineDeleted': {
         const where = [{ field: 'pipeline_id', op: 'eq' as const, value: event.data.pipelineId }];

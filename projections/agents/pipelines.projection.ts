@@ -28,6 +28,7 @@ export const pipelinesProjection: ReadModelProjection = {
         return [patch(PIPELINES, event.data.key, { set: { active_run_id: null } })];
       case 'PipelineDeadLetterAdded':
       case 'PipelineDeadLetterRemoved':
+      case 'PipelineTriggerFired':
         return [];
       default:
         return assertNever(event);

@@ -2,7 +2,7 @@ import { assertNever, conflict, invalid, notFound } from '@lib/platform/kernel';
 import type { Sealed } from './session-events';
 import type { Problem, WebSourceSettings } from './pipeline-source';
 
-/** When a pipeline runs. Only `manual` is accepted until runs exist (docs/pipelines.md). */
+/** When a pipeline runs: on demand, every ISO 8601 duration, or at the times of a 5-field cron expression (UTC). */
 export type PipelineTrigger = { readonly type: 'manual' } | { readonly type: 'interval'; readonly duration: string } | { readonly type: 'cron'; readonly expression: string };
 
 export interface PipelineProcessingOptions {
@@ -35,8 +35,11 @@ export const PROCESSING_DEFAULTS: PipelineProcessingOptions = { record_timeout_m
 
 export type PipelineEvent =
   /** `sealedAuth`: the source credential's secret, AES-256-GCM bound to `pipeline:<pipelineId>`; never in clear. */
-  | { type: 'PipelineCreated'; data: { pipelineId: string; key: string; settings: PipelineSettings; sealedAuth?: Sealed; createdAt: string } }
-  | { type: 'PipelineUpdated'; data: { pipelineId: string; key: string; settings: PipelineSettings; sealedAuth?: Sealed; replaced: boolean; updatedAt: string } }
+  /** `anchorAt`: where interval cadence counts from; `nextDueAt`: the due time whose timer is armed (null: none). */
+  | { type: 'PipelineCreated'; data: { pipelineId: string; key: string; settings: PipelineSettings; sealedAuth?: Sealed; anchorAt: string; nextDueAt: string | null; createdAt: string } }
+  | { type: 'PipelineUpdated'; data: { pipelineId: string; key: string; settings: PipelineSettings; sealedAuth?: Sealed; replaced: boolean; anchorAt: string; nextDueAt: string | null; updatedAt: string } }
+  /** A due time of an interval or cron trigger claimed once; `runId` null: skipped, a run was still in progress. */
+  | { type: 'PipelineTriggerFired'; data: { pipelineId: string; key: string; dueAt: string; nextDueAt: string; runId: string | null; firedAt: string } }
   | { type: 'PipelineDeleted'; data: { pipelineId: string; key: string; deletedAt: string } }
   /** A run claimed: one at a time per pipeline (appended at the revision read, so two triggers cannot both win). */
   | { type: 'PipelineRunRequested'; data: { pipelineId: string; key: string; runId: string; triggerType: 'manual' | 'scheduled' | 'retry'; retry: readonly DeadLetterRef[] | null; requestedAt: string } }
@@ -47,16 +50,18 @@ export type PipelineEvent =
 
 export type PipelineState =
   | { readonly status: 'absent' }
-  | { readonly status: 'active'; readonly pipelineId: string; readonly key: string; readonly settings: PipelineSettings; readonly sealedAuth?: Sealed; readonly activeRunId?: string };
+  | { readonly status: 'active'; readonly pipelineId: string; readonly key: string; readonly settings: PipelineSettings; readonly sealedAuth?: Sealed; readonly activeRunId?: string; readonly anchorAt: string; readonly nextDueAt: string | null };
 
 export const pipelineFold = {
   initialState: { status: 'absent' } as PipelineState,
   evolve(state: PipelineState, event: PipelineEvent): PipelineState {
     switch (event.type) {
       case 'PipelineCreated':
-        return { status: 'active', pipelineId: event.data.pipelineId, key: event.data.key, settings: event.data.settings, ...(event.data.sealedAuth ? { sealedAuth: event.data.sealedAuth } : {}) };
+        return { status: 'active', pipelineId: event.data.pipelineId, key: event.data.key, settings: event.data.settings, ...(event.data.sealedAuth ? { sealedAuth: event.data.sealedAuth } : {}), anchorAt: event.data.anchorAt, nextDueAt: event.data.nextDueAt };
       case 'PipelineUpdated':
-        return state.status === 'active' ? { status: 'active', pipelineId: state.pipelineId, key: state.key, settings: event.data.settings, ...(event.data.sealedAuth ? { sealedAuth: event.data.sealedAuth } : {}), ...(state.activeRunId ? { activeRunId: state.activeRunId } : {}) } : state;
+        return state.status === 'active' ? { status: 'active', pipelineId: state.pipelineId, key: state.key, settings: event.data.settings, ...(event.data.sealedAuth ? { sealedAuth: event.data.sealedAuth } : {}), ...(state.activeRunId ? { activeRunId: state.activeRunId } : {}), anchorAt: event.data.anchorAt, nextDueAt: event.data.nextDueAt } : state;
+      case 'PipelineTriggerFired':
+        return state.status === 'active' ? { ...state, nextDueAt: event.data.nextDueAt } : state;
       case 'PipelineDeleted':
         return { status: 'absent' };
       case 'PipelineRunRequested':
@@ -78,16 +83,30 @@ export const pipelineFold = {
 export const pipelineNotFound = (key: string) => notFound('pipeline.not_found', `Pipeline "${key}" does not exist`, key);
 export const invalidPipeline = ([field, reason]: Problem) => invalid('pipeline.invalid', `Invalid ${field}: ${reason}`, { [field]: reason });
 
-export function decideCreatePipeline(state: PipelineState, pipelineId: string, key: string, settings: PipelineSettings, sealedAuth: Sealed | undefined, now: Date): PipelineEvent[] {
+export function decideCreatePipeline(state: PipelineState, pipelineId: string, key: string, settings: PipelineSettings, sealedAuth: Sealed | undefined, nextDueAt: Date | null, now: Date): PipelineEvent[] {
   if (state.status !== 'absent') throw conflict('pipeline.exists', `A pipeline with key "${key}" already exists`);
-  return [{ type: 'PipelineCreated', data: { pipelineId, key, settings, ...(sealedAuth ? { sealedAuth } : {}), createdAt: now.toISOString() } }];
+  return [{ type: 'PipelineCreated', data: { pipelineId, key, settings, ...(sealedAuth ? { sealedAuth } : {}), anchorAt: now.toISOString(), nextDueAt: nextDueAt?.toISOString() ?? null, createdAt: now.toISOString() } }];
 }
 
 /** Nothing is appended when the settings and credential are unchanged. */
-export function decideUpdatePipeline(state: PipelineState, key: string, settings: PipelineSettings, sealedAuth: Sealed | undefined, replaced: boolean, now: Date): PipelineEvent[] {
+export function decideUpdatePipeline(state: PipelineState, key: string, settings: PipelineSettings, sealedAuth: Sealed | undefined, replaced: boolean, cadence: { anchorAt: Date; nextDueAt: Date | null }, now: Date): PipelineEvent[] {
   if (state.status !== 'active') throw pipelineNotFound(key);
   if (JSON.stringify(settings) === JSON.stringify(state.settings) && sealedAuth === state.sealedAuth) return [];
-  return [{ type: 'PipelineUpdated', data: { pipelineId: state.pipelineId, key, settings, ...(sealedAuth ? { sealedAuth } : {}), replaced, updatedAt: now.toISOString() } }];
+  return [{ type: 'PipelineUpdated', data: { pipelineId: state.pipelineId, key, settings, ...(sealedAuth ? { sealedAuth } : {}), replaced, anchorAt: cadence.anchorAt.toISOString(), nextDueAt: cadence.nextDueAt?.toISOString() ?? null, updatedAt: now.toISOString() } }];
+}
+
+/**
+ * Claims a due time once (a handler run again after a crash finds `nextDueAt` moved on and appends nothing) and
+ * asks for a run unless one is still in progress: a due time that finds a run going is skipped, not queued.
+ */
+export function decideFireTrigger(state: PipelineState, dueAt: Date, nextDueAt: Date, runId: string, now: Date): PipelineEvent[] {
+  if (state.status !== 'active' || !state.settings.enabled || state.nextDueAt !== dueAt.toISOString()) return [];
+  const busy = state.activeRunId !== undefined;
+  const base = { pipelineId: state.pipelineId, key: state.key };
+  return [
+    { type: 'PipelineTriggerFired', data: { ...base, dueAt: dueAt.toISOString(), nextDueAt: nextDueAt.toISOString(), runId: busy ? null : runId, firedAt: now.toISOString() } },
+    ...(busy ? [] : [{ type: 'PipelineRunRequested' as const, data: { ...base, runId, triggerType: 'scheduled' as const, retry: null, requestedAt: now.toISOString() } }]),
+  ];
 }
 
 export function decideDeletePipeline(state: PipelineState, key: string, now: Date): PipelineEvent[] {
@@ -113,7 +132,8 @@ export function triggerProblem(v: unknown): Problem | null {
   if (typeof v !== 'object' || v === null) return ['trigger', 'must be an object with a type: manual, interval or cron'];
   const t = v as Record<string, unknown>;
   if (t.type === 'manual') return Object.keys(t).length === 1 ? null : ['trigger', 'a manual trigger has only a type'];
-  if (t.type === 'interval' || t.type === 'cron') return ['trigger.type', `${t.type} triggers are not built yet (runs come first); use manual`];
+  if (t.type === 'interval') return typeof t.duration === 'string' && Object.keys(t).length === 2 ? null : ['trigger.duration', 'an interval trigger has a type and an ISO 8601 duration'];
+  if (t.type === 'cron') return typeof t.expression === 'string' && Object.keys(t).length === 2 ? null : ['trigger.expression', 'a cron trigger has a type and a 5-field cron expression'];
   return ['trigger.type', 'must be manual, interval or cron'];
 }
 

@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import pLimit from 'p-limit';
 import { SecretBox } from '@lib/llms';
-import { CLOCK, Clock, CommandContext, EVENT_STORE, EventStore, Fold, LEASES, Leases, OUTBOUND_HTTP, OutboundHttp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, Subscription } from '@lib/platform';
-import { decideCloseRun, PipelineEvent, pipelineFold, PipelineState } from '../../domain/pipeline';
+import { CLOCK, Clock, CommandContext, DURABLE_TIMERS, DueTimer, DurableTimers, EVENT_STORE, EventStore, Fold, LEASES, Leases, OUTBOUND_HTTP, OutboundHttp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, Subscription } from '@lib/platform';
+import { decideCloseRun, decideFireTrigger, PipelineEvent, pipelineFold, PipelineState } from '../../domain/pipeline';
 import { ActiveRun, pendingRecords } from '../../domain/pipeline-run';
 import { PIPELINES, PipelineRow } from '../../read-models';
 import { Sessions } from '../sessions/sessions';
 import { SessionInputs } from '../turn/session-inputs';
+import { nextTriggerDue, PIPELINE_TIMER_KIND, pipelineTimerId, PipelineTimerPayload } from './pipeline-cadence';
 import { ensureRunCreated, runStream } from './pipeline-runs';
 import { pipelineStream } from './pipelines';
 import { processRecord } from './record-processor';
@@ -22,7 +23,7 @@ import { fetchWebSource } from './web-source';
  * `max_concurrent_records` at a time; a cancel request stops dispatching, lets records in progress finish.
  */
 @Injectable()
-export class PipelineRunner implements OnApplicationBootstrap, OnApplicationShutdown {
+export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('pipelines');
   private subscription?: Subscription;
   private following?: Promise<void>;
@@ -31,6 +32,7 @@ export class PipelineRunner implements OnApplicationBootstrap, OnApplicationShut
   private stopping = false;
 
   constructor(
+    @Optional() @Inject(DURABLE_TIMERS) private readonly timers: DurableTimers | undefined,
     @Inject(LEASES) private readonly leases: Leases,
     @Inject(EVENT_STORE) private readonly events: EventStore,
     @Inject(READ_STORE) private readonly reads: ReadStore,
@@ -40,6 +42,27 @@ export class PipelineRunner implements OnApplicationBootstrap, OnApplicationShut
     private readonly streams: StreamWriter,
     private readonly modules: ModuleRef,
   ) {}
+
+  onModuleInit(): void {
+    this.timers?.handle(PIPELINE_TIMER_KIND, (timer) => this.fire(timer));
+  }
+
+  /**
+   * A due time of an interval or cron trigger: claimed once with the run it asks for (the run id derives from
+   * the timer id, so a handler run again after a crash claims nothing new), then the next due time is armed.
+   * Due times missed while no worker ran fold into this one firing; the cadence then resumes from now.
+   */
+  async fire(timer: DueTimer): Promise<void> {
+    const p = timer.payload as PipelineTimerPayload;
+    const pipeline = await this.streams.state<PipelineState, PipelineEvent>(pipelineStream(p.key), pipelineFold as unknown as Fold<PipelineState, PipelineEvent>);
+    if (pipeline.status !== 'active' || pipeline.pipelineId !== p.pipelineId || pipeline.nextDueAt !== timer.dueAt.toISOString()) return;
+    const now = this.clock.now();
+    const next = nextTriggerDue(pipeline.settings.trigger, true, new Date(pipeline.anchorAt), now);
+    if (!next) return;
+    const runId = `run_${createHash('sha256').update(timer.timerId).digest('hex').slice(0, 32)}`;
+    await this.streams.write<PipelineState, PipelineEvent>(pipelineStream(p.key), pipelineFold as unknown as Fold<PipelineState, PipelineEvent>, (s) => decideFireTrigger(s, timer.dueAt, next, runId, now), this.ctx(runId, 'fire'), []);
+    await this.timers?.schedule({ timerId: pipelineTimerId(p.pipelineId, next), kind: PIPELINE_TIMER_KIND, dueAt: next, payload: p });
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     const sub = this.events.subscribeToAll({ after: await this.events.headPosition(), filter: { types: ['PipelineRunRequested', 'PipelineRunCancelRequested', 'PipelineDeleted'] } });

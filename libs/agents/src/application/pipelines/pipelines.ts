@@ -1,10 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SecretBox } from '@lib/llms';
-import { CommandContext, conflict, findMatching, Fold, ID_GENERATOR, IdGenerator, invalid, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
+import { CommandContext, conflict, DurableTimers, findMatching, Fold, ID_GENERATOR, IdGenerator, invalid, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
 import { decideCreatePipeline, decideDeletePipeline, decideUpdatePipeline, invalidPipeline, PipelineEvent, pipelineFold, pipelineNotFound, PipelineSettings, PipelineState, processingProblem, PROCESSING_DEFAULTS, triggerProblem } from '../../domain/pipeline';
 import type { Sealed } from '../../domain/session-events';
 import { AGENTS, AgentRow, PIPELINES, PipelineRow, pipelineView } from '../../read-models';
 import { parseSource } from './pipeline-input';
+import { WAKEUP_SCHEDULER } from '../tools/schedule-wakeup';
+import { cadenceProblem, nextTriggerDue, PIPELINE_TIMER_KIND, pipelineTimerId, PipelineTimerPayload } from './pipeline-cadence';
 
 export const pipelineStream = (key: string) => streamId('pipeline', key);
 
@@ -33,7 +35,13 @@ export class Pipelines {
     @Inject(PROJECTION_PROGRESS) private readonly progress: ProjectionProgress,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
+    @Inject(WAKEUP_SCHEDULER) private readonly timers: DurableTimers,
   ) {}
+
+  /** Arms the timer of a due time (durable: the worker wing holding the `timers` lease fires it once). */
+  private arm(key: string, pipelineId: string, dueAt: Date | null): Promise<void> {
+    return dueAt ? this.timers.schedule({ timerId: pipelineTimerId(pipelineId, dueAt), kind: PIPELINE_TIMER_KIND, dueAt, payload: { key, pipelineId } satisfies PipelineTimerPayload }) : Promise.resolve();
+  }
 
   private async write(key: string, decide: (s: PipelineState) => PipelineEvent[], ctx: CommandContext): Promise<void> {
     const { position } = await this.streams.write<PipelineState, PipelineEvent>(pipelineStream(key), pipelineFold as unknown as Fold<PipelineState, PipelineEvent>, decide, ctx, ['pipelines']);
@@ -53,7 +61,7 @@ export class Pipelines {
   /** Settings from a whole definition (create, PUT), or from a PATCH over the stored ones. */
   private async settings(id: string, input: PipelineInput, base?: { settings: PipelineSettings; sealed?: Sealed }): Promise<{ settings: PipelineSettings; sealed?: Sealed }> {
     const trigger = input.trigger ?? base?.settings.trigger;
-    const triggerIssue = triggerProblem(trigger);
+    const triggerIssue = triggerProblem(trigger) ?? cadenceProblem(trigger as PipelineSettings['trigger'], this.config.scheduleMinIntervalSeconds);
     if (triggerIssue) throw invalidPipeline(triggerIssue);
     if (input.processing_options !== undefined) {
       const p = processingProblem(input.processing_options);
@@ -81,7 +89,9 @@ export class Pipelines {
     const key = input.key ?? `pip_${this.ids.uuid().replace(/-/g, '').slice(0, 24)}`;
     const pipelineId = `pip_${this.ids.uuid()}`;
     const { settings, sealed } = await this.settings(pipelineId, input);
-    await this.write(key, (s) => decideCreatePipeline(s, pipelineId, key, settings, sealed, ctx.now), ctx);
+    const due = nextTriggerDue(settings.trigger, settings.enabled, ctx.now, ctx.now);
+    await this.write(key, (s) => decideCreatePipeline(s, pipelineId, key, settings, sealed, due, ctx.now), ctx);
+    await this.arm(key, pipelineId, due);
     return this.get(key);
   }
 
@@ -91,20 +101,39 @@ export class Pipelines {
     if (current.status !== 'active') throw pipelineNotFound(key);
     // PUT is a whole definition (the credential too); PATCH merges into what is stored.
     const { settings, sealed } = await this.settings(current.pipelineId, input, partial ? { settings: current.settings, sealed: current.sealedAuth } : undefined);
+    // A new cadence or a re-enabling counts from now (as schedules); otherwise the armed due time stays.
+    const recount = JSON.stringify(settings.trigger) !== JSON.stringify(current.settings.trigger) || (settings.enabled && !current.settings.enabled);
+    const anchorAt = recount ? ctx.now : new Date(current.anchorAt);
+    const nextDueAt = !recount && current.nextDueAt && settings.enabled ? new Date(current.nextDueAt) : nextTriggerDue(settings.trigger, settings.enabled, anchorAt, ctx.now);
+    let appended = false;
     await this.write(
       key,
       (s) => {
         // Changed since it was read (another update, or deleted and created again): this merge would undo that.
         if (s.status === 'active' && (s.pipelineId !== current.pipelineId || JSON.stringify(s.settings) !== JSON.stringify(current.settings))) throw conflict('pipeline.changed', `Pipeline "${key}" changed while this update was prepared; send it again`);
-        return decideUpdatePipeline(s, key, settings, sealed, !partial, ctx.now);
+        const events = decideUpdatePipeline(s, key, settings, sealed, !partial, { anchorAt, nextDueAt }, ctx.now);
+        appended = events.length > 0;
+        return events;
       },
       ctx,
     );
+    if (appended && current.nextDueAt && current.nextDueAt !== nextDueAt?.toISOString()) await this.timers.cancel(pipelineTimerId(current.pipelineId, current.nextDueAt));
+    if (appended && nextDueAt && nextDueAt.toISOString() !== current.nextDueAt) await this.arm(key, current.pipelineId, nextDueAt);
     return this.get(key);
   }
 
   async remove(key: string, ctx: CommandContext): Promise<void> {
-    await this.write(key, (s) => decideDeletePipeline(s, key, ctx.now), ctx);
+    let pending: string | null = null;
+    let pipelineId = '';
+    await this.write(
+      key,
+      (s) => {
+        if (s.status === 'active') ({ nextDueAt: pending, pipelineId } = s);
+        return decideDeletePipeline(s, key, ctx.now);
+      },
+      ctx,
+    );
+    if (pending) await this.timers.cancel(pipelineTimerId(pipelineId, pending));
   }
 
   async get(key: string): Promise<Record<string, unknown>> {
