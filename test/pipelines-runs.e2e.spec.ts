@@ -33,6 +33,8 @@ describe('pipeline runs', () => {
   let siteUrl = '';
   const hits: string[] = [];
   let failBroken = true;
+  /** Page versions (their ETag); a page set to 0 is gone (404). */
+  const versions: Record<string, number> = {};
   let delayMs = 0;
 
   /** The agent: indexes the record it is given with the document-index tool, then says so. */
@@ -54,8 +56,11 @@ describe('pipeline runs', () => {
       if (path === '/robots.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private\n');
       if (path === '/sitemap.xml') return void res.writeHead(200, { 'content-type': 'application/xml' }).end(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${['/a', '/b', '/private/secret'].map((p) => `<url><loc>${siteUrl}${p}</loc></url>`).join('')}</urlset>`);
       const body = PAGES[path];
-      if (!body) return void res.writeHead(404).end();
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', etag: `"${path}-1"` }).end(body);
+      const version = versions[path] ?? 1;
+      if (!body || version === 0) return void res.writeHead(404).end();
+      const etag = `"${path}-${version}"`;
+      if (req.headers['if-none-match'] === etag) return void res.writeHead(304, { etag }).end();
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', etag }).end(body);
     });
     await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
     siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
@@ -159,7 +164,7 @@ describe('pipeline runs', () => {
   });
 
   it('an interval trigger starts a scheduled run at each due time; disabling the pipeline stops it', async () => {
-    await create('beat', { type: 'sitemap', sitemap_urls: [`${siteUrl}/sitemap.xml`] }, { trigger: { type: 'interval', duration: 'PT1S' } });
+    await create('beat', { type: 'sitemap', sitemap_urls: [`${siteUrl}/sitemap.xml`] }, { trigger: { type: 'interval', duration: 'PT1S' }, sync_mode: 'full_refresh' });
     const runs = async () => (await app.call('GET', '/v2/pipelines/beat/runs?limit=100')).body.runs as any[];
     const two = await until('two scheduled runs ended', async () => {
       const ended = (await runs()).filter((r) => r.status === 'completed');
@@ -172,5 +177,26 @@ describe('pipeline runs', () => {
     const count = (await runs()).length;
     await sleep(2_500);
     expect((await runs()).length).toBe(count);
+  });
+
+  it('incremental sync: a second run reads only changed pages, a page gone from the site leaves the sync state; full_refresh reads all', async () => {
+    await create('inc', { type: 'sitemap', sitemap_urls: [`${siteUrl}/sitemap.xml`] });
+    const runOnce = async () => finished('inc', (await app.call('POST', '/v2/pipelines/inc/trigger')).body.id);
+    expect(await runOnce()).toMatchObject({ status: 'completed', records_fetched: 2, records_processed: 2 });
+    const watermark = (await app.call('GET', '/v2/pipelines/inc')).body.watermark;
+    expect(watermark).toEqual({ value: expect.any(String), updated_at: expect.any(String) });
+    expect(await runOnce()).toMatchObject({ status: 'completed', records_fetched: 0, records_processed: 0 });
+    versions['/b'] = 2;
+    const changed = await runOnce();
+    expect(changed).toMatchObject({ records_fetched: 1, records_processed: 1 });
+    expect((await events('inc', changed.id)).filter((e) => e.status === 'completed').map((e) => e.source_record_id)).toEqual([`${siteUrl}/b`]);
+    versions['/a'] = 0;
+    await runOnce();
+    const synced = (await app.call('GET', '/v2/events?category=pipeline&type=PipelineSourceSynced&limit=100')).body.events.filter((e: any) => e.data.key === 'inc');
+    expect(synced[synced.length - 1].data.gone).toEqual([`${siteUrl}/a`]);
+    expect(Object.keys(synced[synced.length - 1].data.versions)).toEqual([`${siteUrl}/b`]);
+    versions['/a'] = 1;
+    await app.call('PATCH', '/v2/pipelines/inc', { sync_mode: 'full_refresh' });
+    expect(await runOnce()).toMatchObject({ records_fetched: 2, records_processed: 2 });
   });
 });

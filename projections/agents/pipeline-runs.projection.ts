@@ -27,6 +27,7 @@ export const pipelineRunsProjection: ReadModelProjection = {
       case 'PipelineRunRequested':
       case 'PipelineRunClosed':
       case 'PipelineTriggerFired':
+      case 'PipelineSourceSynced':
         return [];
       case 'PipelineDeleted': {
         const where = [{ field: 'pipeline_id', op: 'eq' as const, value: event.data.pipelineId }];

@@ -1,7 +1,7 @@
 import { assertNever, conflict, notFound } from '@lib/platform/kernel';
-import type { DeadLetterRef, PipelineProcessingOptions } from './pipeline';
+import type { DeadLetterRef, PageVersion, PipelineProcessingOptions } from './pipeline';
 
-export type { DeadLetterRef };
+export type { DeadLetterRef, PageVersion };
 
 /** Attempts of one record in one run: the first and two retries, within twice `record_timeout_minutes`. */
 export const PIPELINE_MAX_ATTEMPTS = 3;
@@ -27,8 +27,12 @@ export type PipelineRunEvent =
   | { type: 'PipelineRunCreated'; data: { runId: string; pipelineKey: string; pipelineId: string; agentKey: string; triggerType: TriggerType; syncMode: 'incremental' | 'full_refresh'; processingOptions: PipelineProcessingOptions; sourceRecordMetadata: Readonly<Record<string, unknown>>; retry: readonly DeadLetterRef[] | null; createdAt: string } }
   | { type: 'PipelineRunStarted'; data: { runId: string; agentKey: string; triggerType: TriggerType; syncMode: 'incremental' | 'full_refresh'; startedAt: string } }
   | { type: 'PipelineRecordFetched'; data: { runId: string; record: FetchedRecord; fetchedAt: string } }
-  /** Discovery is over: every record the run will process has a `PipelineRecordFetched` before this. */
-  | { type: 'PipelineRunFetchEnded'; data: { runId: string; fetched: number; error: string | null; endedAt: string } }
+  /**
+   * Discovery is over: every record the run will process has a `PipelineRecordFetched` before this. `seen`: every
+   * page found on the site with its version (unchanged ones included), for the sync state; `complete`: the whole
+   * site was walked (no error, no `max_pages` cut, not a retry run), so a page missing from `seen` is gone.
+   */
+  | { type: 'PipelineRunFetchEnded'; data: { runId: string; fetched: number; error: string | null; seen: Readonly<Record<string, PageVersion>>; complete: boolean; endedAt: string } }
   /** `final`: a failed attempt after which the record is dead-lettered (no retry left in attempts or budget). */
   | { type: 'PipelineRecordAttempted'; data: { runId: string; pipelineId: string; recordId: string; deadLetterId: string; attempt: number; status: 'completed' | 'failed'; final: boolean; sessionKey: string | null; durationMs: number | null; reason: string | null; at: string } }
   /** Once, after the record's last `failed` attempt; `attempts`: how many it had in this run. */
@@ -40,6 +44,8 @@ export type PipelineRunEvent =
 export interface RecordProgress {
   readonly attempts: number;
   readonly done: boolean;
+  /** How it ended when done: through the agent, or dead-lettered. */
+  readonly outcome?: 'completed' | 'dead_lettered';
   readonly firstAttemptAt?: string;
 }
 
@@ -50,6 +56,7 @@ export type RunState =
       readonly created: Extract<PipelineRunEvent, { type: 'PipelineRunCreated' }>['data'];
       readonly started: boolean;
       readonly fetchEnded: boolean;
+      readonly fetchResult?: Extract<PipelineRunEvent, { type: 'PipelineRunFetchEnded' }>['data'];
       readonly cancelRequested: boolean;
       /** Fetched records in fetch order, with how far each got. */
       readonly order: readonly string[];
@@ -73,17 +80,17 @@ export const runFold = {
         return { ...state, order: [...state.order, id], records: { ...state.records, [id]: { attempts: 0, done: false } }, counts: { ...state.counts, fetched: state.counts.fetched + 1 } };
       }
       case 'PipelineRunFetchEnded':
-        return { ...state, fetchEnded: true };
+        return { ...state, fetchEnded: true, fetchResult: event.data };
       case 'PipelineRecordAttempted': {
         const r = state.records[event.data.recordId];
         if (!r) return state;
         const done = event.data.status === 'completed';
-        const next = { attempts: event.data.attempt, done, firstAttemptAt: r.firstAttemptAt ?? event.data.at };
+        const next = { attempts: event.data.attempt, done, ...(done ? { outcome: 'completed' as const } : {}), firstAttemptAt: r.firstAttemptAt ?? event.data.at };
         return { ...state, records: { ...state.records, [event.data.recordId]: next }, counts: done ? { ...state.counts, processed: state.counts.processed + 1 } : state.counts };
       }
       case 'PipelineRecordDeadLettered': {
         const r = state.records[event.data.recordId];
-        return r ? { ...state, records: { ...state.records, [event.data.recordId]: { ...r, done: true } }, counts: { ...state.counts, failed: state.counts.failed + 1 } } : state;
+        return r ? { ...state, records: { ...state.records, [event.data.recordId]: { ...r, done: true, outcome: 'dead_lettered' } }, counts: { ...state.counts, failed: state.counts.failed + 1 } } : state;
       }
       case 'PipelineRunCancelRequested':
         return { ...state, cancelRequested: true };

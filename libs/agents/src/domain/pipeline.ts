@@ -26,6 +26,13 @@ export interface PipelineSettings {
 }
 
 /** A dead letter and its record; the id is derived from the pipeline and the record (one per pair). */
+/** What incremental sync keeps of a page: its validators, and its links when a crawl must follow them unfetched. */
+export interface PageVersion {
+  readonly etag?: string;
+  readonly lastModified?: string;
+  readonly links?: readonly string[];
+}
+
 export interface DeadLetterRef {
   readonly recordId: string;
   readonly deadLetterId: string;
@@ -46,11 +53,17 @@ export type PipelineEvent =
   | { type: 'PipelineRunClosed'; data: { pipelineId: string; key: string; runId: string; closedAt: string } }
   /** A record put on the dead letter queue by hand (origin `manual`), or taken off it. */
   | { type: 'PipelineDeadLetterAdded'; data: { pipelineId: string; key: string; deadLetterId: string; sourceRecordId: string; errorMessage: string | null; at: string } }
-  | { type: 'PipelineDeadLetterRemoved'; data: { pipelineId: string; key: string; deadLetterId: string; at: string } };
+  | { type: 'PipelineDeadLetterRemoved'; data: { pipelineId: string; key: string; deadLetterId: string; at: string } }
+  /**
+   * The sync state after a run that walked the whole site (docs/pipelines.md, Incremental sync): `versions` of
+   * every page it saw and processed (the whole map: the last event is the state), `gone` the pages of the
+   * previous state no longer on the site.
+   */
+  | { type: 'PipelineSourceSynced'; data: { pipelineId: string; key: string; runId: string; versions: Readonly<Record<string, PageVersion>>; gone: readonly string[]; syncedAt: string } };
 
 export type PipelineState =
   | { readonly status: 'absent' }
-  | { readonly status: 'active'; readonly pipelineId: string; readonly key: string; readonly settings: PipelineSettings; readonly sealedAuth?: Sealed; readonly activeRunId?: string; readonly anchorAt: string; readonly nextDueAt: string | null };
+  | { readonly status: 'active'; readonly pipelineId: string; readonly key: string; readonly settings: PipelineSettings; readonly sealedAuth?: Sealed; readonly activeRunId?: string; readonly anchorAt: string; readonly nextDueAt: string | null; readonly synced?: { readonly runId: string; readonly versions: Readonly<Record<string, PageVersion>>; readonly at: string } };
 
 export const pipelineFold = {
   initialState: { status: 'absent' } as PipelineState,
@@ -59,7 +72,7 @@ export const pipelineFold = {
       case 'PipelineCreated':
         return { status: 'active', pipelineId: event.data.pipelineId, key: event.data.key, settings: event.data.settings, ...(event.data.sealedAuth ? { sealedAuth: event.data.sealedAuth } : {}), anchorAt: event.data.anchorAt, nextDueAt: event.data.nextDueAt };
       case 'PipelineUpdated':
-        return state.status === 'active' ? { status: 'active', pipelineId: state.pipelineId, key: state.key, settings: event.data.settings, ...(event.data.sealedAuth ? { sealedAuth: event.data.sealedAuth } : {}), ...(state.activeRunId ? { activeRunId: state.activeRunId } : {}), anchorAt: event.data.anchorAt, nextDueAt: event.data.nextDueAt } : state;
+        return state.status === 'active' ? { status: 'active', pipelineId: state.pipelineId, key: state.key, settings: event.data.settings, ...(event.data.sealedAuth ? { sealedAuth: event.data.sealedAuth } : {}), ...(state.activeRunId ? { activeRunId: state.activeRunId } : {}), ...(state.synced ? { synced: state.synced } : {}), anchorAt: event.data.anchorAt, nextDueAt: event.data.nextDueAt } : state;
       case 'PipelineTriggerFired':
         return state.status === 'active' ? { ...state, nextDueAt: event.data.nextDueAt } : state;
       case 'PipelineDeleted':
@@ -69,6 +82,8 @@ export const pipelineFold = {
       case 'PipelineDeadLetterAdded':
       case 'PipelineDeadLetterRemoved':
         return state;
+      case 'PipelineSourceSynced':
+        return state.status === 'active' ? { ...state, synced: { runId: event.data.runId, versions: event.data.versions, at: event.data.syncedAt } } : state;
       case 'PipelineRunClosed': {
         if (state.status !== 'active' || state.activeRunId !== event.data.runId) return state;
         const { activeRunId: _closed, ...rest } = state;
@@ -119,6 +134,13 @@ export function decideRequestRun(state: PipelineState, key: string, runId: strin
   if (state.status !== 'active') throw pipelineNotFound(key);
   if (state.activeRunId) throw conflict('pipeline.run_in_progress', `Pipeline "${key}" has a run in progress (${state.activeRunId}); cancel it or wait for it to end`);
   return [{ type: 'PipelineRunRequested', data: { pipelineId: state.pipelineId, key, runId, triggerType, retry, requestedAt: now.toISOString() } }];
+}
+
+/** The sync state after a run that walked the whole site; once per run. */
+export function decideSourceSynced(state: PipelineState, pipelineId: string, runId: string, versions: Readonly<Record<string, PageVersion>>, now: Date): PipelineEvent[] {
+  if (state.status !== 'active' || state.pipelineId !== pipelineId || state.synced?.runId === runId) return [];
+  const gone = Object.keys(state.synced?.versions ?? {}).filter((url) => !(url in versions));
+  return [{ type: 'PipelineSourceSynced', data: { pipelineId, key: state.key, runId, versions, gone, syncedAt: now.toISOString() } }];
 }
 
 /** Idempotent: closing a run that is not the active one appends nothing. */

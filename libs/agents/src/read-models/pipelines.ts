@@ -13,6 +13,8 @@ export type PipelineRow = {
   readonly settings: PipelineSettings;
   /** The run holding the pipeline's one slot (the runner's sweep takes these up); null when none. */
   readonly active_run_id: string | null;
+  /** When the whole site was last synced (absent on rows written before incremental sync). */
+  readonly watermark?: { readonly value: string; readonly updated_at: string } | null;
   readonly created_at: string;
   readonly updated_at: string;
 };
@@ -34,8 +36,7 @@ export function pipelineView(row: PipelineRow): Record<string, unknown> {
     trigger: s.trigger,
     transform: s.transform,
     sync_mode: s.sync_mode,
-    // Incremental sync is not built: no run advances a watermark yet.
-    watermark: null,
+    watermark: row.watermark ?? null,
     status: s.enabled ? 'active' : 'paused',
     status_message: null,
     enabled: s.enabled,

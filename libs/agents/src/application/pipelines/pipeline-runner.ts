@@ -4,7 +4,7 @@ import { ModuleRef } from '@nestjs/core';
 import pLimit from 'p-limit';
 import { SecretBox } from '@lib/llms';
 import { CLOCK, Clock, CommandContext, DURABLE_TIMERS, DueTimer, DurableTimers, EVENT_STORE, EventStore, Fold, LEASES, Leases, OUTBOUND_HTTP, OutboundHttp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, Subscription } from '@lib/platform';
-import { decideCloseRun, decideFireTrigger, PipelineEvent, pipelineFold, PipelineState } from '../../domain/pipeline';
+import { decideCloseRun, decideFireTrigger, decideSourceSynced, PipelineEvent, pipelineFold, PipelineState } from '../../domain/pipeline';
 import { ActiveRun, pendingRecords } from '../../domain/pipeline-run';
 import { PIPELINES, PipelineRow } from '../../read-models';
 import { Sessions } from '../sessions/sessions';
@@ -164,12 +164,15 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
     await log.write((s) => (s.status === 'running' && !s.started ? [{ type: 'PipelineRunStarted', data: { runId, agentKey: created.agentKey, triggerType: created.triggerType, syncMode: created.syncMode, startedAt: this.clock.now().toISOString() } }] : []), this.ctx(runId, 'start'));
     let error: string | null = null;
     if (!(log.state as ActiveRun).fetchEnded && pipeline && !stop.aborted) {
+      let result: Awaited<ReturnType<typeof fetchWebSource>> = { fetched: 0, seen: {}, complete: false };
       try {
-        await fetchWebSource({
+        result = await fetchWebSource({
           source: pipeline.settings.source,
           fetch: this.outbound.fetch,
           headers: this.headers(pipeline),
           only: created.retry?.map((r) => r.recordId) ?? null,
+          // Incremental: what the last full sync saw is asked for conditionally (a 304 is no record).
+          versions: created.syncMode === 'incremental' && !created.retry ? (pipeline.synced?.versions ?? {}) : null,
           known: new Set((log.state as ActiveRun).order),
           signal: stop,
           onRecord: (record) => log.write((s) => (s.status === 'running' && !s.records[record.recordId] ? [{ type: 'PipelineRecordFetched', data: { runId, record, fetchedAt: this.clock.now().toISOString() } }] : []), this.ctx(runId, `fetch|${record.recordId}`)),
@@ -178,7 +181,8 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
         error = `fetching the source failed: ${(e as Error).message}`;
       }
       if (leaseSignal.aborted) return;
-      if (!cancelled.aborted) await log.write((s) => (s.status === 'running' && !s.fetchEnded ? [{ type: 'PipelineRunFetchEnded', data: { runId, fetched: s.counts.fetched, error, endedAt: this.clock.now().toISOString() } }] : []), this.ctx(runId, 'fetched'));
+      const { seen, complete } = result;
+      if (!cancelled.aborted) await log.write((s) => (s.status === 'running' && !s.fetchEnded ? [{ type: 'PipelineRunFetchEnded', data: { runId, fetched: s.counts.fetched, error, seen, complete: complete && !error, endedAt: this.clock.now().toISOString() } }] : []), this.ctx(runId, 'fetched'));
     }
     const sessions = this.modules.get(Sessions, { strict: false });
     const inputs = this.modules.get(SessionInputs, { strict: false });
@@ -190,7 +194,18 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
     const end = log.state as ActiveRun;
     const status = cancelled.aborted ? 'cancelled' : error && end.counts.fetched === 0 ? 'failed' : 'completed';
     const unreached = (created.retry ?? []).filter((r) => !end.records[r.recordId]?.done);
+    if (status === 'completed' && end.fetchResult?.complete) await this.synced(created.pipelineKey, created.pipelineId, runId, end);
     await log.write((s) => (s.status === 'running' ? [{ type: 'PipelineRunEnded', data: { runId, pipelineId: created.pipelineId, status, counts: s.counts, error: status === 'cancelled' ? 'cancelled by request' : error, unreached, endedAt: this.clock.now().toISOString() } }] : []), this.ctx(runId, 'end'));
+  }
+
+  /**
+   * The next run's sync state: every page seen, except records of this run that did not go through (dead
+   * letters): without a version they are read again next time. Pages of the last state not seen are gone.
+   */
+  private async synced(key: string, pipelineId: string, runId: string, run: ActiveRun): Promise<void> {
+    const failed = new Set(run.order.filter((id) => run.records[id].outcome !== 'completed'));
+    const versions = Object.fromEntries(Object.entries(run.fetchResult!.seen).filter(([url]) => !failed.has(url)));
+    await this.streams.write<PipelineState, PipelineEvent>(pipelineStream(key), pipelineFold as unknown as Fold<PipelineState, PipelineEvent>, (s) => decideSourceSynced(s, pipelineId, runId, versions, this.clock.now()), this.ctx(runId, 'synced'), []);
   }
 
   /** The source credential, opened only here, as request headers. */

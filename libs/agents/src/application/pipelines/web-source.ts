@@ -1,5 +1,5 @@
 import { Parser } from 'htmlparser2';
-import type { FetchedRecord } from '../../domain/pipeline-run';
+import type { FetchedRecord, PageVersion } from '../../domain/pipeline-run';
 import type { WebSourceSettings } from '../../domain/pipeline-source';
 import { ALLOW_ALL, parseRobots, Robots } from './robots';
 
@@ -12,6 +12,8 @@ export interface WebFetchJob {
   readonly only: readonly string[] | null;
   /** Records this run already fetched (a resumed run): not fetched again, their links not followed again. */
   readonly known: ReadonlySet<string>;
+  /** Incremental sync: the versions of the last sync, sent as If-None-Match / If-Modified-Since; null reads everything. */
+  readonly versions: Readonly<Record<string, PageVersion>> | null;
   readonly signal: AbortSignal;
   readonly onRecord: (record: FetchedRecord) => Promise<void>;
 }
@@ -93,7 +95,7 @@ const fullMatch = (patterns: readonly string[], url: string) => patterns.some((p
  * robots.txt honoured per origin; `max_concurrent_fetches` fetchers, each holding its own `requests_per_second`
  * (or the site's longer Crawl-delay); at most `max_pages` pages; bodies cut at `max_page_bytes`.
  */
-export async function fetchWebSource(job: WebFetchJob): Promise<{ fetched: number }> {
+export async function fetchWebSource(job: WebFetchJob): Promise<{ fetched: number; seen: Record<string, PageVersion>; complete: boolean }> {
   const { source, signal } = job;
   const robots = new Map<string, Promise<Robots>>();
   const robotsFor = (url: string): Promise<Robots> => {
@@ -102,16 +104,17 @@ export async function fetchWebSource(job: WebFetchJob): Promise<{ fetched: numbe
     if (!robots.has(origin)) robots.set(origin, get(`${origin}/robots.txt`).then(async (r) => (r.ok ? parseRobots(await r.text(), source.user_agent) : ALLOW_ALL)).catch(() => ALLOW_ALL));
     return robots.get(origin)!;
   };
-  const get = (url: string) => job.fetch(url, { headers: { 'user-agent': source.user_agent, ...job.headers }, signal, redirect: 'follow' });
+  const get = (url: string, extra: Record<string, string> = {}) => job.fetch(url, { headers: { 'user-agent': source.user_agent, ...job.headers, ...extra }, signal, redirect: 'follow' });
+  const seen: Record<string, PageVersion> = {};
 
   const pages = source.pages_source;
   const crawl = pages.type === 'crawl' || pages.type === 'sitemap_crawl' ? pages : null;
-  const seen = new Set<string>();
+  const queued = new Set<string>();
   const queue: { url: string; depth: number }[] = [];
   const enqueue = (url: string, depth: number) => {
     const id = canonical(url);
-    if (seen.has(id)) return;
-    seen.add(id);
+    if (queued.has(id)) return;
+    queued.add(id);
     queue.push({ url: id, depth });
   };
   if (job.only) for (const u of job.only) enqueue(u, Number.POSITIVE_INFINITY);
@@ -144,23 +147,34 @@ export async function fetchWebSource(job: WebFetchJob): Promise<{ fetched: numbe
       const rules = await robotsFor(next.url);
       if (!rules.allowed(next.url)) continue;
       const started = Date.now();
-      const page = await fetchPage(next.url, get, source).catch(() => null);
-      if (page && !job.known.has(page.record.recordId) && fetched < source.max_pages) {
-        fetched++;
-        await job.onRecord(page.record);
+      const previous = job.versions?.[next.url];
+      const page = await fetchPage(next.url, (u) => get(u, conditional(previous)), source).catch(() => null);
+      if (page === 'unchanged') seen[next.url] = previous!;
+      else if (page) {
+        seen[page.record.recordId] = { ...validators(page.record), ...(crawl ? { links: page.links } : {}) };
+        if (!job.known.has(page.record.recordId) && fetched < source.max_pages) {
+          fetched++;
+          await job.onRecord(page.record);
+        }
       }
-      if (page && next.depth < (crawl?.max_depth ?? 0)) for (const link of page.links) if (follow(link)) enqueue(link, next.depth + 1);
+      const links = page === 'unchanged' ? (previous?.links ?? []) : (page?.links ?? []);
+      if (page && next.depth < (crawl?.max_depth ?? 0)) for (const link of links) if (follow(link)) enqueue(link, next.depth + 1);
       const gapMs = Math.max(1000 / source.requests_per_second, (rules.crawlDelay ?? 0) * 1000);
       await sleep(Math.max(0, gapMs - (Date.now() - started)), signal);
     }
   };
   // A fetcher that found the queue empty may quit while another is still adding links: run rounds until none adds.
   while (queue.length && !signal.aborted && fetched < source.max_pages) await Promise.all(Array.from({ length: source.max_concurrent_fetches }, fetcher));
-  return { fetched };
+  return { fetched, seen, complete: !job.only && !signal.aborted && queue.length === 0 && fetched < source.max_pages };
 }
 
-async function fetchPage(url: string, get: (url: string) => Promise<Response>, source: WebSourceSettings): Promise<{ record: FetchedRecord; links: string[] } | null> {
+const conditional = (v: PageVersion | undefined): Record<string, string> => ({ ...(v?.etag ? { 'if-none-match': v.etag } : {}), ...(v?.lastModified ? { 'if-modified-since': v.lastModified } : {}) });
+const validators = (r: FetchedRecord): PageVersion => ({ ...(typeof r.metadata.etag === 'string' ? { etag: r.metadata.etag } : {}), ...(typeof r.metadata.last_modified === 'string' ? { lastModified: r.metadata.last_modified } : {}) });
+
+/** A page as a record and its links; `unchanged` on a 304 to a conditional request; null when not a page to read. */
+async function fetchPage(url: string, get: (url: string) => Promise<Response>, source: WebSourceSettings): Promise<{ record: FetchedRecord; links: string[] } | 'unchanged' | null> {
   const res = await get(url);
+  if (res.status === 304) return 'unchanged';
   if (!res.ok) return null;
   const type = (res.headers.get('content-type') ?? 'text/html').split(';')[0].trim().toLowerCase();
   if (SKIPPED_TYPES.test(type) || source.excluded_content_types.includes(type) || !(type.startsWith('text/') || type === 'application/xhtml+xml')) return null;
