@@ -108,6 +108,9 @@ describe('pipeline runs', () => {
       expect(session.body.metadata.pipeline).toMatchObject({ pipeline_key: 'sitemap', run_id: run.id, source_record_id: e.source_record_id });
     }
     expect((await app.call('GET', '/v2/pipelines/sitemap/runs')).body.runs.map((r: { id: string }) => r.id)).toEqual([run.id]);
+    // The run's stored events are on the service's event log (and so on /v2/events/stream) as they happen.
+    const logged = (await app.call('GET', `/v2/events?category=pipelinerun&limit=1000`)).body.events.filter((e: any) => e.stream_id === `pipelinerun-${run.id}`).map((e: any) => e.type);
+    expect(logged).toEqual(['PipelineRunCreated', 'PipelineRunStarted', 'PipelineRecordFetched', 'PipelineRecordFetched', 'PipelineRunFetchEnded', 'PipelineRecordAttempted', 'PipelineRecordAttempted', 'PipelineRunEnded']);
   });
 
   it('a record that keeps failing is retried, then dead-lettered once; processing the dead letters re-runs it', async () => {
