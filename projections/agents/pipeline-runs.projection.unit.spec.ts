@@ -11,8 +11,8 @@ describe('pipeline runs projection', () => {
   log.append(run, 'PipelineRunCreated', { ...ids, pipelineKey: 'docs', agentKey: 'a', triggerType: 'manual', syncMode: 'incremental', processingOptions: { record_timeout_minutes: 30, max_concurrent_records: 4 }, sourceRecordMetadata: {}, retry: null, createdAt: at });
   log.append(run, 'PipelineRunStarted', { runId: 'run_1', agentKey: 'a', triggerType: 'manual', syncMode: 'incremental', startedAt: at });
   for (const id of ['https://x.test/a', dl.recordId]) log.append(run, 'PipelineRecordFetched', { runId: 'run_1', record: { recordId: id, title: null, text: 't', metadata: {} }, fetchedAt: at });
-  log.append(run, 'PipelineRecordAttempted', { ...ids, recordId: 'https://x.test/a', deadLetterId: 'pdl_a', attempt: 1, status: 'completed', final: false, sessionKey: 's1', durationMs: 5, reason: 'ok', at });
-  log.append(run, 'PipelineRecordAttempted', { ...ids, ...dl, attempt: 1, status: 'failed', final: true, sessionKey: 's2', durationMs: 5, reason: 'boom', at });
+  log.append(run, 'PipelineRecordAttempted', { ...ids, recordId: 'https://x.test/a', deadLetterId: 'pdl_a', attempt: 1, status: 'completed', final: false, sessionKey: 's1', durationMs: 5, reason: 'ok', startedAt: at, at });
+  log.append(run, 'PipelineRecordAttempted', { ...ids, ...dl, attempt: 1, status: 'failed', final: true, sessionKey: 's2', durationMs: 5, reason: 'boom', startedAt: at, at });
   log.append(run, 'PipelineRecordDeadLettered', { ...ids, ...dl, pipelineKey: 'docs', attempts: 1, reason: 'boom', at });
   log.append(run, 'PipelineRunEnded', { ...ids, status: 'completed', counts: { fetched: 2, processed: 1, failed: 1 }, error: null, unreached: [], endedAt: at });
 

@@ -33,8 +33,8 @@ export type PipelineRunEvent =
    * site was walked (no error, no `max_pages` cut, not a retry run), so a page missing from `seen` is gone.
    */
   | { type: 'PipelineRunFetchEnded'; data: { runId: string; fetched: number; error: string | null; seen: Readonly<Record<string, PageVersion>>; complete: boolean; endedAt: string } }
-  /** `final`: a failed attempt after which the record is dead-lettered (no retry left in attempts or budget). */
-  | { type: 'PipelineRecordAttempted'; data: { runId: string; pipelineId: string; recordId: string; deadLetterId: string; attempt: number; status: 'completed' | 'failed'; final: boolean; sessionKey: string | null; durationMs: number | null; reason: string | null; at: string } }
+  /** `startedAt`: when the attempt began (the record's budget counts from its first one). `final`: a failed attempt after which the record is dead-lettered (no retry left in attempts or budget). */
+  | { type: 'PipelineRecordAttempted'; data: { runId: string; pipelineId: string; recordId: string; deadLetterId: string; attempt: number; status: 'completed' | 'failed'; final: boolean; sessionKey: string | null; durationMs: number | null; reason: string | null; startedAt: string; at: string } }
   /** Once, after the record's last `failed` attempt; `attempts`: how many it had in this run. */
   | { type: 'PipelineRecordDeadLettered'; data: { runId: string; pipelineId: string; pipelineKey: string; recordId: string; deadLetterId: string; attempts: number; reason: string | null; at: string } }
   | { type: 'PipelineRunCancelRequested'; data: { runId: string; at: string } }
@@ -85,7 +85,7 @@ export const runFold = {
         const r = state.records[event.data.recordId];
         if (!r) return state;
         const done = event.data.status === 'completed';
-        const next = { attempts: event.data.attempt, done, ...(done ? { outcome: 'completed' as const } : {}), firstAttemptAt: r.firstAttemptAt ?? event.data.at };
+        const next = { attempts: event.data.attempt, done, ...(done ? { outcome: 'completed' as const } : {}), firstAttemptAt: r.firstAttemptAt ?? event.data.startedAt };
         return { ...state, records: { ...state.records, [event.data.recordId]: next }, counts: done ? { ...state.counts, processed: state.counts.processed + 1 } : state.counts };
       }
       case 'PipelineRecordDeadLettered': {

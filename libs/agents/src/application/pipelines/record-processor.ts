@@ -38,7 +38,8 @@ export async function processRecord(deps: { sessions: Sessions; inputs: SessionI
     const progress = (log.state as ActiveRun).records[recordId];
     if (progress.done || leaseSignal.aborted) return;
     const attempt = progress.attempts + 1;
-    const firstAt = progress.firstAttemptAt ? Date.parse(progress.firstAttemptAt) : deps.clock.now().getTime();
+    const startedAt = deps.clock.now();
+    const firstAt = progress.firstAttemptAt ? Date.parse(progress.firstAttemptAt) : startedAt.getTime();
     const remaining = 2 * timeoutMs - (deps.clock.now().getTime() - firstAt);
     const started = Date.now();
     const outcome = remaining <= 0 ? null : await attemptOnce(deps, { runId, pipelineKey, agentKey, attempt, record, metadata: { ...sourceRecordMetadata, ...record.metadata } }, Math.min(timeoutMs, remaining), leaseSignal);
@@ -48,7 +49,7 @@ export async function processRecord(deps: { sessions: Sessions; inputs: SessionI
       const spent = at.getTime() - firstAt >= 2 * timeoutMs;
       const final = outcome.status === 'failed' && (attempt >= PIPELINE_MAX_ATTEMPTS || spent);
       await log.write(
-        (s) => (s.status === 'absent' || s.records[recordId]?.attempts >= attempt ? [] : [{ type: 'PipelineRecordAttempted', data: { runId, pipelineId, recordId, deadLetterId: dl, attempt, status: outcome.status, final, sessionKey: outcome.sessionKey, durationMs: Date.now() - started, reason: outcome.reason, at: at.toISOString() } }]),
+        (s) => (s.status === 'absent' || s.records[recordId]?.attempts >= attempt ? [] : [{ type: 'PipelineRecordAttempted', data: { runId, pipelineId, recordId, deadLetterId: dl, attempt, status: outcome.status, final, sessionKey: outcome.sessionKey, durationMs: Date.now() - started, reason: outcome.reason, startedAt: startedAt.toISOString(), at: at.toISOString() } }]),
         deps.ctx(`attempt|${recordId}|${attempt}`),
       );
       if (outcome.status === 'completed' || !final) continue;
