@@ -32,6 +32,10 @@ describe('pipeline runs', () => {
   let site: Server;
   let siteUrl = '';
   const hits: string[] = [];
+  /** The Authorization header each site got, by path. */
+  const auths: Record<string, string | undefined> = {};
+  let other: Server;
+  let otherUrl = '';
   let failBroken = true;
   /** Page versions (their ETag); a page set to 0 is gone (404). */
   const versions: Record<string, number> = {};
@@ -53,6 +57,8 @@ describe('pipeline runs', () => {
     site = createServer((req, res) => {
       const path = req.url ?? '/';
       hits.push(path);
+      auths[path] = req.headers.authorization;
+      if (path === '/out') return void res.writeHead(200, { 'content-type': 'text/html' }).end(page('Out', 'Links elsewhere.', [`${otherUrl}/elsewhere`]));
       if (path === '/robots.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private\n');
       if (path === '/sitemap.xml') return void res.writeHead(200, { 'content-type': 'application/xml' }).end(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${['/a', '/b', '/private/secret'].map((p) => `<url><loc>${siteUrl}${p}</loc></url>`).join('')}</urlset>`);
       const body = PAGES[path];
@@ -64,6 +70,12 @@ describe('pipeline runs', () => {
     });
     await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
     siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    other = createServer((req, res) => {
+      auths[`other:${req.url}`] = req.headers.authorization;
+      res.writeHead(200, { 'content-type': 'text/html' }).end(page('Elsewhere', 'Another site.'));
+    });
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
     upstream = await ScriptedOpenAIServer.start();
     upstream.onChat = agentReply;
     app = await startTestApp({ env: { WORKER_POLL_MS: '200', SCHEDULE_MIN_INTERVAL_SECONDS: '1' } });
@@ -77,6 +89,8 @@ describe('pipeline runs', () => {
     await upstream?.close();
     site?.closeAllConnections();
     await new Promise((r) => site?.close(r));
+    other?.closeAllConnections();
+    await new Promise((r) => other?.close(r));
   });
 
   const create = async (key: string, pagesSource: object, extra: object = {}) => {
@@ -201,5 +215,15 @@ describe('pipeline runs', () => {
     versions['/a'] = 1;
     await app.call('PATCH', '/v2/pipelines/inc', { sync_mode: 'full_refresh' });
     expect(await runOnce()).toMatchObject({ records_fetched: 2, records_processed: 2 });
+  });
+
+  it('sends the source credential only to the hosts the pipeline names, not to sites it links to', async () => {
+    await create('authd', { type: 'crawl', urls: [`${siteUrl}/out`], max_depth: 1, same_domain_only: false }, {});
+    await app.call('PATCH', '/v2/pipelines/authd', { source: { type: 'web', auth: { type: 'bearer', token: 'sekret-token' } } });
+    const run = await finished('authd', (await app.call('POST', '/v2/pipelines/authd/trigger')).body.id);
+    expect(run).toMatchObject({ status: 'completed', records_fetched: 2 });
+    expect(auths['/out']).toBe('Bearer sekret-token');
+    expect('other:/elsewhere' in auths).toBe(true);
+    expect(auths['other:/elsewhere']).toBeUndefined();
   });
 });

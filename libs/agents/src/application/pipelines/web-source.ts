@@ -104,7 +104,10 @@ export async function fetchWebSource(job: WebFetchJob): Promise<{ fetched: numbe
     if (!robots.has(origin)) robots.set(origin, get(`${origin}/robots.txt`).then(async (r) => (r.ok ? parseRobots(await r.text(), source.user_agent) : ALLOW_ALL)).catch(() => ALLOW_ALL));
     return robots.get(origin)!;
   };
-  const get = (url: string, extra: Record<string, string> = {}) => job.fetch(url, { headers: { 'user-agent': source.user_agent, ...job.headers, ...extra }, signal, redirect: 'follow' });
+  // The credential goes only to the hosts the pipeline names (its sitemaps and seeds), never to a linked site.
+  const pages0 = source.pages_source;
+  const credentialHosts = new Set([...(pages0.type === 'crawl' ? [] : pages0.sitemap_urls), ...(pages0.type === 'sitemap' ? [] : pages0.urls), ...(job.only ?? [])].map((u) => new URL(u).host));
+  const get = (url: string, extra: Record<string, string> = {}) => job.fetch(url, { headers: { 'user-agent': source.user_agent, ...(credentialHosts.has(new URL(url).host) ? job.headers : {}), ...extra }, signal, redirect: 'follow' });
   const seen: Record<string, PageVersion> = {};
 
   const pages = source.pages_source;
