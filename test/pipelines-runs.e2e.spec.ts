@@ -57,8 +57,9 @@ describe('pipeline runs', () => {
     site = createServer((req, res) => {
       const path = req.url ?? '/';
       hits.push(path);
-      auths[path] = req.headers.authorization;
-      if (path === '/out') return void res.writeHead(200, { 'content-type': 'text/html' }).end(page('Out', 'Links elsewhere.', [`${otherUrl}/elsewhere`]));
+      auths[path] = req.headers['x-key'] as string | undefined;
+      if (path === '/out') return void res.writeHead(200, { 'content-type': 'text/html' }).end(page('Out', 'Links elsewhere.', [`${otherUrl}/elsewhere`, '/hop']));
+      if (path === '/hop') return void res.writeHead(302, { location: `${otherUrl}/landing` }).end();
       if (path === '/robots.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private\n');
       if (path === '/sitemap.xml') return void res.writeHead(200, { 'content-type': 'application/xml' }).end(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${['/a', '/b', '/private/secret'].map((p) => `<url><loc>${siteUrl}${p}</loc></url>`).join('')}</urlset>`);
       const body = PAGES[path];
@@ -71,7 +72,7 @@ describe('pipeline runs', () => {
     await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
     siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
     other = createServer((req, res) => {
-      auths[`other:${req.url}`] = req.headers.authorization;
+      auths[`other:${req.url}`] = req.headers['x-key'] as string | undefined;
       res.writeHead(200, { 'content-type': 'text/html' }).end(page('Elsewhere', 'Another site.'));
     });
     await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
@@ -217,13 +218,15 @@ describe('pipeline runs', () => {
     expect(await runOnce()).toMatchObject({ records_fetched: 2, records_processed: 2 });
   });
 
-  it('sends the source credential only to the hosts the pipeline names, not to sites it links to', async () => {
+  it('sends the source credential only to the hosts the pipeline names, not to sites it links or redirects to', async () => {
     await create('authd', { type: 'crawl', urls: [`${siteUrl}/out`], max_depth: 1, same_domain_only: false }, {});
-    await app.call('PATCH', '/v2/pipelines/authd', { source: { type: 'web', auth: { type: 'bearer', token: 'sekret-token' } } });
+    await app.call('PATCH', '/v2/pipelines/authd', { source: { type: 'web', auth: { type: 'header', header: 'X-Key', value: 'sekret-token' } } });
     const run = await finished('authd', (await app.call('POST', '/v2/pipelines/authd/trigger')).body.id);
-    expect(run).toMatchObject({ status: 'completed', records_fetched: 2 });
-    expect(auths['/out']).toBe('Bearer sekret-token');
-    expect('other:/elsewhere' in auths).toBe(true);
-    expect(auths['other:/elsewhere']).toBeUndefined();
+    expect(run).toMatchObject({ status: 'completed', records_fetched: 3 });
+    expect([auths['/out'], auths['/hop']]).toEqual(['sekret-token', 'sekret-token']);
+    expect('other:/elsewhere' in auths && 'other:/landing' in auths).toBe(true);
+    expect([auths['other:/elsewhere'], auths['other:/landing']]).toEqual([undefined, undefined]);
+    const ids = (await events('authd', run.id)).filter((e) => e.status === 'completed').map((e) => e.source_record_id).sort();
+    expect(ids).toEqual([`${otherUrl}/elsewhere`, `${otherUrl}/landing`, `${siteUrl}/out`].sort());
   });
 });

@@ -101,13 +101,22 @@ export async function fetchWebSource(job: WebFetchJob): Promise<{ fetched: numbe
   const robotsFor = (url: string): Promise<Robots> => {
     if (!source.respect_robots_txt) return Promise.resolve(ALLOW_ALL);
     const origin = new URL(url).origin;
-    if (!robots.has(origin)) robots.set(origin, get(`${origin}/robots.txt`).then(async (r) => (r.ok ? parseRobots(await r.text(), source.user_agent) : ALLOW_ALL)).catch(() => ALLOW_ALL));
+    if (!robots.has(origin)) robots.set(origin, get(`${origin}/robots.txt`).then(async ({ res }) => (res.ok ? parseRobots(await res.text(), source.user_agent) : ALLOW_ALL)).catch(() => ALLOW_ALL));
     return robots.get(origin)!;
   };
   // The credential goes only to the hosts the pipeline names (its sitemaps and seeds), never to a linked site.
   const pages0 = source.pages_source;
   const credentialHosts = new Set([...(pages0.type === 'crawl' ? [] : pages0.sitemap_urls), ...(pages0.type === 'sitemap' ? [] : pages0.urls), ...(job.only ?? [])].map((u) => new URL(u).host));
-  const get = (url: string, extra: Record<string, string> = {}) => job.fetch(url, { headers: { 'user-agent': source.user_agent, ...(credentialHosts.has(new URL(url).host) ? job.headers : {}), ...extra }, signal, redirect: 'follow' });
+  // Redirects are followed here (up to 5), so each hop gets the credential only if its host is one of those.
+  const get = async (url: string, extra: Record<string, string> = {}): Promise<{ res: Response; url: string }> => {
+    for (let hop = 0; ; hop++) {
+      const res = await job.fetch(url, { headers: { 'user-agent': source.user_agent, ...(credentialHosts.has(new URL(url).host) ? job.headers : {}), ...extra }, signal, redirect: 'manual' });
+      const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null;
+      if (!location || hop >= 5) return { res, url };
+      await res.body?.cancel();
+      url = new URL(location, url).href;
+    }
+  };
   const seen: Record<string, PageVersion> = {};
 
   const pages = source.pages_source;
@@ -124,9 +133,9 @@ export async function fetchWebSource(job: WebFetchJob): Promise<{ fetched: numbe
   else {
     const sitemaps = pages.type === 'crawl' ? [] : [...pages.sitemap_urls];
     for (let i = 0; i < sitemaps.length && i < 1000 && !signal.aborted; i++) {
-      const res = await get(sitemaps[i]).catch(() => null);
-      if (!res?.ok) continue;
-      const found = readSitemap(await res.text());
+      const got = await get(sitemaps[i]).catch(() => null);
+      if (!got?.res.ok) continue;
+      const found = readSitemap(await got.res.text());
       sitemaps.push(...found.sitemaps);
       for (const p of found.pages) enqueue(p, 0);
     }
@@ -175,15 +184,15 @@ const conditional = (v: PageVersion | undefined): Record<string, string> => ({ .
 const validators = (r: FetchedRecord): PageVersion => ({ ...(typeof r.metadata.etag === 'string' ? { etag: r.metadata.etag } : {}), ...(typeof r.metadata.last_modified === 'string' ? { lastModified: r.metadata.last_modified } : {}) });
 
 /** A page as a record and its links; `unchanged` on a 304 to a conditional request; null when not a page to read. */
-async function fetchPage(url: string, get: (url: string) => Promise<Response>, source: WebSourceSettings): Promise<{ record: FetchedRecord; links: string[] } | 'unchanged' | null> {
-  const res = await get(url);
+async function fetchPage(url: string, get: (url: string) => Promise<{ res: Response; url: string }>, source: WebSourceSettings): Promise<{ record: FetchedRecord; links: string[] } | 'unchanged' | null> {
+  const { res, url: finalUrl } = await get(url);
   if (res.status === 304) return 'unchanged';
   if (!res.ok) return null;
   const type = (res.headers.get('content-type') ?? 'text/html').split(';')[0].trim().toLowerCase();
   if (SKIPPED_TYPES.test(type) || source.excluded_content_types.includes(type) || !(type.startsWith('text/') || type === 'application/xhtml+xml')) return null;
   const bytes = Buffer.from(await res.arrayBuffer()).subarray(0, source.max_page_bytes);
   const body = bytes.toString('utf8');
-  const final = canonical(res.url || url);
+  const final = canonical(finalUrl);
   const html = type === 'text/html' || type === 'application/xhtml+xml';
   const read = html ? readHtml(body, final) : { title: null, text: body.trim(), links: [] };
   const metadata = { url: final, content_type: type, ...(res.headers.get('etag') ? { etag: res.headers.get('etag') } : {}), ...(res.headers.get('last-modified') ? { last_modified: res.headers.get('last-modified') } : {}) };
