@@ -162,6 +162,8 @@ describe('pipeline runs', () => {
     expect(added.status).toBe(201);
     expect(added.body).toMatchObject({ source_record_id: `${siteUrl}/c`, origin: 'manual', status: 'pending', attempt_count: 0, error_message: 'the agent misfiled it' });
     expect((await app.call('DELETE', `/v2/pipelines/sitemap/dead_letters/${added.body.id}`)).status).toBe(204);
+    const notUrl = await app.call('POST', '/v2/pipelines/sitemap/dead_letters', { source_record_id: 'page-7' });
+    expect([notUrl.status, Object.keys(notUrl.body.field_errors)]).toEqual([400, ['source_record_id']]);
     expect((await app.call('GET', `/v2/pipelines/sitemap/dead_letters/${added.body.id}`)).status).toBe(404);
   });
 
