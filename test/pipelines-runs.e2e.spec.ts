@@ -158,13 +158,14 @@ describe('pipeline runs', () => {
   });
 
   it('dead letters can be added by hand and removed', async () => {
-    const added = await app.call('POST', '/v2/pipelines/sitemap/dead_letters', { source_record_id: `${siteUrl}/c`, error_message: 'the agent misfiled it' });
+    await create('by-hand', { type: 'sitemap', sitemap_urls: [`${siteUrl}/sitemap.xml`] });
+    const added = await app.call('POST', '/v2/pipelines/by-hand/dead_letters', { source_record_id: `${siteUrl}/c`, error_message: 'the agent misfiled it' });
     expect(added.status).toBe(201);
     expect(added.body).toMatchObject({ source_record_id: `${siteUrl}/c`, origin: 'manual', status: 'pending', attempt_count: 0, error_message: 'the agent misfiled it' });
-    expect((await app.call('DELETE', `/v2/pipelines/sitemap/dead_letters/${added.body.id}`)).status).toBe(204);
-    const notUrl = await app.call('POST', '/v2/pipelines/sitemap/dead_letters', { source_record_id: 'page-7' });
+    expect((await app.call('DELETE', `/v2/pipelines/by-hand/dead_letters/${added.body.id}`)).status).toBe(204);
+    const notUrl = await app.call('POST', '/v2/pipelines/by-hand/dead_letters', { source_record_id: 'page-7' });
     expect([notUrl.status, Object.keys(notUrl.body.field_errors)]).toEqual([400, ['source_record_id']]);
-    expect((await app.call('GET', `/v2/pipelines/sitemap/dead_letters/${added.body.id}`)).status).toBe(404);
+    expect((await app.call('GET', `/v2/pipelines/by-hand/dead_letters/${added.body.id}`)).status).toBe(404);
   });
 
   it('cancel: the record in progress finishes, queued ones are not dispatched, the run ends cancelled', async () => {
