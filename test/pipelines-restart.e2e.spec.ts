@@ -83,6 +83,12 @@ describe('pipeline runs across a crash', () => {
     const { body } = await call('POST', '/v2/pipelines/docs/trigger');
     const runId = body.id as string;
     await until('two records done', async () => ((await call('GET', `/v2/pipelines/docs/runs/${runId}`)).body.records_processed >= 2 ? true : undefined));
+    // Two workers were up: one of them holds the run (its lease), so each record is dispatched by one process.
+    const holders = async () => {
+      const leases = (await call('GET', '/v2/events?category=lease&type=LeaseAcquired&limit=1000')).body.events as any[];
+      return leases.filter((e) => String(e.data.lease).startsWith('pipeline_run-')).map((e) => e.data.holder as string);
+    };
+    expect(new Set(await holders()).size).toBe(1);
     const workers = processes.filter((p) => p !== api);
     for (const w of workers) w.child.kill('SIGKILL');
     await Promise.all(workers.map((w) => w.exited));
@@ -96,6 +102,7 @@ describe('pipeline runs across a crash', () => {
       return r.status !== 'running' ? r : undefined;
     });
     expect(run).toMatchObject({ status: 'completed', records_fetched: PAGES.length, records_processed: PAGES.length, records_failed: 0 });
+    expect(new Set(await holders()).size).toBe(2);
     const events = (await call('GET', `/v2/pipelines/docs/runs/${runId}/events?limit=200&order=asc`)).body.events as any[];
     const completed = events.filter((e) => e.type === 'record_processing' && e.status === 'completed').map((e) => e.source_record_id);
     expect(completed.sort()).toEqual(PAGES.map((p) => `${siteUrl}/${p}`).sort());
