@@ -2,6 +2,7 @@ import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CapturedRequest, ScriptedOpenAIServer, ScriptedReply } from '@lib/testing';
 import { registerScripted } from './support/llm-fixtures';
+import { ReferenceOpenApi } from './support/reference-openapi';
 import { startTestApp, TestApp } from './support/test-app';
 
 /** Issue 17, pipeline runs (docs/pipelines.md): a small site on 127.0.0.1, the scripted model as the indexing agent. */
@@ -116,6 +117,10 @@ describe('pipeline runs', () => {
     expect(hits).not.toContain('/private/secret');
     expect(await docs()).toEqual(['a', 'b']);
     const evs = await events('sitemap', run.id);
+    const reference = new ReferenceOpenApi();
+    expect(reference.check('triggerPipeline', 201, triggered.body)).toEqual([]);
+    expect(reference.check('getPipelineRun', 200, run)).toEqual([]);
+    expect(reference.check('listPipelineRunEvents', 200, { events: evs, metadata: {} })).toEqual([]);
     expect(evs.map((e) => [e.type, e.status])).toEqual([['run_started', undefined], ['record_processing', 'completed'], ['record_processing', 'completed'], ['run_completed', 'completed']]);
     for (const e of evs.filter((x) => x.status === 'completed' && x.type === 'record_processing')) {
       expect(e).toMatchObject({ attempt: 1, reason: 'Indexed the page.', error: null, session_key: expect.stringMatching(/^pl-/), duration_ms: expect.any(Number) });
@@ -146,6 +151,7 @@ describe('pipeline runs', () => {
     const letters = (await app.call('GET', '/v2/pipelines/crawl/dead_letters')).body.dead_letters;
     expect(letters).toEqual([expect.objectContaining({ source_record_id: `${siteUrl}/broken`, status: 'pending', origin: 'pipeline', attempt_count: 3, last_run_id: run.id })]);
     expect((await app.call('GET', `/v2/pipelines/crawl/dead_letters/${letters[0].id}`)).body.id).toBe(letters[0].id);
+    expect(new ReferenceOpenApi().check('listPipelineDeadLetterEntries', 200, { dead_letters: letters, metadata: {} })).toEqual([]);
 
     failBroken = false;
     const retry = await app.call('POST', '/v2/pipelines/crawl/dead_letters/process', {});

@@ -1,3 +1,4 @@
+import { ReferenceOpenApi } from './support/reference-openapi';
 import { startTestApp, TestApp } from './support/test-app';
 
 /** Issue 17, pipelines (docs/pipelines.md): their definitions through `/v2/pipelines`. */
@@ -36,6 +37,9 @@ describe('pipelines', () => {
     });
     expect((await app.call('GET', '/v2/pipelines/docs')).body).toEqual(created.body);
     const listed = await app.call('GET', '/v2/pipelines?source_type=web&enabled=true');
+    const reference = new ReferenceOpenApi();
+    expect(reference.check('createPipeline', 201, created.body)).toEqual([]);
+    expect(reference.check('listPipelines', 200, listed.body)).toEqual([]);
     expect(listed.body.pipelines.map((p: { key: string }) => p.key)).toContain('docs');
     expect((await app.call('POST', '/v2/pipelines', pipeline({ key: 'docs' }))).status).toBe(409);
   });
