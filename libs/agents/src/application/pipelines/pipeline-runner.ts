@@ -30,6 +30,8 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
   private sweepTimer?: NodeJS.Timeout;
   private readonly running = new Map<string, { key: string; cancel: AbortController; done: Promise<void> }>();
   private stopping = false;
+  /** Aborted at shutdown: no new fetch or record is started; attempts in progress finish (bounded by their timeout). */
+  private readonly shutdown = new AbortController();
 
   constructor(
     @Optional() @Inject(DURABLE_TIMERS) private readonly timers: DurableTimers | undefined,
@@ -83,6 +85,7 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
 
   async onApplicationShutdown(): Promise<void> {
     this.stopping = true;
+    this.shutdown.abort();
     clearInterval(this.sweepTimer);
     await this.subscription?.close();
     await this.following;
@@ -160,7 +163,9 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
   private async run(log: RunLog, pipeline: Extract<PipelineState, { status: 'active' }> | null, cancelled: AbortSignal, leaseSignal: AbortSignal): Promise<void> {
     const created = (log.state as ActiveRun).created;
     const { runId } = created;
-    const stop = AbortSignal.any([cancelled, leaseSignal]);
+    const stop = AbortSignal.any([cancelled, leaseSignal, this.shutdown.signal]);
+    // Shutting down or the lease lost: the run stays open for whoever takes it next (nothing more is recorded).
+    const leaving = AbortSignal.any([leaseSignal, this.shutdown.signal]);
     await log.write((s) => (s.status === 'running' && !s.started ? [{ type: 'PipelineRunStarted', data: { runId, agentKey: created.agentKey, triggerType: created.triggerType, syncMode: created.syncMode, startedAt: this.clock.now().toISOString() } }] : []), this.ctx(runId, 'start'));
     let error: string | null = null;
     if (!(log.state as ActiveRun).fetchEnded && pipeline && !stop.aborted) {
@@ -189,8 +194,8 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
     const limit = pLimit(created.processingOptions.max_concurrent_records);
     const deps = { sessions, inputs, clock: this.clock, ctx: (step: string) => this.ctx(runId, step) };
     // Records already dispatched finish; a cancel or a lost lease stops the ones still queued.
-    await Promise.all(pendingRecords(log.state as ActiveRun).map((id) => limit(() => (stop.aborted ? undefined : processRecord(deps, log, id, leaseSignal)))));
-    if (leaseSignal.aborted) return;
+    await Promise.all(pendingRecords(log.state as ActiveRun).map((id) => limit(() => (stop.aborted ? undefined : processRecord(deps, log, id, leaseSignal, this.shutdown.signal)))));
+    if (leaving.aborted) return;
     const end = log.state as ActiveRun;
     const status = cancelled.aborted ? 'cancelled' : error && end.counts.fetched === 0 ? 'failed' : 'completed';
     const unreached = (created.retry ?? []).filter((r) => !end.records[r.recordId]?.done);

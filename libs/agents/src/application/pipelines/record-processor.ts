@@ -28,7 +28,8 @@ interface AttemptOutcome {
  * input instead of running again. An attempt is cut at `record_timeout_minutes`; retries stop at three attempts
  * or when the record's budget (twice the timeout, from its first attempt) is spent; then one dead letter.
  */
-export async function processRecord(deps: { sessions: Sessions; inputs: SessionInputs; clock: Clock; ctx: (step: string) => CommandContext }, log: RunLog, recordId: string, leaseSignal: AbortSignal): Promise<void> {
+/** `leaseSignal` aborts the attempt in progress (another worker may hold the run); `stopping` only stops retries (shutdown). */
+export async function processRecord(deps: { sessions: Sessions; inputs: SessionInputs; clock: Clock; ctx: (step: string) => CommandContext }, log: RunLog, recordId: string, leaseSignal: AbortSignal, stopping: AbortSignal = new AbortController().signal): Promise<void> {
   const run = log.state as ActiveRun;
   const { runId, pipelineId, pipelineKey, agentKey, processingOptions, sourceRecordMetadata } = run.created;
   const record = log.records.get(recordId)!;
@@ -36,7 +37,7 @@ export async function processRecord(deps: { sessions: Sessions; inputs: SessionI
   const dl = deadLetterId(pipelineId, recordId);
   for (;;) {
     const progress = (log.state as ActiveRun).records[recordId];
-    if (progress.done || leaseSignal.aborted) return;
+    if (progress.done || leaseSignal.aborted || stopping.aborted) return;
     const attempt = progress.attempts + 1;
     const startedAt = deps.clock.now();
     const firstAt = progress.firstAttemptAt ? Date.parse(progress.firstAttemptAt) : startedAt.getTime();
