@@ -1,4 +1,5 @@
 import { agentsBench } from './agents';
+import { pipelinesBench } from './pipelines';
 import { toolsBench } from './tools';
 import { appendBench } from './append';
 import { chatBench } from './chat';
@@ -28,6 +29,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   tools: { run: toolsBench, usage: 'tools [calls=2000]' },
   agents: { run: agentsBench, usage: 'agents [turns=1000] [concurrent-seconds=10] [idle-sessions=2000]' },
   connectors: { run: connectorsBench, usage: 'connectors [messages=300] [concurrency=8]' },
+  pipelines: { run: pipelinesBench, usage: 'pipelines [pages=500] [requests-per-second=50] [fetchers=4]' },
   'upload-stall': { run: uploadStallBench, usage: 'upload-stall [uploads=6]' },
   'hostile-uploads': { run: hostileUploadsBench, usage: 'hostile-uploads [docx-paragraphs=86000] [zip-bomb-bytes=400000000]' },
   'hostile-requests': { run: hostileRequestsBench, usage: 'hostile-requests' },

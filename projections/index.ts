@@ -6,6 +6,8 @@ import { toolServersProjection } from './agents/tool-servers.projection';
 import { glossariesProjection } from './agents/glossaries.projection';
 import { userToolsProjection } from './agents/user-tools.projection';
 import { schedulesProjection } from './agents/schedules.projection';
+import { pipelinesProjection } from './agents/pipelines.projection';
+import { pipelineRunsProjection } from './agents/pipeline-runs.projection';
 import { aliasesProjection } from './agents/aliases.projection';
 import { connectorsProjection } from './agents/connectors.projection';
 import { authProjection } from './auth/auth.projection';
@@ -27,6 +29,8 @@ export * from './agents/tool-servers.projection';
 export * from './agents/glossaries.projection';
 export * from './agents/user-tools.projection';
 export * from './agents/schedules.projection';
+export * from './agents/pipelines.projection';
+export * from './agents/pipeline-runs.projection';
 export * from './agents/aliases.projection';
 export * from './agents/connectors.projection';
 export * from './auth/auth.projection';
@@ -42,4 +46,4 @@ export * from './chats/chats.projection';
 export * from './query-history/query-history.projection';
 
 /** Every projection the service runs. */
-export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection, glossariesProjection, userToolsProjection, schedulesProjection, aliasesProjection, connectorsProjection, generationPresetsProjection, chatsProjection, queryHistoryProjection, encodersProjection];
+export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection, glossariesProjection, userToolsProjection, schedulesProjection, pipelinesProjection, pipelineRunsProjection, aliasesProjection, connectorsProjection, generationPresetsProjection, chatsProjection, queryHistoryProjection, encodersProjection];

@@ -35,6 +35,8 @@ interface CallerSpec {
   /** Account-wide agent capabilities: create agents; some agent viewed, used or developed (lists, instructions). */
   agentCreate: boolean;
   someAgent: AgentAction[];
+  /** Pipelines are account-wide: `view` (pipeline_viewer, viewer) or `administer` as well (pipeline_administrator, administrator, owner). */
+  pipeline: 'none' | 'view' | 'administer';
 }
 
 type AgentAction = 'use' | 'view' | 'develop' | 'administer';
@@ -42,14 +44,16 @@ const ALL_AGENT: AgentAction[] = ['use', 'view', 'develop', 'administer'];
 
 const ALL: CorpusAction[] = ['read', 'write', 'configure', 'delete'];
 const ADMIN_ACCOUNT = ['corpus.create', 'users.manage', 'users.read', 'clients.manage', 'audit.read'];
-const none = (over: Partial<CallerSpec>): CallerSpec => ({ c1: [], someCorpus: false, account: [], keysManage: false, dataKey: false, llm: 'none', a1: [], agentCreate: false, someAgent: [], ...over });
+const none = (over: Partial<CallerSpec>): CallerSpec => ({ c1: [], someCorpus: false, account: [], keysManage: false, dataKey: false, llm: 'none', a1: [], agentCreate: false, someAgent: [], pipeline: 'none', ...over });
 const agents = (a1: AgentAction[], agentCreate = false, someAgent = a1) => ({ a1, agentCreate, someAgent });
 
 const CALLERS: Record<string, CallerSpec | 'unauthenticated'> = {
-  owner: none({ c1: ALL, someCorpus: true, account: ADMIN_ACCOUNT, keysManage: true, llm: 'manage', ...agents(ALL_AGENT, true) }),
-  administrator: none({ c1: ALL, someCorpus: true, account: ADMIN_ACCOUNT, keysManage: true, llm: 'manage', ...agents(ALL_AGENT, true) }),
+  owner: none({ c1: ALL, someCorpus: true, account: ADMIN_ACCOUNT, keysManage: true, llm: 'manage', ...agents(ALL_AGENT, true), pipeline: 'administer' }),
+  administrator: none({ c1: ALL, someCorpus: true, account: ADMIN_ACCOUNT, keysManage: true, llm: 'manage', ...agents(ALL_AGENT, true), pipeline: 'administer' }),
   corpusAdministratorRole: none({ c1: ALL, someCorpus: true, account: ['corpus.create', 'users.read'], keysManage: true, llm: 'use' }),
-  viewerRole: none({ c1: ['read'], someCorpus: true, account: ['users.read'], llm: 'use', ...agents(['view']) }),
+  viewerRole: none({ c1: ['read'], someCorpus: true, account: ['users.read'], llm: 'use', ...agents(['view']), pipeline: 'view' }),
+  pipelineAdministratorRole: none({ pipeline: 'administer' }),
+  pipelineViewerRole: none({ pipeline: 'view' }),
   c1Owner: none({ c1: ALL, someCorpus: true }),
   c1Administrator: none({ c1: ['read', 'write', 'configure'], someCorpus: true }),
   c1Editor: none({ c1: ['read', 'write'], someCorpus: true }),
@@ -143,6 +147,10 @@ function expected(route: Route, who: CallerSpec | 'unauthenticated', callerName 
       return who.someAgent.includes('develop') ? 'allow' : 403;
     case 'glossary.manage':
       return who.someAgent.includes('administer') ? 'allow' : 403;
+    case 'pipeline.read':
+      return who.pipeline !== 'none' ? 'allow' : 403;
+    case 'pipeline.manage':
+      return who.pipeline === 'administer' ? 'allow' : 403;
     case 'agent.view':
       return agent(['view']);
     case 'agent.use':
@@ -212,7 +220,7 @@ const ONE_PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4n
 describe('route × role matrix', () => {
   let app: TestApp;
   const headers: Record<string, Record<string, string>> = {};
-  const fixture = { chatId: '', turnId: '', queryId: '', keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '', toolServerId: '', toolId: '', aliasEventId: '', aliasArtifactId: '', presetId: '', taskId: '' };
+  const fixture = { chatId: '', turnId: '', queryId: '', keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '', toolServerId: '', toolId: '', aliasEventId: '', aliasArtifactId: '', presetId: '', taskId: '', runId: '', deadLetterId: '' };
   /** One fixture connector per webhook kind (each webhook answers only for its own type). */
   const connectors: Record<string, string> = { input: '', gchat: '', zoom: '' };
   let mcp: Awaited<ReturnType<typeof startMcpServer>>;
@@ -274,6 +282,10 @@ describe('route × role matrix', () => {
         connectors[kind] = (await app.call('POST', '/v2/agents/a1/connectors', { name: kind, configuration })).body.id ?? '';
       }
     }
+    await app.call('POST', '/v2/pipelines', { key: 'p1', name: 'P1', source: { type: 'web', pages_source: { type: 'sitemap', sitemap_urls: ['http://127.0.0.1:9/sitemap.xml'] } }, trigger: { type: 'manual' }, transform: { type: 'agent', agent_key: 'a1' } });
+    if (!fixture.runId || (await app.call('GET', `/v2/pipelines/p1/runs/${fixture.runId}`)).status === 404) fixture.runId = (await app.call('POST', '/v2/pipelines/p1/trigger')).body.id ?? '';
+    const letter = await app.call('POST', '/v2/pipelines/p1/dead_letters', { source_record_id: 'http://127.0.0.1:9/page' });
+    if (letter.status === 201) fixture.deadLetterId = letter.body.id;
     await app.call('POST', '/v2/agents/a1/schedules', { key: 'sch1', name: 'S1', message: [{ type: 'text', content: 'fixture' }], schedule: { type: 'interval', interval: 'PT24H' } });
     if (!fixture.toolServerId || (await app.call('GET', `/v2/tool_servers/${fixture.toolServerId}`)).status === 404) {
       fixture.toolServerId = (await app.call('POST', '/v2/tool_servers', { name: 'fixture', type: 'mcp', uri: mcp.url, transport: 'streamable-http', auth: { type: 'bearer', token: MCP_TOKEN } })).body.id;
@@ -328,6 +340,8 @@ describe('route × role matrix', () => {
     headers.administrator = await user('admin', { api_roles: ['administrator'] });
     headers.corpusAdministratorRole = await user('corpadmin', { api_roles: ['corpus_administrator'] });
     headers.viewerRole = await user('viewer', { api_roles: ['viewer'] });
+    headers.pipelineAdministratorRole = await user('pipelineadmin', { api_roles: ['pipeline_administrator'] });
+    headers.pipelineViewerRole = await user('pipelineviewer', { api_roles: ['pipeline_viewer'] });
     for (const [caller, [username, role]] of Object.entries(c1Users)) headers[caller] = await user(username, c1(role));
     headers.c2Editor = await user('c2editor', { corpus_roles: [{ corpus_key: 'c2', role: 'editor' }] });
     headers.agentAdministrator = await user('agentadmin', { agent_roles: [{ agent_key: 'a1', role: 'agent_administrator' }] });
@@ -381,6 +395,9 @@ describe('route × role matrix', () => {
       .replace(':glossary_key', 'g1')
       .replace(':schedule_key', 'sch1')
       .replace(':connector_id', connectors[route.path.split('/').pop() ?? ''] || connectors.input)
+      .replace(':pipeline_key', 'p1')
+      .replace(':run_id', fixture.runId)
+      .replace(':dead_letter_id', fixture.deadLetterId)
       .replace(':alias_key', 'al1')
       .replace(':generation_preset_id', fixture.presetId)
       .replace(':tool_server_id', fixture.toolServerId)

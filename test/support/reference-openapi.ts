@@ -190,6 +190,12 @@ function rebase(schema: unknown): unknown {
       allOf: Object.entries(disc.mapping).map(([k, ref]) => ({ if: { properties: { [prop]: { const: k } }, required: [prop] }, then: { $ref: ref } })),
     });
   }
+  // `nullable` beside `allOf`/`$ref` and no `type` (the reference's `watermark`, `verification`): ajv refuses it, so
+  // it is said the JSON Schema way.
+  if (obj.nullable === true && obj.type === undefined) {
+    const { nullable: _n, ...rest } = obj;
+    return { anyOf: [rebase(rest), { type: 'null' }] };
+  }
   return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' && v.startsWith('#/') ? `${DOC_ID}${v}` : rebase(v)]));
 }
 

@@ -55,6 +55,8 @@ import { ToolServersController } from './agents/tool-servers.controller';
 import { ToolsController } from './agents/tools.controller';
 import { SchedulesController } from './agents/schedules.controller';
 import { ConnectorsController } from './agents/connectors.controller';
+import { PipelinesController } from './agents/pipelines.controller';
+import { PipelineRunsController } from './agents/pipeline-runs.controller';
 import { AliasesController } from './agents/aliases.controller';
 import { EndUserSessionsController } from './agents/end-user-sessions.controller';
 import { A2aController } from './agents/a2a.controller';
@@ -154,6 +156,8 @@ export const API_CONTROLLERS = [
   ToolsController,
   SchedulesController,
   ConnectorsController,
+  PipelinesController,
+  PipelineRunsController,
   AliasesController,
   EndUserSessionsController,
   A2aController,

@@ -1,6 +1,6 @@
 import { DynamicModule, Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
-import { ConnectorReplier, ScheduleRunner, TurnSweeper, WakeupHandler } from '@lib/agents';
+import { ConnectorReplier, PipelineRunner, ScheduleRunner, TurnSweeper, WakeupHandler } from '@lib/agents';
 import { JobRunner } from '@lib/corpora';
 import { CLOCK, Clock, DURABLE_TIMERS, DurableTimers, EVENT_STORE, EventStore, EventStoreLeases, LEASES, Leases, ServiceConfig } from '@lib/platform';
 import type { Logger } from 'pino';
@@ -50,6 +50,7 @@ export class WorkerModule {
         WakeupHandler,
         ScheduleRunner,
         ConnectorReplier,
+        PipelineRunner,
       ],
       exports: [LEASES, DURABLE_TIMERS],
     };

@@ -34,6 +34,8 @@ import { GlossaryDeleteEntriesTool, GlossaryPutEntriesTool } from './application
 import { ImageReadTool } from './application/tools/image-read';
 import { ImageAnalysisTool } from './application/tools/image-analysis';
 import { mcpToolCheck, ToolServers } from './application/tool-servers/tool-servers';
+import { Pipelines } from './application/pipelines/pipelines';
+import { PipelineRuns } from './application/pipelines/pipeline-runs';
 import { TurnRunner } from './application/turn/turn-runner';
 import { ToolCaller } from './application/turn/tool-caller';
 import { LambdaSandbox } from './adapters/lambda/lambda-sandbox';
@@ -112,6 +114,8 @@ export class AgentsModule {
         GetDocumentTextTool,
         ScratchPadTool,
         ToolServers,
+        Pipelines,
+        PipelineRuns,
         McpTool,
         WebSearchTool,
         DocumentIndexTool,
@@ -167,7 +171,7 @@ export class AgentsModule {
         TurnRunner,
         SessionInputs,
       ],
-      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, A2aServer, Connectors, ConnectorPlatforms, ConnectorWebhooks],
+      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, A2aServer, Connectors, ConnectorPlatforms, ConnectorWebhooks, Pipelines, PipelineRuns],
     };
   }
 }

@@ -76,6 +76,9 @@ export const POLICIES = {
   'alias.session_develop': { kind: 'any', action: 'agent.develop' },
   /** End-user sessions: the caller's own sessions only, whoever it is (docs/end-user-sessions.md). */
   'alias.end_user': { kind: 'any', action: 'agent.end_user' },
+  /** Pipelines are account-wide (the reference's pipeline_viewer / pipeline_administrator API roles). */
+  'pipeline.read': { kind: 'account', action: 'pipeline.view' },
+  'pipeline.manage': { kind: 'account', action: 'pipeline.administer' },
   'agent.view': { kind: 'agent', actions: ['agent.view'] },
   'agent.use': { kind: 'agent', actions: ['agent.use'] },
   /** Read one session: its users and its viewers (the reference's get-session roles). */
