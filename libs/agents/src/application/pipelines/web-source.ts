@@ -101,7 +101,7 @@ export async function fetchWebSource(job: WebFetchJob): Promise<{ fetched: numbe
   const robotsFor = (url: string): Promise<Robots> => {
     if (!source.respect_robots_txt) return Promise.resolve(ALLOW_ALL);
     const origin = new URL(url).origin;
-    if (!robots.has(origin)) robots.set(origin, get(`${origin}/robots.txt`).then(async ({ res }) => (res.ok ? parseRobots(await res.text(), source.user_agent) : ALLOW_ALL)).catch(() => ALLOW_ALL));
+    if (!robots.has(origin)) robots.set(origin, get(`${origin}/robots.txt`).then(async ({ res }) => (res.ok ? parseRobots(`${origin}/robots.txt`, await res.text(), source.user_agent) : ALLOW_ALL)).catch(() => ALLOW_ALL));
     return robots.get(origin)!;
   };
   // The credential goes only to the hosts the pipeline names (its sitemaps and seeds), never to a linked site.
