@@ -63,8 +63,8 @@ export function mongoRateLimits(client: MongoClient, dbName: string): RateLimits
 }
 
 /**
- * Counts in this process only. The one-process deployment (`--role=all`, the default) has nobody to share with, and
- * a count in memory costs microseconds where the shared file's upserts cost about half a millisecond per request
- * on the chat path (docs/benchmarks.md).
+ * Counts in this process only. The one-process deployment (`--role=all`, the default) has nobody to share with:
+ * no file to keep, no write per request (the shared file's two upserts measured within the chat bench's noise,
+ * at most ~0.3 ms a request: docs/benchmarks.md).
  */
 export const memoryRateLimits: RateLimits = (_name, points, duration) => new RateLimiterMemory({ points, duration });

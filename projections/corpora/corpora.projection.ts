@@ -11,7 +11,7 @@ type Handled = CorpusEvent | Exclude<DocumentEvent, { type: 'DocumentMetadataUpd
 export const corporaProjection: ReadModelProjection = {
   name: 'corpora',
   // 3: rows carry their incarnation, which guards the counters.
-  version: 3,
+  version: 4,
   target: 'read',
   eventTypes: ['CorpusCreated', 'CorpusUpdated', 'CorpusDeleted', 'CorpusReset', 'CorpusFilterAttributesReplaced', 'DocumentIndexed', 'DocumentDeleted'],
   collections: [{ name: CORPORA, indexes: [{ fields: ['corpus_id'] }, { fields: ['created_at'] }] }],
@@ -34,14 +34,16 @@ export const corporaProjection: ReadModelProjection = {
       case 'CorpusReset':
         return [
           patch(CORPORA, event.data.corpusKey, {
-            set: { used_docs: 0, used_parts: 0, used_characters: 0, used_bytes: 0, epoch: event.data.epoch, incarnation: corpusIncarnation(event.data.corpusId, event.data.epoch) },
+            set: { used_docs: 0, used_parts: 0, used_characters: 0, used_bytes: 0, has_attachments: false, epoch: event.data.epoch, incarnation: corpusIncarnation(event.data.corpusId, event.data.epoch) },
           }),
         ];
       case 'CorpusFilterAttributesReplaced':
         return [patch(CORPORA, event.data.corpusKey, { set: { filter_attributes: event.data.filterAttributes } })];
       case 'DocumentIndexed': {
         const st = event.data.stats;
-        return [onlyIf(current(recorded), patch(CORPORA, event.data.corpusKey, { inc: { used_docs: 1, used_parts: st.parts, used_characters: st.characters, used_bytes: st.characters + (st.imageBytes ?? 0) } }))];
+        const attachments = (event.data.tables?.length ?? 0) + (event.data.images?.length ?? 0) > 0;
+        const inc = { used_docs: 1, used_parts: st.parts, used_characters: st.characters, used_bytes: st.characters + (st.imageBytes ?? 0) };
+        return [onlyIf(current(recorded), patch(CORPORA, event.data.corpusKey, attachments ? { inc, set: { has_attachments: true } } : { inc }))];
       }
       case 'DocumentDeleted': {
         const st = event.data.stats;

@@ -24,6 +24,21 @@ describe('corpora projection', () => {
     h.close();
   });
 
+  it('marks a corpus that holds tables or images (so queries read attachments only there), until a reset', async () => {
+    const s = corporaHistory();
+    s.created('a');
+    s.indexed('a', 'plain', ['text only']);
+    s.created('b');
+    s.indexed('b', 'pictured', ['a caption'], 'crp_b', ['img1']);
+    const h = await given(s.log.events).project(corporaProjection);
+    expect((await h.reads.get(CORPORA, 'a'))?.has_attachments).toBe(false);
+    expect((await h.reads.get(CORPORA, 'b'))?.has_attachments).toBe(true);
+    s.reset('b', 1);
+    await h.replay(s.log.events.slice(-1));
+    expect((await h.reads.get(CORPORA, 'b'))?.has_attachments).toBe(false);
+    h.close();
+  });
+
   it('applying every event twice changes nothing', async () => {
     const s = corporaHistory();
     s.created('a');

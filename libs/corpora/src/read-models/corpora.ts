@@ -24,6 +24,12 @@ export type CorpusRow = {
   readonly used_bytes?: number;
   /** Set by a reset (the documents' epoch); absent before the first. */
   readonly epoch?: number;
+  /**
+   * True once a document with tables or images was indexed (until a reset): only then do query results need their
+   * document's row to show the table or image a part was cut from. Never unset by a delete (the deletion event does
+   * not say what it removed); absent on rows written before it, read as true.
+   */
+  readonly has_attachments?: boolean;
   /** The corpus id and epoch (`corpusIncarnation`): document events of another one leave the counters alone. */
   readonly incarnation: string;
   readonly created_at: string;
@@ -55,6 +61,7 @@ export function corpusRow(d: CorpusCreated): CorpusRow {
     used_parts: 0,
     used_characters: 0,
     used_bytes: 0,
+    has_attachments: false,
     created_at: d.createdAt,
   };
 }

@@ -13,10 +13,15 @@ export interface ResultAttachments {
  * page): the search index keeps part text and metadata, not which attachment a part summarises. The query API
  * shows them on results; the dated search tool turns them into session artifacts.
  */
-export async function resultAttachments<R extends Pick<SearchResult, 'corpus_key' | 'document_id' | 'seq'>>(reads: ReadStore, page: readonly R[]): Promise<(R & ResultAttachments)[]> {
+export async function resultAttachments<R extends Pick<SearchResult, 'corpus_key' | 'document_id' | 'seq'>>(
+  reads: ReadStore,
+  page: readonly R[],
+  lookUp: (r: R) => boolean = () => true,
+): Promise<(R & ResultAttachments)[]> {
   const rows = new Map<string, Promise<DocumentRow | undefined>>();
   return Promise.all(
     page.map(async (r) => {
+      if (!lookUp(r)) return r;
       const id = documentReadId(r.corpus_key, r.document_id);
       if (!rows.has(id)) rows.set(id, reads.get<DocumentRow>(DOCUMENTS, id));
       const row = await rows.get(id)!;
