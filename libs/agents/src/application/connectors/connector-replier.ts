@@ -8,6 +8,7 @@ import { Sessions } from '../sessions/sessions';
 import { SessionInputs } from '../turn/session-inputs';
 import { Connectors } from './connectors';
 import { ConnectorPlatforms } from './connector-webhooks';
+import { connectorPlatformSettings } from './platform';
 
 type Received = Extract<ConnectorMessageState, { status: 'received' }>;
 
@@ -26,6 +27,9 @@ export class ConnectorReplier implements OnApplicationBootstrap, OnApplicationSh
   private following?: Promise<void>;
   private sweepTimer?: NodeJS.Timeout;
   private readonly running = new Map<string, Promise<void>>();
+  /** Messages offered while `maxConcurrent` replies run, in arrival order (a burst must not start a turn each). */
+  private readonly waiting = new Set<string>();
+  private readonly maxConcurrent: number;
   private stopping = false;
 
   constructor(
@@ -36,7 +40,9 @@ export class ConnectorReplier implements OnApplicationBootstrap, OnApplicationSh
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly streams: StreamWriter,
     private readonly modules: ModuleRef,
-  ) {}
+  ) {
+    this.maxConcurrent = connectorPlatformSettings(config.env).maxConcurrentReplies;
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     const sub = this.events.subscribeToAll({ after: await this.events.headPosition(), filter: { types: ['ConnectorMessageReceived'] } });
@@ -70,9 +76,20 @@ export class ConnectorReplier implements OnApplicationBootstrap, OnApplicationSh
 
   private offer(stream: string): void {
     if (this.stopping || this.running.has(stream)) return;
+    if (this.running.size >= this.maxConcurrent) {
+      this.waiting.add(stream);
+      return;
+    }
     const run = this.execute(stream)
       .catch((e: unknown) => this.log.warn(`connector reply ${stream} stopped: ${(e as Error).message}`))
-      .finally(() => this.running.delete(stream));
+      .finally(() => {
+        this.running.delete(stream);
+        const next = this.waiting.values().next();
+        if (!next.done) {
+          this.waiting.delete(next.value);
+          this.offer(next.value);
+        }
+      });
     this.running.set(stream, run);
   }
 

@@ -11,16 +11,20 @@ export interface ConnectorPlatformSettings {
   readonly gchatIssuer: string;
   /** CONNECTOR_RETRY_BASE_MS (default 2000): the first retry's delay, doubled for each further one. */
   readonly retryBaseMs: number;
+  /** CONNECTOR_MAX_CONCURRENT_REPLIES (default 16): turns and posts one worker runs at once; the rest wait in order. */
+  readonly maxConcurrentReplies: number;
 }
 
 export function connectorPlatformSettings(env: Readonly<Record<string, string | undefined>>): ConnectorPlatformSettings {
   const retry = Number(env.CONNECTOR_RETRY_BASE_MS ?? 2000);
+  const concurrent = Number(env.CONNECTOR_MAX_CONCURRENT_REPLIES ?? 16);
   return {
     slackApiUrl: (env.SLACK_API_URL ?? 'https://slack.com/api').replace(/\/+$/, ''),
     gchatApiUrl: (env.GOOGLE_CHAT_API_URL ?? 'https://chat.googleapis.com').replace(/\/+$/, ''),
     gchatJwksUrl: env.GOOGLE_CHAT_JWKS_URL ?? 'https://www.googleapis.com/oauth2/v3/certs',
     gchatIssuer: env.GOOGLE_CHAT_ISSUER ?? 'https://accounts.google.com',
     retryBaseMs: Number.isFinite(retry) && retry >= 10 ? retry : 2000,
+    maxConcurrentReplies: Number.isInteger(concurrent) && concurrent >= 1 && concurrent <= 1024 ? concurrent : 16,
   };
 }
 
