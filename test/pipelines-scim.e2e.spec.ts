@@ -111,6 +111,14 @@ describe('pipelines: the scim source', () => {
     expect(second.run).toMatchObject({ status: 'completed', records_fetched: 1, records_processed: 1 });
     expect(second.processed).toEqual(['u4']);
     expect(listFilters(from).map((q) => q.get('filter'))).toEqual(['active eq true', 'active eq true']);
+    // A user no longer listed leaves the sync state as gone (nothing is deleted from the corpus).
+    const gone = scim.users.get('u1')!;
+    scim.users.delete('u1');
+    expect((await run('people-cs')).run).toMatchObject({ status: 'completed', records_fetched: 0 });
+    scim.users.set('u1', gone);
+    const synced = (await app.call('GET', '/v2/events?category=pipeline&type=PipelineSourceSynced&limit=100')).body.events.filter((e: any) => e.data.key === 'people-cs');
+    expect(synced[synced.length - 1].data.gone).toEqual(['u1']);
+    expect(Object.keys(synced[synced.length - 1].data.versions).sort()).toEqual(['u2', 'u3', 'u4']);
   });
 
   it('full_refresh re-reads and processes every user each run', async () => {
