@@ -16,6 +16,8 @@ export interface ScimFetchJob {
   readonly onRecord: (record: FetchedRecord) => Promise<void>;
 }
 
+/** One answer's bound: a provider that sends more in one page is refused rather than buffered without end. */
+const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 const LIST_RESPONSE = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
 type Resource = Record<string, unknown> & { id?: unknown; meta?: { version?: unknown; lastModified?: unknown } };
 
@@ -50,6 +52,22 @@ export function renderResource(resource: Resource): string {
   return out.join('\n');
 }
 
+async function readCapped(res: Response, url: string): Promise<string> {
+  const reader = res.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  for (let n = 0; ; ) {
+    const { done, value } = await reader.read();
+    if (done) return Buffer.concat(chunks).toString('utf8');
+    n += value.byteLength;
+    if (n > MAX_ANSWER_BYTES) {
+      await reader.cancel();
+      throw new Error(`GET ${url} answered more than 32 MiB at once; lower page_size`);
+    }
+    chunks.push(value);
+  }
+}
+
 function toRecord(r: Resource): FetchedRecord {
   const title = [r.displayName, r.userName].find((x): x is string => typeof x === 'string' && x.length > 0) ?? null;
   return { recordId: String(r.id), title, text: renderResource(r), metadata: { scim_resource_type: 'User', scim: r } };
@@ -65,7 +83,7 @@ export async function fetchScimSource(job: ScimFetchJob): Promise<{ fetched: num
   const { source, signal } = job;
   const get = async (url: string): Promise<Record<string, unknown> | null> => {
     const res = await job.fetch(url, { headers: { accept: 'application/scim+json, application/json', ...job.headers }, signal, redirect: 'error' });
-    const text = await res.text();
+    const text = await readCapped(res, url.split('?')[0]);
     if (res.status === 404 && job.only) return null;
     let body: Record<string, unknown> = {};
     try {
