@@ -1,6 +1,9 @@
 import { assertNever, conflict, invalid, notFound } from '@lib/platform/kernel';
 import type { Sealed } from './session-events';
 import type { Problem, WebSourceSettings } from './pipeline-source';
+import type { ScimSourceSettings } from './pipeline-scim-source';
+
+export type PipelineSource = WebSourceSettings | ScimSourceSettings;
 
 /** When a pipeline runs: on demand, every ISO 8601 duration, or at the times of a 5-field cron expression (UTC). */
 export type PipelineTrigger = { readonly type: 'manual' } | { readonly type: 'interval'; readonly duration: string } | { readonly type: 'cron'; readonly expression: string };
@@ -15,7 +18,7 @@ export interface PipelineProcessingOptions {
 export interface PipelineSettings {
   readonly name: string;
   readonly description?: string;
-  readonly source: WebSourceSettings;
+  readonly source: PipelineSource;
   readonly trigger: PipelineTrigger;
   readonly transform: { readonly type: 'agent'; readonly agent_key: string };
   readonly sync_mode: 'incremental' | 'full_refresh';
@@ -26,7 +29,10 @@ export interface PipelineSettings {
 }
 
 /** A dead letter and its record; the id is derived from the pipeline and the record (one per pair). */
-/** What incremental sync keeps of a page: its validators, and its links when a crawl must follow them unfetched. */
+/**
+ * What incremental sync keeps of a record: a page's validators and its links when a crawl must follow them
+ * unfetched; a SCIM resource's `meta.version` (as `etag`) and `meta.lastModified`.
+ */
 export interface PageVersion {
   readonly etag?: string;
   readonly lastModified?: string;

@@ -1,6 +1,7 @@
 import type { PipelineSettings } from '../../domain/pipeline';
-import { isProblem, parseWebSource, Problem, UNBUILT_SOURCE_TYPES, WebAuthSettings, WebSourceSettings } from '../../domain/pipeline-source';
-import { invalidPipeline } from '../../domain/pipeline';
+import { isProblem, parseWebSource, Problem, UNBUILT_SOURCE_TYPES, WebAuthSettings } from '../../domain/pipeline-source';
+import { invalidPipeline, PipelineSource } from '../../domain/pipeline';
+import { parseScimSource } from '../../domain/pipeline-scim-source';
 import type { Sealed } from '../../domain/session-events';
 
 type Seal = (secret: Record<string, string>) => Sealed;
@@ -25,7 +26,7 @@ function parseAuth(v: unknown, seal: Seal): { auth: WebAuthSettings; sealed: Sea
       return only(['type', 'header', 'value']) ?? { auth: { type: 'header', header: a.header }, sealed: seal({ secret: a.value }) };
     // Its token exchange is not built for sources yet: refused rather than stored and never used.
     case 'oauth_client_credentials':
-      return ['source.auth.type', 'oauth_client_credentials is not built yet for the web source; use bearer or header'];
+      return ['source.auth.type', 'oauth_client_credentials is not built yet for sources; use bearer or header'];
     default:
       return ['source.auth.type', 'must be bearer or header'];
   }
@@ -33,14 +34,16 @@ function parseAuth(v: unknown, seal: Seal): { auth: WebAuthSettings; sealed: Sea
 
 /**
  * A source from a request: refused by name when its type has no client yet. On a PATCH (`base`) of the same
- * type, top-level fields merge, `pages_source` is replaced whole, and an omitted `auth` keeps the credential.
+ * type, top-level fields merge (`pages_source` is replaced whole), and an omitted `auth` keeps the credential;
+ * a source of another type is a whole new source (its credential included).
  */
-export function parseSource(v: Record<string, unknown>, base: { settings: PipelineSettings; sealed?: Sealed } | undefined, seal: Seal): { source: WebSourceSettings; sealed?: Sealed } {
+export function parseSource(v: Record<string, unknown>, base: { settings: PipelineSettings; sealed?: Sealed } | undefined, seal: Seal): { source: PipelineSource; sealed?: Sealed } {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalidPipeline(['source', 'must be an object with a type']);
-  if ((UNBUILT_SOURCE_TYPES as readonly unknown[]).includes(v.type) || v.type === 'scim') throw invalidPipeline(['source.type', `the "${String(v.type)}" source is not built yet; only "web" is`]);
-  if (v.type !== 'web') throw invalidPipeline(['source.type', `must be one of web, ${UNBUILT_SOURCE_TYPES.join(', ')}`]);
-  const merged = base?.settings.source.type === 'web' ? base.settings.source : undefined;
-  const parsed = parseWebSource(v, merged);
+  if ((UNBUILT_SOURCE_TYPES as readonly unknown[]).includes(v.type)) throw invalidPipeline(['source.type', `the "${String(v.type)}" source is not built yet; only "web" and "scim" are`]);
+  if (v.type !== 'web' && v.type !== 'scim') throw invalidPipeline(['source.type', `must be one of web, scim, ${UNBUILT_SOURCE_TYPES.join(', ')}`]);
+  const stored = base?.settings.source;
+  const merged = stored?.type === v.type ? stored : undefined;
+  const parsed = v.type === 'web' ? parseWebSource(v, merged?.type === 'web' ? merged : undefined) : parseScimSource(v, merged?.type === 'scim' ? merged : undefined);
   if (isProblem(parsed)) throw invalidPipeline(parsed);
   if (v.auth === undefined) return { source: { ...parsed, ...(merged?.auth ? { auth: merged.auth } : {}) }, ...(merged?.auth && base?.sealed ? { sealed: base.sealed } : {}) };
   if (v.auth === null) return { source: parsed };

@@ -14,6 +14,7 @@ import { ensureRunCreated, runStream } from './pipeline-runs';
 import { pipelineStream } from './pipelines';
 import { processRecord } from './record-processor';
 import { RunLog } from './run-log';
+import { fetchScimSource } from './scim-source';
 import { fetchWebSource } from './web-source';
 
 /**
@@ -171,8 +172,9 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
     if (!(log.state as ActiveRun).fetchEnded && pipeline && !stop.aborted) {
       let result: Awaited<ReturnType<typeof fetchWebSource>> = { fetched: 0, seen: {}, complete: false };
       try {
-        result = await fetchWebSource({
-          source: pipeline.settings.source,
+        const source = pipeline.settings.source;
+        const fetchSource = (job: Omit<Parameters<typeof fetchWebSource>[0], 'source'>) => (source.type === 'scim' ? fetchScimSource({ ...job, source }) : fetchWebSource({ ...job, source }));
+        result = await fetchSource({
           fetch: this.outbound.fetch,
           headers: this.headers(pipeline),
           only: created.retry?.map((r) => r.recordId) ?? null,

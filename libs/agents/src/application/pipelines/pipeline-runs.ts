@@ -125,8 +125,8 @@ export class PipelineRuns {
   /** A record put on the queue by hand (origin `manual`); 409 while its dead letter is being retried. */
   async addDeadLetter(key: string, sourceRecordId: string, errorMessage: string | null, ctx: CommandContext): Promise<Record<string, unknown>> {
     const pipeline = await this.pipelineRow(key);
-    // A web source's records are its pages: a retry run fetches this id as a URL.
-    if (!/^https?:\/\//i.test(sourceRecordId) || !URL.canParse(sourceRecordId)) throw invalid('request.invalid', 'source_record_id of a web pipeline is the page URL (http or https)', { source_record_id: 'must be an http(s) URL' });
+    // A web source's records are its pages: a retry run fetches this id as a URL (a SCIM record id is the resource id, any string).
+    if (pipeline.settings.source.type === 'web' && (!/^https?:\/\//i.test(sourceRecordId) || !URL.canParse(sourceRecordId))) throw invalid('request.invalid', 'source_record_id of a web pipeline is the page URL (http or https)', { source_record_id: 'must be an http(s) URL' });
     const id = deadLetterId(pipeline.pipeline_id, sourceRecordId);
     const existing = await this.reads.get<PipelineDeadLetterRow>(PIPELINE_DEAD_LETTERS, id);
     if (existing?.status === 'retrying') throw conflict('pipeline.dead_letter_retrying', `A dead letter for "${sourceRecordId}" is being retried`);
