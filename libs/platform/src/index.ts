@@ -10,6 +10,7 @@ export * from './filter/index';
 export * from './http/ip-address';
 export * from './http/outbound-policy';
 export * from './http/outbound-http';
+export * from './http/read-up-to';
 export * from './event-store/event-store.port';
 export * from './event-store/catch-up-subscription';
 export * from './files/private-files';

@@ -1,5 +1,6 @@
 import type { FetchedRecord, PageVersion } from '../../domain/pipeline-run';
 import type { ScimSourceSettings } from '../../domain/pipeline-scim-source';
+import { readUpTo } from '@lib/platform';
 
 /** What a run gives the SCIM source: the guarded fetch, the credential's headers, what it already has. */
 export interface ScimFetchJob {
@@ -53,19 +54,9 @@ export function renderResource(resource: Resource): string {
 }
 
 async function readCapped(res: Response, url: string): Promise<string> {
-  const reader = res.body?.getReader();
-  if (!reader) return '';
-  const chunks: Uint8Array[] = [];
-  for (let n = 0; ; ) {
-    const { done, value } = await reader.read();
-    if (done) return Buffer.concat(chunks).toString('utf8');
-    n += value.byteLength;
-    if (n > MAX_ANSWER_BYTES) {
-      await reader.cancel();
-      throw new Error(`GET ${url} answered more than 32 MiB at once; lower page_size`);
-    }
-    chunks.push(value);
-  }
+  const { bytes, truncated } = await readUpTo(res, MAX_ANSWER_BYTES);
+  if (truncated) throw new Error(`GET ${url} answered more than 32 MiB at once; lower page_size`);
+  return bytes.toString('utf8');
 }
 
 function toRecord(r: Resource): FetchedRecord {

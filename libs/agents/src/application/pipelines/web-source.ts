@@ -1,7 +1,13 @@
 import { Parser } from 'htmlparser2';
 import type { FetchedRecord, PageVersion } from '../../domain/pipeline-run';
 import type { WebSourceSettings } from '../../domain/pipeline-source';
+import { readUpTo } from '@lib/platform';
 import { ALLOW_ALL, parseRobots, Robots } from './robots';
+
+/** RFC 9309 asks crawlers to parse at least 500 KiB of robots.txt; the sitemaps protocol caps a sitemap at 50 MiB. */
+const ROBOTS_BYTES = 512 * 1024;
+const SITEMAP_BYTES = 50 * 1024 * 1024;
+const text = async (res: Response, limit: number) => (await readUpTo(res, limit)).bytes.toString('utf8');
 
 /** What a run gives the web source: the guarded fetch, the credential's headers, what it already has. */
 export interface WebFetchJob {
@@ -101,7 +107,7 @@ export async function fetchWebSource(job: WebFetchJob): Promise<{ fetched: numbe
   const robotsFor = (url: string): Promise<Robots> => {
     if (!source.respect_robots_txt) return Promise.resolve(ALLOW_ALL);
     const origin = new URL(url).origin;
-    if (!robots.has(origin)) robots.set(origin, get(`${origin}/robots.txt`).then(async ({ res }) => (res.ok ? parseRobots(`${origin}/robots.txt`, await res.text(), source.user_agent) : ALLOW_ALL)).catch(() => ALLOW_ALL));
+    if (!robots.has(origin)) robots.set(origin, get(`${origin}/robots.txt`).then(async ({ res }) => (res.ok ? parseRobots(`${origin}/robots.txt`, await text(res, ROBOTS_BYTES), source.user_agent) : ALLOW_ALL)).catch(() => ALLOW_ALL));
     return robots.get(origin)!;
   };
   // The credential goes only to the hosts the pipeline names (its sitemaps and seeds), never to a linked site.
@@ -135,7 +141,7 @@ export async function fetchWebSource(job: WebFetchJob): Promise<{ fetched: numbe
     for (let i = 0; i < sitemaps.length && i < 1000 && !signal.aborted; i++) {
       const got = await get(sitemaps[i]).catch(() => null);
       if (!got?.res.ok) continue;
-      const found = readSitemap(await got.res.text());
+      const found = readSitemap(await text(got.res, SITEMAP_BYTES));
       sitemaps.push(...found.sitemaps);
       for (const p of found.pages) enqueue(p, 0);
     }
@@ -190,7 +196,8 @@ async function fetchPage(url: string, get: (url: string) => Promise<{ res: Respo
   if (!res.ok) return null;
   const type = (res.headers.get('content-type') ?? 'text/html').split(';')[0].trim().toLowerCase();
   if (SKIPPED_TYPES.test(type) || source.excluded_content_types.includes(type) || !(type.startsWith('text/') || type === 'application/xhtml+xml')) return null;
-  const bytes = Buffer.from(await res.arrayBuffer()).subarray(0, source.max_page_bytes);
+  // Read no further than the page's bound: a site answering gigabytes costs max_page_bytes, not memory.
+  const { bytes } = await readUpTo(res, source.max_page_bytes);
   const body = bytes.toString('utf8');
   const final = canonical(finalUrl);
   const html = type === 'text/html' || type === 'application/xhtml+xml';

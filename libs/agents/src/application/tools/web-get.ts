@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { OUTBOUND_HTTP, OutboundHttp, outboundRefusal } from '@lib/platform';
+import { OUTBOUND_HTTP, OutboundHttp, outboundRefusal, readUpTo } from '@lib/platform';
 import type { ToolConfig } from '../../domain/agent-config';
 import type { Tool, ToolContext, ToolDefinition, ToolResult } from '../turn/tools';
 
@@ -83,23 +83,6 @@ export class WebGetTool implements Tool {
       },
       error: res.status >= 400,
     };
-  }
-}
-
-async function readUpTo(res: Response, limit: number): Promise<{ bytes: Buffer; truncated: boolean }> {
-  if (!res.body) return { bytes: Buffer.alloc(0), truncated: false };
-  const reader = res.body.getReader();
-  const parts: Buffer[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return { bytes: Buffer.concat(parts), truncated: false };
-    parts.push(Buffer.from(value));
-    size += value.length;
-    if (size > limit) {
-      await reader.cancel().catch(() => undefined);
-      return { bytes: Buffer.concat(parts).subarray(0, limit), truncated: true };
-    }
   }
 }
 
