@@ -2,14 +2,13 @@ import { ScriptedOpenAIServer } from '@lib/testing';
 import { FakePlatforms, slackHeaders } from './support/connector-platforms';
 import { registerScripted } from './support/llm-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
+import { sleep } from './support/wait';
 
 /**
  * A burst of connector messages does not start a turn for each at once (docs/connectors.md): with
  * CONNECTOR_MAX_CONCURRENT_REPLIES=2 and a model that takes 400 ms, the model never sees a third request before one
  * of the first two is answered, and every message is still answered in its own thread.
  */
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 describe('connector replies under a burst', () => {
   let app: TestApp;
   let upstream: ScriptedOpenAIServer;

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { ScriptedOpenAIServer } from '@lib/testing';
 import { FakePlatforms } from './support/connector-platforms';
 import { spawnService, ServiceProcess } from './support/service-process';
+import { until } from './support/wait';
 
 /**
  * Issue 18: a reply is durable background work. An API process stores the delivery and acknowledges it; the
@@ -11,16 +12,6 @@ import { spawnService, ServiceProcess } from './support/service-process';
  */
 
 const KEY = 'zut_test_bootstrap_key_0123456789abcdef';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 45_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 describe('connector replies across a worker crash', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'ars-connectors-'));

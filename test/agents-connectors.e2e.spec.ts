@@ -2,22 +2,12 @@ import { makeServiceAccountKey, ScriptedOpenAIServer } from '@lib/testing';
 import { FakePlatforms, slackHeaders } from './support/connector-platforms';
 import { registerScripted } from './support/llm-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
+import { sleep, until } from './support/wait';
 
 /**
  * Issue 18, connectors (docs/connectors.md): each test plays a platform, signing deliveries as it documents
  * them, and serves its reply API on 127.0.0.1; the agent answers from the scripted model server.
  */
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 describe('agent connectors', () => {
   let app: TestApp;

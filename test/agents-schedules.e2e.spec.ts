@@ -5,19 +5,9 @@ import { ScriptedOpenAIServer } from '@lib/testing';
 import { registerScripted } from './support/llm-fixtures';
 import { spawnService, ServiceProcess } from './support/service-process';
 import { startTestApp, TestApp } from './support/test-app';
+import { sleep, until } from './support/wait';
 
 /** Issue 16, schedules (docs/schedules.md): a test-only minimum interval of one second lets them fire in a test. */
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 describe('agent schedules', () => {
   let app: TestApp;

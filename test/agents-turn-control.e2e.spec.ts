@@ -5,18 +5,9 @@ import { ScriptedOpenAIServer } from '@lib/testing';
 import { registerScripted } from './support/llm-fixtures';
 import { spawnService } from './support/service-process';
 import { startTestApp, TestApp } from './support/test-app';
+import { until } from './support/wait';
 
 type Ev = { type: string; [k: string]: any };
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** Steering and interrupting a running turn, and a turn cut by SIGKILL, after restart. */
 describe('agent turn control', () => {

@@ -5,21 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CapturedRequest, ScriptedOpenAIServer, ScriptedReply } from '@lib/testing';
 import { spawnService, ServiceProcess } from './support/service-process';
+import { until } from './support/wait';
 
 /**
  * Issue 17, durable runs (docs/pipelines.md): two worker processes and an API process on one store; both
  * workers are killed mid-run, a new one resumes the run: every record completes once, none is lost.
  */
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(150);
-  }
-}
 
 const PAGES = ['p1', 'p2', 'p3', 'p4', 'p5', 'p6'];
 

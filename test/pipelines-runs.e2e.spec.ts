@@ -4,19 +4,9 @@ import { CapturedRequest, ScriptedOpenAIServer, ScriptedReply } from '@lib/testi
 import { registerScripted } from './support/llm-fixtures';
 import { ReferenceOpenApi } from './support/reference-openapi';
 import { startTestApp, TestApp } from './support/test-app';
+import { sleep, until } from './support/wait';
 
 /** Issue 17, pipeline runs (docs/pipelines.md): a small site on 127.0.0.1, the scripted model as the indexing agent. */
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 const page = (title: string, body: string, links: string[] = []) => `<html><head><title>${title}</title><script>var hidden = 1;</script></head><body><p>${body}</p>${links.map((l) => `<a href="${l}">${l}</a>`).join('')}</body></html>`;
 const PAGES: Record<string, string> = {

@@ -2,19 +2,9 @@ import { CapturedRequest, ScriptedOpenAIServer, ScriptedReply } from '@lib/testi
 import { registerScripted } from './support/llm-fixtures';
 import { ScimServer } from './support/scim-server';
 import { startTestApp, TestApp } from './support/test-app';
+import { until } from './support/wait';
 
 /** Issue 17, the SCIM source (docs/pipelines.md): a SCIM 2.0 provider on 127.0.0.1, the scripted model as the indexing agent. */
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 describe('pipelines: the scim source', () => {
   let app: TestApp;
