@@ -56,8 +56,27 @@ export interface ChatExchange {
 export const chatNotFound = (id: string) => notFound('chat.not_found', `Chat "${id}" does not exist`, id);
 export const turnNotFound = (chatId: string, turnId: string) => notFound('chat.turn_not_found', `Turn "${turnId}" does not exist in chat "${chatId}"`, turnId);
 
-/** The exchanges the next turn sees: enabled turns, oldest first. */
-export const chatContext = (s: ChatState): ChatExchange[] => (s.status === 'active' ? s.turns.filter((t) => t.enabled).map(({ query, answer }) => ({ query, answer })) : []);
+/** How much of a chat the next turn's prompt carries: the latest exchanges, within a turn count and a size. */
+export const CHAT_CONTEXT_LIMITS = { turns: 20, characters: 32_000 } as const;
+
+/**
+ * The exchanges the next turn sees: enabled turns, oldest first, at most the latest `CHAT_CONTEXT_LIMITS.turns`
+ * and `characters` of them (older ones drop first), so a long chat neither outgrows the model's context nor
+ * makes every further turn send more.
+ */
+export function chatContext(s: ChatState): ChatExchange[] {
+  if (s.status !== 'active') return [];
+  const kept: ChatExchange[] = [];
+  let size = 0;
+  for (let i = s.turns.length - 1; i >= 0 && kept.length < CHAT_CONTEXT_LIMITS.turns; i--) {
+    const { enabled, query, answer } = s.turns[i];
+    if (!enabled) continue;
+    size += query.length + answer.length;
+    if (size > CHAT_CONTEXT_LIMITS.characters && kept.length) break;
+    kept.unshift({ query, answer });
+  }
+  return kept;
+}
 
 export interface NewTurn {
   readonly chatId: string;

@@ -1,5 +1,5 @@
 import { givenEvents } from '@lib/testing';
-import { ChatEvent, chatContext, chatFold, decideAddTurn, decideDeleteChat, decideDeleteTurn, decideUpdateTurn } from './chat';
+import { CHAT_CONTEXT_LIMITS, ChatEvent, chatContext, chatFold, decideAddTurn, decideDeleteChat, decideDeleteTurn, decideUpdateTurn } from './chat';
 
 const now = new Date('2026-01-01T00:00:00.000Z');
 const at = now.toISOString();
@@ -25,6 +25,19 @@ describe('chat decisions', () => {
       { query: 'q2', answer: 'A:q2' },
       { query: 'q3', answer: 'A:q3' },
     ]);
+  });
+
+  it('carries only the latest exchanges into the next prompt, within the turn count and the size', () => {
+    let events: ChatEvent[] = [];
+    for (let i = 1; i <= 30; i++) events = [...events, ...decideAddTurn(givenEvents(chatFold, events).state, turn(`trn_${i}`, `q${i}`), now)];
+    const context = chatContext(givenEvents(chatFold, events).state);
+    expect(context).toHaveLength(CHAT_CONTEXT_LIMITS.turns);
+    expect([context[0].query, context.at(-1)!.query]).toEqual(['q11', 'q30']);
+
+    const big = 'x'.repeat(CHAT_CONTEXT_LIMITS.characters / 2);
+    let large: ChatEvent[] = [];
+    for (const q of ['old', big, big]) large = [...large, ...decideAddTurn(givenEvents(chatFold, large).state, turn(`trn_${large.length}`, q), now)];
+    expect(chatContext(givenEvents(chatFold, large).state).map((t) => t.query.length)).toEqual([big.length]);
   });
 
   it('disables a turn and the turns after it, and refuses to enable a disabled one', () => {
