@@ -1,6 +1,6 @@
 import { ScriptedOpenAIServer } from '@lib/testing';
 import { registerScripted } from './support/llm-fixtures';
-import { streamEventErrors } from './support/reference-openapi';
+import { schemaErrors } from './support/reference-openapi';
 import { startTestApp, TestApp } from './support/test-app';
 
 /** Issue 5, streamed queries (`stream_response: true`): the reference's server-sent events, in order. */
@@ -74,7 +74,7 @@ describe('streamed queries', () => {
     expect(JSON.parse(info.data.rendered_prompt)).toEqual(sent.body?.messages);
     // No rewriting: the query the search ran is the one sent; every event is one of the reference's.
     expect(info.data.rephrased_query).toBe(query);
-    for (const e of events) expect(streamEventErrors('QueryStreamedResponse', e.data)).toEqual([]);
+    for (const e of events) expect(schemaErrors('QueryStreamedResponse', e.data)).toEqual([]);
     expect(info.data.rendered_prompt).toContain(plain.body.search_results[1].text);
     expect(events.find((e) => e.event === 'factual_consistency_score')!.data).toEqual({ type: 'factual_consistency_score', factual_consistency_score: 0.64 });
     expect(events.at(-1)!.data).toEqual({ type: 'end' });

@@ -1,6 +1,6 @@
 import { ScriptedOpenAIServer } from '@lib/testing';
 import { registerScripted } from './support/llm-fixtures';
-import { referenceErrors, streamEventErrors } from './support/reference-openapi';
+import { referenceErrors, schemaErrors } from './support/reference-openapi';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
@@ -69,7 +69,7 @@ describe('intelligent query rewriting', () => {
       .split('\n\n')
       .filter((b) => b.trim() && !b.startsWith(':'))
       .map((b) => JSON.parse(b.split('\n').find((l) => l.startsWith('data:'))!.slice(5)) as Record<string, any>);
-    for (const e of events) expect(streamEventErrors('QueryStreamedResponse', e)).toEqual([]);
+    for (const e of events) expect(schemaErrors('QueryStreamedResponse', e)).toEqual([]);
     const results = events.find((e) => e.type === 'search_results')!;
     expect(results.rewritten_queries).toEqual([{ corpus_key: 'surveys', filter_extraction: { query: 'otter survey report', metadata_filter: 'doc.year = 2022' } }]);
     expect(results.search_results.map((r: { document_id: string }) => r.document_id)).toEqual(['otters-2022']);

@@ -209,9 +209,6 @@ export const referenceErrors = (operationId: string, status: number, body: unkno
 /** The errors for `value` against a component schema (`QueryStreamedResponse` picks the variant its `type` names). */
 export const schemaErrors = (name: string, value: unknown): string[] => checker()?.schemaErrors(name, value) ?? [];
 
-/** The errors for one streamed event against the union `name` (the variant its discriminator names). */
-export const streamEventErrors = schemaErrors;
-
 /**
  * Fails with the schema errors when `body` is not a valid `name` of the reference. Without the reference file on
  * the machine the shape is not checked (the conformance walker says so when it skips).
