@@ -64,6 +64,8 @@ describe('agents', () => {
       expect(typeof res.body.request_id).toBe('string');
     };
     await bad({ model: { name: 'nope' } }, 'model.name');
+    // Required by the reference's CreateAgentRequest: absent, a 400 naming it (it was a 500).
+    await bad({ tool_configurations: undefined }, 'tool_configurations');
     await bad({ first_step_name: 'missing' }, 'first_step_name');
     await bad({ steps: { triage: { instructions: [], next_steps: [{ step_name: 'ghost' }] } } }, 'steps.triage.next_steps[0].step_name');
     await bad({ steps: { triage: { instructions: [], allowed_tools: ['web'] } } }, 'steps.triage.allowed_tools');

@@ -35,10 +35,13 @@ export class OffloadingDto {
   @IsOptional() @IsNumber() @Min(0.01) @Max(1) headroom_percentage?: number;
 }
 
-/** Fields a create, a replace and a patch share; the maps (steps, tools) are checked by the domain. */
+/**
+ * Fields a create, a replace and a patch share; the maps (steps, tools) are checked by the domain. Required
+ * fields are declared only on the create DTO: class-validator keeps a parent's `@IsOptional`, so a field optional
+ * here could not be made required there.
+ */
 class AgentFieldsDto {
   @IsOptional() @IsString() @MaxLength(10000) description?: string | null;
-  @IsOptional() @IsObject() tool_configurations?: Record<string, unknown> | null;
   @IsOptional() @IsObject() first_step?: Record<string, unknown>;
   @IsOptional() @IsString() @MinLength(1) @MaxLength(255) first_step_name?: string;
   @IsOptional() @IsObject() steps?: Record<string, unknown> | null;
@@ -54,11 +57,12 @@ class AgentFieldsDto {
 export class CreateAgentDto extends AgentFieldsDto {
   @IsOptional() @IsString() @MinLength(1) @MaxLength(50) @Matches(KEY_PATTERN, { message: 'key may hold only letters, digits, underscores and hyphens' }) key?: string;
   @IsString() @MinLength(1) @MaxLength(50) name!: string;
-  @IsObject() declare tool_configurations: Record<string, unknown>;
+  @IsObject() tool_configurations!: Record<string, unknown>;
   @ValidateNested() @Type(() => AgentModelDto) model!: AgentModelDto;
 }
 
 export class UpdateAgentDto extends AgentFieldsDto {
   @IsOptional() @IsString() @MinLength(1) @MaxLength(50) name?: string;
+  @IsOptional() @IsObject() tool_configurations?: Record<string, unknown> | null;
   @IsOptional() @ValidateNested() @Type(() => AgentModelDto) model?: AgentModelDto;
 }
