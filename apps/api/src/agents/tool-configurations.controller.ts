@@ -6,10 +6,8 @@ import { CommandContext, invalid } from '@lib/platform';
 import { pageLimit } from '../corpora/paging';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
-import { toDto } from '../http/dto';
-import { fieldErrors, validationError } from '../http/validation';
+import { checkDto, validationError } from '../http/validation';
 import { KEY_PATTERN } from './agents.dto';
-import { validateSync } from 'class-validator';
 
 /** The identity fields; a tool's own fields are checked by the domain (they differ by type). */
 class ToolConfigurationDto {
@@ -24,7 +22,7 @@ class ToolConfigurationDto {
 
 function check(body: unknown, creating: boolean): Record<string, unknown> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('request.invalid', 'The request body must be a JSON object', { body: 'must be a JSON object' });
-  const errors = fieldErrors(validateSync(toDto(ToolConfigurationDto, body as Record<string, unknown>)));
+  const errors = checkDto(ToolConfigurationDto, body as Record<string, unknown>).errors;
   if (creating && typeof (body as { name?: unknown }).name !== 'string') errors.name = 'required';
   if (creating && typeof (body as { type?: unknown }).type !== 'string') errors.type = 'required';
   if (Object.keys(errors).length) throw validationError(errors);

@@ -9,6 +9,7 @@ import { checkJsonShape, JSON_SHAPE_LIMITS } from './json-shape';
 import { redactUrl } from './redact';
 import { validateBody } from './validation';
 import { isBase64 } from '../corpora/attachment.dto';
+import { QueryRequestDto } from '../corpora/query.dto';
 
 const refusal = (f: () => void): Record<string, string> | undefined => {
   try {
@@ -97,5 +98,18 @@ describe('Base64 image data', () => {
     fc.assert(fc.property(fc.uint8Array({ maxLength: 200 }), (bytes) => expect(isBase64(Buffer.from(bytes).toString('base64'))).toBe(true)));
     for (const bad of ['abc', 'ab=c', 'a*bc', 'ab==c===', '====']) expect(isBase64(bad)).toBe(false);
     expect(isBase64(Buffer.alloc(5 * 1024 * 1024 + 1, 1).toString('base64'))).toBe(true);
+  });
+});
+
+describe('arrays past their @ArrayMaxSize', () => {
+  it('are refused before any element is validated, naming the field, however many elements come', () => {
+    const corpora = Array.from({ length: 100_000 }, () => ({ corpus_key: 'c', lexical_interpolation: 'not a number' }));
+    let thrown: DomainError | undefined;
+    try {
+      validateBody(QueryRequestDto, { query: 'x', search: { corpora } });
+    } catch (e) {
+      thrown = e as DomainError;
+    }
+    expect(thrown?.details.fieldErrors).toEqual({ 'search.corpora': 'corpora must contain no more than 100 elements' });
   });
 });

@@ -1,6 +1,6 @@
-import { validateSync, ValidationError } from 'class-validator';
+import { validateSync, ValidationError, ValidatorOptions } from 'class-validator';
 import { DomainError } from '@lib/platform';
-import { toDto } from './dto';
+import { toDto, TooManyElements } from './dto';
 
 /** Flattens class-validator errors into `field_errors`, keyed by the dotted path of the offending field. */
 export function fieldErrors(errors: ValidationError[], prefix = ''): Record<string, string> {
@@ -26,8 +26,22 @@ export function validateBody<T extends object>(cls: new () => T, body: unknown, 
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new DomainError('invalid', 'request.invalid', 'The request body must be a JSON object', { fieldErrors: { body: 'must be a JSON object' } });
   }
-  const instance = toDto(cls, body as Record<string, unknown>);
-  const errors = validateSync(instance, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true });
-  if (errors.length) throw validationError(fieldErrors(errors, prefix));
+  const { instance, errors } = checkDto(cls, body as Record<string, unknown>, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true });
+  if (Object.keys(errors).length) throw validationError(prefix ? Object.fromEntries(Object.entries(errors).map(([k, v]) => [`${prefix}.${k}`, v])) : errors);
   return instance;
+}
+
+/**
+ * The DTO built from a body and its field errors (not thrown: some callers add checks of their own). An array
+ * past its `@ArrayMaxSize` is reported before any of its elements is validated.
+ */
+export function checkDto<T extends object>(cls: new () => T, body: Record<string, unknown>, options: ValidatorOptions = {}): { instance: T; errors: Record<string, string> } {
+  let instance: T;
+  try {
+    instance = toDto(cls, body);
+  } catch (e) {
+    if (e instanceof TooManyElements) return { instance: undefined as unknown as T, errors: { [e.path]: e.message } };
+    throw e;
+  }
+  return { instance, errors: fieldErrors(validateSync(instance, options)) };
 }

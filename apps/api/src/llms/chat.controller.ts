@@ -1,19 +1,17 @@
 import { Body, Controller, Post, Res } from '@nestjs/common';
-import { validateSync } from 'class-validator';
 import type { Response } from 'express';
 import { CallerAborted, ChatCompletions, ChatRequest } from '@lib/llms';
 import { CommandContext, DomainError, invalid } from '@lib/platform';
 import { Ctx } from '../http/command-context';
 import { SseStream } from '../http/sse';
 import { Policy } from '../http/policy';
-import { toDto } from '../http/dto';
-import { fieldErrors, validationError } from '../http/validation';
+import { checkDto, validationError } from '../http/validation';
 import { ChatCompletionDto } from './chat.dto';
 
 /** Checks the fields the service reads; unknown fields are the upstream's business, so they are not refused. */
 function validateChat(body: unknown): ChatRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('request.invalid', 'The request body must be a JSON object', { body: 'must be a JSON object' });
-  const errors = fieldErrors(validateSync(toDto(ChatCompletionDto, body as Record<string, unknown>), { forbidUnknownValues: true }));
+  const errors = checkDto(ChatCompletionDto, body as Record<string, unknown>, { forbidUnknownValues: true }).errors;
   const messages = (body as { messages?: unknown }).messages;
   if (Array.isArray(messages)) {
     messages.forEach((m: { role?: unknown; content?: unknown; tool_calls?: unknown }, i) => {
