@@ -23,10 +23,18 @@ export const PIPELINES = collection<PipelineRow>('pipelines');
 
 const MASK = '****';
 
+/** Sets a dot path in a copy-on-write way (the row is never changed). */
+function setPath(o: Record<string, unknown>, path: string, value: unknown): void {
+  const [head, ...rest] = path.split('.');
+  if (rest.length === 0) o[head] = value;
+  else setPath((o[head] = { ...((o[head] as Record<string, unknown> | undefined) ?? {}) }), rest.join('.'), value);
+}
+
 /** The reference's Pipeline with the spec's extra fields; every credential secret is `****`. */
 export function pipelineView(row: PipelineRow): Record<string, unknown> {
   const s = row.settings;
-  const { auth, ...source } = s.source;
+  const { auth, secret_fields: secretFields, ...source } = s.source as typeof s.source & { secret_fields?: readonly string[] };
+  for (const path of secretFields ?? []) setPath(source as Record<string, unknown>, path, MASK);
   const maskedAuth = !auth ? undefined : auth.type === 'bearer' ? { type: 'bearer', token: MASK } : auth.type === 'header' ? { type: 'header', header: auth.header, value: MASK } : { ...auth, client_secret: MASK };
   return {
     key: row.id,

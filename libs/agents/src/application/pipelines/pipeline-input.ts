@@ -1,8 +1,8 @@
 import type { PipelineSettings } from '../../domain/pipeline';
-import { isProblem, parseWebSource, Problem, UNBUILT_SOURCE_TYPES, WebAuthSettings } from '../../domain/pipeline-source';
+import { isProblem, Problem, UNBUILT_SOURCE_TYPES, WebAuthSettings } from '../../domain/pipeline-source';
 import { invalidPipeline, PipelineSource } from '../../domain/pipeline';
-import { parseScimSource } from '../../domain/pipeline-scim-source';
 import type { Sealed } from '../../domain/session-events';
+import { SOURCE_CLIENTS, SourceClient } from './sources';
 
 type Seal = (secret: Record<string, string>) => Sealed;
 
@@ -32,22 +32,65 @@ function parseAuth(v: unknown, seal: Seal): { auth: WebAuthSettings; sealed: Sea
   }
 }
 
+/** A secret written back as read (`****`) keeps the stored value, as credentials do elsewhere. */
+const MASK = '****';
+const getPath = (o: Record<string, unknown>, path: string): unknown => path.split('.').reduce<unknown>((v, k) => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[k] : undefined), o);
+/** A copy of `o` without the value at `path` (an object left empty stays, its other fields kept). */
+function withoutPath(o: Record<string, unknown>, path: string): Record<string, unknown> {
+  const [head, ...rest] = path.split('.');
+  if (!(head in o)) return o;
+  const { [head]: inner, ...others } = o;
+  if (rest.length === 0) return others;
+  return typeof inner === 'object' && inner !== null && !Array.isArray(inner) ? { ...others, [head]: withoutPath(inner as Record<string, unknown>, rest.join('.')) } : o;
+}
+
 /**
- * A source from a request: refused by name when its type has no client yet. On a PATCH (`base`) of the same
- * type, top-level fields merge (`pages_source` is replaced whole), and an omitted `auth` keeps the credential;
- * a source of another type is a whole new source (its credential included).
+ * The source's own secret fields taken out of the request: sealed together (the stored ones kept where omitted or
+ * `****` on a PATCH of the same type), listed in clear as `secret_fields` so reads can mask them.
  */
-export function parseSource(v: Record<string, unknown>, base: { settings: PipelineSettings; sealed?: Sealed } | undefined, seal: Seal): { source: PipelineSource; sealed?: Sealed } {
+function takeSecrets(client: SourceClient, v: Record<string, unknown>, stored: Readonly<Record<string, string>> | null, seal: Seal): { rest: Record<string, unknown>; secretFields: string[]; sealed?: Sealed } {
+  const secrets: Record<string, string> = {};
+  let rest = v;
+  for (const { path, required } of client.secretFields ?? []) {
+    const given = getPath(v, path);
+    rest = withoutPath(rest, path);
+    if (given === undefined || given === MASK) {
+      if (stored?.[path] !== undefined) secrets[path] = stored[path];
+      else if (required) throw invalidPipeline([`source.${path}`, 'is required']);
+      continue;
+    }
+    if (given === null && !required) continue;
+    if (!str(given, 16_384)) throw invalidPipeline([`source.${path}`, 'must be a non-empty string of at most 16384 characters']);
+    secrets[path] = given;
+  }
+  const secretFields = Object.keys(secrets);
+  return { rest, secretFields, ...(secretFields.length ? { sealed: seal(secrets) } : {}) };
+}
+
+/**
+ * A source from a request, checked by its type's client (`SOURCE_CLIENTS`); a type of the reference with no
+ * client yet is refused by name. On a PATCH (`base`) of the same type, top-level fields merge, an omitted `auth`
+ * or secret field keeps the stored credential; a source of another type is a whole new source, credential included.
+ */
+export function parseSource(v: Record<string, unknown>, base: { settings: PipelineSettings; sealed?: Sealed } | undefined, seal: Seal, open: (sealed: Sealed) => Record<string, string>): { source: PipelineSource; sealed?: Sealed } {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalidPipeline(['source', 'must be an object with a type']);
-  if ((UNBUILT_SOURCE_TYPES as readonly unknown[]).includes(v.type)) throw invalidPipeline(['source.type', `the "${String(v.type)}" source is not built yet; only "web" and "scim" are`]);
-  if (v.type !== 'web' && v.type !== 'scim') throw invalidPipeline(['source.type', `must be one of web, scim, ${UNBUILT_SOURCE_TYPES.join(', ')}`]);
+  const built = Object.keys(SOURCE_CLIENTS);
+  const client = typeof v.type === 'string' ? SOURCE_CLIENTS[v.type] : undefined;
+  if (!client && (UNBUILT_SOURCE_TYPES as readonly unknown[]).includes(v.type)) throw invalidPipeline(['source.type', `the "${String(v.type)}" source is not built yet; these are: ${built.join(', ')}`]);
+  if (!client) throw invalidPipeline(['source.type', `must be one of ${[...built, ...UNBUILT_SOURCE_TYPES.filter((t) => !built.includes(t))].join(', ')}`]);
   const stored = base?.settings.source;
   const merged = stored?.type === v.type ? stored : undefined;
-  const parsed = v.type === 'web' ? parseWebSource(v, merged?.type === 'web' ? merged : undefined) : parseScimSource(v, merged?.type === 'scim' ? merged : undefined);
+  if (!client.genericAuth) {
+    const { rest, secretFields, sealed } = takeSecrets(client, v, merged && base?.sealed ? open(base.sealed) : null, seal);
+    const parsed = client.parse(rest, merged);
+    if (isProblem(parsed)) throw invalidPipeline(parsed);
+    return { source: { ...parsed, ...(secretFields.length ? { secret_fields: secretFields } : {}) } as PipelineSource, ...(sealed ? { sealed } : {}) };
+  }
+  const parsed = client.parse(v, merged);
   if (isProblem(parsed)) throw invalidPipeline(parsed);
-  if (v.auth === undefined) return { source: { ...parsed, ...(merged?.auth ? { auth: merged.auth } : {}) }, ...(merged?.auth && base?.sealed ? { sealed: base.sealed } : {}) };
-  if (v.auth === null) return { source: parsed };
+  if (v.auth === undefined) return { source: { ...parsed, ...(merged?.auth ? { auth: merged.auth } : {}) } as PipelineSource, ...(merged?.auth && base?.sealed ? { sealed: base.sealed } : {}) };
+  if (v.auth === null) return { source: parsed as PipelineSource };
   const auth = parseAuth(v.auth, seal);
   if (isProblem(auth)) throw invalidPipeline(auth);
-  return { source: { ...parsed, auth: auth.auth }, sealed: auth.sealed };
+  return { source: { ...parsed, auth: auth.auth } as PipelineSource, sealed: auth.sealed };
 }

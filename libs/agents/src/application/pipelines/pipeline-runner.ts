@@ -14,8 +14,7 @@ import { ensureRunCreated, runStream } from './pipeline-runs';
 import { pipelineStream } from './pipelines';
 import { processRecord } from './record-processor';
 import { RunLog } from './run-log';
-import { fetchScimSource } from './scim-source';
-import { fetchWebSource } from './web-source';
+import { SOURCE_CLIENTS, SourceFetchResult } from './sources';
 
 /**
  * The worker wing's part of pipelines (docs/pipelines.md): a claimed run executes under its lease
@@ -170,13 +169,17 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
     await log.write((s) => (s.status === 'running' && !s.started ? [{ type: 'PipelineRunStarted', data: { runId, agentKey: created.agentKey, triggerType: created.triggerType, syncMode: created.syncMode, startedAt: this.clock.now().toISOString() } }] : []), this.ctx(runId, 'start'));
     let error: string | null = null;
     if (!(log.state as ActiveRun).fetchEnded && pipeline && !stop.aborted) {
-      let result: Awaited<ReturnType<typeof fetchWebSource>> = { fetched: 0, seen: {}, complete: false };
+      let result: SourceFetchResult = { fetched: 0, seen: {}, complete: false };
       try {
         const source = pipeline.settings.source;
-        const fetchSource = (job: Omit<Parameters<typeof fetchWebSource>[0], 'source'>) => (source.type === 'scim' ? fetchScimSource({ ...job, source }) : fetchWebSource({ ...job, source }));
-        result = await fetchSource({
+        const client = SOURCE_CLIENTS[source.type];
+        if (!client) throw new Error(`the "${source.type}" source has no client in this version`);
+        const opened = this.opened(pipeline);
+        result = await client.fetch({
+          source,
           fetch: this.outbound.fetch,
-          headers: this.headers(pipeline),
+          headers: client.genericAuth ? this.headers(pipeline, opened) : {},
+          secrets: client.genericAuth ? {} : opened,
           only: created.retry?.map((r) => r.recordId) ?? null,
           // Incremental: what the last full sync saw is asked for conditionally (a 304 is no record).
           versions: created.syncMode === 'incremental' && !created.retry ? (pipeline.synced?.versions ?? {}) : null,
@@ -215,11 +218,17 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
     await this.streams.write<PipelineState, PipelineEvent>(pipelineStream(key), pipelineFold as unknown as Fold<PipelineState, PipelineEvent>, (s) => decideSourceSynced(s, pipelineId, runId, versions, this.clock.now()), this.ctx(runId, 'synced'), []);
   }
 
-  /** The source credential, opened only here, as request headers. */
-  private headers(pipeline: Extract<PipelineState, { status: 'active' }>): Record<string, string> {
-    const auth = pipeline.settings.source.auth;
-    if (!auth || !pipeline.sealedAuth) return {};
-    const { secret } = this.modules.get(SecretBox, { strict: false }).open(pipeline.sealedAuth as unknown as Parameters<SecretBox['open']>[0], `pipeline:${pipeline.pipelineId}`) as { secret: string };
+  /** The source's sealed credential, opened only here, for one run's fetch. */
+  private opened(pipeline: Extract<PipelineState, { status: 'active' }>): Record<string, string> {
+    if (!pipeline.sealedAuth) return {};
+    return this.modules.get(SecretBox, { strict: false }).open(pipeline.sealedAuth as unknown as Parameters<SecretBox['open']>[0], `pipeline:${pipeline.pipelineId}`) as Record<string, string>;
+  }
+
+  /** The generic `auth` (bearer / header) as request headers. */
+  private headers(pipeline: Extract<PipelineState, { status: 'active' }>, opened: Record<string, string>): Record<string, string> {
+    const auth = 'auth' in pipeline.settings.source ? pipeline.settings.source.auth : undefined;
+    const secret = opened.secret;
+    if (!auth || secret === undefined) return {};
     if (auth.type === 'bearer') return { authorization: `Bearer ${secret}` };
     if (auth.type === 'header') return { [auth.header]: secret };
     return {};
