@@ -111,7 +111,9 @@ describe('pipeline runs', () => {
     expect(reference.check('triggerPipeline', 201, triggered.body)).toEqual([]);
     expect(reference.check('getPipelineRun', 200, run)).toEqual([]);
     expect(reference.check('listPipelineRunEvents', 200, { events: evs, metadata: {} })).toEqual([]);
-    expect(evs.map((e) => [e.type, e.status])).toEqual([['run_started', undefined], ['record_processing', 'completed'], ['record_processing', 'completed'], ['run_completed', 'completed']]);
+    expect(evs.map((e) => [e.type, e.status])).toEqual([['run_started', undefined], ['record_processing', 'completed'], ['record_processing', 'completed'], ['watermark_advanced', undefined], ['run_completed', 'completed']]);
+    // The run that synced the whole site says so, with the watermark the pipeline now shows.
+    expect(evs.find((e) => e.type === 'watermark_advanced')?.watermark).toBe((await app.call('GET', '/v2/pipelines/sitemap')).body.watermark.value);
     for (const e of evs.filter((x) => x.status === 'completed' && x.type === 'record_processing')) {
       expect(e).toMatchObject({ attempt: 1, reason: 'Indexed the page.', error: null, session_key: expect.stringMatching(/^pl-/), duration_ms: expect.any(Number) });
       const session = await app.call('GET', `/v2/agents/indexer/sessions/${e.session_key}`);
@@ -120,7 +122,7 @@ describe('pipeline runs', () => {
     expect((await app.call('GET', '/v2/pipelines/sitemap/runs')).body.runs.map((r: { id: string }) => r.id)).toEqual([run.id]);
     // The run's stored events are on the service's event log (and so on /v2/events/stream) as they happen.
     const logged = (await app.call('GET', `/v2/events?category=pipelinerun&limit=1000`)).body.events.filter((e: any) => e.stream_id === `pipelinerun-${run.id}`).map((e: any) => e.type);
-    expect(logged).toEqual(['PipelineRunCreated', 'PipelineRunStarted', 'PipelineRecordFetched', 'PipelineRecordFetched', 'PipelineRunFetchEnded', 'PipelineRecordAttempted', 'PipelineRecordAttempted', 'PipelineRunEnded']);
+    expect(logged).toEqual(['PipelineRunCreated', 'PipelineRunStarted', 'PipelineRecordFetched', 'PipelineRecordFetched', 'PipelineRunFetchEnded', 'PipelineRecordAttempted', 'PipelineRecordAttempted', 'PipelineRunWatermarkAdvanced', 'PipelineRunEnded']);
   });
 
   it('a record that keeps failing is retried, then dead-lettered once; processing the dead letters re-runs it', async () => {

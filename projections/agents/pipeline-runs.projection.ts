@@ -11,9 +11,9 @@ const runEvent = (recorded: RecordedEvent, runId: string, type: string, recordId
  */
 export const pipelineRunsProjection: ReadModelProjection = {
   name: 'pipeline_runs',
-  version: 1,
+  version: 2,
   target: 'read',
-  eventTypes: ['PipelineRunCreated', 'PipelineRunStarted', 'PipelineRecordFetched', 'PipelineRecordAttempted', 'PipelineRecordDeadLettered', 'PipelineRunEnded', 'PipelineDeleted', 'PipelineDeadLetterAdded', 'PipelineDeadLetterRemoved'],
+  eventTypes: ['PipelineRunCreated', 'PipelineRunStarted', 'PipelineRecordFetched', 'PipelineRecordAttempted', 'PipelineRecordDeadLettered', 'PipelineRunWatermarkAdvanced', 'PipelineRunEnded', 'PipelineDeleted', 'PipelineDeadLetterAdded', 'PipelineDeadLetterRemoved'],
   collections: [
     { name: PIPELINE_RUNS, indexes: [{ fields: ['pipeline_id', 'created_at'] }, { fields: ['open'] }] },
     { name: PIPELINE_RUN_EVENTS, indexes: [{ fields: ['run_id', 'seq'] }] },
@@ -80,6 +80,8 @@ export const pipelineRunsProjection: ReadModelProjection = {
           runEvent(recorded, d.runId, 'run_completed', null, { status: d.status, records_fetched: d.counts.fetched, records_processed: d.counts.processed, records_failed: d.counts.failed, error: d.error }, d.endedAt),
         ];
       }
+      case 'PipelineRunWatermarkAdvanced':
+        return [runEvent(recorded, event.data.runId, 'watermark_advanced', null, { watermark: event.data.watermark }, event.data.at)];
       case 'PipelineRunCancelRequested':
       case 'PipelineRunFetchEnded':
         return [];

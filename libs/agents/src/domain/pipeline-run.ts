@@ -38,6 +38,8 @@ export type PipelineRunEvent =
   /** Once, after the record's last `failed` attempt; `attempts`: how many it had in this run. */
   | { type: 'PipelineRecordDeadLettered'; data: { runId: string; pipelineId: string; pipelineKey: string; recordId: string; deadLetterId: string; attempts: number; reason: string | null; at: string } }
   | { type: 'PipelineRunCancelRequested'; data: { runId: string; at: string } }
+  /** The run's complete sync was recorded on the pipeline (`PipelineSourceSynced`): `watermark` is the pipeline's new one. */
+  | { type: 'PipelineRunWatermarkAdvanced'; data: { runId: string; pipelineId: string; watermark: string; at: string } }
   /** `unreached`: records of a retry run it never finished (cancelled): their dead letters are pending again. */
   | { type: 'PipelineRunEnded'; data: { runId: string; pipelineId: string; status: Exclude<RunStatus, 'running'>; counts: RunCounts; error: string | null; unreached: readonly DeadLetterRef[]; endedAt: string } };
 
@@ -62,40 +64,67 @@ export type RunState =
       readonly order: readonly string[];
       readonly records: Readonly<Record<string, RecordProgress>>;
       readonly counts: RunCounts;
+      /** The pipeline's sync watermark this run advanced (set once its sync state is recorded). */
+      readonly watermark?: string;
     };
 
 export type ActiveRun = Exclude<RunState, { status: 'absent' }>;
 
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+type OpenRun = Mutable<Omit<ActiveRun, 'order' | 'records' | 'counts'>> & { order: string[]; records: Record<string, RecordProgress>; counts: Mutable<RunCounts> };
+
+/**
+ * The run's fold updates the state it created in place (`order` pushed, `records` and `counts` assigned): a run
+ * holds up to millions of records, and copying them per event made folding quadratic (5,000 records took 28 s of
+ * event loop). Safe because every reader folds a stream from `initialState` and keeps no earlier state (RunLog,
+ * loadState); `initialState` itself is never changed (`PipelineRunCreated` starts a fresh object).
+ */
 export const runFold = {
   initialState: { status: 'absent' } as RunState,
   evolve(state: RunState, event: PipelineRunEvent): RunState {
     if (event.type === 'PipelineRunCreated') return { status: 'running', created: event.data, started: false, fetchEnded: false, cancelRequested: false, order: [], records: {}, counts: { fetched: 0, processed: 0, failed: 0 } };
     if (state.status === 'absent') return state;
+    const s = state as OpenRun;
     switch (event.type) {
       case 'PipelineRunStarted':
-        return { ...state, started: true };
+        s.started = true;
+        return s;
       case 'PipelineRecordFetched': {
         const id = event.data.record.recordId;
-        if (state.records[id]) return state;
-        return { ...state, order: [...state.order, id], records: { ...state.records, [id]: { attempts: 0, done: false } }, counts: { ...state.counts, fetched: state.counts.fetched + 1 } };
+        if (s.records[id]) return s;
+        s.order.push(id);
+        s.records[id] = { attempts: 0, done: false };
+        s.counts.fetched++;
+        return s;
       }
       case 'PipelineRunFetchEnded':
-        return { ...state, fetchEnded: true, fetchResult: event.data };
+        s.fetchEnded = true;
+        s.fetchResult = event.data;
+        return s;
       case 'PipelineRecordAttempted': {
-        const r = state.records[event.data.recordId];
-        if (!r) return state;
+        const r = s.records[event.data.recordId];
+        if (!r) return s;
         const done = event.data.status === 'completed';
-        const next = { attempts: event.data.attempt, done, ...(done ? { outcome: 'completed' as const } : {}), firstAttemptAt: r.firstAttemptAt ?? event.data.startedAt };
-        return { ...state, records: { ...state.records, [event.data.recordId]: next }, counts: done ? { ...state.counts, processed: state.counts.processed + 1 } : state.counts };
+        s.records[event.data.recordId] = { attempts: event.data.attempt, done, ...(done ? { outcome: 'completed' as const } : {}), firstAttemptAt: r.firstAttemptAt ?? event.data.startedAt };
+        if (done) s.counts.processed++;
+        return s;
       }
       case 'PipelineRecordDeadLettered': {
-        const r = state.records[event.data.recordId];
-        return r ? { ...state, records: { ...state.records, [event.data.recordId]: { ...r, done: true, outcome: 'dead_lettered' } }, counts: { ...state.counts, failed: state.counts.failed + 1 } } : state;
+        const r = s.records[event.data.recordId];
+        if (!r) return s;
+        s.records[event.data.recordId] = { ...r, done: true, outcome: 'dead_lettered' };
+        s.counts.failed++;
+        return s;
       }
+      case 'PipelineRunWatermarkAdvanced':
+        s.watermark = event.data.watermark;
+        return s;
       case 'PipelineRunCancelRequested':
-        return { ...state, cancelRequested: true };
+        s.cancelRequested = true;
+        return s;
       case 'PipelineRunEnded':
-        return { ...state, status: event.data.status };
+        s.status = event.data.status;
+        return s;
       default:
         return assertNever(event);
     }

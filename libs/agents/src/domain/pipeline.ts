@@ -69,7 +69,7 @@ export type PipelineEvent =
 
 export type PipelineState =
   | { readonly status: 'absent' }
-  | { readonly status: 'active'; readonly pipelineId: string; readonly key: string; readonly settings: PipelineSettings; readonly sealedAuth?: Sealed; readonly activeRunId?: string; readonly anchorAt: string; readonly nextDueAt: string | null; readonly synced?: { readonly runId: string; readonly versions: Readonly<Record<string, PageVersion>>; readonly at: string } };
+  | { readonly status: 'active'; readonly pipelineId: string; readonly key: string; readonly settings: PipelineSettings; readonly sealedAuth?: Sealed; readonly activeRunId?: string; readonly retrying?: readonly string[]; readonly anchorAt: string; readonly nextDueAt: string | null; readonly synced?: { readonly runId: string; readonly versions: Readonly<Record<string, PageVersion>>; readonly at: string } };
 
 export const pipelineFold = {
   initialState: { status: 'absent' } as PipelineState,
@@ -84,7 +84,7 @@ export const pipelineFold = {
       case 'PipelineDeleted':
         return { status: 'absent' };
       case 'PipelineRunRequested':
-        return state.status === 'active' ? { ...state, activeRunId: event.data.runId } : state;
+        return state.status === 'active' ? { ...state, activeRunId: event.data.runId, ...(event.data.retry ? { retrying: event.data.retry.map((r) => r.deadLetterId) } : {}) } : state;
       case 'PipelineDeadLetterAdded':
       case 'PipelineDeadLetterRemoved':
         return state;
@@ -92,7 +92,7 @@ export const pipelineFold = {
         return state.status === 'active' ? { ...state, synced: { runId: event.data.runId, versions: event.data.versions, at: event.data.syncedAt } } : state;
       case 'PipelineRunClosed': {
         if (state.status !== 'active' || state.activeRunId !== event.data.runId) return state;
-        const { activeRunId: _closed, ...rest } = state;
+        const { activeRunId: _closed, retrying: _retried, ...rest } = state;
         return rest;
       }
       default:
@@ -147,6 +147,13 @@ export function decideSourceSynced(state: PipelineState, pipelineId: string, run
   if (state.status !== 'active' || state.pipelineId !== pipelineId || state.synced?.runId === runId) return [];
   const gone = Object.keys(state.synced?.versions ?? {}).filter((url) => !(url in versions));
   return [{ type: 'PipelineSourceSynced', data: { pipelineId, key: state.key, runId, versions, gone, syncedAt: now.toISOString() } }];
+}
+
+/** A dead letter put on the queue by hand: refused while the active run is retrying it (decided on the stream, not a read model, so two requests cannot both pass). */
+export function decideAddDeadLetter(state: PipelineState, key: string, deadLetterId: string, sourceRecordId: string, errorMessage: string | null, now: Date): PipelineEvent[] {
+  if (state.status !== 'active') return [];
+  if (state.retrying?.includes(deadLetterId)) throw conflict('pipeline.dead_letter_retrying', `A dead letter for "${sourceRecordId}" is being retried`);
+  return [{ type: 'PipelineDeadLetterAdded', data: { pipelineId: state.pipelineId, key, deadLetterId, sourceRecordId, errorMessage, at: now.toISOString() } }];
 }
 
 /** Idempotent: closing a run that is not the active one appends nothing. */

@@ -204,7 +204,7 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
     const end = log.state as ActiveRun;
     const status = cancelled.aborted ? 'cancelled' : error && end.counts.fetched === 0 ? 'failed' : 'completed';
     const unreached = (created.retry ?? []).filter((r) => !end.records[r.recordId]?.done);
-    if (status === 'completed' && end.fetchResult?.complete) await this.synced(created.pipelineKey, created.pipelineId, runId, end);
+    if (status === 'completed' && end.fetchResult?.complete) await this.synced(log, created.pipelineKey, created.pipelineId, runId, end);
     await log.write((s) => (s.status === 'running' ? [{ type: 'PipelineRunEnded', data: { runId, pipelineId: created.pipelineId, status, counts: s.counts, error: status === 'cancelled' ? 'cancelled by request' : error, unreached, endedAt: this.clock.now().toISOString() } }] : []), this.ctx(runId, 'end'));
   }
 
@@ -212,10 +212,16 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
    * The next run's sync state: every page seen, except records of this run that did not go through (dead
    * letters): without a version they are read again next time. Pages of the last state not seen are gone.
    */
-  private async synced(key: string, pipelineId: string, runId: string, run: ActiveRun): Promise<void> {
+  private async synced(log: RunLog, key: string, pipelineId: string, runId: string, run: ActiveRun): Promise<void> {
     const failed = new Set(run.order.filter((id) => run.records[id].outcome !== 'completed'));
     const versions = Object.fromEntries(Object.entries(run.fetchResult!.seen).filter(([url]) => !failed.has(url)));
-    await this.streams.write<PipelineState, PipelineEvent>(pipelineStream(key), pipelineFold as unknown as Fold<PipelineState, PipelineEvent>, (s) => decideSourceSynced(s, pipelineId, runId, versions, this.clock.now()), this.ctx(runId, 'synced'), []);
+    const fold = pipelineFold as unknown as Fold<PipelineState, PipelineEvent>;
+    await this.streams.write<PipelineState, PipelineEvent>(pipelineStream(key), fold, (s) => decideSourceSynced(s, pipelineId, runId, versions, this.clock.now()), this.ctx(runId, 'synced'), []);
+    // The run's own record of it (the reference's `watermark_advanced`), from the pipeline's state so a run resumed
+    // after a crash between the two appends records the watermark that was actually set.
+    const pipeline = await this.streams.state<PipelineState, PipelineEvent>(pipelineStream(key), fold);
+    const watermark = pipeline.status === 'active' && pipeline.synced?.runId === runId ? pipeline.synced.at : null;
+    if (watermark) await log.write((s) => (s.status === 'running' && !s.watermark ? [{ type: 'PipelineRunWatermarkAdvanced', data: { runId, pipelineId, watermark, at: this.clock.now().toISOString() } }] : []), this.ctx(runId, 'watermark'));
   }
 
   /** The source's sealed credential, opened only here, for one run's fetch. */

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandContext, Condition, conflict, Fold, notFound, ID_GENERATOR, IdGenerator, invalid, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
-import { decideRequestRun, PipelineEvent, pipelineFold, pipelineNotFound, PipelineState } from '../../domain/pipeline';
+import { CommandContext, Condition, Fold, notFound, ID_GENERATOR, IdGenerator, invalid, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
+import { decideAddDeadLetter, decideRequestRun, PipelineEvent, pipelineFold, pipelineNotFound, PipelineState } from '../../domain/pipeline';
 import { decideCancelRun, DeadLetterRef, PipelineRunEvent, RunState, runFold, runNotFound, TriggerType } from '../../domain/pipeline-run';
 import { deadLetterView, PIPELINE_DEAD_LETTERS, PIPELINE_RUN_EVENTS, PIPELINE_RUNS, PipelineDeadLetterRow, PipelineRunEventRow, PipelineRunRow, pipelineRunEventView, pipelineRunView, PIPELINES, PipelineRow } from '../../read-models';
 import { pipelineStream } from './pipelines';
@@ -128,9 +128,7 @@ export class PipelineRuns {
     // A web source's records are its pages: a retry run fetches this id as a URL (a SCIM record id is the resource id, any string).
     if (pipeline.settings.source.type === 'web' && (!/^https?:\/\//i.test(sourceRecordId) || !URL.canParse(sourceRecordId))) throw invalid('request.invalid', 'source_record_id of a web pipeline is the page URL (http or https)', { source_record_id: 'must be an http(s) URL' });
     const id = deadLetterId(pipeline.pipeline_id, sourceRecordId);
-    const existing = await this.reads.get<PipelineDeadLetterRow>(PIPELINE_DEAD_LETTERS, id);
-    if (existing?.status === 'retrying') throw conflict('pipeline.dead_letter_retrying', `A dead letter for "${sourceRecordId}" is being retried`);
-    await this.writePipeline(key, (s) => (s.status !== 'active' ? [] : [{ type: 'PipelineDeadLetterAdded', data: { pipelineId: s.pipelineId, key, deadLetterId: id, sourceRecordId, errorMessage, at: ctx.now.toISOString() } }]), ctx);
+    await this.writePipeline(key, (s) => decideAddDeadLetter(s, key, id, sourceRecordId, errorMessage, ctx.now), ctx);
     return this.deadLetter(key, id);
   }
 

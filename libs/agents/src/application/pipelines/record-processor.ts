@@ -32,7 +32,8 @@ interface AttemptOutcome {
 export async function processRecord(deps: { sessions: Sessions; inputs: SessionInputs; clock: Clock; ctx: (step: string) => CommandContext }, log: RunLog, recordId: string, leaseSignal: AbortSignal, stopping: AbortSignal = new AbortController().signal): Promise<void> {
   const run = log.state as ActiveRun;
   const { runId, pipelineId, pipelineKey, agentKey, processingOptions, sourceRecordMetadata } = run.created;
-  const record = log.records.get(recordId)!;
+  const record = await log.record(recordId);
+  if (!record) return; // Done already (or never fetched by this run): nothing to attempt.
   const timeoutMs = processingOptions.record_timeout_minutes * 60_000;
   const dl = deadLetterId(pipelineId, recordId);
   for (;;) {

@@ -7,6 +7,8 @@ import { FetchedRecord, PipelineRunEvent, RunState, runFold } from '../../domain
  * only writer under the run's lease except for cancellation (from the API): an append that finds the stream
  * moved re-reads it and decides again on what it found.
  */
+const RELOAD_PAGE = 1000;
+
 export class RunLog {
   private constructor(
     private readonly store: EventStore,
@@ -21,23 +23,41 @@ export class RunLog {
     return log;
   }
 
-  /** Fetched records by id (their text is what each session gets; kept for the run's life). */
-  readonly records = new Map<string, FetchedRecord>();
+  /**
+   * Where each fetched record not yet done sits in the stream: its text is read back when an attempt needs it,
+   * not held for the run's life (a run of a million pages would hold every page). Forgotten once done.
+   */
+  private readonly recordAt = new Map<string, number>();
 
-  private apply(e: PipelineRunEvent): void {
+  private apply(e: PipelineRunEvent, revision: number): void {
     this.current = runFold.evolve(this.current, e);
-    if (e.type === 'PipelineRecordFetched') this.records.set(e.data.record.recordId, e.data.record);
+    if (e.type === 'PipelineRecordFetched' && !this.recordAt.has(e.data.record.recordId)) this.recordAt.set(e.data.record.recordId, revision);
+    const s = this.current;
+    if ((e.type === 'PipelineRecordAttempted' || e.type === 'PipelineRecordDeadLettered') && s.status !== 'absent' && s.records[e.data.recordId]?.done) this.recordAt.delete(e.data.recordId);
+  }
+
+  /** A fetched record, read from its event; null when the run has no such record or it is already done. */
+  async record(recordId: string): Promise<FetchedRecord | null> {
+    const at = this.recordAt.get(recordId);
+    if (at === undefined) return null;
+    const [e] = await this.store.readStream(this.streamId, { fromRevision: at, maxCount: 1 });
+    const event = e as unknown as PipelineRunEvent | undefined;
+    return event?.type === 'PipelineRecordFetched' && event.data.record.recordId === recordId ? event.data.record : null;
   }
 
   get state(): RunState {
     return this.current;
   }
 
+  /** Pages of the stream, so a resumed run of many records never holds its whole history at once. */
   private async reload(): Promise<void> {
-    const history = await this.store.readStream(this.streamId, { fromRevision: this.revision + 1 });
-    for (const e of history) {
-      this.apply(e as unknown as PipelineRunEvent);
-      this.revision = e.revision;
+    for (;;) {
+      const page = await this.store.readStream(this.streamId, { fromRevision: this.revision + 1, maxCount: RELOAD_PAGE });
+      for (const e of page) {
+        this.apply(e as unknown as PipelineRunEvent, e.revision);
+        this.revision = e.revision;
+      }
+      if (page.length < RELOAD_PAGE) return;
     }
   }
 
@@ -48,7 +68,8 @@ export class RunLog {
       if (!events.length) return;
       try {
         const result = await this.store.append(this.streamId, toNewEvents(events, ctx, this.streamId, attempt), { expectedRevision: this.revision < 0 ? 'no_stream' : this.revision });
-        for (const e of events) this.apply(e);
+        const first = result.nextExpectedRevision - events.length + 1;
+        events.forEach((e, i) => this.apply(e, first + i));
         this.revision = result.nextExpectedRevision;
         return;
       } catch (e) {
