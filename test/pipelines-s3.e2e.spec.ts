@@ -1,4 +1,5 @@
 import { CapturedRequest, ScriptedOpenAIServer, ScriptedReply } from '@lib/testing';
+import { ReferenceOpenApi } from './support/reference-openapi';
 import { registerScripted } from './support/llm-fixtures';
 import { S3Server } from './support/s3-server';
 import { startTestApp, TestApp } from './support/test-app';
@@ -75,6 +76,7 @@ describe('pipelines: the s3 source', () => {
 
   it('lists the prefixes page by page, reads the files it can parse, and the agent indexes them; the keys are masked and never in the log', async () => {
     const created = await create('files-inc', source());
+    expect(new ReferenceOpenApi().check('getPipeline', 200, (await app.call('GET', '/v2/pipelines/files-inc')).body)).toEqual([]);
     expect(created.source).toEqual({ type: 's3', bucket: 'team-docs', region: 'eu-west-1', endpoint_url: s3.url, prefixes: ['docs/', 'notes/'], pos_regex: [], neg_regex: [], access_key_id: '****', secret_access_key: '****' });
     const from = s3.requests.length;
     const first = await run('files-inc');
@@ -165,6 +167,9 @@ describe('pipelines: the s3 source', () => {
     expect(await bad(source({ pos_regex: ['(unclosed'] }))).toEqual([400, ['source.pos_regex[0]']]);
     expect(await bad(source({ recursive: true }))).toEqual([400, ['source.recursive']]);
     expect((await app.call('GET', '/v2/pipelines/bad')).status).toBe(404);
+    // This server lists no PIPELINE_FILE_SHARE_ROOTS: the file-share source is off (test/pipelines-file-share covers it on).
+    const share = await app.call('POST', '/v2/pipelines', { key: 'share', name: 'share', source: { type: 'file_share', path: '/srv/share' }, trigger: { type: 'manual' }, transform: { type: 'agent', agent_key: 'indexer' } });
+    expect([share.status, share.body.field_errors?.['source.type']]).toEqual([400, expect.stringContaining('not enabled on this server')]);
 
     await create('files-wrong', source({ secret_access_key: 'not-the-secret-9d1c', prefixes: ['notes/'] }));
     const failed = await run('files-wrong');
