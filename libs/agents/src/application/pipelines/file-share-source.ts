@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { open, opendir, realpath } from 'node:fs/promises';
+import { open, opendir, readlink, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import picomatch from 'picomatch';
 import type { FetchedRecord, PageVersion } from '../../domain/pipeline-run';
@@ -67,6 +67,9 @@ export async function fetchFileShareSource(job: FileShareFetchJob): Promise<{ fe
     const handle = await open(real, 'r').catch(() => null);
     if (!handle) return log.warn(`file_share ${source.path}: skipped "${rel}": it cannot be opened`);
     try {
+      // A link swapped in between the check and the open: what was opened is checked again (Linux names it in /proc).
+      const opened = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => real);
+      if (!allowed(opened) || !within(opened, top)) return log.warn(`file_share ${source.path}: skipped "${rel}": it resolves outside the share`);
       const stat = await handle.stat();
       if (!stat.isFile()) return;
       const version = versionOf(stat.size, stat.mtimeMs);

@@ -58,7 +58,8 @@ export async function fetchS3Source(job: S3FetchJob): Promise<{ fetched: number;
     }, signal);
     const { bytes, truncated } = await readUpTo(res, limit);
     if (truncated) throw new Error(`GET ${what} answered more than ${limit} bytes`);
-    if (!res.ok && res.status !== 404) throw new Error(`GET ${what} answered ${res.status}${(res.headers.get('content-type') ?? '').includes('xml') || bytes.length ? ` ${readS3Error(bytes.toString('utf8')) ?? ''}`.trimEnd() : ''}`);
+    const detail = res.ok ? null : readS3Error(bytes.toString('utf8'));
+    if (!res.ok && res.status !== 404) throw new Error(`GET ${what} answered ${res.status}${detail ? ` ${detail}` : ''}`);
     return { status: res.status, body: bytes };
   };
 
