@@ -171,6 +171,12 @@ describe('pipelines: the s3 source', () => {
     const share = await app.call('POST', '/v2/pipelines', { key: 'share', name: 'share', source: { type: 'file_share', path: '/srv/share' }, trigger: { type: 'manual' }, transform: { type: 'agent', agent_key: 'indexer' } });
     expect([share.status, share.body.field_errors?.['source.type']]).toEqual([400, expect.stringContaining('not enabled on this server')]);
 
+    // The store is reached through the guarded outbound client: an address the policy refuses is not called.
+    await create('files-metadata', source({ endpoint_url: 'http://169.254.169.254' }));
+    const refused = await run('files-metadata');
+    expect(refused.run).toMatchObject({ status: 'failed', records_fetched: 0 });
+    expect(refused.run.error).toContain('not allowed by the outbound policy');
+
     await create('files-wrong', source({ secret_access_key: 'not-the-secret-9d1c', prefixes: ['notes/'] }));
     const failed = await run('files-wrong');
     expect(failed.run).toMatchObject({ status: 'failed', records_fetched: 0 });

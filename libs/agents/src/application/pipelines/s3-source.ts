@@ -54,7 +54,10 @@ export async function fetchS3Source(job: S3FetchJob): Promise<{ fetched: number;
   const get = async (url: string, what: string, limit: number): Promise<{ status: number; body: Buffer }> => {
     const res = await getWithRetry(async () => {
       const signed = await aws.sign(url, { method: 'GET' });
-      return job.fetch(signed.url, { headers: Object.fromEntries(signed.headers), signal, redirect: 'error' });
+      // fetch reports "fetch failed"; the cause says why (the outbound policy's refusal, a refused connection).
+      return job.fetch(signed.url, { headers: Object.fromEntries(signed.headers), signal, redirect: 'error' }).catch((e: Error) => {
+        throw signal.aborted ? e : new Error(`GET ${what} failed: ${(e.cause as Error | undefined)?.message ?? e.message}`);
+      });
     }, signal);
     const { bytes, truncated } = await readUpTo(res, limit);
     if (truncated) throw new Error(`GET ${what} answered more than ${limit} bytes`);
