@@ -41,6 +41,7 @@ describe('pipelines: the file_share source', () => {
     write('logo.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]));
     write('drafts/wip.txt', 'Excluded by the glob.');
     write('big.txt', 'x'.repeat(5000));
+    write('broken.pdf', 'not a PDF at all');
     mkdirSync(join(base, 'outside'));
     writeFileSync(join(base, 'outside', 'secret.txt'), 'The root password is hunter2.');
     symlinkSync(join(base, 'outside', 'secret.txt'), join(team, 'escape.txt'));
@@ -88,12 +89,14 @@ describe('pipelines: the file_share source', () => {
     expect(created.source).toEqual({ type: 'file_share', path: team, include: [], exclude: ['drafts/**'], max_bytes: 4096, max_files: 100000 });
     const first = await run('share-inc');
     expect(first.run).toMatchObject({ status: 'completed', records_fetched: 4, records_processed: 4, records_failed: 0 });
-    // escape.txt links outside the roots; loop/ is a linked directory (not entered); drafts/ is excluded; big.txt is above max_bytes; the png is not text.
+    // escape.txt links outside the roots; loop/ is a linked directory (not entered); drafts/ is excluded; big.txt is above max_bytes; the png is not text; broken.pdf is not a PDF.
     expect(first.processed).toEqual(['alias.txt', 'handbook.md', 'setup.txt', 'sub/guide.html']);
     expect(given.some((g) => g.text.includes('hunter2'))).toBe(false);
     expect(JSON.stringify((await app.call('GET', '/v2/corpora/files/documents/handbook.md')).body)).toContain('vacation policy grants 30 days');
     expect(given.find((g) => g.id === 'sub/guide.html')?.text).toContain('Ask the helpdesk first');
     expect(app.logLines.some((l) => l.includes('escape.txt') && l.includes('outside the share'))).toBe(true);
+    // A file the parser cannot read is skipped with the parser's reason, not a failed run.
+    expect(app.logLines.some((l) => l.includes('broken.pdf') && l.includes('corrupt'))).toBe(true);
   });
 
   it('incremental: only a file whose size or modification time changed is read again; a removed file is gone from the sync state', async () => {
