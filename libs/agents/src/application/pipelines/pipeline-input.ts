@@ -72,7 +72,7 @@ function takeSecrets(client: SourceClient, v: Record<string, unknown>, stored: R
  * client yet is refused by name. On a PATCH (`base`) of the same type, top-level fields merge, an omitted `auth`
  * or secret field keeps the stored credential; a source of another type is a whole new source, credential included.
  */
-export function parseSource(v: Record<string, unknown>, base: { settings: PipelineSettings; sealed?: Sealed } | undefined, seal: Seal, open: (sealed: Sealed) => Record<string, string>): { source: PipelineSource; sealed?: Sealed } {
+export function parseSource(v: Record<string, unknown>, base: { settings: PipelineSettings; sealed?: Sealed } | undefined, seal: Seal, open: (sealed: Sealed) => Record<string, string>, env: Readonly<Record<string, string | undefined>> = {}): { source: PipelineSource; sealed?: Sealed } {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalidPipeline(['source', 'must be an object with a type']);
   const built = Object.keys(SOURCE_CLIENTS);
   const client = typeof v.type === 'string' ? SOURCE_CLIENTS[v.type] : undefined;
@@ -82,11 +82,11 @@ export function parseSource(v: Record<string, unknown>, base: { settings: Pipeli
   const merged = stored?.type === v.type ? stored : undefined;
   if (!client.genericAuth) {
     const { rest, secretFields, sealed } = takeSecrets(client, v, merged && base?.sealed ? open(base.sealed) : null, seal);
-    const parsed = client.parse(rest, merged);
+    const parsed = client.parse(rest, merged, env);
     if (isProblem(parsed)) throw invalidPipeline(parsed);
     return { source: { ...parsed, ...(secretFields.length ? { secret_fields: secretFields } : {}) } as PipelineSource, ...(sealed ? { sealed } : {}) };
   }
-  const parsed = client.parse(v, merged);
+  const parsed = client.parse(v, merged, env);
   if (isProblem(parsed)) throw invalidPipeline(parsed);
   if (v.auth === undefined) return { source: { ...parsed, ...(merged?.auth ? { auth: merged.auth } : {}) } as PipelineSource, ...(merged?.auth && base?.sealed ? { sealed: base.sealed } : {}) };
   if (v.auth === null) return { source: parsed as PipelineSource };

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import pLimit from 'p-limit';
+import { ExtractionPool } from '@lib/extraction';
 import { SecretBox } from '@lib/llms';
 import { CLOCK, Clock, CommandContext, DURABLE_TIMERS, DueTimer, DurableTimers, EVENT_STORE, EventStore, Fold, LEASES, Leases, OUTBOUND_HTTP, OutboundHttp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, Subscription } from '@lib/platform';
 import { decideCloseRun, decideFireTrigger, decideSourceSynced, PipelineEvent, pipelineFold, PipelineState } from '../../domain/pipeline';
@@ -184,6 +185,8 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
           // Incremental: what the last full sync saw is asked for conditionally (a 304 is no record).
           versions: created.syncMode === 'incremental' && !created.retry ? (pipeline.synced?.versions ?? {}) : null,
           known: new Set((log.state as ActiveRun).order),
+          env: this.config.env,
+          extract: (file, name) => this.modules.get(ExtractionPool, { strict: false }).extract(file, name, { extractTables: false }),
           signal: stop,
           onRecord: (record) => log.write((s) => (s.status === 'running' && !s.records[record.recordId] ? [{ type: 'PipelineRecordFetched', data: { runId, record, fetchedAt: this.clock.now().toISOString() } }] : []), this.ctx(runId, `fetch|${record.recordId}`)),
         });

@@ -67,7 +67,7 @@ export class Pipelines {
       const p = processingProblem(input.processing_options);
       if (p) throw invalidPipeline(p);
     }
-    const source = input.source !== undefined ? parseSource(input.source, base, (secret) => this.box.seal(secret, `pipeline:${id}`) as unknown as Sealed, (sealed) => this.box.open(sealed as unknown as Parameters<SecretBox['open']>[0], `pipeline:${id}`) as Record<string, string>) : { source: base!.settings.source, sealed: base!.sealed };
+    const source = input.source !== undefined ? parseSource(input.source, base, (secret) => this.box.seal(secret, `pipeline:${id}`) as unknown as Sealed, (sealed) => this.box.open(sealed as unknown as Parameters<SecretBox['open']>[0], `pipeline:${id}`) as Record<string, string>, this.config.env) : { source: base!.settings.source, sealed: base!.sealed };
     const description = input.description === null ? undefined : (input.description ?? base?.settings.description);
     const settings: PipelineSettings = {
       name: input.name ?? base!.settings.name,

@@ -3,6 +3,12 @@ import type { PipelineSource } from '../../domain/pipeline';
 import type { Problem } from '../../domain/pipeline-source';
 import { parseWebSource } from '../../domain/pipeline-source';
 import { parseScimSource } from '../../domain/pipeline-scim-source';
+import { parseS3Source } from '../../domain/pipeline-s3-source';
+import { parseFileShareSource } from '../../domain/pipeline-file-share-source';
+import { isProblem } from '../../domain/pipeline-source';
+import type { ExtractFile } from './file-text';
+import { fetchFileShareSource, fileShareProblem } from './file-share-source';
+import { fetchS3Source } from './s3-source';
 import { fetchScimSource } from './scim-source';
 import { fetchWebSource } from './web-source';
 
@@ -20,6 +26,10 @@ export interface SourceFetchJob<S extends PipelineSource = PipelineSource> {
   readonly known: ReadonlySet<string>;
   /** Incremental sync: the versions (ETag, last-modified, cursor…) of the last sync; null (full refresh) reads everything. */
   readonly versions: Readonly<Record<string, PageVersion>> | null;
+  /** The service's environment (ServiceConfig.env), for sources whose limits the operator sets (PIPELINE_FILE_SHARE_ROOTS). */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Files to text with the service's parser (libs/extraction). */
+  readonly extract: ExtractFile;
   readonly signal: AbortSignal;
   readonly onRecord: (record: FetchedRecord) => Promise<void>;
 }
@@ -42,12 +52,22 @@ export interface SourceClient<S extends PipelineSource = PipelineSource> {
   readonly genericAuth: boolean;
   readonly secretFields?: readonly { readonly path: string; readonly required: boolean }[];
   /** The settings without their secrets; `base`: the stored source of the same type a PATCH merges into. */
-  parse(v: Record<string, unknown>, base?: S): Omit<S, 'auth'> | Problem;
+  parse(v: Record<string, unknown>, base: S | undefined, env: Readonly<Record<string, string | undefined>>): Omit<S, 'auth'> | Problem;
   fetch(job: SourceFetchJob<S>): Promise<SourceFetchResult>;
 }
 
 const web: SourceClient<Extract<PipelineSource, { type: 'web' }>> = { type: 'web', genericAuth: true, parse: parseWebSource, fetch: fetchWebSource };
 const scim: SourceClient<Extract<PipelineSource, { type: 'scim' }>> = { type: 'scim', genericAuth: true, parse: parseScimSource, fetch: fetchScimSource };
+const s3: SourceClient<Extract<PipelineSource, { type: 's3' }>> = { type: 's3', genericAuth: false, secretFields: [{ path: 'access_key_id', required: true }, { path: 'secret_access_key', required: true }], parse: parseS3Source, fetch: fetchS3Source };
+const fileShare: SourceClient<Extract<PipelineSource, { type: 'file_share' }>> = {
+  type: 'file_share',
+  genericAuth: false,
+  parse: (v, base, env) => {
+    const parsed = parseFileShareSource(v, base);
+    return isProblem(parsed) ? parsed : (fileShareProblem(parsed.path, env) ?? parsed);
+  },
+  fetch: fetchFileShareSource,
+};
 
 /** Every built source, by type. A new source adds its one entry here. */
-export const SOURCE_CLIENTS: Readonly<Record<string, SourceClient>> = Object.fromEntries([web, scim].map((c) => [c.type, c as unknown as SourceClient]));
+export const SOURCE_CLIENTS: Readonly<Record<string, SourceClient>> = Object.fromEntries([web, scim, s3, fileShare].map((c) => [c.type, c as unknown as SourceClient]));

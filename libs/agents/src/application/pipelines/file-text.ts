@@ -1,0 +1,34 @@
+import { ExtractedDocument, ExtractedSection, ExtractionError, SUPPORTED_EXTENSIONS } from '@lib/extraction';
+
+/** The service's file parser (libs/extraction: the upload formats), on its worker pool when the process has one. */
+export type ExtractFile = (file: Buffer, filename: string) => Promise<ExtractedDocument>;
+
+/** Extensions whose files are sent to the parser; any other file is skipped without being downloaded. */
+const READABLE = new Set(SUPPORTED_EXTENSIONS);
+
+/** Whether a file's name says the parser can read it (e-mail without an extension is the parser's guess, not ours). */
+export function readableName(name: string): boolean {
+  const dot = name.lastIndexOf('.');
+  return dot > name.lastIndexOf('/') && READABLE.has(name.slice(dot + 1).toLowerCase());
+}
+
+function sectionText(sections: readonly ExtractedSection[], out: string[]): void {
+  for (const s of sections) {
+    if (s.title) out.push(s.title);
+    if (s.text.trim()) out.push(s.text);
+    sectionText(s.sections ?? [], out);
+  }
+}
+
+/** A file's text as a record gets it, or why it was skipped (unsupported, corrupt, empty, too large for the parser). */
+export async function fileText(extract: ExtractFile, file: Buffer, name: string): Promise<{ title: string | null; text: string; metadata: Readonly<Record<string, unknown>> } | { skipped: string }> {
+  try {
+    const doc = await extract(file, name);
+    const out: string[] = [];
+    sectionText(doc.sections, out);
+    return { title: doc.title ?? null, text: out.join('\n\n'), metadata: doc.metadata };
+  } catch (e) {
+    if (e instanceof ExtractionError) return { skipped: `${e.kind}: ${e.message}` };
+    throw e;
+  }
+}
