@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import pLimit from 'p-limit';
+import { ExtractionPool } from '@lib/extraction';
 import { SecretBox } from '@lib/llms';
 import { CLOCK, Clock, CommandContext, DURABLE_TIMERS, DueTimer, DurableTimers, EVENT_STORE, EventStore, Fold, LEASES, Leases, OUTBOUND_HTTP, OutboundHttp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, Subscription } from '@lib/platform';
 import { decideCloseRun, decideFireTrigger, decideSourceSynced, PipelineEvent, pipelineFold, PipelineState } from '../../domain/pipeline';
@@ -12,6 +13,7 @@ import { SessionInputs } from '../turn/session-inputs';
 import { nextTriggerDue, PIPELINE_TIMER_KIND, pipelineTimerId, PipelineTimerPayload } from './pipeline-cadence';
 import { ensureRunCreated, runStream } from './pipeline-runs';
 import { pipelineStream } from './pipelines';
+import { extractText } from './extract-text';
 import { processRecord } from './record-processor';
 import { RunLog } from './run-log';
 import { SOURCE_CLIENTS, SourceFetchResult } from './sources';
@@ -185,6 +187,7 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
           versions: created.syncMode === 'incremental' && !created.retry ? (pipeline.synced?.versions ?? {}) : null,
           known: new Set((log.state as ActiveRun).order),
           signal: stop,
+          extract: (file, name) => extractText(this.modules.get(ExtractionPool, { strict: false }), file, name),
           onRecord: (record) => log.write((s) => (s.status === 'running' && !s.records[record.recordId] ? [{ type: 'PipelineRecordFetched', data: { runId, record, fetchedAt: this.clock.now().toISOString() } }] : []), this.ctx(runId, `fetch|${record.recordId}`)),
         });
       } catch (e) {

@@ -3,6 +3,8 @@ import type { PipelineSource } from '../../domain/pipeline';
 import type { Problem } from '../../domain/pipeline-source';
 import { parseWebSource } from '../../domain/pipeline-source';
 import { parseScimSource } from '../../domain/pipeline-scim-source';
+import { parseConfluenceSource } from '../../domain/pipeline-confluence-source';
+import { fetchConfluenceSource } from './confluence-source';
 import { fetchScimSource } from './scim-source';
 import { fetchWebSource } from './web-source';
 
@@ -22,6 +24,8 @@ export interface SourceFetchJob<S extends PipelineSource = PipelineSource> {
   readonly versions: Readonly<Record<string, PageVersion>> | null;
   readonly signal: AbortSignal;
   readonly onRecord: (record: FetchedRecord) => Promise<void>;
+  /** A file to text by the upload formats' parsers (off the event loop); throws ExtractionError for a file it cannot read. */
+  readonly extract: (file: Buffer, filename: string) => Promise<string>;
 }
 
 /** `seen`: every record found with its version (for the next incremental sync); `complete`: the whole source was read. */
@@ -48,6 +52,7 @@ export interface SourceClient<S extends PipelineSource = PipelineSource> {
 
 const web: SourceClient<Extract<PipelineSource, { type: 'web' }>> = { type: 'web', genericAuth: true, parse: parseWebSource, fetch: fetchWebSource };
 const scim: SourceClient<Extract<PipelineSource, { type: 'scim' }>> = { type: 'scim', genericAuth: true, parse: parseScimSource, fetch: fetchScimSource };
+const confluence: SourceClient<Extract<PipelineSource, { type: 'confluence' }>> = { type: 'confluence', genericAuth: true, parse: parseConfluenceSource, fetch: fetchConfluenceSource };
 
 /** Every built source, by type. A new source adds its one entry here. */
-export const SOURCE_CLIENTS: Readonly<Record<string, SourceClient>> = Object.fromEntries([web, scim].map((c) => [c.type, c as unknown as SourceClient]));
+export const SOURCE_CLIENTS: Readonly<Record<string, SourceClient>> = Object.fromEntries([web, scim, confluence].map((c) => [c.type, c as unknown as SourceClient]));
