@@ -5,6 +5,8 @@ import { parseWebSource } from '../../domain/pipeline-source';
 import { parseScimSource } from '../../domain/pipeline-scim-source';
 import { parseConfluenceSource } from '../../domain/pipeline-confluence-source';
 import { fetchConfluenceSource } from './confluence-source';
+import { parseWolkenSource } from '../../domain/pipeline-wolken-source';
+import { fetchWolkenSource } from './wolken-source';
 import { fetchScimSource } from './scim-source';
 import { fetchWebSource } from './web-source';
 
@@ -53,6 +55,7 @@ export interface SourceClient<S extends PipelineSource = PipelineSource> {
 const web: SourceClient<Extract<PipelineSource, { type: 'web' }>> = { type: 'web', genericAuth: true, parse: parseWebSource, fetch: fetchWebSource };
 const scim: SourceClient<Extract<PipelineSource, { type: 'scim' }>> = { type: 'scim', genericAuth: true, parse: parseScimSource, fetch: fetchScimSource };
 const confluence: SourceClient<Extract<PipelineSource, { type: 'confluence' }>> = { type: 'confluence', genericAuth: true, parse: parseConfluenceSource, fetch: fetchConfluenceSource };
+const wolken: SourceClient<Extract<PipelineSource, { type: 'wolken_kb' }>> = { type: 'wolken_kb', genericAuth: false, secretFields: [{ path: 'auth_code', required: true }, { path: 'refresh_token', required: true }], parse: parseWolkenSource, fetch: fetchWolkenSource };
 
 /** Every built source, by type. A new source adds its one entry here. */
-export const SOURCE_CLIENTS: Readonly<Record<string, SourceClient>> = Object.fromEntries([web, scim, confluence].map((c) => [c.type, c as unknown as SourceClient]));
+export const SOURCE_CLIENTS: Readonly<Record<string, SourceClient>> = Object.fromEntries([web, scim, confluence, wolken].map((c) => [c.type, c as unknown as SourceClient]));
