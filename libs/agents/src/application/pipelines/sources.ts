@@ -7,6 +7,8 @@ import { parseConfluenceSource } from '../../domain/pipeline-confluence-source';
 import { fetchConfluenceSource } from './confluence-source';
 import { parseWolkenSource } from '../../domain/pipeline-wolken-source';
 import { fetchWolkenSource } from './wolken-source';
+import { parseFluidTopicsSource } from '../../domain/pipeline-fluid-topics-source';
+import { fetchFluidTopicsSource } from './fluid-topics-source';
 import { fetchScimSource } from './scim-source';
 import { fetchWebSource } from './web-source';
 
@@ -56,6 +58,7 @@ const web: SourceClient<Extract<PipelineSource, { type: 'web' }>> = { type: 'web
 const scim: SourceClient<Extract<PipelineSource, { type: 'scim' }>> = { type: 'scim', genericAuth: true, parse: parseScimSource, fetch: fetchScimSource };
 const confluence: SourceClient<Extract<PipelineSource, { type: 'confluence' }>> = { type: 'confluence', genericAuth: true, parse: parseConfluenceSource, fetch: fetchConfluenceSource };
 const wolken: SourceClient<Extract<PipelineSource, { type: 'wolken_kb' }>> = { type: 'wolken_kb', genericAuth: false, secretFields: [{ path: 'auth_code', required: true }, { path: 'refresh_token', required: true }], parse: parseWolkenSource, fetch: fetchWolkenSource };
+const fluidTopics: SourceClient<Extract<PipelineSource, { type: 'fluid_topics' }>> = { type: 'fluid_topics', genericAuth: false, secretFields: [{ path: 'api_key', required: false }], parse: parseFluidTopicsSource, fetch: fetchFluidTopicsSource };
 
 /** Every built source, by type. A new source adds its one entry here. */
-export const SOURCE_CLIENTS: Readonly<Record<string, SourceClient>> = Object.fromEntries([web, scim, confluence, wolken].map((c) => [c.type, c as unknown as SourceClient]));
+export const SOURCE_CLIENTS: Readonly<Record<string, SourceClient>> = Object.fromEntries([web, scim, confluence, wolken, fluidTopics].map((c) => [c.type, c as unknown as SourceClient]));
