@@ -16,6 +16,7 @@ describe('pipelines: the confluence source', () => {
   let app: TestApp;
   let upstream: ScriptedOpenAIServer;
   let wiki: ConfluenceServer;
+  let dc: ConfluenceServer;
   let failing = new Set<string>();
   /** The last input the agent got for each `pipeline/page id`: what a run handed over, whatever the corpus already held. */
   const got = new Map<string, string>();
@@ -44,6 +45,11 @@ describe('pipelines: the confluence source', () => {
     wiki.put('2', 'ENG', 'On call', page('Page the on-call engineer.'));
     wiki.put('3', 'ENG', 'Postmortems', page('Blameless reviews within a week.'));
     wiki.put('9', 'HR', 'Holidays', page('Twenty-five days.'));
+    dc = await ConfluenceServer.startDataCenter('dc-pat-77e1');
+    dc.put('41', 'ENG', 'Runbook', page('Restart the node.'), [{ id: 'a41', title: 'steps.docx', mediaType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', data: fixture('sample.docx') }]);
+    dc.put('42', 'ENG', 'Escalation', page('Call the duty manager.'));
+    dc.put('43', 'ENG', 'Glossary', page('SLO: service level objective.'));
+    dc.put('49', 'HR', 'Leave', page('Ask your manager.'));
     upstream = await ScriptedOpenAIServer.start();
     upstream.onChat = agentReply;
     app = await startTestApp({ env: { WORKER_POLL_MS: '200' } });
@@ -56,6 +62,7 @@ describe('pipelines: the confluence source', () => {
     await app?.close();
     await upstream?.close();
     await wiki?.close();
+    await dc?.close();
   });
 
   const basic = (token = TOKEN) => ({ type: 'header', header: 'Authorization', value: `Basic ${Buffer.from(`bot@example.com:${token}`).toString('base64')}` });
@@ -163,6 +170,29 @@ describe('pipelines: the confluence source', () => {
     expect((await app.call('GET', '/v2/pipelines/eng-fail/dead_letters')).body.dead_letters).toEqual([]);
   });
 
+  it('data_center: the v1 REST API under the site’s context path, start/limit paging, a personal access token; incremental by version', async () => {
+    const created = await create('dc', source({ base_url: dc.url, deployment: 'data_center', auth: { type: 'bearer', token: 'dc-pat-77e1' }, embedded_images: { mode: 'omit' } }));
+    expect(created.source).toMatchObject({ base_url: dc.url, deployment: 'data_center', auth: { type: 'bearer', token: '****' } });
+    const from = dc.requests.length;
+    const first = await run('dc');
+    expect(first.run).toMatchObject({ status: 'completed', records_fetched: 3, records_processed: 3 });
+    expect(first.processed).toEqual(['41', '42', '43']);
+    const listings = dc.requests.slice(from).map((r) => r.url).filter((u) => u.startsWith('/confluence/rest/api/content?'));
+    expect(listings.map((u) => new URL(u, dc.url).searchParams.get('start'))).toEqual([null, '2']);
+    expect(listings[0]).toContain('spaceKey=ENG&type=page&status=current&limit=100&expand=version,space,body.storage');
+    expect(got.get('dc/41')).toContain('Restart the node.');
+    expect(got.get('dc/41')).toContain('Otter'); // The attachment, downloaded from the site itself.
+    const meta = JSON.parse(/\nmetadata: (.*)\n/.exec(got.get('dc/41')!)![1]); // The record's metadata, as the agent read it.
+    expect(meta).toMatchObject({ url: `${dc.url}/display/ENG/Runbook`, confluence: { page_id: '41', space_key: 'ENG', version: 1 } });
+
+    dc.put('43', 'ENG', 'Glossary', page('SLO: service level objective. SLA: agreement.'));
+    const again = dc.requests.length;
+    const second = await run('dc');
+    expect(second.processed).toEqual(['43']);
+    expect(dc.requests.slice(again).map((r) => r.url)).toContain('/confluence/rest/api/content/43?expand=version,space,body.storage');
+    expect(got.get('dc/43')).toContain('SLA: agreement.');
+  });
+
   it('refuses bad fields with a 400 naming each; a wrong token fails the run with the site’s answer; a PATCH keeps the credential', async () => {
     const bad = async (src: object) => {
       const res = await app.call('POST', '/v2/pipelines', { key: 'bad', name: 'bad', source: src, trigger: { type: 'manual' }, transform: { type: 'agent', agent_key: 'indexer' } });
@@ -171,7 +201,6 @@ describe('pipelines: the confluence source', () => {
     expect(await bad(source({ base_url: undefined }))).toEqual([400, ['source.base_url']]);
     expect(await bad(source({ base_url: 'ftp://wiki.example.com' }))).toEqual([400, ['source.base_url']]);
     expect(await bad(source({ deployment: 'server' }))).toEqual([400, ['source.deployment']]);
-    expect(await bad(source({ deployment: 'data_center' }))).toEqual([400, ['source.deployment']]);
     expect(await bad(source({ space_keys: ['ENG', 'bad key'] }))).toEqual([400, ['source.space_keys[1]']]);
     expect(await bad(source({ attachments: { enabled: true, max_bytes: 500_000_000 } }))).toEqual([400, ['source.attachments.max_bytes']]);
     expect(await bad(source({ attachments: { pos_regex: ['('] } }))).toEqual([400, ['source.attachments.pos_regex[0]']]);

@@ -20,9 +20,10 @@ export interface ConfluenceEmbeddedImages {
 
 export interface ConfluenceSourceSettings {
   readonly type: 'confluence';
-  /** The site without the Cloud `/wiki` context path (added by the client). */
+  /** The site: on Cloud without its `/wiki` context path (added by the client), on Data Center with its own. */
   readonly base_url: string;
-  readonly deployment: 'cloud';
+  /** `cloud`: the REST API v2; `data_center`: the v1 REST API of a self-hosted Data Center or Server. */
+  readonly deployment: 'cloud' | 'data_center';
   /** Empty: every global space the account can read. */
   readonly space_keys: readonly string[];
   readonly attachments: ConfluenceAttachments;
@@ -89,8 +90,7 @@ export function parseConfluenceSource(v: Record<string, unknown>, base?: Conflue
     return ['source.base_url', 'is not a valid URL'];
   }
   if (v.deployment !== undefined && v.deployment !== 'cloud' && v.deployment !== 'data_center') return ['source.deployment', 'must be cloud or data_center'];
-  // Data Center speaks the v1 REST API (`/rest/api/content`), a second client not built yet: refused, not stored to never run.
-  if (v.deployment === 'data_center') return ['source.deployment', 'data_center (the v1 REST API) is not built yet; cloud is'];
+  const deployment = (v.deployment as 'cloud' | 'data_center' | undefined) ?? base?.deployment ?? 'cloud';
   if (v.space_keys !== undefined && (!Array.isArray(v.space_keys) || v.space_keys.length > 1000)) return ['source.space_keys', 'must be a list of at most 1000 space keys'];
   for (const [i, k] of ((v.space_keys as unknown[] | undefined) ?? []).entries()) if (typeof k !== 'string' || !/^[A-Za-z0-9_~-]{1,255}$/.test(k)) return [`source.space_keys[${i}]`, 'must be a Confluence space key (letters, digits, _ ~ -; at most 255 characters)'];
   const attachments = v.attachments === undefined ? (base?.attachments ?? parseAttachments({})) : parseAttachments(v.attachments);
@@ -100,8 +100,8 @@ export function parseConfluenceSource(v: Record<string, unknown>, base?: Conflue
   return {
     type: 'confluence',
     // The reference: the Cloud `/wiki` context path is added by the client, so a URL given with it is the same site.
-    base_url: baseUrl.replace(/\/+$/, '').replace(/\/wiki$/i, ''),
-    deployment: 'cloud',
+    base_url: deployment === 'cloud' ? baseUrl.replace(/\/+$/, '').replace(/\/wiki$/i, '') : baseUrl.replace(/\/+$/, ''),
+    deployment,
     space_keys: (v.space_keys as string[] | undefined) ?? base?.space_keys ?? [],
     attachments: attachments as ConfluenceAttachments,
     embedded_images: images as ConfluenceEmbeddedImages,

@@ -1,4 +1,5 @@
 import { readUpTo } from '@lib/platform';
+import type { ConfluenceDialect } from './confluence-dialects';
 import { retryingFetch } from './retrying-fetch';
 
 /** One JSON answer's bound: a listing page of 250 pages with their bodies fits; more is refused, not buffered. */
@@ -7,21 +8,20 @@ const MAX_JSON_BYTES = 32 * 1024 * 1024;
 export type Json = Record<string, unknown>;
 
 /**
- * The Confluence Cloud REST API v2 (`{site}/wiki/api/v2`) as this source uses it: JSON GETs with the credential,
- * only to the site's origin (redirects refused: an API does not redirect, following one could hand the credential
- * elsewhere), 429/503 waited out (Retry-After), listings followed through `_links.next` (cursor paging).
+ * A Confluence REST API (Cloud v2 or Data Center v1: `dialect`) as this source uses it: JSON GETs with the
+ * credential, only to the site's origin (redirects refused: an API does not redirect, following one could hand
+ * the credential elsewhere), 429/503 waited out (Retry-After), listings followed through `_links.next`.
  */
 export class ConfluenceApi {
-  readonly api: string;
   private readonly origin: string;
 
   constructor(
-    readonly site: string,
+    readonly dialect: ConfluenceDialect,
+    site: string,
     private readonly fetcher: typeof fetch,
     private readonly headers: Record<string, string>,
     private readonly signal: AbortSignal,
   ) {
-    this.api = `${site}/wiki/api/v2`;
     this.origin = new URL(site).origin;
   }
 
@@ -43,23 +43,23 @@ export class ConfluenceApi {
     return body;
   }
 
-  /** Every item of a listing, page by page (`_links.next` is a path on the site, carrying the cursor). */
+  /** Every item of a listing, page by page (`_links.next`: a path carrying the cursor or the next `start`). */
   async *list(url: string): AsyncGenerator<Json> {
     for (let next: string | null = url; next && !this.signal.aborted; ) {
       const page: Json = (await this.get(next))!;
       for (const item of Array.isArray(page.results) ? (page.results as Json[]) : []) yield item;
       const link: unknown = (page._links as { next?: unknown } | undefined)?.next;
-      next = typeof link === 'string' && link ? new URL(link, this.site).href : null;
+      next = typeof link === 'string' && link ? this.dialect.next(link) : null;
     }
   }
 
   /**
-   * A file's bytes (an attachment's `downloadLink`, relative to `{site}/wiki`), at most `limit`. Cloud answers a
+   * A file's bytes (an attachment's `downloadLink`, relative to the web root), at most `limit`. Cloud answers a
    * download with a redirect to its media host: hops are followed here (up to 5) and the credential goes only to
    * the site's own origin, never to the host a redirect names.
    */
   async download(link: string, limit: number): Promise<{ bytes: Buffer; truncated: boolean }> {
-    let url = new URL(`${this.site}/wiki${link.startsWith('/') ? '' : '/'}${link}`).href;
+    let url = new URL(`${this.dialect.web}${link.startsWith('/') ? '' : '/'}${link}`).href;
     for (let hop = 0; ; hop++) {
       const own = new URL(url).origin === this.origin;
       const res = await retryingFetch(this.fetcher, url, { headers: own ? this.headers : {}, signal: this.signal, redirect: 'manual' });

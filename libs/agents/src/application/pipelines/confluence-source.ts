@@ -1,6 +1,7 @@
 import { SUPPORTED_EXTENSIONS } from '@lib/extraction';
 import type { FetchedRecord, PageVersion } from '../../domain/pipeline-run';
 import { CONFLUENCE_LIMITS, ConfluenceSourceSettings } from '../../domain/pipeline-confluence-source';
+import { Attachment, cloudDialect, dataCenterDialect } from './confluence-dialects';
 import { ConfluenceApi, Json } from './confluence-http';
 import { storageToText, StorageImage } from './confluence-storage';
 
@@ -17,33 +18,27 @@ export interface ConfluenceFetchJob {
   readonly extract: (file: Buffer, filename: string) => Promise<string>;
 }
 
-interface Attachment {
-  readonly title: string;
-  readonly mediaType?: string;
-  readonly fileSize?: number;
-  readonly downloadLink?: string;
-}
-
 const fullMatch = (patterns: readonly string[], name: string) => patterns.some((p) => new RegExp(`^(?:${p})$`).test(name));
 const extensionOf = (name: string) => (name.includes('.') ? name.slice(name.lastIndexOf('.') + 1).toLowerCase() : '');
 
 /**
- * Reads a Confluence Cloud site's pages through the REST API v2 (docs/pipelines.md, The Confluence source): the
- * spaces (`space_keys`, else every global space), each space's current pages by cursor, the storage-format body
+ * Reads a Confluence site's pages (docs/pipelines.md, The Confluence source) through the REST API v2 (Cloud) or
+ * v1 (Data Center): the spaces (`space_keys`, else every global space), each space's current pages, the storage-format body
  * as text, embedded images inlined as references or omitted, attachments' text added to their page's record.
  * Incremental: a page whose `version.number` is the one last synced is not read again.
  */
 export async function fetchConfluenceSource(job: ConfluenceFetchJob): Promise<{ fetched: number; seen: Record<string, PageVersion>; complete: boolean }> {
   const { source, signal } = job;
-  const api = new ConfluenceApi(source.base_url, job.fetch, job.headers, signal);
+  const dialect = source.deployment === 'data_center' ? dataCenterDialect(source.base_url) : cloudDialect(source.base_url);
+  const api = new ConfluenceApi(dialect, source.base_url, job.fetch, job.headers, signal);
   let fetched = 0;
-  const take = async (page: Json, spaceKey: string | null): Promise<void> => {
-    const id = String(page.id);
+  const take = async (listed: Json, spaceKey: string | null): Promise<void> => {
+    const id = String(listed.id);
     if (job.known.has(id) || signal.aborted) return;
-    const full = (page.body as { storage?: unknown } | undefined)?.storage ? page : await api.get(`${api.api}/pages/${encodeURIComponent(id)}?body-format=storage`, true);
-    if (!full) return; // Deleted between the listing and the read.
+    const read = (listed.body as { storage?: unknown } | undefined)?.storage ? { page: listed, spaceKey } : await api.get(dialect.page(id), true).then((p) => (p ? dialect.normPage(p) : null));
+    if (!read) return; // Deleted between the listing and the read.
     fetched++;
-    await job.onRecord(await toRecord(api, job, full, spaceKey));
+    await job.onRecord(await toRecord(api, job, read.page, spaceKey ?? read.spaceKey));
   };
 
   if (job.only) {
@@ -52,8 +47,7 @@ export async function fetchConfluenceSource(job: ConfluenceFetchJob): Promise<{ 
   }
   const spaces: { id: string; key: string }[] = [];
   const keys = source.space_keys;
-  const listed = keys.length ? chunks(keys, 100).map((batch) => `${api.api}/spaces?keys=${batch.map(encodeURIComponent).join(',')}&limit=250`) : [`${api.api}/spaces?type=global&limit=250`];
-  for (const url of listed) for await (const s of api.list(url)) spaces.push({ id: String(s.id), key: String(s.key) });
+  for (const url of dialect.spaces(keys)) for await (const s of api.list(url)) spaces.push({ id: String(s.id), key: String(s.key) });
   const missing = keys.filter((k) => !spaces.some((s) => s.key === k));
   if (missing.length) throw new Error(`space ${missing.join(', ')} was not found or the account cannot read it`);
 
@@ -61,8 +55,9 @@ export async function fetchConfluenceSource(job: ConfluenceFetchJob): Promise<{ 
   const withBody = !job.versions || Object.keys(job.versions).length === 0;
   const seen: Record<string, PageVersion> = {};
   for (const space of spaces) {
-    for await (const page of api.list(`${api.api}/spaces/${encodeURIComponent(space.id)}/pages?limit=250&status=current${withBody ? '&body-format=storage' : ''}`)) {
+    for await (const item of api.list(dialect.pages(space, withBody))) {
       if (signal.aborted) break;
+      const { page } = dialect.normPage(item);
       const id = String(page.id);
       const version = String((page.version as { number?: unknown } | undefined)?.number ?? '');
       seen[id] = { etag: version };
@@ -73,15 +68,13 @@ export async function fetchConfluenceSource(job: ConfluenceFetchJob): Promise<{ 
   return { fetched, seen, complete: !signal.aborted };
 }
 
-const chunks = <T>(xs: readonly T[], n: number): T[][] => Array.from({ length: Math.ceil(xs.length / n) }, (_, i) => xs.slice(i * n, i * n + n));
-
 /** A page as a record: its text, its images per `embedded_images`, the text of its chosen attachments. */
 async function toRecord(api: ConfluenceApi, job: ConfluenceFetchJob, page: Json, spaceKey: string | null): Promise<FetchedRecord> {
   const { attachments: rule, embedded_images: images } = job.source;
   const id = String(page.id);
   // The page's attachments are listed when their text is wanted, or to know the size of the images it embeds.
   const files: Attachment[] = [];
-  if (rule.enabled || images.mode === 'inline') for await (const a of api.list(`${api.api}/pages/${encodeURIComponent(id)}/attachments?limit=250`)) files.push(a as unknown as Attachment);
+  if (rule.enabled || images.mode === 'inline') for await (const a of api.list(api.dialect.attachments(id))) files.push(api.dialect.normAttachment(a));
   const byName = new Map(files.map((f) => [f.title, f]));
   const inlined: Record<string, unknown>[] = [];
   let budget: number = CONFLUENCE_LIMITS.pageInlineBytes;
@@ -93,7 +86,7 @@ async function toRecord(api: ConfluenceApi, job: ConfluenceFetchJob, page: Json,
     const size = file?.fileSize ?? 0;
     if (size > images.max_bytes || size > budget) return `[image ${img.filename} not inlined: ${size > images.max_bytes ? 'larger than embedded_images.max_bytes' : 'past the 20 MiB per-page inlining limit'}]`;
     budget -= size;
-    inlined.push({ filename: img.filename, ...(img.alt ? { alt: img.alt } : {}), ...(file ? { media_type: file.mediaType, size, download_url: file.downloadLink ? `${api.site}/wiki${file.downloadLink}` : undefined } : {}) });
+    inlined.push({ filename: img.filename, ...(img.alt ? { alt: img.alt } : {}), ...(file ? { media_type: file.mediaType, size, download_url: file.downloadLink ? `${api.dialect.web}${file.downloadLink}` : undefined } : {}) });
     return `[image: ${img.filename}${label}]`;
   };
   const storage = String((page.body as { storage?: { value?: unknown } } | undefined)?.storage?.value ?? '');
@@ -112,7 +105,7 @@ async function toRecord(api: ConfluenceApi, job: ConfluenceFetchJob, page: Json,
   const links = page._links as { webui?: unknown } | undefined;
   const version = page.version as { number?: unknown; createdAt?: unknown } | undefined;
   const metadata = {
-    ...(typeof links?.webui === 'string' ? { url: `${api.site}/wiki${links.webui}` } : {}),
+    ...(typeof links?.webui === 'string' ? { url: `${api.dialect.web}${links.webui}` } : {}),
     confluence: { page_id: id, space_id: page.spaceId ?? null, space_key: spaceKey, version: version?.number ?? null, updated_at: version?.createdAt ?? null, parent_id: page.parentId ?? null },
     ...(inlined.length ? { images: inlined } : {}),
     ...(read.length ? { attachments: read } : {}),
