@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { storageToText } from './confluence-storage';
 
 describe('storageToText (Confluence storage format)', () => {
@@ -15,5 +16,17 @@ describe('storageToText (Confluence storage format)', () => {
     expect(seen).toEqual([{ alt: 'Flow', filename: 'flow.png' }, { alt: 'The cdn logo', url: 'https://cdn.example.com/x.png' }]);
     expect(text).toBe('Before [flow.png] after\n[https://cdn.example.com/x.png]');
     expect(storageToText(storage, none)).toBe('Before after');
+  });
+
+  it('keeps the words of any paragraphs, escaped, in order, and never throws on arbitrary input', () => {
+    const escape = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+    const word = fc.stringMatching(/^[A-Za-z0-9<>&;'"-]{1,12}$/);
+    fc.assert(
+      fc.property(fc.array(fc.array(word, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 5 }), (paragraphs) => {
+        const storage = paragraphs.map((p) => `<p>${escape(p.join(' '))}</p>`).join('');
+        expect(storageToText(storage, () => '')).toBe(paragraphs.map((p) => p.join(' ')).join('\n'));
+      }),
+    );
+    fc.assert(fc.property(fc.string({ maxLength: 300 }), (junk) => void storageToText(junk, () => '[image]')));
   });
 });
