@@ -22,9 +22,10 @@ const fullMatch = (patterns: readonly string[], name: string) => patterns.some((
 const extensionOf = (name: string) => (name.includes('.') ? name.slice(name.lastIndexOf('.') + 1).toLowerCase() : '');
 
 /**
- * Reads a Confluence site's pages (docs/pipelines.md, The Confluence source) through the REST API v2 (Cloud) or
- * v1 (Data Center): the spaces (`space_keys`, else every global space), each space's current pages, the storage-format body
- * as text, embedded images inlined as references or omitted, attachments' text added to their page's record.
+ * Reads a Confluence site's pages (docs/pipelines.md, The Confluence source) through the REST API v2 (Cloud)
+ * or v1 (Data Center): the spaces (`space_keys`, else every global space), each space's current pages, the
+ * storage-format body as text, embedded images inlined as references or omitted, attachments' text added to
+ * their page's record.
  * Incremental: a page whose `version.number` is the one last synced is not read again.
  */
 export async function fetchConfluenceSource(job: ConfluenceFetchJob): Promise<{ fetched: number; seen: Record<string, PageVersion>; complete: boolean }> {
