@@ -120,7 +120,7 @@ describe('pipelines: the confluence source', () => {
     expect(log).not.toContain(basic().value);
   });
 
-  it('incremental: the second run lists versions without bodies and reads only the edited page; a page deleted is gone from the state', async () => {
+  it('incremental: the second run lists versions without bodies and reads only the edited page (or the one with a new attachment); a page deleted is gone from the state', async () => {
     wiki.put('2', 'ENG', 'On call', page('Page the on-call engineer, then the lead.'));
     const from = wiki.requests.length;
     const second = await run('eng');
@@ -129,6 +129,12 @@ describe('pipelines: the confluence source', () => {
     expect(paths(from).some((p) => p.includes('body-format=storage') && p.includes('/spaces/'))).toBe(false);
     expect(paths(from)).toContain('/wiki/api/v2/pages/2?body-format=storage');
     expect(got.get('eng/2')).toContain('then the lead');
+
+    // A new upload leaves the page's version as it was; with attachments read, it still counts as a change.
+    wiki.pages.get('3')!.attachments.push({ id: 'att9', title: 'faq.txt', mediaType: 'text/plain', data: Buffer.from('Postmortems are due in five days.') });
+    const third = await run('eng');
+    expect(third.processed).toEqual(['3']);
+    expect(got.get('eng/3')).toContain('Postmortems are due in five days.');
 
     const gone = wiki.pages.get('3')!;
     wiki.pages.delete('3');

@@ -2,6 +2,9 @@ type Json = Record<string, unknown>;
 
 /** An attachment as the source reads it, whichever API listed it. */
 export interface Attachment {
+  readonly id?: string;
+  /** The attachment's own version (a new upload of the file raises it without editing the page). */
+  readonly version?: number;
   readonly title: string;
   readonly mediaType?: string;
   readonly fileSize?: number;
@@ -41,7 +44,7 @@ export function cloudDialect(site: string): ConfluenceDialect {
     page: (id) => `${api}/pages/${enc(id)}?body-format=storage`,
     attachments: (id) => `${api}/pages/${enc(id)}/attachments?limit=250`,
     normPage: (page) => ({ page, spaceKey: null }),
-    normAttachment: (a) => a as unknown as Attachment,
+    normAttachment: (a) => ({ ...(a as unknown as Attachment), id: a.id === undefined ? undefined : String(a.id), version: (a.version as { number?: number } | undefined)?.number }),
   };
 }
 
@@ -55,7 +58,7 @@ export function dataCenterDialect(site: string): ConfluenceDialect {
     spaces: (keys) => (keys.length ? chunks(keys, 100).map((b) => `${api}/space?${b.map((k) => `spaceKey=${enc(k)}`).join('&')}&limit=100`) : [`${api}/space?type=global&limit=100`]),
     pages: (space, withBody) => `${api}/content?spaceKey=${enc(space.key)}&type=page&status=current&limit=100&${expand(withBody)}`,
     page: (id) => `${api}/content/${enc(id)}?${expand(true)}`,
-    attachments: (id) => `${api}/content/${enc(id)}/child/attachment?limit=100`,
+    attachments: (id) => `${api}/content/${enc(id)}/child/attachment?limit=100&expand=version`,
     normPage: (p) => {
       const version = (p.version ?? {}) as Json;
       const space = (p.space ?? {}) as Json;
@@ -64,7 +67,7 @@ export function dataCenterDialect(site: string): ConfluenceDialect {
     },
     normAttachment: (a) => {
       const ext = (a.extensions ?? {}) as Json;
-      return { title: String(a.title), mediaType: ext.mediaType as string | undefined, fileSize: ext.fileSize as number | undefined, downloadLink: (a._links as { download?: string } | undefined)?.download };
+      return { id: a.id === undefined ? undefined : String(a.id), version: (a.version as { number?: number } | undefined)?.number, title: String(a.title), mediaType: ext.mediaType as string | undefined, fileSize: ext.fileSize as number | undefined, downloadLink: (a._links as { download?: string } | undefined)?.download };
     },
   };
 }

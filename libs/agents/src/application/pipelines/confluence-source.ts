@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { SUPPORTED_EXTENSIONS } from '@lib/extraction';
 import type { FetchedRecord, PageVersion } from '../../domain/pipeline-run';
 import { CONFLUENCE_LIMITS, ConfluenceSourceSettings } from '../../domain/pipeline-confluence-source';
@@ -33,13 +34,13 @@ export async function fetchConfluenceSource(job: ConfluenceFetchJob): Promise<{ 
   const dialect = source.deployment === 'data_center' ? dataCenterDialect(source.base_url) : cloudDialect(source.base_url);
   const api = new ConfluenceApi(dialect, source.base_url, job.fetch, job.headers, signal);
   let fetched = 0;
-  const take = async (listed: Json, spaceKey: string | null): Promise<void> => {
+  const take = async (listed: Json, spaceKey: string | null, files?: Attachment[]): Promise<void> => {
     const id = String(listed.id);
     if (job.known.has(id) || signal.aborted) return;
     const read = (listed.body as { storage?: unknown } | undefined)?.storage ? { page: listed, spaceKey } : await api.get(dialect.page(id), true).then((p) => (p ? dialect.normPage(p) : null));
     if (!read) return; // Deleted between the listing and the read.
     fetched++;
-    await job.onRecord(await toRecord(api, job, read.page, spaceKey ?? read.spaceKey));
+    await job.onRecord(await toRecord(api, job, read.page, spaceKey ?? read.spaceKey, files));
   };
 
   if (job.only) {
@@ -60,22 +61,37 @@ export async function fetchConfluenceSource(job: ConfluenceFetchJob): Promise<{ 
       if (signal.aborted) break;
       const { page } = dialect.normPage(item);
       const id = String(page.id);
-      const version = String((page.version as { number?: unknown } | undefined)?.number ?? '');
+      // With attachments read, a new upload (which leaves the page's version as it was) must count as a change too.
+      const files = source.attachments.enabled ? await listAttachments(api, id) : undefined;
+      const number = String((page.version as { number?: unknown } | undefined)?.number ?? '');
+      const version = files ? `${number}+${fingerprint(files)}` : number;
       seen[id] = { etag: version };
-      if (job.versions?.[id]?.etag === version && version !== '') continue;
-      await take(page, space.key);
+      if (job.versions?.[id]?.etag === version && number !== '') continue;
+      await take(page, space.key, files);
     }
   }
   return { fetched, seen, complete: !signal.aborted };
 }
 
+async function listAttachments(api: ConfluenceApi, pageId: string): Promise<Attachment[]> {
+  const files: Attachment[] = [];
+  for await (const a of api.list(api.dialect.attachments(pageId))) files.push(api.dialect.normAttachment(a));
+  return files;
+}
+
+/** The page's attachments as one short value: each one's id and version (else size), sorted. */
+const fingerprint = (files: readonly Attachment[]): string =>
+  createHash('sha256')
+    .update(files.map((f) => `${f.id ?? f.title}@${f.version ?? f.fileSize ?? ''}`).sort().join('\n'))
+    .digest('hex')
+    .slice(0, 16);
+
 /** A page as a record: its text, its images per `embedded_images`, the text of its chosen attachments. */
-async function toRecord(api: ConfluenceApi, job: ConfluenceFetchJob, page: Json, spaceKey: string | null): Promise<FetchedRecord> {
+async function toRecord(api: ConfluenceApi, job: ConfluenceFetchJob, page: Json, spaceKey: string | null, listed?: Attachment[]): Promise<FetchedRecord> {
   const { attachments: rule, embedded_images: images } = job.source;
   const id = String(page.id);
   // The page's attachments are listed when their text is wanted, or to know the size of the images it embeds.
-  const files: Attachment[] = [];
-  if (rule.enabled || images.mode === 'inline') for await (const a of api.list(api.dialect.attachments(id))) files.push(api.dialect.normAttachment(a));
+  const files: Attachment[] = listed ?? (rule.enabled || images.mode === 'inline' ? await listAttachments(api, id) : []);
   const byName = new Map(files.map((f) => [f.title, f]));
   const inlined: Record<string, unknown>[] = [];
   let budget: number = CONFLUENCE_LIMITS.pageInlineBytes;
