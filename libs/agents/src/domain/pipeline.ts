@@ -5,7 +5,11 @@ import type { ScimSourceSettings } from './pipeline-scim-source';
 import type { S3SourceSettings } from './pipeline-s3-source';
 import type { FileShareSourceSettings } from './pipeline-file-share-source';
 
-export type PipelineSource = WebSourceSettings | ScimSourceSettings | S3SourceSettings | FileShareSourceSettings;
+import type { ConfluenceSourceSettings } from './pipeline-confluence-source';
+import type { WolkenKbSourceSettings } from './pipeline-wolken-source';
+import type { FluidTopicsSourceSettings } from './pipeline-fluid-topics-source';
+
+export type PipelineSource = WebSourceSettings | ScimSourceSettings | S3SourceSettings | FileShareSourceSettings | ConfluenceSourceSettings | WolkenKbSourceSettings | FluidTopicsSourceSettings;
 
 /** When a pipeline runs: on demand, every ISO 8601 duration, or at the times of a 5-field cron expression (UTC). */
 export type PipelineTrigger = { readonly type: 'manual' } | { readonly type: 'interval'; readonly duration: string } | { readonly type: 'cron'; readonly expression: string };

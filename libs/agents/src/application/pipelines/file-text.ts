@@ -1,4 +1,5 @@
-import { ExtractedDocument, ExtractedSection, ExtractionError, SUPPORTED_EXTENSIONS } from '@lib/extraction';
+import { ExtractedDocument, ExtractionError, SUPPORTED_EXTENSIONS } from '@lib/extraction';
+import { documentText } from './extract-text';
 
 /** The service's file parser (libs/extraction: the upload formats), on its worker pool when the process has one. */
 export type ExtractFile = (file: Buffer, filename: string) => Promise<ExtractedDocument>;
@@ -12,21 +13,11 @@ export function readableName(name: string): boolean {
   return dot > name.lastIndexOf('/') && READABLE.has(name.slice(dot + 1).toLowerCase());
 }
 
-function sectionText(sections: readonly ExtractedSection[], out: string[]): void {
-  for (const s of sections) {
-    if (s.title) out.push(s.title);
-    if (s.text.trim()) out.push(s.text);
-    sectionText(s.sections ?? [], out);
-  }
-}
-
 /** A file's text as a record gets it, or why it was skipped (unsupported, corrupt, empty, too large for the parser). */
 export async function fileText(extract: ExtractFile, file: Buffer, name: string): Promise<{ title: string | null; text: string; metadata: Readonly<Record<string, unknown>> } | { skipped: string }> {
   try {
     const doc = await extract(file, name);
-    const out: string[] = [];
-    sectionText(doc.sections, out);
-    return { title: doc.title ?? null, text: out.join('\n\n'), metadata: doc.metadata };
+    return { title: doc.title ?? null, text: documentText(doc), metadata: doc.metadata };
   } catch (e) {
     if (e instanceof ExtractionError) return { skipped: `${e.kind}: ${e.message}` };
     throw e;

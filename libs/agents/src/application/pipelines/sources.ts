@@ -9,6 +9,12 @@ import { isProblem } from '../../domain/pipeline-source';
 import type { ExtractFile } from './file-text';
 import { fetchFileShareSource, fileShareProblem } from './file-share-source';
 import { fetchS3Source } from './s3-source';
+import { parseConfluenceSource } from '../../domain/pipeline-confluence-source';
+import { fetchConfluenceSource } from './confluence-source';
+import { parseWolkenSource } from '../../domain/pipeline-wolken-source';
+import { fetchWolkenSource } from './wolken-source';
+import { parseFluidTopicsSource } from '../../domain/pipeline-fluid-topics-source';
+import { fetchFluidTopicsSource } from './fluid-topics-source';
 import { fetchScimSource } from './scim-source';
 import { fetchWebSource } from './web-source';
 
@@ -68,6 +74,9 @@ const fileShare: SourceClient<Extract<PipelineSource, { type: 'file_share' }>> =
   },
   fetch: fetchFileShareSource,
 };
+const confluence: SourceClient<Extract<PipelineSource, { type: 'confluence' }>> = { type: 'confluence', genericAuth: true, parse: parseConfluenceSource, fetch: fetchConfluenceSource };
+const wolken: SourceClient<Extract<PipelineSource, { type: 'wolken_kb' }>> = { type: 'wolken_kb', genericAuth: false, secretFields: [{ path: 'auth_code', required: true }, { path: 'refresh_token', required: true }], parse: parseWolkenSource, fetch: fetchWolkenSource };
+const fluidTopics: SourceClient<Extract<PipelineSource, { type: 'fluid_topics' }>> = { type: 'fluid_topics', genericAuth: false, secretFields: [{ path: 'api_key', required: false }], parse: parseFluidTopicsSource, fetch: fetchFluidTopicsSource };
 
 /** Every built source, by type. A new source adds its one entry here. */
-export const SOURCE_CLIENTS: Readonly<Record<string, SourceClient>> = Object.fromEntries([web, scim, s3, fileShare].map((c) => [c.type, c as unknown as SourceClient]));
+export const SOURCE_CLIENTS: Readonly<Record<string, SourceClient>> = Object.fromEntries([web, scim, s3, fileShare, confluence, wolken, fluidTopics].map((c) => [c.type, c as unknown as SourceClient]));
