@@ -1,9 +1,12 @@
+import type { ExtractedDocument } from '@lib/extraction';
 import type { PageVersion, FetchedRecord } from '../../domain/pipeline-run';
 import type { PipelineSource } from '../../domain/pipeline';
 import type { Problem } from '../../domain/pipeline-source';
 import { parseWebSource } from '../../domain/pipeline-source';
 import { parseScimSource } from '../../domain/pipeline-scim-source';
 import { fetchScimSource } from './scim-source';
+import { parseSharepointSource } from '../../domain/pipeline-sharepoint-source';
+import { fetchSharepointSource } from './sharepoint-source';
 import { fetchWebSource } from './web-source';
 
 /** What a run gives any source: the guarded fetch, its opened credential, what the run already has. */
@@ -22,6 +25,10 @@ export interface SourceFetchJob<S extends PipelineSource = PipelineSource> {
   readonly versions: Readonly<Record<string, PageVersion>> | null;
   readonly signal: AbortSignal;
   readonly onRecord: (record: FetchedRecord) => Promise<void>;
+  /** A file's text through the extraction pool (the upload formats); throws ExtractionError for one it cannot read. */
+  readonly extract: (file: Buffer, filename: string) => Promise<ExtractedDocument>;
+  /** The service's environment, for the fixed hosts of a cloud API a test points at 127.0.0.1 (docs/pipelines.md). */
+  readonly env: Readonly<Record<string, string | undefined>>;
 }
 
 /** `seen`: every record found with its version (for the next incremental sync); `complete`: the whole source was read. */
@@ -48,6 +55,7 @@ export interface SourceClient<S extends PipelineSource = PipelineSource> {
 
 const web: SourceClient<Extract<PipelineSource, { type: 'web' }>> = { type: 'web', genericAuth: true, parse: parseWebSource, fetch: fetchWebSource };
 const scim: SourceClient<Extract<PipelineSource, { type: 'scim' }>> = { type: 'scim', genericAuth: true, parse: parseScimSource, fetch: fetchScimSource };
+const sharepoint: SourceClient<Extract<PipelineSource, { type: 'sharepoint' }>> = { type: 'sharepoint', genericAuth: false, secretFields: [{ path: 'client_secret', required: true }], parse: parseSharepointSource, fetch: fetchSharepointSource };
 
 /** Every built source, by type. A new source adds its one entry here. */
-export const SOURCE_CLIENTS: Readonly<Record<string, SourceClient>> = Object.fromEntries([web, scim].map((c) => [c.type, c as unknown as SourceClient]));
+export const SOURCE_CLIENTS: Readonly<Record<string, SourceClient>> = Object.fromEntries([web, scim, sharepoint].map((c) => [c.type, c as unknown as SourceClient]));
