@@ -7,6 +7,8 @@ import { parseScimSource } from '../../domain/pipeline-scim-source';
 import { fetchScimSource } from './scim-source';
 import { parseSharepointSource } from '../../domain/pipeline-sharepoint-source';
 import { fetchSharepointSource } from './sharepoint-source';
+import { parseBoxSource } from '../../domain/pipeline-box-source';
+import { fetchBoxSource } from './box-source';
 import { fetchWebSource } from './web-source';
 
 /** What a run gives any source: the guarded fetch, its opened credential, what the run already has. */
@@ -56,6 +58,7 @@ export interface SourceClient<S extends PipelineSource = PipelineSource> {
 const web: SourceClient<Extract<PipelineSource, { type: 'web' }>> = { type: 'web', genericAuth: true, parse: parseWebSource, fetch: fetchWebSource };
 const scim: SourceClient<Extract<PipelineSource, { type: 'scim' }>> = { type: 'scim', genericAuth: true, parse: parseScimSource, fetch: fetchScimSource };
 const sharepoint: SourceClient<Extract<PipelineSource, { type: 'sharepoint' }>> = { type: 'sharepoint', genericAuth: false, secretFields: [{ path: 'client_secret', required: true }], parse: parseSharepointSource, fetch: fetchSharepointSource };
+const box: SourceClient<Extract<PipelineSource, { type: 'box' }>> = { type: 'box', genericAuth: false, secretFields: [{ path: 'auth.client_secret', required: true }], parse: parseBoxSource, fetch: fetchBoxSource };
 
 /** Every built source, by type. A new source adds its one entry here. */
-export const SOURCE_CLIENTS: Readonly<Record<string, SourceClient>> = Object.fromEntries([web, scim, sharepoint].map((c) => [c.type, c as unknown as SourceClient]));
+export const SOURCE_CLIENTS: Readonly<Record<string, SourceClient>> = Object.fromEntries([web, scim, sharepoint, box].map((c) => [c.type, c as unknown as SourceClient]));
