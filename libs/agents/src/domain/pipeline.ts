@@ -4,8 +4,9 @@ import type { Problem, WebSourceSettings } from './pipeline-source';
 import type { ScimSourceSettings } from './pipeline-scim-source';
 import type { SharepointSourceSettings } from './pipeline-sharepoint-source';
 import type { BoxSourceSettings } from './pipeline-box-source';
+import type { GoogleDriveSourceSettings } from './pipeline-google-drive-source';
 
-export type PipelineSource = WebSourceSettings | ScimSourceSettings | SharepointSourceSettings | BoxSourceSettings;
+export type PipelineSource = WebSourceSettings | ScimSourceSettings | SharepointSourceSettings | BoxSourceSettings | GoogleDriveSourceSettings;
 
 /** When a pipeline runs: on demand, every ISO 8601 duration, or at the times of a 5-field cron expression (UTC). */
 export type PipelineTrigger = { readonly type: 'manual' } | { readonly type: 'interval'; readonly duration: string } | { readonly type: 'cron'; readonly expression: string };

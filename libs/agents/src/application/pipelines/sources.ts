@@ -9,6 +9,8 @@ import { parseSharepointSource } from '../../domain/pipeline-sharepoint-source';
 import { fetchSharepointSource } from './sharepoint-source';
 import { parseBoxSource } from '../../domain/pipeline-box-source';
 import { fetchBoxSource } from './box-source';
+import { parseGoogleDriveSource } from '../../domain/pipeline-google-drive-source';
+import { fetchGoogleDriveSource } from './google-drive-source';
 import { fetchWebSource } from './web-source';
 
 /** What a run gives any source: the guarded fetch, its opened credential, what the run already has. */
@@ -59,6 +61,7 @@ const web: SourceClient<Extract<PipelineSource, { type: 'web' }>> = { type: 'web
 const scim: SourceClient<Extract<PipelineSource, { type: 'scim' }>> = { type: 'scim', genericAuth: true, parse: parseScimSource, fetch: fetchScimSource };
 const sharepoint: SourceClient<Extract<PipelineSource, { type: 'sharepoint' }>> = { type: 'sharepoint', genericAuth: false, secretFields: [{ path: 'client_secret', required: true }], parse: parseSharepointSource, fetch: fetchSharepointSource };
 const box: SourceClient<Extract<PipelineSource, { type: 'box' }>> = { type: 'box', genericAuth: false, secretFields: [{ path: 'auth.client_secret', required: true }], parse: parseBoxSource, fetch: fetchBoxSource };
+const googleDrive: SourceClient<Extract<PipelineSource, { type: 'google_drive' }>> = { type: 'google_drive', genericAuth: false, secretFields: [{ path: 'private_key', required: true }], parse: parseGoogleDriveSource, fetch: fetchGoogleDriveSource };
 
 /** Every built source, by type. A new source adds its one entry here. */
-export const SOURCE_CLIENTS: Readonly<Record<string, SourceClient>> = Object.fromEntries([web, scim, sharepoint, box].map((c) => [c.type, c as unknown as SourceClient]));
+export const SOURCE_CLIENTS: Readonly<Record<string, SourceClient>> = Object.fromEntries([web, scim, sharepoint, box, googleDrive].map((c) => [c.type, c as unknown as SourceClient]));
