@@ -1,3 +1,4 @@
+import { referenceErrors } from './support/reference-openapi';
 import { BoxServer } from './support/box-server';
 import { fixture } from './support/extraction-fixtures';
 import { PipelineHarness, startPipelineHarness } from './support/pipeline-harness';
@@ -31,15 +32,17 @@ describe('pipelines: the box source', () => {
   });
 
   const source = (extra: object = {}, auth: object = {}) => ({ type: 'box', folder_id: 'https://app.box.com/folder/100', auth: { type: 'ccg', client_id: CREDS.clientId, client_secret: CREDS.secret, enterprise_id: CREDS.enterprise, ...auth }, ...extra });
-  const sessionMeta = async (key: string, id: string) => {
+  /** The `box` metadata each session of the record got (of one run, when given). */
+  const sessionMeta = async (key: string, id: string, runId?: string) => {
     const sessions = (await h.app.call('GET', '/v2/agents/indexer/sessions?limit=100')).body.sessions as { metadata: Record<string, any> }[];
-    return sessions.filter((s) => s.metadata.pipeline?.pipeline_key === key && s.metadata.pipeline.source_record_id === id).map((s) => s.metadata.box);
+    return sessions.filter((s) => s.metadata.pipeline?.pipeline_key === key && s.metadata.pipeline.source_record_id === id && (!runId || s.metadata.pipeline.run_id === runId)).map((s) => s.metadata.box);
   };
   const who = (meta: any) => (meta.collaborations as { name: string; role: string }[]).map((c) => `${c.name}:${c.role}`).sort();
 
   it('walks the folder and its subfolders with a CCG token, files as text, collaborations inherited as ACL metadata; the secret is masked', async () => {
     const created = await h.create('box', source());
     expect(created.source).toEqual({ type: 'box', folder_id: '100', auth: { type: 'ccg', client_id: CREDS.clientId, enterprise_id: CREDS.enterprise, client_secret: '****' } });
+    expect(referenceErrors('createPipeline', 201, created)).toEqual([]);
     box.throttle = 1;
     const from = box.requests.length;
     const first = await h.run('box');
@@ -64,7 +67,7 @@ describe('pipelines: the box source', () => {
     const second = await h.run('box');
     expect(second.processed).toEqual(['202', '203']);
     expect(h.given.get('202')?.at(-1)).toBe('The second note says goodbye.');
-    expect(who((await sessionMeta('box', '203')).at(-1))).toEqual(['Alice:editor', 'Bob:viewer', 'Erin:editor']);
+    expect(who((await sessionMeta('box', '203', second.run.id))[0])).toEqual(['Alice:editor', 'Bob:viewer', 'Erin:editor']);
     // A renamed-only file keeps its sha1: not processed again; a removed one is gone.
     box.put('201', 'Lease (old).docx', '100', fixture('sample.docx'));
     box.nodes.delete('203');
@@ -90,8 +93,9 @@ describe('pipelines: the box source', () => {
     const retry = await h.app.call('POST', '/v2/pipelines/box-dl/dead_letters/process', {});
     expect(await h.ended('box-dl', retry.body.id)).toMatchObject({ status: 'completed', trigger_type: 'retry', records_processed: 1 });
     expect(box.requests.slice(from).filter((r) => r.url.startsWith('/2.0/files/')).map((r) => r.url.split('?')[0])).toEqual(['/2.0/files/202', '/2.0/files/202/collaborations', '/2.0/files/202/content']);
-    expect((await sessionMeta('box-dl', '202')).at(-1)).toMatchObject({ path: '/Legal/Notes.txt' });
-    expect(who((await sessionMeta('box-dl', '202')).at(-1))).toEqual(['Alice:editor', 'Dave:previewer']);
+    const retried = (await sessionMeta('box-dl', '202', retry.body.id))[0];
+    expect(retried).toMatchObject({ path: '/Legal/Notes.txt' });
+    expect(who(retried)).toEqual(['Alice:editor', 'Dave:previewer']);
     expect((await h.app.call('GET', '/v2/pipelines/box-dl/dead_letters')).body.dead_letters).toEqual([]);
   });
 

@@ -1,3 +1,4 @@
+import { referenceErrors } from './support/reference-openapi';
 import { makeServiceAccountKey } from '@lib/testing';
 import { DriveServer, FOLDER, GDOC } from './support/drive-server';
 import { fixture } from './support/extraction-fixtures';
@@ -42,6 +43,7 @@ describe('pipelines: the google_drive source', () => {
   it('reads a shared drive and a delegated My Drive folder with service-account tokens; files through extraction, Google Docs exported; the key is masked', async () => {
     const created = await h.create('gd', source());
     expect(created.source).toEqual({ type: 'google_drive', scopes, client_email: key.email, private_key: '****' });
+    expect(referenceErrors('createPipeline', 201, created)).toEqual([]);
     const from = drive.requests.length;
     const first = await h.run('gd');
     expect(first.run).toMatchObject({ status: 'completed', records_fetched: 4, records_processed: 4, records_failed: 0 });

@@ -1,3 +1,4 @@
+import { referenceErrors } from './support/reference-openapi';
 import { fixture } from './support/extraction-fixtures';
 import { GraphServer } from './support/graph-server';
 import { PipelineHarness, startPipelineHarness } from './support/pipeline-harness';
@@ -34,7 +35,8 @@ describe('pipelines: the sharepoint source', () => {
 
   it('reads the folder’s files through delta with a client-credentials token, as text through the extraction library; the secret is masked', async () => {
     const created = await h.create('legal', source());
-    expect(created.source).toEqual({ type: 'sharepoint', site_url: 'https://contoso.sharepoint.com/sites/legal', tenant_id: TENANT, client_id: CLIENT, drive_id: null, folder_path: '/Contracts/2026', client_secret: '****' });
+    expect(created.source).toEqual({ type: 'sharepoint', site_url: 'https://contoso.sharepoint.com/sites/legal', tenant_id: TENANT, client_id: CLIENT, folder_path: '/Contracts/2026', client_secret: '****' });
+    expect(referenceErrors('createPipeline', 201, created)).toEqual([]);
     expect((await h.app.call('GET', '/v2/pipelines/legal')).body.source.client_secret).toBe('****');
     graph.throttle = 1; // The first Graph call is throttled: waited out, not a failure.
     const from = graph.requests.length;

@@ -12,10 +12,10 @@ export interface SharepointSourceSettings {
   readonly site_url: string;
   readonly tenant_id: string;
   readonly client_id: string;
-  /** A document library's id; null: the site's default library. */
-  readonly drive_id: string | null;
-  /** `/Contracts/2026`: only files under this folder; null: the whole library. */
-  readonly folder_path: string | null;
+  /** A document library's id; absent: the site's default library (the reference's fields are strings: absent, not null). */
+  readonly drive_id?: string;
+  /** `/Contracts/2026`: only files under this folder; absent: the whole library. */
+  readonly folder_path?: string;
   readonly secret_fields?: readonly string[];
   /** None: the credential is `client_secret` (code reading any source's generic `auth` sees it absent). */
   readonly auth?: never;
@@ -28,7 +28,7 @@ const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const given = <T>(v: unknown, base: T | undefined): unknown => (v === undefined ? base : v);
 
-/** The settings without `client_secret`; `base`: the stored source a PATCH merges into. */
+/** The settings without `client_secret`; `base`: the stored source a PATCH merges into (`null` clears `drive_id` or `folder_path`). */
 export function parseSharepointSource(v: Record<string, unknown>, base?: SharepointSourceSettings): Omit<SharepointSourceSettings, 'secret_fields'> | Problem {
   const extra = Object.keys(v).find((k) => !FIELDS.includes(k));
   if (extra) return [`source.${extra}`, 'is not a field of the sharepoint source'];
@@ -55,7 +55,7 @@ export function parseSharepointSource(v: Record<string, unknown>, base?: Sharepo
     site_url: site.href.replace(/\/+$/, ''),
     tenant_id: tenant,
     client_id: client,
-    drive_id: drive,
-    folder_path: trimmed ? `/${trimmed}` : null,
+    ...(typeof drive === 'string' ? { drive_id: drive } : {}),
+    ...(trimmed ? { folder_path: `/${trimmed}` } : {}),
   };
 }

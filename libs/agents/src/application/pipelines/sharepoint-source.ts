@@ -19,7 +19,7 @@ interface DriveItem {
 
 const graphError = (b: Record<string, unknown>) => (b.error as { message?: unknown } | undefined)?.message;
 // Sync-state keys that are not records start with `~` (a drive item id never does).
-const cursorKey = (drive: string, folder: string | null) => `~delta:${drive}:${folder ?? ''}`;
+const cursorKey = (drive: string, folder: string | undefined) => `~delta:${drive}:${folder ?? ''}`;
 const FOLDER = '~folder:';
 
 /**
