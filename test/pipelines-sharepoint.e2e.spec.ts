@@ -47,6 +47,7 @@ describe('pipelines: the sharepoint source', () => {
     expect(deltaCalls(from).length).toBeGreaterThan(2);
     expect(graph.requests.slice(from).filter((r) => r.url.startsWith('/v1.0/')).every((r) => r.authorization?.startsWith('Bearer eyJ0eXAi.fake.'))).toBe(true);
     expect(await h.indexed('d-docx')).toContain('daxomere');
+    expect(h.app.logLines.some((l) => l.includes('file d-png skipped: Scan.png: a type the extraction library does not read'))).toBe(true);
     expect(await h.indexed('d-pdf')).toContain('pendrake');
     const sessions = (await h.app.call('GET', '/v2/agents/indexer/sessions?limit=100')).body.sessions as { metadata: Record<string, any> }[];
     expect(sessions.find((s) => s.metadata.pipeline?.source_record_id === 'd-txt')?.metadata.sharepoint).toMatchObject({ item_id: 'd-txt', name: 'Notes.txt', drive_id: graph.driveId, etag: '"{d-txt},1"' });
