@@ -58,7 +58,7 @@ export async function fetchBoxSource(job: SaasFetchJob<BoxSourceSettings>): Prom
     if (kind === 'folders' && id === '0') return []; // The root is no folder one can collaborate on.
     const out: BoxAcl[] = [];
     for (let marker: string | null = ''; marker !== null && !signal.aborted; ) {
-      const page: { entries?: Collaboration[]; next_marker?: string | null } | null = await get(`/${kind}/${id}/collaborations?fields=role,status,accessible_by&limit=1000${marker ? `&marker=${encodeURIComponent(marker)}` : ''}`, `GET /${kind}/{id}/collaborations`);
+      const page: { entries?: Collaboration[]; next_marker?: string | null } | null = await get(`/${kind}/${encodeURIComponent(id)}/collaborations?fields=role,status,accessible_by&limit=1000${marker ? `&marker=${encodeURIComponent(marker)}` : ''}`, `GET /${kind}/{id}/collaborations`);
       for (const c of page?.entries ?? []) {
         const who = c.accessible_by;
         if (c.status === 'accepted' && who?.type && who.id) out.push({ type: who.type, id: who.id, name: who.name ?? null, login: who.login ?? null, role: c.role ?? 'viewer' });
@@ -81,7 +81,7 @@ export async function fetchBoxSource(job: SaasFetchJob<BoxSourceSettings>): Prom
     if (!readable(name)) return skipped(file.id, `${name}: a type the extraction library does not read`);
     if ((file.size ?? 0) > MAX_FILE_BYTES) return skipped(file.id, `${name}: larger than ${MAX_FILE_BYTES} bytes`);
     const acl = union(folderAcl, await collaborations('files', file.id));
-    const bytes = await download(job, `${api}/files/${file.id}/content`, { authorization: `Bearer ${await token()}` }, file.id, 'GET /files/{id}/content');
+    const bytes = await download(job, `${api}/files/${encodeURIComponent(file.id)}/content`, { authorization: `Bearer ${await token()}` }, file.id, 'GET /files/{id}/content');
     const text = bytes && (await fileText(job, bytes, name, file.id));
     if (text === null || text === undefined) return;
     fetched++;
@@ -100,7 +100,7 @@ export async function fetchBoxSource(job: SaasFetchJob<BoxSourceSettings>): Prom
     return { fetched, seen: {}, complete: false };
   }
 
-  const top = await get<BoxItem>(`/folders/${source.folder_id}?fields=id,name,path_collection`, 'GET /folders/{id}');
+  const top = await get<BoxItem>(`/folders/${encodeURIComponent(source.folder_id)}?fields=id,name,path_collection`, 'GET /folders/{id}');
   if (!top) throw new Error(`the Box folder ${source.folder_id} was not found (or the app cannot see it)`);
   const seen: Record<string, PageVersion> = {};
   const queue: { id: string; path: string; acl: BoxAcl[] }[] = [{ id: source.folder_id, path: '', acl: union(await inherited(top.path_collection?.entries ?? []), await collaborations('folders', source.folder_id)) }];
@@ -108,7 +108,7 @@ export async function fetchBoxSource(job: SaasFetchJob<BoxSourceSettings>): Prom
     // The folders' collaborations are part of each file's version: a changed share makes its files records again.
     const aclHash = createHash('sha256').update(JSON.stringify(folder.acl.map(aclKey).sort())).digest('hex').slice(0, 16);
     for (let marker: string | null = ''; marker !== null && !signal.aborted; ) {
-      const page: { entries?: BoxItem[]; next_marker?: string | null } | null = await get(`/folders/${folder.id}/items?fields=${FIELDS}&limit=1000&usemarker=true${marker ? `&marker=${encodeURIComponent(marker)}` : ''}`, 'GET /folders/{id}/items');
+      const page: { entries?: BoxItem[]; next_marker?: string | null } | null = await get(`/folders/${encodeURIComponent(folder.id)}/items?fields=${FIELDS}&limit=1000&usemarker=true${marker ? `&marker=${encodeURIComponent(marker)}` : ''}`, 'GET /folders/{id}/items');
       if (!page) throw new Error(`the Box folder ${folder.id} disappeared while it was read`);
       for (const item of page.entries ?? []) {
         if (signal.aborted) break;
