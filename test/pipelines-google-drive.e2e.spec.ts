@@ -44,10 +44,12 @@ describe('pipelines: the google_drive source', () => {
     const created = await h.create('gd', source());
     expect(created.source).toEqual({ type: 'google_drive', scopes, client_email: key.email, private_key: '****' });
     expect(referenceErrors('createPipeline', 201, created)).toEqual([]);
+    drive.rateLimit = 1; // Drive's rate limit (a 403) is backed off, not a failure.
     const from = drive.requests.length;
     const first = await h.run('gd');
     expect(first.run).toMatchObject({ status: 'completed', records_fetched: 4, records_processed: 4, records_failed: 0 });
     expect(first.processed).toEqual(ALL); // Not the PNG, not the My Drive file outside the folder.
+    expect(drive.rateLimit).toBe(0);
     // The shared drive was read as the service account, the My Drive folder as Ada (domain-wide delegation).
     expect(new Set(drive.subjects)).toEqual(new Set([null, ADA]));
     const lists = drive.requests.slice(from).filter((r) => r.url.startsWith('/drive/v3/files?'));

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
  * `drive.readonly` scope; `sub` only for users the Workspace admin delegated), `GET /drive/v3/files/{id}`
  * (`root` alias, `alt=media`; shared-drive items need `supportsAllDrives=true`), `/files/{id}/export`,
  * `GET /drive/v3/files?q='<id>' in parents and trashed = false` (pageToken paging; shared-drive items only with
- * `includeItemsFromAllDrives=true`). A shared drive's files are visible to the service account (a member); a My
+ * `includeItemsFromAllDrives=true`), 403 `userRateLimitExceeded` on demand. A shared drive's files are visible to the service account (a member); a My
  * Drive's only to its owner's delegated token. Errors are `{error: {code, message, errors}}`.
  */
 export interface DriveNode {
@@ -30,6 +30,8 @@ export class DriveServer {
   readonly tokens = new Map<string, string>();
   /** The subjects each token request asked for (`sub`, or null for the service account itself). */
   readonly subjects: (string | null)[] = [];
+  /** The next Drive requests answer 403 `userRateLimitExceeded` (Drive's rate limit answer besides 429). */
+  rateLimit = 0;
   private readonly trusted = new Map<string, string>();
   private server!: Server;
   url = '';
@@ -92,6 +94,7 @@ export class DriveServer {
     const identity = this.tokens.get(req.headers.authorization?.replace(/^Bearer /, '') ?? '');
     this.requests.push({ method: req.method!, url: req.url!, identity });
     if (!identity) return error(401, 'authError', 'Invalid Credentials');
+    if (this.rateLimit > 0) return this.rateLimit--, error(403, 'userRateLimitExceeded', 'User Rate Limit Exceeded'), undefined;
     const allDrives = url.searchParams.get('supportsAllDrives') === 'true';
     const visible = (n: DriveNode | undefined): n is DriveNode => !!n && (n.driveId ? !n.owner : n.owner === identity) && (n.driveId ? !this.delegated.has(identity) : true);
     if (url.pathname === '/drive/v3/files') {

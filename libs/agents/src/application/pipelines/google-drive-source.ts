@@ -1,4 +1,5 @@
 import { importPKCS8, SignJWT } from 'jose';
+import { readUpTo } from '@lib/platform';
 import type { PageVersion } from '../../domain/pipeline-run';
 import { driveFolderId, GoogleDriveScope, GoogleDriveSourceSettings } from '../../domain/pipeline-google-drive-source';
 import { download, fileText, MAX_FILE_BYTES, readable, readJson, SaasFetchJob, SaasFetchResult, send, serviceUrl, skipped, tokenCache } from './saas-http';
@@ -21,6 +22,12 @@ const FILE_FIELDS = 'id,name,mimeType,md5Checksum,modifiedTime,version,size,driv
 const EXPORTS: Record<string, string> = { 'application/vnd.google-apps.document': 'text/plain', 'application/vnd.google-apps.presentation': 'text/plain', 'application/vnd.google-apps.spreadsheet': 'text/csv' };
 /** A name the extraction library reads, for a file whose own name has no such extension. */
 const EXTENSIONS: Record<string, string> = { 'application/pdf': 'pdf', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'docx', 'application/vnd.openxmlformats-officedocument.presentationml.presentation': 'pptx', 'text/plain': 'txt', 'text/html': 'html', 'text/markdown': 'md', 'application/rtf': 'rtf' };
+/** Drive's rate limits are 403s with these reasons (besides 429): to be backed off, not failed (Drive's guide). */
+async function rateLimited(res: Response): Promise<boolean> {
+  if (res.status !== 403) return false;
+  const { bytes } = await readUpTo(res.clone(), 64 * 1024);
+  return /"reason"\s*:\s*"(userRateLimitExceeded|rateLimitExceeded)"/.test(bytes.toString('utf8'));
+}
 const driveError = (b: Record<string, unknown>) => (b.error as { message?: unknown } | undefined)?.message ?? b.error;
 
 /**
@@ -56,7 +63,7 @@ export async function fetchGoogleDriveSource(job: SaasFetchJob<GoogleDriveSource
   };
   const auth = async (subject: string | null) => ({ authorization: `Bearer ${await tokenFor(subject)()}` });
   const get = async <T>(url: string, subject: string | null, what: string): Promise<T | null> => {
-    const res = await send(job, url, { headers: { ...(await auth(subject)), accept: 'application/json' }, redirect: 'error' });
+    const res = await send(job, url, { headers: { ...(await auth(subject)), accept: 'application/json' }, redirect: 'error' }, rateLimited);
     if (res.status === 404) return void (await res.body?.cancel()), null;
     return readJson<T>(res, what, driveError);
   };
@@ -72,7 +79,7 @@ export async function fetchGoogleDriveSource(job: SaasFetchJob<GoogleDriveSource
     if (Number(file.size ?? 0) > MAX_FILE_BYTES) return skipped(file.id, `${name}: larger than ${MAX_FILE_BYTES} bytes`);
     const id = encodeURIComponent(file.id);
     const url = exportAs ? `${api}/files/${id}/export?mimeType=${encodeURIComponent(exportAs)}` : `${api}/files/${id}?alt=media&supportsAllDrives=true`;
-    const bytes = await download(job, url, await auth(subject), file.id, exportAs ? 'files.export' : 'files.get?alt=media');
+    const bytes = await download(job, url, await auth(subject), file.id, exportAs ? 'files.export' : 'files.get?alt=media', rateLimited);
     const text = !bytes ? null : exportAs ? bytes.toString('utf8').replace(/^\uFEFF/, '') : await fileText(job, bytes, asName, file.id);
     if (!text) return;
     fetched++;

@@ -62,12 +62,16 @@ export function retryAfterSeconds(value: string | null, now = Date.now()): numbe
   return Number.isNaN(at) ? 1 : Math.max(0, Math.ceil((at - now) / 1000));
 }
 
-/** A request through the guarded fetch; a 429 or 503 is waited out as `Retry-After` says, a few times, each wait bounded. */
-export async function send(job: Pick<SaasFetchJob<unknown>, 'fetch' | 'signal'>, url: string, init: RequestInit = {}): Promise<Response> {
+/**
+ * A request through the guarded fetch; a 429 or 503 (or an answer `throttled` recognises, e.g. Drive's 403
+ * `userRateLimitExceeded`) is waited out as `Retry-After` says, else 1, 2, 4… s, a few times, each wait bounded.
+ */
+export async function send(job: Pick<SaasFetchJob<unknown>, 'fetch' | 'signal'>, url: string, init: RequestInit = {}, throttled?: (res: Response) => Promise<boolean>): Promise<Response> {
   for (let waits = 0; ; waits++) {
     const res = await job.fetch(url, { ...init, signal: job.signal });
-    if ((res.status !== 429 && res.status !== 503) || waits >= MAX_THROTTLE_WAITS) return res;
-    const seconds = retryAfterSeconds(res.headers.get('retry-after'));
+    const limited = res.status === 429 || res.status === 503 || (!res.ok && !!throttled && (await throttled(res)));
+    if (!limited || waits >= MAX_THROTTLE_WAITS) return res;
+    const seconds = res.headers.has('retry-after') ? retryAfterSeconds(res.headers.get('retry-after')) : 2 ** waits;
     await res.body?.cancel();
     if (seconds > MAX_RETRY_AFTER_S) throw new Error(`${new URL(url).pathname} is throttled for ${seconds} s (more than ${MAX_RETRY_AFTER_S} s)`);
     await sleep(seconds * 1000, job.signal);
@@ -139,8 +143,8 @@ export function skipped(recordId: string, reason: string): void {
 }
 
 /** A file's bytes, bounded: one past `MAX_FILE_BYTES` is skipped (null). Redirects to the storage host are followed (fetch drops `Authorization` across origins). */
-export async function download(job: Pick<SaasFetchJob<unknown>, 'fetch' | 'signal'>, url: string, headers: Record<string, string>, recordId: string, what: string): Promise<Buffer | null> {
-  const res = await send(job, url, { headers, redirect: 'follow' });
+export async function download(job: Pick<SaasFetchJob<unknown>, 'fetch' | 'signal'>, url: string, headers: Record<string, string>, recordId: string, what: string, throttled?: (res: Response) => Promise<boolean>): Promise<Buffer | null> {
+  const res = await send(job, url, { headers, redirect: 'follow' }, throttled);
   if (!res.ok) {
     await res.body?.cancel();
     throw new Error(`${what} answered ${res.status}`);
