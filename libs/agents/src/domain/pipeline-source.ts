@@ -35,7 +35,7 @@ export interface WebSourceSettings {
 export type Problem = readonly [field: string, reason: string];
 
 /** Source types of the reference that have no client here yet. */
-export const UNBUILT_SOURCE_TYPES = ['sharepoint', 'google_drive', 'box'] as const;
+export const UNBUILT_SOURCE_TYPES: readonly string[] = [];
 
 const WEB_FIELDS = ['type', 'pages_source', 'respect_robots_txt', 'requests_per_second', 'max_concurrent', 'max_concurrent_fetches', 'max_pages', 'js_rendering', 'user_agent', 'max_page_bytes', 'excluded_content_types', 'auth'];
 const PAGE_FIELDS = { sitemap: ['type', 'sitemap_urls'], crawl: ['type', 'urls', 'max_depth', 'same_domain_only', 'pos_regex', 'neg_regex'], sitemap_crawl: ['type', 'urls', 'sitemap_urls', 'max_depth', 'same_domain_only', 'pos_regex', 'neg_regex'] } as const;

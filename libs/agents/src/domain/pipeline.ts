@@ -8,8 +8,11 @@ import type { FileShareSourceSettings } from './pipeline-file-share-source';
 import type { ConfluenceSourceSettings } from './pipeline-confluence-source';
 import type { WolkenKbSourceSettings } from './pipeline-wolken-source';
 import type { FluidTopicsSourceSettings } from './pipeline-fluid-topics-source';
+import type { SharepointSourceSettings } from './pipeline-sharepoint-source';
+import type { BoxSourceSettings } from './pipeline-box-source';
+import type { GoogleDriveSourceSettings } from './pipeline-google-drive-source';
 
-export type PipelineSource = WebSourceSettings | ScimSourceSettings | S3SourceSettings | FileShareSourceSettings | ConfluenceSourceSettings | WolkenKbSourceSettings | FluidTopicsSourceSettings;
+export type PipelineSource = WebSourceSettings | ScimSourceSettings | S3SourceSettings | FileShareSourceSettings | ConfluenceSourceSettings | WolkenKbSourceSettings | FluidTopicsSourceSettings | SharepointSourceSettings | BoxSourceSettings | GoogleDriveSourceSettings;
 
 /** When a pipeline runs: on demand, every ISO 8601 duration, or at the times of a 5-field cron expression (UTC). */
 export type PipelineTrigger = { readonly type: 'manual' } | { readonly type: 'interval'; readonly duration: string } | { readonly type: 'cron'; readonly expression: string };

@@ -77,7 +77,7 @@ export function parseSource(v: Record<string, unknown>, base: { settings: Pipeli
   const built = Object.keys(SOURCE_CLIENTS);
   const client = typeof v.type === 'string' ? SOURCE_CLIENTS[v.type] : undefined;
   if (!client && (UNBUILT_SOURCE_TYPES as readonly unknown[]).includes(v.type)) throw invalidPipeline(['source.type', `the "${String(v.type)}" source is not built yet; these are: ${built.join(', ')}`]);
-  if (!client) throw invalidPipeline(['source.type', `must be one of ${[...built, ...UNBUILT_SOURCE_TYPES.filter((t) => !built.includes(t))].join(', ')}`]);
+  if (!client) throw invalidPipeline(['source.type', `"${String(v.type)}" is not a source type here: must be one of ${built.join(', ')}`]);
   const stored = base?.settings.source;
   const merged = stored?.type === v.type ? stored : undefined;
   if (!client.genericAuth) {

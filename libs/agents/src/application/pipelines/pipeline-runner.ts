@@ -185,9 +185,9 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
           // Incremental: what the last full sync saw is asked for conditionally (a 304 is no record).
           versions: created.syncMode === 'incremental' && !created.retry ? (pipeline.synced?.versions ?? {}) : null,
           known: new Set((log.state as ActiveRun).order),
-          env: this.config.env,
           extract: (file, name) => this.modules.get(ExtractionPool, { strict: false }).extract(file, name, { extractTables: false }),
           signal: stop,
+          env: this.config.env,
           onRecord: (record) => log.write((s) => (s.status === 'running' && !s.records[record.recordId] ? [{ type: 'PipelineRecordFetched', data: { runId, record, fetchedAt: this.clock.now().toISOString() } }] : []), this.ctx(runId, `fetch|${record.recordId}`)),
         });
       } catch (e) {

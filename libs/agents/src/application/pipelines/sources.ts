@@ -16,6 +16,12 @@ import { fetchWolkenSource } from './wolken-source';
 import { parseFluidTopicsSource } from '../../domain/pipeline-fluid-topics-source';
 import { fetchFluidTopicsSource } from './fluid-topics-source';
 import { fetchScimSource } from './scim-source';
+import { parseSharepointSource } from '../../domain/pipeline-sharepoint-source';
+import { fetchSharepointSource } from './sharepoint-source';
+import { parseBoxSource } from '../../domain/pipeline-box-source';
+import { fetchBoxSource } from './box-source';
+import { parseGoogleDriveSource } from '../../domain/pipeline-google-drive-source';
+import { fetchGoogleDriveSource } from './google-drive-source';
 import { fetchWebSource } from './web-source';
 
 /** What a run gives any source: the guarded fetch, its opened credential, what the run already has. */
@@ -32,9 +38,9 @@ export interface SourceFetchJob<S extends PipelineSource = PipelineSource> {
   readonly known: ReadonlySet<string>;
   /** Incremental sync: the versions (ETag, last-modified, cursor…) of the last sync; null (full refresh) reads everything. */
   readonly versions: Readonly<Record<string, PageVersion>> | null;
-  /** The service's environment (ServiceConfig.env), for sources whose limits the operator sets (PIPELINE_FILE_SHARE_ROOTS). */
+  /** The service's environment (ServiceConfig.env): limits the operator sets (PIPELINE_FILE_SHARE_ROOTS), the fixed hosts of a cloud API a test points at 127.0.0.1. */
   readonly env: Readonly<Record<string, string | undefined>>;
-  /** Files to text with the service's parser (libs/extraction). */
+  /** Files to text with the service's parser (libs/extraction, on its pool); throws ExtractionError for one it cannot read. */
   readonly extract: ExtractFile;
   readonly signal: AbortSignal;
   readonly onRecord: (record: FetchedRecord) => Promise<void>;
@@ -77,6 +83,9 @@ const fileShare: SourceClient<Extract<PipelineSource, { type: 'file_share' }>> =
 const confluence: SourceClient<Extract<PipelineSource, { type: 'confluence' }>> = { type: 'confluence', genericAuth: true, parse: parseConfluenceSource, fetch: fetchConfluenceSource };
 const wolken: SourceClient<Extract<PipelineSource, { type: 'wolken_kb' }>> = { type: 'wolken_kb', genericAuth: false, secretFields: [{ path: 'auth_code', required: true }, { path: 'refresh_token', required: true }], parse: parseWolkenSource, fetch: fetchWolkenSource };
 const fluidTopics: SourceClient<Extract<PipelineSource, { type: 'fluid_topics' }>> = { type: 'fluid_topics', genericAuth: false, secretFields: [{ path: 'api_key', required: false }], parse: parseFluidTopicsSource, fetch: fetchFluidTopicsSource };
+const sharepoint: SourceClient<Extract<PipelineSource, { type: 'sharepoint' }>> = { type: 'sharepoint', genericAuth: false, secretFields: [{ path: 'client_secret', required: true }], parse: parseSharepointSource, fetch: fetchSharepointSource };
+const box: SourceClient<Extract<PipelineSource, { type: 'box' }>> = { type: 'box', genericAuth: false, secretFields: [{ path: 'auth.client_secret', required: true }], parse: parseBoxSource, fetch: fetchBoxSource };
+const googleDrive: SourceClient<Extract<PipelineSource, { type: 'google_drive' }>> = { type: 'google_drive', genericAuth: false, secretFields: [{ path: 'private_key', required: true }], parse: parseGoogleDriveSource, fetch: fetchGoogleDriveSource };
 
 /** Every built source, by type. A new source adds its one entry here. */
-export const SOURCE_CLIENTS: Readonly<Record<string, SourceClient>> = Object.fromEntries([web, scim, s3, fileShare, confluence, wolken, fluidTopics].map((c) => [c.type, c as unknown as SourceClient]));
+export const SOURCE_CLIENTS: Readonly<Record<string, SourceClient>> = Object.fromEntries([web, scim, s3, fileShare, confluence, wolken, fluidTopics, sharepoint, box, googleDrive].map((c) => [c.type, c as unknown as SourceClient]));
