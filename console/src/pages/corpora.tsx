@@ -50,10 +50,25 @@ export function CorporaPage() {
   );
 }
 
+/** `doc.lang, part.page:integer` → the reference's filter attribute objects; the service validates the rest. */
+function parseAttributes(text: string) {
+  return text
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean)
+    .map((t) => {
+      const [qualified, type = 'text'] = t.split(':').map((x) => x.trim());
+      const [prefix, ...rest] = qualified.split('.');
+      const level = prefix === 'part' ? 'part' : 'document';
+      return { name: prefix === 'doc' || prefix === 'part' ? rest.join('.') : qualified, level, type, indexed: true };
+    });
+}
+
 function CreateCorpus({ onCreated }: { onCreated: () => void }) {
   const [key, setKey] = useState('');
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
+  const [attributes, setAttributes] = useState('');
   const [error, setError] = useState<unknown>();
   const [done, setDone] = useState<string>();
   const fields = error instanceof ApiError ? error.fieldErrors : {};
@@ -62,11 +77,13 @@ function CreateCorpus({ onCreated }: { onCreated: () => void }) {
     e.preventDefault();
     setError(undefined);
     try {
-      const created = await api<Corpus>('POST', '/v2/corpora', { key, name: name || key, ...(description ? { description } : {}) });
+      const filter_attributes = parseAttributes(attributes);
+      const created = await api<Corpus>('POST', '/v2/corpora', { key, name: name || key, ...(description ? { description } : {}), ...(filter_attributes.length ? { filter_attributes } : {}) });
       setDone(created.key);
       setKey('');
       setName('');
       setDescription('');
+      setAttributes('');
       onCreated();
     } catch (err) {
       setError(err);
@@ -87,6 +104,9 @@ function CreateCorpus({ onCreated }: { onCreated: () => void }) {
           {(id, d) => <input id={id} aria-describedby={d} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />}
         </Field>
       </div>
+      <Field label="Filter attributes" error={Object.entries(fields).find(([k]) => k.startsWith('filter_attributes'))?.[1]} hint="e.g. doc.lang, doc.year:integer, part.page:integer (type text when not given)">
+        {(id, d) => <input id={id} aria-describedby={d} class="wide" value={attributes} onInput={(e) => setAttributes(e.currentTarget.value)} />}
+      </Field>
       <ErrorBox error={error} />
       {done && (
         <p role="status">

@@ -56,10 +56,10 @@ export function SignIn({ notice, onSignedIn }: { notice?: string; onSignedIn: (c
         <fieldset>
           <legend>Sign in with</legend>
           <label>
-            <input type="radio" name="mode" checked={mode === 'key'} onChange={() => setMode('key')} /> API key
+            <input type="radio" name="mode" checked={mode === 'key'} onChange={() => setMode('key')} /> an API key
           </label>
           <label>
-            <input type="radio" name="mode" checked={mode === 'client'} onChange={() => setMode('client')} /> App client
+            <input type="radio" name="mode" checked={mode === 'client'} onChange={() => setMode('client')} /> an app client
           </label>
         </fieldset>
         {mode === 'key' ? (
