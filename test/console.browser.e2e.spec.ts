@@ -1,4 +1,6 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, Browser, Page } from 'playwright-core';
@@ -12,7 +14,7 @@ import { startTestApp, TestApp } from './support/test-app';
  * running service and the scripted model server. `CONSOLE_SCREENSHOTS=1` (npm run console:screenshots) also
  * writes a screenshot of each page to docs/console/.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? (['/usr/bin', ...(process.env.PATH ?? '').split(':')].map((d) => join(d, 'chromium')).find((p) => existsSync(p)) || '/usr/bin/chromium');
 const SHOTS = process.env.CONSOLE_SCREENSHOTS ? join(__dirname, '..', 'docs', 'console') : undefined;
 const suite = existsSync(CHROMIUM) ? describe : describe.skip;
 if (!existsSync(CHROMIUM)) {
@@ -21,10 +23,17 @@ if (!existsSync(CHROMIUM)) {
 
 const NOTE = 'Sea otters sleep wrapped in kelp so that they do not drift apart. They hold hands while they rest.';
 
-/** The model's side: a query's answer cites result 1; an agent first calls its search tool, then answers in pieces. */
+/**
+ * The model's side: a query's answer cites result 1; the chat agent first calls its search tool, then answers in
+ * pieces; the pipeline's agent indexes the page it is given.
+ */
 function script(req: CapturedRequest): ScriptedReply {
-  const body = req.body as { tools?: unknown[]; messages: { role: string }[] };
+  const body = req.body as { tools?: { function: { name: string } }[]; messages: { role: string; content: unknown }[] };
   if (!body.tools?.length) return { chunks: ['Otters sleep ', 'wrapped in kelp [1].'] };
+  if (body.tools.some((t) => t.function.name === 'index')) {
+    if (body.messages.some((m) => m.role === 'tool')) return { content: 'Indexed the page.' };
+    return { toolCalls: [{ id: 'c1', name: 'index', arguments: JSON.stringify({ documents: [{ id: 'kelp', title: 'Kelp', text: 'Kelp forests shelter otters.' }] }) }] };
+  }
   if (!body.messages.some((m) => m.role === 'tool')) return { toolCalls: [{ id: 'call_1', name: 'notes_search', arguments: '{"query":"how do otters sleep"}' }] };
   return { chunks: ['They sleep ', 'in kelp, ', 'holding ', 'hands.'], chunkDelayMs: 250 };
 }
@@ -35,6 +44,7 @@ suite('the web console in a browser', () => {
   let browser: Browser;
   let page: Page;
   let consoleDir: string;
+  let site: Server;
   const problems: string[] = [];
 
   const shot = async (name: string) => {
@@ -48,7 +58,9 @@ suite('the web console in a browser', () => {
     consoleDir = await buildConsole(mkdtempSync(join(tmpdir(), 'ars-console-')));
     upstream = await ScriptedOpenAIServer.start();
     upstream.onChat = script;
-    app = await startTestApp({ env: { LOG_LEVEL: 'warn', CONSOLE_DIR: consoleDir, GENERATION_LLM: 'scripted' } });
+    site = createServer((_req, res) => void res.writeHead(200, { 'content-type': 'text/html' }).end('<html><head><title>Kelp</title></head><body><p>Kelp forests shelter otters.</p></body></html>'));
+    await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
+    app = await startTestApp({ env: { LOG_LEVEL: 'warn', CONSOLE_DIR: consoleDir, GENERATION_LLM: 'scripted', WORKER_POLL_MS: '200' } });
     await registerScripted(app, upstream, 'scripted');
     if (SHOTS) mkdirSync(SHOTS, { recursive: true });
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
@@ -62,10 +74,14 @@ suite('the web console in a browser', () => {
     await browser?.close();
     await app?.close();
     await upstream?.close();
+    await new Promise((r) => site?.close(r));
     if (consoleDir) rmSync(consoleDir, { recursive: true, force: true });
   });
 
   it('serves the console with a strict CSP and no credential, and signs in with the key into sessionStorage', async () => {
+    const missing = await fetch(`${app.url}/console/assets/nope.js`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ messages: [expect.stringContaining('nope.js')], request_id: expect.any(String) });
     const res = await page.goto(`${app.url}/console`);
     expect(res!.status()).toBe(200);
     expect(res!.headers()['content-security-policy']).toContain("script-src 'self'");
@@ -195,7 +211,32 @@ suite('the web console in a browser', () => {
     await page.getByRole('list', { name: 'Conversation' }).getByText('How do otters sleep?').waitFor();
   });
 
-  it('tails the event log with a category filter and shows projection lag; lists pipelines', async () => {
+  it('runs a pipeline from its page, shows the per-record events of the run, and reprocesses a dead letter', async () => {
+    const url = `http://127.0.0.1:${(site.address() as AddressInfo).port}/kelp`;
+    await app.call('POST', '/v2/agents', { key: 'indexer', name: 'Indexer', model: { name: 'scripted' }, tool_configurations: { index: { type: 'document_index', argument_override: { corpus_key: 'notes' } } }, first_step_name: 'main', steps: { main: { instructions: [] } } });
+    const pipeline = await app.call('POST', '/v2/pipelines', { key: 'kelp', name: 'Kelp site', source: { type: 'web', requests_per_second: 50, pages_source: { type: 'crawl', urls: [url], max_depth: 0 } }, trigger: { type: 'manual' }, transform: { type: 'agent', agent_key: 'indexer' } });
+    expect(pipeline.status).toBe(201);
+    await open('#/pipelines');
+    await page.getByRole('link', { name: /Kelp site/ }).click();
+    await page.getByRole('button', { name: 'Run now' }).click();
+    const run = page.getByRole('region', { name: /^Run / });
+    await run.getByText(/^completed/).waitFor({ timeout: 30_000 });
+    await run.getByRole('cell', { name: url }).first().waitFor();
+    expect(await run.getByRole('cell', { name: 'record_processing' }).count()).toBeGreaterThan(0);
+    await shot('pipeline-run');
+    expect((await app.call('POST', '/v2/pipelines/kelp/dead_letters', { source_record_id: url, error_message: 'misfiled' })).status).toBe(201);
+    await page.reload();
+    await page.getByRole('cell', { name: 'misfiled' }).waitFor();
+    await shot('pipelines');
+    await page.getByRole('button', { name: 'Reprocess all' }).click();
+    await page.waitForURL((u) => u.hash.includes('/runs/'));
+    await run.getByText(/^completed/).waitFor({ timeout: 30_000 });
+    await page.getByText('No dead letters.').waitFor();
+    const runs = (await app.call('GET', '/v2/pipelines/kelp/runs')).body.runs as { trigger_type: string }[];
+    expect(runs.map((r) => r.trigger_type).sort()).toEqual(['manual', 'retry']);
+  }, 90_000);
+
+  it('tails the event log with a category filter and shows projection lag', async () => {
     await open('#/events');
     await page.getByLabel('Categories').fill('corpus');
     await page.getByRole('button', { name: 'Apply filters' }).click();
@@ -206,9 +247,6 @@ suite('the web console in a browser', () => {
     await app.call('POST', '/v2/corpora', { key: 'later', name: 'Later' });
     await page.locator('table.log').getByRole('cell', { name: /corpus-/ }).nth(1).waitFor();
     await shot('events');
-    await open('#/pipelines');
-    await page.getByText('No pipelines yet').waitFor();
-    await shot('pipelines');
     expect(problems).toEqual([]);
   });
 });

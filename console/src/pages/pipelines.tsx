@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorBox, href, Loading, Page, useLoad, when } from '../ui';
 import { Run, RunDetail, RunProgress, usePolling } from './pipeline-run';
@@ -40,6 +40,8 @@ function PipelineDetail({ pipeline, run }: { pipeline: string; run?: string }) {
   const [selected, setSelected] = useState<string[]>([]);
   const [error, setError] = useState<unknown>();
   usePolling(runs.reload, !!runs.data?.runs.some((r) => r.status === 'running'));
+  // A run's end changes the dead letters (a record dead-lettered, or reprocessed away): read them again with it.
+  useEffect(() => letters.reload(), [runs.data]);
 
   async function act(path: string, body?: unknown) {
     setError(undefined);
