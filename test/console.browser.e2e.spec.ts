@@ -243,6 +243,7 @@ suite('the web console in a browser', () => {
     await page.getByText('Live: new events appear at the top.').waitFor();
     await page.locator('table.log').getByRole('button', { name: 'CorpusCreated' }).waitFor();
     expect(await page.locator('table.log').getByText('SessionCreated').count()).toBe(0);
+    await page.getByText(/projections(, all caught up| behind or stopped)/).waitFor();
     await page.getByRole('cell', { name: 'documents', exact: true }).waitFor();
     await app.call('POST', '/v2/corpora', { key: 'later', name: 'Later' });
     await page.locator('table.log').getByRole('cell', { name: /corpus-/ }).nth(1).waitFor();

@@ -58,28 +58,7 @@ export function EventsPage() {
     <Page title="Event log">
       <h2>Projection lag</h2>
       <ErrorBox error={health.error} />
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Projection</th>
-            <th scope="col">Checkpoint</th>
-            <th scope="col">Head</th>
-            <th scope="col">Behind</th>
-            <th scope="col">Running</th>
-          </tr>
-        </thead>
-        <tbody>
-          {health.data?.projections.map((p) => (
-            <tr key={p.projection} class={p.behind > 0 ? 'behind' : ''}>
-              <td>{p.projection}</td>
-              <td>{p.checkpoint}</td>
-              <td>{p.head}</td>
-              <td>{p.behind}</td>
-              <td>{p.running ? 'yes' : 'no'}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      {health.data && <LagTable lags={health.data.projections} />}
       <h2>Live tail</h2>
       <form class="row" role="search" onSubmit={(e) => (e.preventDefault(), setApplied({ category, type }))}>
         <Field label="Categories" hint="e.g. corpus, session (comma separated)">
@@ -128,5 +107,42 @@ export function EventsPage() {
         </tbody>
       </table>
     </Page>
+  );
+}
+
+/** A line saying whether every projection has caught up, over a short scrolling table (there are ~20). */
+function LagTable({ lags }: { lags: Lag[] }) {
+  const late = lags.filter((p) => p.behind > 0 || !p.running);
+  const head = Math.max(0, ...lags.map((p) => p.head));
+  return (
+    <>
+      <p class={late.length ? 'error' : ''}>
+        {late.length ? `${late.length} of ${lags.length} projections behind or stopped` : `${lags.length} projections, all caught up`} (head of the log: {head})
+      </p>
+      <div class="lag" tabIndex={0} role="region" aria-label="Projection lag by projection">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Projection</th>
+              <th scope="col">Checkpoint</th>
+              <th scope="col">Head</th>
+              <th scope="col">Behind</th>
+              <th scope="col">Running</th>
+            </tr>
+          </thead>
+          <tbody>
+            {lags.map((p) => (
+              <tr key={p.projection} class={p.behind > 0 || !p.running ? 'behind' : ''}>
+                <td>{p.projection}</td>
+                <td>{p.checkpoint}</td>
+                <td>{p.head}</td>
+                <td>{p.behind}</td>
+                <td>{p.running ? 'yes' : 'no'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
   );
 }

@@ -98,7 +98,12 @@ export function HistoryPage({ agent, session }: { agent: string; session: string
         <section aria-label="The session as of the selected event">
           <h2>The session then</h2>
           <ErrorBox error={asOf.error} />
-          {view && <Json value={view} />}
+          {view && (
+            <details>
+              <summary>Session state (status, step, usage)</summary>
+              <Json value={view} />
+            </details>
+          )}
           <ol class="chat">
             {shown.map((e) => (
               <EventItem key={e.id} event={e} />

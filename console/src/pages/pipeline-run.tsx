@@ -34,12 +34,14 @@ export function RunProgress({ run }: { run: Run }) {
 }
 
 /** One run: its progress and its per-record events, newest first, live while it runs. */
-export function RunDetail({ base, run }: { base: string; run: string }) {
+export function RunDetail({ base, run, onStatus }: { base: string; run: string; onStatus: (status: string) => void }) {
   const detail = useLoad(() => api<Run>('GET', `${base}/runs/${encodeURIComponent(run)}`), [base, run]);
   const events = useLoad(() => api<{ events: { id: string; type: string; occurred_at: string; source_record_id?: string; [k: string]: unknown }[] }>('GET', `${base}/runs/${encodeURIComponent(run)}/events?limit=200`), [base, run]);
   const running = detail.data?.status === 'running';
   usePolling(detail.reload, running);
   usePolling(events.reload, running);
+  // The run list polls on its own clock: tell it at once when this run moves on.
+  useEffect(() => void (detail.data && onStatus(detail.data.status)), [detail.data?.status]);
   return (
     <section aria-labelledby="run-title">
       <h2 id="run-title">Run {run}</h2>

@@ -89,7 +89,7 @@ function PipelineDetail({ pipeline, run }: { pipeline: string; run?: string }) {
           ))}
         </tbody>
       </table>
-      {run && <RunDetail base={base} run={run} />}
+      {run && <RunDetail base={base} run={run} onStatus={runs.reload} />}
       <h2>Dead letters</h2>
       <ErrorBox error={letters.error} />
       {letters.data?.dead_letters.length ? (

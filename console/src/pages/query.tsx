@@ -29,7 +29,7 @@ export function QueryPage() {
       corpora: corpora.split(',').map((k) => k.trim()).filter(Boolean).map((corpus_key) => ({ corpus_key, lexical_interpolation: Number(lambda), ...(filter ? { metadata_filter: filter } : {}) })),
       limit: Number(limit),
       context_configuration: { sentences_before: Number(sentences), sentences_after: Number(sentences), start_tag: START_TAG, end_tag: END_TAG },
-      ...(reranker ? { reranker: { type: 'customer_reranker', reranker_name: reranker } } : {}),
+      ...(reranker === 'mmr' ? { reranker: { type: 'mmr', diversity_bias: 0.3 } } : reranker ? { reranker: { type: 'customer_reranker', reranker_name: reranker } } : {}),
     },
     ...(generate ? { generation: { max_used_search_results: 5, citations: { style: 'numeric' } } } : {}),
     stream_response: true,
@@ -84,6 +84,7 @@ export function QueryPage() {
             {(id) => (
               <select id={id} value={reranker} onChange={(e) => setReranker(e.currentTarget.value)}>
                 <option value="">none</option>
+                <option value="mmr">MMR (diversity 0.3)</option>
                 {rerankers.data?.rerankers.map((r) => <option key={r.name}>{r.name}</option>)}
               </select>
             )}
