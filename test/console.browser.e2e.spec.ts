@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { chromium, Browser, Page } from 'playwright-core';
 import { CapturedRequest, ScriptedOpenAIServer, ScriptedReply } from '@lib/testing';
 import { buildConsole } from '../console/build';
+import { createClient } from './support/auth-fixtures';
 import { registerScripted } from './support/llm-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -249,5 +250,23 @@ suite('the web console in a browser', () => {
     await page.locator('table.log').getByRole('cell', { name: /corpus-/ }).nth(1).waitFor();
     await shot('events');
     expect(problems).toEqual([]);
+  });
+
+  it('signs in as an app client: a viewer sees the corpora and is told the API refused a write', async () => {
+    const client = await createClient(app, 'console viewer', { api_roles: ['viewer'] });
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('radio', { name: 'an app client' }).check();
+    await page.getByLabel('Client id', { exact: true }).fill(client.client_id);
+    await page.getByLabel('Client secret', { exact: true }).fill(client.client_secret);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText(`Signed in with app client ${client.client_id}`).waitFor();
+    expect(await page.evaluate('JSON.stringify(sessionStorage)')).not.toContain(client.client_secret);
+    await open('#/corpora');
+    await page.getByRole('table').getByRole('link', { name: 'notes', exact: true }).waitFor();
+    await page.getByLabel('Key', { exact: true }).fill('viewers-cannot');
+    await page.getByRole('button', { name: 'Create corpus' }).click();
+    await page.getByRole('alert').getByText(/^403: /).waitFor();
+    expect((await app.call('GET', '/v2/corpora/viewers-cannot')).status).toBe(404);
+    expect(problems.filter((p) => !p.includes('status of 403'))).toEqual([]);
   });
 });

@@ -69,7 +69,8 @@ function App() {
   if (!credential) return <SignIn notice={notice} onSignedIn={setCredential} />;
   return (
     <div class="shell">
-      <a class="skip" href="#main">
+      {/* The hash is the route: the skip link moves focus itself rather than navigating to #main. */}
+      <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById('main')?.focus())}>
         Skip to content
       </a>
       <nav aria-label="Sections">
