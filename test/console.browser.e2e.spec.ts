@@ -174,6 +174,8 @@ suite('the web console in a browser', () => {
     await page.getByRole('button', { name: 'Save configuration' }).click();
     await page.getByRole('status').getByText('Saved.').waitFor();
     expect((await app.call('GET', '/v2/agents/helper')).body.description).toBe('Answers from the notes');
+    // The form now shows the stored configuration, defaults filled in by the service.
+    expect(JSON.parse(await steps.inputValue()).main).toHaveProperty('output_parser');
     await shot('agent');
 
     await page.getByRole('button', { name: 'Chat in a new session' }).click();

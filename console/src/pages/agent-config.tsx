@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, ApiError } from '../api';
 import { ErrorBox, Field } from '../ui';
 
@@ -20,7 +20,7 @@ const pretty = (v: unknown) => JSON.stringify(v ?? {}, null, 2);
  * JSON. A refused PATCH shows each field error at the control its path starts with (`steps.main.instructions`
  * under Steps), with the full path in the text.
  */
-export function AgentConfig({ agent, onSaved }: { agent: Agent; onSaved: (a: Agent) => void }) {
+export function AgentConfig({ agent }: { agent: Agent }) {
   const [name, setName] = useState(agent.name);
   const [description, setDescription] = useState(agent.description ?? '');
   const [model, setModel] = useState(agent.model.name);
@@ -29,7 +29,15 @@ export function AgentConfig({ agent, onSaved }: { agent: Agent; onSaved: (a: Age
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [error, setError] = useState<unknown>();
   const [saved, setSaved] = useState(false);
-  useEffect(() => setSaved(false), [name, description, model, firstStep, json]);
+
+  /** The form shows what the service stored (with its defaults filled in), not what was typed. */
+  function show(a: Agent) {
+    setName(a.name);
+    setDescription(a.description ?? '');
+    setModel(a.model.name);
+    setFirstStep(a.first_step_name ?? '');
+    setJson({ steps: pretty(a.steps), tool_configurations: pretty(a.tool_configurations) });
+  }
 
   const at = (field: string) =>
     Object.entries(errors)
@@ -40,6 +48,7 @@ export function AgentConfig({ agent, onSaved }: { agent: Agent; onSaved: (a: Age
   async function save(e: Event) {
     e.preventDefault();
     setError(undefined);
+    setSaved(false);
     const parsed: Record<string, unknown> = {};
     const local: Record<string, string> = {};
     for (const f of JSON_FIELDS) {
@@ -53,7 +62,8 @@ export function AgentConfig({ agent, onSaved }: { agent: Agent; onSaved: (a: Age
     if (Object.keys(local).length) return;
     try {
       const body = { name, description: description || null, model: { ...agent.model, name: model }, ...(firstStep ? { first_step_name: firstStep } : {}), ...parsed };
-      onSaved(await api<Agent>('PATCH', `/v2/agents/${encodeURIComponent(agent.key)}`, body));
+      const stored = await api<Agent>('PATCH', `/v2/agents/${encodeURIComponent(agent.key)}`, body);
+      show(stored);
       setSaved(true);
     } catch (err) {
       if (err instanceof ApiError) setErrors(err.fieldErrors);

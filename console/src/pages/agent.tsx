@@ -38,7 +38,7 @@ export function AgentPage({ agent }: { agent: string }) {
     >
       <ErrorBox error={error ?? loaded.error} />
       {loaded.loading && !loaded.data && <Loading what="the agent" />}
-      {loaded.data && <AgentConfig key={path} agent={loaded.data} onSaved={() => loaded.reload()} />}
+      {loaded.data && <AgentConfig key={path} agent={loaded.data} />}
       <h2>Sessions</h2>
       <ErrorBox error={sessions.error} />
       {sessions.data?.sessions.length ? (
