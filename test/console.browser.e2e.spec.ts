@@ -35,7 +35,7 @@ function script(req: CapturedRequest): ScriptedReply {
     if (body.messages.some((m) => m.role === 'tool')) return { content: 'Indexed the page.' };
     return { toolCalls: [{ id: 'c1', name: 'index', arguments: JSON.stringify({ documents: [{ id: 'kelp', title: 'Kelp', text: 'Kelp forests shelter otters.' }] }) }] };
   }
-  if (!body.messages.some((m) => m.role === 'tool')) return { toolCalls: [{ id: 'call_1', name: 'notes_search', arguments: '{"query":"how do otters sleep"}' }] };
+  if (!body.messages.some((m) => m.role === 'tool')) return { toolCalls: [{ id: 'call_1', name: 'search', arguments: '{"query":"how do otters sleep"}' }] };
   return { chunks: ['They sleep ', 'in kelp, ', 'holding ', 'hands.'], chunkDelayMs: 250 };
 }
 
@@ -151,19 +151,16 @@ suite('the web console in a browser', () => {
     await shot('query');
   });
 
-  it('edits an agent with the field error at the field, chats with the reply streamed and the tool call shown', async () => {
-    const created = await app.call('POST', '/v2/agents', {
-      key: 'helper',
-      name: 'Helper',
-      model: { name: 'scripted' },
-      tool_configurations: { notes_search: { type: 'corpora_search', query_configuration: { search: { corpora: [{ corpus_key: 'notes', lexical_interpolation: 1 }], limit: 3 } } } },
-      first_step_name: 'main',
-      steps: { main: { instructions: [] } },
-    });
-    expect(created.status).toBe(201);
+  it('creates and edits an agent with the field error at the field, chats with the reply streamed and the tool call shown', async () => {
     await open('#/agents');
+    await page.getByLabel('Agent key', { exact: true }).fill('helper');
+    await page.getByLabel('Agent name', { exact: true }).fill('Helper');
+    await page.getByLabel('Language model', { exact: true }).selectOption('scripted');
+    await page.getByRole('checkbox', { name: 'notes' }).check();
     await shot('agents');
-    await page.getByRole('link', { name: 'helper' }).click();
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    await page.getByRole('heading', { name: 'Agent helper' }).waitFor();
+    expect((await app.call('GET', '/v2/agents/helper')).body.tool_configurations.search).toMatchObject({ type: 'corpora_search' });
     const steps = page.getByLabel('Steps and their instructions (JSON)');
     await steps.fill(JSON.stringify({ main: { instructions: [], allowed_tools: ['nope'] } }));
     await page.getByRole('button', { name: 'Save configuration' }).click();
@@ -182,7 +179,7 @@ suite('the web console in a browser', () => {
     await page.getByLabel('Message', { exact: true }).fill('How do otters sleep?');
     await page.getByRole('button', { name: 'Send' }).click();
     const chat = page.getByRole('list', { name: 'Conversation' });
-    await chat.locator('.ev-tool_input').getByText('notes_search').waitFor();
+    await chat.locator('.ev-tool_input').getByText('search', { exact: true }).waitFor();
     // The reply is on screen while it is still arriving (the element exists only until the stored answer replaces it).
     await chat.locator('[data-event-id="streaming"]').waitFor();
     await chat.locator('.ev-agent_output').getByText('They sleep in kelp, holding hands.').waitFor();

@@ -1,5 +1,6 @@
 import { api } from '../api';
 import { ErrorBox, href, Loading, Page, useLoad } from '../ui';
+import { CreateAgent } from './create-agent';
 
 interface AgentRow {
   key: string;
@@ -13,6 +14,8 @@ export function AgentsPage() {
   const list = useLoad(() => api<{ agents: AgentRow[] }>('GET', '/v2/agents?limit=100'), []);
   return (
     <Page title="Agents">
+      <CreateAgent onCreated={list.reload} />
+      <h2>All agents</h2>
       <ErrorBox error={list.error} />
       {list.loading && !list.data ? (
         <Loading what="agents" />
@@ -42,9 +45,7 @@ export function AgentsPage() {
           </tbody>
         </table>
       ) : (
-        <p>
-          No agents yet. Agents are created with <code>POST /v2/agents</code>; see docs/agents.md.
-        </p>
+        <p>No agents yet: create one above.</p>
       )}
     </Page>
   );

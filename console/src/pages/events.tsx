@@ -20,8 +20,12 @@ interface Lag {
 }
 
 const KEEP = 500;
-/** How far back the tail starts: enough to see what just happened without replaying the whole log. */
+/**
+ * How far back the tail starts: enough to see what just happened without replaying the whole log. With a
+ * filter the server skips what does not match, so it looks further back for the few events that do.
+ */
 const BACKLOG = 100;
+const FILTERED_BACKLOG = 10_000;
 
 /**
  * The live tail of `/v2/events/stream` (filtered by category and type on the server) and each projection's
@@ -45,7 +49,7 @@ export function EventsPage() {
     (async () => {
       const ready = await fetch('/health/ready').then((r) => r.json() as Promise<{ projections?: Lag[] }>).catch(() => undefined);
       const head = Math.max(0, ...(ready?.projections ?? []).map((p) => p.head));
-      const path = `/v2/events/stream${qs({ after: Math.max(0, head - BACKLOG), category: applied.category, type: applied.type })}`;
+      const path = `/v2/events/stream${qs({ after: Math.max(0, head - (applied.category || applied.type ? FILTERED_BACKLOG : BACKLOG)), category: applied.category, type: applied.type })}`;
       for await (const m of sse('GET', path, undefined, ctrl.signal)) {
         if (m.event === 'caught_up') setLive(true);
         else if (m.data && typeof m.data === 'object' && 'position' in m.data) setEvents((list) => [m.data as LogEvent, ...list].slice(0, KEEP));
