@@ -42,7 +42,9 @@ async function main(): Promise<void> {
   }
   const log = createLogger(config.logLevel);
   try {
-    const { app } = await startApp(config, role, log);
+    const { app, url } = await startApp(config, role, log);
+    // The console needs the key printed above (or in DATA_DIR/admin-api-key): say where it is once, like the key.
+    if (role !== 'worker') process.stdout.write(`Console: ${url}/console\n`);
     warmDefaultEncoder(app.get<symbol, EncoderRegistry>(ENCODER_REGISTRY, { strict: false }), log);
     let stopping = false;
     const shutdown = (signal: string) => {

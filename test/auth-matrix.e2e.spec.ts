@@ -3,6 +3,7 @@ import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
 import { POLICY } from '../apps/api/src/http/policy';
 import { asBearer, asKey, createClient, createKey, createUser, expiredTokenFor, tokenFor } from './support/auth-fixtures';
+import { fakeConsoleDir } from './support/console-fixtures';
 import { MCP_TOKEN, startMcpServer } from './support/mcp-fixtures';
 import { makeServiceAccountKey, ScriptedOpenAIServer } from '@lib/testing';
 import { startTestApp, TestApp } from './support/test-app';
@@ -88,6 +89,7 @@ const END_USER_CALLERS = new Set(['owner', 'administrator', 'endUser']);
 function expected(route: Route, who: CallerSpec | 'unauthenticated', callerName = 'owner'): Expect {
   // A connector webhook takes no API credential: every caller is refused who does not sign as the platform does.
   if (route.policy === 'connector.webhook') return 401;
+  // Public: health probes, and the console's page and assets (/console, /console/*path), whose API calls carry the credential.
   if (route.policy === 'public') return 'allow';
   if (who === 'unauthenticated') return 401;
   const corpus = (action: CorpusAction): Expect => (!who.c1.includes('read') ? 404 : who.c1.includes(action) ? 'allow' : 403);
@@ -329,7 +331,7 @@ describe('route × role matrix', () => {
 
   beforeAll(async () => {
     mcp = await startMcpServer();
-    app = await startTestApp({ env: { AUTH_FAILURES_PER_MINUTE: '100000', LOG_LEVEL: 'warn' } });
+    app = await startTestApp({ env: { AUTH_FAILURES_PER_MINUTE: '100000', LOG_LEVEL: 'warn', CONSOLE_DIR: fakeConsoleDir() } });
     await app.call('POST', '/v2/corpora', { key: 'c2', name: 'C2' });
     // Chats need a model that answers (the fixture chat); it replies "OK" to everything.
     chatModel = await ScriptedOpenAIServer.start();

@@ -48,6 +48,7 @@ import { ErrorFilter } from './http/error.filter';
 import { AuditController } from './ops/audit.controller';
 import { EventsController } from './ops/events.controller';
 import { HealthController } from './ops/health.controller';
+import { ConsoleController } from './console/console.controller';
 import { AgentAccessController } from './agents/agent-access.controller';
 import { AgentsController } from './agents/agents.controller';
 import { ToolConfigurationsController } from './agents/tool-configurations.controller';
@@ -128,6 +129,7 @@ export class PortsModule {
 /** Every controller of the API; each route must name its policy (checked here, at start-up). */
 export const API_CONTROLLERS = [
   HealthController,
+  ConsoleController,
   EventsController,
   AuditController,
   CorporaController,

@@ -1,0 +1,105 @@
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { clearCredential, Credential, loadCredential } from './api';
+import { AgentPage } from './pages/agent';
+import { AgentsPage } from './pages/agents';
+import { ChatPage } from './pages/chat';
+import { CorporaPage } from './pages/corpora';
+import { CorpusPage } from './pages/corpus';
+import { DocumentPage } from './pages/document';
+import { EventsPage } from './pages/events';
+import { HistoryPage } from './pages/history';
+import { PipelinesPage } from './pages/pipelines';
+import { QueryPage } from './pages/query';
+import { SignIn } from './pages/sign-in';
+import './style.css';
+
+const NAV: [string, string][] = [
+  ['corpora', 'Corpora'],
+  ['query', 'Query'],
+  ['agents', 'Agents'],
+  ['pipelines', 'Pipelines'],
+  ['events', 'Event log'],
+];
+
+function route(): string[] {
+  return location.hash.replace(/^#\/?/, '').split('?')[0].split('/').filter(Boolean).map(decodeURIComponent);
+}
+
+/** Routing is in the hash, so the service serves one page and a reload keeps the place. */
+function Routed({ path }: { path: string[] }) {
+  const [section, a, b, c, d] = path;
+  switch (section) {
+    case 'corpora':
+      if (a && b === 'documents' && c) return <DocumentPage corpus={a} id={c} />;
+      return a ? <CorpusPage corpus={a} /> : <CorporaPage />;
+    case 'query':
+      return <QueryPage />;
+    case 'agents':
+      if (a && b === 'sessions' && c && d === 'history') return <HistoryPage agent={a} session={c} />;
+      if (a && b === 'sessions' && c) return <ChatPage agent={a} session={c} />;
+      return a ? <AgentPage agent={a} /> : <AgentsPage />;
+    case 'pipelines':
+      return <PipelinesPage pipeline={a} run={b === 'runs' ? c : undefined} />;
+    case 'events':
+      return <EventsPage />;
+    default:
+      return <CorporaPage />;
+  }
+}
+
+function App() {
+  const [credential, setCredential] = useState<Credential | undefined>(loadCredential);
+  const [path, setPath] = useState(route);
+  const [notice, setNotice] = useState<string>();
+  useEffect(() => {
+    const onHash = () => setPath(route());
+    const onUnauthorized = (e: Event) => {
+      clearCredential();
+      setCredential(undefined);
+      setNotice(`Signed out: ${(e as CustomEvent<string>).detail}`);
+    };
+    addEventListener('hashchange', onHash);
+    addEventListener('console:unauthorized', onUnauthorized);
+    return () => {
+      removeEventListener('hashchange', onHash);
+      removeEventListener('console:unauthorized', onUnauthorized);
+    };
+  }, []);
+  if (!credential) return <SignIn notice={notice} onSignedIn={setCredential} />;
+  return (
+    <div class="shell">
+      {/* The hash is the route: the skip link moves focus itself rather than navigating to #main. */}
+      <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById('main')?.focus())}>
+        Skip to content
+      </a>
+      <nav aria-label="Sections">
+        <p class="brand">Console</p>
+        <ul>
+          {NAV.map(([key, label]) => (
+            <li key={key}>
+              <a href={`#/${key}`} aria-current={path[0] === key || (!path[0] && key === 'corpora') ? 'page' : undefined}>
+                {label}
+              </a>
+            </li>
+          ))}
+        </ul>
+        <p class="who">Signed in with {credential.label}</p>
+        <button
+          type="button"
+          onClick={() => {
+            clearCredential();
+            setCredential(undefined);
+          }}
+        >
+          Sign out
+        </button>
+      </nav>
+      <main id="main" tabIndex={-1}>
+        <Routed path={path} />
+      </main>
+    </div>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

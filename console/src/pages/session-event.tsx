@@ -1,0 +1,87 @@
+import { Json, when } from '../ui';
+
+/** A session event as the API shows it (`/v2/agents/{key}/sessions/{key}/events`). */
+export interface SessionEvent {
+  id: string;
+  type: string;
+  created_at?: string;
+  hidden?: boolean;
+  content?: string;
+  messages?: { type: string; content: string }[];
+  tool_configuration_name?: string;
+  tool_name?: string;
+  tool_input?: unknown;
+  tool_output?: unknown;
+  error?: boolean;
+  from_step?: string;
+  to_step?: string;
+  summary_text?: string;
+  [k: string]: unknown;
+}
+
+const LABELS: Record<string, string> = {
+  input_message: 'You',
+  agent_output: 'Agent',
+  thinking: 'Thinking',
+  tool_input: 'Tool call',
+  tool_output: 'Tool result',
+  step_transition: 'Step',
+  compaction: 'Compaction',
+  structured_output: 'Structured output',
+  session_interrupted: 'Interrupted',
+  client_tool_pending: 'Waiting for the client',
+};
+
+export const labelOf = (type: string) => LABELS[type] ?? type.replace(/_/g, ' ');
+
+/** One event's body: the text people read for messages, the tool's name and arguments for calls. */
+export function EventBody({ event }: { event: SessionEvent }) {
+  switch (event.type) {
+    case 'input_message':
+      return <p>{event.messages?.map((m) => m.content).join('\n')}</p>;
+    case 'agent_output':
+    case 'thinking':
+      return <p>{event.content}</p>;
+    case 'tool_input':
+      return (
+        <>
+          <p>
+            <strong>{event.tool_configuration_name}</strong> ({event.tool_name})
+          </p>
+          <Json value={event.tool_input} />
+        </>
+      );
+    case 'tool_output':
+      return (
+        <>
+          <p>
+            <strong>{event.tool_configuration_name}</strong> {event.error ? 'failed' : 'returned'}
+          </p>
+          <Json value={event.tool_output} />
+        </>
+      );
+    case 'step_transition':
+      return (
+        <p>
+          {event.from_step} → {event.to_step}
+        </p>
+      );
+    case 'compaction':
+      return <p>{event.summary_text}</p>;
+    default: {
+      const { id: _id, type: _type, created_at: _at, ...rest } = event;
+      return <Json value={rest} />;
+    }
+  }
+}
+
+export function EventItem({ event, live }: { event: SessionEvent; live?: boolean }) {
+  return (
+    <li class={`event ev-${event.type}${event.hidden ? ' hidden-event' : ''}`} data-event-id={event.id}>
+      <p class="meta">
+        <strong>{labelOf(event.type)}</strong> {event.hidden && <em>(hidden)</em>} {live && <em aria-label="still arriving">…</em>} <time>{when(event.created_at)}</time>
+      </p>
+      <EventBody event={event} />
+    </li>
+  );
+}
