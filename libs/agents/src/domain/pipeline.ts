@@ -95,8 +95,10 @@ export const pipelineFold = {
       case 'PipelineRunRequested':
         return state.status === 'active' ? { ...state, activeRunId: event.data.runId, ...(event.data.retry ? { retrying: event.data.retry.map((r) => r.deadLetterId) } : {}) } : state;
       case 'PipelineDeadLetterAdded':
-      case 'PipelineDeadLetterRemoved':
         return state;
+      // A dead letter deleted while its retry runs is no longer being retried: it may be added again.
+      case 'PipelineDeadLetterRemoved':
+        return state.status === 'active' && state.retrying?.includes(event.data.deadLetterId) ? { ...state, retrying: state.retrying.filter((id) => id !== event.data.deadLetterId) } : state;
       case 'PipelineSourceSynced':
         return state.status === 'active' ? { ...state, synced: { runId: event.data.runId, versions: event.data.versions, at: event.data.syncedAt } } : state;
       case 'PipelineRunClosed': {
