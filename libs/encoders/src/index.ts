@@ -6,3 +6,8 @@ export * from './glove/glove-encoder';
 export * from './openai/openai-embeddings-encoder';
 export * from './use-lite/use-lite-encoder';
 export { dot, normalize } from './vectors';
+export { DEFAULT_SETTINGS, KNOWN_MODELS, knownModel, type OnnxModelSettings } from './onnx/known-models';
+export { inspectModelDir, ModelDirError, GRAPH_CANDIDATES, type OnnxModelFiles } from './onnx/model-dir';
+export type { OnnxRunOptions } from './onnx/onnx-model';
+export { OnnxEncoder, type OnnxEncoderOptions } from './onnx/onnx-encoder';
+export { OnnxCrossEncoder } from './onnx/onnx-cross-encoder';
