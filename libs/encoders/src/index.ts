@@ -11,3 +11,5 @@ export { inspectModelDir, ModelDirError, GRAPH_CANDIDATES, type OnnxModelFiles }
 export type { OnnxRunOptions } from './onnx/onnx-model';
 export { OnnxEncoder, type OnnxEncoderOptions } from './onnx/onnx-encoder';
 export { OnnxCrossEncoder } from './onnx/onnx-cross-encoder';
+export { ModelSource, type ModelSourceOptions } from './onnx/model-source';
+export type { ModelsConfig, OnnxModelConfig } from './onnx/onnx-config';
