@@ -118,6 +118,8 @@ describe('onnx encoders and rerankers, in process', () => {
       [{ name: 'i', pooling: 'max' }, 'pooling', ''],
       [{ name: 'j', type: 'openai-compatible', uri: 'http://127.0.0.1/e', model: 'm' }, 'model_dir', 'only for type "onnx"'],
       [{ name: 'k', model_dir: undefined, model: '../../etc' }, 'model', '"../../etc" is not a Hugging Face model id'],
+      [{ name: 'l', file: '../../../etc/passwd.onnx' }, 'model_dir', 'must be a relative path inside the directory ending in .onnx'],
+      [{ name: 'm', model_dir: undefined, model: 'acme/tiny', file: '../x.onnx' }, 'model', 'must be a relative path inside the repository'],
     ];
     for (const [over, field, why] of cases) {
       const res = await create(over);

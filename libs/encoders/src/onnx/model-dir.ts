@@ -5,6 +5,11 @@ import { DEFAULT_SETTINGS, knownModel, OnnxModelSettings } from './known-models'
 /** Where the graph is looked for when no file is named: a plain export, then sentence-transformers' layout. */
 export const GRAPH_CANDIDATES = ['model.onnx', 'onnx/model.onnx'] as const;
 
+/** A graph's path inside a model directory: relative, no `..`, ending in `.onnx` (it may come from an API caller). */
+export function isGraphPath(file: string): boolean {
+  return /^[\w.-]+(\/[\w.-]+)*\.onnx$/.test(file) && !file.split('/').includes('..');
+}
+
 /** A model directory that cannot be used; `problems` name each missing or broken file. */
 export class ModelDirError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -46,6 +51,7 @@ const positiveInt = (v: unknown, max: number): number | undefined => (Number.isI
  */
 export function inspectModelDir(dir: string, options: { readonly file?: string; readonly overrides?: Partial<OnnxModelSettings>; readonly modelId?: string } = {}): OnnxModelFiles {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new ModelDirError([`${dir} is not a directory`]);
+  if (options.file !== undefined && !isGraphPath(options.file)) throw new ModelDirError([`file "${options.file}" must be a relative path inside the directory ending in .onnx`]);
   const problems: string[] = [];
   const candidates = options.file ? [options.file] : GRAPH_CANDIDATES;
   const graph = candidates.find((c) => existsSync(join(dir, c)) && statSync(join(dir, c)).isFile());

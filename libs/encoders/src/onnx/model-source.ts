@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import { GRAPH_CANDIDATES, ModelDirError } from './model-dir';
+import { GRAPH_CANDIDATES, isGraphPath, ModelDirError } from './model-dir';
 
 /** Where model directories come from: a root they must sit under when registered, and the Hugging Face Hub. */
 export interface ModelSourceOptions {
@@ -44,6 +44,7 @@ export class ModelSource {
    */
   async fromHub(id: string, file?: string): Promise<string> {
     if (!ModelSource.isHubId(id)) throw new ModelDirError([`"${id}" is not a Hugging Face model id (owner/name)`]);
+    if (file !== undefined && !isGraphPath(file)) throw new ModelDirError([`file "${file}" must be a relative path inside the repository ending in .onnx`]);
     const dir = join(resolve(this.options.modelsRoot), id);
     if (existsSync(join(dir, 'tokenizer.json'))) return dir;
     const scratch = `${dir}.partial-${process.pid}-${Date.now()}`;
@@ -61,7 +62,12 @@ export class ModelSource {
       if (!graph || !tokenizer) throw new ModelDirError([`could not fetch ${id} from the Hugging Face Hub: ${tried.join('; ')}`]);
       for (const optional of OPTIONAL_FILES) await this.fetchTo(id, optional, scratch, []);
       mkdirSync(dirname(dir), { recursive: true });
-      renameSync(scratch, dir);
+      try {
+        renameSync(scratch, dir);
+      } catch (e) {
+        // Another registration fetched the same model meanwhile: its complete copy is as good as ours.
+        if (!existsSync(join(dir, 'tokenizer.json'))) throw e;
+      }
       return dir;
     } finally {
       rmSync(scratch, { recursive: true, force: true });
