@@ -66,12 +66,13 @@ describe('onnx encoders and rerankers, in process', () => {
     expect(list.body.encoders).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'tiny-env', type: 'onnx', output_dimensions: 3 }), expect.objectContaining({ name: 'tiny', type: 'onnx' })]));
   });
 
-  it('embeds a corpus with it: a query for a synonym no text contains finds the text by meaning', async () => {
-    expect((await app.call('POST', '/v2/corpora', { key: 'sea', name: 'Sea', encoder_name: 'tiny' })).status).toBe(201);
+  it.each([['registered', 'tiny'], ['configured', 'tiny-env']])('embeds a corpus with the %s one: a query for a synonym no text contains finds the text by meaning', async (_, encoder) => {
+    const key = `sea-${encoder}`;
+    expect((await app.call('POST', '/v2/corpora', { key, name: 'Sea', encoder_name: encoder })).status).toBe(201);
     const texts = ['The otter floats on its back.', 'Kelp grows fast.', 'The tide turns.'];
-    for (const [i, text] of texts.entries()) expect((await app.call('POST', '/v2/corpora/sea/documents', { type: 'core', id: `d${i}`, document_parts: [{ text }] })).status).toBe(201);
+    for (const [i, text] of texts.entries()) expect((await app.call('POST', `/v2/corpora/${key}/documents`, { type: 'core', id: `d${i}`, document_parts: [{ text }] })).status).toBe(201);
     for (const [query, first] of [['lutra', texts[0]], ['seaweed', texts[1]]]) {
-      const q = await app.call('POST', '/v2/corpora/sea/query', { query, search: { lexical_interpolation: 0, limit: 3 } });
+      const q = await app.call('POST', `/v2/corpora/${key}/query`, { query, search: { lexical_interpolation: 0, limit: 3 } });
       expect(q.status).toBe(200);
       expect(q.body.search_results[0].text).toBe(first);
     }
