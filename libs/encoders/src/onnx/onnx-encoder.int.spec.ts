@@ -88,6 +88,12 @@ describe('OnnxEncoder (an ONNX graph and tokenizer.json, in worker threads)', ()
     expect(rounded(after)).toEqual(rounded(before));
   });
 
+  it('refuses vectors of another length than the one recorded (a model swapped after registration)', async () => {
+    const swapped = new OnnxEncoder({ name: 'swapped', files: inspectModelDir(dir('swapped')) }, 5);
+    open.push(swapped);
+    await expect(swapped.encode(['otter'], 'document')).rejects.toMatchObject({ code: 'encoder.failed', message: expect.stringContaining('the model gave 3 numbers per text, not 5') });
+  });
+
   it('names what is missing or broken in a model directory', async () => {
     expect(() => inspectModelDir(join(root, 'nowhere'))).toThrow(`${join(root, 'nowhere')} is not a directory`);
     const bare = dir('bare');

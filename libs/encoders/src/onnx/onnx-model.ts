@@ -74,6 +74,8 @@ export class OnnxModel {
       batches.map(async (batch) => {
         const thread = threads.reduce((a, t) => (t.queued < a.queued ? t : a));
         const flat = await thread.run(request(batch.map((i) => texts[i])));
+        // A directory whose model was swapped after registration must not yield vectors of another length.
+        if (flat.length !== batch.length * width) throw new Error(`the model gave ${flat.length / batch.length} numbers per text, not ${width}`);
         batch.forEach((at, row) => (out[at] = flat.slice(row * width, (row + 1) * width)));
       }),
     );
