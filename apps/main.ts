@@ -11,12 +11,13 @@ function roleFromArgs(argv: string[]): Role {
 }
 
 /**
- * Loads the default built-in encoder in the background once the service listens, so the first document or
+ * Loads the default in-process encoder in the background once the service listens, so the first document or
  * query does not wait for it (~4.5 s the first time on a machine, ~0.3 s from its cache). Only here, in the
  * service's entry point: test apps and benches load it when they first need it.
  */
 function warmDefaultEncoder(encoders: EncoderRegistry, log: ReturnType<typeof createLogger>): void {
-  const builtIn = encoders.list().find((e) => e.default && e.type === 'built-in');
+  // An in-process default (shipped or an ONNX model) loads in this process; an endpoint has nothing to load.
+  const builtIn = encoders.list().find((e) => e.default && (e.type === 'built-in' || e.type === 'onnx'));
   if (!builtIn) return;
   const started = Date.now();
   encoders

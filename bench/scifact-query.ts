@@ -4,6 +4,7 @@ import { SEARCH_INDEX, SearchIndex } from '@lib/platform';
 import { runClients } from './http-clients';
 import { now, percentile, report, round } from './common';
 import { loadSciFact, ndcgAt, recallAt } from './scifact';
+import { benchModels } from './model-env';
 import { BENCH_KEY, startBenchService } from './service';
 
 type Search = Record<string, unknown>;
@@ -21,12 +22,13 @@ export async function scifactBench(args: string[]): Promise<void> {
   const extraLambdas = args[1] ? args[1].split(',').filter(Boolean).map(Number) : [];
   const rounds = Number(args[2] ?? 3);
   const data = loadSciFact(split);
-  const service = await startBenchService('scifact');
+  const models = benchModels();
+  const service = await startBenchService('scifact', models.env);
   const { call } = service;
   const rows: Record<string, unknown>[] = [];
   const notes: Record<string, unknown> = {};
   try {
-    await call('POST', '/v2/corpora', { key: 'scifact', name: 'SciFact' });
+    await call('POST', '/v2/corpora', { key: 'scifact', name: 'SciFact', ...(models.encoderName ? { encoder_name: models.encoderName } : {}) });
     const encoder = ((await call('GET', '/v2/corpora/scifact')) as { encoder_name: string }).encoder_name;
     let t = now();
     const requests = data.corpus.map((d) => ({
@@ -63,7 +65,8 @@ export async function scifactBench(args: string[]): Promise<void> {
     await quality('default hybrid + chain(mmr 0.1, userfn)', {
       reranker: { type: 'chain', rerankers: [{ type: 'mmr', diversity_bias: 0.1 }, { type: 'userfn', user_function: "sqrt(get('$.score'))" }] },
     });
-    rows.push({ run: 'default hybrid + customer_reranker', [`nDCG@10 (${split})`]: 'not run: needs a rerank endpoint (RERANKER_URL); none is reachable offline' });
+    if (models.rerankerName) await quality(`default hybrid + customer_reranker (${models.rerankerName}, in process)`, { reranker: { type: 'customer_reranker', reranker_name: models.rerankerName } });
+    else rows.push({ run: 'default hybrid + customer_reranker', [`nDCG@10 (${split})`]: 'not run: needs RERANKER_MODEL_DIR (an ONNX cross-encoder) or a rerank endpoint; none is here' });
 
     // Latency over HTTP at the API's default limit (10).
     const latency: Record<string, unknown>[] = [];

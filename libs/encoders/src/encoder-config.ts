@@ -1,4 +1,5 @@
 import { ConfigError } from '@lib/platform';
+import { ModelsConfig, OnnxModelConfig, readModelsConfig, readOnnxModelConfig } from './onnx/onnx-config';
 import type { OpenAiEncoderOptions } from './openai/openai-embeddings-encoder';
 import type { UseLiteOptions } from './use-lite/use-lite-encoder';
 
@@ -10,6 +11,12 @@ export interface EncoderConfig {
   readonly openAi?: OpenAiEncoderOptions;
   /** Name of the encoder a corpus gets when it names none; default `glove-6b-100d`. */
   readonly defaultEncoder?: string;
+  /** An in-process ONNX sentence encoder: `ENCODER_MODEL_DIR`, or `ONNX_ENCODER_MODEL` (a Hub id) alone. */
+  readonly onnx?: OnnxModelConfig;
+  /** An in-process ONNX cross-encoder for the `customer_reranker`: `RERANKER_MODEL_DIR` or `ONNX_RERANKER_MODEL`. */
+  readonly onnxReranker?: OnnxModelConfig;
+  /** Where registered model directories must lie and Hub models are cached. */
+  readonly models: ModelsConfig;
 }
 
 type Env = Record<string, string | undefined>;
@@ -54,6 +61,9 @@ export function loadEncoderConfig(env: Env = process.env): EncoderConfig {
       lexicalUnit: int('OPENAI_ENCODER_LEXICAL_UNIT', 1, 1_000_000),
     };
   }
+  const reader = { text, int, problems, env };
+  const onnx = readOnnxModelConfig(reader, 'ENCODER_MODEL_DIR', 'ONNX_ENCODER', 'onnx-text-encoder');
+  const onnxReranker = readOnnxModelConfig(reader, 'RERANKER_MODEL_DIR', 'ONNX_RERANKER', 'onnx-reranker');
   if (problems.length > 0) throw new ConfigError(problems);
-  return { builtIn, openAi, defaultEncoder: text('DEFAULT_ENCODER') };
+  return { builtIn, openAi, defaultEncoder: text('DEFAULT_ENCODER'), onnx, onnxReranker, models: readModelsConfig(reader) };
 }

@@ -24,7 +24,7 @@ export interface EncoderDescriptor {
   /** `enc_<n>`, stable for a given configuration order. */
   readonly id: string;
   readonly name: string;
-  /** `built-in` (runs in this process) or `openai-compatible` (an embeddings endpoint). */
+  /** `built-in` (shipped, runs in this process), `onnx` (a model directory, in this process) or `openai-compatible` (an embeddings endpoint). */
   readonly type: string;
   readonly output_dimensions: number;
   readonly description: string;

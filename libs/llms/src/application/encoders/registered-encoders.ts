@@ -1,6 +1,6 @@
-import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
-import { Encoder, ENCODER_REGISTRY, EncoderDescriptor, EncoderRegistry, EncoderSource, OpenAiEmbeddingsEncoder } from '@lib/encoders';
-import { OUTBOUND_HTTP, OutboundHttp, READ_STORE, ReadStore } from '@lib/platform';
+import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Encoder, ENCODER_REGISTRY, EncoderDescriptor, EncoderRegistry, EncoderSource, inspectModelDir, OnnxEncoder, OpenAiEmbeddingsEncoder } from '@lib/encoders';
+import { DomainError, OUTBOUND_HTTP, OutboundHttp, READ_STORE, ReadStore } from '@lib/platform';
 import type { StoredAuth } from '../../domain/auth';
 import { ENCODERS, EncoderRow } from '../../read-models';
 import { SecretBox } from '../secrets/secret-box';
@@ -32,11 +32,25 @@ export function endpointEncoder(box: SecretBox, outbound: OutboundHttp, e: { id:
 }
 
 /**
+ * An in-process model registered earlier: its directory is checked again (it may have been removed since), and it
+ * runs with the settings pinned at registration; it loads on first use.
+ */
+function onnxEncoder(row: EncoderRow): OnnxEncoder {
+  const onnx = row.onnx!;
+  try {
+    const files = inspectModelDir(onnx.model_dir, { file: onnx.file, overrides: onnx.settings, modelId: row.model || undefined });
+    return new OnnxEncoder({ name: row.name, files }, row.output_dimensions);
+  } catch (e) {
+    throw new DomainError('unavailable', 'encoder.load_failed', `The encoder "${row.name}" cannot load its model: ${(e as Error).message}`);
+  }
+}
+
+/**
  * The encoders registered through `POST /v2/encoders`, as the encoder registry's source: corpora resolve them by
  * name like configured ones. An encoder is built once per process (its settings never change after creation).
  */
 @Injectable()
-export class RegisteredEncoders implements EncoderSource, OnModuleInit {
+export class RegisteredEncoders implements EncoderSource, OnModuleInit, OnModuleDestroy {
   private readonly built = new Map<string, Encoder>();
 
   constructor(
@@ -50,9 +64,15 @@ export class RegisteredEncoders implements EncoderSource, OnModuleInit {
     this.registry.attach(this);
   }
 
+  /** Stops the worker threads of in-process models. */
+  async onModuleDestroy(): Promise<void> {
+    await Promise.all([...this.built.values()].map((e) => (e instanceof OnnxEncoder ? e.close() : undefined)));
+  }
+
   async find(name: string): Promise<Encoder | undefined> {
     const row = (await this.reads.find<EncoderRow>(ENCODERS, { where: [{ field: 'name', op: 'eq', value: name }], limit: 1 })).items[0];
     if (!row) return undefined;
+    if (!this.built.has(row.id) && row.onnx) this.built.set(row.id, onnxEncoder(row));
     if (!this.built.has(row.id)) {
       this.built.set(row.id, endpointEncoder(this.box, this.outbound, { id: row.id, name: row.name, uri: row.uri, model: row.model, dimensions: row.output_dimensions, sendDimensions: row.send_dimensions, auth: row.auth }));
     }

@@ -1,8 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { ONNX_RERANKER, OnnxCrossEncoder } from '@lib/encoders';
 import { DomainError, invalid, OUTBOUND_HTTP, OutboundHttp, outboundRefusal, SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
 import type { ModelReranker } from './rerankers';
 
-/** The id of the deployment's one model reranker (the reference's ids are `rnk_<n>`). */
+/** The id of the deployment's first model reranker (the reference's ids are `rnk_<n>`). */
 export const MODEL_RERANKER_ID = 'rnk_1';
 
 /** How long a rerank call may take before the query fails with 504. */
@@ -44,41 +45,62 @@ export class HttpModelReranker implements ModelReranker {
   }
 }
 
-/** The model rerankers this deployment has: one, from `RERANKER_URL` / `RERANKER_NAME` (docs/query.md). */
+/** A model reranker of the deployment, as `GET /v2/rerankers` lists it. */
+interface ConfiguredReranker {
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  readonly reranker: ModelReranker;
+}
+
+/**
+ * The model rerankers this deployment has (docs/query.md): the rerank endpoint of `RERANKER_URL` /
+ * `RERANKER_NAME`, then the in-process ONNX cross-encoder of `RERANKER_MODEL_DIR` (docs/encoders.md), each
+ * `rnk_<n>` in that order.
+ */
 @Injectable()
 export class ModelRerankers {
-  private readonly configured?: { readonly name: string; readonly reranker: ModelReranker };
+  private readonly configured: ConfiguredReranker[] = [];
 
-  constructor(@Inject(SERVICE_CONFIG) config: ServiceConfig, @Inject(OUTBOUND_HTTP) outbound: OutboundHttp) {
+  constructor(@Inject(SERVICE_CONFIG) config: ServiceConfig, @Inject(OUTBOUND_HTTP) outbound: OutboundHttp, @Optional() @Inject(ONNX_RERANKER) onnx?: OnnxCrossEncoder | null) {
     if (config.rerankerUrl) {
       const options = { url: config.rerankerUrl, model: config.rerankerModel, apiKey: config.rerankerApiKey, fetch: outbound.fetch };
-      this.configured = { name: config.rerankerName, reranker: new HttpModelReranker(options) };
+      this.add(config.rerankerName, 'The rerank endpoint this deployment calls (RERANKER_URL)', new HttpModelReranker(options));
     }
+    if (onnx) this.add(onnx.name, `Cross-encoder ${onnx.files.modelId}, run inside the service (RERANKER_MODEL_DIR)`, onnx);
+  }
+
+  private add(name: string, what: string, reranker: ModelReranker): void {
+    if (this.configured.some((c) => c.name === name)) throw new Error(`two rerankers are named "${name}": set ONNX_RERANKER_NAME to another name`);
+    const id = this.configured.length === 0 ? MODEL_RERANKER_ID : `rnk_${this.configured.length + 1}`;
+    this.configured.push({ id, name, reranker, description: `${what}; use it as {"type": "customer_reranker", "reranker_name": …} or by reranker_id` });
   }
 
   names(): string[] {
-    return this.configured ? [this.configured.name] : [];
+    return this.configured.map((c) => c.name);
   }
 
-  /** The reference's `Reranker` list (`GET /v2/rerankers`): the configured endpoint, as `rnk_1`. */
+  /** The reference's `Reranker` list (`GET /v2/rerankers`). */
   list(): { id: string; name: string; description: string; enabled: boolean }[] {
-    return this.configured ? [{ id: MODEL_RERANKER_ID, name: this.configured.name, description: 'The rerank endpoint this deployment calls (RERANKER_URL); use it as {"type": "customer_reranker", "reranker_name": …} or by reranker_id', enabled: true }] : [];
+    return this.configured.map((c) => ({ id: c.id, name: c.name, description: c.description, enabled: true }));
   }
 
   /** The name of a reranker given by id (`reranker_id`), if there is one. */
   nameOf(id: string): string | undefined {
-    return this.configured && id === MODEL_RERANKER_ID ? this.configured.name : undefined;
+    return this.configured.find((c) => c.id === id)?.name;
   }
 
   /** By name, or by id written `id:<reranker_id>` (a request's `reranker_id`). */
   get(name: string, field: string): ModelReranker {
     if (name.startsWith('id:')) {
-      const byId = this.nameOf(name.slice(3));
+      const byId = this.configured.find((c) => c.id === name.slice(3));
       if (!byId) throw invalid('reranker.unknown', `No reranker with id "${name.slice(3)}": GET /v2/rerankers lists them`, { [field.replace(/reranker_name$/, 'reranker_id')]: 'unknown reranker id' });
-      return this.configured!.reranker;
+      return byId.reranker;
     }
-    if (this.configured?.name === name) return this.configured.reranker;
-    const hint = this.configured ? `the configured one is "${this.configured.name}"` : 'none is configured: set RERANKER_URL (and RERANKER_NAME) to a rerank endpoint';
+    const found = this.configured.find((c) => c.name === name);
+    if (found) return found.reranker;
+    const names = this.configured.map((c) => `"${c.name}"`).join(', ');
+    const hint = this.configured.length === 1 ? `the configured one is ${names}` : this.configured.length ? `the configured ones are ${names}` : 'none is configured: set RERANKER_URL (a rerank endpoint) or RERANKER_MODEL_DIR (an ONNX cross-encoder)';
     throw invalid('reranker.unknown', `No reranker named "${name}": ${hint}`, { [field]: 'unknown reranker' });
   }
 }
