@@ -25,6 +25,7 @@ export class SqliteDatabase {
   /** Emits 'appended' with what each commit of events made through this connection added (sqlite-event-store.ts). */
   readonly notifier = new EventEmitter();
   private closed = false;
+  private readonly closing: (() => void)[] = [];
   private readonly statements = new Map<string, Database.Statement>();
 
   constructor(readonly options: SqliteDatabaseOptions) {
@@ -79,6 +80,19 @@ export class SqliteDatabase {
     this.statements.clear();
   }
 
+  /**
+   * Another connection (the event store's writer thread) checkpoints the WAL: this one never does, so its commits
+   * (projections', at synchronous=NORMAL) never fsync on the event loop.
+   */
+  handOverCheckpoints(): void {
+    this.db.pragma('wal_autocheckpoint = 0');
+  }
+
+  /** Runs `fn` when the database is closed, before this connection closes (the writer thread finishes its work). */
+  onClose(fn: () => void): void {
+    this.closing.push(fn);
+  }
+
   get isOpen(): boolean {
     return !this.closed;
   }
@@ -86,6 +100,7 @@ export class SqliteDatabase {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.closing.splice(0).forEach((fn) => fn());
     this.db.close();
   }
 }
