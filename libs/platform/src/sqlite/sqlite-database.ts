@@ -18,7 +18,8 @@ const SIDE_FILES = ['-wal', '-shm'] as const;
 /**
  * The embedded default's one database file: event store, read models and search index live in it, so a
  * projection's writes and its checkpoint commit in one transaction (G6). better-sqlite3 is synchronous and
- * every transaction here runs without awaiting, so transactions in one process never interleave.
+ * every transaction on this connection runs without awaiting, so they never interleave; the event store's appends
+ * commit on its writer thread's own connection, serialised with these by SQLite's write lock (IMMEDIATE).
  */
 export class SqliteDatabase {
   readonly db: Database.Database;
