@@ -33,9 +33,14 @@ function main(): void {
     return;
   }
   const appender = new SqliteAppender(db, (fn) => db.transaction(fn).immediate());
-  // The main connection does not checkpoint (its fsyncs would stall the loop): the WAL is copied back here, after
-  // commits (SQLite's auto-checkpoint on this connection) and, for what projections alone wrote, once a second.
-  const checkpoints = setInterval(() => db.pragma('wal_checkpoint(PASSIVE)'), 1000);
+  // The main connection does not checkpoint (its fsyncs would stall the loop): the WAL is copied back here, by
+  // SQLite's auto-checkpoint after this connection's commits (1,000 pages, whoever wrote them), and, when no append
+  // came for a second (projections writing alone, a rebuild), by a passive checkpoint. Not every second regardless:
+  // that would add a database fsync a second in front of queued appends.
+  let lastCommit = Date.now();
+  const checkpoints = setInterval(() => {
+    if (Date.now() - lastCommit >= 1000) db.pragma('wal_checkpoint(PASSIVE)');
+  }, 1000);
   port.on('message', (request: WriterRequest) => {
     if ('close' in request) {
       clearInterval(checkpoints);
@@ -44,7 +49,9 @@ function main(): void {
       port.close();
       return;
     }
-    port.postMessage({ id: request.id, result: appender.commit(request.items) } satisfies WriterReply);
+    const result = appender.commit(request.items);
+    lastCommit = Date.now();
+    port.postMessage({ id: request.id, result } satisfies WriterReply);
   });
   port.postMessage({ ready: true } satisfies WriterReply);
 }
