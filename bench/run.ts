@@ -5,6 +5,7 @@ import { appendBench } from './append';
 import { chatBench } from './chat';
 import { connectorsBench } from './connectors';
 import { ingestBench } from './ingest';
+import { ingestHealthBench } from './ingest-health';
 import { parseBench } from './parse';
 import { authBench } from './auth';
 import { encodersBench } from './encoders';
@@ -23,6 +24,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   'query-latency': { run: queryLatencyBench, usage: 'query-latency [rounds=3]' },
   auth: { run: authBench, usage: 'auth [requests=5000]' },
   ingest: { run: ingestBench, usage: 'ingest [documents=all]' },
+  'ingest-health': { run: ingestHealthBench, usage: 'ingest-health [documents=all]' },
   parse: { run: parseBench, usage: 'parse [seconds-per-format=2]' },
   encoders: { run: encodersBench, usage: 'encoders [glove-6b-100d|universal-sentence-encoder-lite] [titled-sentences|sentences|whole] [threads=2] [documents=all]' },
   chat: { run: chatBench, usage: 'chat [requests=2000]' },

@@ -18,13 +18,15 @@ const SIDE_FILES = ['-wal', '-shm'] as const;
 /**
  * The embedded default's one database file: event store, read models and search index live in it, so a
  * projection's writes and its checkpoint commit in one transaction (G6). better-sqlite3 is synchronous and
- * every transaction here runs without awaiting, so transactions in one process never interleave.
+ * every transaction on this connection runs without awaiting, so they never interleave; the event store's appends
+ * commit on its writer thread's own connection, serialised with these by SQLite's write lock (IMMEDIATE).
  */
 export class SqliteDatabase {
   readonly db: Database.Database;
   /** Emits 'appended' with what each commit of events made through this connection added (sqlite-event-store.ts). */
   readonly notifier = new EventEmitter();
   private closed = false;
+  private readonly closing: (() => void)[] = [];
   private readonly statements = new Map<string, Database.Statement>();
 
   constructor(readonly options: SqliteDatabaseOptions) {
@@ -79,6 +81,19 @@ export class SqliteDatabase {
     this.statements.clear();
   }
 
+  /**
+   * Another connection (the event store's writer thread) checkpoints the WAL: this one never does, so its commits
+   * (projections', at synchronous=NORMAL) never fsync on the event loop.
+   */
+  handOverCheckpoints(): void {
+    this.db.pragma('wal_autocheckpoint = 0');
+  }
+
+  /** Runs `fn` when the database is closed, before this connection closes (the writer thread finishes its work). */
+  onClose(fn: () => void): void {
+    this.closing.push(fn);
+  }
+
   get isOpen(): boolean {
     return !this.closed;
   }
@@ -86,6 +101,7 @@ export class SqliteDatabase {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.closing.splice(0).forEach((fn) => fn());
     this.db.close();
   }
 }

@@ -1,12 +1,14 @@
 import type { Statement } from 'better-sqlite3';
 import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { catchUpSubscription } from '../catch-up-subscription';
+import { GroupOutcome, PendingAppend, SqliteAppender } from './sqlite-appender';
+import { EventRow, filterClause, SCHEMA, toRecorded } from './sqlite-event-rows';
+import { SqliteWriter } from './sqlite-writer';
 import {
   AppendOptions,
   AppendResult,
   assertDistinctEventIds,
   ConcurrencyError,
-  EventFilter,
   EventStore,
   ReadAllOptions,
   ReadStreamOptions,
@@ -15,7 +17,7 @@ import {
   SubscribeToStreamOptions,
   WaitForAppendOptions,
 } from '../event-store.port';
-import { categoryOf, NewEvent, RecordedEvent } from '../events';
+import { NewEvent, RecordedEvent } from '../events';
 
 /** What one commit added, as told to in-process waiters. */
 interface Appended {
@@ -25,210 +27,110 @@ interface Appended {
   readonly types: ReadonlySet<string>;
 }
 
-interface EventRow {
-  position: number;
-  stream_id: string;
-  revision: number;
-  event_id: string;
-  type: string;
-  data: string;
-  metadata: string;
-  recorded_at: number;
+export interface SqliteEventStoreOptions {
+  /**
+   * Where appends commit: `thread` (the default for a database file) on a writer thread with its own connection,
+   * so the event loop never waits on a commit's fsync; `inline` on the caller's connection (the only choice for
+   * ':memory:', which another connection cannot open).
+   */
+  readonly writer?: 'thread' | 'inline';
 }
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS es_events (
-  position    INTEGER PRIMARY KEY AUTOINCREMENT,
-  stream_id   TEXT    NOT NULL,
-  revision    INTEGER NOT NULL,
-  event_id    TEXT    NOT NULL,
-  type        TEXT    NOT NULL,
-  category    TEXT    NOT NULL,
-  data        TEXT    NOT NULL,
-  metadata    TEXT    NOT NULL,
-  recorded_at INTEGER NOT NULL,
-  UNIQUE (stream_id, revision),
-  UNIQUE (stream_id, event_id)
-);
-CREATE INDEX IF NOT EXISTS es_events_category ON es_events (category, position);
-CREATE INDEX IF NOT EXISTS es_events_type ON es_events (type, position);
-CREATE TABLE IF NOT EXISTS es_streams (
-  stream_id TEXT PRIMARY KEY,
-  revision  INTEGER NOT NULL
-) WITHOUT ROWID;
-`;
 
 /**
  * The embedded event store (better-sqlite3, WAL). AUTOINCREMENT positions are never reused (G4); the revision
  * check and the inserts run in one IMMEDIATE transaction (G1, G2); UNIQUE(stream_id, event_id) backs the
- * idempotency table of G3 permanently rather than through a bounded cache.
+ * idempotency table of G3 permanently rather than through a bounded cache (sqlite-appender.ts). Appends commit on
+ * a writer thread; reads stay on the main connection, which sees each commit once it is acknowledged (WAL).
  */
 export class SqliteEventStore implements EventStore {
-  private readonly insert: Statement;
   private readonly streamRevision: Statement;
-  private readonly upsertStream: Statement;
-  private readonly findIds: Statement;
   private readonly maxPosition: Statement;
   private head: number;
-  private readonly queue: {
-    streamId: string;
-    events: readonly NewEvent[];
-    options: AppendOptions;
-    resolve: (r: AppendResult) => void;
-    reject: (e: unknown) => void;
-  }[] = [];
+  private readonly appender: SqliteAppender;
+  private readonly writer: SqliteWriter | undefined;
+  private readonly inline: { item: PendingAppend; settle: (r: GroupOutcome, index: number) => void }[] = [];
 
-  constructor(private readonly sqlite: SqliteDatabase) {
+  constructor(
+    private readonly sqlite: SqliteDatabase,
+    options: SqliteEventStoreOptions = {},
+  ) {
     const db = sqlite.db;
     db.exec(SCHEMA);
-    this.insert = db.prepare(
-      `INSERT INTO es_events (stream_id, revision, event_id, type, category, data, metadata, recorded_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
+    this.appender = new SqliteAppender(db, (fn) => sqlite.transaction(fn));
     this.streamRevision = db.prepare('SELECT revision FROM es_streams WHERE stream_id = ?').pluck();
-    this.upsertStream = db.prepare(
-      'INSERT INTO es_streams (stream_id, revision) VALUES (?, ?) ON CONFLICT (stream_id) DO UPDATE SET revision = excluded.revision',
-    );
-    this.findIds = db.prepare(
-      `SELECT event_id, revision, position FROM es_events WHERE stream_id = ? AND event_id IN (SELECT value FROM json_each(?))`,
-    );
     this.maxPosition = db.prepare('SELECT COALESCE(MAX(position), 0) FROM es_events').pluck();
     this.head = this.maxPosition.get() as number;
+    const path = sqlite.options.path;
+    if ((options.writer ?? 'thread') === 'thread' && path !== ':memory:' && path !== '') {
+      this.writer = new SqliteWriter({ path, synchronous: sqlite.options.synchronous ?? 'FULL' }, (result) => this.notifyGroup(result));
+      sqlite.handOverCheckpoints();
+      // Closing the database closes the writer too, after it has committed every append sent to it.
+      sqlite.onClose(() => void this.writer!.close());
+    }
   }
 
   /**
-   * Group commit: appends made while the event loop is busy are queued and committed together in one
-   * transaction (one fsync), each inside its own savepoint, so one append's concurrency error rolls back only
-   * that append. Order and the per-stream revision checks are exactly as if they had run one by one.
+   * Group commit: appends made while a commit is under way (or in the same turn of the loop) are committed
+   * together, one transaction and one fsync, each in its own savepoint (sqlite-appender.ts). The promise resolves
+   * once the commit is durable.
    */
-  append(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ streamId, events, options, resolve, reject });
-      if (this.queue.length === 1) setImmediate(() => this.flush());
+  async append(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {
+    assertDistinctEventIds(streamId, events);
+    const item = { streamId, events, options };
+    const { result, index } = this.writer ? await this.writer.submit(item) : await this.submitInline(item);
+    if ('failed' in result) throw storeError(result.failed);
+    const outcome = result.outcomes[index];
+    if ('conflict' in outcome) throw new ConcurrencyError(outcome.conflict.streamId, outcome.conflict.expected, outcome.conflict.actual);
+    if ('failed' in outcome) throw storeError(outcome.failed);
+    return { nextExpectedRevision: outcome.ok.nextExpectedRevision, position: outcome.ok.position };
+  }
+
+  private submitInline(item: PendingAppend): Promise<{ result: GroupOutcome; index: number }> {
+    return new Promise((resolve) => {
+      this.inline.push({ item, settle: (result, index) => resolve({ result, index }) });
+      if (this.inline.length === 1) setImmediate(() => this.flushInline());
     });
   }
 
-  private flush(): void {
-    const items = this.queue.splice(0);
-    const outcomes: ({ ok: AppendResult & { appended: boolean } } | { error: unknown })[] = [];
-    try {
-      if (items.length === 1) {
-        // Alone in its group: the transaction itself is the unit of rollback, no savepoint needed.
-        const [item] = items;
-        try {
-          outcomes.push({ ok: this.sqlite.transaction(() => this.appendChecked(item.streamId, item.events, item.options)) });
-        } catch (error) {
-          outcomes.push({ error });
-        }
-      } else {
-        this.sqlite.transaction(() => {
-          for (const item of items) {
-            try {
-              outcomes.push({ ok: this.appendInSavepoint(item.streamId, item.events, item.options) });
-            } catch (error) {
-              outcomes.push({ error });
-            }
-          }
-        });
-      }
-    } catch (error) {
-      // The commit itself failed (disk full, I/O error): nothing of the group is stored.
-      items.forEach((item) => item.reject(error));
-      return;
-    }
-    let head = 0;
-    let after = Number.MAX_SAFE_INTEGER;
-    const types = new Set<string>();
-    items.forEach((item, i) => {
-      const outcome = outcomes[i];
-      if ('error' in outcome) return item.reject(outcome.error);
-      if (outcome.ok.appended) {
-        head = Math.max(head, outcome.ok.position);
-        after = Math.min(after, outcome.ok.position - item.events.length);
-        item.events.forEach((e) => types.add(e.type));
-      }
-      item.resolve({ nextExpectedRevision: outcome.ok.nextExpectedRevision, position: outcome.ok.position });
-    });
-    if (head > 0) this.notifyAppended({ after, head, types });
+  private flushInline(): void {
+    const group = this.inline.splice(0);
+    const result = this.appender.commit(group.map((g) => g.item));
+    this.notifyGroup(result);
+    group.forEach((g, i) => g.settle(result, i));
   }
 
   /**
    * Tells in-process waiters what a commit added: positions (after, head], contiguous because the commit held
    * the write lock, and the event types among them.
    */
+  private notifyGroup(result: GroupOutcome): void {
+    if ('failed' in result) return;
+    let head = 0;
+    let after = Number.MAX_SAFE_INTEGER;
+    const types = new Set<string>();
+    for (const o of result.outcomes) {
+      if (!('ok' in o) || !o.ok.appended) continue;
+      head = Math.max(head, o.ok.position);
+      after = Math.min(after, o.ok.position - o.ok.count);
+      o.ok.types.forEach((t) => types.add(t));
+    }
+    if (head > 0) this.notifyAppended({ after, head, types });
+  }
+
   private notifyAppended(appended: Appended): void {
+    this.head = Math.max(this.head, appended.head);
     this.sqlite.notifier.emit('appended', appended);
   }
 
-  /** Synchronous append in its own transaction, for callers that write many events at once (imports, benchmarks). */
+  /**
+   * Synchronous append in its own transaction on the main connection, for callers that write many events at once
+   * (imports, benchmarks); it waits on the commit's fsync, which `append` never makes the loop do.
+   */
   appendSync(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): AppendResult & { appended: boolean } {
-    const result = this.sqlite.transaction(() => this.appendChecked(streamId, events, options));
-    if (result.appended) this.notifyAppended({ after: result.position - events.length, head: result.position, types: new Set(events.map((e) => e.type)) });
-    return result;
-  }
-
-  /** A nested better-sqlite3 transaction is a SAVEPOINT: a throw rolls back this append only. */
-  private appendInSavepoint(streamId: string, events: readonly NewEvent[], options: AppendOptions): AppendResult & { appended: boolean } {
-    return this.sqlite.db.transaction(() => this.appendChecked(streamId, events, options))();
-  }
-
-  /** Checks and writes, inside a transaction the caller holds; throws before writing anything. */
-  private appendChecked(streamId: string, events: readonly NewEvent[], options: AppendOptions): AppendResult & { appended: boolean } {
     assertDistinctEventIds(streamId, events);
-    const expected = options.expectedRevision ?? 'any';
-    const current = this.streamRevision.get(streamId) as number | undefined;
-    if (events.length > 0) {
-      const found = this.findIds.all(streamId, JSON.stringify(events.map((e) => e.id))) as {
-        event_id: string;
-        revision: number;
-        position: number;
-      }[];
-      if (found.length > 0) return { ...this.idempotentResult(streamId, events, found, expected, current), appended: false };
-    }
-    this.checkExpected(streamId, expected, current);
-    let revision = current ?? -1;
-    const now = Date.now();
-    let position = this.head;
-    for (const e of events) {
-      revision += 1;
-      const info = this.insert.run(streamId, revision, e.id, e.type, categoryOf(streamId), JSON.stringify(e.data), JSON.stringify(e.metadata), now);
-      position = Number(info.lastInsertRowid);
-    }
-    if (events.length > 0) {
-      this.upsertStream.run(streamId, revision);
-      this.head = position;
-    }
-    return { nextExpectedRevision: revision, position, appended: events.length > 0 };
-  }
-
-  /** G3: all ids already stored (in place, for an exact expectation) is a no-op; a partial match is an error. */
-  private idempotentResult(
-    streamId: string,
-    events: readonly NewEvent[],
-    found: { event_id: string; revision: number; position: number }[],
-    expected: AppendOptions['expectedRevision'],
-    current: number | undefined,
-  ): AppendResult {
-    const actual = current ?? 'no_stream';
-    if (found.length !== events.length) throw new ConcurrencyError(streamId, expected ?? 'any', actual);
-    const byId = new Map(found.map((f) => [f.event_id, f]));
-    const first = expected === 'no_stream' ? 0 : typeof expected === 'number' ? expected + 1 : undefined;
-    if (first !== undefined) {
-      events.forEach((e, i) => {
-        if (byId.get(e.id)?.revision !== first + i) throw new ConcurrencyError(streamId, expected ?? 'any', actual);
-      });
-    }
-    const last = byId.get(events[events.length - 1].id)!;
-    return { nextExpectedRevision: last.revision, position: last.position };
-  }
-
-  private checkExpected(streamId: string, expected: NonNullable<AppendOptions['expectedRevision']>, current: number | undefined): void {
-    const ok =
-      expected === 'any' ||
-      (expected === 'no_stream' && current === undefined) ||
-      (expected === 'stream_exists' && current !== undefined) ||
-      (typeof expected === 'number' && current === expected);
-    if (!ok) throw new ConcurrencyError(streamId, expected, current ?? 'no_stream');
+    const result = this.sqlite.transaction(() => this.appender.appendChecked({ streamId, events, options }));
+    if (result.appended) this.notifyAppended({ after: result.position - events.length, head: result.position, types: new Set(events.map((e) => e.type)) });
+    return { nextExpectedRevision: result.nextExpectedRevision, position: result.position, appended: result.appended };
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -337,8 +239,9 @@ export class SqliteEventStore implements EventStore {
     this.maxPosition.get();
   }
 
+  /** Waits until every append made so far is committed and the writer thread is gone; the connection is the SqliteDatabase's. */
   async close(): Promise<void> {
-    /* the SqliteDatabase provider owns the connection */
+    await this.writer?.close();
   }
 
   private stmt(sql: string): Statement {
@@ -346,29 +249,7 @@ export class SqliteEventStore implements EventStore {
   }
 }
 
-function filterClause(filter: EventFilter | undefined): { clause: string; params: string[] } {
-  const parts: string[] = [];
-  const params: string[] = [];
-  if (filter?.categories?.length) {
-    parts.push(`category IN (${filter.categories.map(() => '?').join(',')})`);
-    params.push(...filter.categories);
-  }
-  if (filter?.types?.length) {
-    parts.push(`type IN (${filter.types.map(() => '?').join(',')})`);
-    params.push(...filter.types);
-  }
-  return { clause: parts.length ? `AND ${parts.join(' AND ')}` : '', params };
-}
-
-function toRecorded(row: EventRow): RecordedEvent {
-  return {
-    id: row.event_id,
-    type: row.type,
-    data: JSON.parse(row.data),
-    metadata: JSON.parse(row.metadata),
-    streamId: row.stream_id,
-    revision: row.revision,
-    position: row.position,
-    recordedAt: new Date(row.recorded_at).toISOString(),
-  };
+/** A failure reported by the writer (a driver error on its thread), as an Error with the driver's code. */
+function storeError(failed: { message: string; code?: string }): Error {
+  return Object.assign(new Error(failed.message), failed.code ? { code: failed.code } : {});
 }
