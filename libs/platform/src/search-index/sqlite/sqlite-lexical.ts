@@ -1,0 +1,97 @@
+import type { FilterExpr } from '../../filter/filter';
+import { SqliteDatabase } from '../../sqlite/sqlite-database';
+import { filterToSql } from '../../sqlite/sqlite-filter';
+import { queryTerms } from '../query-terms';
+import { Fts5Stemmer, idfSum } from './fts5-statistics';
+
+/**
+ * Lexical ranking of the embedded index (docs/search.md, "Lexical scoring"); the weights were tuned on SciFact's
+ * train queries only, in both layouts a user indexes it (title as section title, or folded into the text).
+ */
+export const LEXICAL_TUNING = {
+  /** BM25F-style weight of a part's section title against its text (1 = as much as the text). */
+  partTitleWeight: 1,
+  /** The same for the document row, where each distinct section title is written once. */
+  documentTitleWeight: 2,
+  /** Weight of the document's normalised BM25 against the part's own in the part's score. */
+  documentWeight: 2,
+  /** Parts and documents each side ranks before they are combined (at least the page asked for). */
+  pool: 300,
+};
+
+/** A part's lexical score: `raw` the combined normalised BM25 (0 to ~2.2), `relevance` its calibration into 0–1. */
+export interface LexicalScore {
+  readonly id: number;
+  readonly raw: number;
+  readonly relevance: number;
+}
+
+/**
+ * Calibrated relevance: the share of the query's IDF weight a part (and its document) matched, saturating.
+ * Monotone, so it never changes the order; independent of corpus size, so a one-document corpus's clear match
+ * scores high where squashed BM25 gave ~1e-7 (FTS5 floors a word in every row at IDF 1e-6).
+ */
+export const calibrate = (raw: number): number => 1 - Math.exp(-2 * raw);
+
+/**
+ * Ranks an index's parts for a query: each part's BM25 (text and section title as weighted fields) and its
+ * document's BM25 (every part's text in one row), each divided by the most its query words could give on its
+ * table (the sum of their IDFs), blended. The document side makes the ranking robust to where a title sits and
+ * to sentence-sized parts that hold only some of the query's words; normalising makes the two sides comparable
+ * and the score readable.
+ */
+export class SqliteLexicalRanker {
+  constructor(
+    private readonly sqlite: SqliteDatabase,
+    private readonly stemmer: Fts5Stemmer,
+  ) {}
+
+  rank(tid: number, text: string, filter: FilterExpr | undefined, limit: number): LexicalScore[] {
+    const words = queryTerms(text);
+    if (words.length === 0) return [];
+    const match = words.map((w) => `"${w}"`).join(' OR ');
+    const { partTitleWeight, documentTitleWeight, documentWeight, pool: minPool } = LEXICAL_TUNING;
+    const pool = Math.max(limit, minPool);
+    const t = `si_${tid}`;
+    const parts = this.parts(t, match, filter, pool, partTitleWeight);
+    if (parts.length === 0) return [];
+    const docs = this.sqlite
+      .statement(`SELECT rowid AS d, -bm25(${t}_dfts, 1.0, ${documentTitleWeight}) AS s FROM ${t}_dfts WHERE ${t}_dfts MATCH ? ORDER BY bm25(${t}_dfts, 1.0, ${documentTitleWeight}) LIMIT ?`)
+      .raw()
+      .all(match, pool) as [number, number][];
+    const stems = this.stemmer.stems(words);
+    const partIdf = idfSum(this.sqlite, `${t}_fts`, stems) || 1;
+    const docIdf = idfSum(this.sqlite, `${t}_dfts`, stems) || 1;
+    const docScore = new Map(docs.map(([d, s]) => [d, s / docIdf]));
+    // A document past the pool scored at most the pool's last; when the pool was not full it did not match.
+    const docFloor = docs.length === pool ? docs[docs.length - 1][1] / docIdf : 0;
+    return parts
+      .map(({ id, d, s }) => {
+        const raw = (s / partIdf + documentWeight * (docScore.get(d) ?? docFloor)) / (1 + documentWeight);
+        return { id, raw, relevance: calibrate(raw) };
+      })
+      .sort((a, b) => b.raw - a.raw)
+      .slice(0, limit);
+  }
+
+  /** The best `pool` parts by their own BM25, with their document's row. */
+  private parts(t: string, match: string, filter: FilterExpr | undefined, pool: number, titleWeight: number): { id: number; d: number; s: number }[] {
+    const bm25 = `bm25(${t}_fts, 1.0, ${titleWeight})`;
+    if (filter) {
+      const params: unknown[] = [match];
+      const where = filterToSql(filter, params);
+      return this.sqlite
+        .statement(`SELECT p.rowid AS id, p.doc_row AS d, -${bm25} AS s FROM ${t}_fts JOIN ${t}_parts p ON p.rowid = ${t}_fts.rowid WHERE ${t}_fts MATCH ? AND ${where} ORDER BY ${bm25} LIMIT ?`)
+        .all(...params, pool) as { id: number; d: number; s: number }[];
+    }
+    // Without a filter, rank on the FTS table alone and read only the winners' document rows.
+    const ranked = this.sqlite.statement(`SELECT rowid AS id, -${bm25} AS s FROM ${t}_fts WHERE ${t}_fts MATCH ? ORDER BY ${bm25} LIMIT ?`).all(match, pool) as { id: number; s: number }[];
+    if (ranked.length === 0) return [];
+    const docRows = this.sqlite
+      .statement(`SELECT rowid, doc_row FROM ${t}_parts WHERE rowid IN (SELECT value FROM json_each(?))`)
+      .raw()
+      .all(JSON.stringify(ranked.map((r) => r.id))) as [number, number][];
+    const docOf = new Map(docRows);
+    return ranked.map((r) => ({ ...r, d: docOf.get(r.id)! }));
+  }
+}
