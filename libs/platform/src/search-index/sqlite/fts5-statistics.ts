@@ -75,12 +75,14 @@ function readVarint(b: Buffer): number {
  * The most BM25 can give a query's words on one FTS5 table, per unit of term-frequency saturation: the sum of
  * their IDFs (a word repeated in the query counts each time, as bm25() scores each phrase).
  */
-export function idfSum(sqlite: SqliteDatabase, table: string, stems: readonly string[]): number {
+export function idfSum(sqlite: SqliteDatabase, table: string, stems: readonly string[], cache: Map<string, number>): number {
   const rows = fts5RowCount(sqlite, table);
-  const hitsOf = sqlite.statement(`SELECT doc FROM ${table}_vocab WHERE term = ?`).pluck();
+  const count = sqlite.statement(`SELECT doc FROM ${table}_vocab WHERE term = ?`).pluck();
   let sum = 0;
   for (const stem of stems) {
-    const hits = (hitsOf.get(stem) as number | undefined) ?? 0;
+    const key = `${table}\u0000${stem}`;
+    let hits = cache.get(key);
+    if (hits === undefined) cache.set(key, (hits = (count.get(stem) as number | undefined) ?? 0));
     if (hits > 0) sum += fts5Idf(rows, hits);
   }
   return sum;

@@ -2,7 +2,7 @@ import type { FilterExpr } from '../../filter/filter';
 import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { filterToSql } from '../../sqlite/sqlite-filter';
 import { queryTerms } from '../query-terms';
-import { Fts5Stemmer, idfSum } from './fts5-statistics';
+import { Fts5Stemmer, fts5RowCount, idfSum } from './fts5-statistics';
 
 /**
  * Lexical ranking of the embedded index (docs/search.md, "Lexical scoring"); the weights were tuned on SciFact's
@@ -18,6 +18,9 @@ export const LEXICAL_TUNING = {
   /** Parts and documents each side ranks before they are combined (at least the page asked for). */
   pool: 300,
 };
+
+/** Stems whose counts an index keeps; past it they are counted afresh. */
+const MAX_CACHED_STEMS = 100_000;
 
 /** A part's lexical score: `raw` the combined normalised BM25 (0 to ~2.2), `relevance` its calibration into 0–1. */
 export interface LexicalScore {
@@ -41,6 +44,13 @@ export const calibrate = (raw: number): number => 1 - Math.exp(-2 * raw);
  * and the score readable.
  */
 export class SqliteLexicalRanker {
+  /**
+   * Per index, each stem's row count on the part and document tables. fts5vocab counts by walking the stem's
+   * whole doclist (~0.3 ms a word on SciFact's parts), as much as the ranking itself: counted once per index
+   * state, forgotten when this instance writes the index or (another process wrote it) its row count moved.
+   */
+  private readonly hits = new Map<number, { rows: number; counts: Map<string, number> }>();
+
   constructor(
     private readonly sqlite: SqliteDatabase,
     private readonly stemmer: Fts5Stemmer,
@@ -60,8 +70,9 @@ export class SqliteLexicalRanker {
       .raw()
       .all(match, pool) as [number, number][];
     const stems = this.stemmer.stems(words);
-    const partIdf = idfSum(this.sqlite, `${t}_fts`, stems) || 1;
-    const docIdf = idfSum(this.sqlite, `${t}_dfts`, stems) || 1;
+    const hits = this.hitsOf(tid, fts5RowCount(this.sqlite, `${t}_fts`));
+    const partIdf = idfSum(this.sqlite, `${t}_fts`, stems, hits) || 1;
+    const docIdf = idfSum(this.sqlite, `${t}_dfts`, stems, hits) || 1;
     const docScore = new Map(docs.map(([d, s]) => [d, s / docIdf]));
     // A document past the pool scored at most the pool's last; when the pool was not full it did not match.
     const docFloor = docs.length === pool ? docs[docs.length - 1][1] / docIdf : 0;
@@ -72,6 +83,19 @@ export class SqliteLexicalRanker {
       })
       .sort((a, b) => b.raw - a.raw)
       .slice(0, limit);
+  }
+
+  /** Called on every write to an index: its word counts are stale. */
+  forget(tid: number): void {
+    this.hits.delete(tid);
+  }
+
+  private hitsOf(tid: number, rows: number): Map<string, number> {
+    const cached = this.hits.get(tid);
+    if (cached && cached.rows === rows && cached.counts.size <= MAX_CACHED_STEMS) return cached.counts;
+    const counts = new Map<string, number>();
+    this.hits.set(tid, { rows, counts });
+    return counts;
   }
 
   /** The best `pool` parts by their own BM25, with their document's row. */

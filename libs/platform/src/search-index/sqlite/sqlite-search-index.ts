@@ -103,11 +103,13 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     this.sqlite.db.exec(`DROP TABLE IF EXISTS ${t}_fts_vocab; DROP TABLE IF EXISTS ${t}_dfts_vocab; DROP TABLE IF EXISTS ${t}_fts;
       DROP TABLE IF EXISTS ${t}_parts; DROP TABLE IF EXISTS ${t}_dfts; DROP TABLE IF EXISTS ${t}_docs;`);
     this.stmt('DELETE FROM si_indexes WHERE tid = ?').run(tid);
+    this.ranker.forget(tid);
     this.sqlite.forgetStatements();
   }
 
   /** Removes a document's parts from the FTS table (external content needs the old values) and the table. */
   private deleteParts(tid: number, documentId: string): void {
+    this.ranker.forget(tid);
     const docRow = this.stmt(`SELECT rowid FROM si_${tid}_docs WHERE doc_id = ?`).pluck().get(documentId) as number | undefined;
     if (docRow !== undefined) {
       this.stmt(`DELETE FROM si_${tid}_dfts WHERE rowid = ?`).run(docRow);
@@ -122,6 +124,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
 
   private upsertDocument(tid: number, doc: IndexedDocument): void {
     this.deleteParts(tid, doc.documentId);
+    this.ranker.forget(tid);
     const insert = this.stmt(
       `INSERT INTO si_${tid}_parts (doc_id, seq, text, title, part_meta, doc_meta, vector, doc_row) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
