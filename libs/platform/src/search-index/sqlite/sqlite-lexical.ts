@@ -63,15 +63,20 @@ export class SqliteLexicalRanker {
     const { partTitleWeight, documentTitleWeight, documentWeight, pool: minPool } = LEXICAL_TUNING;
     const pool = Math.max(limit, minPool);
     const t = `si_${tid}`;
-    const parts = this.parts(t, match, filter, pool, partTitleWeight);
+    const partRows = fts5RowCount(this.sqlite, `${t}_fts`);
+    // Every document one part: its document row holds the part's text again, so the part's own BM25 is all the
+    // evidence there is; skipping the document side halves the cost for corpora indexed one part per document.
+    const onePartEach = fts5RowCount(this.sqlite, `${t}_dfts`) === partRows;
+    const parts = this.parts(t, match, filter, onePartEach ? limit : pool, partTitleWeight);
     if (parts.length === 0) return [];
+    const stems = this.stemmer.stems(words);
+    const hits = this.hitsOf(tid, partRows);
+    const partIdf = idfSum(this.sqlite, `${t}_fts`, stems, hits) || 1;
+    if (onePartEach) return parts.map(({ id, s }) => ({ id, raw: s / partIdf, relevance: calibrate(s / partIdf) }));
     const docs = this.sqlite
       .statement(`SELECT rowid AS d, -bm25(${t}_dfts, 1.0, ${documentTitleWeight}) AS s FROM ${t}_dfts WHERE ${t}_dfts MATCH ? ORDER BY bm25(${t}_dfts, 1.0, ${documentTitleWeight}) LIMIT ?`)
       .raw()
       .all(match, pool) as [number, number][];
-    const stems = this.stemmer.stems(words);
-    const hits = this.hitsOf(tid, fts5RowCount(this.sqlite, `${t}_fts`));
-    const partIdf = idfSum(this.sqlite, `${t}_fts`, stems, hits) || 1;
     const docIdf = idfSum(this.sqlite, `${t}_dfts`, stems, hits) || 1;
     const docScore = new Map(docs.map(([d, s]) => [d, s / docIdf]));
     // A document past the pool scored at most the pool's last; when the pool was not full it did not match.
