@@ -67,7 +67,7 @@ export class SqliteLexicalRanker {
     // Every document one part: its document row holds the part's text again, so the part's own BM25 is all the
     // evidence there is; skipping the document side halves the cost for corpora indexed one part per document.
     const onePartEach = fts5RowCount(this.sqlite, `${t}_dfts`) === partRows;
-    const parts = this.parts(t, match, filter, onePartEach ? limit : pool, partTitleWeight);
+    const parts = this.parts(t, match, filter, onePartEach ? limit : pool, partTitleWeight, !onePartEach);
     if (parts.length === 0) return [];
     const stems = this.stemmer.stems(words);
     const hits = this.hitsOf(tid, partRows);
@@ -103,8 +103,8 @@ export class SqliteLexicalRanker {
     return counts;
   }
 
-  /** The best `pool` parts by their own BM25, with their document's row. */
-  private parts(t: string, match: string, filter: FilterExpr | undefined, pool: number, titleWeight: number): { id: number; d: number; s: number }[] {
+  /** The best `pool` parts by their own BM25, with their document's row when asked (-1 otherwise). */
+  private parts(t: string, match: string, filter: FilterExpr | undefined, pool: number, titleWeight: number, withDocs: boolean): { id: number; d: number; s: number }[] {
     const bm25 = `bm25(${t}_fts, 1.0, ${titleWeight})`;
     if (filter) {
       const params: unknown[] = [match];
@@ -115,7 +115,7 @@ export class SqliteLexicalRanker {
     }
     // Without a filter, rank on the FTS table alone and read only the winners' document rows.
     const ranked = this.sqlite.statement(`SELECT rowid AS id, -${bm25} AS s FROM ${t}_fts WHERE ${t}_fts MATCH ? ORDER BY ${bm25} LIMIT ?`).all(match, pool) as { id: number; s: number }[];
-    if (ranked.length === 0) return [];
+    if (ranked.length === 0 || !withDocs) return ranked.map((r) => ({ ...r, d: -1 }));
     const docRows = this.sqlite
       .statement(`SELECT rowid, doc_row FROM ${t}_parts WHERE rowid IN (SELECT value FROM json_each(?))`)
       .raw()
