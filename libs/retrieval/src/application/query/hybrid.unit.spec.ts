@@ -33,6 +33,11 @@ describe('hybrid scoring', () => {
     expect(semanticScore(-0.1)).toBe(1);
   });
 
+  it('takes the index\'s calibrated lexical score where it has one, and squashes the raw score otherwise', () => {
+    expect(lexicalScore({ ...hit('a', { textScore: 3e-6 }), lexicalRelevance: 0.86 })).toBe(0.86);
+    expect(lexicalScore(hit('b', { textScore: 30 }))).toBeCloseTo(squashedBm25(30), 10);
+  });
+
   it('ranks by the blend: the semantic side decides at weight 0, the lexical side at weight 1', () => {
     const lexical = [hit('a', { textScore: 30 }), hit('b', { textScore: 5 })];
     const vector = [hit('b', { vectorDistance: 0.1 }), hit('a', { vectorDistance: 0.6 })];
