@@ -13,6 +13,8 @@ import { projectionLagBench } from './projection-lag';
 import { queryLatencyBench } from './query-latency';
 import { rebuildBench } from './rebuild';
 import { scifactBench } from './scifact-query';
+import { scifactLayoutsBench } from './scifact-layouts';
+import { lexicalSweepBench } from './lexical-sweep';
 import { uploadStallBench } from './upload-stall';
 import { hostileUploadsBench } from './hostile-uploads';
 import { hostileRequestsBench } from './hostile-requests';
@@ -35,6 +37,8 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   'upload-stall': { run: uploadStallBench, usage: 'upload-stall [uploads=6]' },
   'hostile-uploads': { run: hostileUploadsBench, usage: 'hostile-uploads [docx-paragraphs=86000] [zip-bomb-bytes=400000000]' },
   'hostile-requests': { run: hostileRequestsBench, usage: 'hostile-requests' },
+  'scifact-layouts': { run: scifactLayoutsBench, usage: 'scifact-layouts [test|train] [extra lexical_interpolation values, comma-separated] [layouts=a,b]' },
+  'lexical-sweep': { run: lexicalSweepBench, usage: "lexical-sweep [train|test] [layouts=a,bs] ['[[mu,partPool,docPool,partTitleWeight,docTitleWeight],…]'] [dir]" },
   scifact: { run: scifactBench, usage: 'scifact [test|train] [extra lexical_interpolation values, comma-separated] [latency rounds=3]' },
 };
 

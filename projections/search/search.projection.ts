@@ -12,7 +12,8 @@ export const searchProjection: SearchProjection = {
   name: 'search',
   // 2: parts carry their vectors (DocumentIndexed.embedding) and indexes their encoder's dimensions.
   // 3: Typesense keeps metadata in typed fields (docs/filters.md), and indexes record their incarnation.
-  version: 3,
+  // 4: the embedded index adds a document-level FTS table to its lexical ranking (docs/search.md).
+  version: 4,
   target: 'search',
   eventTypes: ['CorpusCreated', 'CorpusDeleted', 'CorpusReset', 'DocumentIndexed', 'DocumentDeleted', 'DocumentMetadataUpdated'],
   apply(recorded: RecordedEvent): SearchOp[] {

@@ -7,6 +7,7 @@ import { CommandContext, invalid } from '@lib/platform';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
+import { sendJson } from '../http/send-json';
 import { generationParams } from './generation-input';
 import { pageLimit, pageOffset } from './paging';
 import { MAX_QUERY_LENGTH, QUERY_DEFAULTS, QueryCorpusRequestDto, QueryRequestDto } from './query.dto';
@@ -69,7 +70,7 @@ export class QueryController {
       }
       const body: QueryAnswer | QueryResponse = await this.queries.execute(new AnswerQuery(retrieval, generation, ctx, abort.signal, { trace }));
       if (trace) await this.history.record(trace, { request, corpusKeys }, ctx);
-      res.status(200).json(withReferenceWarnings(body, res));
+      sendJson(res, 200, withReferenceWarnings(body, res));
     } catch (e) {
       if (e instanceof CallerAborted || res.destroyed) return void res.end();
       throw e;

@@ -37,6 +37,11 @@ export interface SearchHit {
   readonly documentMetadata: Record<string, unknown>;
   /** Raw score of the side(s) that found the hit; higher is better. */
   readonly textScore?: number;
+  /**
+   * The lexical side's score calibrated into 0–1, when the adapter can calibrate it (the embedded index:
+   * docs/search.md); otherwise callers squash `textScore`.
+   */
+  readonly lexicalRelevance?: number;
   readonly vectorDistance?: number;
   /** Rank-fusion score in hybrid mode (G14); otherwise the side's own score. */
   readonly score: number;

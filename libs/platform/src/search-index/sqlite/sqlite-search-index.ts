@@ -6,8 +6,9 @@ import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
 import type { FieldRef, FilterExpr } from '../../filter/filter';
 import { fuseRanks, IndexedDocument, SearchHit, SearchIndex, SearchOp, SearchRequest } from '../search-index.port';
-import { queryTerms } from '../query-terms';
 import { fieldSql, filterToSql } from '../../sqlite/sqlite-filter';
+import { Fts5Stemmer, FTS5_TOKENIZE } from './fts5-statistics';
+import { LexicalScore, SqliteLexicalRanker } from './sqlite-lexical';
 
 interface PartRow {
   doc_id: string;
@@ -17,6 +18,8 @@ interface PartRow {
   part_meta: string;
   doc_meta: string;
   s: number;
+  /** Calibrated lexical relevance (0–1), on lexical rows. */
+  relevance?: number;
   /** Selected only when vectors were asked for. */
   vector?: Buffer | null;
 }
@@ -31,23 +34,21 @@ CREATE TABLE IF NOT EXISTS si_active (one INTEGER PRIMARY KEY CHECK (one = 1), g
 /** A value read with its JSON type: json_extract gives 1/0 for JSON booleans and JSON text for arrays. */
 const jsonValue = ([v, t]: [unknown, string]): unknown => (t === 'true' ? true : t === 'false' ? false : t === 'array' ? (JSON.parse(v as string) as unknown[]) : v);
 
-/** The query's terms, each quoted for FTS5 and OR-ed. */
-export function toMatchQuery(text: string): string | undefined {
-  const terms = queryTerms(text);
-  return terms.length ? terms.map((w) => `"${w}"`).join(' OR ') : undefined;
-}
-
 /**
- * The embedded search index: per index (corpus) a parts table, an external-content FTS5 table ranked by BM25
- * (porter stemming, unicode folding), and float32 vectors scored with sqlite-vec's cosine distance.
+ * The embedded search index: per index (corpus) a parts table, an external-content FTS5 table of parts and a
+ * contentless one of whole documents, ranked together by BM25 (sqlite-lexical.ts; porter stemming, unicode
+ * folding), and float32 vectors scored with sqlite-vec's cosine distance.
  * Hybrid search fuses the two ranked lists as Typesense does (G14), so both adapters rank alike.
  */
 export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> {
+  private readonly stemmer = new Fts5Stemmer();
+  private readonly ranker: SqliteLexicalRanker;
 
   constructor(
     private readonly sqlite: SqliteDatabase,
     private readonly state: SqliteProjectionState,
   ) {
+    this.ranker = new SqliteLexicalRanker(sqlite, this.stemmer);
     sqlite.db.exec(SCHEMA);
     // Added after the first release: files made before have the table without it.
     const columns = sqlite.db.prepare('PRAGMA table_info(si_indexes)').all() as { name: string }[];
@@ -84,10 +85,13 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     const t = `si_${tid}`;
     this.sqlite.db.exec(`
       CREATE TABLE ${t}_parts (rowid INTEGER PRIMARY KEY, doc_id TEXT NOT NULL, seq INTEGER NOT NULL, text TEXT NOT NULL,
-        title TEXT, part_meta TEXT NOT NULL, doc_meta TEXT NOT NULL, vector BLOB);
+        title TEXT, part_meta TEXT NOT NULL, doc_meta TEXT NOT NULL, vector BLOB, doc_row INTEGER);
       CREATE INDEX ${t}_parts_doc ON ${t}_parts (doc_id, seq);
-      CREATE VIRTUAL TABLE ${t}_fts USING fts5(text, title, content='${t}_parts', content_rowid='rowid',
-        tokenize='porter unicode61 remove_diacritics 2');`);
+      CREATE VIRTUAL TABLE ${t}_fts USING fts5(text, title, content='${t}_parts', content_rowid='rowid', tokenize='${FTS5_TOKENIZE}');
+      CREATE TABLE ${t}_docs (rowid INTEGER PRIMARY KEY, doc_id TEXT NOT NULL UNIQUE);
+      CREATE VIRTUAL TABLE ${t}_dfts USING fts5(text, title, content='', contentless_delete=1, tokenize='${FTS5_TOKENIZE}');
+      CREATE VIRTUAL TABLE ${t}_fts_vocab USING fts5vocab(${t}_fts, row);
+      CREATE VIRTUAL TABLE ${t}_dfts_vocab USING fts5vocab(${t}_dfts, row);`);
     // The FTS table is kept in step by hand rather than by triggers: twice as fast on bulk writes (rebuilds).
     return tid;
   }
@@ -95,13 +99,22 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
   private dropIndex(index: string, generation: number): void {
     const tid = this.tableId(index, generation);
     if (tid === undefined) return;
-    this.sqlite.db.exec(`DROP TABLE IF EXISTS si_${tid}_fts; DROP TABLE IF EXISTS si_${tid}_parts;`);
+    const t = `si_${tid}`;
+    this.sqlite.db.exec(`DROP TABLE IF EXISTS ${t}_fts_vocab; DROP TABLE IF EXISTS ${t}_dfts_vocab; DROP TABLE IF EXISTS ${t}_fts;
+      DROP TABLE IF EXISTS ${t}_parts; DROP TABLE IF EXISTS ${t}_dfts; DROP TABLE IF EXISTS ${t}_docs;`);
     this.stmt('DELETE FROM si_indexes WHERE tid = ?').run(tid);
+    this.ranker.forget(tid);
     this.sqlite.forgetStatements();
   }
 
   /** Removes a document's parts from the FTS table (external content needs the old values) and the table. */
   private deleteParts(tid: number, documentId: string): void {
+    this.ranker.forget(tid);
+    const docRow = this.stmt(`SELECT rowid FROM si_${tid}_docs WHERE doc_id = ?`).pluck().get(documentId) as number | undefined;
+    if (docRow !== undefined) {
+      this.stmt(`DELETE FROM si_${tid}_dfts WHERE rowid = ?`).run(docRow);
+      this.stmt(`DELETE FROM si_${tid}_docs WHERE rowid = ?`).run(docRow);
+    }
     const old = this.stmt(`SELECT rowid, text, title FROM si_${tid}_parts WHERE doc_id = ?`).raw().all(documentId) as [number, string, string | null][];
     if (old.length === 0) return;
     const ftsDelete = this.stmt(`INSERT INTO si_${tid}_fts (si_${tid}_fts, rowid, text, title) VALUES ('delete', ?, ?, ?)`);
@@ -111,17 +124,22 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
 
   private upsertDocument(tid: number, doc: IndexedDocument): void {
     this.deleteParts(tid, doc.documentId);
+    this.ranker.forget(tid);
     const insert = this.stmt(
-      `INSERT INTO si_${tid}_parts (doc_id, seq, text, title, part_meta, doc_meta, vector) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO si_${tid}_parts (doc_id, seq, text, title, part_meta, doc_meta, vector, doc_row) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const ftsInsert = this.stmt(`INSERT INTO si_${tid}_fts (rowid, text, title) VALUES (?, ?, ?)`);
     const docMeta = JSON.stringify(doc.documentMetadata);
+    const docRow = Number(this.stmt(`INSERT INTO si_${tid}_docs (doc_id) VALUES (?)`).run(doc.documentId).lastInsertRowid);
     for (const part of doc.parts) {
       const vector = part.vector ? Buffer.from(new Float32Array(part.vector).buffer) : null;
       const title = part.sectionTitle ?? null;
-      const { lastInsertRowid } = insert.run(doc.documentId, part.seq, part.text, title, JSON.stringify(part.partMetadata), docMeta, vector);
+      const { lastInsertRowid } = insert.run(doc.documentId, part.seq, part.text, title, JSON.stringify(part.partMetadata), docMeta, vector, docRow);
       ftsInsert.run(lastInsertRowid, part.text, title);
     }
+    // The document row holds each section title once: a title repeated on every part must not outweigh the text.
+    const titles = [...new Set(doc.parts.map((p) => p.sectionTitle).filter((x): x is string => !!x))];
+    this.stmt(`INSERT INTO si_${tid}_dfts (rowid, text, title) VALUES (?, ?, ?)`).run(docRow, doc.parts.map((p) => p.text).join('\n'), titles.length ? titles.join('\n') : null);
   }
 
   async search(index: string, request: SearchRequest): Promise<SearchHit[]> {
@@ -131,34 +149,20 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     const columns = `p.doc_id, p.seq, p.text, p.title, p.part_meta, p.doc_meta${request.withVectors ? ', p.vector' : ''}`;
     const lexical = request.mode !== 'vector' ? this.lexical(tid, request.text ?? '', request.filter, k, columns) : [];
     const vector = request.mode !== 'lexical' && request.vector ? this.nearest(tid, request.vector, request.filter, k, columns) : [];
-    if (request.mode === 'lexical') return lexical.map((r) => toHit(r, { textScore: -r.s, score: -r.s }));
+    if (request.mode === 'lexical') return lexical.map((r) => toHit(r, { textScore: r.s, score: r.relevance ?? r.s, lexicalRelevance: r.relevance }));
     if (request.mode === 'vector') return vector.map((r) => toHit(r, { vectorDistance: r.s, score: 1 - r.s }));
     return fuse(lexical, vector, request.alpha ?? 0.3).slice(0, request.limit);
   }
 
+  /** Ranked lexically (sqlite-lexical.ts), then only the winners' rows read; `s` is the raw score (higher is better). */
   private lexical(tid: number, text: string, filter: FilterExpr | undefined, limit: number, columns: string): PartRow[] {
-    const match = toMatchQuery(text);
-    if (!match) return [];
-    if (filter) {
-      const params: unknown[] = [match];
-      const where = filterToSql(filter, params);
-      return this.stmt(
-        `SELECT ${columns}, bm25(si_${tid}_fts, 1.0, 0.5) AS s
-         FROM si_${tid}_fts JOIN si_${tid}_parts p ON p.rowid = si_${tid}_fts.rowid
-         WHERE si_${tid}_fts MATCH ? AND ${where} ORDER BY s LIMIT ?`,
-      ).all(...params, limit) as PartRow[];
-    }
-    // Without a filter, rank on the FTS table alone and fetch only the winners' rows.
-    const ranked = this.stmt(`SELECT rowid AS id, bm25(si_${tid}_fts, 1.0, 0.5) AS s FROM si_${tid}_fts WHERE si_${tid}_fts MATCH ? ORDER BY s LIMIT ?`).all(
-      match,
-      limit,
-    ) as { id: number; s: number }[];
+    const ranked: LexicalScore[] = this.ranker.rank(tid, text, filter, limit);
     if (ranked.length === 0) return [];
     const rows = this.stmt(`SELECT p.rowid AS id, ${columns} FROM si_${tid}_parts p WHERE p.rowid IN (SELECT value FROM json_each(?))`).all(
       JSON.stringify(ranked.map((r) => r.id)),
     ) as (PartRow & { id: number })[];
     const byId = new Map(rows.map((r) => [r.id, r]));
-    return ranked.map((r) => ({ ...byId.get(r.id)!, s: r.s }));
+    return ranked.map((r) => ({ ...byId.get(r.id)!, s: r.raw, relevance: r.relevance }));
   }
 
   private nearest(tid: number, vector: readonly number[], filter: FilterExpr | undefined, limit: number, columns: string): PartRow[] {
@@ -270,7 +274,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
   }
 }
 
-function toHit(r: PartRow, scores: Pick<SearchHit, 'score' | 'textScore' | 'vectorDistance'>): SearchHit {
+function toHit(r: PartRow, scores: Pick<SearchHit, 'score' | 'textScore' | 'vectorDistance' | 'lexicalRelevance'>): SearchHit {
   return {
     documentId: r.doc_id,
     seq: r.seq,
@@ -286,13 +290,13 @@ function toHit(r: PartRow, scores: Pick<SearchHit, 'score' | 'textScore' | 'vect
 /** G14: dense text ranks (ties share a rank), vector ranks by order, fused by weight alpha. */
 function fuse(lexical: PartRow[], vector: PartRow[], alpha: number): SearchHit[] {
   const key = (r: PartRow) => `${r.doc_id}\u0000${r.seq}`;
-  const merged = new Map<string, { row: PartRow; textRank?: number; vectorRank?: number; text?: number; dist?: number }>();
+  const merged = new Map<string, { row: PartRow; textRank?: number; vectorRank?: number; text?: number; relevance?: number; dist?: number }>();
   let rank = 0;
   let previous: number | undefined;
   for (const r of lexical) {
     if (r.s !== previous) rank += 1;
     previous = r.s;
-    merged.set(key(r), { row: r, textRank: rank, text: -r.s });
+    merged.set(key(r), { row: r, textRank: rank, text: r.s, relevance: r.relevance });
   }
   vector.forEach((r, i) => {
     const m = merged.get(key(r));
@@ -300,6 +304,6 @@ function fuse(lexical: PartRow[], vector: PartRow[], alpha: number): SearchHit[]
     else merged.set(key(r), { row: r, vectorRank: i + 1, dist: r.s });
   });
   return [...merged.values()]
-    .map((m) => toHit(m.row, { textScore: m.text, vectorDistance: m.dist, score: fuseRanks(m.textRank, m.vectorRank, alpha) }))
+    .map((m) => toHit(m.row, { textScore: m.text, lexicalRelevance: m.relevance, vectorDistance: m.dist, score: fuseRanks(m.textRank, m.vectorRank, alpha) }))
     .sort((a, b) => b.score - a.score);
 }

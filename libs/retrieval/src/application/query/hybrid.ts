@@ -14,8 +14,11 @@ export function lexicalWeight(lambda: number, unit: number): number {
   return (lambda * unit) / (1 - lambda + lambda * unit);
 }
 
-/** BM25 is unbounded; this squashes it monotonically into 0–1. */
-export const lexicalScore = (bm25: number): number => (bm25 > 0 ? bm25 / (bm25 + 10) : 0);
+/** BM25 is unbounded; this squashes it monotonically into 0–1 (for an adapter that cannot calibrate it). */
+export const squashedBm25 = (bm25: number): number => (bm25 > 0 ? bm25 / (bm25 + 10) : 0);
+
+/** A hit's lexical score in 0–1: the adapter's calibrated relevance where it has one (docs/search.md), else squashed. */
+export const lexicalScore = (hit: SearchHit): number => hit.lexicalRelevance ?? squashedBm25(hit.textScore ?? hit.score);
 
 /** Cosine similarity from sqlite-vec's / Typesense's cosine distance (1 − cos), negative similarity as 0. */
 export const semanticScore = (distance: number): number => Math.min(1, Math.max(0, 1 - distance));
@@ -32,7 +35,7 @@ export interface ScoredHit {
  */
 export function blend(lexical: readonly SearchHit[], vector: readonly SearchHit[], weight: number, depth: number): ScoredHit[] {
   const key = (h: SearchHit) => `${h.documentId}\u0000${h.seq}`;
-  const lex = new Map(lexical.map((h) => [key(h), lexicalScore(h.textScore ?? h.score)]));
+  const lex = new Map(lexical.map((h) => [key(h), lexicalScore(h)]));
   const sem = new Map(vector.map((h) => [key(h), semanticScore(h.vectorDistance ?? 1)]));
   const floor = (scores: Map<string, number>, returned: number) => (returned < depth || scores.size === 0 ? 0 : Math.min(...scores.values()));
   const lexFloor = floor(lex, lexical.length);

@@ -1,5 +1,5 @@
 import type { SearchHit } from '@lib/platform';
-import { blend, lexicalScore, lexicalWeight, semanticScore } from './hybrid';
+import { blend, lexicalScore, lexicalWeight, semanticScore, squashedBm25 } from './hybrid';
 
 const hit = (documentId: string, scores: { textScore?: number; vectorDistance?: number }): SearchHit => ({
   documentId,
@@ -27,10 +27,15 @@ describe('hybrid scoring', () => {
   });
 
   it('keeps both scores in 0–1', () => {
-    expect(lexicalScore(0)).toBe(0);
-    expect(lexicalScore(1e9)).toBeLessThanOrEqual(1);
+    expect(squashedBm25(0)).toBe(0);
+    expect(squashedBm25(1e9)).toBeLessThanOrEqual(1);
     expect(semanticScore(1.7)).toBe(0);
     expect(semanticScore(-0.1)).toBe(1);
+  });
+
+  it('takes the index\'s calibrated lexical score where it has one, and squashes the raw score otherwise', () => {
+    expect(lexicalScore({ ...hit('a', { textScore: 3e-6 }), lexicalRelevance: 0.86 })).toBe(0.86);
+    expect(lexicalScore(hit('b', { textScore: 30 }))).toBeCloseTo(squashedBm25(30), 10);
   });
 
   it('ranks by the blend: the semantic side decides at weight 0, the lexical side at weight 1', () => {
@@ -40,7 +45,7 @@ describe('hybrid scoring', () => {
     expect(order(0)).toEqual(['b', 'a']);
     expect(order(1)).toEqual(['a', 'b']);
     const mid = blend(lexical, vector, 0.5, 10).find((s) => s.hit.documentId === 'a')!;
-    expect(mid.score).toBeCloseTo(0.5 * semanticScore(0.6) + 0.5 * lexicalScore(30), 10);
+    expect(mid.score).toBeCloseTo(0.5 * semanticScore(0.6) + 0.5 * squashedBm25(30), 10);
   });
 
   it('gives a part one side missed that side’s floor: 0 when the side ran out, its lowest score when it was cut at depth', () => {
@@ -50,6 +55,6 @@ describe('hybrid scoring', () => {
     expect(short.score).toBeCloseTo(0.5 * semanticScore(0.2), 10);
     // The lexical side was cut at depth 1: the part scored at most the lowest lexical score retrieved.
     const cut = blend([hit('l', { textScore: 10 })], [onlyVector], 0.5, 1).find((s) => s.hit.documentId === 'v')!;
-    expect(cut.score).toBeCloseTo(0.5 * semanticScore(0.2) + 0.5 * lexicalScore(10), 10);
+    expect(cut.score).toBeCloseTo(0.5 * semanticScore(0.2) + 0.5 * squashedBm25(10), 10);
   });
 });

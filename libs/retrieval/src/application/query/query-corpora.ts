@@ -168,7 +168,7 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
   ): Promise<ScoredHit[]> {
     if (weight >= 1 || !queryVector) {
       const hits = await this.search.search(corpusKey, { mode: 'lexical', text, limit: depth, filter, withVectors });
-      return hits.map((hit) => ({ hit, score: lexicalScore(hit.textScore ?? hit.score) }));
+      return hits.map((hit) => ({ hit, score: lexicalScore(hit) }));
     }
     const vector = await queryVector();
     const side = Math.max(depth, HYBRID_DEPTH);
