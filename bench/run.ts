@@ -13,6 +13,7 @@ import { queryLatencyBench } from './query-latency';
 import { rebuildBench } from './rebuild';
 import { scifactBench } from './scifact-query';
 import { uploadStallBench } from './upload-stall';
+import { annBench } from './ann';
 import { hostileUploadsBench } from './hostile-uploads';
 import { hostileRequestsBench } from './hostile-requests';
 
@@ -33,6 +34,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   'upload-stall': { run: uploadStallBench, usage: 'upload-stall [uploads=6]' },
   'hostile-uploads': { run: hostileUploadsBench, usage: 'hostile-uploads [docx-paragraphs=86000] [zip-bomb-bytes=400000000]' },
   'hostile-requests': { run: hostileRequestsBench, usage: 'hostile-requests' },
+  ann: { run: annBench, usage: 'ann [chunks=100000]' },
   scifact: { run: scifactBench, usage: 'scifact [test|train] [extra lexical_interpolation values, comma-separated] [latency rounds=3]' },
 };
 
