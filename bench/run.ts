@@ -14,6 +14,7 @@ import { rebuildBench } from './rebuild';
 import { scifactBench } from './scifact-query';
 import { uploadStallBench } from './upload-stall';
 import { annBench } from './ann';
+import { scaleBench } from './scale';
 import { hostileUploadsBench } from './hostile-uploads';
 import { hostileRequestsBench } from './hostile-requests';
 
@@ -34,6 +35,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   'upload-stall': { run: uploadStallBench, usage: 'upload-stall [uploads=6]' },
   'hostile-uploads': { run: hostileUploadsBench, usage: 'hostile-uploads [docx-paragraphs=86000] [zip-bomb-bytes=400000000]' },
   'hostile-requests': { run: hostileRequestsBench, usage: 'hostile-requests' },
+  scale: { run: scaleBench, usage: 'scale [chunks=100000]' },
   ann: { run: annBench, usage: 'ann [chunks=100000]' },
   scifact: { run: scifactBench, usage: 'scifact [test|train] [extra lexical_interpolation values, comma-separated] [latency rounds=3]' },
 };

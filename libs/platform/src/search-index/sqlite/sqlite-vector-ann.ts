@@ -26,9 +26,10 @@ interface Graph {
   /** The vector-log position the graph reflects: every change up to it is in, none after. */
   seq: number;
   savedSeq: number;
-  /** Parts marked deleted since the graph was built or loaded (a loaded file's own tombstones are in `tombstones`). */
+  /** Parts marked deleted since the graph was built or loaded (a loaded file's own marks are not listed). */
   readonly deleted: Set<number>;
-  tombstones: number;
+  /** Parts in the graph not marked deleted; the rest of its nodes are tombstones until the next compaction. */
+  live: number;
   saving: boolean;
 }
 
@@ -55,6 +56,8 @@ export class SqliteVectorAnn {
   private readonly counted = new Map<number, { count: number; seq: number }>();
   private readonly minVectors: number;
   private closed = false;
+  /** Graphs loaded from a saved file and built from the rows, since start (for benches and tests). */
+  readonly counts = { loaded: 0, built: 0 };
 
   constructor(
     private readonly sqlite: SqliteDatabase,
@@ -108,7 +111,7 @@ export class SqliteVectorAnn {
       this.background(tid, () => this.catchUpSliced(tid));
       return undefined;
     }
-    const live = g.hnsw.getCurrentCount() - g.deleted.size - g.tombstones;
+    const live = g.live;
     if (live < this.minVectors) return undefined;
     // A filter is checked on an over-fetched candidate list; if fewer than k pass, the filter is selective and the exact scan answers.
     const want = Math.min(keep ? Math.max(10 * k, 500) : k, g.hnsw.getMaxElements(), live);
@@ -187,7 +190,7 @@ export class SqliteVectorAnn {
       let done = false;
       while (!done && performance.now() - started < SLICE_MS) done = this.catchUp(tid, g, 32);
       if (done) {
-        if (g.deleted.size + g.tombstones > 0.2 * g.hnsw.getCurrentCount()) return this.build(tid); // compaction: a fresh graph without the tombstones
+        if (g.hnsw.getCurrentCount() - g.live > 0.2 * g.hnsw.getCurrentCount()) return this.build(tid); // compaction: a fresh graph without the tombstones
         if (g.seq - g.savedSeq >= Math.max(50_000, g.hnsw.getCurrentCount() / 5)) return this.save(tid, g);
         return;
       }
@@ -200,11 +203,14 @@ export class SqliteVectorAnn {
       const h = g.hnsw;
       if (h.getCurrentCount() >= h.getMaxElements()) h.resizeIndex(h.getMaxElements() * 2);
       h.addPoint(Array.from(new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4)), part);
+      // Parts get fresh rowids, so an add is a new node (a reused rowid of a live part would be counted twice, harmlessly).
       g.deleted.delete(part);
+      g.live++;
     } else if (!g.deleted.has(part)) {
       try {
         g.hnsw.markDelete(part);
         g.deleted.add(part);
+        g.live--;
       } catch {
         // never added (removed before the graph saw it)
       }
@@ -216,6 +222,7 @@ export class SqliteVectorAnn {
     const stamp = (this.sqlite.statement('SELECT ann_stamp FROM si_indexes WHERE tid = ?').pluck().get(tid) as string | null | undefined) ?? 'legacy';
     const loaded = this.graphs.has(tid) ? undefined : await this.load(tid, stamp);
     if (loaded && !this.closed) {
+      this.counts.loaded++;
       this.graphs.set(tid, loaded);
       return this.catchUpSliced(tid);
     }
@@ -223,7 +230,7 @@ export class SqliteVectorAnn {
     const count = this.sqlite.statement(`SELECT COUNT(*) FROM si_${tid}_parts WHERE vector IS NOT NULL`).pluck().get() as number;
     const hnsw = this.newGraph(tid, Math.max(1024, Math.ceil(count * 1.2)));
     if (!hnsw) return;
-    const g: Graph = { hnsw, stamp, seq, savedSeq: -1, deleted: new Set(), tombstones: 0, saving: false };
+    const g: Graph = { hnsw, stamp, seq, savedSeq: -1, deleted: new Set(), live: 0, saving: false };
     const page = this.sqlite.statement(`SELECT rowid AS id, vector FROM si_${tid}_parts WHERE rowid > ? AND vector IS NOT NULL ORDER BY rowid LIMIT ${PAGE}`);
     let after = 0;
     let started = performance.now();
@@ -239,6 +246,7 @@ export class SqliteVectorAnn {
       }
     }
     if (this.closed) return;
+    this.counts.built++;
     this.graphs.set(tid, g);
     await this.catchUpSliced(tid);
     if (this.graphs.get(tid) === g && !g.saving) await this.save(tid, g);
@@ -265,7 +273,10 @@ export class SqliteVectorAnn {
   private async load(tid: number, stamp: string): Promise<Graph | undefined> {
     const head = this.head(tid);
     const saved = this.files(tid, stamp)
-      .map((f) => ({ f, seq: Number(/\.(\d+)\.hnsw$/.exec(f)?.[1]) }))
+      .map((f) => {
+        const [, seq, live] = /\.(\d+)\.(\d+)\.hnsw$/.exec(f) ?? [];
+        return { f, seq: Number(seq), live: Number(live) };
+      })
       .filter((x) => Number.isInteger(x.seq) && x.seq <= head) // a file ahead of the log belongs to a database restored from backup
       .sort((a, b) => b.seq - a.seq)[0];
     const probe = this.sqlite.statement(`SELECT vector FROM si_${tid}_parts WHERE vector IS NOT NULL LIMIT 1`).pluck().get() as Buffer | undefined;
@@ -273,16 +284,15 @@ export class SqliteVectorAnn {
     try {
       const hnsw = new HierarchicalNSW('cosine', probe.byteLength / 4);
       await hnsw.readIndex(join(this.options.dir!, saved.f));
-      // The file keeps its deletion marks but not which labels they are: their number is what compaction needs.
-      const rows = this.sqlite.statement(`SELECT COUNT(*) FROM si_${tid}_parts WHERE vector IS NOT NULL`).pluck().get() as number;
-      return { hnsw, stamp, seq: saved.seq, savedSeq: saved.seq, deleted: new Set(), tombstones: Math.max(0, hnsw.getCurrentCount() - rows), saving: false };
+      return { hnsw, stamp, seq: saved.seq, savedSeq: saved.seq, deleted: new Set(), live: saved.live, saving: false };
     } catch {
       return undefined;
     }
   }
 
   private fileName(tid: number, g: Graph): string {
-    return `si_${tid}_${g.stamp}.${g.seq}.hnsw`;
+    // The live count is in the name because the file keeps deletion marks but not their number.
+    return `si_${tid}_${g.stamp}.${g.seq}.${g.live}.hnsw`;
   }
 
   /** Written beside the database as a temporary file renamed into place; older files of the table are removed after. */
@@ -316,7 +326,7 @@ export class SqliteVectorAnn {
     const dir = this.options.dir!;
     if (!this.stillThere(tid)) return rmSync(tmp, { force: true });
     renameSync(tmp, join(dir, name));
-    g.savedSeq = Math.max(g.savedSeq, Number(/\.(\d+)\.hnsw$/.exec(name)![1]));
+    g.savedSeq = Math.max(g.savedSeq, Number(/\.(\d+)\.\d+\.hnsw$/.exec(name)![1]));
     for (const f of this.files(tid)) if (f !== name) rmSync(join(dir, f), { force: true });
   }
 }
