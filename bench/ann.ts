@@ -32,12 +32,14 @@ const rssMb = () => round(process.memoryUsage().rss / 2 ** 20, 0);
  */
 export async function annBench(args: string[]): Promise<void> {
   const n = Number(args[0] ?? 100_000);
+  // `defaults`: only the service's settings (sqlite-vector-ann.ts), for a run at a million vectors.
+  const onlyDefaults = args[1] === 'defaults';
   const encoder = new GloveEncoder();
   const texts = [...syntheticChunks(n)].map((c) => c.text);
   const vectors = await encoder.encode(texts, 'document');
   const matrix = new Float32Array(n * DIMS);
   vectors.forEach((v, i) => matrix.set(v, i * DIMS));
-  const queryTexts = [...loadSciFact('train').queries.values(), ...loadSciFact('test').queries.values()].slice(0, 300);
+  const queryTexts = [...loadSciFact('train').queries.values(), ...loadSciFact('test').queries.values()].slice(0, onlyDefaults ? 100 : 300);
   const queries = await encoder.encode(queryTexts, 'query');
   let t = now();
   const truth = queries.map((q) => exactTopK(matrix, n, q, K));
@@ -59,7 +61,8 @@ export async function annBench(args: string[]): Promise<void> {
     rows.push({ index: name, 'build s': round(buildS, 1), 'p50 ms': round(median(times), 3), 'p99 ms': round(percentile(times, 99), 3), 'recall@10': round(r / queries.length, 3), 'RSS +MB': rssMb() - rss0 });
   };
 
-  for (const [m, efc, ef] of [[16, 200, 64], [16, 100, 100]] as const) {
+  const settings: (readonly [number, number, number])[] = onlyDefaults ? [[16, 100, 200]] : [[16, 200, 64], [16, 100, 100], [16, 100, 200]];
+  for (const [m, efc, ef] of settings) {
     global.gc?.();
     const rss0 = rssMb();
     const h = new HierarchicalNSW('ip', DIMS);
@@ -74,7 +77,7 @@ export async function annBench(args: string[]): Promise<void> {
       rss0,
     );
   }
-  for (const [quant, name] of [[ScalarKind.F32, 'f32'], [ScalarKind.F16, 'f16'], [ScalarKind.I8, 'i8']] as const) {
+  for (const [quant, name] of onlyDefaults ? [] : ([[ScalarKind.F32, 'f32'], [ScalarKind.F16, 'f16'], [ScalarKind.I8, 'i8']] as const)) {
     global.gc?.();
     const rss0 = rssMb();
     const u = new Index({ dimensions: DIMS, metric: MetricKind.Cos, quantization: quant, connectivity: 16, expansion_add: 128, expansion_search: 64, multi: false });
@@ -90,5 +93,5 @@ export async function annBench(args: string[]): Promise<void> {
       rss0,
     );
   }
-  report('ann', rows, { chunks: n, queries: queries.length, 'exact scan ms/query (JS)': round(exactMs) });
+  report(`ann-${n}`, rows, { chunks: n, queries: queries.length, 'exact scan ms/query (JS)': round(exactMs) });
 }

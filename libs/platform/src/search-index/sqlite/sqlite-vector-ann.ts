@@ -92,6 +92,7 @@ export class SqliteVectorAnn {
   /** After a commit that touched these tables: keep their graphs in step (or start one) off the request path. */
   touched(tids: Iterable<number>): void {
     for (const tid of tids) {
+      if (this.busy.has(tid)) continue; // its run picks up the change when it ends
       if (this.graphs.has(tid)) this.background(tid, () => this.catchUpSliced(tid));
       else if (this.largeEnough(tid)) this.background(tid, () => this.build(tid));
     }
@@ -104,7 +105,8 @@ export class SqliteVectorAnn {
   nearest(tid: number, vector: readonly number[], k: number, keep?: (ids: number[]) => Set<number>): { id: number; s: number }[] | undefined {
     const g = this.graphs.get(tid);
     if (!g) {
-      if (this.largeEnough(tid)) this.background(tid, () => this.build(tid));
+      // Counting a large table is a scan: not while its graph is being built.
+      if (!this.busy.has(tid) && this.largeEnough(tid)) this.background(tid, () => this.build(tid));
       return undefined;
     }
     if (g.saving ? this.tail(tid, g.seq, 1).length > 0 : !this.catchUp(tid, g, SYNC_CATCH_UP)) {
