@@ -70,6 +70,21 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     shut();
   });
 
+  it('compacts: with a fifth of its nodes deleted, the graph is rebuilt from the remaining rows', async () => {
+    si.close();
+    sqlite.close();
+    await open({ minVectors: 500 });
+    await searchAll();
+    await si.ann.whenIdle();
+    const deleted = docs.slice(0, 300);
+    await apply(deleted.map((d) => ({ op: 'deleteDocument' as const, index: 'c', documentId: d.documentId })));
+    expect(si.ann.counts.built).toBe(2); // the first graph, then the compacted one
+    const { answered, found } = await searchAll();
+    expect(answered).toBe(true);
+    expect(deleted.filter((d) => found.has(d.documentId))).toEqual([]);
+    shut();
+  });
+
   it('saves the graph on close, and a restart loads it instead of rebuilding', async () => {
     await searchAll();
     shut();
