@@ -35,7 +35,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   'upload-stall': { run: uploadStallBench, usage: 'upload-stall [uploads=6]' },
   'hostile-uploads': { run: hostileUploadsBench, usage: 'hostile-uploads [docx-paragraphs=86000] [zip-bomb-bytes=400000000]' },
   'hostile-requests': { run: hostileRequestsBench, usage: 'hostile-requests' },
-  scale: { run: scaleBench, usage: 'scale [chunks=100000]' },
+  scale: { run: scaleBench, usage: 'scale [chunks=100000] [graph|exact]' },
   ann: { run: annBench, usage: 'ann [chunks=100000] [all|defaults]' },
   scifact: { run: scifactBench, usage: 'scifact [test|train] [extra lexical_interpolation values, comma-separated] [latency rounds=3]' },
 };

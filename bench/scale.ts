@@ -21,7 +21,9 @@ const mb = (bytes: number) => round(bytes / 2 ** 20, 0);
  */
 export async function scaleBench(args: string[]): Promise<void> {
   const n = Number(args[0] ?? 100_000);
-  const service = await startBenchService('scale');
+  // `exact`: the code before issue 19 (no graph), as the baseline of a side-by-side run.
+  const exactOnly = args[1] === 'exact';
+  const service = await startBenchService('scale', exactOnly ? { VECTOR_INDEX_MIN_VECTORS: '0' } : {});
   const { call, started } = service;
   const search = started.infra.search as SqliteSearchIndex;
   let peakRss = 0;
@@ -84,40 +86,43 @@ export async function scaleBench(args: string[]): Promise<void> {
     figure('RSS MB now / peak', [mb(process.memoryUsage().rss), mb(peakRss)], '≤ 2,048');
     figure('disk MB (DATA_DIR)', mb(Number(execFileSync('du', ['-sb', service.dataDir]).toString().split('\t')[0])));
 
-    // Recall of the graph at the default settings against the exact scan, on a second connection.
-    const sqlite = new SqliteDatabase({ path: join(service.dataDir, 'service.db') });
-    const exact = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), { minVectors: Infinity });
-    const vectors = await new GloveEncoder().encode(queries.slice(0, 100), 'query');
-    const key = (h: { documentId: string; seq: number }) => `${h.documentId}:${h.seq}`;
-    const recall = { 10: 0, 100: 0 };
-    const annTimes: number[] = [];
-    const exactTimes: number[] = [];
-    for (const v of vectors) {
-      const vector = Array.from(v);
-      const t0 = now();
-      const truth = (await exact.search('scale', { mode: 'vector', vector, limit: 100 })).map(key);
-      exactTimes.push(now() - t0);
-      for (const k of [10, 100] as const) {
-        const t = now();
-        const approximate = await search.search('scale', { mode: 'vector', vector, limit: k });
-        if (k === 10) annTimes.push(now() - t);
-        const got = new Set(approximate.map(key));
-        recall[k] += truth.slice(0, k).filter((h) => got.has(h)).length / Math.min(k, truth.length) / vectors.length;
-      }
-    }
-    figure('HNSW recall@10 / recall@100 vs exact (100 queries)', [round(recall[10], 3), round(recall[100], 3)], '@10 ≥ 0.95');
-    figure('vector search p50 ms in the index: HNSW (limit 10) / exact scan, the code before (limit 100)', [round(median(annTimes), 2), round(median(exactTimes), 1)]);
-    sqlite.close();
+    if (!exactOnly) await measureRecall(search, service.dataDir, queries, figure);
 
     const t1 = now();
     await started.infra.runtime!.rebuild('search');
     const rebuilt = (now() - t1) / 1000;
-    await search.search('scale', { mode: 'vector', vector: Array.from(vectors[0]), limit: 10 });
     await search.ann.whenIdle();
     figure('rebuild s: search projection / + HNSW graph', [round(rebuilt, 1), round((now() - t1) / 1000, 1)]);
   } finally {
     clearInterval(sampler);
     await service.close();
   }
-  report(`scale-${n}`, rows, { uptime: execFileSync('uptime').toString().trim() });
+  report(`scale-${n}${exactOnly ? '-exact' : ''}`, rows, { uptime: execFileSync('uptime').toString().trim() });
+}
+
+/** Recall of the graph at the default settings against the exact scan, on a second connection. */
+async function measureRecall(search: SqliteSearchIndex, dataDir: string, queries: string[], figure: (name: string, value: unknown, bar?: string) => void): Promise<void> {
+  const sqlite = new SqliteDatabase({ path: join(dataDir, 'service.db') });
+  const exact = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), { minVectors: Infinity });
+  const vectors = await new GloveEncoder().encode(queries.slice(0, 100), 'query');
+  const key = (h: { documentId: string; seq: number }) => `${h.documentId}:${h.seq}`;
+  const recall = { 10: 0, 100: 0 };
+  const annTimes: number[] = [];
+  const exactTimes: number[] = [];
+  for (const v of vectors) {
+    const vector = Array.from(v);
+    const t0 = now();
+    const truth = (await exact.search('scale', { mode: 'vector', vector, limit: 100 })).map(key);
+    exactTimes.push(now() - t0);
+    for (const k of [10, 100] as const) {
+      const t = now();
+      const approximate = await search.search('scale', { mode: 'vector', vector, limit: k });
+      if (k === 10) annTimes.push(now() - t);
+      const got = new Set(approximate.map(key));
+      recall[k] += truth.slice(0, k).filter((h) => got.has(h)).length / Math.min(k, truth.length) / vectors.length;
+    }
+  }
+  figure('HNSW recall@10 / recall@100 vs exact (100 queries)', [round(recall[10], 3), round(recall[100], 3)], '@10 ≥ 0.95');
+  figure('vector search p50 ms in the index: HNSW (limit 10) / exact scan, the code before (limit 100)', [round(median(annTimes), 2), round(median(exactTimes), 1)]);
+  sqlite.close();
 }

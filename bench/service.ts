@@ -17,11 +17,11 @@ export interface BenchService {
 }
 
 /** The whole service (embedded default, silent logs) in a fresh temporary data dir, on a loopback port. */
-export async function startBenchService(name: string): Promise<BenchService> {
+export async function startBenchService(name: string, env: Record<string, string> = {}): Promise<BenchService> {
   const dir = mkdtempSync(join(tmpdir(), `bench-${name}-`));
   const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: BENCH_KEY, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_OWNER_PER_MINUTE: '10000000',
     // The benches' model, encoder and reranker servers listen on loopback.
-    OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' });
+    OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', ...env });
   const started = await startApp(config, 'all', createLogger('silent'), () => undefined);
   return {
     started,

@@ -39,7 +39,9 @@ const SYNC_CATCH_UP = 256;
 const SLICE_MS = 15;
 const PAGE = 512;
 
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** While the projection is writing, background work takes at most a third of the event loop, so ingest keeps its pace. */
+const BUSY_PAUSE_MS = 2 * SLICE_MS;
+const WRITES_RECENT_MS = 200;
 
 /**
  * HNSW graphs (hnswlib-node) over the parts' vectors, one per search-index table, kept as a cache of the SQLite
@@ -56,6 +58,7 @@ export class SqliteVectorAnn {
   private readonly counted = new Map<number, { count: number; seq: number }>();
   private readonly minVectors: number;
   private closed = false;
+  private lastWrite = -Infinity;
   /** Graphs loaded from a saved file and built from the rows, since start (for benches and tests). */
   readonly counts = { loaded: 0, built: 0 };
 
@@ -91,6 +94,7 @@ export class SqliteVectorAnn {
 
   /** After a commit that touched these tables: keep their graphs in step (or start one) off the request path. */
   touched(tids: Iterable<number>): void {
+    this.lastWrite = performance.now();
     for (const tid of tids) {
       if (this.busy.has(tid)) continue; // its run picks up the change when it ends
       if (this.graphs.has(tid)) this.background(tid, () => this.catchUpSliced(tid));
@@ -138,6 +142,12 @@ export class SqliteVectorAnn {
     this.closed = true;
     for (const [tid, g] of this.graphs) if (g.seq > g.savedSeq && !g.saving) this.saveSync(tid, g);
     this.graphs.clear();
+  }
+
+  /** A turn of the event loop between slices; a longer pause while batches are being applied. */
+  private turn(): Promise<void> {
+    const pause = performance.now() - this.lastWrite < WRITES_RECENT_MS ? BUSY_PAUSE_MS : 0;
+    return new Promise((resolve) => (pause ? setTimeout(resolve, pause) : setImmediate(resolve)));
   }
 
   private background(tid: number, work: () => Promise<void>): void {
@@ -196,7 +206,7 @@ export class SqliteVectorAnn {
         if (g.seq - g.savedSeq >= Math.max(50_000, g.hnsw.getCurrentCount() / 5)) return this.save(tid, g);
         return;
       }
-      await turn();
+      await this.turn();
     }
   }
 
@@ -243,7 +253,7 @@ export class SqliteVectorAnn {
       if (rows.length < PAGE) break;
       after = rows[rows.length - 1].id;
       if (performance.now() - started > SLICE_MS) {
-        await turn();
+        await this.turn();
         started = performance.now();
       }
     }
