@@ -1,4 +1,4 @@
-// Over 150 lines (about 250): one cache whose build, catch-up, save and search share the per-index graph state.
+// Over 300 lines: one cache whose build, catch-up, compaction, save and search share the per-table graph state and its invariants.
 import { HierarchicalNSW } from 'hnswlib-node';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
