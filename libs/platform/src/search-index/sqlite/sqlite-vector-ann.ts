@@ -122,7 +122,13 @@ export class SqliteVectorAnn {
     // A filter is checked on an over-fetched candidate list; if fewer than k pass, the filter is selective and the exact scan answers.
     const want = Math.min(keep ? Math.max(10 * k, 500) : k, g.hnsw.getMaxElements(), live);
     g.hnsw.setEf(Math.max(this.options.efSearch ?? 200, want));
-    const { neighbors, distances } = g.hnsw.searchKnn(Array.from(vector), want);
+    let found: { neighbors: number[]; distances: number[] };
+    try {
+      found = g.hnsw.searchKnn(Array.from(vector), want);
+    } catch {
+      return undefined; // e.g. a query vector of another dimension: the exact scan answers as it always did
+    }
+    const { neighbors, distances } = found;
     let hits = neighbors.map((id, i) => ({ id, s: distances[i] }));
     if (keep) {
       const passing = keep(neighbors);
@@ -166,6 +172,7 @@ export class SqliteVectorAnn {
   }
 
   private largeEnough(tid: number): boolean {
+    if (!Number.isFinite(this.minVectors)) return false;
     const head = this.head(tid);
     const last = this.counted.get(tid);
     // The count can have grown by at most one per log entry since it was taken.
