@@ -39,8 +39,11 @@ const SYNC_CATCH_UP = 256;
 const SLICE_MS = 15;
 const PAGE = 512;
 
-/** While the projection is writing, background work takes at most a third of the event loop, so ingest keeps its pace. */
-const BUSY_PAUSE_MS = 2 * SLICE_MS;
+/**
+ * While the projection is writing, background work takes at most a tenth of the event loop, so ingest keeps its
+ * pace (a third cost 40% of ingest at 50k chunks, docs/benchmarks.md); queries meanwhile scan exactly.
+ */
+const BUSY_PAUSE_MS = 9 * SLICE_MS;
 const WRITES_RECENT_MS = 200;
 
 /**
