@@ -9,7 +9,7 @@
 
 ARG NODE_IMAGE=node:20-bookworm-slim
 
-# ---- build: compile TypeScript; better-sqlite3 is a native addon that may build from source ----
+# ---- build: compile TypeScript; better-sqlite3 may build from source, hnswlib-node always does (node-gyp) ----
 FROM ${NODE_IMAGE} AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \

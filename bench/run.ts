@@ -16,6 +16,8 @@ import { scifactBench } from './scifact-query';
 import { scifactLayoutsBench } from './scifact-layouts';
 import { lexicalSweepBench } from './lexical-sweep';
 import { uploadStallBench } from './upload-stall';
+import { annBench } from './ann';
+import { scaleBench } from './scale';
 import { hostileUploadsBench } from './hostile-uploads';
 import { hostileRequestsBench } from './hostile-requests';
 
@@ -39,6 +41,8 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   'hostile-requests': { run: hostileRequestsBench, usage: 'hostile-requests' },
   'scifact-layouts': { run: scifactLayoutsBench, usage: 'scifact-layouts [test|train] [extra lexical_interpolation values, comma-separated] [layouts=a,b]' },
   'lexical-sweep': { run: lexicalSweepBench, usage: "lexical-sweep [train|test] [layouts=a,bs] ['[[mu,partPool,docPool,partTitleWeight,docTitleWeight],…]'] [dir]" },
+  scale: { run: scaleBench, usage: 'scale [chunks=100000] [graph|exact]' },
+  ann: { run: annBench, usage: 'ann [chunks=100000] [all|defaults]' },
   scifact: { run: scifactBench, usage: 'scifact [test|train] [extra lexical_interpolation values, comma-separated] [latency rounds=3]' },
 };
 

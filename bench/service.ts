@@ -9,6 +9,8 @@ export const BENCH_KEY = 'zut_bench_key_0123456789abcdefghijkl';
 
 export interface BenchService {
   readonly started: StartedApp;
+  /** The service's DATA_DIR (removed on close). */
+  readonly dataDir: string;
   /** JSON call with the bench key; a status ≥ 300 throws with the body. */
   call(method: string, path: string, body?: unknown): Promise<Record<string, unknown>>;
   close(): Promise<void>;
@@ -23,6 +25,7 @@ export async function startBenchService(name: string, env: Record<string, string
   const started = await startApp(config, 'all', createLogger('silent'), () => undefined);
   return {
     started,
+    dataDir: dir,
     async call(method, path, body) {
       const res = await fetch(`${started.url}${path}`, { method, headers: { 'x-api-key': BENCH_KEY, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
       const json = (await res.json()) as Record<string, unknown>;

@@ -73,7 +73,15 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
   if (config.typesenseUrl) {
     const { connectTypesense } = await import('./typesense');
     search = connectTypesense(config, state as CheckpointStore);
-  } else search = new SqliteSearchIndex(embedded(), new SqliteProjectionState(embedded()));
+  } else {
+    // The vector graphs are a cache beside the database file (docs/search.md): saved on close, rebuilt if lost.
+    const sqliteSearch = new SqliteSearchIndex(embedded(), new SqliteProjectionState(embedded()), {
+      dir: join(config.dataDir, 'ann'),
+      minVectors: config.vectorIndexMinVectors || Infinity,
+    });
+    closers.unshift(() => sqliteSearch.close());
+    search = sqliteSearch;
+  }
 
   const registrations: ProjectionRegistration[] = ALL_PROJECTIONS.map((projection) => ({
     projection,

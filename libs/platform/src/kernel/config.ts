@@ -17,6 +17,8 @@ export interface ServiceConfig {
   readonly typesenseCollectionPrefix: string;
   /** How long a write waits for the projections it implies before answering 503 (ms). */
   readonly readYourWritesTimeoutMs: number;
+  /** Embedded search index: a table with this many vectors gets an HNSW graph (docs/search.md); 0 never. */
+  readonly vectorIndexMinVectors: number;
   readonly logLevel: string;
   /** `FULL` makes every acknowledged append survive power loss; `NORMAL` survives a process crash only. */
   readonly sqliteSynchronous: 'FULL' | 'NORMAL';
@@ -156,6 +158,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     typesenseApiKey,
     typesenseCollectionPrefix: text('TYPESENSE_COLLECTION_PREFIX') ?? 'ars',
     readYourWritesTimeoutMs: int('READ_YOUR_WRITES_TIMEOUT_MS', 10_000, 0, 600_000),
+    vectorIndexMinVectors: int('VECTOR_INDEX_MIN_VECTORS', 10_000, 0, 1_000_000_000),
     logLevel: text('LOG_LEVEL') ?? 'info',
     sqliteSynchronous: synchronous === 'NORMAL' ? 'NORMAL' : 'FULL',
     adminEmail: text('ADMIN_EMAIL') ?? '',

@@ -1,9 +1,30 @@
+import type { ApplyOptions, PositionedOps } from '../../projections/projection';
 import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
 import { describeSearchIndexContract } from '../contract/search-index.contract';
+import type { SearchOp } from '../search-index.port';
 import { SqliteSearchIndex } from './sqlite-search-index';
 
 describeSearchIndexContract('SqliteSearchIndex', async () => {
   const sqlite = new SqliteDatabase({ path: ':memory:' });
   return { index: new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite)), dispose: async () => sqlite.close() };
+});
+
+/** Every batch waits for the graphs to settle, so each query of the contract that has vectors goes through HNSW. */
+class SettledAnnSearchIndex extends SqliteSearchIndex {
+  override async applyBatch(projection: string, generation: number, batch: readonly PositionedOps<SearchOp>[], checkpoint: number, options?: ApplyOptions): Promise<void> {
+    await super.applyBatch(projection, generation, batch, checkpoint, options);
+    await this.ann.whenIdle();
+  }
+
+  override async activate(...args: Parameters<SqliteSearchIndex['activate']>): Promise<void> {
+    await super.activate(...args);
+    await this.ann.whenIdle();
+  }
+}
+
+describeSearchIndexContract('SqliteSearchIndex with HNSW from the first vector', async () => {
+  const sqlite = new SqliteDatabase({ path: ':memory:' });
+  const index = new SettledAnnSearchIndex(sqlite, new SqliteProjectionState(sqlite), { minVectors: 1 });
+  return { index, dispose: async () => sqlite.close() };
 });

@@ -9,6 +9,7 @@ import { fuseRanks, IndexedDocument, SearchHit, SearchIndex, SearchOp, SearchReq
 import { fieldSql, filterToSql } from '../../sqlite/sqlite-filter';
 import { Fts5Stemmer, FTS5_TOKENIZE } from './fts5-statistics';
 import { LexicalScore, SqliteLexicalRanker } from './sqlite-lexical';
+import { AnnOptions, SqliteVectorAnn } from './sqlite-vector-ann';
 
 interface PartRow {
   doc_id: string;
@@ -37,22 +38,34 @@ const jsonValue = ([v, t]: [unknown, string]): unknown => (t === 'true' ? true :
 /**
  * The embedded search index: per index (corpus) a parts table, an external-content FTS5 table of parts and a
  * contentless one of whole documents, ranked together by BM25 (sqlite-lexical.ts; porter stemming, unicode
- * folding), and float32 vectors scored with sqlite-vec's cosine distance.
+ * folding), and float32 vectors: an HNSW graph answers nearest-neighbour queries on a large table, sqlite-vec's
+ * exact cosine scan on a small one, a lagging graph or a selective filter (sqlite-vector-ann.ts).
  * Hybrid search fuses the two ranked lists as Typesense does (G14), so both adapters rank alike.
  */
 export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> {
   private readonly stemmer = new Fts5Stemmer();
   private readonly ranker: SqliteLexicalRanker;
+  /** The approximate vector index: a cache of the vectors in the parts tables, kept in step through a change log. */
+  readonly ann: SqliteVectorAnn;
+  /** Tables whose vectors the transaction being applied changed, told to the graphs once it commits. */
+  private touched = new Set<number>();
 
   constructor(
     private readonly sqlite: SqliteDatabase,
     private readonly state: SqliteProjectionState,
+    ann: AnnOptions = {},
   ) {
     this.ranker = new SqliteLexicalRanker(sqlite, this.stemmer);
     sqlite.db.exec(SCHEMA);
     // Added after the first release: files made before have the table without it.
     const columns = sqlite.db.prepare('PRAGMA table_info(si_indexes)').all() as { name: string }[];
     if (!columns.some((c) => c.name === 'incarnation')) sqlite.db.exec('ALTER TABLE si_indexes ADD COLUMN incarnation TEXT');
+    this.ann = new SqliteVectorAnn(sqlite, ann);
+  }
+
+  /** Saves the graphs (so the next start loads rather than rebuilds them); call before closing the database. */
+  close(): void {
+    this.ann.close();
   }
 
   private stmt(sql: string): Statement {
@@ -82,6 +95,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     }
     const tid = ((this.stmt('SELECT COALESCE(MAX(tid), 0) FROM si_indexes').pluck().get() as number) ?? 0) + 1;
     this.stmt('INSERT INTO si_indexes (name, generation, tid, incarnation) VALUES (?, ?, ?, ?)').run(index, generation, tid, incarnation ?? null);
+    this.ann.stampTable(tid);
     const t = `si_${tid}`;
     this.sqlite.db.exec(`
       CREATE TABLE ${t}_parts (rowid INTEGER PRIMARY KEY, doc_id TEXT NOT NULL, seq INTEGER NOT NULL, text TEXT NOT NULL,
@@ -104,6 +118,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
       DROP TABLE IF EXISTS ${t}_parts; DROP TABLE IF EXISTS ${t}_dfts; DROP TABLE IF EXISTS ${t}_docs;`);
     this.stmt('DELETE FROM si_indexes WHERE tid = ?').run(tid);
     this.ranker.forget(tid);
+    this.ann.dropped(tid);
     this.sqlite.forgetStatements();
   }
 
@@ -115,10 +130,13 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
       this.stmt(`DELETE FROM si_${tid}_dfts WHERE rowid = ?`).run(docRow);
       this.stmt(`DELETE FROM si_${tid}_docs WHERE rowid = ?`).run(docRow);
     }
-    const old = this.stmt(`SELECT rowid, text, title FROM si_${tid}_parts WHERE doc_id = ?`).raw().all(documentId) as [number, string, string | null][];
+    const old = this.stmt(`SELECT rowid, text, title, vector IS NOT NULL FROM si_${tid}_parts WHERE doc_id = ?`).raw().all(documentId) as [number, string, string | null, number][];
     if (old.length === 0) return;
     const ftsDelete = this.stmt(`INSERT INTO si_${tid}_fts (si_${tid}_fts, rowid, text, title) VALUES ('delete', ?, ?, ?)`);
-    for (const [rowid, text, title] of old) ftsDelete.run(rowid, text, title);
+    for (const [rowid, text, title, hasVector] of old) {
+      ftsDelete.run(rowid, text, title);
+      if (hasVector) this.vectorChanged(tid, rowid);
+    }
     this.stmt(`DELETE FROM si_${tid}_parts WHERE doc_id = ?`).run(documentId);
   }
 
@@ -136,10 +154,16 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
       const title = part.sectionTitle ?? null;
       const { lastInsertRowid } = insert.run(doc.documentId, part.seq, part.text, title, JSON.stringify(part.partMetadata), docMeta, vector, docRow);
       ftsInsert.run(lastInsertRowid, part.text, title);
+      if (vector) this.vectorChanged(tid, lastInsertRowid);
     }
     // The document row holds each section title once: a title repeated on every part must not outweigh the text.
     const titles = [...new Set(doc.parts.map((p) => p.sectionTitle).filter((x): x is string => !!x))];
     this.stmt(`INSERT INTO si_${tid}_dfts (rowid, text, title) VALUES (?, ?, ?)`).run(docRow, doc.parts.map((p) => p.text).join('\n'), titles.length ? titles.join('\n') : null);
+  }
+
+  private vectorChanged(tid: number, rowid: number | bigint): void {
+    this.ann.changed(tid, rowid);
+    this.touched.add(tid);
   }
 
   async search(index: string, request: SearchRequest): Promise<SearchHit[]> {
@@ -166,12 +190,31 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
   }
 
   private nearest(tid: number, vector: readonly number[], filter: FilterExpr | undefined, limit: number, columns: string): PartRow[] {
+    const approximate = this.ann.nearest(tid, vector, limit, filter && ((ids) => this.passing(tid, ids, filter)));
+    if (approximate) return this.rowsOf(tid, approximate, columns);
     const params: unknown[] = [Buffer.from(new Float32Array(vector).buffer)];
     const where = filter ? ` AND ${filterToSql(filter, params)}` : '';
     return this.stmt(
       `SELECT ${columns}, vec_distance_cosine(p.vector, ?) AS s
        FROM si_${tid}_parts p WHERE p.vector IS NOT NULL${where} ORDER BY s LIMIT ?`,
     ).all(...params, limit) as PartRow[];
+  }
+
+  /** The candidates a filter keeps. */
+  private passing(tid: number, ids: number[], filter: FilterExpr): Set<number> {
+    const params: unknown[] = [JSON.stringify(ids)];
+    const where = filterToSql(filter, params);
+    return new Set(this.stmt(`SELECT p.rowid FROM si_${tid}_parts p WHERE p.rowid IN (SELECT value FROM json_each(?)) AND ${where}`).pluck().all(...params) as number[]);
+  }
+
+  /** The rows of ranked ids, in their order, each with its score (rows gone meanwhile are left out). */
+  private rowsOf(tid: number, ranked: { id: number; s: number }[], columns: string): PartRow[] {
+    if (ranked.length === 0) return [];
+    const rows = this.stmt(`SELECT p.rowid AS id, ${columns} FROM si_${tid}_parts p WHERE p.rowid IN (SELECT value FROM json_each(?))`).all(
+      JSON.stringify(ranked.map((r) => r.id)),
+    ) as (PartRow & { id: number })[];
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return ranked.filter((r) => byId.has(r.id)).map((r) => ({ ...byId.get(r.id)!, s: r.s }));
   }
 
   async distinctValues(index: string, field: FieldRef, options: { filter?: FilterExpr; limit?: number } = {}): Promise<unknown[]> {
@@ -224,6 +267,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
   }
 
   async applyBatch(projection: string, generation: number, batch: readonly PositionedOps<SearchOp>[], checkpoint: number, options: ApplyOptions = {}): Promise<void> {
+    this.touched = new Set();
     this.sqlite.transaction(() => {
       const applied = options.replay ? -1 : this.state.loadSync(projection, generation);
       for (const { position, ops } of batch) {
@@ -231,6 +275,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
       }
       if (!options.replay) this.state.saveSync(projection, generation, checkpoint);
     }, 'derived');
+    this.ann.touched(this.touched);
   }
 
   private applyOp(op: SearchOp, generation: number): void {

@@ -1,0 +1,128 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { GloveEncoder } from '@lib/encoders';
+import { SqliteDatabase, SqliteProjectionState, SqliteSearchIndex } from '@lib/platform/sqlite';
+import { median, now, percentile, report, round } from './common';
+import { runClients } from './http-clients';
+import { loadSciFact } from './scifact';
+import { BENCH_KEY, startBenchService } from './service';
+import { scifactSentences, syntheticChunks } from './synthetic-corpus';
+
+const PARTS_PER_DOCUMENT = 20;
+const DOCUMENTS_PER_ROUND = 2000;
+const mb = (bytes: number) => round(bytes / 2 ** 20, 0);
+
+/**
+ * Issue 19: N synthetic SciFact chunks (bench/synthetic-corpus.ts) ingested through the API into a corpus with the
+ * default encoder (core documents of 20 parts, 8 clients, wait_for=indexed), timed until searchable (search
+ * projection caught up) and until the HNSW graph has caught up; then SciFact's test queries over HTTP, lexical
+ * and default hybrid at limit 10; the graph's recall against the exact scan; RSS, disk; a rebuild of the search
+ * projection (and of the graph after it).
+ */
+export async function scaleBench(args: string[]): Promise<void> {
+  const n = Number(args[0] ?? 100_000);
+  // `exact`: the code before issue 19 (no graph), as the baseline of a side-by-side run.
+  const exactOnly = args[1] === 'exact';
+  const service = await startBenchService('scale', exactOnly ? { VECTOR_INDEX_MIN_VECTORS: '0' } : {});
+  const { call, started } = service;
+  const search = started.infra.search as SqliteSearchIndex;
+  let peakRss = 0;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 500);
+  const rows: Record<string, unknown>[] = [];
+  const figure = (name: string, value: unknown, bar = '') => {
+    rows.push({ figure: name, value, bar });
+    process.stdout.write(`${name}: ${JSON.stringify(value)}\n`);
+  };
+  try {
+    await call('POST', '/v2/corpora', { key: 'scale', name: 'Scale' });
+    const sentences = scifactSentences();
+    const chunks = syntheticChunks(n, 19, sentences);
+    const t0 = now();
+    for (let doc = 0; doc * PARTS_PER_DOCUMENT < n; ) {
+      const requests = [];
+      for (let i = 0; i < DOCUMENTS_PER_ROUND && doc * PARTS_PER_DOCUMENT < n; i++, doc++) {
+        const parts = [];
+        for (let p = 0; p < PARTS_PER_DOCUMENT; p++) {
+          const c = chunks.next();
+          if (!c.done) parts.push({ text: c.value.text });
+        }
+        requests.push({ method: 'POST', path: '/v2/corpora/scale/documents?wait_for=indexed', body: { id: `d${doc}`, type: 'core', document_parts: parts, metadata: { bucket: doc % 100 } } });
+      }
+      await runClients(started.url, BENCH_KEY, requests, 8);
+      process.stdout.write(`  ${Math.min(n, doc * PARTS_PER_DOCUMENT)} chunks acknowledged at ${round((now() - t0) / 1000, 0)} s, RSS ${mb(process.memoryUsage().rss)} MB\n`);
+    }
+    const head = await started.infra.events.headPosition();
+    if (!(await started.infra.progress.waitFor(head, ['search'], 3_600_000))) throw new Error('search projection did not catch up');
+    const searchable = (now() - t0) / 1000;
+    await search.ann.whenIdle();
+    const annReady = (now() - t0) / 1000;
+    figure('chunks', n);
+    figure('ingest chunks/s until searchable', round(n / searchable, 0));
+    figure('ingest s until searchable / until the HNSW graph caught up', [round(searchable, 1), round(annReady, 1)]);
+
+    const queries = [...loadSciFact('test').queries.values()];
+    for (const [mode, searchBody, bar] of [
+      ['lexical', { limit: 10, lexical_interpolation: 1 }, 'p50 ≤ 10 ms at 1M'],
+      ['hybrid (default λ)', { limit: 10 }, 'p50 ≤ 20 ms at 1M'],
+    ] as const) {
+      for (const q of queries.slice(0, 20)) await call('POST', '/v2/corpora/scale/query', { query: q, search: searchBody });
+      const times: number[] = [];
+      for (const q of queries) {
+        const t = now();
+        await call('POST', '/v2/corpora/scale/query', { query: q, search: searchBody });
+        times.push(now() - t);
+      }
+      figure(`${mode} p50 / p99 ms (HTTP, limit 10)`, [round(median(times), 1), round(percentile(times, 99), 1)], bar);
+    }
+    // The same lexical queries on the index itself: what HTTP, JSON and the query pipeline add is the difference.
+    const inIndex: number[] = [];
+    for (const q of queries) {
+      const t = now();
+      await search.search('scale', { mode: 'lexical', text: q, limit: 10 });
+      inIndex.push(now() - t);
+    }
+    figure('lexical p50 / p99 ms in the index (FTS5 BM25, limit 10)', [round(median(inIndex), 1), round(percentile(inIndex, 99), 1)]);
+    global.gc?.();
+    figure('RSS MB now / peak', [mb(process.memoryUsage().rss), mb(peakRss)], '≤ 2,048');
+    figure('disk MB (DATA_DIR)', mb(Number(execFileSync('du', ['-sb', service.dataDir]).toString().split('\t')[0])));
+
+    if (!exactOnly) await measureRecall(search, service.dataDir, queries, figure);
+
+    const t1 = now();
+    await started.infra.runtime!.rebuild('search');
+    const rebuilt = (now() - t1) / 1000;
+    await search.ann.whenIdle();
+    figure('rebuild s: search projection / + HNSW graph', [round(rebuilt, 1), round((now() - t1) / 1000, 1)]);
+  } finally {
+    clearInterval(sampler);
+    await service.close();
+  }
+  report(`scale-${n}${exactOnly ? '-exact' : ''}`, rows, { uptime: execFileSync('uptime').toString().trim() });
+}
+
+/** Recall of the graph at the default settings against the exact scan, on a second connection. */
+async function measureRecall(search: SqliteSearchIndex, dataDir: string, queries: string[], figure: (name: string, value: unknown, bar?: string) => void): Promise<void> {
+  const sqlite = new SqliteDatabase({ path: join(dataDir, 'service.db') });
+  const exact = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), { minVectors: Infinity });
+  const vectors = await new GloveEncoder().encode(queries.slice(0, 100), 'query');
+  const key = (h: { documentId: string; seq: number }) => `${h.documentId}:${h.seq}`;
+  const recall = { 10: 0, 100: 0 };
+  const annTimes: number[] = [];
+  const exactTimes: number[] = [];
+  for (const v of vectors) {
+    const vector = Array.from(v);
+    const t0 = now();
+    const truth = (await exact.search('scale', { mode: 'vector', vector, limit: 100 })).map(key);
+    exactTimes.push(now() - t0);
+    for (const k of [10, 100] as const) {
+      const t = now();
+      const approximate = await search.search('scale', { mode: 'vector', vector, limit: k });
+      if (k === 10) annTimes.push(now() - t);
+      const got = new Set(approximate.map(key));
+      recall[k] += truth.slice(0, k).filter((h) => got.has(h)).length / Math.min(k, truth.length) / vectors.length;
+    }
+  }
+  figure('HNSW recall@10 / recall@100 vs exact (100 queries)', [round(recall[10], 3), round(recall[100], 3)], '@10 ≥ 0.95');
+  figure('vector search p50 ms in the index: HNSW (limit 10) / exact scan, the code before (limit 100)', [round(median(annTimes), 2), round(median(exactTimes), 1)]);
+  sqlite.close();
+}

@@ -1,0 +1,132 @@
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteDatabase } from '../../sqlite/sqlite-database';
+import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
+import type { IndexedDocument, SearchOp } from '../search-index.port';
+import type { AnnOptions } from './sqlite-vector-ann';
+import { SqliteSearchIndex } from './sqlite-search-index';
+
+const shape = { name: 'search', version: 1 };
+let state = 1;
+const random = () => {
+  state = (state * 48271) % 2147483647;
+  return state / 2147483647 - 0.5;
+};
+const unit = () => {
+  const v = Array.from({ length: 8 }, random);
+  const norm = Math.hypot(...v);
+  return v.map((x) => x / norm);
+};
+const docs: IndexedDocument[] = Array.from({ length: 1200 }, (_, i) => ({
+  documentId: `d${i}`,
+  documentMetadata: {},
+  parts: [{ seq: 0, text: `part ${i}`, partMetadata: {}, vector: unit() }],
+}));
+const queries = Array.from({ length: 20 }, unit);
+
+describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its rows', () => {
+  let dir: string;
+  let sqlite: SqliteDatabase;
+  let si: SqliteSearchIndex;
+  let pos = 0;
+  const open = async (ann: AnnOptions) => {
+    sqlite = new SqliteDatabase({ path: join(dir, 'service.db'), synchronous: 'NORMAL' });
+    si = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), ann);
+    await si.prepare(shape, 1);
+  };
+  const shut = () => {
+    si.close();
+    sqlite.close();
+  };
+  const apply = async (ops: SearchOp[]) => {
+    await si.applyBatch(shape.name, 1, [{ position: ++pos, ops }], pos);
+    await si.ann.whenIdle();
+  };
+  const withGraph = { minVectors: 1000 };
+  /** Searches every query; says whether the graph answered each and which documents came back. */
+  const searchAll = async () => {
+    const nearest = jest.spyOn(si.ann, 'nearest');
+    const found = new Set<string>();
+    for (const vector of queries) for (const h of await si.search('c', { mode: 'vector', vector, limit: 10 })) found.add(h.documentId);
+    const answered = nearest.mock.results.every((r) => r.value !== undefined);
+    nearest.mockRestore();
+    return { answered, found };
+  };
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'ann-'));
+    pos = 0;
+    await open({ ...withGraph, dir: join(dir, 'ann') });
+    await apply([{ op: 'createIndex', index: 'c' }, ...docs.map((document) => ({ op: 'upsertDocument' as const, index: 'c', document }))]);
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('answers from the graph once a table holds minVectors vectors, and the scan below that', async () => {
+    expect((await searchAll()).answered).toBe(true);
+    await apply(docs.slice(0, 300).map((d) => ({ op: 'deleteDocument' as const, index: 'c', documentId: d.documentId })));
+    // 900 left: under the threshold, the exact scan answers.
+    expect((await searchAll()).answered).toBe(false);
+    shut();
+  });
+
+  it('compacts: with a fifth of its nodes deleted, the graph is rebuilt from the remaining rows', async () => {
+    si.close();
+    sqlite.close();
+    await open({ minVectors: 500 });
+    await searchAll();
+    await si.ann.whenIdle();
+    const deleted = docs.slice(0, 300);
+    await apply(deleted.map((d) => ({ op: 'deleteDocument' as const, index: 'c', documentId: d.documentId })));
+    expect(si.ann.counts.built).toBe(2); // the first graph, then the compacted one
+    const { answered, found } = await searchAll();
+    expect(answered).toBe(true);
+    expect(deleted.filter((d) => found.has(d.documentId))).toEqual([]);
+    shut();
+  });
+
+  it('saves the graph on close, and a restart loads it instead of rebuilding', async () => {
+    await searchAll();
+    shut();
+    expect(readdirSync(join(dir, 'ann')).filter((f) => f.endsWith('.hnsw'))).toHaveLength(1);
+    await open({ ...withGraph, dir: join(dir, 'ann') });
+    await searchAll(); // the first query starts the load; the scan answers it
+    await si.ann.whenIdle();
+    const { answered, found } = await searchAll();
+    expect(answered).toBe(true);
+    expect(found.size).toBeGreaterThan(10);
+    expect(si.ann.counts).toEqual({ loaded: 1, built: 0 });
+    shut();
+  });
+
+  it('brings a saved graph up to date from the log: parts deleted while it was not running never come back', async () => {
+    await searchAll();
+    shut();
+    // A run that changed the table without saving its graph (a crash, or a process without the graph).
+    await open({ minVectors: Infinity });
+    const deleted = docs.filter((_, i) => i % 10 === 0);
+    await apply(deleted.map((d) => ({ op: 'deleteDocument' as const, index: 'c', documentId: d.documentId })));
+    shut();
+    await open({ ...withGraph, dir: join(dir, 'ann') });
+    await searchAll();
+    await si.ann.whenIdle();
+    const { answered, found } = await searchAll();
+    expect(answered).toBe(true);
+    expect(deleted.filter((d) => found.has(d.documentId))).toEqual([]);
+    expect(si.ann.counts).toEqual({ loaded: 1, built: 0 });
+    shut();
+  });
+
+  it('rebuilds from the rows when the saved file is unreadable', async () => {
+    await searchAll();
+    shut();
+    const [file] = readdirSync(join(dir, 'ann'));
+    writeFileSync(join(dir, 'ann', file), 'not a graph');
+    await open({ ...withGraph, dir: join(dir, 'ann') });
+    await searchAll();
+    await si.ann.whenIdle();
+    expect((await searchAll()).answered).toBe(true);
+    expect(si.ann.counts).toEqual({ loaded: 0, built: 1 });
+    shut();
+  });
+});
