@@ -42,7 +42,7 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
   if (config.eventStoreUrl) {
     const { EventStoreDbEventStore } = await import('@lib/platform/engines');
     events = EventStoreDbEventStore.connect(config.eventStoreUrl);
-  } else events = new SqliteEventStore(embedded());
+  } else events = new SqliteEventStore(embedded(), { writer: config.eventStoreWriter });
   closers.unshift(() => events.close());
 
   let state: ProjectionStateStore;

@@ -19,6 +19,12 @@ export interface ServiceConfig {
   readonly readYourWritesTimeoutMs: number;
   /** Embedded search index: a table with this many vectors gets an HNSW graph (docs/search.md); 0 never. */
   readonly vectorIndexMinVectors: number;
+  /**
+   * Where the embedded event store commits (EVENT_STORE_WRITER): `inline` (default) on the main connection with
+   * group commit, or `thread` on a writer thread (docs/architecture.md: faster durable chat answers, but
+   * main-thread projection transactions then wait on the writer's lock, 4x slower pipeline processing).
+   */
+  readonly eventStoreWriter: 'inline' | 'thread';
   readonly logLevel: string;
   /** `FULL` makes every acknowledged append survive power loss; `NORMAL` survives a process crash only. */
   readonly sqliteSynchronous: 'FULL' | 'NORMAL';
@@ -135,6 +141,8 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
   const typesenseApiKey = text('TYPESENSE_API_KEY');
   if (typesenseUrl && !typesenseApiKey) problems.push('TYPESENSE_API_KEY is required when TYPESENSE_URL is set');
   const synchronous = (text('SQLITE_SYNCHRONOUS') ?? 'FULL').toUpperCase();
+  const eventStoreWriter = (text('EVENT_STORE_WRITER') ?? 'inline').toLowerCase();
+  if (!['inline', 'thread'].includes(eventStoreWriter)) problems.push(`EVENT_STORE_WRITER must be inline or thread, got "${eventStoreWriter}"`);
   const rateLimitStore = (text('RATE_LIMIT_STORE') ?? 'auto').toLowerCase();
   if (!['auto', 'shared', 'memory'].includes(rateLimitStore)) problems.push(`RATE_LIMIT_STORE must be auto, shared or memory, got "${rateLimitStore}"`);
   if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
@@ -159,6 +167,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     typesenseCollectionPrefix: text('TYPESENSE_COLLECTION_PREFIX') ?? 'ars',
     readYourWritesTimeoutMs: int('READ_YOUR_WRITES_TIMEOUT_MS', 10_000, 0, 600_000),
     vectorIndexMinVectors: int('VECTOR_INDEX_MIN_VECTORS', 10_000, 0, 1_000_000_000),
+    eventStoreWriter: eventStoreWriter === 'thread' ? 'thread' : 'inline',
     logLevel: text('LOG_LEVEL') ?? 'info',
     sqliteSynchronous: synchronous === 'NORMAL' ? 'NORMAL' : 'FULL',
     adminEmail: text('ADMIN_EMAIL') ?? '',

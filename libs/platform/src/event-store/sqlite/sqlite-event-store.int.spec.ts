@@ -9,7 +9,7 @@ describeEventStoreContract('SqliteEventStore', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'es-'));
   const sqlite = new SqliteDatabase({ path: join(dir, 'test.db'), synchronous: 'NORMAL' });
   return {
-    store: new SqliteEventStore(sqlite),
+    store: new SqliteEventStore(sqlite, { writer: 'thread' }),
     prefix: '',
     dispose: async () => {
       sqlite.close();
@@ -50,8 +50,8 @@ describe('SqliteEventStore.waitForAppend with types', () => {
     const dir = mkdtempSync(join(tmpdir(), 'es-wait-'));
     const here = new SqliteDatabase({ path: join(dir, 'shared.db') });
     const there = new SqliteDatabase({ path: join(dir, 'shared.db') });
-    const store = new SqliteEventStore(here);
-    const other = new SqliteEventStore(there);
+    const store = new SqliteEventStore(here, { writer: 'thread' });
+    const other = new SqliteEventStore(there, { writer: 'thread' });
     await store.append('a-1', [testEvent('Wanted')]);
     const waited = store.waitForAppend(await store.headPosition(), 5000, { types: ['Wanted'] });
     await other.append('a-1', [testEvent('Wanted')]); // no in-process signal here; the poll would see it within 50 ms

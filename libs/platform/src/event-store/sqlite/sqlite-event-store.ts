@@ -29,9 +29,10 @@ interface Appended {
 
 export interface SqliteEventStoreOptions {
   /**
-   * Where appends commit: `thread` (the default for a database file) on a writer thread with its own connection,
-   * so the event loop never waits on a commit's fsync; `inline` on the caller's connection (the only choice for
-   * ':memory:', which another connection cannot open).
+   * Where appends commit: `inline` (the default) on the caller's connection, grouped; `thread` on a writer thread
+   * with its own connection, so the event loop never waits on a commit's fsync — but the main connection's
+   * projection transactions then wait for the writer's lock in SQLite's busy handler, on the event loop
+   * (EVENT_STORE_WRITER, docs/architecture.md). ':memory:' is always inline (another connection cannot open it).
    */
   readonly writer?: 'thread' | 'inline';
 }
@@ -61,7 +62,7 @@ export class SqliteEventStore implements EventStore {
     this.maxPosition = db.prepare('SELECT COALESCE(MAX(position), 0) FROM es_events').pluck();
     this.head = this.maxPosition.get() as number;
     const path = sqlite.options.path;
-    if ((options.writer ?? 'thread') === 'thread' && path !== ':memory:' && path !== '') {
+    if ((options.writer ?? 'inline') === 'thread' && path !== ':memory:' && path !== '') {
       this.writer = new SqliteWriter({ path, synchronous: sqlite.options.synchronous ?? 'FULL' }, (result) => this.notifyGroup(result));
       sqlite.handOverCheckpoints();
       // Closing the database closes the writer too, after it has committed every append sent to it.

@@ -21,7 +21,7 @@ describe('SqliteEventStore writer thread', () => {
   it('keeps the event loop free while an append waits for the write lock, and commits it once the lock is free', async () => {
     const path = join(dir, 'locked.db');
     const sqlite = new SqliteDatabase({ path });
-    const store = new SqliteEventStore(sqlite);
+    const store = new SqliteEventStore(sqlite, { writer: 'thread' });
     await store.append('warm-1', [testEvent()]);
     const other = new SqliteDatabase({ path });
     other.db.prepare('BEGIN IMMEDIATE').run();
@@ -43,7 +43,7 @@ describe('SqliteEventStore writer thread', () => {
   it('commits every append made before the database closes, and acknowledges each', async () => {
     const path = join(dir, 'closing.db');
     const sqlite = new SqliteDatabase({ path });
-    const store = new SqliteEventStore(sqlite);
+    const store = new SqliteEventStore(sqlite, { writer: 'thread' });
     await store.append('warm-1', [testEvent()]);
     const appends = Array.from({ length: 100 }, (_, i) => store.append(`item-${i}`, [testEvent('ItemAdded')], { expectedRevision: 'no_stream' }));
     sqlite.close();
@@ -58,7 +58,7 @@ describe('SqliteEventStore writer thread', () => {
   it('closes through the store too: close() resolves once every append made before it is committed', async () => {
     const path = join(dir, 'store-close.db');
     const sqlite = new SqliteDatabase({ path });
-    const store = new SqliteEventStore(sqlite);
+    const store = new SqliteEventStore(sqlite, { writer: 'thread' });
     const appends = Array.from({ length: 20 }, (_, i) => store.append(`item-${i}`, [testEvent('ItemAdded')]));
     await store.close();
     expect(await Promise.all(appends.map(state))).toEqual(Array(20).fill('resolved'));
