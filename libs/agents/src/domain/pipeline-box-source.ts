@@ -3,7 +3,7 @@
  * Box app's Client Credentials Grant. Pure: a problem is a `[field, reason]` pair (a 400 naming it).
  * `auth.client_secret` is a secret field: the edge takes it out before `parse`, seals it and masks it on reads.
  */
-import type { Problem } from './pipeline-source';
+import { isObject, type Problem } from './pipeline-source';
 
 /** The reference's BoxCcgAuth without its secret. */
 export interface BoxCcgAuthSettings {
@@ -25,7 +25,6 @@ const AUTH_FIELDS = ['type', 'client_id', 'enterprise_id'];
 // `https://app.box.com/folder/123` or an enterprise's `https://acme.app.box.com/folder/123`.
 const FOLDER_URL = /^https:\/\/([a-z0-9-]+\.)?app\.box\.com\/folder\/(\d{1,20})\/?([?#].*)?$/i;
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A folder id from an id or a Box folder URL (the reference accepts both); null when it is neither. */
 export function boxFolderId(v: string): string | null {

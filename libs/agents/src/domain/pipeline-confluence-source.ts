@@ -3,7 +3,7 @@
  * ConfluenceSourceConfiguration (`base_url`, `deployment`, `space_keys`, `auth`) plus the spec's wiki fields
  * `attachments` and `embedded_images`. Pure: a problem is a `[field, reason]` pair (a 400 naming it).
  */
-import type { Problem, WebAuthSettings } from './pipeline-source';
+import { isInt, isObject, regexes, type Problem, type WebAuthSettings } from './pipeline-source';
 
 export interface ConfluenceAttachments {
   readonly enabled: boolean;
@@ -36,22 +36,6 @@ const MIB = 1024 * 1024;
 export const CONFLUENCE_LIMITS = { attachmentBytes: 25 * MIB, imageBytes: 5 * MIB, pageInlineBytes: 20 * MIB, maxAttachmentBytes: 100 * MIB } as const;
 
 const FIELDS = ['type', 'base_url', 'deployment', 'space_keys', 'auth', 'attachments', 'embedded_images'];
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isInt = (v: unknown, min: number, max: number): boolean => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
-
-function regexes(v: unknown, field: string): Problem | null {
-  if (v === undefined) return null;
-  if (!Array.isArray(v) || v.length > 100) return [field, 'must be a list of at most 100 patterns'];
-  for (const [i, p] of v.entries()) {
-    if (typeof p !== 'string' || p.length > 1024) return [`${field}[${i}]`, 'must be a pattern of at most 1024 characters'];
-    try {
-      new RegExp(p);
-    } catch {
-      return [`${field}[${i}]`, 'is not a valid regular expression'];
-    }
-  }
-  return null;
-}
 
 /** `attachments`, replaced whole when given (omitted fields take their defaults). */
 function parseAttachments(v: unknown): ConfluenceAttachments | Problem {

@@ -4,7 +4,7 @@
  * it; the spec says it exists and leaves its fields open. Pure shape checks only: whether `path` lies under a
  * directory the operator allows (PIPELINE_FILE_SHARE_ROOTS) is checked by the client, which can read the disk.
  */
-import type { Problem } from './pipeline-source';
+import { isInt, type Problem } from './pipeline-source';
 
 export interface FileShareSourceSettings {
   readonly type: 'file_share';
@@ -23,7 +23,6 @@ export interface FileShareSourceSettings {
 
 export const FILE_SHARE_DEFAULTS = { max_bytes: 26_214_400, max_files: 100_000 } as const;
 const FIELDS = ['type', 'path', 'include', 'exclude', 'max_bytes', 'max_files'];
-const isInt = (v: unknown, min: number, max: number): boolean => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 
 function globs(v: unknown, field: string): Problem | null {
   if (v === undefined) return null;

@@ -3,7 +3,7 @@
  * the spec's `content_scope` (`documents`, `topics`, `maps`), `query` (ignored under `maps`) and `filters` (the
  * reserved key `id` matches a map identifier), on Fluid Topics' model. `api_key` is its secret field. Pure.
  */
-import type { Problem } from './pipeline-source';
+import { isObject, type Problem } from './pipeline-source';
 
 export type PortalScope = 'documents' | 'topics' | 'maps';
 
@@ -24,7 +24,6 @@ export interface FluidTopicsSourceSettings {
 }
 
 const FIELDS = ['type', 'base_url', 'content_scope', 'query', 'filters', 'content_locale'];
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function parseFilters(v: unknown, scope: PortalScope): Record<string, string[]> | Problem {
   if (!isObject(v) || Object.keys(v).length > 50) return ['source.filters', 'must be an object of at most 50 metadata keys, each a list of values'];

@@ -4,7 +4,7 @@
  * several prefixes (`prefixes`; the reference's single `prefix` still read). `access_key_id` and
  * `secret_access_key` are the client's secret fields: taken out, sealed and masked before this runs.
  */
-import type { Problem } from './pipeline-source';
+import { regexes, type Problem } from './pipeline-source';
 
 export interface S3SourceSettings {
   readonly type: 's3';
@@ -27,20 +27,6 @@ const S3_FIELDS = ['type', 'bucket', 'prefix', 'prefixes', 'region', 'endpoint_u
 // S3's bucket naming rules (3–63 lowercase letters, digits, dots, hyphens; a letter or digit at each end).
 const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 const REGION = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
-
-function patterns(v: unknown, field: string): Problem | null {
-  if (v === undefined) return null;
-  if (!Array.isArray(v) || v.length > 100) return [field, 'must be a list of at most 100 patterns'];
-  for (const [i, p] of v.entries()) {
-    if (typeof p !== 'string' || p.length > 1024) return [`${field}[${i}]`, 'must be a pattern of at most 1024 characters'];
-    try {
-      new RegExp(p);
-    } catch {
-      return [`${field}[${i}]`, 'is not a valid regular expression'];
-    }
-  }
-  return null;
-}
 
 function endpointProblem(v: unknown): Problem | null {
   if (typeof v !== 'string' || v.length > 2048 || !/^https?:\/\//i.test(v)) return ['source.endpoint_url', 'must be the http(s) URL of the S3-compatible service (at most 2048 characters)'];
@@ -78,7 +64,7 @@ export function parseS3Source(v: Record<string, unknown>, base?: S3SourceSetting
   }
   const given = prefixesOf(v);
   if ('problem' in given) return given.problem;
-  const problem = patterns(v.pos_regex, 'source.pos_regex') ?? patterns(v.neg_regex, 'source.neg_regex');
+  const problem = regexes(v.pos_regex, 'source.pos_regex') ?? regexes(v.neg_regex, 'source.neg_regex');
   if (problem) return problem;
   const endpoint = v.endpoint_url === undefined ? base?.endpoint_url : ((v.endpoint_url as string | null) ?? undefined);
   return {

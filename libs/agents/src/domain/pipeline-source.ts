@@ -42,8 +42,9 @@ const PAGE_FIELDS = { sitemap: ['type', 'sitemap_urls'], crawl: ['type', 'urls',
 type WebDefaults = Pick<WebSourceSettings, 'respect_robots_txt' | 'requests_per_second' | 'max_concurrent_fetches' | 'max_pages' | 'user_agent' | 'max_page_bytes'>;
 export const WEB_DEFAULTS: WebDefaults = { respect_robots_txt: true, requests_per_second: 2, max_concurrent_fetches: 2, max_pages: 10_000, user_agent: 'Vectara-Crawler/1.0 (+https://www.vectara.com/crawler)', max_page_bytes: 10_485_760 };
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isInt = (v: unknown, min: number, max: number): boolean => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+/** Shared by every source's checks. */
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isInt = (v: unknown, min: number, max: number): boolean => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 
 function urls(v: unknown, field: string, min: number, max: number): Problem | null {
   if (!Array.isArray(v) || v.length < min || v.length > max) return [field, `must be a list of ${min} to ${max} URLs`];
@@ -58,7 +59,8 @@ function urls(v: unknown, field: string, min: number, max: number): Problem | nu
   return null;
 }
 
-function regexes(v: unknown, field: string): Problem | null {
+/** A list of up to 100 regular expressions (pos_regex / neg_regex of every source that has them). */
+export function regexes(v: unknown, field: string): Problem | null {
   if (v === undefined) return null;
   if (!Array.isArray(v) || v.length > 100) return [field, 'must be a list of at most 100 patterns'];
   for (const [i, p] of v.entries()) {

@@ -1,3 +1,4 @@
+import type { SourceFetchJob } from './source-job';
 import { createHash } from 'node:crypto';
 import { SUPPORTED_EXTENSIONS } from '@lib/extraction';
 import { documentText } from './extract-text';
@@ -9,17 +10,7 @@ import { ConfluenceApi, Json } from './confluence-http';
 import { storageToText, StorageImage } from './confluence-storage';
 
 /** What a run gives the Confluence source (the registry's job, named here so this file does not import the registry). */
-export interface ConfluenceFetchJob {
-  readonly source: ConfluenceSourceSettings;
-  readonly fetch: typeof fetch;
-  readonly headers: Record<string, string>;
-  readonly only: readonly string[] | null;
-  readonly known: ReadonlySet<string>;
-  readonly versions: Readonly<Record<string, PageVersion>> | null;
-  readonly signal: AbortSignal;
-  readonly onRecord: (record: FetchedRecord) => Promise<void>;
-  readonly extract: ExtractFile;
-}
+export type ConfluenceFetchJob = Pick<SourceFetchJob<ConfluenceSourceSettings>, 'source' | 'fetch' | 'headers' | 'only' | 'known' | 'versions' | 'signal' | 'onRecord' | 'extract'>;
 
 const fullMatch = (patterns: readonly string[], name: string) => patterns.some((p) => new RegExp(`^(?:${p})$`).test(name));
 const extensionOf = (name: string) => (name.includes('.') ? name.slice(name.lastIndexOf('.') + 1).toLowerCase() : '');

@@ -1,3 +1,4 @@
+import type { SourceFetchJob } from './source-job';
 import { Logger } from '@nestjs/common';
 import { open, opendir, readlink, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
@@ -8,16 +9,7 @@ import type { Problem } from '../../domain/pipeline-source';
 import { ExtractFile, fileText, readableName } from './file-text';
 
 /** What a run gives the file-share source (docs/pipelines.md, The file-share source). */
-export interface FileShareFetchJob {
-  readonly source: FileShareSourceSettings;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly only: readonly string[] | null;
-  readonly known: ReadonlySet<string>;
-  readonly versions: Readonly<Record<string, PageVersion>> | null;
-  readonly extract: ExtractFile;
-  readonly signal: AbortSignal;
-  readonly onRecord: (record: FetchedRecord) => Promise<void>;
-}
+export type FileShareFetchJob = Pick<SourceFetchJob<FileShareSourceSettings>, 'source' | 'env' | 'only' | 'known' | 'versions' | 'extract' | 'signal' | 'onRecord'>;
 
 const log = new Logger('pipelines');
 

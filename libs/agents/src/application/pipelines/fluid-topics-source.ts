@@ -1,3 +1,4 @@
+import type { SourceFetchJob } from './source-job';
 import { documentText } from './extract-text';
 import type { ExtractFile } from './file-text';
 import type { FetchedRecord, PageVersion } from '../../domain/pipeline-run';
@@ -6,17 +7,7 @@ import { FluidTopicsApi, Json } from './fluid-topics-http';
 import { readHtml } from './web-source';
 
 /** What a run gives the portal source (the registry's job, named here so this file does not import the registry). */
-export interface FluidTopicsFetchJob {
-  readonly source: FluidTopicsSourceSettings;
-  readonly fetch: typeof fetch;
-  readonly secrets: Readonly<Record<string, string>>;
-  readonly only: readonly string[] | null;
-  readonly known: ReadonlySet<string>;
-  readonly versions: Readonly<Record<string, PageVersion>> | null;
-  readonly signal: AbortSignal;
-  readonly onRecord: (record: FetchedRecord) => Promise<void>;
-  readonly extract: ExtractFile;
-}
+export type FluidTopicsFetchJob = Pick<SourceFetchJob<FluidTopicsSourceSettings>, 'source' | 'fetch' | 'secrets' | 'only' | 'known' | 'versions' | 'signal' | 'onRecord' | 'extract'>;
 
 const MIB = 1024 * 1024;
 /** A topic's HTML, a document's file, and a whole map's text: bounds past which an item is cut or skipped. */

@@ -1,3 +1,4 @@
+import type { SourceFetchJob } from './source-job';
 import { Logger } from '@nestjs/common';
 import { AwsClient } from 'aws4fetch';
 import { readUpTo } from '@lib/platform';
@@ -7,19 +8,8 @@ import { ExtractFile, fileText, readableName } from './file-text';
 import { getWithRetry } from './retry-get';
 import { ListPage, readListPage, readS3Error, S3Object } from './s3-xml';
 
-/** What a run gives the S3 source (docs/pipelines.md, The S3 source). */
-export interface S3FetchJob {
-  readonly source: S3SourceSettings;
-  readonly fetch: typeof fetch;
-  /** `access_key_id` and `secret_access_key`, opened for this run only. */
-  readonly secrets: Readonly<Record<string, string>>;
-  readonly only: readonly string[] | null;
-  readonly known: ReadonlySet<string>;
-  readonly versions: Readonly<Record<string, PageVersion>> | null;
-  readonly extract: ExtractFile;
-  readonly signal: AbortSignal;
-  readonly onRecord: (record: FetchedRecord) => Promise<void>;
-}
+/** What a run gives the S3 source (docs/pipelines.md, The S3 source): `secrets` holds `access_key_id` and `secret_access_key`. */
+export type S3FetchJob = Pick<SourceFetchJob<S3SourceSettings>, 'source' | 'fetch' | 'secrets' | 'only' | 'known' | 'versions' | 'extract' | 'signal' | 'onRecord'>;
 
 /** Objects above this are skipped (read from the listing's Size, so they are never downloaded). */
 export const S3_MAX_OBJECT_BYTES = 25 * 1024 * 1024;

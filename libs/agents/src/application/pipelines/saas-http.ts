@@ -1,3 +1,5 @@
+import type { PipelineSource } from '../../domain/pipeline';
+import type { SourceFetchJob } from './source-job';
 import { Logger } from '@nestjs/common';
 import type { ExtractedDocument } from '@lib/extraction';
 import { formatOf } from '@lib/extraction';
@@ -13,20 +15,8 @@ import { documentText } from './extract-text';
 
 const log = new Logger('pipelines');
 
-/** What a run gives a SaaS source (the registry's SourceFetchJob, declared here so the clients do not import the registry). */
-export interface SaasFetchJob<S> {
-  readonly source: S;
-  readonly fetch: typeof fetch;
-  /** The source's own secret fields, opened for this run only: never logged or recorded. */
-  readonly secrets: Readonly<Record<string, string>>;
-  readonly only: readonly string[] | null;
-  readonly known: ReadonlySet<string>;
-  readonly versions: Readonly<Record<string, PageVersion>> | null;
-  readonly signal: AbortSignal;
-  readonly onRecord: (record: FetchedRecord) => Promise<void>;
-  readonly extract: (file: Buffer, filename: string) => Promise<ExtractedDocument>;
-  readonly env: Readonly<Record<string, string | undefined>>;
-}
+/** What a run gives a SaaS source. */
+export type SaasFetchJob<S extends PipelineSource> = Pick<SourceFetchJob<S>, 'source' | 'fetch' | 'secrets' | 'only' | 'known' | 'versions' | 'signal' | 'onRecord' | 'extract' | 'env'>;
 
 export interface SaasFetchResult {
   readonly fetched: number;
@@ -67,7 +57,7 @@ export function retryAfterSeconds(value: string | null, now = Date.now()): numbe
  * A request through the guarded fetch; a 429 or 503 (or an answer `throttled` recognises, e.g. Drive's 403
  * `userRateLimitExceeded`) is waited out as `Retry-After` says, else 1, 2, 4… s, a few times, each wait bounded.
  */
-export async function send(job: Pick<SaasFetchJob<unknown>, 'fetch' | 'signal'>, url: string, init: RequestInit = {}, throttled?: (res: Response) => Promise<boolean>): Promise<Response> {
+export async function send(job: Pick<SaasFetchJob<PipelineSource>, 'fetch' | 'signal'>, url: string, init: RequestInit = {}, throttled?: (res: Response) => Promise<boolean>): Promise<Response> {
   for (let waits = 0; ; waits++) {
     const res = await job.fetch(url, { ...init, signal: job.signal });
     const limited = res.status === 429 || res.status === 503 || (!res.ok && !!throttled && (await throttled(res)));
@@ -119,7 +109,7 @@ export const readable = (name: string): boolean => formatOf(name, Buffer.alloc(0
  * A downloaded file as text through the extraction library, or null when it cannot be read (corrupt, empty, too
  * large…): the file is skipped with its reason in the log, the run goes on.
  */
-export async function fileText(job: Pick<SaasFetchJob<unknown>, 'extract'>, bytes: Buffer, name: string, recordId: string): Promise<string | null> {
+export async function fileText(job: Pick<SaasFetchJob<PipelineSource>, 'extract'>, bytes: Buffer, name: string, recordId: string): Promise<string | null> {
   try {
     return documentText(await job.extract(bytes, name));
   } catch (e) {
@@ -134,7 +124,7 @@ export function skipped(recordId: string, reason: string): void {
 }
 
 /** A file's bytes, bounded: one past `MAX_FILE_BYTES` is skipped (null). Redirects to the storage host are followed (fetch drops `Authorization` across origins). */
-export async function download(job: Pick<SaasFetchJob<unknown>, 'fetch' | 'signal'>, url: string, headers: Record<string, string>, recordId: string, what: string, throttled?: (res: Response) => Promise<boolean>): Promise<Buffer | null> {
+export async function download(job: Pick<SaasFetchJob<PipelineSource>, 'fetch' | 'signal'>, url: string, headers: Record<string, string>, recordId: string, what: string, throttled?: (res: Response) => Promise<boolean>): Promise<Buffer | null> {
   const res = await send(job, url, { headers, redirect: 'follow' }, throttled);
   if (!res.ok) {
     await res.body?.cancel();

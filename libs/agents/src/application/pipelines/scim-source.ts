@@ -1,21 +1,10 @@
+import type { SourceFetchJob } from './source-job';
 import type { FetchedRecord, PageVersion } from '../../domain/pipeline-run';
 import type { ScimSourceSettings } from '../../domain/pipeline-scim-source';
 import { readUpTo } from '@lib/platform';
 
 /** What a run gives the SCIM source: the guarded fetch, the credential's headers, what it already has. */
-export interface ScimFetchJob {
-  readonly source: ScimSourceSettings;
-  readonly fetch: typeof fetch;
-  readonly headers: Record<string, string>;
-  /** A retry run reads only these users by id (dead letters); null lists them all. */
-  readonly only: readonly string[] | null;
-  /** Records this run already fetched (a resumed run): not appended again. */
-  readonly known: ReadonlySet<string>;
-  /** Incremental sync: the versions of the last sync; null (full refresh) reads everything. */
-  readonly versions: Readonly<Record<string, PageVersion>> | null;
-  readonly signal: AbortSignal;
-  readonly onRecord: (record: FetchedRecord) => Promise<void>;
-}
+export type ScimFetchJob = Pick<SourceFetchJob<ScimSourceSettings>, 'source' | 'fetch' | 'headers' | 'only' | 'known' | 'versions' | 'signal' | 'onRecord'>;
 
 /** One answer's bound: a provider that sends more in one page is refused rather than buffered without end. */
 const MAX_ANSWER_BYTES = 32 * 1024 * 1024;

@@ -1,3 +1,4 @@
+import type { SourceFetchJob } from './source-job';
 import { Parser } from 'htmlparser2';
 import type { FetchedRecord, PageVersion } from '../../domain/pipeline-run';
 import type { WebSourceSettings } from '../../domain/pipeline-source';
@@ -10,19 +11,7 @@ const SITEMAP_BYTES = 50 * 1024 * 1024;
 const text = async (res: Response, limit: number) => (await readUpTo(res, limit)).bytes.toString('utf8');
 
 /** What a run gives the web source: the guarded fetch, the credential's headers, what it already has. */
-export interface WebFetchJob {
-  readonly source: WebSourceSettings;
-  readonly fetch: typeof fetch;
-  readonly headers: Record<string, string>;
-  /** A retry run reads only these URLs (dead letters); null discovers the whole site. */
-  readonly only: readonly string[] | null;
-  /** Records this run already fetched (a resumed run): not fetched again, their links not followed again. */
-  readonly known: ReadonlySet<string>;
-  /** Incremental sync: the versions of the last sync, sent as If-None-Match / If-Modified-Since; null reads everything. */
-  readonly versions: Readonly<Record<string, PageVersion>> | null;
-  readonly signal: AbortSignal;
-  readonly onRecord: (record: FetchedRecord) => Promise<void>;
-}
+export type WebFetchJob = Pick<SourceFetchJob<WebSourceSettings>, 'source' | 'fetch' | 'headers' | 'only' | 'known' | 'versions' | 'signal' | 'onRecord'>;
 
 const SKIPPED_TYPES = /^(image|video|audio)\//;
 const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((r) => (signal.aborted ? r() : (setTimeout(r, ms).unref(), signal.addEventListener('abort', () => r(), { once: true }))));

@@ -1,19 +1,11 @@
+import type { SourceFetchJob } from './source-job';
 import type { FetchedRecord, PageVersion } from '../../domain/pipeline-run';
 import type { WolkenKbSourceSettings, WolkenLifecycle } from '../../domain/pipeline-wolken-source';
 import { readHtml } from './web-source';
 import { WolkenApi } from './wolken-http';
 
 /** What a run gives the Wolken source (the registry's job, named here so this file does not import the registry). */
-export interface WolkenFetchJob {
-  readonly source: WolkenKbSourceSettings;
-  readonly fetch: typeof fetch;
-  readonly secrets: Readonly<Record<string, string>>;
-  readonly only: readonly string[] | null;
-  readonly known: ReadonlySet<string>;
-  readonly versions: Readonly<Record<string, PageVersion>> | null;
-  readonly signal: AbortSignal;
-  readonly onRecord: (record: FetchedRecord) => Promise<void>;
-}
+export type WolkenFetchJob = Pick<SourceFetchJob<WolkenKbSourceSettings>, 'source' | 'fetch' | 'secrets' | 'only' | 'known' | 'versions' | 'signal' | 'onRecord'>;
 
 type Json = Record<string, unknown>;
 /** The article body's parts, in reading order, with their headings (the fields of `articleOtherInfo`). */
