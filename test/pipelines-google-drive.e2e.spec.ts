@@ -116,9 +116,10 @@ describe('pipelines: the google_drive source', () => {
     const failed = await h.run('gd-wrong');
     expect(failed.run).toMatchObject({ status: 'failed', records_fetched: 0 });
     expect(failed.run.error).toContain('400: invalid_grant');
-    await h.app.call('PATCH', '/v2/pipelines/gd-wrong', { source: { type: 'google_drive', private_key: 'not a key' } });
-    const unreadable = await h.run('gd-wrong');
-    expect(unreadable.run.error).toContain('private_key is not a PEM PKCS#8 RSA private key');
+    // A key that is not a PEM private key is refused at the edge, naming the field, and the stored one is kept.
+    expect(await bad(source({ private_key: 'not a key' }))).toEqual([400, ['source.private_key']]);
+    const garbled = await h.app.call('PATCH', '/v2/pipelines/gd-wrong', { source: { type: 'google_drive', private_key: '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n' } });
+    expect([garbled.status, Object.keys(garbled.body.field_errors ?? {})]).toEqual([400, ['source.private_key']]);
     // A PATCH keeps the stored key when it is left out; the scopes it gives replace the list.
     await h.app.call('PATCH', '/v2/pipelines/gd-wrong', { source: { type: 'google_drive', private_key: key.privateKeyPem } });
     const patched = await h.app.call('PATCH', '/v2/pipelines/gd-wrong', { source: { type: 'google_drive', scopes: [scopes[1]] } });

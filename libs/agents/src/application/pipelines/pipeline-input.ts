@@ -51,7 +51,7 @@ function withoutPath(o: Record<string, unknown>, path: string): Record<string, u
 function takeSecrets(client: SourceClient, v: Record<string, unknown>, stored: Readonly<Record<string, string>> | null, seal: Seal): { rest: Record<string, unknown>; secretFields: string[]; sealed?: Sealed } {
   const secrets: Record<string, string> = {};
   let rest = v;
-  for (const { path, required } of client.secretFields ?? []) {
+  for (const { path, required, check } of client.secretFields ?? []) {
     const given = getPath(v, path);
     rest = withoutPath(rest, path);
     if (given === undefined || given === MASK) {
@@ -61,6 +61,8 @@ function takeSecrets(client: SourceClient, v: Record<string, unknown>, stored: R
     }
     if (given === null && !required) continue;
     if (!str(given, 16_384)) throw invalidPipeline([`source.${path}`, 'must be a non-empty string of at most 16384 characters']);
+    const problem = check?.(given);
+    if (problem) throw invalidPipeline([`source.${path}`, problem]);
     secrets[path] = given;
   }
   const secretFields = Object.keys(secrets);

@@ -22,6 +22,7 @@ import { fetchBoxSource } from './box-source';
 import { parseGoogleDriveSource } from '../../domain/pipeline-google-drive-source';
 import { fetchGoogleDriveSource } from './google-drive-source';
 import { fetchWebSource } from './web-source';
+import { createPrivateKey } from 'node:crypto';
 
 export type { SourceFetchJob, SourceFetchResult } from './source-job';
 
@@ -34,7 +35,8 @@ export type { SourceFetchJob, SourceFetchResult } from './source-job';
 export interface SourceClient<S extends PipelineSource = PipelineSource> {
   readonly type: S['type'];
   readonly genericAuth: boolean;
-  readonly secretFields?: readonly { readonly path: string; readonly required: boolean }[];
+  /** `check`: a reason the given value is unusable (a 400 naming the field), checked at the edge before it is sealed. */
+  readonly secretFields?: readonly { readonly path: string; readonly required: boolean; readonly check?: (value: string) => string | null }[];
   /** The settings without their secrets; `base`: the stored source of the same type a PATCH merges into. */
   parse(v: Record<string, unknown>, base: S | undefined, env: Readonly<Record<string, string | undefined>>): Omit<S, 'auth'> | Problem;
   fetch(job: SourceFetchJob<S>): Promise<SourceFetchResult>;
@@ -57,7 +59,17 @@ const wolken: SourceClient<Extract<PipelineSource, { type: 'wolken_kb' }>> = { t
 const fluidTopics: SourceClient<Extract<PipelineSource, { type: 'fluid_topics' }>> = { type: 'fluid_topics', genericAuth: false, secretFields: [{ path: 'api_key', required: false }], parse: parseFluidTopicsSource, fetch: fetchFluidTopicsSource };
 const sharepoint: SourceClient<Extract<PipelineSource, { type: 'sharepoint' }>> = { type: 'sharepoint', genericAuth: false, secretFields: [{ path: 'client_secret', required: true }], parse: parseSharepointSource, fetch: fetchSharepointSource };
 const box: SourceClient<Extract<PipelineSource, { type: 'box' }>> = { type: 'box', genericAuth: false, secretFields: [{ path: 'auth.client_secret', required: true }], parse: parseBoxSource, fetch: fetchBoxSource };
-const googleDrive: SourceClient<Extract<PipelineSource, { type: 'google_drive' }>> = { type: 'google_drive', genericAuth: false, secretFields: [{ path: 'private_key', required: true }], parse: parseGoogleDriveSource, fetch: fetchGoogleDriveSource };
+const googleDrive: SourceClient<Extract<PipelineSource, { type: 'google_drive' }>> = { type: 'google_drive', genericAuth: false, secretFields: [{ path: 'private_key', required: true, check: pkcs8Problem }], parse: parseGoogleDriveSource, fetch: fetchGoogleDriveSource };
 
 /** Every built source, by type. A new source adds its one entry here. */
 export const SOURCE_CLIENTS: Readonly<Record<string, SourceClient>> = Object.fromEntries([web, scim, s3, fileShare, confluence, wolken, fluidTopics, sharepoint, box, googleDrive].map((c) => [c.type, c as unknown as SourceClient]));
+
+/** A service account's `private_key` must be the PEM PKCS#8 RSA key Google issues (read without keeping it). */
+function pkcs8Problem(pem: string): string | null {
+  if (!pem.includes('-----BEGIN PRIVATE KEY-----')) return 'must be the PEM PKCS#8 private key of the service account (-----BEGIN PRIVATE KEY-----)';
+  try {
+    return createPrivateKey({ key: pem, format: 'pem' }).asymmetricKeyType === 'rsa' ? null : 'must be an RSA private key';
+  } catch {
+    return 'is not a readable PEM private key';
+  }
+}
