@@ -9,6 +9,7 @@ import { buildConsole } from '../console/build';
 import { createClient } from './support/auth-fixtures';
 import { registerScripted } from './support/llm-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
+import { until } from './support/wait';
 
 /**
  * Issue 21: the web console in a real browser (Debian's chromium driven by playwright-core) against the
@@ -201,7 +202,8 @@ suite('the web console in a browser', () => {
     await page.getByText(`As of event 1 of ${all.length}`).waitFor();
     const then = page.getByRole('region', { name: 'The session as of the selected event' });
     await then.locator('.ev-input_message').waitFor();
-    await page.waitForFunction(`document.querySelectorAll('[aria-label="The session as of the selected event"] .event').length === 1`);
+    // Polled from here: a string predicate polled in the page needs eval, which the console's CSP refuses.
+    await until('the session as of event 1 to show one event', async () => ((await then.locator('.event').count()) === 1 ? true : undefined), 30_000);
     await shot('history');
     await page.getByRole('button', { name: 'Fork from this event' }).click();
     await page.waitForURL((url) => url.hash.includes('/sessions/') && !url.hash.includes(session));
