@@ -22,6 +22,18 @@ export interface FetchedRecord {
   readonly metadata: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * Characters of one record's text kept in its event (and given to the agent): a source's file can extract to tens
+ * of MB, and one such event would hold the event loop while it is serialised, appended and read back.
+ */
+export const MAX_RECORD_TEXT = 1_000_000;
+
+/** A record as a run records it: text past MAX_RECORD_TEXT cut, the cut said in `metadata.text_truncated_from`. */
+export function boundRecord(record: FetchedRecord): FetchedRecord {
+  if (record.text.length <= MAX_RECORD_TEXT) return record;
+  return { ...record, text: record.text.slice(0, MAX_RECORD_TEXT), metadata: { ...record.metadata, text_truncated_from: record.text.length } };
+}
+
 export type PipelineRunEvent =
   /** `retry`: a retry run re-reads only these records (its dead letters); null reads the whole source. */
   | { type: 'PipelineRunCreated'; data: { runId: string; pipelineKey: string; pipelineId: string; agentKey: string; triggerType: TriggerType; syncMode: 'incremental' | 'full_refresh'; processingOptions: PipelineProcessingOptions; sourceRecordMetadata: Readonly<Record<string, unknown>>; retry: readonly DeadLetterRef[] | null; createdAt: string } }

@@ -6,7 +6,7 @@ import { ExtractionPool } from '@lib/extraction';
 import { SecretBox } from '@lib/llms';
 import { CLOCK, Clock, CommandContext, DURABLE_TIMERS, DueTimer, DurableTimers, EVENT_STORE, EventStore, Fold, LEASES, Leases, OUTBOUND_HTTP, OutboundHttp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, Subscription } from '@lib/platform';
 import { decideCloseRun, decideFireTrigger, decideSourceSynced, PipelineEvent, pipelineFold, PipelineState } from '../../domain/pipeline';
-import { ActiveRun, pendingRecords } from '../../domain/pipeline-run';
+import { ActiveRun, boundRecord, pendingRecords } from '../../domain/pipeline-run';
 import { PIPELINES, PipelineRow } from '../../read-models';
 import { Sessions } from '../sessions/sessions';
 import { SessionInputs } from '../turn/session-inputs';
@@ -188,7 +188,7 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
           extract: (file, name) => this.modules.get(ExtractionPool, { strict: false }).extract(file, name, { extractTables: false }),
           signal: stop,
           env: this.config.env,
-          onRecord: (record) => log.write((s) => (s.status === 'running' && !s.records[record.recordId] ? [{ type: 'PipelineRecordFetched', data: { runId, record, fetchedAt: this.clock.now().toISOString() } }] : []), this.ctx(runId, `fetch|${record.recordId}`)),
+          onRecord: (record) => log.write((s) => (s.status === 'running' && !s.records[record.recordId] ? [{ type: 'PipelineRecordFetched', data: { runId, record: boundRecord(record), fetchedAt: this.clock.now().toISOString() } }] : []), this.ctx(runId, `fetch|${record.recordId}`)),
         });
       } catch (e) {
         error = `fetching the source failed: ${(e as Error).message}`;
