@@ -41,7 +41,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   'hostile-requests': { run: hostileRequestsBench, usage: 'hostile-requests' },
   'scifact-layouts': { run: scifactLayoutsBench, usage: 'scifact-layouts [test|train] [extra lexical_interpolation values, comma-separated] [layouts=a,b]' },
   'lexical-sweep': { run: lexicalSweepBench, usage: "lexical-sweep [train|test] [layouts=a,bs] ['[[mu,partPool,docPool,partTitleWeight,docTitleWeight],…]'] [dir]" },
-  scale: { run: scaleBench, usage: 'scale [chunks=100000] [graph|exact]' },
+  scale: { run: scaleBench, usage: 'scale [chunks=100000] [graph|exact] [keep=DIR]' },
   ann: { run: annBench, usage: 'ann [chunks=100000] [all|defaults]' },
   scifact: { run: scifactBench, usage: 'scifact [test|train] [extra lexical_interpolation values, comma-separated] [latency rounds=3]' },
 };

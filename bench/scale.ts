@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { GloveEncoder } from '@lib/encoders';
 import { SqliteDatabase, SqliteProjectionState, SqliteSearchIndex } from '@lib/platform/sqlite';
 import { median, now, percentile, report, round } from './common';
@@ -22,8 +22,11 @@ const mb = (bytes: number) => round(bytes / 2 ** 20, 0);
 export async function scaleBench(args: string[]): Promise<void> {
   const n = Number(args[0] ?? 100_000);
   // `exact`: the code before issue 19 (no graph), as the baseline of a side-by-side run.
-  const exactOnly = args[1] === 'exact';
-  const service = await startBenchService('scale', exactOnly ? { VECTOR_INDEX_MIN_VECTORS: '0' } : {});
+  const exactOnly = args.includes('exact');
+  // `keep=DIR`: the data dir is kept (a 1M ingest takes most of an hour); run again with the same DIR and the corpus
+  // already there, the ingest is skipped and the queries, recall, RSS and rebuild are measured on the code at hand.
+  const keep = args.find((a) => a.startsWith('keep='))?.slice('keep='.length);
+  const service = await startBenchService('scale', exactOnly ? { VECTOR_INDEX_MIN_VECTORS: '0' } : {}, keep ? resolve(keep) : undefined);
   const { call, started } = service;
   const search = started.infra.search as SqliteSearchIndex;
   let peakRss = 0;
@@ -33,32 +36,42 @@ export async function scaleBench(args: string[]): Promise<void> {
     rows.push({ figure: name, value, bar });
     process.stdout.write(`${name}: ${JSON.stringify(value)}\n`);
   };
-  try {
-    await call('POST', '/v2/corpora', { key: 'scale', name: 'Scale' });
-    const sentences = scifactSentences();
-    const chunks = syntheticChunks(n, 19, sentences);
-    const t0 = now();
-    for (let doc = 0; doc * PARTS_PER_DOCUMENT < n; ) {
-      const requests = [];
-      for (let i = 0; i < DOCUMENTS_PER_ROUND && doc * PARTS_PER_DOCUMENT < n; i++, doc++) {
-        const parts = [];
-        for (let p = 0; p < PARTS_PER_DOCUMENT; p++) {
-          const c = chunks.next();
-          if (!c.done) parts.push({ text: c.value.text });
+  async function ingest(): Promise<void> {
+      await call('POST', '/v2/corpora', { key: 'scale', name: 'Scale' });
+      const sentences = scifactSentences();
+      const chunks = syntheticChunks(n, 19, sentences);
+      const t0 = now();
+      for (let doc = 0; doc * PARTS_PER_DOCUMENT < n; ) {
+        const requests = [];
+        for (let i = 0; i < DOCUMENTS_PER_ROUND && doc * PARTS_PER_DOCUMENT < n; i++, doc++) {
+          const parts = [];
+          for (let p = 0; p < PARTS_PER_DOCUMENT; p++) {
+            const c = chunks.next();
+            if (!c.done) parts.push({ text: c.value.text });
+          }
+          requests.push({ method: 'POST', path: '/v2/corpora/scale/documents?wait_for=indexed', body: { id: `d${doc}`, type: 'core', document_parts: parts, metadata: { bucket: doc % 100 } } });
         }
-        requests.push({ method: 'POST', path: '/v2/corpora/scale/documents?wait_for=indexed', body: { id: `d${doc}`, type: 'core', document_parts: parts, metadata: { bucket: doc % 100 } } });
+        await runClients(started.url, BENCH_KEY, requests, 8);
+        process.stdout.write(`  ${Math.min(n, doc * PARTS_PER_DOCUMENT)} chunks acknowledged at ${round((now() - t0) / 1000, 0)} s, RSS ${mb(process.memoryUsage().rss)} MB\n`);
       }
-      await runClients(started.url, BENCH_KEY, requests, 8);
-      process.stdout.write(`  ${Math.min(n, doc * PARTS_PER_DOCUMENT)} chunks acknowledged at ${round((now() - t0) / 1000, 0)} s, RSS ${mb(process.memoryUsage().rss)} MB\n`);
-    }
-    const head = await started.infra.events.headPosition();
-    if (!(await started.infra.progress.waitFor(head, ['search'], 3_600_000))) throw new Error('search projection did not catch up');
-    const searchable = (now() - t0) / 1000;
-    await search.ann.whenIdle();
-    const annReady = (now() - t0) / 1000;
-    figure('chunks', n);
-    figure('ingest chunks/s until searchable', round(n / searchable, 0));
-    figure('ingest s until searchable / until the HNSW graph caught up', [round(searchable, 1), round(annReady, 1)]);
+      const head = await started.infra.events.headPosition();
+      if (!(await started.infra.progress.waitFor(head, ['search'], 3_600_000))) throw new Error('search projection did not catch up');
+      const searchable = (now() - t0) / 1000;
+      await search.ann.whenIdle();
+      const annReady = (now() - t0) / 1000;
+      figure('chunks', n);
+      figure('ingest chunks/s until searchable', round(n / searchable, 0));
+      figure('ingest s until searchable / until the HNSW graph caught up', [round(searchable, 1), round(annReady, 1)]);
+  }
+
+  try {
+    const reused = keep !== undefined && (await fetch(`${started.url}/v2/corpora/scale`, { headers: { 'x-api-key': BENCH_KEY } })).status === 200;
+    if (reused) {
+      const t = now();
+      if (!(await started.infra.progress.waitFor(await started.infra.events.headPosition(), ['search'], 3_600_000))) throw new Error('search projection did not catch up');
+      await search.ann.whenIdle();
+      figure('reused data dir: s until searchable and the graph caught up at start', round((now() - t) / 1000, 1));
+    } else await ingest();
 
     const queries = [...loadSciFact('test').queries.values()];
     for (const [mode, searchBody, bar] of [

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@lib/platform';
@@ -9,7 +9,7 @@ export const BENCH_KEY = 'zut_bench_key_0123456789abcdefghijkl';
 
 export interface BenchService {
   readonly started: StartedApp;
-  /** The service's DATA_DIR (removed on close). */
+  /** The service's DATA_DIR (removed on close unless it was kept). */
   readonly dataDir: string;
   /** JSON call with the bench key; a status ≥ 300 throws with the body. */
   call(method: string, path: string, body?: unknown): Promise<Record<string, unknown>>;
@@ -17,8 +17,10 @@ export interface BenchService {
 }
 
 /** The whole service (embedded default, silent logs) in a fresh temporary data dir, on a loopback port. */
-export async function startBenchService(name: string, env: Record<string, string> = {}): Promise<BenchService> {
-  const dir = mkdtempSync(join(tmpdir(), `bench-${name}-`));
+export async function startBenchService(name: string, env: Record<string, string> = {}, keepDir?: string): Promise<BenchService> {
+  // A kept data dir (the scale bench's `keep=DIR`) is created if missing, reused if present, never removed.
+  if (keepDir) mkdirSync(keepDir, { recursive: true });
+  const dir = keepDir ?? mkdtempSync(join(tmpdir(), `bench-${name}-`));
   const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: BENCH_KEY, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_OWNER_PER_MINUTE: '10000000',
     // The benches' model, encoder and reranker servers listen on loopback.
     OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', ...env });
@@ -34,7 +36,7 @@ export async function startBenchService(name: string, env: Record<string, string
     },
     async close() {
       await started.app.close();
-      rmSync(dir, { recursive: true, force: true });
+      if (!keepDir) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
