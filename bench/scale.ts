@@ -37,31 +37,31 @@ export async function scaleBench(args: string[]): Promise<void> {
     process.stdout.write(`${name}: ${JSON.stringify(value)}\n`);
   };
   async function ingest(): Promise<void> {
-      await call('POST', '/v2/corpora', { key: 'scale', name: 'Scale' });
-      const sentences = scifactSentences();
-      const chunks = syntheticChunks(n, 19, sentences);
-      const t0 = now();
-      for (let doc = 0; doc * PARTS_PER_DOCUMENT < n; ) {
-        const requests = [];
-        for (let i = 0; i < DOCUMENTS_PER_ROUND && doc * PARTS_PER_DOCUMENT < n; i++, doc++) {
-          const parts = [];
-          for (let p = 0; p < PARTS_PER_DOCUMENT; p++) {
-            const c = chunks.next();
-            if (!c.done) parts.push({ text: c.value.text });
-          }
-          requests.push({ method: 'POST', path: '/v2/corpora/scale/documents?wait_for=indexed', body: { id: `d${doc}`, type: 'core', document_parts: parts, metadata: { bucket: doc % 100 } } });
+    await call('POST', '/v2/corpora', { key: 'scale', name: 'Scale' });
+    const sentences = scifactSentences();
+    const chunks = syntheticChunks(n, 19, sentences);
+    const t0 = now();
+    for (let doc = 0; doc * PARTS_PER_DOCUMENT < n; ) {
+      const requests = [];
+      for (let i = 0; i < DOCUMENTS_PER_ROUND && doc * PARTS_PER_DOCUMENT < n; i++, doc++) {
+        const parts = [];
+        for (let p = 0; p < PARTS_PER_DOCUMENT; p++) {
+          const c = chunks.next();
+          if (!c.done) parts.push({ text: c.value.text });
         }
-        await runClients(started.url, BENCH_KEY, requests, 8);
-        process.stdout.write(`  ${Math.min(n, doc * PARTS_PER_DOCUMENT)} chunks acknowledged at ${round((now() - t0) / 1000, 0)} s, RSS ${mb(process.memoryUsage().rss)} MB\n`);
+        requests.push({ method: 'POST', path: '/v2/corpora/scale/documents?wait_for=indexed', body: { id: `d${doc}`, type: 'core', document_parts: parts, metadata: { bucket: doc % 100 } } });
       }
-      const head = await started.infra.events.headPosition();
-      if (!(await started.infra.progress.waitFor(head, ['search'], 3_600_000))) throw new Error('search projection did not catch up');
-      const searchable = (now() - t0) / 1000;
-      await search.ann.whenIdle();
-      const annReady = (now() - t0) / 1000;
-      figure('chunks', n);
-      figure('ingest chunks/s until searchable', round(n / searchable, 0));
-      figure('ingest s until searchable / until the HNSW graph caught up', [round(searchable, 1), round(annReady, 1)]);
+      await runClients(started.url, BENCH_KEY, requests, 8);
+      process.stdout.write(`  ${Math.min(n, doc * PARTS_PER_DOCUMENT)} chunks acknowledged at ${round((now() - t0) / 1000, 0)} s, RSS ${mb(process.memoryUsage().rss)} MB\n`);
+    }
+    const head = await started.infra.events.headPosition();
+    if (!(await started.infra.progress.waitFor(head, ['search'], 3_600_000))) throw new Error('search projection did not catch up');
+    const searchable = (now() - t0) / 1000;
+    await search.ann.whenIdle();
+    const annReady = (now() - t0) / 1000;
+    figure('chunks', n);
+    figure('ingest chunks/s until searchable', round(n / searchable, 0));
+    figure('ingest s until searchable / until the HNSW graph caught up', [round(searchable, 1), round(annReady, 1)]);
   }
 
   try {
