@@ -16,6 +16,8 @@ const STEM_CACHE_SIZE = 50_000;
 export class Fts5Stemmer {
   private readonly db = new Database(':memory:');
   private readonly cache = new Map<string, string>();
+  /** Words FTS5 does not read as exactly one token: as a query phrase they need FTS5's own matching. */
+  private readonly notOneToken = new Set<string>();
   private readonly insert;
   private readonly read;
   private readonly clear;
@@ -31,16 +33,33 @@ export class Fts5Stemmer {
   stems(words: readonly string[]): string[] {
     const missing = [...new Set(words.filter((w) => !this.cache.has(w)))];
     if (missing.length) {
-      if (this.cache.size + missing.length > STEM_CACHE_SIZE) this.cache.clear();
+      if (this.cache.size + missing.length > STEM_CACHE_SIZE) {
+        this.cache.clear();
+        this.notOneToken.clear();
+      }
       this.db.transaction(() => {
         missing.forEach((w, i) => this.insert.run(i + 1, w));
         const found = new Map<number, string>();
-        for (const { doc, term } of this.read.all() as { doc: number; term: string }[]) if (!found.has(doc)) found.set(doc, term);
-        missing.forEach((w, i) => this.cache.set(w, found.get(i + 1) ?? w));
+        const tokens = new Map<number, number>();
+        for (const { doc, term } of this.read.all() as { doc: number; term: string }[]) {
+          if (!found.has(doc)) found.set(doc, term);
+          tokens.set(doc, (tokens.get(doc) ?? 0) + 1);
+        }
+        missing.forEach((w, i) => {
+          this.cache.set(w, found.get(i + 1) ?? w);
+          if (tokens.get(i + 1) === 1) this.notOneToken.delete(w);
+          else this.notOneToken.add(w);
+        });
         this.clear.run();
       })();
     }
     return words.map((w) => this.cache.get(w)!);
+  }
+
+  /** The words' stems when each is exactly one FTS5 token (a single-term phrase), else undefined. */
+  singleTokenStems(words: readonly string[]): string[] | undefined {
+    const stems = this.stems(words);
+    return words.some((w) => this.notOneToken.has(w)) ? undefined : stems;
   }
 
   close(): void {
@@ -54,21 +73,52 @@ export function fts5Idf(rows: number, hits: number): number {
   return idf <= 0 ? 1e-6 : idf;
 }
 
+/**
+ * fts5Idf as bm25() computes it, bit for bit: through SQLite's ln(), which is the C library's log(), as
+ * fts5_aux.c calls it. V8's Math.log differs from it in the last bit for ~8% of arguments, and a last-bit
+ * difference reorders rows BM25 scores alike (ties are common: same counts, same length).
+ */
+export function fts5IdfInC(sqlite: SqliteDatabase, rows: number, hits: number): number {
+  const idf = sqlite.statement('SELECT ln(?)').pluck().get((rows - hits + 0.5) / (hits + 0.5)) as number;
+  return idf <= 0 ? 1e-6 : idf;
+}
+
 /** The rows an FTS5 table holds, from its averages record (id 1 of `<table>_data`: a varint row count first). */
 export function fts5RowCount(sqlite: SqliteDatabase, table: string): number {
   const block = sqlite.statement(`SELECT block FROM ${table}_data WHERE id = 1`).pluck().get() as Buffer | undefined;
-  return block ? readVarint(block) : 0;
+  return block ? readVarint(block)[0] : 0;
 }
 
-/** SQLite's varint: big-endian 7-bit groups with a continuation bit, the ninth byte whole. */
-function readVarint(b: Buffer): number {
+/**
+ * What bm25() reads from an FTS5 table's averages record: its row count and the tokens of all its columns. A
+ * contentless table never lowers them on delete (FTS5 cannot know the deleted row's tokens), so they can count
+ * rows long gone: whoever reproduces bm25() must read them here, not count live rows.
+ */
+export function fts5Averages(sqlite: SqliteDatabase, table: string): { rows: number; tokens: number } {
+  const block = sqlite.statement(`SELECT block FROM ${table}_data WHERE id = 1`).pluck().get() as Buffer | undefined;
+  if (!block) return { rows: 0, tokens: 0 };
+  let at = 0;
+  const next = () => {
+    const [value, length] = readVarint(block, at);
+    at += length;
+    return value;
+  };
+  const rows = next();
+  let tokens = 0;
+  while (at < block.length) tokens += next();
+  return { rows, tokens };
+}
+
+/** SQLite's varint at `from`: big-endian 7-bit groups with a continuation bit, the ninth byte whole; and its length. */
+function readVarint(b: Buffer, from = 0): [number, number] {
   let value = 0;
-  for (let i = 0; i < 9 && i < b.length; i++) {
-    if (i === 8) return value * 256 + b[i];
-    value = value * 128 + (b[i] & 0x7f);
-    if ((b[i] & 0x80) === 0) return value;
+  for (let i = 0; i < 9 && from + i < b.length; i++) {
+    const byte = b[from + i];
+    if (i === 8) return [value * 256 + byte, 9];
+    value = value * 128 + (byte & 0x7f);
+    if ((byte & 0x80) === 0) return [value, i + 1];
   }
-  return value;
+  return [value, b.length - from];
 }
 
 /**

@@ -2,7 +2,9 @@ import type { FilterExpr } from '../../filter/filter';
 import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { filterToSql } from '../../sqlite/sqlite-filter';
 import { queryTerms } from '../query-terms';
-import { Fts5Stemmer, fts5RowCount, idfSum } from './fts5-statistics';
+import { fts5Averages, fts5IdfInC, Fts5Stemmer, fts5RowCount, idfSum } from './fts5-statistics';
+import { rankFromPostings } from './lexical-indexed';
+import type { SqliteLexicalIndex } from './sqlite-lexical-index';
 
 /**
  * Lexical ranking of the embedded index (docs/search.md, "Lexical scoring"); the weights were tuned on SciFact's
@@ -50,19 +52,29 @@ export class SqliteLexicalRanker {
    * state, forgotten when this instance writes the index or (another process wrote it) its row count moved.
    */
   private readonly hits = new Map<number, { rows: number; counts: Map<string, number> }>();
+  /** Queries answered from the postings and by FTS5 (benches and tests). */
+  readonly answered = { postings: 0, fts5: 0 };
 
   constructor(
     private readonly sqlite: SqliteDatabase,
     private readonly stemmer: Fts5Stemmer,
+    /** Postings with top-k pruning for large tables; the same scores as bm25() (sqlite-lexical-index.ts). */
+    private readonly postings?: SqliteLexicalIndex,
   ) {}
 
   rank(tid: number, text: string, filter: FilterExpr | undefined, limit: number): LexicalScore[] {
     const words = queryTerms(text);
     if (words.length === 0) return [];
-    const match = words.map((w) => `"${w}"`).join(' OR ');
-    const { partTitleWeight, documentTitleWeight, documentWeight, pool: minPool } = LEXICAL_TUNING;
+    const { partTitleWeight, documentTitleWeight, pool: minPool } = LEXICAL_TUNING;
     const pool = Math.max(limit, minPool);
     const t = `si_${tid}`;
+    const indexed = this.fromPostings(tid, words, filter, limit, pool);
+    if (indexed) {
+      this.answered.postings++;
+      return indexed;
+    }
+    this.answered.fts5++;
+    const match = words.map((w) => `"${w}"`).join(' OR ');
     const partRows = fts5RowCount(this.sqlite, `${t}_fts`);
     // Every document one part: its document row holds the part's text again, so the part's own BM25 is all the
     // evidence there is; skipping the document side halves the cost for corpora indexed one part per document.
@@ -78,16 +90,31 @@ export class SqliteLexicalRanker {
       .raw()
       .all(match, pool) as [number, number][];
     const docIdf = idfSum(this.sqlite, `${t}_dfts`, stems, hits) || 1;
-    const docScore = new Map(docs.map(([d, s]) => [d, s / docIdf]));
-    // A document past the pool scored at most the pool's last; when the pool was not full it did not match.
-    const docFloor = docs.length === pool ? docs[docs.length - 1][1] / docIdf : 0;
-    return parts
-      .map(({ id, d, s }) => {
-        const raw = (s / partIdf + documentWeight * (docScore.get(d) ?? docFloor)) / (1 + documentWeight);
-        return { id, raw, relevance: calibrate(raw) };
-      })
-      .sort((a, b) => b.raw - a.raw)
-      .slice(0, limit);
+    return blend(parts, docs, partIdf, docIdf, pool, limit);
+  }
+
+  /** The ranking from the in-memory postings, when the table has them up to date and the query suits them. */
+  private fromPostings(tid: number, words: string[], filter: FilterExpr | undefined, limit: number, pool: number): LexicalScore[] | undefined {
+    const lx = this.postings?.ready(tid);
+    const stems = lx && this.stemmer.singleTokenStems(words);
+    if (!lx || !stems) return undefined;
+    const idf = (rows: number, hits: number) => fts5IdfInC(this.sqlite, rows, hits);
+    const totals = { parts: { ...fts5Averages(this.sqlite, `si_${tid}_fts`), idf }, docs: { ...fts5Averages(this.sqlite, `si_${tid}_dfts`), idf } };
+    // As the FTS5 path decides it, from the averages records (a contentless table's count keeps deleted rows).
+    const onePartEach = totals.docs.rows === totals.parts.rows;
+    const keep = filter && ((ids: number[]) => this.passing(tid, ids, filter));
+    const ranked = rankFromPostings(lx, totals, stems, onePartEach ? limit : pool, onePartEach ? undefined : pool, keep);
+    if (!ranked) return undefined;
+    const partIdf = ranked.partIdf || 1;
+    if (onePartEach) return ranked.parts.map(({ id, s }) => ({ id, raw: s / partIdf, relevance: calibrate(s / partIdf) }));
+    return blend(ranked.parts, ranked.docs.map((r) => [r.id, r.s]), partIdf, ranked.docIdf || 1, pool, limit);
+  }
+
+  /** The candidates a filter keeps. */
+  private passing(tid: number, ids: number[], filter: FilterExpr): Set<number> {
+    const params: unknown[] = [JSON.stringify(ids)];
+    const where = filterToSql(filter, params);
+    return new Set(this.sqlite.statement(`SELECT p.rowid FROM si_${tid}_parts p WHERE p.rowid IN (SELECT value FROM json_each(?)) AND ${where}`).pluck().all(...params) as number[]);
   }
 
   /** Called on every write to an index: its word counts are stale. */
@@ -123,4 +150,19 @@ export class SqliteLexicalRanker {
     const docOf = new Map(docRows);
     return ranked.map((r) => ({ ...r, d: docOf.get(r.id)! }));
   }
+}
+
+/** Each part's score blends its own normalised BM25 with its document's (docs/search.md), best first. */
+function blend(parts: { id: number; d: number; s: number }[], docs: [number, number][], partIdf: number, docIdf: number, pool: number, limit: number): LexicalScore[] {
+  const { documentWeight } = LEXICAL_TUNING;
+  const docScore = new Map(docs.map(([d, s]) => [d, s / docIdf]));
+  // A document past the pool scored at most the pool's last; when the pool was not full it did not match.
+  const docFloor = docs.length === pool ? docs[docs.length - 1][1] / docIdf : 0;
+  return parts
+    .map(({ id, d, s }) => {
+      const raw = (s / partIdf + documentWeight * (docScore.get(d) ?? docFloor)) / (1 + documentWeight);
+      return { id, raw, relevance: calibrate(raw) };
+    })
+    .sort((a, b) => b.raw - a.raw)
+    .slice(0, limit);
 }

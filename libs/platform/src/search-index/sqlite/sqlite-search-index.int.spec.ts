@@ -28,3 +28,34 @@ describeSearchIndexContract('SqliteSearchIndex with HNSW from the first vector',
   const index = new SettledAnnSearchIndex(sqlite, new SqliteProjectionState(sqlite), { minVectors: 1 });
   return { index, dispose: async () => sqlite.close() };
 });
+
+/** Every batch waits for the lexical postings to settle, so each lexical query of the contract is ranked from them. */
+class SettledPostingsSearchIndex extends SqliteSearchIndex {
+  override async applyBatch(projection: string, generation: number, batch: readonly PositionedOps<SearchOp>[], checkpoint: number, options?: ApplyOptions): Promise<void> {
+    await super.applyBatch(projection, generation, batch, checkpoint, options);
+    await this.postings.whenIdle();
+  }
+
+  override async activate(...args: Parameters<SqliteSearchIndex['activate']>): Promise<void> {
+    await super.activate(...args);
+    await this.postings.whenIdle();
+  }
+}
+
+const answered = { postings: 0, fts5: 0 };
+// A contract run that never reached the postings would prove nothing about them.
+afterAll(() => expect(answered.postings).toBeGreaterThan(10 * answered.fts5));
+
+describeSearchIndexContract('SqliteSearchIndex with lexical postings from the first row', async () => {
+  const sqlite = new SqliteDatabase({ path: ':memory:' });
+  const index = new SettledPostingsSearchIndex(sqlite, new SqliteProjectionState(sqlite), {}, { minRows: 1 });
+  return {
+    index,
+    dispose: async () => {
+      answered.postings += index['ranker'].answered.postings;
+      answered.fts5 += index['ranker'].answered.fts5;
+      index.close();
+      sqlite.close();
+    },
+  };
+});

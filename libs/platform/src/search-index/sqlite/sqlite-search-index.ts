@@ -8,7 +8,8 @@ import type { FieldRef, FilterExpr } from '../../filter/filter';
 import { fuseRanks, IndexedDocument, SearchHit, SearchIndex, SearchOp, SearchRequest } from '../search-index.port';
 import { fieldSql, filterToSql } from '../../sqlite/sqlite-filter';
 import { Fts5Stemmer, FTS5_TOKENIZE } from './fts5-statistics';
-import { LexicalScore, SqliteLexicalRanker } from './sqlite-lexical';
+import { LEXICAL_TUNING, LexicalScore, SqliteLexicalRanker } from './sqlite-lexical';
+import { LexicalIndexOptions, SqliteLexicalIndex } from './sqlite-lexical-index';
 import { AnnOptions, SqliteVectorAnn } from './sqlite-vector-ann';
 
 interface PartRow {
@@ -47,16 +48,23 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
   private readonly ranker: SqliteLexicalRanker;
   /** The approximate vector index: a cache of the vectors in the parts tables, kept in step through a change log. */
   readonly ann: SqliteVectorAnn;
+  /** The lexical postings of large tables: a cache of the FTS5 rows, kept in step through a change log. */
+  readonly postings: SqliteLexicalIndex;
   /** Tables whose vectors the transaction being applied changed, told to the graphs once it commits. */
   private touched = new Set<number>();
+  /** Tables whose rows it changed, told to the lexical postings once it commits. */
+  private written = new Set<number>();
 
   constructor(
     private readonly sqlite: SqliteDatabase,
     private readonly state: SqliteProjectionState,
     ann: AnnOptions = {},
+    lexical: LexicalIndexOptions = {},
   ) {
-    this.ranker = new SqliteLexicalRanker(sqlite, this.stemmer);
     sqlite.db.exec(SCHEMA);
+    const { partTitleWeight, documentTitleWeight } = LEXICAL_TUNING;
+    this.postings = new SqliteLexicalIndex(sqlite, { partWeights: [1, partTitleWeight], documentWeights: [1, documentTitleWeight], ...lexical });
+    this.ranker = new SqliteLexicalRanker(sqlite, this.stemmer, this.postings);
     // Added after the first release: files made before have the table without it.
     const columns = sqlite.db.prepare('PRAGMA table_info(si_indexes)').all() as { name: string }[];
     if (!columns.some((c) => c.name === 'incarnation')) sqlite.db.exec('ALTER TABLE si_indexes ADD COLUMN incarnation TEXT');
@@ -66,6 +74,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
   /** Saves the graphs (so the next start loads rather than rebuilds them); call before closing the database. */
   close(): void {
     this.ann.close();
+    this.postings.close();
   }
 
   private stmt(sql: string): Statement {
@@ -119,6 +128,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     this.stmt('DELETE FROM si_indexes WHERE tid = ?').run(tid);
     this.ranker.forget(tid);
     this.ann.dropped(tid);
+    this.postings.dropped(tid);
     this.sqlite.forgetStatements();
   }
 
@@ -129,6 +139,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     if (docRow !== undefined) {
       this.stmt(`DELETE FROM si_${tid}_dfts WHERE rowid = ?`).run(docRow);
       this.stmt(`DELETE FROM si_${tid}_docs WHERE rowid = ?`).run(docRow);
+      this.rowsChanged(tid, true, docRow, docRow);
     }
     const old = this.stmt(`SELECT rowid, text, title, vector IS NOT NULL FROM si_${tid}_parts WHERE doc_id = ?`).raw().all(documentId) as [number, string, string | null, number][];
     if (old.length === 0) return;
@@ -138,6 +149,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
       if (hasVector) this.vectorChanged(tid, rowid);
     }
     this.stmt(`DELETE FROM si_${tid}_parts WHERE doc_id = ?`).run(documentId);
+    this.rowsChanged(tid, false, old.reduce((m, [r]) => Math.min(m, r), Infinity), old.reduce((m, [r]) => Math.max(m, r), 0));
   }
 
   private upsertDocument(tid: number, doc: IndexedDocument): void {
@@ -149,16 +161,28 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     const ftsInsert = this.stmt(`INSERT INTO si_${tid}_fts (rowid, text, title) VALUES (?, ?, ?)`);
     const docMeta = JSON.stringify(doc.documentMetadata);
     const docRow = Number(this.stmt(`INSERT INTO si_${tid}_docs (doc_id) VALUES (?)`).run(doc.documentId).lastInsertRowid);
+    let first = 0;
+    let last = 0;
     for (const part of doc.parts) {
       const vector = part.vector ? Buffer.from(new Float32Array(part.vector).buffer) : null;
       const title = part.sectionTitle ?? null;
       const { lastInsertRowid } = insert.run(doc.documentId, part.seq, part.text, title, JSON.stringify(part.partMetadata), docMeta, vector, docRow);
       ftsInsert.run(lastInsertRowid, part.text, title);
       if (vector) this.vectorChanged(tid, lastInsertRowid);
+      last = Number(lastInsertRowid);
+      first ||= last;
     }
+    if (first) this.rowsChanged(tid, false, first, last);
+    this.rowsChanged(tid, true, docRow, docRow);
     // The document row holds each section title once: a title repeated on every part must not outweigh the text.
     const titles = [...new Set(doc.parts.map((p) => p.sectionTitle).filter((x): x is string => !!x))];
     this.stmt(`INSERT INTO si_${tid}_dfts (rowid, text, title) VALUES (?, ?, ?)`).run(docRow, doc.parts.map((p) => p.text).join('\n'), titles.length ? titles.join('\n') : null);
+  }
+
+  /** Parts (or document rows) lo..hi were written or deleted: logged for the lexical postings. */
+  private rowsChanged(tid: number, docs: boolean, lo: number, hi: number): void {
+    this.postings.changed(tid, docs, lo, hi);
+    this.written.add(tid);
   }
 
   private vectorChanged(tid: number, rowid: number | bigint): void {
@@ -268,6 +292,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
 
   async applyBatch(projection: string, generation: number, batch: readonly PositionedOps<SearchOp>[], checkpoint: number, options: ApplyOptions = {}): Promise<void> {
     this.touched = new Set();
+    this.written = new Set();
     this.sqlite.transaction(() => {
       const applied = options.replay ? -1 : this.state.loadSync(projection, generation);
       for (const { position, ops } of batch) {
@@ -276,6 +301,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
       if (!options.replay) this.state.saveSync(projection, generation, checkpoint);
     }, 'derived');
     this.ann.touched(this.touched);
+    this.postings.touched(this.written);
   }
 
   private applyOp(op: SearchOp, generation: number): void {

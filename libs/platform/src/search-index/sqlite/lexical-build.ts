@@ -1,0 +1,91 @@
+import type { SqliteDatabase } from '../../sqlite/sqlite-database';
+import type { LexicalTable } from './lexical-postings';
+
+const PAGE = 20_000;
+
+export interface BuildControl {
+  /** False once the table is gone or the process closing: the build stops. */
+  keepGoing(): boolean;
+  /** Yields the event loop between slices. */
+  turn(): Promise<void>;
+  readonly sliceMs: number;
+}
+
+/** The sum of a docsize blob's varints: the row's tokens over all its columns, as bm25() reads its length. */
+function rowLength(sz: Buffer): number {
+  let total = 0;
+  let value = 0;
+  for (let i = 0; i < sz.length; i++) {
+    value = value * 128 + (sz[i] & 0x7f);
+    if ((sz[i] & 0x80) === 0) {
+      total += value;
+      value = 0;
+    }
+  }
+  return total;
+}
+
+/**
+ * Fills a table's postings from FTS5's own index: the rows and their lengths from `<fts>_docsize`, then term by
+ * term the row and column of every occurrence from an `instance` vocabulary, one string per term (a round trip
+ * per row of it was 5× slower). Writes may land between slices: a row read in a changed state is in the log
+ * after the position the build started from, and replaying the log re-reads it, so the result is exact.
+ */
+async function buildTable(sqlite: SqliteDatabase, fts: string, rowsSql: string, table: LexicalTable, ctl: BuildControl): Promise<boolean> {
+  const page = sqlite.statement(rowsSql).raw();
+  let after = -1;
+  let started = performance.now();
+  const pause = async () => {
+    if (performance.now() - started < ctl.sliceMs) return true;
+    await ctl.turn();
+    started = performance.now();
+    return ctl.keepGoing();
+  };
+  for (;;) {
+    const rows = page.all(after) as [number, Buffer, number | null][];
+    for (const [rowid, sz, docRow] of rows) table.addRow(rowid, rowLength(sz), docRow ?? -1);
+    if (rows.length < PAGE) break;
+    after = rows[rows.length - 1][0];
+    if (!(await pause())) return false;
+  }
+  const vocab = `temp.si_lx_${fts.replace(/^si_/, '')}`;
+  sqlite.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${vocab} USING fts5vocab(main, ${fts}, instance)`);
+  const terms = sqlite.statement(`SELECT term, doc FROM ${fts}_vocab`).raw().all() as [string, number][];
+  const occurrences = sqlite.statement(`SELECT group_concat(doc * 2 + (col = 'title')) FROM ${vocab} WHERE term = ?`).pluck();
+  for (const [term, rowsWithTerm] of terms) {
+    const list = (occurrences.get(term) as string | null) ?? '';
+    let id = -1;
+    let text = 0;
+    let title = 0;
+    let value = 0;
+    for (let i = 0; i <= list.length; i++) {
+      const c = i < list.length ? list.charCodeAt(i) : 44;
+      if (c !== 44) {
+        value = value * 10 + (c - 48);
+        continue;
+      }
+      const rowid = Math.floor(value / 2);
+      const next = table.internal(rowid);
+      value -= rowid * 2;
+      if (next !== id) {
+        if (id >= 0) table.addPosting(term, id, text, title, rowsWithTerm);
+        id = next;
+        text = title = 0;
+      }
+      if (value) title++;
+      else text++;
+      value = 0;
+    }
+    if (id >= 0) table.addPosting(term, id, text, title, rowsWithTerm);
+    if (!(await pause())) return false;
+  }
+  return true;
+}
+
+/** Builds both tables of a search-index table; false when stopped. */
+export async function buildLexicon(sqlite: SqliteDatabase, tid: number, lx: { parts: LexicalTable; docs: LexicalTable }, ctl: BuildControl): Promise<boolean> {
+  const t = `si_${tid}`;
+  const parts = `SELECT p.rowid, d.sz, p.doc_row FROM ${t}_parts p JOIN ${t}_fts_docsize d ON d.id = p.rowid WHERE p.rowid > ? ORDER BY p.rowid LIMIT ${PAGE}`;
+  const docs = `SELECT id, sz, NULL FROM ${t}_dfts_docsize WHERE id > ? ORDER BY id LIMIT ${PAGE}`;
+  return (await buildTable(sqlite, `${t}_fts`, parts, lx.parts, ctl)) && (await buildTable(sqlite, `${t}_dfts`, docs, lx.docs, ctl));
+}

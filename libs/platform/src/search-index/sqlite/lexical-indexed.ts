@@ -1,0 +1,88 @@
+import { fts5Idf } from './fts5-statistics';
+import type { LexicalTable } from './lexical-postings';
+import { QueryTerm, topK } from './lexical-top-k';
+import type { Lexicon } from './sqlite-lexical-index';
+
+/** A ranked row: `d` its document's row (parts), `s` its BM25 as bm25() gives it, negated (higher is better). */
+export interface Ranked {
+  readonly id: number;
+  readonly d: number;
+  readonly s: number;
+}
+
+/** FTS5's figures for a table's bm25(): its averages record (rows, tokens), which may count deleted rows. */
+export interface TableTotals {
+  readonly rows: number;
+  readonly tokens: number;
+  /** bm25()'s IDF of a term in `hits` rows, computed as FTS5 computes it (fts5IdfInC). */
+  readonly idf: (rows: number, hits: number) => number;
+}
+
+/**
+ * The query's terms on one table, a repeated stem once with its count, and per query phrase its term's index
+ * (a stem in no row is left out: it adds 0); undefined when a count overflowed.
+ */
+function queryTerms(table: LexicalTable, totals: TableTotals, stems: readonly string[]): { terms: QueryTerm[]; phrases: number[] } | undefined {
+  const terms: QueryTerm[] = [];
+  const indexOf = new Map<string, number>();
+  const phrases: number[] = [];
+  for (const stem of stems) {
+    if (table.inexact.has(stem)) return undefined;
+    const known = indexOf.get(stem);
+    if (known !== undefined) {
+      (terms[known] as { times: number }).times++;
+      phrases.push(known);
+      continue;
+    }
+    const list = table.lists.get(stem);
+    if (!list) continue;
+    indexOf.set(stem, terms.length);
+    phrases.push(terms.length);
+    terms.push({ list, idf: totals.idf(totals.rows, table.df(stem)), times: 1 });
+  }
+  return { terms, phrases };
+}
+
+/** The sum of the query words' IDFs on the table, as idfSum() computes it (words in no row add nothing). */
+export function indexedIdfSum(table: LexicalTable, totals: TableTotals, stems: readonly string[]): number {
+  let sum = 0;
+  for (const stem of stems) {
+    const hits = table.df(stem);
+    if (hits > 0) sum += fts5Idf(totals.rows, hits);
+  }
+  return sum;
+}
+
+/**
+ * The best `k` rows of a table, as `ORDER BY bm25(...) LIMIT k` ranks them (ties aside). With `keep` (a filter
+ * checked in SQL), max(10k, 2,000) candidates are ranked and the first k that pass are the answer; undefined when
+ * fewer pass and more rows matched than were ranked: the filter is selective and FTS5 must rank what passes.
+ */
+export function indexedTop(table: LexicalTable, totals: TableTotals, stems: readonly string[], k: number, keep?: (ids: number[]) => Set<number>): Ranked[] | undefined {
+  if (table.liveRows === 0 || totals.rows === 0) return [];
+  const query = queryTerms(table, totals, stems);
+  if (!query) return undefined;
+  const want = keep ? Math.max(10 * k, 2000) : k;
+  const top = topK(table, query.terms, query.phrases, want, totals.tokens / totals.rows);
+  const ranked = top.rowids.map((id, i) => ({ id, d: table.docRow[table.internal(id)], s: top.scores[i] }));
+  if (!keep) return ranked;
+  const passing = keep(top.rowids);
+  const kept = ranked.filter((r) => passing.has(r.id)).slice(0, k);
+  return kept.length < k && !top.complete ? undefined : kept;
+}
+
+/** Both sides' rankings from the postings, or undefined when FTS5 must answer (see indexedTop). */
+export function rankFromPostings(
+  lx: Lexicon,
+  totals: { parts: TableTotals; docs: TableTotals },
+  stems: readonly string[],
+  partPool: number,
+  docPool: number | undefined,
+  keep?: (ids: number[]) => Set<number>,
+) {
+  const parts = indexedTop(lx.parts, totals.parts, stems, partPool, keep);
+  if (!parts) return undefined;
+  const docs = docPool === undefined ? [] : indexedTop(lx.docs, totals.docs, stems, docPool);
+  if (!docs) return undefined;
+  return { parts, docs, partIdf: indexedIdfSum(lx.parts, totals.parts, stems), docIdf: indexedIdfSum(lx.docs, totals.docs, stems) };
+}

@@ -1,0 +1,151 @@
+/** Postings per block whose bound (most weighted occurrences, shortest row) the top-k search may skip by. */
+export const BLOCK = 64;
+/** Counts are stored in 16 bits; a term seen more often in one row makes its queries fall back to FTS5. */
+const MAX_COUNT = 0xffff;
+
+function grown<T extends Uint32Array | Uint16Array | Int32Array | Float64Array | Uint8Array>(a: T, need: number, fill?: number): T {
+  if (need <= a.length) return a;
+  const b = new (a.constructor as new (n: number) => T)(Math.max(need, Math.ceil(a.length * 1.5), 16));
+  if (fill !== undefined) b.fill(fill);
+  b.set(a);
+  return b;
+}
+
+/**
+ * One term's postings in internal-id order: each row's occurrences in the text and title columns, and per block of
+ * {@link BLOCK} the largest weighted count and the shortest row, which bound any BM25 contribution in the block.
+ */
+export class PostingList {
+  ids: Uint32Array;
+  text: Uint16Array;
+  title: Uint16Array;
+  blockMaxF: Float64Array;
+  blockMinLen: Uint32Array;
+  n = 0;
+  /** Live rows holding the term, counted when deletions made `n` an over-count; valid for one deletion epoch. */
+  df = 0;
+  dfEpoch = -1;
+
+  constructor(capacity: number) {
+    this.ids = new Uint32Array(Math.max(capacity, 1));
+    this.text = new Uint16Array(this.ids.length);
+    this.title = new Uint16Array(this.ids.length);
+    this.blockMaxF = new Float64Array(Math.ceil(this.ids.length / BLOCK));
+    this.blockMinLen = new Uint32Array(this.blockMaxF.length).fill(0xffffffff);
+  }
+
+  /** Appends a row with a larger internal id than any before; `f` is the weighted count, `len` the row's length. */
+  push(id: number, text: number, title: number, f: number, len: number): void {
+    const i = this.n++;
+    if (i >= this.ids.length) {
+      this.ids = grown(this.ids, i + 1);
+      this.text = grown(this.text, this.ids.length);
+      this.title = grown(this.title, this.ids.length);
+    }
+    this.ids[i] = id;
+    this.text[i] = text;
+    this.title[i] = title;
+    const b = (i / BLOCK) | 0;
+    if (b >= this.blockMaxF.length) {
+      this.blockMaxF = grown(this.blockMaxF, b + 1);
+      this.blockMinLen = grown(this.blockMinLen, this.blockMaxF.length, 0xffffffff);
+    }
+    if (f > this.blockMaxF[b]) this.blockMaxF[b] = f;
+    if (len < this.blockMinLen[b]) this.blockMinLen[b] = len;
+  }
+
+  /** Bytes held (the arrays' capacity, as allocated). */
+  bytes(): number {
+    return this.ids.byteLength + this.text.byteLength + this.title.byteLength + this.blockMaxF.byteLength + this.blockMinLen.byteLength;
+  }
+}
+
+/**
+ * The inverted index of one FTS5 table: rows get dense internal ids in the order they are added (rowid order when
+ * built), so every posting list stays sorted by appending; a deleted or replaced row is a tombstone until the
+ * table is rebuilt. Row count and total length are those of the live rows, as FTS5's averages record holds them.
+ */
+export class LexicalTable {
+  readonly lists = new Map<string, PostingList>();
+  /** Terms counted more than 65,535 times in a row: their queries fall back to FTS5. */
+  readonly inexact = new Set<string>();
+  rowidOf = new Uint32Array(1024);
+  lens = new Uint32Array(1024);
+  live = new Uint8Array(1024);
+  /** Per internal id, the part's document row (parts table only). */
+  docRow = new Int32Array(1024);
+  private internalOf = new Int32Array(1024).fill(-1);
+  count = 0;
+  liveRows = 0;
+  liveTokens = 0;
+  dead = 0;
+  /** Bumped by every deletion: cached live counts of terms are then recounted. */
+  epoch = 0;
+
+  constructor(readonly weights: readonly [number, number]) {}
+
+  internal(rowid: number): number {
+    return rowid < this.internalOf.length ? this.internalOf[rowid] : -1;
+  }
+
+  addRow(rowid: number, len: number, docRow = -1): number {
+    const id = this.count++;
+    if (id >= this.rowidOf.length) {
+      this.rowidOf = grown(this.rowidOf, id + 1);
+      this.lens = grown(this.lens, this.rowidOf.length);
+      this.live = grown(this.live, this.rowidOf.length);
+      this.docRow = grown(this.docRow, this.rowidOf.length);
+    }
+    this.internalOf = grown(this.internalOf, rowid + 1, -1);
+    this.remove(rowid);
+    this.rowidOf[id] = rowid;
+    this.lens[id] = len;
+    this.live[id] = 1;
+    this.docRow[id] = docRow;
+    this.internalOf[rowid] = id;
+    this.liveRows++;
+    this.liveTokens += len;
+    return id;
+  }
+
+  addPosting(term: string, id: number, text: number, title: number, capacity = 4): void {
+    if (text > MAX_COUNT || title > MAX_COUNT) this.inexact.add(term);
+    let list = this.lists.get(term);
+    if (!list) this.lists.set(term, (list = new PostingList(capacity)));
+    const t = Math.min(text, MAX_COUNT);
+    const h = Math.min(title, MAX_COUNT);
+    list.push(id, t, h, this.weights[0] * t + this.weights[1] * h, this.lens[id]);
+  }
+
+  /** The row is gone or replaced: its postings stay as a tombstone. */
+  remove(rowid: number): void {
+    const id = this.internal(rowid);
+    if (id < 0 || !this.live[id]) return;
+    this.live[id] = 0;
+    this.internalOf[rowid] = -1;
+    this.liveRows--;
+    this.liveTokens -= this.lens[id];
+    this.dead++;
+    this.epoch++;
+  }
+
+  /** Live rows holding the term (FTS5's hit count for its IDF). */
+  df(term: string): number {
+    const list = this.lists.get(term);
+    if (!list) return 0;
+    if (this.dead === 0) return list.n;
+    if (list.dfEpoch !== this.epoch) {
+      let df = 0;
+      for (let i = 0; i < list.n; i++) df += this.live[list.ids[i]];
+      list.df = df;
+      list.dfEpoch = this.epoch;
+    }
+    return list.df;
+  }
+
+  bytes(): number {
+    let b = this.rowidOf.byteLength + this.lens.byteLength + this.live.byteLength + this.docRow.byteLength + this.internalOf.byteLength;
+    for (const [term, list] of this.lists) b += list.bytes() + 2 * term.length + 64;
+    return b;
+  }
+}

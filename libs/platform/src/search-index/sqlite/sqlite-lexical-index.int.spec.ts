@@ -1,0 +1,168 @@
+import type { FilterExpr } from '../../filter/filter';
+import { SqliteDatabase } from '../../sqlite/sqlite-database';
+import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
+import { queryTerms } from '../query-terms';
+import type { IndexedDocument, SearchOp } from '../search-index.port';
+import { fts5Averages, fts5IdfInC, Fts5Stemmer } from './fts5-statistics';
+import { indexedTop } from './lexical-indexed';
+import { SqliteLexicalRanker } from './sqlite-lexical';
+import { SqliteSearchIndex } from './sqlite-search-index';
+
+/** A deterministic PRNG (mulberry32). */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// Stem families (run/running/runs), stop words and words of every frequency, so IDFs span FTS5's floor to rare.
+const VOCABULARY = [
+  ...'run running runs runner cell cells cellular protein proteins gene genes genetic the of and in a to is with mouse mice'.split(' '),
+  ...Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}`),
+];
+
+function corpus(random: () => number, docs: number, maxParts: number, prefix: string): IndexedDocument[] {
+  // Skewed word choice (squared uniform): a few words in most rows, most words in few, as in real text.
+  const word = () => VOCABULARY[Math.floor(random() ** 2 * VOCABULARY.length)];
+  const sentence = (n: number) => Array.from({ length: n }, word).join(' ');
+  return Array.from({ length: docs }, (_, d) => {
+    const title = random() < 0.6 ? sentence(2 + Math.floor(random() * 4)) : undefined;
+    const parts = 1 + Math.floor(random() * maxParts);
+    return {
+      documentId: `${prefix}${d}`,
+      documentMetadata: { year: 2000 + (d % 25) },
+      parts: Array.from({ length: parts }, (_, seq) => ({
+        seq,
+        text: sentence(3 + Math.floor(random() * 80)),
+        partMetadata: { lang: seq % 3 ? 'eng' : 'deu' },
+        ...(title && { sectionTitle: title }),
+      })),
+    };
+  });
+}
+
+const FILTERS: (FilterExpr | undefined)[] = [
+  undefined,
+  { kind: 'cmp', field: { level: 'doc', name: 'year' }, op: '>=', value: 2012 },
+  { kind: 'cmp', field: { level: 'part', name: 'lang' }, op: '=', value: 'deu' },
+  { kind: 'cmp', field: { level: 'doc', name: 'year' }, op: '=', value: 2003 },
+];
+
+/** Same scores position by position; where a score is not tied with a neighbour, the same row. */
+function expectSameRanking(actual: { id: number; s: number }[], expected: { id: number; s: number }[]): void {
+  expect(actual.length).toBe(expected.length);
+  const close = (a: number, b: number) => Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b));
+  expected.forEach((e, i) => {
+    expect({ rank: i, close: close(actual[i].s, e.s) }).toEqual({ rank: i, close: true });
+    const tied = (j: number) => j >= 0 && j < expected.length && close(expected[j].s, e.s);
+    if (!tied(i - 1) && !tied(i + 1) && !(i === expected.length - 1)) expect(actual[i].id).toBe(e.id);
+  });
+}
+
+describe('SqliteLexicalIndex: postings with top-k pruning rank as FTS5 bm25() does (docs/search.md)', () => {
+  let sqlite: SqliteDatabase;
+  let index: SqliteSearchIndex;
+  let fts5: SqliteLexicalRanker;
+  let pos = 0;
+  const random = seeded(1919);
+  const apply = async (ops: SearchOp[]) => {
+    await index.applyBatch('search', 1, [{ position: ++pos, ops }], pos);
+    await index.postings.whenIdle();
+  };
+  const upserts = (name: string, docs: IndexedDocument[]): SearchOp[] => docs.map((document) => ({ op: 'upsertDocument', index: name, document }));
+  const queries = Array.from({ length: 40 }, () => {
+    const n = 1 + Math.floor(random() * 8);
+    return Array.from({ length: n }, () => VOCABULARY[Math.floor(random() ** 2 * VOCABULARY.length)]).join(' ');
+  });
+  queries.push('running runs run cells', 'the of and', 'Mice, mouse: genetic genes!', 'zzzunknown cells');
+
+  beforeAll(async () => {
+    sqlite = new SqliteDatabase({ path: ':memory:' });
+    index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {}, { minRows: 1 });
+    fts5 = new SqliteLexicalRanker(sqlite, new Fts5Stemmer());
+    await index.prepare({ name: 'search', version: 1 }, 1);
+    await index.activate({ name: 'search', version: 1 }, 1);
+    await apply([{ op: 'createIndex', index: 'many' }, { op: 'createIndex', index: 'single' }]);
+    const many = corpus(random, 300, 30, 'd');
+    for (let i = 0; i < many.length; i += 50) await apply(upserts('many', many.slice(i, i + 50)));
+    await apply(upserts('single', corpus(random, 1500, 1, 's')));
+    // Deletes, replacements (the last document's rowids are reused), new documents, after the postings were built.
+    await apply([
+      ...Array.from({ length: 40 }, (_, i) => ({ op: 'deleteDocument' as const, index: 'many', documentId: `d${i * 7}` })),
+      ...upserts('many', corpus(random, 20, 30, 'd').map((d, i) => ({ ...d, documentId: `d${299 - i}` }))),
+      ...upserts('many', corpus(random, 30, 30, 'n')),
+      ...Array.from({ length: 100 }, (_, i) => ({ op: 'deleteDocument' as const, index: 'single', documentId: `s${i * 3}` })),
+      ...upserts('single', corpus(random, 50, 1, 'sx')),
+    ]);
+  });
+  afterAll(() => sqlite.close());
+  const idf = (rows: number, hits: number) => fts5IdfInC(sqlite, rows, hits);
+
+  it('builds postings for both tables and keeps them in step with deletes and replacements', () => {
+    const lx = index.postings.ready(1)!;
+    expect(lx).toBeDefined();
+    const rows = (sql: string) => sqlite.db.prepare(sql).pluck().get() as number;
+    expect(lx.parts.liveRows).toBe(rows('SELECT COUNT(*) FROM si_1_parts'));
+    expect(lx.docs.liveRows).toBe(rows('SELECT COUNT(*) FROM si_1_docs'));
+    expect(lx.parts.dead).toBeGreaterThan(0);
+  });
+
+  it.each([
+    ['parts', 'si_1_fts', 1],
+    ['docs', 'si_1_dfts', 2],
+  ] as const)('gives the %s table the same top rows and scores as ORDER BY bm25() LIMIT k', (side, fts, titleWeight) => {
+    const lx = index.postings.ready(1)!;
+    const stemmer = new Fts5Stemmer();
+    const totals = { ...fts5Averages(sqlite, fts), idf };
+    for (const q of queries) {
+      const words = q.toLowerCase().match(/[a-z0-9]+/g)!;
+      const match = words.map((w) => `"${w}"`).join(' OR ');
+      for (const k of [1, 10, 100]) {
+        const expected = sqlite.db
+          .prepare(`SELECT rowid AS id, -bm25(${fts}, 1.0, ${titleWeight}) AS s FROM ${fts} WHERE ${fts} MATCH ? ORDER BY bm25(${fts}, 1.0, ${titleWeight}) LIMIT ?`)
+          .all(match, k) as { id: number; s: number }[];
+        expectSameRanking(indexedTop(lx[side], totals, stemmer.stems(words), k)!, expected);
+      }
+    }
+  });
+
+  /** Whether FTS5's pool of `pool` rows ends in a tie with the next row: which of the tied rows is in is then arbitrary. */
+  const poolEndsInTie = (tid: number, q: string, filter: FilterExpr | undefined, pool: number, onePartEach: boolean) => {
+    const match = queryTerms(q).map((w) => `"${w}"`).join(' OR ');
+    const parts = (fts5 as unknown as { parts: (...a: unknown[]) => { s: number }[] }).parts(`si_${tid}`, match, filter, pool + 1, 1, false);
+    const t = `si_${tid}_dfts`;
+    const docs = onePartEach ? [] : (sqlite.db.prepare(`SELECT -bm25(${t}, 1.0, 2) AS s FROM ${t} WHERE ${t} MATCH ? ORDER BY bm25(${t}, 1.0, 2) LIMIT ?`).all(match, pool + 1) as { s: number }[]);
+    return [parts, docs].some((l) => l.length > pool && l[pool - 1].s === l[pool].s);
+  };
+
+  it.each(['many', 'single'])('ranks the %s corpus like the FTS5 path, with and without filters (pools ending in a tie aside)', async (name) => {
+    const tid = name === 'many' ? 1 : 2;
+    expect(index.postings.ready(tid)).toBeDefined();
+    const onePartEach = name === 'single';
+    const ranker = (index as unknown as { ranker: SqliteLexicalRanker }).ranker;
+    const before = { ...ranker.answered };
+    let compared = 0;
+    let tied = 0;
+    for (const q of queries) {
+      for (const filter of FILTERS) {
+        for (const limit of [10, 100]) {
+          const expected = fts5.rank(tid, q, filter, limit).map((r) => ({ id: r.id, s: r.raw }));
+          const actual = (index as unknown as { ranker: SqliteLexicalRanker }).ranker.rank(tid, q, filter, limit).map((r) => ({ id: r.id, s: r.raw }));
+          if (poolEndsInTie(tid, q, filter, onePartEach ? limit : 300, onePartEach)) {
+            tied++;
+            continue;
+          }
+          expectSameRanking(actual, expected);
+          compared++;
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(tied);
+    // Only a selective filter (a year: 1 part in 25) leaves some queries to FTS5.
+    expect(ranker.answered.postings - before.postings).toBeGreaterThan(4 * (ranker.answered.fts5 - before.fts5));
+  });
+});

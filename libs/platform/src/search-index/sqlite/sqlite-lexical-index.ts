@@ -1,0 +1,225 @@
+import type { SqliteDatabase } from '../../sqlite/sqlite-database';
+import { fts5RowCount } from './fts5-statistics';
+import { Fts5RowTokens } from './fts5-row-tokens';
+import { LexicalTable } from './lexical-postings';
+import { buildLexicon } from './lexical-build';
+
+/** Settings of the in-memory lexical index (docs/search.md, "Lexical index"). */
+export interface LexicalIndexOptions {
+  /** A table with fewer parts is ranked by FTS5's bm25() (exact and fast there). Default 20,000; Infinity: never. */
+  readonly minRows?: number;
+  /** Column weights (text, title) of the parts and of the documents tables, as the ranker passes them to bm25(). */
+  readonly partWeights?: readonly [number, number];
+  readonly documentWeights?: readonly [number, number];
+}
+
+/** One search-index table's postings: its parts and its documents, and the log position both reflect. */
+export interface Lexicon {
+  readonly parts: LexicalTable;
+  readonly docs: LexicalTable;
+  seq: number;
+}
+
+/** Log entries applied on a query's own turn (each a document's parts or its document row). */
+const SYNC_CATCH_UP = 32;
+const SLICE_MS = 15;
+/** While batches are being applied, background work takes at most a tenth of the event loop (as the HNSW graph). */
+const BUSY_PAUSE_MS = 9 * SLICE_MS;
+const WRITES_RECENT_MS = 200;
+
+/**
+ * In-memory inverted indexes of the embedded search index's FTS5 tables, a cache of their rows kept in step the
+ * way the HNSW graphs are (sqlite-vector-ann.ts): every write appends (table, parts or documents, rowid range) to
+ * `si_lexical_log` in the projection's transaction, and an index records the log position it reflects. Before a
+ * query the tail is applied (the row decides: present → indexed afresh, gone → tombstoned), so replaying is
+ * idempotent; an index too far behind, or not built yet, leaves the query to FTS5. Built from FTS5's own index
+ * (its vocabulary and row sizes) in slices between turns of the event loop; rebuilt when a fifth of its rows are
+ * tombstones. Not persisted: a build reads FTS5's index, which is already on disk (docs/search.md).
+ */
+export class SqliteLexicalIndex {
+  private readonly lexicons = new Map<number, Lexicon>();
+  private readonly busy = new Map<number, Promise<void>>();
+  private readonly tokens = new Fts5RowTokens();
+  private readonly minRows: number;
+  private closed = false;
+  private lastWrite = -Infinity;
+  /** Indexes built since start, and the last build's seconds (benches and tests). */
+  readonly stats = { built: 0, lastBuildMs: 0 };
+
+  constructor(
+    private readonly sqlite: SqliteDatabase,
+    private readonly options: LexicalIndexOptions = {},
+  ) {
+    this.minRows = options.minRows ?? 20_000;
+    sqlite.db.exec(`CREATE TABLE IF NOT EXISTS si_lexical_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, tid INTEGER NOT NULL, docs INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL);
+      CREATE INDEX IF NOT EXISTS si_lexical_log_tid ON si_lexical_log (tid, seq);`);
+  }
+
+  /** In the projection's transaction: rows lo..hi of the parts (or documents) table were written or deleted. */
+  changed(tid: number, docs: boolean, lo: number, hi: number): void {
+    this.sqlite.statement('INSERT INTO si_lexical_log (tid, docs, lo, hi) VALUES (?, ?, ?, ?)').run(tid, docs ? 1 : 0, lo, hi);
+  }
+
+  /** In the projection's transaction: the table is gone. */
+  dropped(tid: number): void {
+    this.sqlite.statement('DELETE FROM si_lexical_log WHERE tid = ?').run(tid);
+    this.lexicons.delete(tid);
+    for (const side of ['fts', 'dfts']) this.sqlite.db.exec(`DROP TABLE IF EXISTS temp.si_lx_${tid}_${side}`);
+  }
+
+  /** After a commit that wrote these tables: catch their indexes up (or build one) off the request path. */
+  touched(tids: Iterable<number>): void {
+    this.lastWrite = performance.now();
+    for (const tid of tids) {
+      if (this.busy.has(tid)) continue; // its run picks up the change when it ends
+      if (this.lexicons.has(tid)) this.background(tid, () => this.catchUpSliced(tid));
+      else if (this.largeEnough(tid)) this.background(tid, () => this.build(tid));
+    }
+  }
+
+  /** The table's postings at the log's head, or undefined when FTS5 must answer (small, not built, far behind). */
+  ready(tid: number): Lexicon | undefined {
+    const lx = this.lexicons.get(tid);
+    if (!lx) {
+      if (!this.busy.has(tid) && this.largeEnough(tid)) this.background(tid, () => this.build(tid));
+      return undefined;
+    }
+    if (!this.catchUp(tid, lx, SYNC_CATCH_UP)) {
+      this.background(tid, () => this.catchUpSliced(tid));
+      return undefined;
+    }
+    return lx.parts.liveRows >= this.minRows ? lx : undefined;
+  }
+
+  async whenIdle(): Promise<void> {
+    while (this.busy.size > 0) await Promise.all([...this.busy.values()]);
+  }
+
+  /** Bytes the postings hold (benches). */
+  bytes(): number {
+    let b = 0;
+    for (const lx of this.lexicons.values()) b += lx.parts.bytes() + lx.docs.bytes();
+    return b;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.lexicons.clear();
+    this.tokens.close();
+  }
+
+  /** A turn of the event loop between slices; a longer pause while batches are being applied. */
+  private turn(): Promise<void> {
+    const pause = performance.now() - this.lastWrite < WRITES_RECENT_MS ? BUSY_PAUSE_MS : 0;
+    return new Promise((resolve) => (pause ? setTimeout(resolve, pause) : setImmediate(resolve)));
+  }
+
+  private background(tid: number, work: () => Promise<void>): void {
+    if (this.busy.has(tid) || this.closed) return;
+    const run = work()
+      .catch(() => {
+        this.lexicons.delete(tid); // an index that failed is dropped: FTS5 answers, the next change retries
+      })
+      .finally(() => {
+        this.busy.delete(tid);
+        const lx = this.closed ? undefined : this.lexicons.get(tid);
+        if (lx && this.sqlite.db.open && this.tail(tid, lx.seq, 1).length > 0) this.background(tid, () => this.catchUpSliced(tid));
+      });
+    this.busy.set(tid, run);
+  }
+
+  private largeEnough(tid: number): boolean {
+    if (!Number.isFinite(this.minRows) || !this.stillThere(tid)) return false;
+    return fts5RowCount(this.sqlite, `si_${tid}_fts`) >= this.minRows;
+  }
+
+  private stillThere(tid: number): boolean {
+    return this.sqlite.statement('SELECT 1 FROM si_indexes WHERE tid = ?').pluck().get(tid) !== undefined;
+  }
+
+  private head(tid: number): number {
+    return (this.sqlite.statement('SELECT MAX(seq) FROM si_lexical_log WHERE tid = ?').pluck().get(tid) as number | null) ?? 0;
+  }
+
+  private tail(tid: number, after: number, limit: number): { seq: number; docs: number; lo: number; hi: number }[] {
+    return this.sqlite.statement('SELECT seq, docs, lo, hi FROM si_lexical_log WHERE tid = ? AND seq > ? ORDER BY seq LIMIT ?').all(tid, after, limit) as {
+      seq: number;
+      docs: number;
+      lo: number;
+      hi: number;
+    }[];
+  }
+
+  /** Applies up to `limit` log entries; true when the index is then at the head. */
+  private catchUp(tid: number, lx: Lexicon, limit: number): boolean {
+    const entries = this.tail(tid, lx.seq, limit);
+    for (const e of entries) {
+      if (e.docs) this.reindexDocuments(tid, lx.docs, e.lo, e.hi);
+      else this.reindexParts(tid, lx.parts, e.lo, e.hi);
+      lx.seq = e.seq;
+    }
+    return entries.length < limit;
+  }
+
+  private reindexParts(tid: number, table: LexicalTable, lo: number, hi: number): void {
+    const rows = this.sqlite.statement(`SELECT rowid, text, title, doc_row FROM si_${tid}_parts WHERE rowid BETWEEN ? AND ? ORDER BY rowid`).all(lo, hi) as {
+      rowid: number;
+      text: string;
+      title: string | null;
+      doc_row: number;
+    }[];
+    for (let r = lo; r <= hi; r++) table.remove(r);
+    this.add(table, rows, this.tokens.tokenize(rows));
+  }
+
+  /** A document row is contentless in FTS5: its text is rebuilt from its parts as the index wrote it. */
+  private reindexDocuments(tid: number, table: LexicalTable, lo: number, hi: number): void {
+    const docs = this.sqlite.statement(`SELECT rowid, doc_id FROM si_${tid}_docs WHERE rowid BETWEEN ? AND ? ORDER BY rowid`).all(lo, hi) as { rowid: number; doc_id: string }[];
+    const partsOf = this.sqlite.statement(`SELECT text, title FROM si_${tid}_parts WHERE doc_id = ? ORDER BY rowid`);
+    const rows = docs.map(({ rowid, doc_id }) => {
+      const parts = partsOf.all(doc_id) as { text: string; title: string | null }[];
+      const titles = [...new Set(parts.map((p) => p.title).filter((x): x is string => !!x))];
+      return { rowid, text: parts.map((p) => p.text).join('\n'), title: titles.length ? titles.join('\n') : null, doc_row: -1 };
+    });
+    for (let r = lo; r <= hi; r++) table.remove(r);
+    this.add(table, rows, this.tokens.tokenize(rows));
+  }
+
+  private add(table: LexicalTable, rows: { rowid: number; doc_row: number }[], tokenized: ReturnType<Fts5RowTokens['tokenize']>): void {
+    rows.forEach((row, i) => {
+      const id = table.addRow(row.rowid, tokenized[i].len, row.doc_row);
+      for (const [term, [text, title]] of tokenized[i].terms) table.addPosting(term, id, text, title);
+    });
+  }
+
+  private async catchUpSliced(tid: number): Promise<void> {
+    for (;;) {
+      const lx = this.lexicons.get(tid);
+      if (!lx || this.closed) return;
+      const started = performance.now();
+      let done = false;
+      while (!done && performance.now() - started < SLICE_MS) done = this.catchUp(tid, lx, 4);
+      if (done) {
+        const stale = (t: LexicalTable) => t.dead > 0.2 * t.count;
+        if (stale(lx.parts) || stale(lx.docs)) return this.build(tid); // compaction: a fresh index without the tombstones
+        return;
+      }
+      await this.turn();
+    }
+  }
+
+  /** Builds from FTS5's index in slices (the old index, if any, serves meanwhile), then replays the log from its start. */
+  private async build(tid: number): Promise<void> {
+    const started = performance.now();
+    const seq = this.head(tid);
+    const { partWeights = [1, 1], documentWeights = [1, 1] } = this.options;
+    const lx: Lexicon = { parts: new LexicalTable(partWeights), docs: new LexicalTable(documentWeights), seq };
+    const keepGoing = () => !this.closed && this.stillThere(tid);
+    const built = await buildLexicon(this.sqlite, tid, lx, { keepGoing, turn: () => this.turn(), sliceMs: SLICE_MS });
+    if (!built || !keepGoing()) return;
+    while (!this.catchUp(tid, lx, 64)) await this.turn();
+    this.stats.built++;
+    this.stats.lastBuildMs = performance.now() - started;
+    this.lexicons.set(tid, lx);
+  }
+}
