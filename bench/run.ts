@@ -17,6 +17,7 @@ import { scifactLayoutsBench } from './scifact-layouts';
 import { lexicalSweepBench } from './lexical-sweep';
 import { uploadStallBench } from './upload-stall';
 import { annBench } from './ann';
+import { lexicalIndexBench } from './lexical-index';
 import { scaleBench } from './scale';
 import { hostileUploadsBench } from './hostile-uploads';
 import { hostileRequestsBench } from './hostile-requests';
@@ -43,6 +44,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   'lexical-sweep': { run: lexicalSweepBench, usage: "lexical-sweep [train|test] [layouts=a,bs] ['[[mu,partPool,docPool,partTitleWeight,docTitleWeight],…]'] [dir]" },
   scale: { run: scaleBench, usage: 'scale [chunks=100000] [graph|exact] [keep=DIR]' },
   ann: { run: annBench, usage: 'ann [chunks=100000] [all|defaults]' },
+  'lexical-index': { run: lexicalIndexBench, usage: 'lexical-index [chunks=100000]' },
   scifact: { run: scifactBench, usage: 'scifact [test|train] [extra lexical_interpolation values, comma-separated] [latency rounds=3]' },
 };
 

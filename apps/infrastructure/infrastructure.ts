@@ -75,10 +75,12 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
     search = connectTypesense(config, state as CheckpointStore);
   } else {
     // The vector graphs are a cache beside the database file (docs/search.md): saved on close, rebuilt if lost.
-    const sqliteSearch = new SqliteSearchIndex(embedded(), new SqliteProjectionState(embedded()), {
-      dir: join(config.dataDir, 'ann'),
-      minVectors: config.vectorIndexMinVectors || Infinity,
-    });
+    const sqliteSearch = new SqliteSearchIndex(
+      embedded(),
+      new SqliteProjectionState(embedded()),
+      { dir: join(config.dataDir, 'ann'), minVectors: config.vectorIndexMinVectors || Infinity },
+      { minRows: config.lexicalIndexMinRows || Infinity },
+    );
     closers.unshift(() => sqliteSearch.close());
     search = sqliteSearch;
   }

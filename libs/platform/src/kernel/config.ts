@@ -19,6 +19,8 @@ export interface ServiceConfig {
   readonly readYourWritesTimeoutMs: number;
   /** Embedded search index: a table with this many vectors gets an HNSW graph (docs/search.md); 0 never. */
   readonly vectorIndexMinVectors: number;
+  /** Parts from which an embedded search table is ranked from in-memory postings rather than FTS5's bm25() (0 = never). */
+  readonly lexicalIndexMinRows: number;
   /**
    * Where the embedded event store commits (EVENT_STORE_WRITER): `inline` (default) on the main connection with
    * group commit, or `thread` on a writer thread (docs/architecture.md: faster durable chat answers, but
@@ -167,6 +169,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     typesenseCollectionPrefix: text('TYPESENSE_COLLECTION_PREFIX') ?? 'ars',
     readYourWritesTimeoutMs: int('READ_YOUR_WRITES_TIMEOUT_MS', 10_000, 0, 600_000),
     vectorIndexMinVectors: int('VECTOR_INDEX_MIN_VECTORS', 10_000, 0, 1_000_000_000),
+    lexicalIndexMinRows: int('LEXICAL_INDEX_MIN_ROWS', 20_000, 0, 1_000_000_000),
     eventStoreWriter: eventStoreWriter === 'thread' ? 'thread' : 'inline',
     logLevel: text('LOG_LEVEL') ?? 'info',
     sqliteSynchronous: synchronous === 'NORMAL' ? 'NORMAL' : 'FULL',

@@ -55,20 +55,26 @@ export function indexedIdfSum(table: LexicalTable, totals: TableTotals, stems: r
 
 /**
  * The best `k` rows of a table, as `ORDER BY bm25(...) LIMIT k` ranks them (ties aside). With `keep` (a filter
- * checked in SQL), max(10k, 2,000) candidates are ranked and the first k that pass are the answer; undefined when
- * fewer pass and more rows matched than were ranked: the filter is selective and FTS5 must rank what passes.
+ * checked in SQL), 2k candidates are ranked, then 10k if too few passed, and the first k that pass are the answer;
+ * undefined when fewer pass and more rows matched than were ranked: the filter is selective and FTS5 must rank
+ * what passes.
  */
 export function indexedTop(table: LexicalTable, totals: TableTotals, stems: readonly string[], k: number, keep?: (ids: number[]) => Set<number>): Ranked[] | undefined {
   if (table.liveRows === 0 || totals.rows === 0) return [];
   const query = queryTerms(table, totals, stems);
   if (!query) return undefined;
-  const want = keep ? Math.max(10 * k, 2000) : k;
-  const top = topK(table, query.terms, query.phrases, want, totals.tokens / totals.rows);
-  const ranked = top.rowids.map((id, i) => ({ id, d: table.docRow[table.internal(id)], s: top.scores[i] }));
-  if (!keep) return ranked;
-  const passing = keep(top.rowids);
-  const kept = ranked.filter((r) => passing.has(r.id)).slice(0, k);
-  return kept.length < k && !top.complete ? undefined : kept;
+  const rank = (want: number) => {
+    const top = topK(table, query.terms, query.phrases, want, totals.tokens / totals.rows);
+    return { top, ranked: top.rowids.map((id, i) => ({ id, d: table.docRow[table.internal(id)], s: top.scores[i] })) };
+  };
+  if (!keep) return rank(k).ranked;
+  for (const want of [Math.max(2 * k, 100), Math.max(10 * k, 1000)]) {
+    const { top, ranked } = rank(want);
+    const passing = keep(top.rowids);
+    const kept = ranked.filter((r) => passing.has(r.id)).slice(0, k);
+    if (kept.length === k || top.complete) return kept;
+  }
+  return undefined;
 }
 
 /** Both sides' rankings from the postings, or undefined when FTS5 must answer (see indexedTop). */
