@@ -63,7 +63,7 @@ function expectSameRanking(actual: { id: number; s: number }[], expected: { id: 
   });
 }
 
-describe('SqliteLexicalIndex: postings with top-k pruning rank as FTS5 bm25() does (docs/search.md)', () => {
+describe('SqliteLexicalIndex: in-memory postings rank as FTS5 bm25() does (docs/search.md)', () => {
   let sqlite: SqliteDatabase;
   let index: SqliteSearchIndex;
   let fts5: SqliteLexicalRanker;

@@ -58,7 +58,7 @@ export class SqliteLexicalRanker {
   constructor(
     private readonly sqlite: SqliteDatabase,
     private readonly stemmer: Fts5Stemmer,
-    /** Postings with top-k pruning for large tables; the same scores as bm25() (sqlite-lexical-index.ts). */
+    /** In-memory postings of large tables, scored as bm25() scores, several times faster (sqlite-lexical-index.ts). */
     private readonly postings?: SqliteLexicalIndex,
   ) {}
 
