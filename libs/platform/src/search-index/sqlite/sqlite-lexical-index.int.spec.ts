@@ -166,3 +166,47 @@ describe('SqliteLexicalIndex: in-memory postings rank as FTS5 bm25() does (docs/
     expect(ranker.answered.postings - before.postings).toBeGreaterThan(4 * (ranker.answered.fts5 - before.fts5));
   });
 });
+
+describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () => {
+  let sqlite: SqliteDatabase;
+  let index: SqliteSearchIndex;
+  let pos = 0;
+  const apply = (ops: SearchOp[]) => index.applyBatch('search', 1, [{ position: ++pos, ops }], pos);
+  const doc = (documentId: string, text: string): SearchOp => ({ op: 'upsertDocument', index: 'c', document: { documentId, documentMetadata: {}, parts: [{ seq: 0, text, partMetadata: {} }, { seq: 1, text: 'filler words here', partMetadata: {} }] } });
+  const ids = async (text: string) => (await index.search('c', { mode: 'lexical', text, limit: 10 })).map((h) => h.documentId);
+  const answered = () => (index as unknown as { ranker: SqliteLexicalRanker }).ranker.answered;
+
+  beforeEach(async () => {
+    sqlite = new SqliteDatabase({ path: ':memory:' });
+    index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {}, { minRows: 1 });
+    await index.prepare({ name: 'search', version: 1 }, 1);
+    await index.activate({ name: 'search', version: 1 }, 1);
+    await apply([{ op: 'createIndex', index: 'c' }, ...Array.from({ length: 30 }, (_, i) => doc(`d${i}`, `walrus number ${i}`))]);
+    await ids('walrus');
+    await index.postings.whenIdle();
+  });
+  afterEach(() => {
+    index.close();
+    sqlite.close();
+  });
+
+  it('answers from postings that already hold a write committed just before the query, and never a deleted or replaced part', async () => {
+    await apply([doc('new', 'narwhal tusks'), { op: 'deleteDocument', index: 'c', documentId: 'd3' }, doc('d29', 'beluga song')]);
+    const before = answered().postings;
+    expect(await ids('narwhal')).toEqual(['new']);
+    expect(await ids('walrus')).not.toContain('d3');
+    expect(await ids('walrus')).not.toContain('d29');
+    expect(await ids('beluga')).toEqual(['d29']);
+    expect(answered().postings - before).toBe(4);
+  });
+
+  it('leaves the query to FTS5 while the postings are far behind, with the same answer', async () => {
+    await apply(Array.from({ length: 100 }, (_, i) => doc(`late${i}`, `orca pod ${i}`)));
+    const before = { ...answered() };
+    expect((await ids('orca')).length).toBe(10);
+    expect(answered().fts5 - before.fts5).toBe(1);
+    await index.postings.whenIdle();
+    expect((await ids('orca')).length).toBe(10);
+    expect(answered().postings - before.postings).toBe(1);
+  });
+});

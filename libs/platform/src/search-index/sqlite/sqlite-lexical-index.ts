@@ -116,7 +116,9 @@ export class SqliteLexicalIndex {
 
   private background(tid: number, work: () => Promise<void>): void {
     if (this.busy.has(tid) || this.closed) return;
-    const run = work()
+    // Started on a later turn: never inside the projection's applyBatch or a query.
+    const run = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(work)
       .catch(() => {
         this.lexicons.delete(tid); // an index that failed is dropped: FTS5 answers, the next change retries
       })
