@@ -3,11 +3,11 @@ import { now, percentile, report, round } from './common';
 import { loadSciFact, ndcgAt, recallAt, SciFact } from './scifact';
 import { BENCH_KEY, startBenchService } from './service';
 
-type Layout = 'a' | 'b';
+export type Layout = 'a' | 'b';
 
 /** A section title is at most 255 characters (the API's limit); a few SciFact titles are longer: cut at a word. */
 const sectionTitle = (title: string): string => (title.length <= 255 ? title : title.slice(0, title.lastIndexOf(' ', 255)));
-const LAYOUTS: Record<Layout, { label: string; body: (d: SciFact['corpus'][number]) => unknown }> = {
+export const LAYOUTS: Record<Layout, { label: string; body: (d: SciFact['corpus'][number]) => unknown }> = {
   // What a user sends for a paper: one section titled with the paper's title (default sentence chunking).
   a: { label: 'structured, title as section title', body: (d) => ({ id: d.id, type: 'structured', sections: [{ title: sectionTitle(d.title), text: d.text }] }) },
   b: { label: 'core, title folded into the text', body: (d) => ({ id: d.id, type: 'core', document_parts: [{ text: `${d.title}. ${d.text}` }] }) },
