@@ -14,6 +14,8 @@ import { queryLatencyBench } from './query-latency';
 import { rebuildBench } from './rebuild';
 import { scifactBench } from './scifact-query';
 import { scifactLayoutsBench } from './scifact-layouts';
+import { scifactBlendBench } from './scifact-blend';
+import { resultCostBench } from './result-cost';
 import { lexicalSweepBench } from './lexical-sweep';
 import { uploadStallBench } from './upload-stall';
 import { annBench } from './ann';
@@ -41,6 +43,8 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   'hostile-uploads': { run: hostileUploadsBench, usage: 'hostile-uploads [docx-paragraphs=86000] [zip-bomb-bytes=400000000]' },
   'hostile-requests': { run: hostileRequestsBench, usage: 'hostile-requests' },
   'scifact-layouts': { run: scifactLayoutsBench, usage: 'scifact-layouts [test|train] [extra lexical_interpolation values, comma-separated] [layouts=a,b]' },
+  'scifact-blend': { run: scifactBlendBench, usage: 'scifact-blend dump [dir] | scifact-blend sweep [dir] [train|test] [fusion names, comma-separated]' },
+  'result-cost': { run: resultCostBench, usage: 'result-cost [a|b] [rounds=1] [dir=/tmp/result-cost-<layout>]' },
   'lexical-sweep': { run: lexicalSweepBench, usage: "lexical-sweep [train|test] [layouts=a,bs] ['[[mu,partPool,docPool,partTitleWeight,docTitleWeight],…]'] [dir]" },
   scale: { run: scaleBench, usage: 'scale [chunks=100000] [graph|exact] [keep=DIR]' },
   ann: { run: annBench, usage: 'ann [chunks=100000] [all|defaults]' },

@@ -197,8 +197,9 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     const columns = `p.doc_id, p.seq, p.text, p.title, p.part_meta, p.doc_meta${request.withVectors ? ', p.vector' : ''}`;
     const lexical = request.mode !== 'vector' ? this.lexical(tid, request.text ?? '', request.filter, k, columns) : [];
     const vector = request.mode !== 'lexical' && request.vector ? this.nearest(tid, request.vector, request.filter, k, columns) : [];
-    if (request.mode === 'lexical') return lexical.map((r) => toHit(r, { textScore: r.s, score: r.relevance ?? r.s, lexicalRelevance: r.relevance }));
-    if (request.mode === 'vector') return vector.map((r) => toHit(r, { vectorDistance: r.s, score: 1 - r.s }));
+    const documentMetadata = parsedOncePerDocument();
+    if (request.mode === 'lexical') return lexical.map((r) => toHit(r, { textScore: r.s, score: r.relevance ?? r.s, lexicalRelevance: r.relevance }, documentMetadata));
+    if (request.mode === 'vector') return vector.map((r) => toHit(r, { vectorDistance: r.s, score: 1 - r.s }, documentMetadata));
     return fuse(lexical, vector, request.alpha ?? 0.3).slice(0, request.limit);
   }
 
@@ -210,7 +211,8 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
       JSON.stringify(ranked.map((r) => r.id)),
     ) as (PartRow & { id: number })[];
     const byId = new Map(rows.map((r) => [r.id, r]));
-    return ranked.map((r) => ({ ...byId.get(r.id)!, s: r.raw, relevance: r.relevance }));
+    // The rows are this call's own objects: scored in place rather than copied (a copy per result, 165 KB of text).
+    return ranked.map((r) => Object.assign(byId.get(r.id)!, { s: r.raw, relevance: r.relevance }));
   }
 
   private nearest(tid: number, vector: readonly number[], filter: FilterExpr | undefined, limit: number, columns: string): PartRow[] {
@@ -238,7 +240,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
       JSON.stringify(ranked.map((r) => r.id)),
     ) as (PartRow & { id: number })[];
     const byId = new Map(rows.map((r) => [r.id, r]));
-    return ranked.filter((r) => byId.has(r.id)).map((r) => ({ ...byId.get(r.id)!, s: r.s }));
+    return ranked.filter((r) => byId.has(r.id)).map((r) => Object.assign(byId.get(r.id)!, { s: r.s }));
   }
 
   async distinctValues(index: string, field: FieldRef, options: { filter?: FilterExpr; limit?: number } = {}): Promise<unknown[]> {
@@ -279,7 +281,8 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     const rows = this.stmt(
       `SELECT doc_id, seq, text, title, part_meta, doc_meta, 0 AS s FROM si_${tid}_parts WHERE doc_id = ? ORDER BY seq`,
     ).all(documentId) as PartRow[];
-    return rows.map((r) => toHit(r, { score: 0 }));
+    const documentMetadata = parsedOncePerDocument();
+    return rows.map((r) => toHit(r, { score: 0 }, documentMetadata));
   }
 
   async ping(): Promise<void> {
@@ -345,14 +348,27 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
   }
 }
 
-function toHit(r: PartRow, scores: Pick<SearchHit, 'score' | 'textScore' | 'vectorDistance' | 'lexicalRelevance'>): SearchHit {
+/**
+ * Every part of a document carries its document's metadata: one answer parses each distinct value once and its
+ * hits share the (read-only) object, rather than one parse per part.
+ */
+function parsedOncePerDocument(): (json: string) => Record<string, unknown> {
+  const parsed = new Map<string, Record<string, unknown>>();
+  return (json) => {
+    let value = parsed.get(json);
+    if (value === undefined) parsed.set(json, (value = JSON.parse(json) as Record<string, unknown>));
+    return value;
+  };
+}
+
+function toHit(r: PartRow, scores: Pick<SearchHit, 'score' | 'textScore' | 'vectorDistance' | 'lexicalRelevance'>, documentMetadata: (json: string) => Record<string, unknown>): SearchHit {
   return {
     documentId: r.doc_id,
     seq: r.seq,
     text: r.text,
     sectionTitle: r.title ?? undefined,
     partMetadata: JSON.parse(r.part_meta),
-    documentMetadata: JSON.parse(r.doc_meta),
+    documentMetadata: documentMetadata(r.doc_meta),
     ...scores,
     ...(r.vector && { vector: new Float32Array(r.vector.buffer.slice(r.vector.byteOffset, r.vector.byteOffset + r.vector.byteLength)) }),
   };
@@ -374,7 +390,8 @@ function fuse(lexical: PartRow[], vector: PartRow[], alpha: number): SearchHit[]
     if (m) Object.assign(m, { vectorRank: i + 1, dist: r.s });
     else merged.set(key(r), { row: r, vectorRank: i + 1, dist: r.s });
   });
+  const documentMetadata = parsedOncePerDocument();
   return [...merged.values()]
-    .map((m) => toHit(m.row, { textScore: m.text, lexicalRelevance: m.relevance, vectorDistance: m.dist, score: fuseRanks(m.textRank, m.vectorRank, alpha) }))
+    .map((m) => toHit(m.row, { textScore: m.text, lexicalRelevance: m.relevance, vectorDistance: m.dist, score: fuseRanks(m.textRank, m.vectorRank, alpha) }, documentMetadata))
     .sort((a, b) => b.score - a.score);
 }

@@ -2,8 +2,8 @@ import type { SearchHit } from '@lib/platform';
 
 /**
  * Hybrid scoring (docs/search.md). A part's score is the convex blend (1 − w)·semantic + w·lexical of two scores
- * in 0–1: semantic = the cosine of the query's and the part's vectors (negative taken as 0), lexical = BM25
- * squashed by bm25 / (bm25 + 10). The request's `lexical_interpolation` λ is the reference API's weight, whose
+ * in 0–1: semantic = the cosine of the query's and the part's vectors (negative taken as 0), lexical = the index's
+ * calibrated relevance (else BM25 squashed by bm25 / (bm25 + 10)). The request's `lexical_interpolation` λ is the reference API's weight, whose
  * lexical side is on a scale far above the semantic one (its recommended values are 0.005–0.025); it maps to
  * the convex weight w = λ·U / ((1 − λ) + λ·U), which keeps λ = 0 purely semantic and λ = 1 purely lexical. The
  * unit U is the encoder's (Encoder.lexicalUnit): how much the semantic side can be trusted.

@@ -1,3 +1,4 @@
+import { GloveEncoder } from '@lib/encoders';
 import type { SearchHit } from '@lib/platform';
 import { blend, lexicalScore, lexicalWeight, semanticScore, squashedBm25 } from './hybrid';
 
@@ -24,6 +25,10 @@ describe('hybrid scoring', () => {
       expect(w).toBeLessThan(1);
       if (i) expect(w).toBeGreaterThan(ws[i - 1]);
     });
+  });
+
+  it('leans the default query on BM25 at 0.98 with GloVe: its word vectors only reorder near-ties (SciFact train, docs/search.md)', () => {
+    expect(lexicalWeight(0.005, GloveEncoder.LEXICAL_UNIT)).toBeCloseTo(0.98, 2);
   });
 
   it('keeps both scores in 0–1', () => {
