@@ -3,6 +3,7 @@ import { CheckpointStore, EventStore, PolledProjectionProgress, ProjectionProgre
 import { SqliteDatabase, SqliteEventStore, SqliteProjectionState, SqliteReadStore, SqliteSearchIndex } from '@lib/platform/sqlite';
 import { ALL_PROJECTIONS } from '@projections';
 import type { Logger } from 'pino';
+import { eventStoreFile } from './event-store-file';
 import { memoryRateLimits, mongoRateLimits, RateLimits, sqliteRateLimits } from './rate-limits';
 
 export type Role = 'all' | 'api' | 'worker';
@@ -42,7 +43,18 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
   if (config.eventStoreUrl) {
     const { EventStoreDbEventStore } = await import('@lib/platform/engines');
     events = EventStoreDbEventStore.connect(config.eventStoreUrl);
-  } else events = new SqliteEventStore(embedded(), { writer: config.eventStoreWriter });
+  } else {
+    const file = eventStoreFile(config.dataDir);
+    let eventLog: SqliteDatabase;
+    if (file.legacy) {
+      log.warn({ path: file.path }, 'the event log stays in service.db (a data dir made before events.db): its commits share the projections\' write lock; docs/deployment.md says how to move it');
+      eventLog = embedded();
+    } else {
+      eventLog = new SqliteDatabase({ path: file.path, synchronous: config.sqliteSynchronous, onPermissionWarning: (message, details) => log.warn(details, message) });
+      closers.push(() => eventLog.close());
+    }
+    events = new SqliteEventStore(eventLog, { writer: config.eventStoreWriter });
+  }
   closers.unshift(() => events.close());
 
   let state: ProjectionStateStore;
