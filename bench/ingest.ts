@@ -11,6 +11,7 @@ import { BENCH_KEY, startBenchService } from './service';
  */
 export async function ingestBench(args: string[]): Promise<void> {
   const limit = Number(args[0] ?? Infinity);
+  const encoder = args[1] ?? 'default';
   const data = loadSciFact('test');
   const docs = data.corpus.slice(0, limit);
   const rows: Record<string, unknown>[] = [];
@@ -19,7 +20,7 @@ export async function ingestBench(args: string[]): Promise<void> {
     const { call } = service;
     const { infra } = service.started;
     try {
-      await call('POST', '/v2/corpora', { key: 'scifact', name: 'SciFact' });
+      await call('POST', '/v2/corpora', { key: 'scifact', name: 'SciFact', ...(encoder === 'default' ? {} : { encoder_name: encoder }) });
       const t = now();
       const requests = docs.map((d) => ({
         method: 'POST',
@@ -35,6 +36,7 @@ export async function ingestBench(args: string[]): Promise<void> {
       const chunks = (corpus.limits as { used_parts: number }).used_parts;
       rows.push({
         mode: `wait_for=${waitFor}`,
+        encoder,
         documents: docs.length,
         chunks,
         'acknowledged s': round(acknowledged / 1000),
