@@ -60,7 +60,13 @@ export async function pipelinesBench(args: string[]): Promise<void> {
     report('pipelines', [
       { phase: 'fetch', records: run.records_fetched, seconds: round(fetchSeconds), per_second: round(run.records_fetched / fetchSeconds), allowed_per_second: rps * fetchers, site_saw_per_second: round((hits.length - 1) / fetchWindow) },
       { phase: 'process (16 at a time)', records: run.records_processed, seconds: round(processSeconds), per_second: round(run.records_processed / processSeconds) },
-    ], { status: run.status, failed: run.records_failed, synchronous: process.env.SQLITE_SYNCHRONOUS ?? 'FULL' });
+    ], { status: run.status, failed: run.records_failed, synchronous: process.env.SQLITE_SYNCHRONOUS ?? 'FULL', writer: process.env.EVENT_STORE_WRITER ?? 'inline' });
+    // A run that fetched or processed less than the site holds says why, so a figure is never read without it.
+    const fetchEnd = (await call(url, 'GET', '/v2/events?category=pipelinerun&type=PipelineRunFetchEnded&limit=1')).json.events[0];
+    if (fetchEnd?.data.error) console.log(`fetch stopped: ${fetchEnd.data.error}`);
+    const attempts = (await call(url, 'GET', '/v2/events?category=pipelinerun&type=PipelineRecordAttempted&limit=1000')).json.events as { data: { status: string; reason?: string } }[];
+    const reasons = new Set(attempts.filter((e) => e.data.status === 'failed').map((e) => e.data.reason));
+    for (const reason of reasons) console.log(`record failed: ${reason}`);
   } finally {
     await app.close();
     await upstream.close();
