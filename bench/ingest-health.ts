@@ -10,7 +10,7 @@ import { BENCH_KEY, startBenchService } from './service';
  * another thread asks for /health every 5 ms; its p99 is what other callers wait behind the ingest.
  */
 export async function ingestHealthBench(args: string[]): Promise<void> {
-  const limit = Number(args[0] ?? Infinity);
+  const limit = args[0] === undefined || args[0] === 'all' ? Infinity : Number(args[0]);
   const encoder = args[1] ?? 'default';
   const docs = loadSciFact('test').corpus.slice(0, limit);
   const service = await startBenchService('ingest-health');

@@ -10,7 +10,7 @@ import { BENCH_KEY, startBenchService } from './service';
  * clock stops when the search projection has caught up with the last write.
  */
 export async function ingestBench(args: string[]): Promise<void> {
-  const limit = Number(args[0] ?? Infinity);
+  const limit = args[0] === undefined || args[0] === 'all' ? Infinity : Number(args[0]);
   const encoder = args[1] ?? 'default';
   const data = loadSciFact('test');
   const docs = data.corpus.slice(0, limit);
