@@ -9,6 +9,12 @@ import { FetchedRecord, PipelineRunEvent, RunState, runFold } from '../../domain
  */
 const RELOAD_PAGE = 1000;
 
+interface PendingWrite {
+  readonly decide: (s: RunState) => PipelineRunEvent[];
+  readonly ctx: CommandContext;
+  readonly settle: (error?: unknown) => void;
+}
+
 export class RunLog {
   private constructor(
     private readonly store: EventStore,
@@ -61,20 +67,57 @@ export class RunLog {
     }
   }
 
-  /** Appends what `decide` returns on the current state (nothing when it returns nothing); ids derive from `ctx.commandId`. */
-  async write(decide: (s: RunState) => PipelineRunEvent[], ctx: CommandContext): Promise<void> {
+  private readonly queue: PendingWrite[] = [];
+  private writing = false;
+
+  /**
+   * Appends what `decide` returns on the current state (nothing when it returns nothing); ids derive from
+   * `ctx.commandId`. Writes made while an append is under way (16 records finishing at once, the fetcher) go
+   * together as the next append, each deciding on the state the ones before it leave: concurrent appends at one
+   * expected revision would each lose to the first and retry, and the longer a commit takes (an fsync, the writer
+   * thread) the more of them pile up, until one ran out of retries and failed its record or the fetch.
+   */
+  write(decide: (s: RunState) => PipelineRunEvent[], ctx: CommandContext): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ decide, ctx, settle: (error) => (error === undefined ? resolve() : reject(error)) });
+      if (!this.writing) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.writing = true;
+    while (this.queue.length > 0) await this.writeTogether(this.queue.splice(0));
+    this.writing = false;
+  }
+
+  private async writeTogether(writes: PendingWrite[]): Promise<void> {
+    const failed = new Map<PendingWrite, unknown>();
     for (let attempt = 1; ; attempt++) {
-      const events = decide(this.current);
-      if (!events.length) return;
+      let state = this.current;
+      const decided: { events: PipelineRunEvent[]; write: PendingWrite }[] = [];
+      for (const write of writes.filter((w) => !failed.has(w))) {
+        try {
+          const events = write.decide(state);
+          events.forEach((e) => (state = runFold.evolve(state, e)));
+          if (events.length) decided.push({ events, write });
+        } catch (e) {
+          failed.set(write, e);
+        }
+      }
+      const events = decided.flatMap((d) => d.events);
       try {
-        const result = await this.store.append(this.streamId, toNewEvents(events, ctx, this.streamId, attempt), { expectedRevision: this.revision < 0 ? 'no_stream' : this.revision });
-        const first = result.nextExpectedRevision - events.length + 1;
-        events.forEach((e, i) => this.apply(e, first + i));
-        this.revision = result.nextExpectedRevision;
+        if (events.length) {
+          const stored = decided.flatMap((d) => toNewEvents(d.events, d.write.ctx, this.streamId, attempt));
+          const result = await this.store.append(this.streamId, stored, { expectedRevision: this.revision < 0 ? 'no_stream' : this.revision });
+          const first = result.nextExpectedRevision - events.length + 1;
+          events.forEach((e, i) => this.apply(e, first + i));
+          this.revision = result.nextExpectedRevision;
+        }
+        writes.forEach((w) => w.settle(failed.get(w)));
         return;
       } catch (e) {
-        if (!(e instanceof ConcurrencyError) || attempt >= 10) throw e;
-        await this.reload();
+        if (!(e instanceof ConcurrencyError) || attempt >= 10) return writes.forEach((w) => w.settle(failed.get(w) ?? e));
+        await this.reload().catch((reloadError: unknown) => writes.forEach((w) => failed.set(w, failed.get(w) ?? reloadError)));
       }
     }
   }
