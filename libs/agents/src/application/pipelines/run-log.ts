@@ -1,4 +1,4 @@
-import { CommandContext, ConcurrencyError, EventStore, toNewEvents } from '@lib/platform';
+import { CommandContext, ConcurrencyError, EventStore, NewEvent, toNewEvents } from '@lib/platform';
 import { FetchedRecord, PipelineRunEvent, RunState, runFold } from '../../domain/pipeline-run';
 
 /**
@@ -44,6 +44,7 @@ export class RunLog {
 
   /** A fetched record, read from its event; null when the run has no such record or it is already done. */
   async record(recordId: string): Promise<FetchedRecord | null> {
+    await this.appending;
     const at = this.recordAt.get(recordId);
     if (at === undefined) return null;
     const [e] = await this.store.readStream(this.streamId, { fromRevision: at, maxCount: 1 });
@@ -69,6 +70,8 @@ export class RunLog {
 
   private readonly queue: PendingWrite[] = [];
   private writing = false;
+  /** The append under way: `state` already shows its events, and `record` reads only what it has stored. */
+  private appending: Promise<void> = Promise.resolve();
 
   /**
    * Appends what `decide` returns on the current state (nothing when it returns nothing); ids derive from
@@ -86,39 +89,44 @@ export class RunLog {
 
   private async drain(): Promise<void> {
     this.writing = true;
-    while (this.queue.length > 0) await this.writeTogether(this.queue.splice(0));
+    while (this.queue.length > 0) {
+      this.appending = this.writeTogether(this.queue.splice(0));
+      await this.appending;
+    }
     this.writing = false;
   }
 
   private async writeTogether(writes: PendingWrite[]): Promise<void> {
     const failed = new Map<PendingWrite, unknown>();
     for (let attempt = 1; ; attempt++) {
-      let state = this.current;
-      const decided: { events: PipelineRunEvent[]; write: PendingWrite }[] = [];
+      // The fold mutates its state: each decision is applied at once, at the revision it will have, so the next
+      // write decides on it; an append that fails leaves the state ahead of the stream, which is then read again.
+      const expected = this.revision;
+      const stored: NewEvent[] = [];
       for (const write of writes.filter((w) => !failed.has(w))) {
         try {
-          const events = write.decide(state);
-          events.forEach((e) => (state = runFold.evolve(state, e)));
-          if (events.length) decided.push({ events, write });
+          const events = write.decide(this.current);
+          events.forEach((e, i) => this.apply(e, this.revision + 1 + stored.length + i));
+          stored.push(...toNewEvents(events, write.ctx, this.streamId, attempt));
         } catch (e) {
           failed.set(write, e);
         }
       }
-      const events = decided.flatMap((d) => d.events);
       try {
-        if (events.length) {
-          const stored = decided.flatMap((d) => toNewEvents(d.events, d.write.ctx, this.streamId, attempt));
-          const result = await this.store.append(this.streamId, stored, { expectedRevision: this.revision < 0 ? 'no_stream' : this.revision });
-          const first = result.nextExpectedRevision - events.length + 1;
-          events.forEach((e, i) => this.apply(e, first + i));
-          this.revision = result.nextExpectedRevision;
-        }
+        if (stored.length) this.revision = (await this.store.append(this.streamId, stored, { expectedRevision: expected < 0 ? 'no_stream' : expected })).nextExpectedRevision;
         writes.forEach((w) => w.settle(failed.get(w)));
         return;
       } catch (e) {
-        if (!(e instanceof ConcurrencyError) || attempt >= 10) return writes.forEach((w) => w.settle(failed.get(w) ?? e));
-        await this.reload().catch((reloadError: unknown) => writes.forEach((w) => failed.set(w, failed.get(w) ?? reloadError)));
+        const reloaded = await this.reloadFromStart().then(() => undefined, (reloadError: unknown) => reloadError);
+        if (!(e instanceof ConcurrencyError) || attempt >= 10 || reloaded !== undefined) return writes.forEach((w) => w.settle(failed.get(w) ?? e));
       }
     }
+  }
+
+  private async reloadFromStart(): Promise<void> {
+    this.current = runFold.initialState;
+    this.revision = -1;
+    this.recordAt.clear();
+    await this.reload();
   }
 }
