@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -33,6 +33,8 @@ describe.each(['inline', 'thread'])('the embedded event log in its own file (EVE
     }
     expect(loggedTypes(join(dataDir, 'events.db'))).toEqual(expect.arrayContaining(['CorpusCreated', 'DocumentIndexed']));
     expect(loggedTypes(join(dataDir, 'service.db'))).toBeUndefined();
+    // The log holds credentials' digests and sealed secrets: the owner's only, like service.db (docs/security.md).
+    expect(statSync(join(dataDir, 'events.db')).mode & 0o777).toBe(0o600);
 
     const second = await start();
     try {
