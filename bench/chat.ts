@@ -6,7 +6,7 @@ import { loadConfig } from '@lib/platform';
 import { ScriptedOpenAIServer } from '../libs/testing/src/scripted-openai-server';
 import { createLogger } from '../apps/api/src/logger';
 import { startApp } from '../apps/app';
-import { now, percentile, report, round } from './common';
+import { now, writerEnv, percentile, report, round } from './common';
 
 const KEY = 'zut_bench_key_0123456789abcdefghijkl';
 
@@ -38,7 +38,7 @@ export async function chatBench(args: string[]): Promise<void> {
   const upstream = await ScriptedOpenAIServer.start();
   upstream.fallback = { content: 'The capital of France is Paris.', usage: { prompt_tokens: 21, completion_tokens: 9 } };
   const dir = mkdtempSync(join(tmpdir(), 'bench-chat-'));
-  const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: KEY, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_OWNER_PER_MINUTE: '10000000', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', SQLITE_SYNCHRONOUS: process.env.SQLITE_SYNCHRONOUS ?? 'FULL', RATE_LIMIT_STORE: process.env.RATE_LIMIT_STORE ?? 'auto' });
+  const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: KEY, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_OWNER_PER_MINUTE: '10000000', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', SQLITE_SYNCHRONOUS: process.env.SQLITE_SYNCHRONOUS ?? 'FULL', ...writerEnv(), RATE_LIMIT_STORE: process.env.RATE_LIMIT_STORE ?? 'auto' });
   const { app, url } = await startApp(config, 'all', createLogger('silent'), () => undefined);
   try {
     const created = await fetch(`${url}/v2/llms`, {

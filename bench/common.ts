@@ -25,4 +25,10 @@ export function report(scenario: string, rows: Record<string, unknown>[], extra:
   writeFileSync(join(dir, `${scenario}.json`), JSON.stringify({ scenario, machine: m, rows, ...extra }, null, 2));
 }
 
+/**
+ * EVENT_STORE_WRITER as the bench was started with, for the service it starts: one build measures both writers
+ * side by side (`EVENT_STORE_WRITER=thread npm run bench -- …`).
+ */
+export const writerEnv = (): Record<string, string> => (process.env.EVENT_STORE_WRITER ? { EVENT_STORE_WRITER: process.env.EVENT_STORE_WRITER } : {});
+
 export const now = (): number => Number(process.hrtime.bigint()) / 1e6;

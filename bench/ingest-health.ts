@@ -10,12 +10,13 @@ import { BENCH_KEY, startBenchService } from './service';
  * another thread asks for /health every 5 ms; its p99 is what other callers wait behind the ingest.
  */
 export async function ingestHealthBench(args: string[]): Promise<void> {
-  const limit = Number(args[0] ?? Infinity);
+  const limit = args[0] === undefined || args[0] === 'all' ? Infinity : Number(args[0]);
+  const encoder = args[1] ?? 'default';
   const docs = loadSciFact('test').corpus.slice(0, limit);
   const service = await startBenchService('ingest-health');
   const { infra } = service.started;
   try {
-    await service.call('POST', '/v2/corpora', { key: 'scifact', name: 'SciFact' });
+    await service.call('POST', '/v2/corpora', { key: 'scifact', name: 'SciFact', ...(encoder === 'default' ? {} : { encoder_name: encoder }) });
     const idle = startHealthPinger(service.started.url);
     await new Promise((r) => setTimeout(r, 2000));
     const quiet = await idle.stop();
@@ -42,6 +43,8 @@ export async function ingestHealthBench(args: string[]): Promise<void> {
     });
     report('ingest-health', [row('idle (2 s)', quiet.latencies, quiet.failed), row('under ingest', latencies, failed)], {
       documents: docs.length,
+      encoder,
+      writer: process.env.EVENT_STORE_WRITER ?? 'inline',
       chunks,
       'searchable s': round(searchable / 1000),
       'chunks/s': round(chunks / (searchable / 1000), 0),

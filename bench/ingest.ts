@@ -10,7 +10,8 @@ import { BENCH_KEY, startBenchService } from './service';
  * clock stops when the search projection has caught up with the last write.
  */
 export async function ingestBench(args: string[]): Promise<void> {
-  const limit = Number(args[0] ?? Infinity);
+  const limit = args[0] === undefined || args[0] === 'all' ? Infinity : Number(args[0]);
+  const encoder = args[1] ?? 'default';
   const data = loadSciFact('test');
   const docs = data.corpus.slice(0, limit);
   const rows: Record<string, unknown>[] = [];
@@ -19,7 +20,7 @@ export async function ingestBench(args: string[]): Promise<void> {
     const { call } = service;
     const { infra } = service.started;
     try {
-      await call('POST', '/v2/corpora', { key: 'scifact', name: 'SciFact' });
+      await call('POST', '/v2/corpora', { key: 'scifact', name: 'SciFact', ...(encoder === 'default' ? {} : { encoder_name: encoder }) });
       const t = now();
       const requests = docs.map((d) => ({
         method: 'POST',
@@ -35,6 +36,7 @@ export async function ingestBench(args: string[]): Promise<void> {
       const chunks = (corpus.limits as { used_parts: number }).used_parts;
       rows.push({
         mode: `wait_for=${waitFor}`,
+        encoder,
         documents: docs.length,
         chunks,
         'acknowledged s': round(acknowledged / 1000),

@@ -8,7 +8,7 @@ import { loadConfig } from '@lib/platform';
 import { ScriptedOpenAIServer } from '../libs/testing/src/scripted-openai-server';
 import { createLogger } from '../apps/api/src/logger';
 import { startApp } from '../apps/app';
-import { now, report, round } from './common';
+import { now, writerEnv, report, round } from './common';
 
 const KEY = 'zut_bench_key_0123456789abcdefghijkl';
 
@@ -39,7 +39,7 @@ export async function pipelinesBench(args: string[]): Promise<void> {
   const upstream = await ScriptedOpenAIServer.start();
   upstream.fallback = { content: 'Done.', usage: { prompt_tokens: 40, completion_tokens: 2 } };
   const dir = mkdtempSync(join(tmpdir(), 'bench-pipelines-'));
-  const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: KEY, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_OWNER_PER_MINUTE: '10000000', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', WORKER_POLL_MS: '200', SQLITE_SYNCHRONOUS: process.env.SQLITE_SYNCHRONOUS ?? 'FULL' });
+  const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: KEY, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_OWNER_PER_MINUTE: '10000000', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', WORKER_POLL_MS: '200', SQLITE_SYNCHRONOUS: process.env.SQLITE_SYNCHRONOUS ?? 'FULL', ...writerEnv() });
   const { app, url } = await startApp(config, 'all', createLogger('silent'), () => undefined);
   try {
     if ((await call(url, 'POST', '/v2/llms', { name: 'bench', model: 'm', uri: `${upstream.baseURL}/chat/completions` })).status !== 201) throw new Error('register failed');
@@ -60,7 +60,13 @@ export async function pipelinesBench(args: string[]): Promise<void> {
     report('pipelines', [
       { phase: 'fetch', records: run.records_fetched, seconds: round(fetchSeconds), per_second: round(run.records_fetched / fetchSeconds), allowed_per_second: rps * fetchers, site_saw_per_second: round((hits.length - 1) / fetchWindow) },
       { phase: 'process (16 at a time)', records: run.records_processed, seconds: round(processSeconds), per_second: round(run.records_processed / processSeconds) },
-    ], { status: run.status, failed: run.records_failed, synchronous: process.env.SQLITE_SYNCHRONOUS ?? 'FULL' });
+    ], { status: run.status, failed: run.records_failed, synchronous: process.env.SQLITE_SYNCHRONOUS ?? 'FULL', writer: process.env.EVENT_STORE_WRITER ?? 'inline' });
+    // A run that fetched or processed less than the site holds says why, so a figure is never read without it.
+    const fetchEnd = (await call(url, 'GET', '/v2/events?category=pipelinerun&type=PipelineRunFetchEnded&limit=1')).json.events[0];
+    if (fetchEnd?.data.error) console.log(`fetch stopped: ${fetchEnd.data.error}`);
+    const attempts = (await call(url, 'GET', '/v2/events?category=pipelinerun&type=PipelineRecordAttempted&limit=1000')).json.events as { data: { status: string; reason?: string } }[];
+    const reasons = new Set(attempts.filter((e) => e.data.status === 'failed').map((e) => e.data.reason));
+    for (const reason of reasons) console.log(`record failed: ${reason}`);
   } finally {
     await app.close();
     await upstream.close();

@@ -31,7 +31,7 @@ async function allEvents(app: TestApp, key: string): Promise<{ text: string; eve
 /** The raw bytes of every database file under the data dir (the log, read models, WAL). */
 function storeBytes(dataDir: string): string {
   return readdirSync(dataDir)
-    .filter((f) => f.startsWith('service.db'))
+    .filter((f) => /^(service|events)\.db/.test(f))
     .map((f) => readFileSync(join(dataDir, f)).toString('latin1'))
     .join('\n');
 }

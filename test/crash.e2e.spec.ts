@@ -19,10 +19,13 @@ async function post(url: string, path: string, body: unknown): Promise<number> {
 /** Every document of every read model, and every indexed part, in a comparable form. */
 async function snapshot(dataDir: string) {
   const sqlite = new SqliteDatabase({ path: join(dataDir, 'service.db') });
+  // The log has its own file; read models, index and checkpoints share service.db (docs/architecture.md).
+  const log = new SqliteDatabase({ path: join(dataDir, 'events.db') });
+  sqlite.onClose(() => log.close());
   const state = new SqliteProjectionState(sqlite);
   const reads = new SqliteReadStore(sqlite, state);
   const search = new SqliteSearchIndex(sqlite, state);
-  const runtime = new ProjectionRuntime(new SqliteEventStore(sqlite), state, ALL_PROJECTIONS.map((p) => ({ projection: p, sink: (p.target === 'read' ? reads : search) as ProjectionSink<unknown> })));
+  const runtime = new ProjectionRuntime(new SqliteEventStore(log), state, ALL_PROJECTIONS.map((p) => ({ projection: p, sink: (p.target === 'read' ? reads : search) as ProjectionSink<unknown> })));
   await runtime.init();
   const read = async () => {
     const all = async (c: string) => (await reads.find<ReadDoc>(c, { limit: 100_000 })).items;

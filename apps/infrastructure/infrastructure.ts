@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import { CheckpointStore, EventStore, PolledProjectionProgress, ProjectionProgress, ProjectionRegistration, ProjectionRuntime, ProjectionSink, ProjectionStateStore, ReadOp, ReadStore, SearchIndex, SearchOp, ServiceConfig } from '@lib/platform';
-import { SqliteDatabase, SqliteEventStore, SqliteProjectionState, SqliteReadStore, SqliteSearchIndex } from '@lib/platform/sqlite';
+import { SqliteCheckpointer, SqliteDatabase, SqliteEventStore, SqliteProjectionState, SqliteReadStore, SqliteSearchIndex } from '@lib/platform/sqlite';
 import { ALL_PROJECTIONS } from '@projections';
 import type { Logger } from 'pino';
+import { eventStoreFile } from './event-store-file';
 import { memoryRateLimits, mongoRateLimits, RateLimits, sqliteRateLimits } from './rate-limits';
 
 export type Role = 'all' | 'api' | 'worker';
@@ -39,10 +40,23 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
   };
 
   let events: EventStore;
+  let logInServiceDb = false;
   if (config.eventStoreUrl) {
     const { EventStoreDbEventStore } = await import('@lib/platform/engines');
     events = EventStoreDbEventStore.connect(config.eventStoreUrl);
-  } else events = new SqliteEventStore(embedded(), { writer: config.eventStoreWriter });
+  } else {
+    const file = eventStoreFile(config.dataDir);
+    let eventLog: SqliteDatabase;
+    logInServiceDb = file.legacy;
+    if (file.legacy) {
+      log.warn({ path: file.path }, 'the event log stays in service.db (a data dir made before events.db): its commits share the projections\' write lock; docs/deployment.md says how to move it');
+      eventLog = embedded();
+    } else {
+      eventLog = new SqliteDatabase({ path: file.path, synchronous: config.sqliteSynchronous, onPermissionWarning: (message, details) => log.warn(details, message) });
+      closers.push(() => eventLog.close());
+    }
+    events = new SqliteEventStore(eventLog, { writer: config.eventStoreWriter });
+  }
   closers.unshift(() => events.close());
 
   let state: ProjectionStateStore;
@@ -84,6 +98,10 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
     closers.unshift(() => sqliteSearch.close());
     search = sqliteSearch;
   }
+
+  // With the log committed on its writer thread, service.db's checkpoints leave the loop too (a log still in
+  // service.db has them on the writer already).
+  if (sqlite && config.eventStoreWriter === 'thread' && !logInServiceDb) new SqliteCheckpointer(sqlite);
 
   const registrations: ProjectionRegistration[] = ALL_PROJECTIONS.map((projection) => ({
     projection,

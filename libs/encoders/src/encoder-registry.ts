@@ -19,6 +19,13 @@ export interface EncoderSource {
 }
 
 /**
+ * The `encoder_name` that creates a lexical-only corpus: no vectors are computed or stored for its documents and its
+ * queries rank by BM25 alone, without a notice (the reference API has no such corpus; docs/search.md). Reserved:
+ * no configured or registered encoder may take it.
+ */
+export const NO_ENCODER = 'none';
+
+/**
  * The encoders this process can use, in configuration order. Ids (`enc_<n>`) follow that order, so they are
  * stable while the configuration is; corpora record the encoder's name, which is what `resolve` takes.
  */
@@ -30,6 +37,7 @@ export class EncoderRegistry {
   constructor(entries: readonly RegisteredEncoder[], defaultName?: string) {
     for (const e of entries) {
       if (this.byName.has(e.encoder.name)) throw new Error(`two encoders are named "${e.encoder.name}"`);
+      if (e.encoder.name === NO_ENCODER) throw new Error(`an encoder may not be named "${NO_ENCODER}": that name creates a corpus without an encoder`);
       this.byName.set(e.encoder.name, e);
     }
     const fallback = entries[0]?.encoder.name;

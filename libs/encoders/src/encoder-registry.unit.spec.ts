@@ -44,4 +44,8 @@ describe('EncoderRegistry', () => {
     expect(() => new EncoderRegistry(entries, 'c')).toThrow(/DEFAULT_ENCODER/);
     expect(() => new EncoderRegistry([entries[0], entries[0]])).toThrow(/two encoders/);
   });
+
+  it('refuses a configured encoder named "none", the name of a corpus without one', () => {
+    expect(() => new EncoderRegistry([{ encoder: fake('none', 2), type: 't', description: '' }])).toThrow(/may not be named "none"/);
+  });
 });

@@ -8,3 +8,4 @@ export * from './event-store/sqlite/sqlite-event-store';
 export * from './sqlite/sqlite-projection-state';
 export * from './read-store/sqlite/sqlite-read-store';
 export * from './search-index/sqlite/sqlite-search-index';
+export * from './sqlite/sqlite-checkpointer';

@@ -16,10 +16,11 @@ export interface SqliteDatabaseOptions {
 const SIDE_FILES = ['-wal', '-shm'] as const;
 
 /**
- * The embedded default's one database file: event store, read models and search index live in it, so a
- * projection's writes and its checkpoint commit in one transaction (G6). better-sqlite3 is synchronous and
- * every transaction on this connection runs without awaiting, so they never interleave; the event store's appends
- * commit on its writer thread's own connection, serialised with these by SQLite's write lock (IMMEDIATE).
+ * One of the embedded default's database files: `service.db` holds the read models, search index and checkpoints,
+ * so a projection's writes and its checkpoint commit in one transaction (G6); `events.db` holds the log
+ * (apps/infrastructure/event-store-file.ts). better-sqlite3 is synchronous and every transaction on this connection
+ * runs without awaiting, so they never interleave; with `EVENT_STORE_WRITER=thread` the log's appends commit on the
+ * writer thread's own connection, serialised with this one's by SQLite's write lock (IMMEDIATE).
  */
 export class SqliteDatabase {
   readonly db: Database.Database;

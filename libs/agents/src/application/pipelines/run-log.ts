@@ -1,4 +1,4 @@
-import { CommandContext, ConcurrencyError, EventStore, toNewEvents } from '@lib/platform';
+import { CommandContext, ConcurrencyError, EventStore, NewEvent, toNewEvents } from '@lib/platform';
 import { FetchedRecord, PipelineRunEvent, RunState, runFold } from '../../domain/pipeline-run';
 
 /**
@@ -8,6 +8,12 @@ import { FetchedRecord, PipelineRunEvent, RunState, runFold } from '../../domain
  * moved re-reads it and decides again on what it found.
  */
 const RELOAD_PAGE = 1000;
+
+interface PendingWrite {
+  readonly decide: (s: RunState) => PipelineRunEvent[];
+  readonly ctx: CommandContext;
+  readonly settle: (error?: unknown) => void;
+}
 
 export class RunLog {
   private constructor(
@@ -38,6 +44,7 @@ export class RunLog {
 
   /** A fetched record, read from its event; null when the run has no such record or it is already done. */
   async record(recordId: string): Promise<FetchedRecord | null> {
+    await this.appending;
     const at = this.recordAt.get(recordId);
     if (at === undefined) return null;
     const [e] = await this.store.readStream(this.streamId, { fromRevision: at, maxCount: 1 });
@@ -61,21 +68,65 @@ export class RunLog {
     }
   }
 
-  /** Appends what `decide` returns on the current state (nothing when it returns nothing); ids derive from `ctx.commandId`. */
-  async write(decide: (s: RunState) => PipelineRunEvent[], ctx: CommandContext): Promise<void> {
+  private readonly queue: PendingWrite[] = [];
+  private writing = false;
+  /** The append under way: `state` already shows its events, and `record` reads only what it has stored. */
+  private appending: Promise<void> = Promise.resolve();
+
+  /**
+   * Appends what `decide` returns on the current state (nothing when it returns nothing); ids derive from
+   * `ctx.commandId`. Writes made while an append is under way (16 records finishing at once, the fetcher) go
+   * together as the next append, each deciding on the state the ones before it leave: concurrent appends at one
+   * expected revision would each lose to the first and retry, and the longer a commit takes (an fsync, the writer
+   * thread) the more of them pile up, until one ran out of retries and failed its record or the fetch.
+   */
+  write(decide: (s: RunState) => PipelineRunEvent[], ctx: CommandContext): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ decide, ctx, settle: (error) => (error === undefined ? resolve() : reject(error)) });
+      if (!this.writing) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.writing = true;
+    while (this.queue.length > 0) {
+      this.appending = this.writeTogether(this.queue.splice(0));
+      await this.appending;
+    }
+    this.writing = false;
+  }
+
+  private async writeTogether(writes: PendingWrite[]): Promise<void> {
+    const failed = new Map<PendingWrite, unknown>();
     for (let attempt = 1; ; attempt++) {
-      const events = decide(this.current);
-      if (!events.length) return;
+      // The fold mutates its state: each decision is applied at once, at the revision it will have, so the next
+      // write decides on it; an append that fails leaves the state ahead of the stream, which is then read again.
+      const expected = this.revision;
+      const stored: NewEvent[] = [];
+      for (const write of writes.filter((w) => !failed.has(w))) {
+        try {
+          const events = write.decide(this.current);
+          events.forEach((e, i) => this.apply(e, this.revision + 1 + stored.length + i));
+          stored.push(...toNewEvents(events, write.ctx, this.streamId, attempt));
+        } catch (e) {
+          failed.set(write, e);
+        }
+      }
       try {
-        const result = await this.store.append(this.streamId, toNewEvents(events, ctx, this.streamId, attempt), { expectedRevision: this.revision < 0 ? 'no_stream' : this.revision });
-        const first = result.nextExpectedRevision - events.length + 1;
-        events.forEach((e, i) => this.apply(e, first + i));
-        this.revision = result.nextExpectedRevision;
+        if (stored.length) this.revision = (await this.store.append(this.streamId, stored, { expectedRevision: expected < 0 ? 'no_stream' : expected })).nextExpectedRevision;
+        writes.forEach((w) => w.settle(failed.get(w)));
         return;
       } catch (e) {
-        if (!(e instanceof ConcurrencyError) || attempt >= 10) throw e;
-        await this.reload();
+        const reloaded = await this.reloadFromStart().then(() => undefined, (reloadError: unknown) => reloadError);
+        if (!(e instanceof ConcurrencyError) || attempt >= 10 || reloaded !== undefined) return writes.forEach((w) => w.settle(failed.get(w) ?? e));
       }
     }
+  }
+
+  private async reloadFromStart(): Promise<void> {
+    this.current = runFold.initialState;
+    this.revision = -1;
+    this.recordAt.clear();
+    await this.reload();
   }
 }

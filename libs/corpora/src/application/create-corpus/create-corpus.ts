@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { CommandContext, ID_GENERATOR, IdGenerator } from '@lib/platform';
-import { ENCODER_REGISTRY, EncoderRegistry } from '@lib/encoders';
+import { ENCODER_REGISTRY, EncoderRegistry, NO_ENCODER } from '@lib/encoders';
 import { CorpusSettings, corpusFold, decideCreateCorpus } from '../../domain/corpus';
 import { StreamWriter } from '@lib/platform';
 import { corpusStream, CORPUS_WRITE_VISIBILITY } from '../streams';
@@ -24,9 +24,10 @@ export class CreateCorpusHandler implements ICommandHandler<CreateCorpus, WriteR
   ) {}
 
   async execute(cmd: CreateCorpus): Promise<WriteResult<{ corpusId: string }>> {
-    // The corpus keeps the encoder it is created with: unknown name → 400 on encoder_name, none → the default.
-    const encoder = await this.encoders.resolveAny(cmd.settings.encoderName);
-    const settings = { ...cmd.settings, encoderName: encoder.name, encoderDimensions: encoder.dimensions };
+    // The corpus keeps the encoder it is created with: unknown name → 400 on encoder_name, absent → the default,
+    // NO_ENCODER → lexical only, recorded as such so that it is told apart from a corpus made before encoders.
+    const encoder = cmd.settings.encoderName === NO_ENCODER ? undefined : await this.encoders.resolveAny(cmd.settings.encoderName);
+    const settings = encoder ? { ...cmd.settings, encoderName: encoder.name, encoderDimensions: encoder.dimensions } : { ...cmd.settings, encoderName: NO_ENCODER };
     const decide = (state: Parameters<typeof decideCreateCorpus>[0]) =>
       decideCreateCorpus(state, { corpusKey: cmd.corpusKey, settings }, cmd.ctx.now, () => this.ids.numeric('crp'));
     const { events, position, visible } = await this.writer.write(corpusStream(cmd.corpusKey), corpusFold, decide, cmd.ctx, CORPUS_WRITE_VISIBILITY);

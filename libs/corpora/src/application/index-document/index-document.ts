@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { ENCODER_REGISTRY, EncoderRegistry } from '@lib/encoders';
+import { ENCODER_REGISTRY, EncoderRegistry, NO_ENCODER } from '@lib/encoders';
 import { CommandContext, DomainError, StreamWriter, yieldToLoop } from '@lib/platform';
 import { CorpusSettings, corpusFold, requireActiveCorpus } from '../../domain/corpus';
 import { decideIndexDocument, DocumentContent, documentContent, DocumentInput, documentFold, DocumentStats } from '../../domain/document';
@@ -54,9 +54,9 @@ export class IndexDocumentHandler implements ICommandHandler<IndexDocument, Writ
     return { value: { stats: indexed.data.stats, row: documentRow(indexed.data) }, position, visible };
   }
 
-  /** The parts' vectors from the corpus's encoder; none for a corpus created before encoders. */
+  /** The parts' vectors from the corpus's encoder; none for a lexical-only corpus or one created before encoders. */
   private async embed(settings: CorpusSettings, input: DocumentInput, content: DocumentContent): Promise<DocumentEmbedding | undefined> {
-    if (!settings.encoderName) return undefined;
+    if (!settings.encoderName || settings.encoderName === NO_ENCODER) return undefined;
     const encoder = await this.encoders.lookup(settings.encoderName);
     if (!encoder) {
       throw new DomainError('unavailable', 'encoder.not_configured', `The corpus's encoder "${settings.encoderName}" is not configured on this service (GET /v2/encoders lists those that are)`);

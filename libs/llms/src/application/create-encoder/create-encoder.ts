@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { ENCODER_REGISTRY, EncoderRegistry, ModelSource, ONNX_MODEL_SOURCE } from '@lib/encoders';
+import { ENCODER_REGISTRY, EncoderRegistry, ModelSource, NO_ENCODER, ONNX_MODEL_SOURCE } from '@lib/encoders';
 import { CommandContext, conflict, DomainError, ID_GENERATOR, IdGenerator, invalid, OUTBOUND_HTTP, OutboundHttp, StreamWriter, streamId, WriteResult } from '@lib/platform';
 import { LlmAuth, splitAuth, StoredAuth } from '../../domain/auth';
 import { decideCreateEncoder, encoderFold, EncoderSettings } from '../../domain/encoder';
@@ -51,6 +51,7 @@ export class CreateEncoderHandler implements ICommandHandler<CreateEncoder, Writ
   ) {}
 
   async execute({ input, ctx }: CreateEncoder): Promise<WriteResult<EncoderRow>> {
+    if (input.name === NO_ENCODER) throw conflict('encoder.name_taken', `"${NO_ENCODER}" is reserved: a corpus created with encoder_name "${NO_ENCODER}" has no encoder`);
     if (this.registry.configures(input.name)) throw conflict('encoder.name_taken', `"${input.name}" is the name of an encoder of this service's configuration`);
     const encoderId = this.ids.numeric('enc');
     const settings = input.type === 'onnx' ? await onnxEncoderSettings(this.models, input) : await this.endpointSettings(encoderId, input);

@@ -30,9 +30,10 @@ interface Appended {
 export interface SqliteEventStoreOptions {
   /**
    * Where appends commit: `inline` (the default) on the caller's connection, grouped; `thread` on a writer thread
-   * with its own connection, so the event loop never waits on a commit's fsync — but the main connection's
-   * projection transactions then wait for the writer's lock in SQLite's busy handler, on the event loop
-   * (EVENT_STORE_WRITER, docs/architecture.md). ':memory:' is always inline (another connection cannot open it).
+   * with its own connection, so the event loop never waits on a commit's fsync. Give the store a file of its own
+   * (`events.db`): anything else the main connection writes in the same file waits for the writer's lock in
+   * SQLite's busy handler, on the event loop (EVENT_STORE_WRITER, docs/architecture.md). ':memory:' is always inline
+   * (another connection cannot open it).
    */
   readonly writer?: 'thread' | 'inline';
 }

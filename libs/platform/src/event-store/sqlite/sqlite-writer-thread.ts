@@ -35,7 +35,8 @@ function main(): void {
   const appender = new SqliteAppender(db, (fn) => db.transaction(fn).immediate());
   // The main connection does not checkpoint (its fsyncs would stall the loop): the WAL is copied back here, by
   // SQLite's auto-checkpoint after this connection's commits (1,000 pages, whoever wrote them), and, when no append
-  // came for a second (projections writing alone, a rebuild), by a passive checkpoint. Not every second regardless:
+  // came for a second (the main connection writing alone: `appendSync`, or projections in a log kept in service.db),
+  // by a passive checkpoint. Not every second regardless:
   // that would add a database fsync a second in front of queued appends.
   let lastCommit = Date.now();
   const checkpoints = setInterval(() => {

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { Encoder, ENCODER_REGISTRY, EncoderRegistry } from '@lib/encoders';
+import { Encoder, ENCODER_REGISTRY, EncoderRegistry, NO_ENCODER } from '@lib/encoders';
 import { FilterExpr, READ_STORE, ReadStore, SEARCH_INDEX, SearchHit, SearchIndex } from '@lib/platform';
 import { ContextWindow, hasContext, withContext } from './context-window';
 import { blend, lexicalScore, lexicalWeight, ScoredHit } from './hybrid';
@@ -105,10 +105,12 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
     };
     const perCorpus = await Promise.all(
       q.corpora.map(async (c, index) => {
-        const encoderName = rows[index].encoder_name;
+        // A lexical-only corpus ranks by BM25 as its creator asked: nothing to warn about.
+        const lexicalOnly = rows[index].encoder_name === NO_ENCODER;
+        const encoderName = lexicalOnly ? null : rows[index].encoder_name;
         const encoder = encoderName ? await encoderOf(encoderName) : undefined;
         let weight = encoder ? lexicalWeight(c.lexicalInterpolation, encoder.lexicalUnit) : 1;
-        if (c.lexicalInterpolation < 1 && !encoder) {
+        if (c.lexicalInterpolation < 1 && !encoder && !lexicalOnly) {
           weight = 1;
           warnings.push(
             encoderName

@@ -1,0 +1,40 @@
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { SqliteDatabase } from './sqlite-database';
+import type { CheckpointerOptions } from './sqlite-checkpointer-thread';
+
+/**
+ * Takes a database's WAL checkpoints off its connection onto a thread (sqlite-checkpointer-thread.ts). With the
+ * event log on its writer thread, the projections' transactions in `service.db` are the event loop's last commits;
+ * at `synchronous=NORMAL` they never fsync, except when one crosses SQLite's auto-checkpoint threshold and copies
+ * the WAL back with two fsyncs, stalling every request behind it (docs/architecture.md).
+ */
+export class SqliteCheckpointer {
+  private readonly worker: Worker;
+  private closed = false;
+
+  constructor(sqlite: SqliteDatabase, intervalMs = 200) {
+    // From TypeScript sources (tests, ts-node) the thread needs the same loaders; the build runs the .js file.
+    const fromSource = __filename.endsWith('.ts');
+    this.worker = new Worker(join(__dirname, fromSource ? 'sqlite-checkpointer-thread.ts' : 'sqlite-checkpointer-thread.js'), {
+      workerData: { path: sqlite.options.path, intervalMs } satisfies CheckpointerOptions,
+      execArgv: fromSource ? ['-r', 'ts-node/register/transpile-only'] : [],
+    });
+    // A checkpointer keeps no process alive. One that is lost gives checkpoints back to the connection, so the WAL
+    // cannot grow without bound.
+    this.worker.unref();
+    this.worker.on('error', () => undefined);
+    this.worker.on('exit', () => {
+      if (!this.closed && sqlite.isOpen) sqlite.db.pragma('wal_autocheckpoint = 1000');
+    });
+    sqlite.handOverCheckpoints();
+    sqlite.onClose(() => this.close());
+  }
+
+  /** Stops the rounds and closes the thread's connection (whichever connection closes last checkpoints the rest). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.worker.postMessage('close');
+  }
+}
