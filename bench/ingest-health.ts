@@ -11,7 +11,7 @@ import { BENCH_KEY, startBenchService } from './service';
  */
 export async function ingestHealthBench(args: string[]): Promise<void> {
   const limit = args[0] === undefined || args[0] === 'all' ? Infinity : Number(args[0]);
-  const encoder = args[1] ?? 'default';
+  const encoder = (args[1] ?? 'default').replace(/^encoder=/, '');
   const docs = loadSciFact('test').corpus.slice(0, limit);
   const service = await startBenchService('ingest-health');
   const { infra } = service.started;

@@ -11,7 +11,7 @@ import { BENCH_KEY, startBenchService } from './service';
  */
 export async function ingestBench(args: string[]): Promise<void> {
   const limit = args[0] === undefined || args[0] === 'all' ? Infinity : Number(args[0]);
-  const encoder = args[1] ?? 'default';
+  const encoder = (args[1] ?? 'default').replace(/^encoder=/, '');
   const data = loadSciFact('test');
   const docs = data.corpus.slice(0, limit);
   const rows: Record<string, unknown>[] = [];
