@@ -35,8 +35,8 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     si = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), ann);
     await si.prepare(shape, 1);
   };
-  const shut = () => {
-    si.close();
+  const shut = async () => {
+    await si.close();
     sqlite.close();
   };
   const apply = async (ops: SearchOp[]) => {
@@ -49,7 +49,7 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     const nearest = jest.spyOn(si.ann, 'nearest');
     const found = new Set<string>();
     for (const vector of queries) for (const h of await si.search('c', { mode: 'vector', vector, limit: 10 })) found.add(h.documentId);
-    const answered = nearest.mock.results.every((r) => r.value !== undefined);
+    const answered = (await Promise.all(nearest.mock.results.map((r) => r.value))).every((v) => v !== undefined);
     nearest.mockRestore();
     return { answered, found };
   };
@@ -67,27 +67,26 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     await apply(docs.slice(0, 300).map((d) => ({ op: 'deleteDocument' as const, index: 'c', documentId: d.documentId })));
     // 900 left: under the threshold, the exact scan answers.
     expect((await searchAll()).answered).toBe(false);
-    shut();
+    await shut();
   });
 
   it('compacts: with a fifth of its nodes deleted, the graph is rebuilt from the remaining rows', async () => {
-    si.close();
-    sqlite.close();
+    await shut();
     await open({ minVectors: 500 });
     await searchAll();
     await si.ann.whenIdle();
     const deleted = docs.slice(0, 300);
     await apply(deleted.map((d) => ({ op: 'deleteDocument' as const, index: 'c', documentId: d.documentId })));
-    expect(si.ann.counts.built).toBe(2); // the first graph, then the compacted one
+    expect((await si.ann.counts()).built).toBe(2); // the first graph, then the compacted one
     const { answered, found } = await searchAll();
     expect(answered).toBe(true);
     expect(deleted.filter((d) => found.has(d.documentId))).toEqual([]);
-    shut();
+    await shut();
   });
 
   it('saves the graph on close, and a restart loads it instead of rebuilding', async () => {
     await searchAll();
-    shut();
+    await shut();
     expect(readdirSync(join(dir, 'ann')).filter((f) => f.endsWith('.hnsw'))).toHaveLength(1);
     await open({ ...withGraph, dir: join(dir, 'ann') });
     await searchAll(); // the first query starts the load; the scan answers it
@@ -95,38 +94,38 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     const { answered, found } = await searchAll();
     expect(answered).toBe(true);
     expect(found.size).toBeGreaterThan(10);
-    expect(si.ann.counts).toEqual({ loaded: 1, built: 0 });
-    shut();
+    expect(await si.ann.counts()).toEqual({ loaded: 1, built: 0 });
+    await shut();
   });
 
   it('brings a saved graph up to date from the log: parts deleted while it was not running never come back', async () => {
     await searchAll();
-    shut();
+    await shut();
     // A run that changed the table without saving its graph (a crash, or a process without the graph).
     await open({ minVectors: Infinity });
     const deleted = docs.filter((_, i) => i % 10 === 0);
     await apply(deleted.map((d) => ({ op: 'deleteDocument' as const, index: 'c', documentId: d.documentId })));
-    shut();
+    await shut();
     await open({ ...withGraph, dir: join(dir, 'ann') });
     await searchAll();
     await si.ann.whenIdle();
     const { answered, found } = await searchAll();
     expect(answered).toBe(true);
     expect(deleted.filter((d) => found.has(d.documentId))).toEqual([]);
-    expect(si.ann.counts).toEqual({ loaded: 1, built: 0 });
-    shut();
+    expect(await si.ann.counts()).toEqual({ loaded: 1, built: 0 });
+    await shut();
   });
 
   it('rebuilds from the rows when the saved file is unreadable', async () => {
     await searchAll();
-    shut();
+    await shut();
     const [file] = readdirSync(join(dir, 'ann'));
     writeFileSync(join(dir, 'ann', file), 'not a graph');
     await open({ ...withGraph, dir: join(dir, 'ann') });
     await searchAll();
     await si.ann.whenIdle();
     expect((await searchAll()).answered).toBe(true);
-    expect(si.ann.counts).toEqual({ loaded: 0, built: 1 });
-    shut();
+    expect(await si.ann.counts()).toEqual({ loaded: 0, built: 1 });
+    await shut();
   });
 });
