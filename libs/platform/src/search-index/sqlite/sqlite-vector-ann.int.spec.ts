@@ -1,3 +1,4 @@
+import { HierarchicalNSW } from 'hnswlib-node';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +7,12 @@ import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
 import type { IndexedDocument, SearchOp } from '../search-index.port';
 import type { AnnOptions } from './sqlite-vector-ann';
 import { SqliteSearchIndex } from './sqlite-search-index';
+
+// Counts the graphs this (the main) thread makes; the graph thread loads the real module on its own.
+jest.mock('hnswlib-node', () => {
+  const actual = jest.requireActual<typeof import('hnswlib-node')>('hnswlib-node');
+  return { ...actual, HierarchicalNSW: jest.fn((...args: ConstructorParameters<typeof actual.HierarchicalNSW>) => new actual.HierarchicalNSW(...args)) };
+});
 
 const shape = { name: 'search', version: 1 };
 let state = 1;
@@ -126,6 +133,64 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     await si.ann.whenIdle();
     expect((await searchAll()).answered).toBe(true);
     expect(await si.ann.counts()).toEqual({ loaded: 0, built: 1 });
+    await shut();
+  });
+  it('keeps the graphs off the main thread: it makes no graph, yet the graph answers and deletes hold', async () => {
+    await shut();
+    jest.mocked(HierarchicalNSW).mockClear();
+    await open({ minVectors: 1000 }); // no saved file: the graph is built from the rows
+    await apply(docs.slice(0, 50).map((d) => ({ op: 'deleteDocument' as const, index: 'c', documentId: d.documentId })));
+    const { answered, found } = await searchAll();
+    expect(answered).toBe(true);
+    expect(docs.slice(0, 50).filter((d) => found.has(d.documentId))).toEqual([]);
+    expect(HierarchicalNSW).not.toHaveBeenCalled();
+    await shut();
+  });
+
+  const logRows = () => sqlite.db.prepare('SELECT COUNT(*) FROM si_vector_log').pluck().get() as number;
+
+  it('cuts the vector log once the graph is saved; a restart loads the graph and applies only what came after', async () => {
+    expect(logRows()).toBe(0); // built and saved after the first batch: its 1,200 entries are cut
+    const deleted = docs.slice(0, 100);
+    await apply(deleted.map((d) => ({ op: 'deleteDocument' as const, index: 'c', documentId: d.documentId })));
+    expect(logRows()).toBe(100);
+    await shut();
+    await open({ ...withGraph, dir: join(dir, 'ann') });
+    await searchAll();
+    await si.ann.whenIdle();
+    const { answered, found } = await searchAll();
+    expect(answered).toBe(true);
+    expect(deleted.filter((d) => found.has(d.documentId))).toEqual([]);
+    expect(await si.ann.counts()).toEqual({ loaded: 1, built: 0 });
+    await apply([{ op: 'dropIndex', index: 'c' }]);
+    expect(logRows()).toBe(0);
+    expect(sqlite.db.prepare('SELECT COUNT(*) FROM si_vector_log_floor').pluck().get()).toBe(0);
+    expect(readdirSync(join(dir, 'ann')).filter((f) => f.endsWith('.hnsw'))).toEqual([]);
+    await shut();
+  });
+
+  it('a graph behind a log cut made by another process reloads the newest file: what was cut is never lost', async () => {
+    const lower = { minVectors: 500, dir: join(dir, 'ann') };
+    await shut();
+    await open(lower);
+    await searchAll();
+    await si.ann.whenIdle();
+    expect((await searchAll()).answered).toBe(true); // the saved graph, loaded
+    // A second process deletes a quarter: its graph compacts, is saved, and the log is cut past this one's position.
+    const other = new SqliteDatabase({ path: join(dir, 'service.db'), synchronous: 'NORMAL' });
+    const otherIndex = new SqliteSearchIndex(other, new SqliteProjectionState(other), lower);
+    const deleted = docs.slice(0, 300);
+    await otherIndex.applyBatch(shape.name, 1, [{ position: ++pos, ops: deleted.map((d) => ({ op: 'deleteDocument' as const, index: 'c', documentId: d.documentId })) }], pos);
+    await otherIndex.ann.whenIdle();
+    expect(logRows()).toBe(0);
+    await otherIndex.close();
+    other.close();
+    await searchAll(); // finds the graph behind the floor: the scan answers while the newest file loads
+    await si.ann.whenIdle();
+    const { answered, found } = await searchAll();
+    expect(answered).toBe(true);
+    expect(deleted.filter((d) => found.has(d.documentId))).toEqual([]);
+    expect(await si.ann.counts()).toEqual({ loaded: 2, built: 0 });
     await shut();
   });
 });
