@@ -169,6 +169,15 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     await shut();
   });
 
+  it('cuts the log of a table too small for a graph every thousand changes', async () => {
+    await shut();
+    await open({ minVectors: 2000, dir: join(dir, 'ann') });
+    await apply(docs.map((document) => ({ op: 'upsertDocument' as const, index: 'c', document })));
+    expect(logRows()).toBe(0);
+    expect((await searchAll()).found.size).toBeGreaterThan(10); // the exact scan
+    await shut();
+  });
+
   it('a graph behind a log cut made by another process reloads the newest file: what was cut is never lost', async () => {
     const lower = { minVectors: 500, dir: join(dir, 'ann') };
     await shut();

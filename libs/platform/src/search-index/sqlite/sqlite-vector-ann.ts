@@ -20,6 +20,8 @@ interface AnnHost {
 const SLICE_MS = 15;
 const BUSY_PAUSE_MS = 9 * SLICE_MS;
 const WRITES_RECENT_MS = 200;
+/** Log entries (by sequence) after which a table without a graph has its log cut. */
+const SMALL_TABLE_LOG_CUT = 1000;
 
 class InThreadHost implements AnnHost {
   private lastWrite = -Infinity;
@@ -54,6 +56,68 @@ class InThreadHost implements AnnHost {
 }
 
 /**
+ * On a database file the graph thread starts once a table is large enough for a graph: most services (and every
+ * test that starts the app) never need it, and a thread from TypeScript sources takes a second of CPU to start.
+ */
+class ThreadWhenNeeded implements AnnHost {
+  private thread: AnnThreadClient | undefined;
+  /** Per table, the vector count last counted and the log position then (the count grows by at most one per entry). */
+  private readonly counted = new Map<number, { count: number; seq: number }>();
+  private readonly minVectors: number;
+
+  constructor(
+    private readonly sqlite: SqliteDatabase,
+    private readonly options: AnnOptions,
+  ) {
+    this.minVectors = options.minVectors ?? 10_000;
+  }
+  touched(tids: number[]): void {
+    if (this.thread || tids.some((tid) => this.largeEnough(tid))) return this.started().touched(tids);
+    // No graph anywhere here: the log of small tables is cut on this thread (a few ms per 1,000 changes).
+    for (const tid of tids) {
+      const { head, floor } = this.position(tid);
+      if (head - floor < SMALL_TABLE_LOG_CUT) continue;
+      this.sqlite.statement('INSERT INTO si_vector_log_floor (tid, seq) VALUES (?, ?) ON CONFLICT (tid) DO UPDATE SET seq = max(seq, excluded.seq)').run(tid, head);
+      this.sqlite.statement('DELETE FROM si_vector_log WHERE tid = ? AND seq <= ?').run(tid, head);
+    }
+  }
+  dropped(tid: number): void {
+    this.counted.delete(tid);
+    this.thread?.dropped(tid);
+  }
+  async query(tid: number, vector: readonly number[], k: number, filtered: boolean) {
+    if (!this.thread && !this.largeEnough(tid)) return undefined;
+    return this.started().query(tid, vector, k, filtered);
+  }
+  async whenIdle(): Promise<void> {
+    await this.thread?.whenIdle();
+  }
+  async counts() {
+    return this.thread ? this.thread.counts() : { loaded: 0, built: 0 };
+  }
+  async close(): Promise<void> {
+    await this.thread?.close();
+  }
+  private started(): AnnThreadClient {
+    return (this.thread ??= new AnnThreadClient(this.sqlite.options.path, this.options));
+  }
+  private position(tid: number): { head: number; floor: number } {
+    const floor = (this.sqlite.statement('SELECT seq FROM si_vector_log_floor WHERE tid = ?').pluck().get(tid) as number | undefined) ?? 0;
+    const last = (this.sqlite.statement('SELECT MAX(seq) FROM si_vector_log WHERE tid = ?').pluck().get(tid) as number | null) ?? 0;
+    return { head: Math.max(last, floor), floor };
+  }
+  private largeEnough(tid: number): boolean {
+    if (!Number.isFinite(this.minVectors)) return false;
+    const { head } = this.position(tid);
+    const last = this.counted.get(tid);
+    if (last && last.count + (head - last.seq) < this.minVectors) return false;
+    const count = this.sqlite.statement(`SELECT COUNT(*) FROM si_${tid}_parts WHERE vector IS NOT NULL`).pluck().get() as number;
+    this.counted.set(tid, { count, seq: head });
+    return count >= this.minVectors;
+  }
+}
+
+/**
  * The approximate vector index of the embedded search index (docs/search.md, "Approximate nearest neighbours"): the
  * change log written in the projection's transactions, and the HNSW graphs (ann-graphs.ts) kept from it on a
  * worker thread with its own connection, so building, catching up, compacting and saving them never takes the
@@ -74,7 +138,7 @@ export class SqliteVectorAnn {
     if (!columns.some((c) => c.name === 'ann_stamp')) sqlite.db.exec('ALTER TABLE si_indexes ADD COLUMN ann_stamp TEXT');
     if (options.dir) ensurePrivateDir(options.dir);
     const onDisk = sqlite.options.path !== ':memory:';
-    this.host = onDisk && options.thread !== false && options.minVectors !== Infinity ? new AnnThreadClient(sqlite.options.path, options) : new InThreadHost(sqlite, options);
+    this.host = onDisk && options.thread !== false && options.minVectors !== Infinity ? new ThreadWhenNeeded(sqlite, options) : new InThreadHost(sqlite, options);
   }
 
   /** Names a new table's graph files, so a table id reused after a drop never picks up the old table's file. */
