@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { ApplyOptions, PositionedOps } from '../../projections/projection';
 import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
@@ -54,8 +57,22 @@ describeSearchIndexContract('SqliteSearchIndex with lexical postings from the fi
     dispose: async () => {
       answered.postings += index['ranker'].answered.postings;
       answered.fts5 += index['ranker'].answered.fts5;
-      index.close();
+      await index.close();
       sqlite.close();
+    },
+  };
+});
+
+describeSearchIndexContract('SqliteSearchIndex on a database file, HNSW on its thread from the first vector', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'si-contract-'));
+  const sqlite = new SqliteDatabase({ path: join(dir, 'service.db'), synchronous: 'NORMAL' });
+  const index = new SettledAnnSearchIndex(sqlite, new SqliteProjectionState(sqlite), { minVectors: 1, dir: join(dir, 'ann') });
+  return {
+    index,
+    dispose: async () => {
+      await index.close();
+      sqlite.close();
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 });

@@ -71,10 +71,10 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     this.ann = new SqliteVectorAnn(sqlite, ann);
   }
 
-  /** Saves the graphs (so the next start loads rather than rebuilds them); call before closing the database. */
-  close(): void {
-    this.ann.close();
+  /** Saves the graphs (so the next start loads rather than rebuilds them) and stops their thread; call before closing the database. */
+  close(): Promise<void> {
     this.postings.close();
+    return this.ann.close();
   }
 
   private stmt(sql: string): Statement {
@@ -196,7 +196,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     const k = request.mode === 'hybrid' ? Math.max(request.limit, 100) : request.limit;
     const columns = `p.doc_id, p.seq, p.text, p.title, p.part_meta, p.doc_meta${request.withVectors ? ', p.vector' : ''}`;
     const lexical = request.mode !== 'vector' ? this.lexical(tid, request.text ?? '', request.filter, k, columns) : [];
-    const vector = request.mode !== 'lexical' && request.vector ? this.nearest(tid, request.vector, request.filter, k, columns) : [];
+    const vector = request.mode !== 'lexical' && request.vector ? await this.nearest(tid, request.vector, request.filter, k, columns) : [];
     const documentMetadata = parsedOncePerDocument();
     if (request.mode === 'lexical') return lexical.map((r) => toHit(r, { textScore: r.s, score: r.relevance ?? r.s, lexicalRelevance: r.relevance }, documentMetadata));
     if (request.mode === 'vector') return vector.map((r) => toHit(r, { vectorDistance: r.s, score: 1 - r.s }, documentMetadata));
@@ -215,8 +215,8 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     return ranked.map((r) => Object.assign(byId.get(r.id)!, { s: r.raw, relevance: r.relevance }));
   }
 
-  private nearest(tid: number, vector: readonly number[], filter: FilterExpr | undefined, limit: number, columns: string): PartRow[] {
-    const approximate = this.ann.nearest(tid, vector, limit, filter && ((ids) => this.passing(tid, ids, filter)));
+  private async nearest(tid: number, vector: readonly number[], filter: FilterExpr | undefined, limit: number, columns: string): Promise<PartRow[]> {
+    const approximate = await this.ann.nearest(tid, vector, limit, filter && ((ids) => this.passing(tid, ids, filter)));
     if (approximate) return this.rowsOf(tid, approximate, columns);
     const params: unknown[] = [Buffer.from(new Float32Array(vector).buffer)];
     const where = filter ? ` AND ${filterToSql(filter, params)}` : '';

@@ -1,3 +1,4 @@
+import { HierarchicalNSW } from 'hnswlib-node';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +7,12 @@ import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
 import type { IndexedDocument, SearchOp } from '../search-index.port';
 import type { AnnOptions } from './sqlite-vector-ann';
 import { SqliteSearchIndex } from './sqlite-search-index';
+
+// Counts the graphs this (the main) thread makes; the graph thread loads the real module on its own.
+jest.mock('hnswlib-node', () => {
+  const actual = jest.requireActual<typeof import('hnswlib-node')>('hnswlib-node');
+  return { ...actual, HierarchicalNSW: jest.fn((...args: ConstructorParameters<typeof actual.HierarchicalNSW>) => new actual.HierarchicalNSW(...args)) };
+});
 
 const shape = { name: 'search', version: 1 };
 let state = 1;
@@ -35,8 +42,8 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     si = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), ann);
     await si.prepare(shape, 1);
   };
-  const shut = () => {
-    si.close();
+  const shut = async () => {
+    await si.close();
     sqlite.close();
   };
   const apply = async (ops: SearchOp[]) => {
@@ -49,7 +56,7 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     const nearest = jest.spyOn(si.ann, 'nearest');
     const found = new Set<string>();
     for (const vector of queries) for (const h of await si.search('c', { mode: 'vector', vector, limit: 10 })) found.add(h.documentId);
-    const answered = nearest.mock.results.every((r) => r.value !== undefined);
+    const answered = (await Promise.all(nearest.mock.results.map((r) => r.value))).every((v) => v !== undefined);
     nearest.mockRestore();
     return { answered, found };
   };
@@ -67,27 +74,26 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     await apply(docs.slice(0, 300).map((d) => ({ op: 'deleteDocument' as const, index: 'c', documentId: d.documentId })));
     // 900 left: under the threshold, the exact scan answers.
     expect((await searchAll()).answered).toBe(false);
-    shut();
+    await shut();
   });
 
   it('compacts: with a fifth of its nodes deleted, the graph is rebuilt from the remaining rows', async () => {
-    si.close();
-    sqlite.close();
+    await shut();
     await open({ minVectors: 500 });
     await searchAll();
     await si.ann.whenIdle();
     const deleted = docs.slice(0, 300);
     await apply(deleted.map((d) => ({ op: 'deleteDocument' as const, index: 'c', documentId: d.documentId })));
-    expect(si.ann.counts.built).toBe(2); // the first graph, then the compacted one
+    expect((await si.ann.counts()).built).toBe(2); // the first graph, then the compacted one
     const { answered, found } = await searchAll();
     expect(answered).toBe(true);
     expect(deleted.filter((d) => found.has(d.documentId))).toEqual([]);
-    shut();
+    await shut();
   });
 
   it('saves the graph on close, and a restart loads it instead of rebuilding', async () => {
     await searchAll();
-    shut();
+    await shut();
     expect(readdirSync(join(dir, 'ann')).filter((f) => f.endsWith('.hnsw'))).toHaveLength(1);
     await open({ ...withGraph, dir: join(dir, 'ann') });
     await searchAll(); // the first query starts the load; the scan answers it
@@ -95,38 +101,105 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     const { answered, found } = await searchAll();
     expect(answered).toBe(true);
     expect(found.size).toBeGreaterThan(10);
-    expect(si.ann.counts).toEqual({ loaded: 1, built: 0 });
-    shut();
+    expect(await si.ann.counts()).toEqual({ loaded: 1, built: 0 });
+    await shut();
   });
 
   it('brings a saved graph up to date from the log: parts deleted while it was not running never come back', async () => {
     await searchAll();
-    shut();
+    await shut();
     // A run that changed the table without saving its graph (a crash, or a process without the graph).
     await open({ minVectors: Infinity });
     const deleted = docs.filter((_, i) => i % 10 === 0);
     await apply(deleted.map((d) => ({ op: 'deleteDocument' as const, index: 'c', documentId: d.documentId })));
-    shut();
+    await shut();
     await open({ ...withGraph, dir: join(dir, 'ann') });
     await searchAll();
     await si.ann.whenIdle();
     const { answered, found } = await searchAll();
     expect(answered).toBe(true);
     expect(deleted.filter((d) => found.has(d.documentId))).toEqual([]);
-    expect(si.ann.counts).toEqual({ loaded: 1, built: 0 });
-    shut();
+    expect(await si.ann.counts()).toEqual({ loaded: 1, built: 0 });
+    await shut();
   });
 
   it('rebuilds from the rows when the saved file is unreadable', async () => {
     await searchAll();
-    shut();
+    await shut();
     const [file] = readdirSync(join(dir, 'ann'));
     writeFileSync(join(dir, 'ann', file), 'not a graph');
     await open({ ...withGraph, dir: join(dir, 'ann') });
     await searchAll();
     await si.ann.whenIdle();
     expect((await searchAll()).answered).toBe(true);
-    expect(si.ann.counts).toEqual({ loaded: 0, built: 1 });
-    shut();
+    expect(await si.ann.counts()).toEqual({ loaded: 0, built: 1 });
+    await shut();
+  });
+  it('keeps the graphs off the main thread: it makes no graph, yet the graph answers and deletes hold', async () => {
+    await shut();
+    jest.mocked(HierarchicalNSW).mockClear();
+    await open({ minVectors: 1000 }); // no saved file: the graph is built from the rows
+    await apply(docs.slice(0, 50).map((d) => ({ op: 'deleteDocument' as const, index: 'c', documentId: d.documentId })));
+    const { answered, found } = await searchAll();
+    expect(answered).toBe(true);
+    expect(docs.slice(0, 50).filter((d) => found.has(d.documentId))).toEqual([]);
+    expect(HierarchicalNSW).not.toHaveBeenCalled();
+    await shut();
+  });
+
+  const logRows = () => sqlite.db.prepare('SELECT COUNT(*) FROM si_vector_log').pluck().get() as number;
+
+  it('cuts the vector log once the graph is saved; a restart loads the graph and applies only what came after', async () => {
+    expect(logRows()).toBe(0); // built and saved after the first batch: its 1,200 entries are cut
+    const deleted = docs.slice(0, 100);
+    await apply(deleted.map((d) => ({ op: 'deleteDocument' as const, index: 'c', documentId: d.documentId })));
+    expect(logRows()).toBe(100);
+    await shut();
+    await open({ ...withGraph, dir: join(dir, 'ann') });
+    await searchAll();
+    await si.ann.whenIdle();
+    const { answered, found } = await searchAll();
+    expect(answered).toBe(true);
+    expect(deleted.filter((d) => found.has(d.documentId))).toEqual([]);
+    expect(await si.ann.counts()).toEqual({ loaded: 1, built: 0 });
+    await apply([{ op: 'dropIndex', index: 'c' }]);
+    expect(logRows()).toBe(0);
+    expect(sqlite.db.prepare('SELECT COUNT(*) FROM si_vector_log_floor').pluck().get()).toBe(0);
+    expect(readdirSync(join(dir, 'ann')).filter((f) => f.endsWith('.hnsw'))).toEqual([]);
+    await shut();
+  });
+
+  it('cuts the log of a table too small for a graph every thousand changes', async () => {
+    await shut();
+    await open({ minVectors: 2000, dir: join(dir, 'ann') });
+    await apply(docs.map((document) => ({ op: 'upsertDocument' as const, index: 'c', document })));
+    expect(logRows()).toBe(0);
+    expect((await searchAll()).found.size).toBeGreaterThan(10); // the exact scan
+    await shut();
+  });
+
+  it('a graph behind a log cut made by another process reloads the newest file: what was cut is never lost', async () => {
+    const lower = { minVectors: 500, dir: join(dir, 'ann') };
+    await shut();
+    await open(lower);
+    await searchAll();
+    await si.ann.whenIdle();
+    expect((await searchAll()).answered).toBe(true); // the saved graph, loaded
+    // A second process deletes a quarter: its graph compacts, is saved, and the log is cut past this one's position.
+    const other = new SqliteDatabase({ path: join(dir, 'service.db'), synchronous: 'NORMAL' });
+    const otherIndex = new SqliteSearchIndex(other, new SqliteProjectionState(other), lower);
+    const deleted = docs.slice(0, 300);
+    await otherIndex.applyBatch(shape.name, 1, [{ position: ++pos, ops: deleted.map((d) => ({ op: 'deleteDocument' as const, index: 'c', documentId: d.documentId })) }], pos);
+    await otherIndex.ann.whenIdle();
+    expect(logRows()).toBe(0);
+    await otherIndex.close();
+    other.close();
+    await searchAll(); // finds the graph behind the floor: the scan answers while the newest file loads
+    await si.ann.whenIdle();
+    const { answered, found } = await searchAll();
+    expect(answered).toBe(true);
+    expect(deleted.filter((d) => found.has(d.documentId))).toEqual([]);
+    expect(await si.ann.counts()).toEqual({ loaded: 2, built: 0 });
+    await shut();
   });
 });
