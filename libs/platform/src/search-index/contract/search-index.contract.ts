@@ -24,8 +24,8 @@ const DOCS: IndexedDocument[] = [
   doc('tides', ['Tides are caused by the moon and the sun.'], { year: 2023, kind: 'physics', 'created at': '2023-01-01' }, [[0, 0, 1]]),
 ];
 
-/** A deterministic PRNG (mulberry32), so generated vectors are the same on every run. */
-function seeded(seed: number): () => number {
+/** A deterministic PRNG (mulberry32), so generated vectors and corpora are the same on every run. */
+export function seeded(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

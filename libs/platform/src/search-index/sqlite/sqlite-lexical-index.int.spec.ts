@@ -7,17 +7,7 @@ import { fts5Averages, fts5IdfInC, Fts5Stemmer } from './fts5-statistics';
 import { indexedTop } from './lexical-indexed';
 import { SqliteLexicalRanker } from './sqlite-lexical';
 import { SqliteSearchIndex } from './sqlite-search-index';
-
-/** A deterministic PRNG (mulberry32). */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from '../contract/search-index.contract';
 
 // Stem families (run/running/runs), stop words and words of every frequency, so IDFs span FTS5's floor to rare.
 const VOCABULARY = [

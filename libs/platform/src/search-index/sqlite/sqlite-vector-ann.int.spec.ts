@@ -105,6 +105,17 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     await shut();
   });
 
+  /** Starts again on the saved graph, brought up to date by the log: it answers, and none of `deleted` comes back. */
+  async function reopenFromSavedGraph(deleted: readonly { documentId: string }[]): Promise<void> {
+    await open({ ...withGraph, dir: join(dir, 'ann') });
+    await searchAll();
+    await si.ann.whenIdle();
+    const { answered, found } = await searchAll();
+    expect(answered).toBe(true);
+    expect(deleted.filter((d) => found.has(d.documentId))).toEqual([]);
+    expect(await si.ann.counts()).toEqual({ loaded: 1, built: 0 });
+  }
+
   it('brings a saved graph up to date from the log: parts deleted while it was not running never come back', async () => {
     await searchAll();
     await shut();
@@ -113,13 +124,7 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     const deleted = docs.filter((_, i) => i % 10 === 0);
     await apply(deleted.map((d) => ({ op: 'deleteDocument' as const, index: 'c', documentId: d.documentId })));
     await shut();
-    await open({ ...withGraph, dir: join(dir, 'ann') });
-    await searchAll();
-    await si.ann.whenIdle();
-    const { answered, found } = await searchAll();
-    expect(answered).toBe(true);
-    expect(deleted.filter((d) => found.has(d.documentId))).toEqual([]);
-    expect(await si.ann.counts()).toEqual({ loaded: 1, built: 0 });
+    await reopenFromSavedGraph(deleted);
     await shut();
   });
 
@@ -155,13 +160,7 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     await apply(deleted.map((d) => ({ op: 'deleteDocument' as const, index: 'c', documentId: d.documentId })));
     expect(logRows()).toBe(100);
     await shut();
-    await open({ ...withGraph, dir: join(dir, 'ann') });
-    await searchAll();
-    await si.ann.whenIdle();
-    const { answered, found } = await searchAll();
-    expect(answered).toBe(true);
-    expect(deleted.filter((d) => found.has(d.documentId))).toEqual([]);
-    expect(await si.ann.counts()).toEqual({ loaded: 1, built: 0 });
+    await reopenFromSavedGraph(deleted);
     await apply([{ op: 'dropIndex', index: 'c' }]);
     expect(logRows()).toBe(0);
     expect(sqlite.db.prepare('SELECT COUNT(*) FROM si_vector_log_floor').pluck().get()).toBe(0);
