@@ -1,7 +1,8 @@
-import { CapturedRequest, ScriptedOpenAIServer, ScriptedReply } from '@lib/testing';
+import { ScriptedOpenAIServer } from '@lib/testing';
 import { ConfluenceServer } from './support/confluence-server';
 import { fixture } from './support/extraction-fixtures';
 import { registerScripted } from './support/llm-fixtures';
+import { recordIndexingReply } from './support/pipeline-harness';
 import { ReferenceOpenApi } from './support/reference-openapi';
 import { startTestApp, TestApp } from './support/test-app';
 import { until } from './support/wait';
@@ -22,16 +23,7 @@ describe('pipelines: the confluence source', () => {
   const got = new Map<string, string>();
 
   /** The agent: indexes the page it is given (document id = the page id, text = the record's text), or fails for the ids in `failing`. */
-  const agentReply = (req: CapturedRequest): ScriptedReply => {
-    const messages = (req.body as { messages: { role: string; content: unknown }[] }).messages;
-    if (messages[messages.length - 1].role === 'tool') return { content: 'Indexed the page.' };
-    const content = messages[messages.length - 1].content;
-    const input = typeof content === 'string' ? content : (content as { text?: string }[]).map((c) => c.text ?? '').join('');
-    const id = /source_record_id: (\S+)/.exec(input)?.[1] ?? '';
-    got.set(`${/pipeline "([^"]+)"/.exec(input)?.[1]}/${id}`, input);
-    if (failing.has(id)) return { error: { status: 400, message: 'the model refused this page' } };
-    return { toolCalls: [{ id: 'c1', name: 'index', arguments: JSON.stringify({ documents: [{ id, text: input.slice(0, 20_000) }] }) }] };
-  };
+  const agentReply = recordIndexingReply({ got, failing: () => failing, documentId: (id) => id, done: 'Indexed the page.', refusal: 'the model refused this page' });
 
   beforeAll(async () => {
     wiki = await ConfluenceServer.start('bot@example.com', TOKEN);

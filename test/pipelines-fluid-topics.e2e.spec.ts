@@ -1,7 +1,8 @@
-import { CapturedRequest, ScriptedOpenAIServer, ScriptedReply } from '@lib/testing';
+import { ScriptedOpenAIServer } from '@lib/testing';
 import { fixture } from './support/extraction-fixtures';
 import { FluidTopicsServer } from './support/fluid-topics-server';
 import { registerScripted } from './support/llm-fixtures';
+import { recordIndexingReply } from './support/pipeline-harness';
 import { startTestApp, TestApp } from './support/test-app';
 import { until } from './support/wait';
 
@@ -16,16 +17,7 @@ describe('pipelines: the document portal (fluid_topics) source', () => {
   let failing = new Set<string>();
   const got = new Map<string, string>();
 
-  const agentReply = (req: CapturedRequest): ScriptedReply => {
-    const messages = (req.body as { messages: { role: string; content: unknown }[] }).messages;
-    if (messages[messages.length - 1].role === 'tool') return { content: 'Indexed it.' };
-    const content = messages[messages.length - 1].content;
-    const input = typeof content === 'string' ? content : (content as { text?: string }[]).map((c) => c.text ?? '').join('');
-    const id = /source_record_id: (\S+)/.exec(input)?.[1] ?? '';
-    got.set(`${/pipeline "([^"]+)"/.exec(input)?.[1]}/${id}`, input);
-    if (failing.has(id)) return { error: { status: 400, message: 'the model refused this topic' } };
-    return { toolCalls: [{ id: 'c1', name: 'index', arguments: JSON.stringify({ documents: [{ id: id.replace(/\//g, '-'), text: input.slice(0, 20_000) }] }) }] };
-  };
+  const agentReply = recordIndexingReply({ got, failing: () => failing, documentId: (id) => id.replace(/\//g, '-'), done: 'Indexed it.', refusal: 'the model refused this topic' });
 
   beforeAll(async () => {
     portal = await FluidTopicsServer.start(KEY);

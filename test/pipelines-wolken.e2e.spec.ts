@@ -1,5 +1,6 @@
-import { CapturedRequest, ScriptedOpenAIServer, ScriptedReply } from '@lib/testing';
+import { ScriptedOpenAIServer } from '@lib/testing';
 import { registerScripted } from './support/llm-fixtures';
+import { recordIndexingReply } from './support/pipeline-harness';
 import { ReferenceOpenApi } from './support/reference-openapi';
 import { startTestApp, TestApp } from './support/test-app';
 import { until } from './support/wait';
@@ -18,16 +19,7 @@ describe('pipelines: the wolken_kb source', () => {
   let failing = new Set<string>();
   const got = new Map<string, string>();
 
-  const agentReply = (req: CapturedRequest): ScriptedReply => {
-    const messages = (req.body as { messages: { role: string; content: unknown }[] }).messages;
-    if (messages[messages.length - 1].role === 'tool') return { content: 'Indexed the article.' };
-    const content = messages[messages.length - 1].content;
-    const input = typeof content === 'string' ? content : (content as { text?: string }[]).map((c) => c.text ?? '').join('');
-    const id = /source_record_id: (\S+)/.exec(input)?.[1] ?? '';
-    got.set(`${/pipeline "([^"]+)"/.exec(input)?.[1]}/${id}`, input);
-    if (failing.has(id)) return { error: { status: 400, message: 'the model refused this article' } };
-    return { toolCalls: [{ id: 'c1', name: 'index', arguments: JSON.stringify({ documents: [{ id: `kb-${id}`, text: input.slice(0, 20_000) }] }) }] };
-  };
+  const agentReply = recordIndexingReply({ got, failing: () => failing, documentId: (id) => `kb-${id}`, done: 'Indexed the article.', refusal: 'the model refused this article' });
 
   const article = (articleId: number, catId: number, title: string, statusName: string | undefined, resolution: string, extra: Partial<KbArticle> = {}) =>
     kb.put({ articleId, articleNumber: String(340000 + articleId), catId, articleTitle: title, statusId: 2, ...(statusName ? { statusName } : {}), validationStatusId: 2, levelId: 3, sections: { introduction: `<p>About ${title}.</p>`, resolution: `<ol><li>${resolution}</li></ol>` }, ...extra });

@@ -23,6 +23,24 @@ export interface PipelineHarness {
   close(): Promise<void>;
 }
 
+/**
+ * The scripted indexing agent of the source tests that start their own app: each record's input is kept in `got`
+ * under `pipeline/record id`, a record named in `failing()` makes the model refuse it, any other is indexed as
+ * `documentId(id)` with the first 20,000 characters it was given.
+ */
+export function recordIndexingReply(o: { got: Map<string, string>; failing: () => Set<string>; documentId: (id: string) => string; done: string; refusal: string }): (req: CapturedRequest) => ScriptedReply {
+  return (req) => {
+    const messages = (req.body as { messages: { role: string; content: unknown }[] }).messages;
+    if (messages[messages.length - 1].role === 'tool') return { content: o.done };
+    const content = messages[messages.length - 1].content;
+    const input = typeof content === 'string' ? content : (content as { text?: string }[]).map((c) => c.text ?? '').join('');
+    const id = /source_record_id: (\S+)/.exec(input)?.[1] ?? '';
+    o.got.set(`${/pipeline "([^"]+)"/.exec(input)?.[1]}/${id}`, input);
+    if (o.failing().has(id)) return { error: { status: 400, message: o.refusal } };
+    return { toolCalls: [{ id: 'c1', name: 'index', arguments: JSON.stringify({ documents: [{ id: o.documentId(id), text: input.slice(0, 20_000) }] }) }] };
+  };
+}
+
 export async function startPipelineHarness(env: Record<string, string>): Promise<PipelineHarness> {
   const upstream = await ScriptedOpenAIServer.start();
   const failing = new Set<string>();
