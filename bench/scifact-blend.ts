@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ENCODER_REGISTRY, EncoderRegistry } from '@lib/encoders';
 import { SEARCH_INDEX, SearchHit, SearchIndex } from '@lib/platform';
-import { blend, lexicalScore, lexicalWeight } from '../libs/retrieval/src/application/query/hybrid';
+import { blend, lexicalScore, lexicalWeight, partKey } from '../libs/retrieval/src/application/query/hybrid';
 import { QUERY_DEFAULTS } from '../apps/api/src/corpora/query.dto';
 import { runClients } from './http-clients';
 import { loadSciFact, ndcgAt, SciFact } from './scifact';
@@ -57,7 +57,7 @@ function grid(): Record<string, Fusion> {
   // The encoder's lexical unit U at the default λ (hybrid.ts lexicalWeight), on a log-spaced grid.
   for (const unit of [200, 500, 1000, 2200, 3000, 5000, 7000, 10_000, 15_000, 20_000, 50_000]) {
     const w = lexicalWeight(QUERY_DEFAULT_LAMBDA, unit);
-    out[`convex U=${unit}`] = (q) => sorted(blend(q.lexical, q.vector, w, DEPTH));
+    out[`convex U=${unit}`] = (q) => sorted(blend(q.lexical, q.vector, w, DEPTH, partKey));
     out[`lexical-first U=${unit}`] = (q) => sorted(lexicalFirst(q, w));
   }
   return out;
@@ -65,7 +65,7 @@ function grid(): Record<string, Fusion> {
 
 function lexicalFirst(q: Candidates, w: number): { hit: SearchHit; score: number }[] {
   const found = new Set(q.lexical.map(key));
-  const blended = blend(q.lexical, q.vector, w, DEPTH);
+  const blended = blend(q.lexical, q.vector, w, DEPTH, partKey);
   const semantic = new Map(q.vector.map((h) => [key(h), Math.min(1, Math.max(0, 1 - (h.vectorDistance ?? 1)))]));
   return blended.map((s) => (found.has(key(s.hit)) ? s : { hit: s.hit, score: (1 - w) * semantic.get(key(s.hit))! }));
 }

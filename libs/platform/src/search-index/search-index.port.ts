@@ -83,7 +83,18 @@ export interface SearchIndex {
   /** All parts of one document in order (for context windows and full-document context). */
   documentParts(index: string, documentId: string): Promise<SearchHit[]>;
   ping(): Promise<void>;
+  /**
+   * Optional, for an adapter whose ranking does not need a part's content (the embedded index): a lexical or
+   * vector search's candidates as refs and scores, without reading their rows, so that a caller keeping a page
+   * of 10 out of 200 candidates reads 10 rows (docs/search.md, "Content read for the page only").
+   */
+  rank?(index: string, request: SearchRequest & { readonly mode: 'lexical' | 'vector' }): Promise<RankedPart[]>;
+  /** Each ranked ref's hit with its scores, by position; undefined for a part deleted since it was ranked. */
+  hitsOf?(index: string, ranked: readonly RankedPart[], withVectors?: boolean): Promise<(SearchHit | undefined)[]>;
 }
+
+/** A candidate of {@link SearchIndex.rank}: `ref` names the part within its index; the scores are as on a SearchHit. */
+export type RankedPart = Pick<SearchHit, 'score' | 'textScore' | 'lexicalRelevance' | 'vectorDistance'> & { readonly ref: number };
 
 export const SEARCH_INDEX = Symbol('SearchIndex');
 

@@ -160,6 +160,27 @@ export function describeSearchIndexContract(adapter: string, create: () => Promi
       for (let i = 1; i < hybrid.length; i++) expect(hybrid[i - 1].score).toBeGreaterThanOrEqual(hybrid[i].score);
     });
 
+    it('ranks without content where it can (rank, then hitsOf): the same hits as search, a part deleted meanwhile missing', async () => {
+      if (!si.rank || !si.hitsOf) return; // optional: an adapter whose engine returns content with its ranking
+      const requests = [
+        { mode: 'lexical' as const, text: 'whales krill the sharks', limit: 10 },
+        { mode: 'vector' as const, vector: [0.5, 0.2, 0.3], limit: 10 },
+        { mode: 'lexical' as const, text: 'the', limit: 10, filter: { kind: 'cmp', field: { level: 'doc', name: 'kind' }, op: '=', value: 'animal' } as FilterExpr },
+      ];
+      for (const request of requests) {
+        const ranked = await si.rank(name, request);
+        expect(ranked.length).toBeGreaterThan(0);
+        expect(await si.hitsOf(name, ranked, true)).toEqual(await si.search(name, { ...request, withVectors: true }));
+      }
+      const ranked = await si.rank(name, { mode: 'lexical', text: 'sharks whales', limit: 10 });
+      const before = (await si.hitsOf(name, ranked)).map((h) => h!.documentId);
+      expect(before).toContain('sharks');
+      await apply([{ op: 'deleteDocument', index: name, documentId: 'sharks' }]);
+      const after = (await si.hitsOf(name, ranked)).map((h) => h?.documentId);
+      expect(after).toEqual(before.map((id) => (id === 'sharks' ? undefined : id)));
+      expect(await si.rank('no_such_index', requests[0])).toEqual([]);
+    });
+
     it('returns each hit\'s stored vector (its direction: an engine may normalise it) when asked, and none otherwise', async () => {
       const cos = (a: ArrayLike<number>, b: number[]) => {
         const dot = b.reduce((sum, x, i) => sum + x * a[i], 0);

@@ -5,26 +5,13 @@ import type { ApplyOptions, PositionedOps, ProjectionShape, ProjectionSink } fro
 import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
 import type { FieldRef, FilterExpr } from '../../filter/filter';
-import { fuseRanks, IndexedDocument, SearchHit, SearchIndex, SearchOp, SearchRequest } from '../search-index.port';
+import { IndexedDocument, RankedPart, SearchHit, SearchIndex, SearchOp, SearchRequest } from '../search-index.port';
+import { fuseRanked, hitsOfRows, partColumns, PartRow, parsedOncePerDocument, toHit } from './sqlite-part-rows';
 import { fieldSql, filterToSql } from '../../sqlite/sqlite-filter';
 import { Fts5Stemmer, FTS5_TOKENIZE } from './fts5-statistics';
-import { LEXICAL_TUNING, LexicalScore, SqliteLexicalRanker } from './sqlite-lexical';
+import { LEXICAL_TUNING, SqliteLexicalRanker } from './sqlite-lexical';
 import { LexicalIndexOptions, SqliteLexicalIndex } from './sqlite-lexical-index';
 import { AnnOptions, SqliteVectorAnn } from './sqlite-vector-ann';
-
-interface PartRow {
-  doc_id: string;
-  seq: number;
-  text: string;
-  title: string | null;
-  part_meta: string;
-  doc_meta: string;
-  s: number;
-  /** Calibrated lexical relevance (0–1), on lexical rows. */
-  relevance?: number;
-  /** Selected only when vectors were asked for. */
-  vector?: Buffer | null;
-}
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS si_indexes (
@@ -193,37 +180,45 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
   async search(index: string, request: SearchRequest): Promise<SearchHit[]> {
     const tid = this.tableId(index);
     if (tid === undefined) return [];
-    const k = request.mode === 'hybrid' ? Math.max(request.limit, 100) : request.limit;
-    const columns = `p.doc_id, p.seq, p.text, p.title, p.part_meta, p.doc_meta${request.withVectors ? ', p.vector' : ''}`;
-    const lexical = request.mode !== 'vector' ? this.lexical(tid, request.text ?? '', request.filter, k, columns) : [];
-    const vector = request.mode !== 'lexical' && request.vector ? await this.nearest(tid, request.vector, request.filter, k, columns) : [];
-    const documentMetadata = parsedOncePerDocument();
-    if (request.mode === 'lexical') return lexical.map((r) => toHit(r, { textScore: r.s, score: r.relevance ?? r.s, lexicalRelevance: r.relevance }, documentMetadata));
-    if (request.mode === 'vector') return vector.map((r) => toHit(r, { vectorDistance: r.s, score: 1 - r.s }, documentMetadata));
-    return fuse(lexical, vector, request.alpha ?? 0.3).slice(0, request.limit);
+    if (request.mode !== 'hybrid') return present(this.hitsIn(tid, await this.rankIn(tid, { ...request, mode: request.mode }), request.withVectors));
+    const k = Math.max(request.limit, 100);
+    // The vector side first: the graph's thread searches while the lexical side ranks on this one.
+    const vector = request.vector ? this.rankIn(tid, { ...request, mode: 'vector', limit: k }) : Promise.resolve([]);
+    const lexical = await this.rankIn(tid, { ...request, mode: 'lexical', limit: k });
+    return present(this.hitsIn(tid, fuseRanked(lexical, await vector, request.alpha ?? 0.3).slice(0, request.limit), request.withVectors));
   }
 
-  /** Ranked lexically (sqlite-lexical.ts), then only the winners' rows read; `s` is the raw score (higher is better). */
-  private lexical(tid: number, text: string, filter: FilterExpr | undefined, limit: number, columns: string): PartRow[] {
-    const ranked: LexicalScore[] = this.ranker.rank(tid, text, filter, limit);
-    if (ranked.length === 0) return [];
-    const rows = this.stmt(`SELECT p.rowid AS id, ${columns} FROM si_${tid}_parts p WHERE p.rowid IN (SELECT value FROM json_each(?))`).all(
-      JSON.stringify(ranked.map((r) => r.id)),
-    ) as (PartRow & { id: number })[];
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    // The rows are this call's own objects: scored in place rather than copied (a copy per result, 165 KB of text).
-    return ranked.map((r) => Object.assign(byId.get(r.id)!, { s: r.raw, relevance: r.relevance }));
+  async rank(index: string, request: SearchRequest & { readonly mode: 'lexical' | 'vector' }): Promise<RankedPart[]> {
+    const tid = this.tableId(index);
+    return tid === undefined ? [] : this.rankIn(tid, request);
   }
 
-  private async nearest(tid: number, vector: readonly number[], filter: FilterExpr | undefined, limit: number, columns: string): Promise<PartRow[]> {
-    const approximate = await this.ann.nearest(tid, vector, limit, filter && ((ids) => this.passing(tid, ids, filter)));
-    if (approximate) return this.rowsOf(tid, approximate, columns);
-    const params: unknown[] = [Buffer.from(new Float32Array(vector).buffer)];
+  async hitsOf(index: string, ranked: readonly RankedPart[], withVectors?: boolean): Promise<(SearchHit | undefined)[]> {
+    const tid = this.tableId(index);
+    return tid === undefined ? [] : this.hitsIn(tid, ranked, withVectors);
+  }
+
+  private hitsIn(tid: number, ranked: readonly RankedPart[], withVectors: boolean | undefined): (SearchHit | undefined)[] {
+    return hitsOfRows(this.stmt(`SELECT p.rowid AS id, ${partColumns(withVectors)} FROM si_${tid}_parts p WHERE p.rowid IN (SELECT value FROM json_each(?))`), ranked);
+  }
+
+  /**
+   * Ranked without reading the parts' rows: lexically by sqlite-lexical.ts (`textScore` the raw blended BM25,
+   * `score` its calibrated relevance), by vector through the graph or sqlite-vec's exact scan (cosine distance).
+   */
+  private async rankIn(tid: number, request: SearchRequest & { readonly mode: 'lexical' | 'vector' }): Promise<RankedPart[]> {
+    const { filter, limit } = request;
+    if (request.mode === 'lexical') {
+      return this.ranker.rank(tid, request.text ?? '', filter, limit).map((r) => ({ ref: r.id, textScore: r.raw, lexicalRelevance: r.relevance, score: r.relevance }));
+    }
+    if (!request.vector) return [];
+    const toRanked = ({ id, s }: { id: number; s: number }) => ({ ref: id, vectorDistance: s, score: 1 - s });
+    const approximate = await this.ann.nearest(tid, request.vector, limit, filter && ((ids) => this.passing(tid, ids, filter)));
+    if (approximate) return approximate.map(toRanked);
+    const params: unknown[] = [Buffer.from(new Float32Array(request.vector).buffer)];
     const where = filter ? ` AND ${filterToSql(filter, params)}` : '';
-    return this.stmt(
-      `SELECT ${columns}, vec_distance_cosine(p.vector, ?) AS s
-       FROM si_${tid}_parts p WHERE p.vector IS NOT NULL${where} ORDER BY s LIMIT ?`,
-    ).all(...params, limit) as PartRow[];
+    const exact = this.stmt(`SELECT p.rowid AS id, vec_distance_cosine(p.vector, ?) AS s FROM si_${tid}_parts p WHERE p.vector IS NOT NULL${where} ORDER BY s LIMIT ?`).all(...params, limit) as { id: number; s: number }[];
+    return exact.map(toRanked);
   }
 
   /** The candidates a filter keeps. */
@@ -231,16 +226,6 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     const params: unknown[] = [JSON.stringify(ids)];
     const where = filterToSql(filter, params);
     return new Set(this.stmt(`SELECT p.rowid FROM si_${tid}_parts p WHERE p.rowid IN (SELECT value FROM json_each(?)) AND ${where}`).pluck().all(...params) as number[]);
-  }
-
-  /** The rows of ranked ids, in their order, each with its score (rows gone meanwhile are left out). */
-  private rowsOf(tid: number, ranked: { id: number; s: number }[], columns: string): PartRow[] {
-    if (ranked.length === 0) return [];
-    const rows = this.stmt(`SELECT p.rowid AS id, ${columns} FROM si_${tid}_parts p WHERE p.rowid IN (SELECT value FROM json_each(?))`).all(
-      JSON.stringify(ranked.map((r) => r.id)),
-    ) as (PartRow & { id: number })[];
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    return ranked.filter((r) => byId.has(r.id)).map((r) => Object.assign(byId.get(r.id)!, { s: r.s }));
   }
 
   async distinctValues(index: string, field: FieldRef, options: { filter?: FilterExpr; limit?: number } = {}): Promise<unknown[]> {
@@ -348,50 +333,4 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
   }
 }
 
-/**
- * Every part of a document carries its document's metadata: one answer parses each distinct value once and its
- * hits share the (read-only) object, rather than one parse per part.
- */
-function parsedOncePerDocument(): (json: string) => Record<string, unknown> {
-  const parsed = new Map<string, Record<string, unknown>>();
-  return (json) => {
-    let value = parsed.get(json);
-    if (value === undefined) parsed.set(json, (value = JSON.parse(json) as Record<string, unknown>));
-    return value;
-  };
-}
-
-function toHit(r: PartRow, scores: Pick<SearchHit, 'score' | 'textScore' | 'vectorDistance' | 'lexicalRelevance'>, documentMetadata: (json: string) => Record<string, unknown>): SearchHit {
-  return {
-    documentId: r.doc_id,
-    seq: r.seq,
-    text: r.text,
-    sectionTitle: r.title ?? undefined,
-    partMetadata: JSON.parse(r.part_meta),
-    documentMetadata: documentMetadata(r.doc_meta),
-    ...scores,
-    ...(r.vector && { vector: new Float32Array(r.vector.buffer.slice(r.vector.byteOffset, r.vector.byteOffset + r.vector.byteLength)) }),
-  };
-}
-
-/** G14: dense text ranks (ties share a rank), vector ranks by order, fused by weight alpha. */
-function fuse(lexical: PartRow[], vector: PartRow[], alpha: number): SearchHit[] {
-  const key = (r: PartRow) => `${r.doc_id}\u0000${r.seq}`;
-  const merged = new Map<string, { row: PartRow; textRank?: number; vectorRank?: number; text?: number; relevance?: number; dist?: number }>();
-  let rank = 0;
-  let previous: number | undefined;
-  for (const r of lexical) {
-    if (r.s !== previous) rank += 1;
-    previous = r.s;
-    merged.set(key(r), { row: r, textRank: rank, text: r.s, relevance: r.relevance });
-  }
-  vector.forEach((r, i) => {
-    const m = merged.get(key(r));
-    if (m) Object.assign(m, { vectorRank: i + 1, dist: r.s });
-    else merged.set(key(r), { row: r, vectorRank: i + 1, dist: r.s });
-  });
-  const documentMetadata = parsedOncePerDocument();
-  return [...merged.values()]
-    .map((m) => toHit(m.row, { textScore: m.text, lexicalRelevance: m.relevance, vectorDistance: m.dist, score: fuseRanks(m.textRank, m.vectorRank, alpha) }, documentMetadata))
-    .sort((a, b) => b.score - a.score);
-}
+const present = (hits: (SearchHit | undefined)[]): SearchHit[] => hits.filter((h): h is SearchHit => h !== undefined);

@@ -1,6 +1,6 @@
 import { GloveEncoder } from '@lib/encoders';
 import type { SearchHit } from '@lib/platform';
-import { blend, lexicalScore, lexicalWeight, semanticScore, squashedBm25 } from './hybrid';
+import { blend, lexicalScore, partKey, lexicalWeight, semanticScore, squashedBm25 } from './hybrid';
 
 const hit = (documentId: string, scores: { textScore?: number; vectorDistance?: number }): SearchHit => ({
   documentId,
@@ -46,20 +46,20 @@ describe('hybrid scoring', () => {
   it('ranks by the blend: the semantic side decides at weight 0, the lexical side at weight 1', () => {
     const lexical = [hit('a', { textScore: 30 }), hit('b', { textScore: 5 })];
     const vector = [hit('b', { vectorDistance: 0.1 }), hit('a', { vectorDistance: 0.6 })];
-    const order = (w: number) => blend(lexical, vector, w, 10).sort((x, y) => y.score - x.score).map((s) => s.hit.documentId);
+    const order = (w: number) => blend(lexical, vector, w, 10, partKey).sort((x, y) => y.score - x.score).map((s) => s.hit.documentId);
     expect(order(0)).toEqual(['b', 'a']);
     expect(order(1)).toEqual(['a', 'b']);
-    const mid = blend(lexical, vector, 0.5, 10).find((s) => s.hit.documentId === 'a')!;
+    const mid = blend(lexical, vector, 0.5, 10, partKey).find((s) => s.hit.documentId === 'a')!;
     expect(mid.score).toBeCloseTo(0.5 * semanticScore(0.6) + 0.5 * squashedBm25(30), 10);
   });
 
   it('gives a part one side missed that side’s floor: 0 when the side ran out, its lowest score when it was cut at depth', () => {
     const onlyVector = hit('v', { vectorDistance: 0.2 });
     // The lexical side returned fewer than depth: the part did not match a query word.
-    const short = blend([hit('l', { textScore: 10 })], [onlyVector], 0.5, 5).find((s) => s.hit.documentId === 'v')!;
+    const short = blend([hit('l', { textScore: 10 })], [onlyVector], 0.5, 5, partKey).find((s) => s.hit.documentId === 'v')!;
     expect(short.score).toBeCloseTo(0.5 * semanticScore(0.2), 10);
     // The lexical side was cut at depth 1: the part scored at most the lowest lexical score retrieved.
-    const cut = blend([hit('l', { textScore: 10 })], [onlyVector], 0.5, 1).find((s) => s.hit.documentId === 'v')!;
+    const cut = blend([hit('l', { textScore: 10 })], [onlyVector], 0.5, 1, partKey).find((s) => s.hit.documentId === 'v')!;
     expect(cut.score).toBeCloseTo(0.5 * semanticScore(0.2) + 0.5 * squashedBm25(10), 10);
   });
 });

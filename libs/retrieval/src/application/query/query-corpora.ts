@@ -3,7 +3,8 @@ import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { Encoder, ENCODER_REGISTRY, EncoderRegistry, NO_ENCODER } from '@lib/encoders';
 import { FilterExpr, READ_STORE, ReadStore, SEARCH_INDEX, SearchHit, SearchIndex } from '@lib/platform';
 import { ContextWindow, hasContext, withContext } from './context-window';
-import { blend, lexicalScore, lexicalWeight, ScoredHit } from './hybrid';
+import { lexicalWeight } from './hybrid';
+import { corpusCandidates, resultsOf } from './candidates';
 import { ModelRerankers } from './model-rerankers';
 import { rerank, RerankerSpec } from './rerankers';
 import type { SearchResult } from './search-result';
@@ -119,11 +120,14 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
           );
         }
         const text = texts[index];
-        const scored = await this.searchCorpus(c.corpusKey, text, searchFilters[index], weight, depth, encoderName ? () => queryVector(encoderName, text) : undefined, withVectors);
-        return scored.map((s) => toResult(s, c.corpusKey, index, encoderName ?? undefined));
+        const corpus = { key: c.corpusKey, index, encoder: encoderName ?? undefined };
+        const request = { text, filter: searchFilters[index], weight, depth, side: Math.max(depth, HYBRID_DEPTH), withVectors };
+        return corpusCandidates(this.search, corpus, request, encoderName ? () => queryVector(encoderName, text) : undefined);
       }),
     );
-    let results = perCorpus.flat().sort((a, b) => b.score - a.score);
+    const candidates = perCorpus.flat().sort((a, b) => b.score - a.score);
+    // A reranker and max_by read every candidate; otherwise only the page's content is read.
+    let results = await resultsOf(this.search, candidates, reranker || maxBy ? candidates.length : offset + limit, withVectors);
     if (reranker) {
       const ctx = {
         query: q.query,
@@ -153,32 +157,6 @@ export class QueryCorporaHandler implements IQueryHandler<QueryCorpora, QueryRes
     if (warnings.length) response.warnings = warnings;
     if (rewrite) response.rewritten_queries = rewrite.rewritten;
     return response;
-  }
-
-  /**
-   * One corpus's candidates with their final scores: lexical only at weight 1, semantic only at weight 0, else
-   * both sides' top candidates blended (hybrid.ts).
-   */
-  private async searchCorpus(
-    corpusKey: string,
-    text: string,
-    filter: FilterExpr | undefined,
-    weight: number,
-    depth: number,
-    queryVector: (() => Promise<number[]>) | undefined,
-    withVectors: boolean,
-  ): Promise<ScoredHit[]> {
-    if (weight >= 1 || !queryVector) {
-      const hits = await this.search.search(corpusKey, { mode: 'lexical', text, limit: depth, filter, withVectors });
-      return hits.map((hit) => ({ hit, score: lexicalScore(hit) }));
-    }
-    const vector = await queryVector();
-    const side = Math.max(depth, HYBRID_DEPTH);
-    const [lexical, nearest] = await Promise.all([
-      weight > 0 ? this.search.search(corpusKey, { mode: 'lexical', text, limit: side, filter, withVectors }) : Promise.resolve([]),
-      this.search.search(corpusKey, { mode: 'vector', vector, limit: side, filter, withVectors }),
-    ]);
-    return blend(lexical, nearest, weight, side);
   }
 
   /** Each result's text with its context window, from its document's parts (read once per document). */
@@ -215,19 +193,4 @@ function publicResult(r: SearchResult & ResultAttachments, withIndex: boolean): 
   if (r.image) shown.image = r.image;
   if (withIndex) shown.part_index = r.seq;
   return shown;
-}
-
-function toResult({ hit, score }: ScoredHit, corpusKey: string, index: number, encoder: string | undefined): SearchResult {
-  return {
-    text: hit.text,
-    score,
-    part_metadata: hit.sectionTitle !== undefined ? { ...hit.partMetadata, section: hit.sectionTitle } : hit.partMetadata,
-    document_metadata: hit.documentMetadata,
-    document_id: hit.documentId,
-    corpus_key: corpusKey,
-    request_corpora_index: index,
-    result_type: 'text',
-    seq: hit.seq,
-    ...(hit.vector && encoder && { vector: hit.vector, encoder }),
-  };
 }
