@@ -113,7 +113,7 @@ export class ProjectionWorker {
     if (head <= from) return false;
     // Several projections woken by one append would otherwise each read it in the same turn of the loop.
     await yieldToLoop();
-    const events = await this.events.readAll({ after: from, maxCount: this.options.batchSize, filter: { types: this.projection.eventTypes } });
+    const events = await this.events.readAll({ after: from, maxCount: this.options.batchSize, filter: { types: this.projection.eventTypes }, shared: true });
     const full = events.length === this.options.batchSize;
     const checkpoint = full ? events[events.length - 1].position : Math.max(head, events[events.length - 1]?.position ?? 0);
     // Reading, applying and writing a large batch (a document of 50,000 parts) each take a while: the loop
