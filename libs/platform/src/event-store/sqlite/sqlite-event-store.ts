@@ -167,8 +167,12 @@ export class SqliteEventStore implements EventStore {
   readAllSync(options: ReadAllOptions = {}): RecordedEvent[] {
     const backwards = options.direction === 'backwards';
     if (options.shared && !backwards) {
-      const recent = this.recent.read(options.after ?? 0, options.maxCount ?? -1, options.filter, this.currentHead());
-      if (recent) return recent;
+      const maxCount = options.maxCount ?? -1;
+      const after = options.after ?? 0;
+      const recent = this.recent.read(after, maxCount, options.filter);
+      const through = Math.max(after, this.recent.last);
+      if (recent && (recent.length === maxCount || this.currentHead() <= through)) return recent;
+      if (recent) return recent.concat(this.readAllSync({ ...options, after: through, maxCount: maxCount < 0 ? -1 : maxCount - recent.length, shared: false }));
     }
     const { clause, params } = filterClause(options.filter);
     const sql = backwards

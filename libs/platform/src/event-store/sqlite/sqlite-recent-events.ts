@@ -16,10 +16,11 @@ const MAX_JSON_CHARS = 16 * 2 ** 20;
 /**
  * The newest events this process appended, as stored, so that the projections woken by an append read it without
  * a query and decode it once between them (three projections read every DocumentIndexed: the read and the decoding
- * were a tenth of the event loop while indexing, docs/benchmarks.md). It is only ever a copy of the log's tail: it
- * answers a read only when it holds every position after the reader's and the file's head is its last (no other
- * process appended since), and otherwise the store reads the file. Positions it holds are contiguous: a commit's are
- * (it held the write lock), and a commit that does not follow on from the last one starts the tail afresh.
+ * were a tenth of the event loop while indexing, docs/benchmarks.md). It is only ever a copy of part of the log: the
+ * positions it holds are contiguous (a commit's are, since it held the write lock, and a commit that does not follow
+ * on from the last one starts the tail afresh), so it answers for every position from its first to its last, and the
+ * store reads what lies beyond its last (a commit not yet reported by the writer thread, another process's) from the
+ * file.
  */
 export class RecentEvents {
   private entries: Entry[] = [];
@@ -63,12 +64,12 @@ export class RecentEvents {
   }
 
   /**
-   * The events after `after` matching `filter`, oldest first, at most `maxCount`, as a forwards read of the file
-   * whose head is `head` would return them; undefined when the tail does not hold all of them. The events returned
-   * are shared with every other caller: they must not be changed.
+   * The events after `after` up to `last` matching `filter`, oldest first, at most `maxCount`, as a forwards read
+   * of the file would return them; undefined when the tail does not hold every position after `after`. The events
+   * returned are shared with every other caller: they must not be changed.
    */
-  read(after: number, maxCount: number, filter: EventFilter | undefined, head: number): RecordedEvent[] | undefined {
-    if (this.entries.length === 0 || head !== this.last) return undefined;
+  read(after: number, maxCount: number, filter: EventFilter | undefined): RecordedEvent[] | undefined {
+    if (this.entries.length === 0) return undefined;
     const start = after + 1 - this.entries[0].row.position;
     if (start < 0) return undefined;
     const types = filter?.types?.length ? new Set(filter.types) : undefined;
