@@ -104,7 +104,7 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
 
   // With the log committed on its writer thread, service.db's checkpoints leave the loop too (a log still in
   // service.db has them on the writer already).
-  if (sqlite && config.eventStoreWriter === 'thread' && !logInServiceDb) new SqliteCheckpointer(sqlite);
+  if (sqlite && config.eventStoreWriter !== 'inline' && !logInServiceDb) new SqliteCheckpointer(sqlite);
 
   const registrations: ProjectionRegistration[] = ALL_PROJECTIONS.map((projection) => ({
     projection,

@@ -34,9 +34,11 @@ export interface SqliteEventStoreOptions {
    * with its own connection, so the event loop never waits on a commit's fsync. Give the store a file of its own
    * (`events.db`): anything else the main connection writes in the same file waits for the writer's lock in
    * SQLite's busy handler, on the event loop (EVENT_STORE_WRITER, docs/architecture.md). ':memory:' is always inline
-   * (another connection cannot open it).
+   * (another connection cannot open it). `auto`: the writer thread, except that a lone append made while the thread
+   * has nothing in flight commits inline (a single durable answer then pays no hop to the thread and back, and the
+   * thread's connection, idle, holds no lock the inline commit could wait for).
    */
-  readonly writer?: 'thread' | 'inline';
+  readonly writer?: 'thread' | 'inline' | 'auto';
 }
 
 /**
@@ -65,8 +67,13 @@ export class SqliteEventStore implements EventStore {
     this.maxPosition = db.prepare('SELECT COALESCE(MAX(position), 0) FROM es_events').pluck();
     this.head = this.maxPosition.get() as number;
     const path = sqlite.options.path;
-    if ((options.writer ?? 'inline') === 'thread' && path !== ':memory:' && path !== '') {
-      this.writer = new SqliteWriter({ path, synchronous: sqlite.options.synchronous ?? 'FULL' }, (items, result) => this.notifyGroup(items, result));
+    const writer = options.writer ?? 'inline';
+    if (writer !== 'inline' && path !== ':memory:' && path !== '') {
+      this.writer = new SqliteWriter(
+        { path, synchronous: sqlite.options.synchronous ?? 'FULL' },
+        (items, result) => this.notifyGroup(items, result),
+        writer === 'auto' ? (items) => this.appender.commit(items) : undefined,
+      );
       sqlite.handOverCheckpoints();
       // Closing the database closes the writer too, after it has committed every append sent to it.
       sqlite.onClose(() => void this.writer!.close());

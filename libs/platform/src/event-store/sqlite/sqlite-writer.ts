@@ -16,10 +16,15 @@ export class SqliteWriter {
   private broken: string | undefined;
   private closing: Promise<void> | undefined;
 
-  /** `onCommitted` hears each group and its outcome before any of its appends is settled. */
+  /**
+   * `onCommitted` hears each group and its outcome before any of its appends is settled. With `commitInline` (the
+   * `auto` writer), a group of one append found with nothing in flight is committed by it, on the caller's
+   * connection, instead of by the thread.
+   */
   constructor(
     options: WriterThreadOptions,
     private readonly onCommitted: (items: readonly PendingAppend[], result: GroupOutcome) => void,
+    private readonly commitInline?: (items: readonly PendingAppend[]) => GroupOutcome,
   ) {
     // From TypeScript sources (tests, ts-node) the thread needs the same loaders; the build runs the .js file.
     const fromSource = __filename.endsWith('.ts');
@@ -48,8 +53,15 @@ export class SqliteWriter {
   private send(): void {
     if (this.inFlight || this.queue.length === 0 || this.broken) return;
     const group = this.queue.splice(0);
-    const id = this.nextId++;
     const items = group.map((g) => g.item);
+    if (this.commitInline && items.length === 1) {
+      // The thread has nothing in flight, so its connection holds no write lock: this commit cannot wait on it.
+      const result = this.commitInline(items);
+      this.onCommitted(items, result);
+      group[0].settle(result, 0);
+      return;
+    }
+    const id = this.nextId++;
     this.inFlight = { id, settles: group.map((g) => g.settle) };
     this.sent.set(id, { items, settles: this.inFlight.settles });
     this.worker.ref();
