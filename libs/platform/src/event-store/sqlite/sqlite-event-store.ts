@@ -193,7 +193,9 @@ export class SqliteEventStore implements EventStore {
     return catchUpSubscription(
       {
         readPage: async (after, pageSize) => this.readAllSync({ after, maxCount: pageSize, filter: options.filter }),
-        waitForMore: (after, ms) => this.waitForAppend(after, ms),
+        // A subscription to some types (the job, pipeline, schedule and connector runners) is not woken, to read an
+        // empty page, by every append of other types: five of them did that on each chat answer's usage record.
+        waitForMore: (after, ms) => this.waitForAppend(after, ms, options.filter?.types?.length ? { types: options.filter.types } : {}),
         head: async () => this.currentHead(),
         cursorOf: (e) => e.position,
       },
