@@ -5,12 +5,11 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AddressLookup, Clock, CLOCK, ServiceConfig } from '@lib/platform';
 import type { Logger } from 'pino';
-import pinoHttp from 'pino-http';
 import { ApiModule, ApiModuleOptions } from './api/src/api.module';
 import { Bootstrap } from '@lib/auth';
 import { resolveBootstrapKey, resolveSecretsKey, resolveSigningKey } from './api/src/bootstrap-key';
-import { redactUrl } from './api/src/http/redact';
 import { requestContext } from './api/src/http/request-context';
+import { requestLog } from './api/src/http/request-log';
 import { PinoNestLogger } from './api/src/logger';
 import { createInfrastructure, Infrastructure, Role } from './infrastructure/infrastructure';
 import { WorkerModule } from './worker/src/worker.module';
@@ -62,14 +61,7 @@ export async function startApp(
     // Node's default 16 KB header limit would refuse it with 431.
     (app.getHttpServer() as Server & { maxHeaderSize: number }).maxHeaderSize = MAX_HEADER_BYTES;
     app.use(requestContext(app.get<symbol, Clock>(CLOCK)));
-    app.use(
-      pinoHttp({
-        logger: log,
-        genReqId: (req) => (req as unknown as { requestId: string }).requestId,
-        customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
-        serializers: { req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }) },
-      }),
-    );
+    app.use(requestLog(log));
     // No body parser here: the guard reads bodies once it knows who sends them (http/request-body.ts).
     app.set('trust proxy', config.trustProxy);
     // The owner and the bootstrap key are events like any other; the auth projection must show them first.

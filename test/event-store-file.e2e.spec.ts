@@ -17,7 +17,7 @@ function loggedTypes(path: string): string[] | undefined {
 
 const createCorpus = (key: string) => ({ key, name: key });
 
-describe.each(['inline', 'thread'])('the embedded event log in its own file (EVENT_STORE_WRITER=%s)', (writer) => {
+describe.each(['inline', 'thread', 'auto'])('the embedded event log in its own file (EVENT_STORE_WRITER=%s)', (writer) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'ars-events-file-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
   const start = () => startTestApp({ dataDir, env: { EVENT_STORE_WRITER: writer } });

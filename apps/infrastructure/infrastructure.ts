@@ -8,6 +8,9 @@ import { memoryRateLimits, mongoRateLimits, RateLimits, sqliteRateLimits } from 
 
 export type Role = 'all' | 'api' | 'worker';
 
+/** How long one projection batch may hold the event loop on the embedded sinks (docs/benchmarks.md, /health under ingest). */
+const PROJECTION_BATCH_BUDGET_MS = 8;
+
 /** The adapters behind each port, chosen by configuration (embedded SQLite unless a server URL is set). */
 export interface Infrastructure {
   readonly events: EventStore;
@@ -101,7 +104,7 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
 
   // With the log committed on its writer thread, service.db's checkpoints leave the loop too (a log still in
   // service.db has them on the writer already).
-  if (sqlite && config.eventStoreWriter === 'thread' && !logInServiceDb) new SqliteCheckpointer(sqlite);
+  if (sqlite && config.eventStoreWriter !== 'inline' && !logInServiceDb) new SqliteCheckpointer(sqlite);
 
   const registrations: ProjectionRegistration[] = ALL_PROJECTIONS.map((projection) => ({
     projection,
@@ -111,6 +114,9 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
   let progress: ProjectionProgress;
   if (role !== 'api') {
     runtime = new ProjectionRuntime(events, state, registrations, {
+      // The embedded sinks write on the event loop: a backlog is worked off in writes of a few milliseconds each,
+      // so a request arriving meanwhile (a health probe) waits for one of them, not for a thousand events.
+      ...(sqlite ? { batchBudgetMs: PROJECTION_BATCH_BUDGET_MS } : {}),
       log: (level, message, fields) => log[level](fields ?? {}, message),
     });
     progress = runtime;

@@ -39,6 +39,11 @@ export interface ReadAllOptions {
   readonly direction?: 'forwards' | 'backwards';
   readonly maxCount?: number;
   readonly filter?: EventFilter;
+  /**
+   * The caller only reads the events it gets (projections: `apply` is pure), so an adapter may hand it the same
+   * objects it handed other such callers, decoded once (the SQLite store's tail of recent appends).
+   */
+  readonly shared?: boolean;
 }
 
 export interface SubscribeToAllOptions {

@@ -24,9 +24,10 @@ export interface ServiceConfig {
   /**
    * Where the embedded event store commits (EVENT_STORE_WRITER): `inline` (default) on the main connection with
    * group commit, or `thread` on a writer thread (docs/architecture.md: faster durable chat answers, but
-   * main-thread projection transactions then wait on the writer's lock, 4x slower pipeline processing).
+   * main-thread projection transactions then wait on the writer's lock, 4x slower pipeline processing), or `auto`:
+   * a lone append while the writer thread is idle commits inline, everything else on the thread.
    */
-  readonly eventStoreWriter: 'inline' | 'thread';
+  readonly eventStoreWriter: 'inline' | 'thread' | 'auto';
   readonly logLevel: string;
   /** `FULL` makes every acknowledged append survive power loss; `NORMAL` survives a process crash only. */
   readonly sqliteSynchronous: 'FULL' | 'NORMAL';
@@ -144,7 +145,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
   if (typesenseUrl && !typesenseApiKey) problems.push('TYPESENSE_API_KEY is required when TYPESENSE_URL is set');
   const synchronous = (text('SQLITE_SYNCHRONOUS') ?? 'FULL').toUpperCase();
   const eventStoreWriter = (text('EVENT_STORE_WRITER') ?? 'inline').toLowerCase();
-  if (!['inline', 'thread'].includes(eventStoreWriter)) problems.push(`EVENT_STORE_WRITER must be inline or thread, got "${eventStoreWriter}"`);
+  if (!['inline', 'thread', 'auto'].includes(eventStoreWriter)) problems.push(`EVENT_STORE_WRITER must be inline, thread or auto, got "${eventStoreWriter}"`);
   const rateLimitStore = (text('RATE_LIMIT_STORE') ?? 'auto').toLowerCase();
   if (!['auto', 'shared', 'memory'].includes(rateLimitStore)) problems.push(`RATE_LIMIT_STORE must be auto, shared or memory, got "${rateLimitStore}"`);
   if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
@@ -170,7 +171,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     readYourWritesTimeoutMs: int('READ_YOUR_WRITES_TIMEOUT_MS', 10_000, 0, 600_000),
     vectorIndexMinVectors: int('VECTOR_INDEX_MIN_VECTORS', 10_000, 0, 1_000_000_000),
     lexicalIndexMinRows: int('LEXICAL_INDEX_MIN_ROWS', 20_000, 0, 1_000_000_000),
-    eventStoreWriter: eventStoreWriter === 'thread' ? 'thread' : 'inline',
+    eventStoreWriter: eventStoreWriter === 'thread' || eventStoreWriter === 'auto' ? eventStoreWriter : 'inline',
     logLevel: text('LOG_LEVEL') ?? 'info',
     sqliteSynchronous: synchronous === 'NORMAL' ? 'NORMAL' : 'FULL',
     adminEmail: text('ADMIN_EMAIL') ?? '',

@@ -134,4 +134,32 @@ describe('ProjectionRuntime (SQLite)', () => {
     await v2.stop();
     sqlite.close();
   });
+
+  it('works off a backlog in batches sized to the time budget, each one write, all in order', async () => {
+    const { events, state, reads, sqlite } = setup();
+    const batches: number[] = [];
+    // A sink that holds the loop about 1 ms per event, as a large document's parts do.
+    const slow: ProjectionSink<unknown> = Object.assign(Object.create(reads) as object, {
+      applyBatch: (name: string, generation: number, batch: { ops: unknown[] }[], checkpoint: number) => {
+        batches.push(batch.length);
+        const until = performance.now() + batch.length;
+        while (performance.now() < until);
+        return reads.applyBatch(name, generation, batch as never, checkpoint);
+      },
+    }) as unknown as ProjectionSink<unknown>;
+    for (let i = 0; i < 60; i++) events.appendSync('a-1', [testEvent('Added')]);
+    const runtime = new ProjectionRuntime(events, state, [{ projection: counter(), sink: slow }], { batchBudgetMs: 5 });
+    await runtime.start();
+    expect(await runtime.waitFor(await events.headPosition(), ['counter'], 5000)).toBe(true);
+    expect((await reads.get('counts', 'a-1'))?.n).toBe(60);
+    // The first batch takes what is there; from then on no batch holds more than the budget's worth.
+    expect(batches[0]).toBe(60);
+    await events.append('a-1', [testEvent('Added'), testEvent('Added'), testEvent('Added'), testEvent('Added'), testEvent('Added'), testEvent('Added'), testEvent('Added')]);
+    expect(await runtime.waitFor(await events.headPosition(), ['counter'], 5000)).toBe(true);
+    expect(batches.length).toBeGreaterThan(2);
+    expect(Math.max(...batches.slice(1))).toBeLessThanOrEqual(5);
+    expect((await reads.get('counts', 'a-1'))?.n).toBe(67);
+    await runtime.stop();
+    sqlite.close();
+  });
 });

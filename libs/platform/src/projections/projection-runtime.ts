@@ -39,6 +39,7 @@ export class ProjectionRuntime implements ProjectionProgress {
   ) {
     const opts: WorkerOptions = {
       batchSize: options.batchSize ?? 1000,
+      batchBudgetMs: options.batchBudgetMs,
       retryDelaysMs: options.retryDelaysMs ?? [50, 200, 800],
       log: options.log ?? (() => undefined),
     };

@@ -5,6 +5,12 @@ import type { PositionedOps, Projection, ProjectionSink, ProjectionStateStore } 
 
 export interface WorkerOptions {
   readonly batchSize: number;
+  /**
+   * For sinks that write synchronously on the event loop (SQLite): a live batch holds as many events as the last
+   * batch's cost per event says can be written in about this many milliseconds (up to `batchSize`), so that one
+   * write never holds the loop much longer, however large the backlog. Unset: always `batchSize`.
+   */
+  readonly batchBudgetMs?: number;
   /** Delays between attempts of a failing batch before the worker looks for the event to park. */
   readonly retryDelaysMs: readonly number[];
   readonly log: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
@@ -31,6 +37,8 @@ export class ProjectionWorker {
   private readonly stopSignal = new Promise<void>((r) => (this.wakeOnStop = r));
   private lock: Promise<unknown> = Promise.resolve();
   private readonly listeners = new Set<() => void>();
+  /** Events the next live batch reads (`batchBudgetMs`). */
+  private batchLimit: number;
 
   constructor(
     readonly projection: Projection,
@@ -38,7 +46,9 @@ export class ProjectionWorker {
     private readonly events: EventStore,
     private readonly state: ProjectionStateStore,
     private readonly options: WorkerOptions,
-  ) {}
+  ) {
+    this.batchLimit = options.batchSize;
+  }
 
   get name(): string {
     return this.projection.name;
@@ -73,7 +83,7 @@ export class ProjectionWorker {
     while (!this.stopped) {
       try {
         await this.followRebuildByOtherProcess();
-        const moved = await this.exclusive(() => this.step(this.generation, this.processed, (p) => (this.processed = p)));
+        const moved = await this.exclusive(() => this.step(this.generation, this.processed, (p) => (this.processed = p), this.batchLimit));
         if (!moved) await Promise.race([this.idle(), this.stopSignal]);
       } catch (e) {
         this.lastError = e instanceof Error ? e.message : String(e);
@@ -108,13 +118,13 @@ export class ProjectionWorker {
   }
 
   /** One batch: returns whether the checkpoint moved. */
-  private async step(generation: number, from: number, advance: (p: number) => void): Promise<boolean> {
+  private async step(generation: number, from: number, advance: (p: number) => void, limit = this.options.batchSize): Promise<boolean> {
     const head = await this.events.headPosition();
     if (head <= from) return false;
     // Several projections woken by one append would otherwise each read it in the same turn of the loop.
     await yieldToLoop();
-    const events = await this.events.readAll({ after: from, maxCount: this.options.batchSize, filter: { types: this.projection.eventTypes } });
-    const full = events.length === this.options.batchSize;
+    const events = await this.events.readAll({ after: from, maxCount: limit, filter: { types: this.projection.eventTypes }, shared: true });
+    const full = events.length === limit;
     const checkpoint = full ? events[events.length - 1].position : Math.max(head, events[events.length - 1]?.position ?? 0);
     // Reading, applying and writing a large batch (a document of 50,000 parts) each take a while: the loop
     // gets a turn between them.
@@ -141,7 +151,9 @@ export class ProjectionWorker {
     for (const delay of [0, ...this.options.retryDelaysMs]) {
       if (delay) await sleep(delay);
       try {
+        const started = performance.now();
         await this.sink.applyBatch(this.name, generation, batch, checkpoint);
+        this.adaptBatch(batch.length, performance.now() - started);
         this.lastError = undefined;
         return;
       } catch (e) {
@@ -150,6 +162,14 @@ export class ProjectionWorker {
       }
     }
     await this.isolatePoison(generation, batch, events, checkpoint);
+  }
+
+  /** Sizes the next live batch from this one's cost per event (`batchBudgetMs`). */
+  private adaptBatch(count: number, ms: number): void {
+    const budget = this.options.batchBudgetMs;
+    if (!budget || count === 0) return;
+    const perEvent = Math.max(ms / count, 0.001);
+    this.batchLimit = Math.max(1, Math.min(this.options.batchSize, Math.floor(budget / perEvent)));
   }
 
   /** Applies the batch event by event; one that still fails while the sink itself works is parked. */

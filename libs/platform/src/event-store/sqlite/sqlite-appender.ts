@@ -2,15 +2,33 @@ import type { Database, Statement } from 'better-sqlite3';
 import { AppendOptions, AppendResult, ConcurrencyError, ExpectedRevision } from '../event-store.port';
 import { categoryOf, NewEvent } from '../events';
 
+/**
+ * An event with its data and metadata already JSON, as stored: encoded once on the main thread, so that neither the
+ * hop to the writer thread (a structured clone of every object) nor the log's tail (sqlite-recent-events.ts) pays again.
+ */
+export interface EncodedEvent {
+  readonly id: string;
+  readonly type: string;
+  readonly data: string;
+  readonly metadata: string;
+}
+
+export function encodeEvents(events: readonly NewEvent[]): EncodedEvent[] {
+  return events.map((e) => ({ id: e.id, type: e.type, data: JSON.stringify(e.data), metadata: JSON.stringify(e.metadata) }));
+}
+
 /** One append of a group commit; its events' ids were checked distinct by the caller. */
 export interface PendingAppend {
   readonly streamId: string;
-  readonly events: readonly NewEvent[];
+  readonly events: readonly EncodedEvent[];
   readonly options: AppendOptions;
 }
 
-/** An append's result; `count` and `types` describe what it added (nothing when `appended` is false). */
-export type StoredAppend = AppendResult & { readonly appended: boolean; readonly count: number; readonly types: readonly string[] };
+/**
+ * An append's result; `count` and `types` describe what it added (nothing when `appended` is false), `recordedAt` the
+ * time stored with its events.
+ */
+export type StoredAppend = AppendResult & { readonly appended: boolean; readonly count: number; readonly types: readonly string[]; readonly recordedAt: number };
 
 /**
  * What became of one append: stored (or found stored, G3), a concurrency conflict, or a failure. Plain data, so
@@ -95,7 +113,7 @@ export class SqliteAppender {
     const current = this.streamRevision.get(streamId) as number | undefined;
     if (events.length > 0) {
       const found = this.findIds.all(streamId, JSON.stringify(events.map((e) => e.id))) as StoredId[];
-      if (found.length > 0) return { ...idempotentResult(streamId, events, found, expected, current), appended: false, count: 0, types: [] };
+      if (found.length > 0) return { ...idempotentResult(streamId, events, found, expected, current), appended: false, count: 0, types: [], recordedAt: 0 };
     }
     checkExpected(streamId, expected, current);
     let revision = current ?? -1;
@@ -103,11 +121,11 @@ export class SqliteAppender {
     let position = events.length === 0 ? (this.maxPosition.get() as number) : 0;
     for (const e of events) {
       revision += 1;
-      const info = this.insert.run(streamId, revision, e.id, e.type, categoryOf(streamId), JSON.stringify(e.data), JSON.stringify(e.metadata), now);
+      const info = this.insert.run(streamId, revision, e.id, e.type, categoryOf(streamId), e.data, e.metadata, now);
       position = Number(info.lastInsertRowid);
     }
     if (events.length > 0) this.upsertStream.run(streamId, revision);
-    return { nextExpectedRevision: revision, position, appended: events.length > 0, count: events.length, types: [...new Set(events.map((e) => e.type))] };
+    return { nextExpectedRevision: revision, position, appended: events.length > 0, count: events.length, types: [...new Set(events.map((e) => e.type))], recordedAt: now };
   }
 }
 
@@ -118,7 +136,7 @@ interface StoredId {
 }
 
 /** G3: all ids already stored (in place, for an exact expectation) is a no-op; a partial match is an error. */
-function idempotentResult(streamId: string, events: readonly NewEvent[], found: StoredId[], expected: ExpectedRevision, current: number | undefined): AppendResult {
+function idempotentResult(streamId: string, events: readonly { readonly id: string }[], found: StoredId[], expected: ExpectedRevision, current: number | undefined): AppendResult {
   const actual = current ?? 'no_stream';
   if (found.length !== events.length) throw new ConcurrencyError(streamId, expected, actual);
   const byId = new Map(found.map((f) => [f.event_id, f]));

@@ -62,3 +62,24 @@ describe('SqliteEventStore.waitForAppend with types', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe('SqliteEventStore.subscribeToAll with types', () => {
+  it('reads no page for appends holding none of its types, and delivers the next that holds one', async () => {
+    const sqlite = new SqliteDatabase({ path: ':memory:' });
+    const store = new SqliteEventStore(sqlite);
+    const sub = store.subscribeToAll({ filter: { types: ['Wanted'] } });
+    const it = sub[Symbol.asyncIterator]();
+    const next = it.next();
+    await sub.caughtUp;
+    await new Promise((r) => setImmediate(r));
+    const readAll = jest.spyOn(store, 'readAllSync');
+    for (let i = 0; i < 20; i++) await store.append(`usage-${i}`, [testEvent('Other')]);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(readAll.mock.calls.length).toBeLessThanOrEqual(2);
+    await store.append('a-1', [testEvent('Wanted', { n: 1 })]);
+    expect(((await next).value as { data: unknown }).data).toEqual({ n: 1 });
+    await sub.close();
+    sqlite.close();
+  });
+});
+

@@ -1,8 +1,9 @@
 import type { Statement } from 'better-sqlite3';
 import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { catchUpSubscription } from '../catch-up-subscription';
-import { GroupOutcome, PendingAppend, SqliteAppender } from './sqlite-appender';
+import { encodeEvents, GroupOutcome, PendingAppend, SqliteAppender } from './sqlite-appender';
 import { EventRow, filterClause, SCHEMA, toRecorded } from './sqlite-event-rows';
+import { RecentEvents } from './sqlite-recent-events';
 import { SqliteWriter } from './sqlite-writer';
 import {
   AppendOptions,
@@ -33,9 +34,11 @@ export interface SqliteEventStoreOptions {
    * with its own connection, so the event loop never waits on a commit's fsync. Give the store a file of its own
    * (`events.db`): anything else the main connection writes in the same file waits for the writer's lock in
    * SQLite's busy handler, on the event loop (EVENT_STORE_WRITER, docs/architecture.md). ':memory:' is always inline
-   * (another connection cannot open it).
+   * (another connection cannot open it). `auto`: the writer thread, except that a lone append made while the thread
+   * has nothing in flight commits inline (a single durable answer then pays no hop to the thread and back, and the
+   * thread's connection, idle, holds no lock the inline commit could wait for).
    */
-  readonly writer?: 'thread' | 'inline';
+  readonly writer?: 'thread' | 'inline' | 'auto';
 }
 
 /**
@@ -51,6 +54,7 @@ export class SqliteEventStore implements EventStore {
   private readonly appender: SqliteAppender;
   private readonly writer: SqliteWriter | undefined;
   private readonly inline: { item: PendingAppend; settle: (r: GroupOutcome, index: number) => void }[] = [];
+  private readonly recent = new RecentEvents();
 
   constructor(
     private readonly sqlite: SqliteDatabase,
@@ -63,8 +67,13 @@ export class SqliteEventStore implements EventStore {
     this.maxPosition = db.prepare('SELECT COALESCE(MAX(position), 0) FROM es_events').pluck();
     this.head = this.maxPosition.get() as number;
     const path = sqlite.options.path;
-    if ((options.writer ?? 'inline') === 'thread' && path !== ':memory:' && path !== '') {
-      this.writer = new SqliteWriter({ path, synchronous: sqlite.options.synchronous ?? 'FULL' }, (result) => this.notifyGroup(result));
+    const writer = options.writer ?? 'inline';
+    if (writer !== 'inline' && path !== ':memory:' && path !== '') {
+      this.writer = new SqliteWriter(
+        { path, synchronous: sqlite.options.synchronous ?? 'FULL' },
+        (items, result) => this.notifyGroup(items, result),
+        writer === 'auto' ? (items) => this.appender.commit(items) : undefined,
+      );
       sqlite.handOverCheckpoints();
       // Closing the database closes the writer too, after it has committed every append sent to it.
       sqlite.onClose(() => void this.writer!.close());
@@ -78,7 +87,7 @@ export class SqliteEventStore implements EventStore {
    */
   async append(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {
     assertDistinctEventIds(streamId, events);
-    const item = { streamId, events, options };
+    const item = { streamId, events: encodeEvents(events), options };
     const { result, index } = this.writer ? await this.writer.submit(item) : await this.submitInline(item);
     if ('failed' in result) throw storeError(result.failed);
     const outcome = result.outcomes[index];
@@ -96,8 +105,9 @@ export class SqliteEventStore implements EventStore {
 
   private flushInline(): void {
     const group = this.inline.splice(0);
-    const result = this.appender.commit(group.map((g) => g.item));
-    this.notifyGroup(result);
+    const items = group.map((g) => g.item);
+    const result = this.appender.commit(items);
+    this.notifyGroup(items, result);
     group.forEach((g, i) => g.settle(result, i));
   }
 
@@ -105,13 +115,14 @@ export class SqliteEventStore implements EventStore {
    * Tells in-process waiters what a commit added: positions (after, head], contiguous because the commit held
    * the write lock, and the event types among them.
    */
-  private notifyGroup(result: GroupOutcome): void {
+  private notifyGroup(items: readonly PendingAppend[], result: GroupOutcome): void {
     if ('failed' in result) return;
     let head = 0;
     let after = Number.MAX_SAFE_INTEGER;
     const types = new Set<string>();
-    for (const o of result.outcomes) {
+    for (const [i, o] of result.outcomes.entries()) {
       if (!('ok' in o) || !o.ok.appended) continue;
+      this.recent.add(items[i].streamId, items[i].events, o.ok.position, o.ok.nextExpectedRevision, o.ok.recordedAt);
       head = Math.max(head, o.ok.position);
       after = Math.min(after, o.ok.position - o.ok.count);
       o.ok.types.forEach((t) => types.add(t));
@@ -130,7 +141,9 @@ export class SqliteEventStore implements EventStore {
    */
   appendSync(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): AppendResult & { appended: boolean } {
     assertDistinctEventIds(streamId, events);
-    const result = this.sqlite.transaction(() => this.appender.appendChecked({ streamId, events, options }));
+    const encoded = encodeEvents(events);
+    const result = this.sqlite.transaction(() => this.appender.appendChecked({ streamId, events: encoded, options }));
+    if (result.appended) this.recent.add(streamId, encoded, result.position, result.nextExpectedRevision, result.recordedAt);
     if (result.appended) this.notifyAppended({ after: result.position - events.length, head: result.position, types: new Set(events.map((e) => e.type)) });
     return { nextExpectedRevision: result.nextExpectedRevision, position: result.position, appended: result.appended };
   }
@@ -160,6 +173,14 @@ export class SqliteEventStore implements EventStore {
 
   readAllSync(options: ReadAllOptions = {}): RecordedEvent[] {
     const backwards = options.direction === 'backwards';
+    if (options.shared && !backwards) {
+      const maxCount = options.maxCount ?? -1;
+      const after = options.after ?? 0;
+      const recent = this.recent.read(after, maxCount, options.filter);
+      const through = Math.max(after, this.recent.last);
+      if (recent && (recent.length === maxCount || this.currentHead() <= through)) return recent;
+      if (recent) return recent.concat(this.readAllSync({ ...options, after: through, maxCount: maxCount < 0 ? -1 : maxCount - recent.length, shared: false }));
+    }
     const { clause, params } = filterClause(options.filter);
     const sql = backwards
       ? `SELECT * FROM es_events WHERE position < ? ${clause} ORDER BY position DESC LIMIT ?`
@@ -172,7 +193,9 @@ export class SqliteEventStore implements EventStore {
     return catchUpSubscription(
       {
         readPage: async (after, pageSize) => this.readAllSync({ after, maxCount: pageSize, filter: options.filter }),
-        waitForMore: (after, ms) => this.waitForAppend(after, ms),
+        // A subscription to some types (the job, pipeline, schedule and connector runners) is not woken, to read an
+        // empty page, by every append of other types: five of them did that on each chat answer's usage record.
+        waitForMore: (after, ms) => this.waitForAppend(after, ms, options.filter?.types?.length ? { types: options.filter.types } : {}),
         head: async () => this.currentHead(),
         cursorOf: (e) => e.position,
       },

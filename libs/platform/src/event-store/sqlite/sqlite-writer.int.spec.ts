@@ -11,6 +11,19 @@ describeEventStoreContract('SqliteEventStore (inline writer, in memory)', async 
   return { store: new SqliteEventStore(sqlite), prefix: '', dispose: async () => sqlite.close() };
 });
 
+describeEventStoreContract('SqliteEventStore (auto writer, file)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'es-auto-'));
+  const sqlite = new SqliteDatabase({ path: join(dir, 'events.db'), synchronous: 'NORMAL' });
+  return {
+    store: new SqliteEventStore(sqlite, { writer: 'auto' }),
+    prefix: '',
+    dispose: async () => {
+      sqlite.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
 describe('SqliteEventStore writer thread', () => {
   let dir: string;
   beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'es-writer-'))));
@@ -64,6 +77,23 @@ describe('SqliteEventStore writer thread', () => {
     expect(await Promise.all(appends.map(state))).toEqual(Array(20).fill('resolved'));
     await expect(store.append('late-1', [testEvent()])).rejects.toThrow('closed');
     expect(await store.readAll({ filter: { types: ['ItemAdded'] } })).toHaveLength(20);
+    sqlite.close();
+  });
+
+  it('auto: commits a lone append inline, appends made together on the thread, all in order', async () => {
+    const sqlite = new SqliteDatabase({ path: join(dir, 'auto.db') });
+    const store = new SqliteEventStore(sqlite, { writer: 'auto' });
+    const thread = new SqliteEventStore(new SqliteDatabase({ path: join(dir, 'thread.db') }), { writer: 'thread' });
+    await Promise.all([store.append('warm-1', [testEvent()]), thread.append('warm-1', [testEvent()])]);
+    // Committed on this thread in the turn it was made: settled before a round trip to a thread could be.
+    const lone = store.append('lone-1', [testEvent('Lone')]);
+    const viaThread = thread.append('lone-1', [testEvent('Lone')]);
+    expect([await state(lone), await state(viaThread)]).toEqual(['resolved', 'pending']);
+    const together = await Promise.all(Array.from({ length: 10 }, (_, i) => store.append(`item-${i}`, [testEvent('ItemAdded')], { expectedRevision: 'no_stream' })));
+    const stored = await store.readAll({ filter: { types: ['ItemAdded'] } });
+    expect(stored.map((e) => e.position)).toEqual(together.map((r) => r.position));
+    await viaThread;
+    await thread.close();
     sqlite.close();
   });
 });

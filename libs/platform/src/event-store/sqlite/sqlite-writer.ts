@@ -11,15 +11,20 @@ export class SqliteWriter {
   private readonly worker: Worker;
   private readonly queue: { item: PendingAppend; settle: (r: GroupOutcome, index: number) => void }[] = [];
   private inFlight: { id: number; settles: ((r: GroupOutcome, index: number) => void)[] } | undefined;
-  private readonly sent = new Map<number, ((r: GroupOutcome, index: number) => void)[]>();
+  private readonly sent = new Map<number, { items: PendingAppend[]; settles: ((r: GroupOutcome, index: number) => void)[] }>();
   private nextId = 1;
   private broken: string | undefined;
   private closing: Promise<void> | undefined;
 
-  /** `onCommitted` hears each group's outcome before any of its appends is settled. */
+  /**
+   * `onCommitted` hears each group and its outcome before any of its appends is settled. With `commitInline` (the
+   * `auto` writer), a group of one append found with nothing in flight is committed by it, on the caller's
+   * connection, instead of by the thread.
+   */
   constructor(
     options: WriterThreadOptions,
-    private readonly onCommitted: (result: GroupOutcome) => void,
+    private readonly onCommitted: (items: readonly PendingAppend[], result: GroupOutcome) => void,
+    private readonly commitInline?: (items: readonly PendingAppend[]) => GroupOutcome,
   ) {
     // From TypeScript sources (tests, ts-node) the thread needs the same loaders; the build runs the .js file.
     const fromSource = __filename.endsWith('.ts');
@@ -48,20 +53,28 @@ export class SqliteWriter {
   private send(): void {
     if (this.inFlight || this.queue.length === 0 || this.broken) return;
     const group = this.queue.splice(0);
+    const items = group.map((g) => g.item);
+    if (this.commitInline && items.length === 1) {
+      // The thread has nothing in flight, so its connection holds no write lock: this commit cannot wait on it.
+      const result = this.commitInline(items);
+      this.onCommitted(items, result);
+      group[0].settle(result, 0);
+      return;
+    }
     const id = this.nextId++;
     this.inFlight = { id, settles: group.map((g) => g.settle) };
-    this.sent.set(id, this.inFlight.settles);
+    this.sent.set(id, { items, settles: this.inFlight.settles });
     this.worker.ref();
-    this.worker.postMessage({ id, items: group.map((g) => g.item) } satisfies WriterRequest);
+    this.worker.postMessage({ id, items } satisfies WriterRequest);
   }
 
   private onReply(reply: WriterReply): void {
     if ('id' in reply) {
-      const settles = this.sent.get(reply.id);
+      const { items = [], settles = [] } = this.sent.get(reply.id) ?? {};
       this.sent.delete(reply.id);
       if (this.inFlight?.id === reply.id) this.inFlight = undefined;
-      this.onCommitted(reply.result);
-      settles?.forEach((settle, i) => settle(reply.result, i));
+      this.onCommitted(items, reply.result);
+      settles.forEach((settle, i) => settle(reply.result, i));
       if (this.sent.size === 0) this.worker.unref();
       this.send();
     } else if ('startFailed' in reply) this.fail(`the event store's writer thread could not open the database: ${reply.startFailed}`);
@@ -72,7 +85,7 @@ export class SqliteWriter {
     if (this.closing && !this.broken && this.sent.size === 0 && this.queue.length === 0) return;
     this.broken ??= reason;
     const failed: GroupOutcome = { failed: { message: reason } };
-    for (const settles of this.sent.values()) settles.forEach((settle, i) => settle(failed, i));
+    for (const { settles } of this.sent.values()) settles.forEach((settle, i) => settle(failed, i));
     this.sent.clear();
     this.inFlight = undefined;
     this.queue.splice(0).forEach((q) => q.settle(failed, 0));
@@ -88,8 +101,9 @@ export class SqliteWriter {
       const group = this.queue.splice(0);
       if (group.length > 0) {
         const id = this.nextId++;
-        this.sent.set(id, group.map((g) => g.settle));
-        this.worker.postMessage({ id, items: group.map((g) => g.item) } satisfies WriterRequest);
+        const items = group.map((g) => g.item);
+        this.sent.set(id, { items, settles: group.map((g) => g.settle) });
+        this.worker.postMessage({ id, items } satisfies WriterRequest);
       }
       this.worker.ref();
       this.worker.once('exit', () => resolve());
