@@ -1,5 +1,20 @@
 import { BLOCK, type PostingList } from './lexical-postings';
 
+/** A query term with its IDF; `times` the query phrases that stem to it (FTS5 scores each phrase). */
+export interface QueryTerm {
+  readonly list: PostingList;
+  readonly idf: number;
+  readonly times: number;
+}
+
+export interface TopK {
+  /** Row ids, best first. */
+  readonly rowids: number[];
+  readonly scores: number[];
+  /** Every matching row was scored into the list: fewer than k rows match. */
+  readonly complete: boolean;
+}
+
 /** FTS5's bm25() constants (fts5_aux.c). */
 export const K1 = 1.2;
 export const B = 0.75;
@@ -114,8 +129,4 @@ function siftDown(s: Float64Array, ids: Int32Array, size: number, from: number, 
   }
   s[i] = score;
   ids[i] = id;
-}
-
-export function heapify(s: Float64Array, ids: Int32Array, size: number): void {
-  for (let i = (size >> 1) - 1; i >= 0; i--) siftDown(s, ids, size, i, s[i], ids[i]);
 }

@@ -1,6 +1,5 @@
-import { B, heapPush, heapReplaceTop, K1 } from './lexical-bounds';
+import { B, heapPush, heapReplaceTop, K1, type QueryTerm, type TopK } from './lexical-bounds';
 import type { LexicalTable } from './lexical-postings';
-import type { QueryTerm, TopK } from './lexical-top-k';
 
 /** Per table, the scratch a query sums into (zeroed again as it is read, so a query costs what it touches). */
 const scratch = new WeakMap<LexicalTable, { acc: Float64Array; seen: Uint8Array; touched: Int32Array }>();

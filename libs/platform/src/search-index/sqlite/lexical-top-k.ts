@@ -1,21 +1,8 @@
-import { B, K1, kthLargest, seek, tfBound } from './lexical-bounds';
+import { B, K1, kthLargest, type QueryTerm, seek, tfBound, type TopK } from './lexical-bounds';
 import { exhaustiveTopK } from './lexical-exhaustive';
-import type { LexicalTable, PostingList } from './lexical-postings';
+import type { LexicalTable } from './lexical-postings';
 
-/** A query term with its IDF; `times` the query phrases that stem to it (FTS5 scores each phrase). */
-export interface QueryTerm {
-  readonly list: PostingList;
-  readonly idf: number;
-  readonly times: number;
-}
-
-export interface TopK {
-  /** Row ids, best first. */
-  readonly rowids: number[];
-  readonly scores: number[];
-  /** Every matching row was scored into the list: fewer than k rows match. */
-  readonly complete: boolean;
-}
+export type { QueryTerm, TopK } from './lexical-bounds';
 
 /**
  * Slack on every pruning comparison: partial sums are added in bound order, not phrase order, so they may differ
