@@ -18,11 +18,16 @@ const MERGE_WORK = 2;
 /** Per table, two candidate buffers (internal ids ascending, partial scores alongside) that merges alternate. */
 const scratch = new WeakMap<LexicalTable, { ids: [Int32Array, Int32Array]; scores: [Float64Array, Float64Array] }>();
 
-function scratchOf(table: LexicalTable) {
+/** The buffers, holding at least `need` rows: grown as queries need them, so an index pays for what its queries merge. */
+function scratchOf(table: LexicalTable, need: number) {
   let s = scratch.get(table);
-  if (!s || s.ids[0].length < table.count) {
-    const size = Math.max(table.count, 1024) * 1.25;
-    s = { ids: [new Int32Array(size), new Int32Array(size)], scores: [new Float64Array(size), new Float64Array(size)] };
+  if (!s || s.ids[0].length < need) {
+    const size = Math.ceil(Math.min(Math.max(need, 1024) * 1.5, Math.max(table.count, 1024)));
+    const grow = <T extends Int32Array | Float64Array>(old: T | undefined, fresh: T) => (old && fresh.set(old), fresh);
+    s = {
+      ids: [grow(s?.ids[0], new Int32Array(size)), grow(s?.ids[1], new Int32Array(size))],
+      scores: [grow(s?.scores[0], new Float64Array(size)), grow(s?.scores[1], new Float64Array(size))],
+    };
     scratch.set(table, s);
   }
   return s;
@@ -39,9 +44,10 @@ function scratchOf(table: LexicalTable) {
  * exhaustive ranking's (ties to the lower internal id). When the bounds cannot cut the work, the exhaustive loop.
  */
 export function topK(table: LexicalTable, terms: readonly QueryTerm[], phrases: readonly number[], k: number, avgdl: number): TopK {
+  if (k < 1) return { rowids: [], scores: [], complete: false };
   const { lens, live } = table;
   const [w0, w1] = table.weights;
-  const s = scratchOf(table);
+  let s = scratchOf(table, 0);
   const m = terms.length;
   const order = terms.map((t) => ({ t, ub: t.times * t.idf * tfBound(t.list, avgdl) })).sort((a, b) => b.ub - a.ub);
   const rest = new Float64Array(m + 1); // what terms j.. could still add to any row
@@ -59,6 +65,7 @@ export function topK(table: LexicalTable, terms: readonly QueryTerm[], phrases: 
     }
     const { list, idf, times } = order[j].t;
     if ((budget -= nc + list.n) < 0) return exhaustiveTopK(table, terms, phrases, k, avgdl);
+    s = scratchOf(table, Math.min(nc + list.n, table.count)); // the merged rows are distinct
     const [ai, as, oi, os] = [s.ids[cur], s.scores[cur], s.ids[1 - cur], s.scores[1 - cur]];
     const { ids, text, title, n } = list;
     const w = idf * times;
