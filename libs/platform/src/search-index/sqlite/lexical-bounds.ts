@@ -1,4 +1,4 @@
-import { BLOCK, type PostingList } from './lexical-postings';
+import { BLOCK, type LexicalTable, type PostingList } from './lexical-postings';
 
 /** A query term with its IDF; `times` the query phrases that stem to it (FTS5 scores each phrase). */
 export interface QueryTerm {
@@ -18,6 +18,31 @@ export interface TopK {
 /** FTS5's bm25() constants (fts5_aux.c). */
 export const K1 = 1.2;
 export const B = 0.75;
+
+/** Per table, its rows' lengths in 16 bits, appended to as rows are added (a row's length never changes). */
+const short = new WeakMap<LexicalTable, { lens: Uint16Array; n: number }>();
+
+/**
+ * The table's row lengths as 16-bit values when every row is shorter than 65,536 tokens, else its own 32-bit array:
+ * the same numbers in half the memory. Reading a row's length is a cache miss a posting for a rare word (its rows
+ * are far apart); at 1M rows 2 MB instead of 4 MB made the parts ranking ~20% faster.
+ */
+export function rowLengths(table: LexicalTable): Uint16Array | Uint32Array {
+  let e = short.get(table);
+  if (e && e.n === table.count) return e.lens;
+  const from = e?.n ?? 0;
+  const lens = e && e.lens.length >= table.count ? e.lens : new Uint16Array(Math.max(1024, Math.ceil(table.count * 1.25)));
+  if (e && lens !== e.lens) lens.set(e.lens.subarray(0, from));
+  for (let i = from; i < table.count; i++) {
+    if (table.lens[i] > 0xffff) {
+      short.delete(table);
+      return table.lens;
+    }
+    lens[i] = table.lens[i];
+  }
+  short.set(table, (e = { lens, n: table.count }));
+  return lens;
+}
 
 /** Per list, its largest weighted count and shortest row over all its blocks, valid while it holds `n` postings. */
 const extremes = new WeakMap<PostingList, { n: number; maxF: number; minLen: number }>();

@@ -1,4 +1,4 @@
-import { B, heapPush, heapReplaceTop, K1, type QueryTerm, type TopK } from './lexical-bounds';
+import { B, heapPush, heapReplaceTop, K1, type QueryTerm, rowLengths, type TopK } from './lexical-bounds';
 import type { LexicalTable } from './lexical-postings';
 
 /** Per table, the scratch a query sums into (zeroed again as it is read, so a query costs what it touches). */
@@ -11,7 +11,8 @@ const scratch = new WeakMap<LexicalTable, { acc: Float64Array; seen: Uint8Array;
  * What the pruned ranking (lexical-top-k.ts) falls back to when its bounds cannot cut the work.
  */
 export function exhaustiveTopK(table: LexicalTable, terms: readonly QueryTerm[], phrases: readonly number[], k: number, avgdl: number): TopK {
-  const { lens, live, count } = table;
+  const { live, count } = table;
+  const lens = rowLengths(table);
   const [w0, w1] = table.weights;
   let s = scratch.get(table);
   if (!s || s.acc.length < count) {

@@ -1,4 +1,4 @@
-import { B, K1, kthLargest, type QueryTerm, seek, tfBound, type TopK } from './lexical-bounds';
+import { B, K1, kthLargest, type QueryTerm, rowLengths, seek, tfBound, type TopK } from './lexical-bounds';
 import { exhaustiveTopK } from './lexical-exhaustive';
 import type { LexicalTable } from './lexical-postings';
 
@@ -45,7 +45,8 @@ function scratchOf(table: LexicalTable, need: number) {
  */
 export function topK(table: LexicalTable, terms: readonly QueryTerm[], phrases: readonly number[], k: number, avgdl: number): TopK {
   if (k < 1) return { rowids: [], scores: [], complete: false };
-  const { lens, live } = table;
+  const { live } = table;
+  const lens = rowLengths(table);
   const [w0, w1] = table.weights;
   let s = scratchOf(table, 0);
   const m = terms.length;
@@ -109,7 +110,7 @@ export function topK(table: LexicalTable, terms: readonly QueryTerm[], phrases: 
     nc = prune(ci, cs, nc, live, theta, rest[j + 1]);
   }
   const survivors = ci.slice(0, nc);
-  const exact = exactScores(table, terms, phrases, survivors, avgdl);
+  const exact = exactScores(table, lens, terms, phrases, survivors, avgdl);
   const best = Array.from({ length: nc }, (_, i) => i)
     .sort((a, b) => exact[b] - exact[a] || survivors[a] - survivors[b])
     .slice(0, k);
@@ -129,8 +130,7 @@ function prune(ids: Int32Array, scores: Float64Array, nc: number, live: Uint8Arr
 }
 
 /** bm25() of the rows (ascending ids), each query phrase's contribution added in query order, as fts5_aux.c. */
-function exactScores(table: LexicalTable, terms: readonly QueryTerm[], phrases: readonly number[], rows: Int32Array, avgdl: number): Float64Array {
-  const { lens } = table;
+function exactScores(table: LexicalTable, lens: Uint16Array | Uint32Array, terms: readonly QueryTerm[], phrases: readonly number[], rows: Int32Array, avgdl: number): Float64Array {
   const [w0, w1] = table.weights;
   const scores = new Float64Array(rows.length);
   for (const t of phrases) {

@@ -92,6 +92,22 @@ describe('topK: the pruned ranking gives the exhaustive ranking exactly (docs/se
     expect(exhaustiveTopK(tied, terms, phrases, 5, avg)).toEqual(top);
   });
 
+  it('stays exact as rows are added between queries, and with a row longer than 65,535 tokens', () => {
+    const grown = corpus(5, 2000);
+    const words = ['w0', 'w3', 'w40', 'w41', 'w120'];
+    const check = () => {
+      const { terms, phrases } = termsOf(grown, words);
+      const avg = grown.liveTokens / grown.liveRows;
+      expect(topK(grown, terms, phrases, 20, avg)).toEqual(exhaustiveTopK(grown, terms, phrases, 20, avg));
+      return topK(grown, terms, phrases, 20, avg).rowids;
+    };
+    check();
+    addRow(grown, 5001, ['w120', 'w120', 'w41', 'w40'], []);
+    expect(check()[0]).toBe(5001);
+    addRow(grown, 5002, [...Array.from({ length: 70_000 }, () => 'filler'), 'w120', 'w41', 'w40'], []);
+    expect(check()).not.toContain(5002); // its length makes its matches weigh next to nothing
+  });
+
   it('says when fewer rows match than were asked for', () => {
     const { terms, phrases } = termsOf(table, ['w399', 'w398', 'w397']);
     const top = topK(table, terms, phrases, 5000, avgdl);
