@@ -19,8 +19,18 @@ export interface TableTotals {
 }
 
 /**
+ * The work a query may cost (docs/search.md, "Lexical index at scale"): it is ranked by its highest-IDF distinct
+ * words while they hold at most this many postings in all, and at most {@link MAX_QUERY_TERMS} of them. A valid
+ * query of 1,000 characters of the commonest words (~140, each in 10–60% of the rows) cost 264 ms of event loop
+ * at 1M rows; SciFact's test queries have at most 25 words and 1.4M postings there, which the caps leave exact.
+ */
+export const MAX_QUERY_TERMS = 32;
+export const MAX_QUERY_POSTINGS = 2_000_000;
+
+/**
  * The query's terms on one table, a repeated stem once with its count, and per query phrase its term's index
- * (a stem in no row is left out: it adds 0); undefined when a count overflowed.
+ * (a stem in no row is left out: it adds 0; past the caps above, the lowest-IDF stems too); undefined
+ * when a count overflowed.
  */
 function queryTerms(table: LexicalTable, totals: TableTotals, stems: readonly string[]): { terms: QueryTerm[]; phrases: number[] } | undefined {
   const terms: QueryTerm[] = [];
@@ -40,7 +50,18 @@ function queryTerms(table: LexicalTable, totals: TableTotals, stems: readonly st
     phrases.push(terms.length);
     terms.push({ list, idf: totals.idf(totals.rows, table.df(stem)), times: 1 });
   }
-  return { terms, phrases };
+  const postings = terms.reduce((sum, t) => sum + t.list.n, 0);
+  return terms.length > MAX_QUERY_TERMS || postings > MAX_QUERY_POSTINGS ? highestIdf(terms, phrases) : { terms, phrases };
+}
+
+/** The terms of highest IDF (the earlier on a tie) within the caps, the phrases renumbered in query order. */
+function highestIdf(terms: QueryTerm[], phrases: number[]): { terms: QueryTerm[]; phrases: number[] } {
+  const byIdf = terms.map((t, i) => ({ t, i })).sort((a, b) => b.t.idf - a.t.idf || a.i - b.i);
+  let n = 1; // the rarest word always
+  for (let postings = byIdf[0].t.list.n; n < Math.min(byIdf.length, MAX_QUERY_TERMS); n++) if ((postings += byIdf[n].t.list.n) > MAX_QUERY_POSTINGS) break;
+  const kept = byIdf.slice(0, n);
+  const renumbered = new Map(kept.sort((a, b) => a.i - b.i).map(({ i }, at) => [i, at]));
+  return { terms: kept.map(({ t }) => t), phrases: phrases.filter((p) => renumbered.has(p)).map((p) => renumbered.get(p)!) };
 }
 
 /** The sum of the query words' IDFs on the table, as idfSum() computes it (words in no row add nothing). */

@@ -1,98 +1,150 @@
-import type { LexicalTable, PostingList } from './lexical-postings';
+import { B, K1, kthLargest, type QueryTerm, rowLengths, seek, tfBound, type TopK } from './lexical-bounds';
+import { exhaustiveTopK } from './lexical-exhaustive';
+import type { LexicalTable } from './lexical-postings';
 
-/** FTS5's bm25() constants (fts5_aux.c). */
-const K1 = 1.2;
-const B = 0.75;
-
-/** A query term with its IDF; `times` the query phrases that stem to it (FTS5 scores each phrase). */
-export interface QueryTerm {
-  readonly list: PostingList;
-  readonly idf: number;
-  readonly times: number;
-}
-
-export interface TopK {
-  /** Row ids, best first. */
-  readonly rowids: number[];
-  readonly scores: number[];
-  /** Every matching row was scored into the list: fewer than k rows match. */
-  readonly complete: boolean;
-}
-
-/** Per table, the scratch a query sums into (zeroed again as it is read, so a query costs what it touches). */
-const scratch = new WeakMap<LexicalTable, { acc: Float64Array; seen: Uint8Array; touched: Int32Array }>();
+export type { QueryTerm, TopK } from './lexical-bounds';
 
 /**
- * The k best rows by FTS5's BM25, exactly: term at a time over the typed arrays, each query phrase in order
- * adding its contribution to a dense accumulator per row, which is the order fts5_aux.c sums them in, so the
- * scores are bit for bit bm25()'s; then the best k of the rows touched. Measured against document-at-a-time
- * MaxScore with block and range bounds (docs/search.md): on SciFact queries (6–15 OR-ed words, pool 300) the
- * bounds almost never pruned (99.99% of ranges visited) and the exhaustive loop was 5× faster. `avgdl` is FTS5's.
+ * Slack on every pruning comparison: partial sums are added in bound order, not phrase order, so they may differ
+ * from the exact score in the last bits (~1e-14 relative for 150 terms); a row is dropped only when it misses by more.
+ */
+const SLACK = 1 - 1e-9;
+/**
+ * Merge steps allowed, as a multiple of the query's postings, before the exhaustive loop is cheaper: a merge step
+ * is a sequential read and write, an exhaustive posting a cache miss or more (measured at 1M rows: ~4×).
+ */
+const MERGE_WORK = 2;
+
+/** Per table, two candidate buffers (internal ids ascending, partial scores alongside) that merges alternate. */
+const scratch = new WeakMap<LexicalTable, { ids: [Int32Array, Int32Array]; scores: [Float64Array, Float64Array] }>();
+
+/** The buffers, holding at least `need` rows: grown as queries need them, so an index pays for what its queries merge. */
+function scratchOf(table: LexicalTable, need: number) {
+  let s = scratch.get(table);
+  if (!s || s.ids[0].length < need) {
+    const size = Math.ceil(Math.min(Math.max(need, 1024) * 1.5, Math.max(table.count, 1024)));
+    const grow = <T extends Int32Array | Float64Array>(old: T | undefined, fresh: T) => (old && fresh.set(old), fresh);
+    s = {
+      ids: [grow(s?.ids[0], new Int32Array(size)), grow(s?.ids[1], new Int32Array(size))],
+      scores: [grow(s?.scores[0], new Float64Array(size)), grow(s?.scores[1], new Float64Array(size))],
+    };
+    scratch.set(table, s);
+  }
+  return s;
+}
+
+/**
+ * The k best rows by FTS5's BM25, exactly, with safe term-at-a-time pruning ("quit/continue", docs/search.md).
+ * Terms go from the largest bound (IDF × the list's largest possible tf part) down, each list merged into a sparse
+ * candidate list kept in id order (sequential reads: a dense accumulator's random writes cost a cache miss a
+ * posting). Once the k-th best partial score beats all that the terms left could add, no unseen row can reach the
+ * top k: the rest (the common words, the long lists) are only looked up for the candidates, by galloping, and the
+ * candidates that cannot reach the k-th any more are dropped after every term. The survivors are then scored again
+ * phrase by phrase in query order, as fts5_aux.c sums them, so the scores are bit for bit bm25()'s and the rows the
+ * exhaustive ranking's (ties to the lower internal id). When the bounds cannot cut the work, the exhaustive loop.
  */
 export function topK(table: LexicalTable, terms: readonly QueryTerm[], phrases: readonly number[], k: number, avgdl: number): TopK {
-  const { lens, live, count } = table;
+  if (k < 1) return { rowids: [], scores: [], complete: false };
+  const { live } = table;
+  const lens = rowLengths(table);
   const [w0, w1] = table.weights;
-  let s = scratch.get(table);
-  if (!s || s.acc.length < count) {
-    const size = Math.max(count, 1024) * 1.25;
-    scratch.set(table, (s = { acc: new Float64Array(size), seen: new Uint8Array(size), touched: new Int32Array(size) }));
+  let s = scratchOf(table, 0);
+  const m = terms.length;
+  const order = terms.map((t) => ({ t, ub: t.times * t.idf * tfBound(t.list, avgdl) })).sort((a, b) => b.ub - a.ub);
+  const rest = new Float64Array(m + 1); // what terms j.. could still add to any row
+  for (let j = m - 1; j >= 0; j--) rest[j] = rest[j + 1] + order[j].ub;
+  const heap = new Float64Array(k);
+  let cur = 0;
+  let nc = 0;
+  let theta = -Infinity;
+  let budget = MERGE_WORK * terms.reduce((sum, t) => sum + t.list.n, 0);
+  let j = 0;
+  for (; j < m; j++) {
+    if (nc >= k) {
+      theta = kthLargest(s.scores[cur], s.ids[cur], nc, live, k, heap);
+      if (theta * SLACK > rest[j]) break;
+    }
+    const { list, idf, times } = order[j].t;
+    if ((budget -= nc + list.n) < 0) return exhaustiveTopK(table, terms, phrases, k, avgdl);
+    s = scratchOf(table, Math.min(nc + list.n, table.count)); // the merged rows are distinct
+    const [ai, as, oi, os] = [s.ids[cur], s.scores[cur], s.ids[1 - cur], s.scores[1 - cur]];
+    const { ids, text, title, n } = list;
+    const w = idf * times;
+    let a = 0;
+    let o = 0;
+    for (let p = 0; p < n; p++) {
+      const d = ids[p];
+      while (a < nc && ai[a] < d) {
+        oi[o] = ai[a];
+        os[o++] = as[a++];
+      }
+      const f = w0 * text[p] + w1 * title[p];
+      const c = w * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * lens[d]) / avgdl)));
+      oi[o] = d;
+      os[o++] = a < nc && ai[a] === d ? as[a++] + c : c;
+    }
+    while (a < nc) {
+      oi[o] = ai[a];
+      os[o++] = as[a++];
+    }
+    nc = o;
+    cur = 1 - cur;
   }
-  const { acc, seen, touched } = s;
-  let nt = 0;
+  const ci = s.ids[cur];
+  const cs = s.scores[cur];
+  if (j === m) theta = kthLargest(cs, ci, nc, live, k, heap);
+  nc = prune(ci, cs, nc, live, theta, rest[j]);
+  for (; j < m; j++) {
+    const { list, idf, times } = order[j].t;
+    const { ids, text, title, n } = list;
+    const w = idf * times;
+    for (let c = 0, p = 0; c < nc; c++) {
+      const d = ci[c];
+      p = seek(ids, n, p, d);
+      if (p >= n) break;
+      if (ids[p] !== d) continue;
+      const f = w0 * text[p] + w1 * title[p];
+      cs[c] += w * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * lens[d]) / avgdl)));
+    }
+    theta = kthLargest(cs, ci, nc, live, k, heap);
+    nc = prune(ci, cs, nc, live, theta, rest[j + 1]);
+  }
+  const survivors = ci.slice(0, nc);
+  const exact = exactScores(table, lens, terms, phrases, survivors, avgdl);
+  const best = Array.from({ length: nc }, (_, i) => i)
+    .sort((a, b) => exact[b] - exact[a] || survivors[a] - survivors[b])
+    .slice(0, k);
+  return { rowids: best.map((i) => table.rowidOf[survivors[i]]), scores: best.map((i) => exact[i]), complete: theta === -Infinity };
+}
+
+/** Keeps, in order, the live candidates whose partial score plus what is left to add may reach `theta`. */
+function prune(ids: Int32Array, scores: Float64Array, nc: number, live: Uint8Array, theta: number, left: number): number {
+  const bar = theta * SLACK - left;
+  let kept = 0;
+  for (let c = 0; c < nc; c++) {
+    if (scores[c] < bar || live[ids[c]] !== 1) continue;
+    ids[kept] = ids[c];
+    scores[kept++] = scores[c];
+  }
+  return kept;
+}
+
+/** bm25() of the rows (ascending ids), each query phrase's contribution added in query order, as fts5_aux.c. */
+function exactScores(table: LexicalTable, lens: Uint16Array | Uint32Array, terms: readonly QueryTerm[], phrases: readonly number[], rows: Int32Array, avgdl: number): Float64Array {
+  const [w0, w1] = table.weights;
+  const scores = new Float64Array(rows.length);
   for (const t of phrases) {
     const { idf, list } = terms[t];
     const { ids, text, title, n } = list;
-    for (let p = 0; p < n; p++) {
-      const d = ids[p];
+    for (let r = 0, p = 0; r < rows.length; r++) {
+      const d = rows[r];
+      p = seek(ids, n, p, d);
+      if (p >= n) break;
+      if (ids[p] !== d) continue;
       const f = w0 * text[p] + w1 * title[p];
       // As fts5_aux.c: idf * ((f * (k1 + 1)) / (f + k1 * (1 - b + b * D / avgdl))).
-      acc[d] += idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * lens[d]) / avgdl)));
-      if (seen[d] === 0) {
-        seen[d] = 1;
-        touched[nt++] = d;
-      }
+      scores[r] += idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * lens[d]) / avgdl)));
     }
   }
-  const heapS = new Float64Array(k);
-  const heapI = new Int32Array(k);
-  let size = 0;
-  for (let i = 0; i < nt; i++) {
-    const d = touched[i];
-    const score = acc[d];
-    acc[d] = 0;
-    seen[d] = 0;
-    if (!live[d]) continue;
-    if (size < k) heapPush(heapS, heapI, size++, score, d);
-    else if (score > heapS[0]) heapReplaceTop(heapS, heapI, k, score, d);
-  }
-  const best = Array.from({ length: size }, (_, i) => i).sort((a, b) => heapS[b] - heapS[a] || heapI[a] - heapI[b]);
-  return { rowids: best.map((i) => table.rowidOf[heapI[i]]), scores: best.map((i) => heapS[i]), complete: size < k };
-}
-
-function heapPush(s: Float64Array, ids: Int32Array, size: number, score: number, id: number): void {
-  let i = size;
-  while (i > 0) {
-    const parent = (i - 1) >> 1;
-    if (s[parent] <= score) break;
-    s[i] = s[parent];
-    ids[i] = ids[parent];
-    i = parent;
-  }
-  s[i] = score;
-  ids[i] = id;
-}
-
-function heapReplaceTop(s: Float64Array, ids: Int32Array, size: number, score: number, id: number): void {
-  let i = 0;
-  for (;;) {
-    const l = 2 * i + 1;
-    if (l >= size) break;
-    const c = l + 1 < size && s[l + 1] < s[l] ? l + 1 : l;
-    if (s[c] >= score) break;
-    s[i] = s[c];
-    ids[i] = ids[c];
-    i = c;
-  }
-  s[i] = score;
-  ids[i] = id;
+  return scores;
 }

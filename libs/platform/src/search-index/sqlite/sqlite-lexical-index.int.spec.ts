@@ -69,6 +69,8 @@ describe('SqliteLexicalIndex: in-memory postings rank as FTS5 bm25() does (docs/
     return Array.from({ length: n }, () => VOCABULARY[Math.floor(random() ** 2 * VOCABULARY.length)]).join(' ');
   });
   queries.push('running runs run cells', 'the of and', 'Mice, mouse: genetic genes!', 'zzzunknown cells');
+  // Many words, mostly the commonest, and a rare one: the pruned ranking's bounds cut least here (lexical-top-k.ts).
+  for (let q = 0; q < 6; q++) queries.push(Array.from({ length: 10 + q * 5 }, (_, i) => (i === q ? 'w' + (390 - q).toString(36) : VOCABULARY[Math.floor(random() ** 4 * 40)])).join(' '));
 
   beforeAll(async () => {
     sqlite = new SqliteDatabase({ path: ':memory:' });
@@ -111,7 +113,7 @@ describe('SqliteLexicalIndex: in-memory postings rank as FTS5 bm25() does (docs/
     for (const q of queries) {
       const words = q.toLowerCase().match(/[a-z0-9]+/g)!;
       const match = words.map((w) => `"${w}"`).join(' OR ');
-      for (const k of [1, 10, 100]) {
+      for (const k of [1, 10, 100, 300]) {
         const expected = sqlite.db
           .prepare(`SELECT rowid AS id, -bm25(${fts}, 1.0, ${titleWeight}) AS s FROM ${fts} WHERE ${fts} MATCH ? ORDER BY bm25(${fts}, 1.0, ${titleWeight}) LIMIT ?`)
           .all(match, k) as { id: number; s: number }[];
