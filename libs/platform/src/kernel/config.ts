@@ -23,9 +23,9 @@ export interface ServiceConfig {
   readonly lexicalIndexMinRows: number;
   /**
    * Where the embedded event store commits (EVENT_STORE_WRITER): `inline` (default) on the main connection with
-   * group commit, or `thread` on a writer thread (docs/architecture.md: faster durable chat answers, but
-   * main-thread projection transactions then wait on the writer's lock, 4x slower pipeline processing), or `auto`:
-   * a lone append while the writer thread is idle commits inline, everything else on the thread.
+   * group commit, `thread` on a writer thread with its own connection (the event loop never waits on fsync), or
+   * `auto`: a lone append while the writer thread is idle commits inline, everything else on the thread. Why
+   * inline stays the default, with the figures: docs/architecture.md and docs/benchmarks.md (session 14).
    */
   readonly eventStoreWriter: 'inline' | 'thread' | 'auto';
   readonly logLevel: string;
