@@ -143,8 +143,10 @@ export class SqliteEventStore implements EventStore {
     assertDistinctEventIds(streamId, events);
     const encoded = encodeEvents(events);
     const result = this.sqlite.transaction(() => this.appender.appendChecked({ streamId, events: encoded, options }));
-    if (result.appended) this.recent.add(streamId, encoded, result.position, result.nextExpectedRevision, result.recordedAt);
-    if (result.appended) this.notifyAppended({ after: result.position - events.length, head: result.position, types: new Set(events.map((e) => e.type)) });
+    if (result.appended) {
+      this.recent.add(streamId, encoded, result.position, result.nextExpectedRevision, result.recordedAt);
+      this.notifyAppended({ after: result.position - events.length, head: result.position, types: new Set(events.map((e) => e.type)) });
+    }
     return { nextExpectedRevision: result.nextExpectedRevision, position: result.position, appended: result.appended };
   }
 

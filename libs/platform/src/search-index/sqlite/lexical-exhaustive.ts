@@ -1,4 +1,4 @@
-import { B, heapPush, heapReplaceTop, K1, type QueryTerm, rowLengths, type TopK } from './lexical-bounds';
+import { heapPush, heapReplaceTop, type QueryTerm, rowLengths, tfPart, type TopK } from './lexical-bounds';
 import type { LexicalTable } from './lexical-postings';
 
 /** Per table, the scratch a query sums into (zeroed again as it is read, so a query costs what it touches). */
@@ -27,8 +27,7 @@ export function exhaustiveTopK(table: LexicalTable, terms: readonly QueryTerm[],
     for (let p = 0; p < n; p++) {
       const d = ids[p];
       const f = w0 * text[p] + w1 * title[p];
-      // As fts5_aux.c: idf * ((f * (k1 + 1)) / (f + k1 * (1 - b + b * D / avgdl))).
-      acc[d] += idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * lens[d]) / avgdl)));
+      acc[d] += idf * tfPart(f, lens[d], avgdl);
       if (seen[d] === 0) {
         seen[d] = 1;
         touched[nt++] = d;

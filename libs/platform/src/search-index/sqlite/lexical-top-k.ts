@@ -1,4 +1,4 @@
-import { B, K1, kthLargest, type QueryTerm, rowLengths, seek, tfBound, type TopK } from './lexical-bounds';
+import { kthLargest, type QueryTerm, rowLengths, seek, tfBound, tfPart, type TopK } from './lexical-bounds';
 import { exhaustiveTopK } from './lexical-exhaustive';
 import type { LexicalTable } from './lexical-postings';
 
@@ -79,7 +79,7 @@ export function topK(table: LexicalTable, terms: readonly QueryTerm[], phrases: 
         os[o++] = as[a++];
       }
       const f = w0 * text[p] + w1 * title[p];
-      const c = w * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * lens[d]) / avgdl)));
+      const c = w * tfPart(f, lens[d], avgdl);
       oi[o] = d;
       os[o++] = a < nc && ai[a] === d ? as[a++] + c : c;
     }
@@ -104,7 +104,7 @@ export function topK(table: LexicalTable, terms: readonly QueryTerm[], phrases: 
       if (p >= n) break;
       if (ids[p] !== d) continue;
       const f = w0 * text[p] + w1 * title[p];
-      cs[c] += w * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * lens[d]) / avgdl)));
+      cs[c] += w * tfPart(f, lens[d], avgdl);
     }
     theta = kthLargest(cs, ci, nc, live, k, heap);
     nc = prune(ci, cs, nc, live, theta, rest[j + 1]);
@@ -142,8 +142,7 @@ function exactScores(table: LexicalTable, lens: Uint16Array | Uint32Array, terms
       if (p >= n) break;
       if (ids[p] !== d) continue;
       const f = w0 * text[p] + w1 * title[p];
-      // As fts5_aux.c: idf * ((f * (k1 + 1)) / (f + k1 * (1 - b + b * D / avgdl))).
-      scores[r] += idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * lens[d]) / avgdl)));
+      scores[r] += idf * tfPart(f, lens[d], avgdl);
     }
   }
   return scores;

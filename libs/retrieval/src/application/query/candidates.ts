@@ -23,6 +23,7 @@ export interface Candidate {
 }
 
 type SideRequest = SearchRequest & { readonly mode: 'lexical' | 'vector' };
+type Found = RankedPart | SearchHit;
 
 /**
  * One corpus's candidates: lexical only at `weight` 1 (or without a query vector), else the top `side` of both
@@ -36,20 +37,15 @@ export async function corpusCandidates(
   queryVector: (() => Promise<number[]>) | undefined,
 ): Promise<Candidate[]> {
   const { text, filter, weight, depth, side, withVectors } = request;
-  const byRef = search.rank !== undefined && search.hitsOf !== undefined;
+  // Refs from an index that ranks without content (SearchIndex.rank), else hits with their content.
+  const find: (r: SideRequest) => Promise<Found[]> =
+    search.rank && search.hitsOf ? (r) => search.rank!(corpus.key, r) : (r) => search.search(corpus.key, { ...r, withVectors });
+  const candidate = (found: Found, score: number): Candidate => ('ref' in found ? { score, corpus, ranked: found } : { score, corpus, hit: found });
   const vector = weight < 1 && queryVector ? await queryVector() : undefined;
-  if (byRef) {
-    const rank = (r: SideRequest) => search.rank!(corpus.key, r);
-    if (!vector) return (await rank({ mode: 'lexical', text, limit: depth, filter })).map((ranked) => ({ score: lexicalScore(ranked), corpus, ranked }));
-    const nearest = rank({ mode: 'vector', vector, limit: side, filter });
-    const lexical = weight > 0 ? await rank({ mode: 'lexical', text, limit: side, filter }) : [];
-    return blend(lexical, await nearest, weight, side, (r) => r.ref).map(({ hit: ranked, score }) => ({ score, corpus, ranked }));
-  }
-  const find = (r: SideRequest) => search.search(corpus.key, { ...r, withVectors });
-  if (!vector) return (await find({ mode: 'lexical', text, limit: depth, filter })).map((hit) => ({ score: lexicalScore(hit), corpus, hit }));
+  if (!vector) return (await find({ mode: 'lexical', text, limit: depth, filter })).map((f) => candidate(f, lexicalScore(f)));
   const nearest = find({ mode: 'vector', vector, limit: side, filter });
   const lexical = weight > 0 ? await find({ mode: 'lexical', text, limit: side, filter }) : [];
-  return blend(lexical, await nearest, weight, side, partKey).map(({ hit, score }) => ({ score, corpus, hit }));
+  return blend(lexical, await nearest, weight, side, (f) => ('ref' in f ? f.ref : partKey(f))).map(({ hit, score }) => candidate(hit, score));
 }
 
 /**
