@@ -91,13 +91,13 @@ export async function scaleBench(args: string[]): Promise<void> {
       ['lexical', { limit: 10, lexical_interpolation: 1 }, 'p50 ≤ 10 ms at 1M'],
       ['hybrid (default λ)', { limit: 10 }, 'p50 ≤ 20 ms at 1M'],
     ] as const) {
-      for (const q of queries.slice(0, 20)) await call('POST', '/v2/corpora/scale/query', { query: q, search: searchBody });
-      const times: number[] = [];
-      for (const q of queries) {
-        const t = now();
-        await call('POST', '/v2/corpora/scale/query', { query: q, search: searchBody });
-        times.push(now() - t);
-      }
+      // The client is on a thread of its own, as real clients run elsewhere: its fetch and JSON work and its
+      // clock do not share the service's event loop. The heap is collected first, so that the build's garbage is
+      // not swept during the first timed phase.
+      global.gc?.();
+      const asked = (qs: string[]) => qs.map((q) => ({ method: 'POST', path: '/v2/corpora/scale/query', body: { query: q, search: searchBody } }));
+      await runClients(started.url, BENCH_KEY, asked(queries.slice(0, 20)), 1);
+      const times = await runClients(started.url, BENCH_KEY, asked(queries), 1);
       figure(`${mode} p50 / p99 ms (HTTP, limit 10)`, [round(median(times), 1), round(percentile(times, 99), 1)], bar);
     }
     // The same lexical queries on the index itself: what HTTP, JSON and the query pipeline add is the difference.
