@@ -1,7 +1,7 @@
 // Over 300 lines: one adapter whose query side (lexical, vector, fields) and write side share the per-index tables.
 import type { Statement } from 'better-sqlite3';
 import { assertNever } from '../../kernel/errors';
-import type { ApplyOptions, PositionedOps, ProjectionShape, ProjectionSink } from '../../projections/projection';
+import type { ApplyOptions, PositionedOps, ProjectionShape, ProjectionSink, SharedTransaction } from '../../projections/projection';
 import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
 import type { FieldRef, FilterExpr } from '../../filter/filter';
@@ -288,8 +288,15 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
       }
       if (!options.replay) this.state.saveSync(projection, generation, checkpoint);
     }, 'derived');
-    this.ann.touched(this.touched);
-    this.postings.touched(this.written);
+    const { touched, written } = this;
+    this.sqlite.afterCommit(() => {
+      this.ann.touched(touched);
+      this.postings.touched(written);
+    });
+  }
+
+  get sharedTransaction(): SharedTransaction {
+    return this.sqlite.derivedTransactions;
   }
 
   private applyOp(op: SearchOp, generation: number): void {
