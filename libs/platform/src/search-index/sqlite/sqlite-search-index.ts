@@ -30,13 +30,6 @@ const jsonValue = ([v, t]: [unknown, string]): unknown => (t === 'true' ? true :
  * exact cosine scan on a small one, a lagging graph or a selective filter (sqlite-vector-ann.ts).
  * Hybrid search fuses the two ranked lists as Typesense does (G14), so both adapters rank alike.
  */
-/**
- * FTS5 merges segments in units of 64 leaf pages (times the levels it has) inside the commit that crosses each unit:
- * with its default 4,050-byte pages that commit held the event loop 20-35 ms during an ingest. Pages of 1,000 bytes
- * cut those stretches to 13-16 ms for ~15% more commit work (docs/benchmarks.md, session 15). Set on new tables.
- */
-const FTS5_PAGE_BYTES = 1000;
-
 export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> {
   private readonly stemmer = new Fts5Stemmer();
   private readonly ranker: SqliteLexicalRanker;
@@ -108,9 +101,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
       CREATE TABLE ${t}_docs (rowid INTEGER PRIMARY KEY, doc_id TEXT NOT NULL UNIQUE);
       CREATE VIRTUAL TABLE ${t}_dfts USING fts5(text, title, content='', contentless_delete=1, tokenize='${FTS5_TOKENIZE}');
       CREATE VIRTUAL TABLE ${t}_fts_vocab USING fts5vocab(${t}_fts, row);
-      CREATE VIRTUAL TABLE ${t}_dfts_vocab USING fts5vocab(${t}_dfts, row);
-      INSERT INTO ${t}_fts (${t}_fts, rank) VALUES ('pgsz', ${FTS5_PAGE_BYTES});
-      INSERT INTO ${t}_dfts (${t}_dfts, rank) VALUES ('pgsz', ${FTS5_PAGE_BYTES});`);
+      CREATE VIRTUAL TABLE ${t}_dfts_vocab USING fts5vocab(${t}_dfts, row);`);
     // The FTS table is kept in step by hand rather than by triggers: twice as fast on bulk writes (rebuilds).
     return tid;
   }
