@@ -41,7 +41,7 @@ export class SharedBatches {
       shared.run(() => {
         for (const q of queue) {
           const started = performance.now();
-          const done = q.write();
+          const done = settled(q.write);
           done.catch(() => undefined); // settled below, after the commit; never an unhandled rejection meanwhile
           written.push(done);
           ms.push(performance.now() - started);
@@ -52,5 +52,14 @@ export class SharedBatches {
       return;
     }
     queue.forEach((q, i) => written[i].then(() => q.resolve(ms[i]), q.reject));
+  }
+}
+
+/** A write that throws instead of rejecting fails alone too (its own transaction, a savepoint here, rolled back). */
+function settled(write: () => Promise<void>): Promise<void> {
+  try {
+    return write();
+  } catch (e) {
+    return Promise.reject(e);
   }
 }
