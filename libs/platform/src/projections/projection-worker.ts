@@ -150,7 +150,6 @@ export class ProjectionWorker {
         await this.park(event, e, 1);
       }
     }
-    await yieldToLoop();
     for (const delay of [0, ...this.options.retryDelaysMs]) {
       if (delay) await sleep(delay);
       try {
@@ -168,7 +167,10 @@ export class ProjectionWorker {
   /** Applies a batch with its checkpoint, in the transaction shared with other projections where the sink has one; the ms it took. */
   private async write(generation: number, batch: PositionedOps<unknown>[], checkpoint: number): Promise<number> {
     const write = () => this.sink.applyBatch(this.name, generation, batch, checkpoint);
+    // The loop gets a turn between applying and writing: the shared transaction runs on the next one by itself (a
+    // yield here as well would hold every batch, and each `wait_for=searchable` answer, another turn of a busy loop).
     if (this.sink.sharedTransaction && this.options.shared) return this.options.shared.write(this.sink.sharedTransaction, write);
+    await yieldToLoop();
     const started = performance.now();
     await write();
     return performance.now() - started;
