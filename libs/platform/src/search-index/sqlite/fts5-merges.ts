@@ -3,18 +3,24 @@ import type { SqliteDatabase } from '../../sqlite/sqlite-database';
 /** Leaf pages one merge step writes (~4 KB each): a step holds the loop a few milliseconds, its commit included. */
 const STEP_PAGES = 32;
 /**
- * Commits of a table between two looks for merge work: each commit adds one segment, and a level is merged once it
- * holds 4 (`usermerge`), so a look after every commit would mostly find nothing, at the price of a transaction.
+ * Segments a level holds before it is merged (FTS5's `usermerge`; its automerge used 4). Merging at 4 rewrote each
+ * row once per level of a 4-way tree: with these steps that cost ~12% more CPU on the index's writes than automerge
+ * did; at 8 the levels are fewer and the premium ~4%, with FTS5 queries as fast (SciFact, session 15).
  */
-const COMMITS_PER_LOOK = 4;
+const SEGMENTS_PER_MERGE = 8;
+/**
+ * Commits of a table between two looks for merge work: each commit adds one segment, and a level is merged once it
+ * holds {@link SEGMENTS_PER_MERGE}, so a look after every commit would mostly find nothing, at the price of a transaction.
+ */
+const COMMITS_PER_LOOK = SEGMENTS_PER_MERGE;
 
 /**
  * FTS5 merges its segments inside the commit that wrote them (`automerge`): a commit that crossed one of its
  * 64-page work units merged 64 pages per level there and then, holding the event loop 12-33 ms while the search
  * projection's batch itself took 1-2 ms (docs/benchmarks.md, session 15). The search index's tables are created
- * with `automerge` off, and this runs the same merging (FTS5's `merge` command, which merges a level once it holds
- * `usermerge` = 4 segments, as automerge does) in steps of {@link STEP_PAGES} pages, each in its own transaction,
- * with a turn of the loop between steps, after each commit that wrote a table and until FTS5 reports nothing left
+ * with `automerge` off, and this runs the merging (FTS5's `merge` command, which merges a level once it holds
+ * `usermerge` segments) in steps of {@link STEP_PAGES} pages, each in its own transaction,
+ * with a turn of the loop between steps, every few commits of a table and on until FTS5 reports nothing left
  * to merge. FTS5's crisis merge (16 segments on a level) stays on: a process that wrote and stopped before merging
  * (the CLI) leaves at worst what FTS5 itself bounds. Rejected: merging on a thread of its own (its write lock would
  * make the loop's projection commits wait in SQLite's busy handler); smaller FTS5 pages (30-40% more commit work).
@@ -31,6 +37,7 @@ export class Fts5Merges {
   /** For a new FTS5 table: its merging is left to this class. */
   static disableAutomerge(sqlite: SqliteDatabase, fts: string): void {
     sqlite.db.exec(`INSERT INTO ${fts} (${fts}, rank) VALUES ('automerge', 0)`);
+    sqlite.db.exec(`INSERT INTO ${fts} (${fts}, rank) VALUES ('usermerge', ${SEGMENTS_PER_MERGE})`);
   }
 
   /** After a commit that wrote these FTS5 tables: merge them in the background. */
