@@ -90,8 +90,17 @@ export class SqliteDatabase {
 
   private readonly pendingAfterCommit: (() => void)[] = [];
 
+  /** Every callback runs even if one throws (the first error is rethrown after): none is lost for another's fault. */
   private runAfterCommit(): void {
-    for (const fn of this.pendingAfterCommit.splice(0)) fn();
+    let failure: { error: unknown } | undefined;
+    for (const fn of this.pendingAfterCommit.splice(0)) {
+      try {
+        fn();
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+    if (failure) throw failure.error;
   }
 
   /** A prepared statement, cached by its SQL text (adapters build SQL per table, so the cache is per text). */
