@@ -55,9 +55,31 @@ export async function loadState<TState, TEvent extends { type: string; data: unk
   return foldHistory(await store.readStream(streamId), fold);
 }
 
+/** A stream's folded state and the revision it was folded to (-1: the stream has no events). */
+export interface StreamState<TState> {
+  readonly state: TState;
+  readonly revision: number;
+}
+
+/**
+ * Folds a stream into its state and revision. Given an earlier fold of the same stream, reads only the events after
+ * it and folds them on top (usually none: one short read, nothing decoded), for a check that the stream has not
+ * moved since a decision was made on it.
+ */
+export async function loadStreamState<TState, TEvent extends { type: string; data: unknown }>(
+  store: EventStore,
+  streamId: string,
+  fold: Fold<TState, TEvent>,
+  since?: StreamState<TState>,
+): Promise<StreamState<TState>> {
+  const history = await store.readStream(streamId, since ? { fromRevision: since.revision + 1 } : {});
+  if (history.length === 0) return since ?? { state: fold.initialState, revision: -1 };
+  return { state: foldHistory(history, fold, since?.state), revision: history[history.length - 1].revision };
+}
+
 /** The one place a stream's recorded events are cast to the domain's union and folded. */
-function foldHistory<TState, TEvent extends { type: string; data: unknown }>(history: readonly RecordedEvent[], fold: Fold<TState, TEvent>): TState {
-  return history.reduce<TState>((s, e) => fold.evolve(s, e as unknown as TEvent), fold.initialState);
+function foldHistory<TState, TEvent extends { type: string; data: unknown }>(history: readonly RecordedEvent[], fold: Fold<TState, TEvent>, from = fold.initialState): TState {
+  return history.reduce<TState>((s, e) => fold.evolve(s, e as unknown as TEvent), from);
 }
 
 /** What a write needs to append and then wait for the reads it implies. */

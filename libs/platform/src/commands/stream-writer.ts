@@ -1,5 +1,5 @@
 import type { CommandContext } from './command-context';
-import { Fold, loadState, WriteDeps, writeAndWait } from './stream-decider';
+import { Fold, loadState, loadStreamState, StreamState, WriteDeps, writeAndWait } from './stream-decider';
 
 /** What a write returns: its result, and whether the reads it implies were visible when it returned. */
 export interface WriteResult<T> {
@@ -18,6 +18,11 @@ export class StreamWriter {
 
   state<S, E extends { type: string; data: unknown }>(streamId: string, fold: Fold<S, E>): Promise<S> {
     return loadState(this.deps.store, streamId, fold);
+  }
+
+  /** The stream's state with the revision it was folded to; given an earlier one, folds only what came after it. */
+  stateWithRevision<S, E extends { type: string; data: unknown }>(streamId: string, fold: Fold<S, E>, since?: StreamState<S>): Promise<StreamState<S>> {
+    return loadStreamState(this.deps.store, streamId, fold, since);
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { EventStore } from '../event-store/event-store.port';
 import type { Projection, ProjectionSink, ProjectionStateStore } from './projection';
 import { ProjectionWorker, WorkerOptions } from './projection-worker';
+import { SharedBatches } from './shared-batches';
 
 export interface ProjectionRegistration {
   readonly projection: Projection;
@@ -42,6 +43,7 @@ export class ProjectionRuntime implements ProjectionProgress {
       batchBudgetMs: options.batchBudgetMs,
       retryDelaysMs: options.retryDelaysMs ?? [50, 200, 800],
       log: options.log ?? (() => undefined),
+      shared: options.shared ?? new SharedBatches(),
     };
     for (const r of registrations) this.workers.set(r.projection.name, new ProjectionWorker(r.projection, r.sink, events, state, opts));
   }

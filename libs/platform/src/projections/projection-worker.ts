@@ -2,6 +2,7 @@ import type { EventStore } from '../event-store/event-store.port';
 import type { RecordedEvent } from '../event-store/events';
 import { yieldToLoop } from '../kernel/yield';
 import type { PositionedOps, Projection, ProjectionSink, ProjectionStateStore } from './projection';
+import type { SharedBatches } from './shared-batches';
 
 export interface WorkerOptions {
   readonly batchSize: number;
@@ -14,6 +15,8 @@ export interface WorkerOptions {
   /** Delays between attempts of a failing batch before the worker looks for the event to park. */
   readonly retryDelaysMs: readonly number[];
   readonly log: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  /** Writes the batches of workers whose sinks share a transaction together (shared-batches.ts). */
+  readonly shared?: SharedBatches;
 }
 
 type Sink = ProjectionSink<unknown>;
@@ -147,13 +150,10 @@ export class ProjectionWorker {
         await this.park(event, e, 1);
       }
     }
-    await yieldToLoop();
     for (const delay of [0, ...this.options.retryDelaysMs]) {
       if (delay) await sleep(delay);
       try {
-        const started = performance.now();
-        await this.sink.applyBatch(this.name, generation, batch, checkpoint);
-        this.adaptBatch(batch.length, performance.now() - started);
+        this.adaptBatch(batch.length, await this.write(generation, batch, checkpoint));
         this.lastError = undefined;
         return;
       } catch (e) {
@@ -162,6 +162,18 @@ export class ProjectionWorker {
       }
     }
     await this.isolatePoison(generation, batch, events, checkpoint);
+  }
+
+  /** Applies a batch with its checkpoint, in the transaction shared with other projections where the sink has one; the ms it took. */
+  private async write(generation: number, batch: PositionedOps<unknown>[], checkpoint: number): Promise<number> {
+    const write = () => this.sink.applyBatch(this.name, generation, batch, checkpoint);
+    // The loop gets a turn between applying and writing: the shared transaction runs on the next one by itself (a
+    // yield here as well would hold every batch, and each `wait_for=searchable` answer, another turn of a busy loop).
+    if (this.sink.sharedTransaction && this.options.shared) return this.options.shared.write(this.sink.sharedTransaction, write);
+    await yieldToLoop();
+    const started = performance.now();
+    await write();
+    return performance.now() - started;
   }
 
   /** Sizes the next live batch from this one's cost per event (`batchBudgetMs`). */

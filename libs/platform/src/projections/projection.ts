@@ -72,6 +72,18 @@ export interface ProjectionSink<TOp> {
   checkpoint(projection: string, generation: number): Promise<number>;
   /** Makes `generation` the one queries read, and removes the other generations' data. */
   activate(projection: ProjectionShape, generation: number): Promise<void>;
+  /**
+   * Set by sinks that write synchronously through one connection (SQLite: the read store and the search index on
+   * service.db return the same object): batches of several projections reaching such sinks in one turn of the loop
+   * are applied in one transaction of it (shared-batches.ts). `applyBatch` must then do all its writes before it
+   * returns, its own transaction nesting inside `run`'s.
+   */
+  readonly sharedTransaction?: SharedTransaction;
+}
+
+/** One transaction around the writes `work` makes; a sink's own transaction inside it nests (a savepoint). */
+export interface SharedTransaction {
+  run(work: () => void): void;
 }
 
 export interface ApplyOptions {

@@ -59,12 +59,48 @@ export class SqliteDatabase {
    * Appends keep the configured level, so an acknowledged event survives power loss under FULL.
    */
   transaction<T>(fn: () => T, kind: 'durable' | 'derived' = 'durable'): T {
+    // Nested (a sink's batch inside the projections' shared transaction): a savepoint, at the outer one's level.
+    if (this.db.inTransaction) return this.db.transaction(fn).immediate();
     const wanted = kind === 'derived' ? 'NORMAL' : (this.options.synchronous ?? 'FULL');
     if (wanted !== this.synchronous) {
       this.db.pragma(`synchronous = ${wanted}`);
       this.synchronous = wanted;
     }
-    return this.db.transaction(fn).immediate();
+    try {
+      return this.db.transaction(fn).immediate();
+    } finally {
+      this.runAfterCommit();
+    }
+  }
+
+  /**
+   * The projections' shared transaction on this connection (projections/shared-batches.ts): the read store and the
+   * search index return this same object, so the runtime commits their batches of one wake-up together.
+   */
+  readonly derivedTransactions = { run: (work: () => void): void => this.transaction(work, 'derived') };
+
+  /**
+   * Runs `fn` once the outermost transaction under way has ended (at once when none is): what a nested batch tells
+   * other connections (the vector graphs' thread) must wait until its rows are committed and visible to them.
+   */
+  afterCommit(fn: () => void): void {
+    if (this.db.inTransaction) this.pendingAfterCommit.push(fn);
+    else fn();
+  }
+
+  private readonly pendingAfterCommit: (() => void)[] = [];
+
+  /** Every callback runs even if one throws (the first error is rethrown after): none is lost for another's fault. */
+  private runAfterCommit(): void {
+    let failure: { error: unknown } | undefined;
+    for (const fn of this.pendingAfterCommit.splice(0)) {
+      try {
+        fn();
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+    if (failure) throw failure.error;
   }
 
   /** A prepared statement, cached by its SQL text (adapters build SQL per table, so the cache is per text). */

@@ -34,7 +34,8 @@ export class IndexDocumentHandler implements ICommandHandler<IndexDocument, Writ
   ) {}
 
   async execute(cmd: IndexDocument): Promise<WriteResult<IndexedDocument>> {
-    const corpus = requireActiveCorpus(await this.writer.state(corpusStream(cmd.corpusKey), corpusFold), cmd.corpusKey);
+    const decided = await this.writer.stateWithRevision(corpusStream(cmd.corpusKey), corpusFold);
+    const corpus = requireActiveCorpus(decided.state, cmd.corpusKey);
     // Checked and embedded before the write: a document that fails either leaves nothing behind.
     const content = documentContent(cmd.input);
     // Chunking, embedding and the append each hold the loop for a while on a large document: turns between.
@@ -48,7 +49,7 @@ export class IndexDocumentHandler implements ICommandHandler<IndexDocument, Writ
       cmd.ctx,
       cmd.waitFor === 'indexed' ? [] : DOCUMENT_WRITE_VISIBILITY,
     );
-    await requireUnchangedCorpus(this.writer, cmd.corpusKey, corpus);
+    await requireUnchangedCorpus(this.writer, cmd.corpusKey, decided);
     const indexed = events[0];
     if (indexed?.type !== 'DocumentIndexed') throw new Error(`Indexing ${cmd.input.id} appended ${indexed?.type ?? 'nothing'}`);
     return { value: { stats: indexed.data.stats, row: documentRow(indexed.data) }, position, visible };

@@ -25,7 +25,8 @@ export class UpdateDocumentMetadataHandler implements ICommandHandler<UpdateDocu
   constructor(private readonly writer: StreamWriter) {}
 
   async execute(cmd: UpdateDocumentMetadata): Promise<WriteResult<{ changed: boolean; metadata?: Metadata }>> {
-    const corpus = requireActiveCorpus(await this.writer.state(corpusStream(cmd.corpusKey), corpusFold), cmd.corpusKey);
+    const decided = await this.writer.stateWithRevision(corpusStream(cmd.corpusKey), corpusFold);
+    const corpus = requireActiveCorpus(decided.state, cmd.corpusKey);
     const ids = { corpusKey: cmd.corpusKey, corpusId: corpus.corpusId, documentId: cmd.documentId };
     const { events, position, visible } = await this.writer.write(
       documentStream(corpus.corpusId, cmd.documentId, corpus.epoch),
@@ -35,7 +36,7 @@ export class UpdateDocumentMetadataHandler implements ICommandHandler<UpdateDocu
       cmd.jobId ? [] : DOCUMENT_WRITE_VISIBILITY,
     );
     // A job's update that lost to a reset is harmless and counted by the job as it finds the document gone.
-    if (!cmd.jobId && events.length) await requireUnchangedCorpus(this.writer, cmd.corpusKey, corpus);
+    if (!cmd.jobId && events.length) await requireUnchangedCorpus(this.writer, cmd.corpusKey, decided);
     const updated = events.find((e) => e.type === 'DocumentMetadataUpdated');
     return { value: { changed: !!updated, metadata: updated?.type === 'DocumentMetadataUpdated' ? updated.data.metadata : undefined }, position, visible };
   }

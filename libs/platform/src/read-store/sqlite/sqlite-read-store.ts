@@ -2,7 +2,7 @@
 import type { Statement } from 'better-sqlite3';
 import { assertNever } from '../../kernel/errors';
 import { filterToSql, jsonPathLiteral } from '../../sqlite/sqlite-filter';
-import type { ApplyOptions, PositionedOps, ProjectionShape, ProjectionSink } from '../../projections/projection';
+import type { ApplyOptions, PositionedOps, ProjectionShape, ProjectionSink, SharedTransaction } from '../../projections/projection';
 import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
 import {
@@ -180,6 +180,10 @@ export class SqliteReadStore implements ReadStore, ProjectionSink<ReadOp> {
       pending.flush();
       if (!options.replay) this.state.saveSync(projection, generation, checkpoint);
     }, 'derived');
+  }
+
+  get sharedTransaction(): SharedTransaction {
+    return this.sqlite.derivedTransactions;
   }
 
   /** Current row of a document, for the batch cache. */

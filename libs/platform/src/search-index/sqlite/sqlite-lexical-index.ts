@@ -23,6 +23,11 @@ export interface Lexicon {
 /** Log entries applied on a query's own turn (each a document's parts or its document row). */
 const SYNC_CATCH_UP = 32;
 const SLICE_MS = 15;
+/**
+ * The build's slices are shorter: its steps (a page of rows, of terms, a common term's occurrences) run 2-12 ms each
+ * and a slice ends after the step that crosses its budget, so 15 ms slices held the loop 20-30 ms (session 15).
+ */
+const BUILD_SLICE_MS = 8;
 /** While batches are being applied, background work takes at most a tenth of the event loop (as the HNSW graph). */
 const BUSY_PAUSE_MS = 9 * SLICE_MS;
 const WRITES_RECENT_MS = 200;
@@ -217,7 +222,7 @@ export class SqliteLexicalIndex {
     const { partWeights = [1, 1], documentWeights = [1, 1] } = this.options;
     const lx: Lexicon = { parts: new LexicalTable(partWeights), docs: new LexicalTable(documentWeights), seq };
     const keepGoing = () => !this.closed && this.stillThere(tid);
-    const built = await buildLexicon(this.sqlite, tid, lx, { keepGoing, turn: () => this.turn(), sliceMs: SLICE_MS });
+    const built = await buildLexicon(this.sqlite, tid, lx, { keepGoing, turn: () => this.turn(), sliceMs: BUILD_SLICE_MS });
     if (!built || !keepGoing()) return;
     while (!this.catchUp(tid, lx, 64)) await this.turn();
     this.stats.built++;

@@ -1,13 +1,14 @@
 // Over 300 lines: one adapter whose query side (lexical, vector, fields) and write side share the per-index tables.
 import type { Statement } from 'better-sqlite3';
 import { assertNever } from '../../kernel/errors';
-import type { ApplyOptions, PositionedOps, ProjectionShape, ProjectionSink } from '../../projections/projection';
+import type { ApplyOptions, PositionedOps, ProjectionShape, ProjectionSink, SharedTransaction } from '../../projections/projection';
 import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
 import type { FieldRef, FilterExpr } from '../../filter/filter';
 import { IndexedDocument, RankedPart, SearchHit, SearchIndex, SearchOp, SearchRequest } from '../search-index.port';
 import { fuseRanked, hitsOfRows, partColumns, PartRow, parsedOncePerDocument, toHit } from './sqlite-part-rows';
 import { fieldSql, filterToSql } from '../../sqlite/sqlite-filter';
+import { Fts5Merges } from './fts5-merges';
 import { Fts5Stemmer, FTS5_TOKENIZE } from './fts5-statistics';
 import { LEXICAL_TUNING, SqliteLexicalRanker } from './sqlite-lexical';
 import { LexicalIndexOptions, SqliteLexicalIndex } from './sqlite-lexical-index';
@@ -37,6 +38,8 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
   readonly ann: SqliteVectorAnn;
   /** The lexical postings of large tables: a cache of the FTS5 rows, kept in step through a change log. */
   readonly postings: SqliteLexicalIndex;
+  /** FTS5's segment merges, in small steps of their own rather than inside the projection's commits. */
+  readonly merges: Fts5Merges;
   /** Tables whose vectors the transaction being applied changed, told to the graphs once it commits. */
   private touched = new Set<number>();
   /** Tables whose rows it changed, told to the lexical postings once it commits. */
@@ -56,10 +59,12 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     const columns = sqlite.db.prepare('PRAGMA table_info(si_indexes)').all() as { name: string }[];
     if (!columns.some((c) => c.name === 'incarnation')) sqlite.db.exec('ALTER TABLE si_indexes ADD COLUMN incarnation TEXT');
     this.ann = new SqliteVectorAnn(sqlite, ann);
+    this.merges = new Fts5Merges(sqlite);
   }
 
   /** Saves the graphs (so the next start loads rather than rebuilds them) and stops their thread; call before closing the database. */
   close(): Promise<void> {
+    this.merges.close();
     this.postings.close();
     return this.ann.close();
   }
@@ -102,6 +107,8 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
       CREATE VIRTUAL TABLE ${t}_dfts USING fts5(text, title, content='', contentless_delete=1, tokenize='${FTS5_TOKENIZE}');
       CREATE VIRTUAL TABLE ${t}_fts_vocab USING fts5vocab(${t}_fts, row);
       CREATE VIRTUAL TABLE ${t}_dfts_vocab USING fts5vocab(${t}_dfts, row);`);
+    Fts5Merges.disableAutomerge(this.sqlite, `${t}_fts`);
+    Fts5Merges.disableAutomerge(this.sqlite, `${t}_dfts`);
     // The FTS table is kept in step by hand rather than by triggers: twice as fast on bulk writes (rebuilds).
     return tid;
   }
@@ -116,6 +123,8 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     this.ranker.forget(tid);
     this.ann.dropped(tid);
     this.postings.dropped(tid);
+    this.merges.dropped(`si_${tid}_fts`);
+    this.merges.dropped(`si_${tid}_dfts`);
     this.sqlite.forgetStatements();
   }
 
@@ -288,8 +297,16 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
       }
       if (!options.replay) this.state.saveSync(projection, generation, checkpoint);
     }, 'derived');
-    this.ann.touched(this.touched);
-    this.postings.touched(this.written);
+    const { touched, written } = this;
+    this.sqlite.afterCommit(() => {
+      this.ann.touched(touched);
+      this.postings.touched(written);
+      this.merges.touched([...written].flatMap((tid) => [`si_${tid}_fts`, `si_${tid}_dfts`]));
+    });
+  }
+
+  get sharedTransaction(): SharedTransaction {
+    return this.sqlite.derivedTransactions;
   }
 
   private applyOp(op: SearchOp, generation: number): void {
