@@ -3,9 +3,36 @@ export const BLOCK = 64;
 /** Counts are stored in 16 bits; a term seen more often in one row makes its queries fall back to FTS5. */
 const MAX_COUNT = 0xffff;
 
-function grown<T extends Uint32Array | Uint16Array | Int32Array | Float64Array | Uint8Array>(a: T, need: number, fill?: number): T {
+type Typed = Uint32Array | Uint16Array | Int32Array | Float64Array | Uint8Array;
+type TypedClass<T> = { new (n: number): T; new (buffer: SharedArrayBuffer): T; readonly BYTES_PER_ELEMENT: number };
+
+/**
+ * Arrays this long or longer are made in shared memory, where the ranking thread reads them in place: a query's
+ * long lists are then never copied there (copying them at first use cost ~180 MB of RSS at 1M rows, the old
+ * arrays' memory kept by the allocator); shorter ones are copied by share() when a query ranks on two threads.
+ */
+const SHARED_FROM = 4096;
+
+function alloc<T extends Typed>(Type: TypedClass<T>, length: number, shared = length >= SHARED_FROM): T {
+  return shared ? new Type(new SharedArrayBuffer(length * Type.BYTES_PER_ELEMENT)) : new Type(length);
+}
+
+/** A new array of `length` elements of `a`'s type, in shared memory when `a` is or when long. */
+function like<T extends Typed>(a: T, length: number): T {
+  return alloc(a.constructor as TypedClass<T>, length, a.buffer instanceof SharedArrayBuffer || length >= SHARED_FROM);
+}
+
+/** The array itself when in shared memory, else a copy there: shared once, an array stays shared as it grows. */
+export function shared<T extends Typed>(a: T): T {
+  if (a.buffer instanceof SharedArrayBuffer) return a;
+  const b = alloc(a.constructor as TypedClass<T>, a.length, true);
+  b.set(a);
+  return b;
+}
+
+function grown<T extends Typed>(a: T, need: number, fill?: number): T {
   if (need <= a.length) return a;
-  const b = new (a.constructor as new (n: number) => T)(Math.max(need, Math.ceil(a.length * 1.5), 16));
+  const b = like(a, Math.max(need, Math.ceil(a.length * 1.5), 16));
   if (fill !== undefined) b.fill(fill);
   b.set(a);
   return b;
@@ -27,9 +54,9 @@ export class PostingList {
   dfEpoch = -1;
 
   constructor(capacity: number) {
-    this.ids = new Uint32Array(Math.max(capacity, 1));
-    this.text = new Uint16Array(this.ids.length);
-    this.title = new Uint16Array(this.ids.length);
+    this.ids = alloc(Uint32Array, Math.max(capacity, 1));
+    this.text = alloc(Uint16Array, this.ids.length);
+    this.title = alloc(Uint16Array, this.ids.length);
     this.blockMaxF = new Float64Array(Math.ceil(this.ids.length / BLOCK));
     this.blockMinLen = new Uint32Array(this.blockMaxF.length).fill(0xffffffff);
   }
@@ -52,6 +79,16 @@ export class PostingList {
     }
     if (f > this.blockMaxF[b]) this.blockMaxF[b] = f;
     if (len < this.blockMinLen[b]) this.blockMinLen[b] = len;
+  }
+
+  /**
+   * Moves the postings to shared memory, for the ranking thread to read them in place (lexical-thread.ts): only
+   * lists a large query ranked on two threads pay for it; pushes after that grow them in shared memory.
+   */
+  share(): void {
+    this.ids = shared(this.ids);
+    this.text = shared(this.text);
+    this.title = shared(this.title);
   }
 
   /** Bytes held (the arrays' capacity, as allocated). */
@@ -115,6 +152,12 @@ export class LexicalTable {
     const t = Math.min(text, MAX_COUNT);
     const h = Math.min(title, MAX_COUNT);
     list.push(id, t, h, this.weights[0] * t + this.weights[1] * h, this.lens[id]);
+  }
+
+  /** Moves what the ranking thread reads of the rows (liveness, 32-bit lengths) to shared memory, as lists' share(). */
+  share(): void {
+    this.live = shared(this.live);
+    this.lens = shared(this.lens);
   }
 
   /** The row is gone or replaced: its postings stay as a tombstone. */

@@ -3,6 +3,8 @@ import { fts5RowCount } from './fts5-statistics';
 import { Fts5RowTokens } from './fts5-row-tokens';
 import { LexicalTable } from './lexical-postings';
 import { buildLexicon } from './lexical-build';
+import type { Split } from './lexical-split';
+import { LexicalThreadClient } from './lexical-thread-client';
 
 /** Settings of the in-memory lexical index (docs/search.md, "Lexical index"). */
 export interface LexicalIndexOptions {
@@ -11,6 +13,11 @@ export interface LexicalIndexOptions {
   /** Column weights (text, title) of the parts and of the documents tables, as the ranker passes them to bm25(). */
   readonly partWeights?: readonly [number, number];
   readonly documentWeights?: readonly [number, number];
+  /**
+   * A query with at least this many postings on a table is ranked on two threads (docs/search.md, "Ranking on two
+   * threads"). Default 150,000; Infinity: one thread, never started.
+   */
+  readonly threadMinPostings?: number;
 }
 
 /** One search-index table's postings: its parts and its documents, and the log position both reflect. */
@@ -41,6 +48,7 @@ export class SqliteLexicalIndex {
   private readonly busy = new Map<number, Promise<void>>();
   private readonly tokens = new Fts5RowTokens();
   private readonly minRows: number;
+  private thread?: LexicalThreadClient;
   private closed = false;
   private lastWrite = -Infinity;
   /** Indexes built since start, and the last build's seconds (benches and tests). */
@@ -95,6 +103,21 @@ export class SqliteLexicalIndex {
     while (this.busy.size > 0) await Promise.all([...this.busy.values()]);
   }
 
+  /**
+   * Ranking on two threads, or undefined (one thread). The thread is started by the first query large enough to
+   * use it, which ranks on one thread, as every query does until the thread is up or if it failed.
+   */
+  split(): Split | undefined {
+    const minPostings = this.options.threadMinPostings ?? 150_000;
+    if (!Number.isFinite(minPostings) || this.closed) return undefined;
+    return { minPostings, thread: () => (this.thread ??= new LexicalThreadClient()).usable ? this.thread : undefined };
+  }
+
+  /** Ranges the ranking thread ranked (benches and tests). */
+  get threadJobs(): number {
+    return this.thread?.jobs ?? 0;
+  }
+
   /** Bytes the postings hold (benches). */
   bytes(): number {
     let b = 0;
@@ -106,6 +129,7 @@ export class SqliteLexicalIndex {
     this.closed = true;
     this.lexicons.clear();
     this.tokens.close();
+    void this.thread?.close();
   }
 
   /** A turn of the event loop between slices; a longer pause while batches are being applied. */
