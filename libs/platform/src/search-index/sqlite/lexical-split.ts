@@ -17,11 +17,12 @@ export interface RangeRanker {
   start(job: RangeJob): () => IdTopK | undefined;
 }
 
-/** Ranking on two threads, for queries with at least `minPostings` postings on the table (below, one thread wins). */
+/** Ranking on two threads where it pays (lexical-thread-choice.ts). */
 export interface Split {
-  readonly minPostings: number;
-  /** The thread when it is up (asked for only by a query large enough: the first one starts it). */
-  readonly thread: () => RangeRanker | undefined;
+  /** The thread to rank a query of `postings` postings on, or undefined: on this thread alone. */
+  readonly thread: (postings: number) => RangeRanker | undefined;
+  /** How long a query of `postings` postings took to rank, on two threads or one. */
+  readonly took: (postings: number, twoThreads: boolean, ms: number) => void;
 }
 
 /**

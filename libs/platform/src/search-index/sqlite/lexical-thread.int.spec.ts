@@ -131,9 +131,10 @@ describe('SqliteLexicalIndex: which queries use the ranking thread', () => {
     await single.close();
     const index = await open(0);
     await index.search('c', { mode: 'lexical', text: 'walrus', limit: 1 }); // starts the thread
-    await until(() => index.postings.split()?.thread() !== undefined);
-    expect(await answers(index)).toEqual(oneThread);
-    expect(index.postings.threadJobs).toBeGreaterThanOrEqual(queries.length);
+    await until(() => index.postings.rankingThread() !== undefined);
+    // Each query on the way measured cheaper, and one in 16 the other way (lexical-thread-choice.ts): both give the same.
+    for (let round = 0; round < 3; round++) expect(await answers(index)).toEqual(oneThread);
+    expect(index.postings.threadJobs).toBeGreaterThan(0);
     await index.close();
   });
 });

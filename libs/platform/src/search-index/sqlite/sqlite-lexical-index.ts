@@ -3,7 +3,8 @@ import { fts5RowCount } from './fts5-statistics';
 import { Fts5RowTokens } from './fts5-row-tokens';
 import { LexicalTable } from './lexical-postings';
 import { buildLexicon } from './lexical-build';
-import type { Split } from './lexical-split';
+import type { RangeRanker, Split } from './lexical-split';
+import { ThreadChoice } from './lexical-thread-choice';
 import { LexicalThreadClient } from './lexical-thread-client';
 
 /** Settings of the in-memory lexical index (docs/search.md, "Lexical index"). */
@@ -49,6 +50,7 @@ export class SqliteLexicalIndex {
   private readonly tokens = new Fts5RowTokens();
   private readonly minRows: number;
   private thread?: LexicalThreadClient;
+  private readonly choice?: ThreadChoice;
   private closed = false;
   private lastWrite = -Infinity;
   /** Indexes built since start, and the last build's seconds (benches and tests). */
@@ -59,6 +61,8 @@ export class SqliteLexicalIndex {
     private readonly options: LexicalIndexOptions = {},
   ) {
     this.minRows = options.minRows ?? 20_000;
+    const minPostings = options.threadMinPostings ?? 150_000;
+    if (Number.isFinite(minPostings)) this.choice = new ThreadChoice(minPostings);
     sqlite.db.exec(`CREATE TABLE IF NOT EXISTS si_lexical_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, tid INTEGER NOT NULL, docs INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL);
       CREATE INDEX IF NOT EXISTS si_lexical_log_tid ON si_lexical_log (tid, seq);`);
   }
@@ -108,9 +112,19 @@ export class SqliteLexicalIndex {
    * use it, which ranks on one thread, as every query does until the thread is up or if it failed.
    */
   split(): Split | undefined {
-    const minPostings = this.options.threadMinPostings ?? 150_000;
-    if (!Number.isFinite(minPostings) || this.closed) return undefined;
-    return { minPostings, thread: () => (this.thread ??= new LexicalThreadClient()).usable ? this.thread : undefined };
+    const choice = this.choice;
+    if (!choice || this.closed) return undefined;
+    return {
+      thread: (postings) => (postings >= choice.minPostings && this.rankingThread() && choice.twoThreads(postings) ? this.thread : undefined),
+      took: (postings, two, ms) => choice.took(postings, two, ms),
+    };
+  }
+
+  /** The ranking thread, started if it was not; undefined until it is up, or if it failed. */
+  rankingThread(): RangeRanker | undefined {
+    if (this.closed) return undefined;
+    this.thread ??= new LexicalThreadClient();
+    return this.thread.usable ? this.thread : undefined;
   }
 
   /** Ranges the ranking thread ranked (benches and tests). */

@@ -1,0 +1,37 @@
+/** One query in this many ranks the way that is measured slower, so that a change of the machine's load is seen. */
+const EXPLORE_EVERY = 16;
+/** Weight of a new measure in the running cost of each way. */
+const ALPHA = 0.1;
+
+/**
+ * Whether a large query is ranked on two threads or one (docs/search.md, "Ranking on two threads"). Two threads
+ * win only when the second core is free: measured at 1M rows, the parts' top 300 took 55–60% of the one-thread time
+ * on an idle core, and 105–110% while another process kept it busy (each half ran at about half speed, and the
+ * halves together do ~15% more work than the whole). So both ways' cost per posting is kept as a running average,
+ * the cheaper one is taken, and one query in {@link EXPLORE_EVERY} takes the other to keep its cost current.
+ * Below `minPostings` a query is always ranked on one thread: the round trip (~0.1 ms) would not pay.
+ */
+export class ThreadChoice {
+  /** Running ms per million postings: [one thread, two threads]; NaN until measured. */
+  private readonly cost = [NaN, NaN];
+  private asked = 0;
+
+  constructor(readonly minPostings: number) {}
+
+  /** Whether to rank a query of `postings` postings on two threads. */
+  twoThreads(postings: number): boolean {
+    if (postings < this.minPostings) return false;
+    const [one, two] = this.cost;
+    if (Number.isNaN(one)) return false;
+    if (Number.isNaN(two)) return true;
+    return (this.asked++ % EXPLORE_EVERY === 0) !== two < one;
+  }
+
+  /** How long a query of `postings` postings took to rank, on two threads or one. */
+  took(postings: number, twoThreads: boolean, ms: number): void {
+    if (postings < this.minPostings || postings === 0) return;
+    const i = twoThreads ? 1 : 0;
+    const c = (ms * 1e6) / postings;
+    this.cost[i] = Number.isNaN(this.cost[i]) ? c : this.cost[i] + ALPHA * (c - this.cost[i]);
+  }
+}
