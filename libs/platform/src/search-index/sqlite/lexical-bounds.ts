@@ -5,6 +5,8 @@ export interface PostingView {
   readonly ids: Uint32Array;
   readonly text: Uint16Array;
   readonly title: Uint16Array;
+  /** The rows' lengths alongside, in a sparse list (PostingList.lens); else they are read by row id. */
+  readonly lens?: Uint16Array;
   readonly n: number;
 }
 

@@ -28,10 +28,13 @@ export function exhaustiveIds(rows: RankRows, key: object, terms: readonly Query
   for (const t of phrases) {
     const { idf, list } = terms[t];
     const { ids, text, title, n } = list;
+    // A sparse list's row lengths are read alongside its postings (lexical-postings.ts), a dense list's by row id.
+    const len = list.lens ?? lens;
+    const at = list.lens !== undefined;
     for (let p = 0; p < n; p++) {
       const d = ids[p];
       const f = w0 * text[p] + w1 * title[p];
-      acc[d] += idf * tfPart(f, lens[d], avgdl);
+      acc[d] += idf * tfPart(f, len[at ? p : d], avgdl);
       if (seen[d] === 0) {
         seen[d] = 1;
         touched[nt++] = d;

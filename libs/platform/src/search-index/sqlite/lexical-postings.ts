@@ -1,5 +1,7 @@
 /** Postings per block whose bound (most weighted occurrences, shortest row) the top-k search may skip by. */
 export const BLOCK = 64;
+/** A list in fewer than one row in this many (when made) keeps its rows' lengths alongside (PostingList.lens). */
+const SPARSE = 16;
 /** Counts are stored in 16 bits; a term seen more often in one row makes its queries fall back to FTS5. */
 const MAX_COUNT = 0xffff;
 
@@ -48,15 +50,22 @@ export class PostingList {
   title: Uint16Array;
   blockMaxF: Float64Array;
   blockMinLen: Uint32Array;
+  /**
+   * In a sparse list, each posting's row length alongside (bm25()'s D): its rows are far apart, so reading the
+   * table's lengths by id is a cache miss a posting, in the merge loop that dominates a query. Dropped for good if a
+   * row has 65,536 tokens or more (the table's 32-bit lengths are read then).
+   */
+  lens?: Uint16Array;
   n = 0;
   /** Live rows holding the term, counted when deletions made `n` an over-count; valid for one deletion epoch. */
   df = 0;
   dfEpoch = -1;
 
-  constructor(capacity: number) {
+  constructor(capacity: number, sparse = false) {
     this.ids = alloc(Uint32Array, Math.max(capacity, 1));
     this.text = alloc(Uint16Array, this.ids.length);
     this.title = alloc(Uint16Array, this.ids.length);
+    if (sparse) this.lens = alloc(Uint16Array, this.ids.length);
     this.blockMaxF = new Float64Array(Math.ceil(this.ids.length / BLOCK));
     this.blockMinLen = new Uint32Array(this.blockMaxF.length).fill(0xffffffff);
   }
@@ -68,10 +77,13 @@ export class PostingList {
       this.ids = grown(this.ids, i + 1);
       this.text = grown(this.text, this.ids.length);
       this.title = grown(this.title, this.ids.length);
+      if (this.lens) this.lens = grown(this.lens, this.ids.length);
     }
     this.ids[i] = id;
     this.text[i] = text;
     this.title[i] = title;
+    if (this.lens && len > 0xffff) this.lens = undefined;
+    else if (this.lens) this.lens[i] = len;
     const b = (i / BLOCK) | 0;
     if (b >= this.blockMaxF.length) {
       this.blockMaxF = grown(this.blockMaxF, b + 1);
@@ -89,11 +101,12 @@ export class PostingList {
     this.ids = shared(this.ids);
     this.text = shared(this.text);
     this.title = shared(this.title);
+    if (this.lens) this.lens = shared(this.lens);
   }
 
   /** Bytes held (the arrays' capacity, as allocated). */
   bytes(): number {
-    return this.ids.byteLength + this.text.byteLength + this.title.byteLength + this.blockMaxF.byteLength + this.blockMinLen.byteLength;
+    return this.ids.byteLength + this.text.byteLength + this.title.byteLength + (this.lens?.byteLength ?? 0) + this.blockMaxF.byteLength + this.blockMinLen.byteLength;
   }
 }
 
@@ -148,7 +161,7 @@ export class LexicalTable {
   addPosting(term: string, id: number, text: number, title: number, capacity = 4): void {
     if (text > MAX_COUNT || title > MAX_COUNT) this.inexact.add(term);
     let list = this.lists.get(term);
-    if (!list) this.lists.set(term, (list = new PostingList(capacity)));
+    if (!list) this.lists.set(term, (list = new PostingList(capacity, capacity * SPARSE < this.count)));
     const t = Math.min(text, MAX_COUNT);
     const h = Math.min(title, MAX_COUNT);
     list.push(id, t, h, this.weights[0] * t + this.weights[1] * h, this.lens[id]);

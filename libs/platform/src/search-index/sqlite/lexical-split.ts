@@ -31,10 +31,10 @@ export interface Split {
  */
 export function rangeTerms(terms: readonly QueryTerm[], lo: number, hi: number, avgdl: number): QueryTerm[] {
   return terms.map(({ list, idf, times }) => {
-    const { ids, text, title, n } = list;
+    const { ids, text, title, lens, n } = list;
     const from = seek(ids, n, 0, lo);
     const to = seek(ids, n, from, hi);
-    const view = { ids: ids.subarray(from, to), text: text.subarray(from, to), title: title.subarray(from, to), n: to - from };
+    const view = { ids: ids.subarray(from, to), text: text.subarray(from, to), title: title.subarray(from, to), lens: lens?.subarray(from, to), n: to - from };
     return { list: view, idf, times, tf: tfBound(list as PostingList, avgdl) };
   });
 }

@@ -95,6 +95,9 @@ export function topKIds(rows: RankRows, key: object, terms: readonly QueryTerm[]
     s = scratchOf(key, count, Math.min(nc + list.n, count)); // the merged rows are distinct
     const [ai, as, oi, os] = [s.ids[cur], s.scores[cur], s.ids[1 - cur], s.scores[1 - cur]];
     const { ids, text, title, n } = list;
+    // A sparse list's row lengths are read alongside its postings, by position; a dense list's by row id.
+    const len = list.lens ?? lens;
+    const at = list.lens !== undefined;
     const w = idf * times;
     let a = 0;
     let o = 0;
@@ -105,7 +108,7 @@ export function topKIds(rows: RankRows, key: object, terms: readonly QueryTerm[]
         os[o++] = as[a++];
       }
       const f = w0 * text[p] + w1 * title[p];
-      const c = w * tfPart(f, lens[d], avgdl);
+      const c = w * tfPart(f, len[at ? p : d], avgdl);
       oi[o] = d;
       os[o++] = a < nc && ai[a] === d ? as[a++] + c : c;
     }
@@ -123,6 +126,8 @@ export function topKIds(rows: RankRows, key: object, terms: readonly QueryTerm[]
   for (; j < m; j++) {
     const { list, idf, times } = order[j].t;
     const { ids, text, title, n } = list;
+    const len = list.lens ?? lens;
+    const at = list.lens !== undefined;
     const w = idf * times;
     for (let c = 0, p = 0; c < nc; c++) {
       const d = ci[c];
@@ -130,7 +135,7 @@ export function topKIds(rows: RankRows, key: object, terms: readonly QueryTerm[]
       if (p >= n) break;
       if (ids[p] !== d) continue;
       const f = w0 * text[p] + w1 * title[p];
-      cs[c] += w * tfPart(f, lens[d], avgdl);
+      cs[c] += w * tfPart(f, len[at ? p : d], avgdl);
     }
     theta = raise(bar, kthLargest(cs, ci, nc, live, k, heap));
     nc = prune(ci, cs, nc, live, theta, rest[j + 1]);
@@ -162,13 +167,15 @@ function exactScores({ lens, weights }: RankRows, terms: readonly QueryTerm[], p
   for (const t of phrases) {
     const { idf, list } = terms[t];
     const { ids, text, title, n } = list;
+    const len = list.lens ?? lens;
+    const at = list.lens !== undefined;
     for (let r = 0, p = 0; r < rows.length; r++) {
       const d = rows[r];
       p = seek(ids, n, p, d);
       if (p >= n) break;
       if (ids[p] !== d) continue;
       const f = w0 * text[p] + w1 * title[p];
-      scores[r] += idf * tfPart(f, lens[d], avgdl);
+      scores[r] += idf * tfPart(f, len[at ? p : d], avgdl);
     }
   }
   return scores;
