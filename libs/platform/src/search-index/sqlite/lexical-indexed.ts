@@ -86,12 +86,12 @@ export function indexedTop(table: LexicalTable, totals: TableTotals, stems: read
   const query = queryTerms(table, totals, stems);
   if (!query) return undefined;
   const postings = query.terms.reduce((sum, t) => sum + t.list.n, 0);
-  const threaded = split?.thread(postings);
+  const threaded = split?.thread(table, postings);
   const rank = (want: number) => {
     const avgdl = totals.tokens / totals.rows;
     const started = performance.now();
     const top = threaded ? splitTopK(table, query.terms, query.phrases, want, avgdl, threaded) : topK(table, query.terms, query.phrases, want, avgdl);
-    split?.took(postings, threaded !== undefined, performance.now() - started);
+    split?.took(table, postings, threaded !== undefined, performance.now() - started);
     return { top, ranked: top.rowids.map((id, i) => ({ id, d: table.docRow[table.internal(id)], s: top.scores[i] })) };
   };
   if (!keep) return rank(k).ranked;

@@ -17,12 +17,12 @@ export interface RangeRanker {
   start(job: RangeJob): () => IdTopK | undefined;
 }
 
-/** Ranking on two threads where it pays (lexical-thread-choice.ts). */
+/** Ranking on two threads where it pays (lexical-thread-choice.ts), decided per table. */
 export interface Split {
-  /** The thread to rank a query of `postings` postings on, or undefined: on this thread alone. */
-  readonly thread: (postings: number) => RangeRanker | undefined;
-  /** How long a query of `postings` postings took to rank, on two threads or one. */
-  readonly took: (postings: number, twoThreads: boolean, ms: number) => void;
+  /** The thread to rank a query of `postings` postings on the table on, or undefined: on this thread alone. */
+  readonly thread: (table: LexicalTable, postings: number) => RangeRanker | undefined;
+  /** How long a query of `postings` postings on the table took to rank, on two threads or one. */
+  readonly took: (table: LexicalTable, postings: number, twoThreads: boolean, ms: number) => void;
 }
 
 /**

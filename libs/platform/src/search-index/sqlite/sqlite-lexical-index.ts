@@ -50,7 +50,7 @@ export class SqliteLexicalIndex {
   private readonly tokens = new Fts5RowTokens();
   private readonly minRows: number;
   private thread?: LexicalThreadClient;
-  private readonly choice?: ThreadChoice;
+  private readonly choices = new WeakMap<LexicalTable, ThreadChoice>();
   private closed = false;
   private lastWrite = -Infinity;
   /** Indexes built since start, and the last build's seconds (benches and tests). */
@@ -61,8 +61,6 @@ export class SqliteLexicalIndex {
     private readonly options: LexicalIndexOptions = {},
   ) {
     this.minRows = options.minRows ?? 20_000;
-    const minPostings = options.threadMinPostings ?? 150_000;
-    if (Number.isFinite(minPostings)) this.choice = new ThreadChoice(minPostings);
     sqlite.db.exec(`CREATE TABLE IF NOT EXISTS si_lexical_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, tid INTEGER NOT NULL, docs INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL);
       CREATE INDEX IF NOT EXISTS si_lexical_log_tid ON si_lexical_log (tid, seq);`);
   }
@@ -112,11 +110,17 @@ export class SqliteLexicalIndex {
    * use it, which ranks on one thread, as every query does until the thread is up or if it failed.
    */
   split(): Split | undefined {
-    const choice = this.choice;
-    if (!choice || this.closed) return undefined;
+    const minPostings = this.options.threadMinPostings ?? 150_000;
+    if (!Number.isFinite(minPostings) || this.closed) return undefined;
+    // Per table: a table's cost per posting differs (the documents' rows are 20 times longer at 1M).
+    const choiceOf = (table: LexicalTable) => {
+      let choice = this.choices.get(table);
+      if (!choice) this.choices.set(table, (choice = new ThreadChoice(minPostings)));
+      return choice;
+    };
     return {
-      thread: (postings) => (postings >= choice.minPostings && this.rankingThread() && choice.twoThreads(postings) ? this.thread : undefined),
-      took: (postings, two, ms) => choice.took(postings, two, ms),
+      thread: (table, postings) => (postings >= minPostings && this.rankingThread() && choiceOf(table).twoThreads(postings) ? this.thread : undefined),
+      took: (table, postings, two, ms) => choiceOf(table).took(postings, two, ms),
     };
   }
 
