@@ -10,7 +10,7 @@ type TypedClass<T> = { new (n: number): T; new (buffer: SharedArrayBuffer): T; r
 
 /**
  * Arrays this long or longer are made in shared memory, where the ranking thread reads them in place: a query's
- * long lists are then never copied there (copying them at first use cost ~180 MB of RSS at 1M rows, the old
+ * long lists are then never copied there (copying them at first use cost ~200 MB of RSS at 1M rows, the old
  * arrays' memory kept by the allocator); shorter ones are copied by share() when a query ranks on two threads.
  */
 const SHARED_FROM = 4096;

@@ -5,9 +5,9 @@ const ALPHA = 0.1;
 
 /**
  * Whether a large query is ranked on two threads or one (docs/search.md, "Ranking on two threads"). Two threads
- * win only when the second core is free: measured at 1M rows, the parts' top 300 took 55–60% of the one-thread time
- * on an idle core, and 105–110% while another process kept it busy (each half ran at about half speed, and the
- * halves together do ~15% more work than the whole). So both ways' cost per posting is kept as a running average,
+ * win only when the second core is free: at 1M rows each half of the parts' top 300 takes 55–60% of the whole
+ * when run alone, but while another process kept the other core busy the split took 105–120% of the one-thread
+ * time (each half ran at ~60% speed). So both ways' cost per posting is kept as a running average,
  * the cheaper one is taken, and one query in {@link EXPLORE_EVERY} takes the other to keep its cost current.
  * Below `minPostings` a query is always ranked on one thread: the round trip (~0.1 ms) would not pay.
  */
