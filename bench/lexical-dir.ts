@@ -83,7 +83,7 @@ export async function lexicalDirBench(args: string[]): Promise<void> {
       { phase: 'parts top 300 (postings, two threads)', 'p50 / p99 ms': p(times.split) },
       { phase: `hostile query (${queryTerms(hostile).length} words)`, 'p50 / p99 ms': p(times.hostile) },
       { phase: 'hostile: parts and documents top 300, one thread / two', 'p50 / p99 ms': `${p(times.hostileOne)} | ${p(times.hostileTwo)}` },
-    ], { rows: lx.parts.liveRows, 'ranking thread jobs': index.postings.threadJobs, 'postings build s': round(buildS, 1), 'postings MB': mb(index.postings.bytes()), 'RSS MB': mb(process.memoryUsage().rss), 'timed rounds': rounds - 1 });
+    ], { rows: lx.parts.liveRows, 'ranking thread jobs / taken back': `${index.postings.threadJobs} / ${index.postings.threadTakenBack}`, 'postings build s': round(buildS, 1), 'postings MB': mb(index.postings.bytes()), 'RSS MB': mb(process.memoryUsage().rss), 'timed rounds': rounds - 1 });
   } finally {
     index.close();
     sqlite.close();

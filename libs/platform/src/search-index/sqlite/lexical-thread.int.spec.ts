@@ -63,13 +63,13 @@ describe('splitTopK: ranking on two threads gives the one-thread ranking exactly
   beforeAll(async () => {
     corpus(random, table, 0, 8000, texts);
     for (let r = 3; r < 8000; r += 13) table.remove(r + 1);
-    thread = new LexicalThreadClient();
+    thread = new LexicalThreadClient({ takeBack: false });
     await until(() => thread.usable);
   });
   afterAll(() => thread.close());
 
   it.each([10, 100, 300])('same rows, same order, bit-identical scores at k = %i, with rows from both halves of the ids', (k) => {
-    const jobs = thread.jobs;
+    const { jobs } = thread;
     let fromBoth = 0;
     for (let q = 0; q < 60; q++) {
       const { one, two } = both(query(), k);
@@ -132,8 +132,9 @@ describe('SqliteLexicalIndex: which queries use the ranking thread', () => {
     const index = await open(0);
     await index.search('c', { mode: 'lexical', text: 'walrus', limit: 1 }); // starts the thread
     await until(() => index.postings.rankingThread() !== undefined);
-    // Each query on the way measured cheaper, and one in 16 the other way (lexical-thread-choice.ts): both give the same.
-    for (let round = 0; round < 3; round++) expect(await answers(index)).toEqual(oneThread);
+    // Each query the way measured cheaper, one in 16 the other (lexical-thread-choice.ts); a job the thread had not
+    // started when this thread finished its half is taken back: every way gives the same, until the thread answered.
+    for (let round = 0; round < 3 || (index.postings.threadJobs === 0 && round < 200); round++) expect(await answers(index)).toEqual(oneThread);
     expect(index.postings.threadJobs).toBeGreaterThan(0);
     await index.close();
   });

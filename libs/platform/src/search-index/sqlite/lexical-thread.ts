@@ -5,7 +5,11 @@ import { topKIds } from './lexical-top-k';
 
 /** What the main thread gives the ranking thread when it starts it (lexical-thread-client.ts). */
 export interface LexicalThreadData {
-  /** Slot 0: the number of the last job answered, which the main thread waits on; slot 1: 1 once the thread is up. */
+  /**
+   * Slot 0: the number of the last job answered, which the main thread waits on; slot 1: 1 once the thread is up;
+   * slot 2: the open job's number, which this thread claims (negated) before ranking it, or the main thread takes
+   * back (0) if it finished its own half first: a job this thread was not scheduled to start is not waited for.
+   */
   readonly signal: Int32Array;
   /** Answers go here, read by the waiting main thread with receiveMessageOnPort. */
   readonly answers: MessagePort;
@@ -32,6 +36,7 @@ function main(): void {
   const { signal, answers } = workerData as LexicalThreadData;
   const buffers = {};
   port.on('message', ({ seq, job }: LexicalJob) => {
+    if (Atomics.compareExchange(signal, 2, seq, -seq) !== seq) return; // taken back: the main thread ranked it
     let top: IdTopK | undefined;
     try {
       top = topKIds(job.rows, buffers, job.terms, job.phrases, job.k, job.avgdl, job.bar);

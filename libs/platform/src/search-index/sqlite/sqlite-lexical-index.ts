@@ -136,6 +136,11 @@ export class SqliteLexicalIndex {
     return this.thread?.jobs ?? 0;
   }
 
+  /** Ranges taken back before the ranking thread started them (benches). */
+  get threadTakenBack(): number {
+    return this.thread?.takenBack ?? 0;
+  }
+
   /** Bytes the postings hold (benches). */
   bytes(): number {
     let b = 0;
