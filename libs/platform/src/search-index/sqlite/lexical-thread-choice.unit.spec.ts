@@ -21,6 +21,7 @@ describe('ThreadChoice: a large query goes to two threads only while that is mea
     const choice = new ThreadChoice(150_000);
     expect(run(choice, 160, 1_000_000, { one: 6, two: 3.6 })).toBeGreaterThan(140); // a free core
     expect(run(choice, 160, 1_000_000, { one: 6, two: 6.6 })).toBeLessThan(30); // another process on it
-    expect(run(choice, 160, 1_000_000, { one: 6, two: 3.6 })).toBeGreaterThan(130);
+    run(choice, 50, 1_000_000, { one: 6, two: 3.6 }); // the core freed again: seen within a few explorations
+    expect(run(choice, 100, 1_000_000, { one: 6, two: 3.6 })).toBeGreaterThan(90);
   });
 });
