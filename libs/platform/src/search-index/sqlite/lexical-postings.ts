@@ -1,12 +1,7 @@
 /** Postings per block whose bound (most weighted occurrences, shortest row) the top-k search may skip by. */
 export const BLOCK = 64;
-/**
- * A list made for fewer than one row in this many, and for at least {@link SPARSE_MIN} rows, keeps its rows' lengths
- * alongside (PostingList.lens). A shorter list costs a few misses a query, and an array each for the many rare
- * words would cost more memory than their postings (an array's own overhead).
- */
+/** A list in fewer than one row in this many (when made) keeps its rows' lengths alongside (PostingList.lens). */
 const SPARSE = 16;
-const SPARSE_MIN = 64;
 /** Counts are stored in 16 bits; a term seen more often in one row makes its queries fall back to FTS5. */
 const MAX_COUNT = 0xffff;
 
@@ -166,7 +161,7 @@ export class LexicalTable {
   addPosting(term: string, id: number, text: number, title: number, capacity = 4): void {
     if (text > MAX_COUNT || title > MAX_COUNT) this.inexact.add(term);
     let list = this.lists.get(term);
-    if (!list) this.lists.set(term, (list = new PostingList(capacity, capacity >= SPARSE_MIN && capacity * SPARSE < this.count)));
+    if (!list) this.lists.set(term, (list = new PostingList(capacity, capacity * SPARSE < this.count)));
     const t = Math.min(text, MAX_COUNT);
     const h = Math.min(title, MAX_COUNT);
     list.push(id, t, h, this.weights[0] * t + this.weights[1] * h, this.lens[id]);
