@@ -96,7 +96,7 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
       embedded(),
       new SqliteProjectionState(embedded()),
       { dir: join(config.dataDir, 'ann'), minVectors: config.vectorIndexMinVectors || Infinity },
-      { minRows: config.lexicalIndexMinRows || Infinity },
+      { minRows: config.lexicalIndexMinRows || Infinity, threadMinPostings: config.lexicalThreadMinPostings || Infinity },
     );
     closers.unshift(() => sqliteSearch.close());
     search = sqliteSearch;

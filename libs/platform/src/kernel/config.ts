@@ -21,6 +21,8 @@ export interface ServiceConfig {
   readonly vectorIndexMinVectors: number;
   /** Parts from which an embedded search table is ranked from in-memory postings rather than FTS5's bm25() (0 = never). */
   readonly lexicalIndexMinRows: number;
+  /** A query with this many postings on a table may be ranked on two threads (0 = never; docs/search.md). */
+  readonly lexicalThreadMinPostings: number;
   /**
    * Where the embedded event store commits (EVENT_STORE_WRITER): `inline` (default) on the main connection with
    * group commit, `thread` on a writer thread with its own connection (the event loop never waits on fsync), or
@@ -171,6 +173,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     readYourWritesTimeoutMs: int('READ_YOUR_WRITES_TIMEOUT_MS', 10_000, 0, 600_000),
     vectorIndexMinVectors: int('VECTOR_INDEX_MIN_VECTORS', 10_000, 0, 1_000_000_000),
     lexicalIndexMinRows: int('LEXICAL_INDEX_MIN_ROWS', 20_000, 0, 1_000_000_000),
+    lexicalThreadMinPostings: int('LEXICAL_THREAD_MIN_POSTINGS', 150_000, 0, 1_000_000_000),
     eventStoreWriter: eventStoreWriter === 'thread' || eventStoreWriter === 'auto' ? eventStoreWriter : 'inline',
     logLevel: text('LOG_LEVEL') ?? 'info',
     sqliteSynchronous: synchronous === 'NORMAL' ? 'NORMAL' : 'FULL',

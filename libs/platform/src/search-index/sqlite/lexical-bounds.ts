@@ -1,11 +1,49 @@
 import { BLOCK, type LexicalTable, type PostingList } from './lexical-postings';
 
-/** A query term with its IDF; `times` the query phrases that stem to it (FTS5 scores each phrase). */
+/** What ranking reads of a term's postings: a whole list, or the part of it in a range of internal ids. */
+export interface PostingView {
+  readonly ids: Uint32Array;
+  readonly text: Uint16Array;
+  readonly title: Uint16Array;
+  /** The rows' lengths alongside, in a sparse list (PostingList.lens); else they are read by row id. */
+  readonly lens?: Uint16Array;
+  readonly n: number;
+}
+
+/**
+ * A query term with its IDF; `times` the query phrases that stem to it (FTS5 scores each phrase). `tf` is the
+ * list's {@link tfBound}, given when `list` is a view (a view has no blocks to compute it from).
+ */
 export interface QueryTerm {
-  readonly list: PostingList;
+  readonly list: PostingView;
   readonly idf: number;
   readonly times: number;
+  readonly tf?: number;
 }
+
+/** What ranking reads of a table's rows: the table itself on the main thread, shared views of it on the ranking thread. */
+export interface RankRows {
+  readonly live: Uint8Array;
+  readonly lens: Uint16Array | Uint32Array;
+  readonly weights: readonly [number, number];
+  readonly count: number;
+}
+
+/** A top k by internal id, best first (ties to the lower id), before ids are mapped to rowids. */
+export interface IdTopK {
+  readonly ids: Int32Array;
+  readonly scores: Float64Array;
+  readonly complete: boolean;
+}
+
+export const rankRows = (table: LexicalTable): RankRows => ({ live: table.live, lens: rowLengths(table), weights: table.weights, count: table.count });
+
+/** The rowids and scores of a top k by internal id. */
+export const byRowid = (table: LexicalTable, top: IdTopK): TopK => ({
+  rowids: Array.from(top.ids, (id) => table.rowidOf[id]),
+  scores: Array.from(top.scores),
+  complete: top.complete,
+});
 
 export interface TopK {
   /** Row ids, best first. */
@@ -43,7 +81,8 @@ export function rowLengths(table: LexicalTable): Uint16Array | Uint32Array {
   let e = short.get(table);
   if (e && e.n === table.count) return e.lens;
   const from = e?.n ?? 0;
-  const lens = e && e.lens.length >= table.count ? e.lens : new Uint16Array(Math.max(1024, Math.ceil(table.count * 1.25)));
+  // In shared memory: the ranking thread reads it (2 bytes a row, one array a table).
+  const lens = e && e.lens.length >= table.count ? e.lens : new Uint16Array(new SharedArrayBuffer(2 * Math.max(1024, Math.ceil(table.count * 1.25))));
   if (e && lens !== e.lens) lens.set(e.lens.subarray(0, from));
   for (let i = from; i < table.count; i++) {
     if (table.lens[i] > 0xffff) {

@@ -1,8 +1,8 @@
-import { heapPush, heapReplaceTop, type QueryTerm, rowLengths, tfPart, type TopK } from './lexical-bounds';
+import { byRowid, heapPush, heapReplaceTop, type IdTopK, type QueryTerm, rankRows, type RankRows, tfPart, type TopK } from './lexical-bounds';
 import type { LexicalTable } from './lexical-postings';
 
-/** Per table, the scratch a query sums into (zeroed again as it is read, so a query costs what it touches). */
-const scratch = new WeakMap<LexicalTable, { acc: Float64Array; seen: Uint8Array; touched: Int32Array }>();
+/** Per table (per key), the scratch a query sums into (zeroed again as it is read, so a query costs what it touches). */
+const scratch = new WeakMap<object, { acc: Float64Array; seen: Uint8Array; touched: Int32Array }>();
 
 /**
  * The k best rows by FTS5's BM25, exhaustively: term at a time over every posting of the query's words, each query
@@ -11,23 +11,30 @@ const scratch = new WeakMap<LexicalTable, { acc: Float64Array; seen: Uint8Array;
  * What the pruned ranking (lexical-top-k.ts) falls back to when its bounds cannot cut the work.
  */
 export function exhaustiveTopK(table: LexicalTable, terms: readonly QueryTerm[], phrases: readonly number[], k: number, avgdl: number): TopK {
-  const { live, count } = table;
-  const lens = rowLengths(table);
-  const [w0, w1] = table.weights;
-  let s = scratch.get(table);
+  return byRowid(table, exhaustiveIds(rankRows(table), table, terms, phrases, k, avgdl));
+}
+
+/** {@link exhaustiveTopK} by internal id, on the rows and postings given; `key` owns the accumulator. */
+export function exhaustiveIds(rows: RankRows, key: object, terms: readonly QueryTerm[], phrases: readonly number[], k: number, avgdl: number): IdTopK {
+  const { live, count, lens } = rows;
+  const [w0, w1] = rows.weights;
+  let s = scratch.get(key);
   if (!s || s.acc.length < count) {
     const size = Math.max(count, 1024) * 1.25;
-    scratch.set(table, (s = { acc: new Float64Array(size), seen: new Uint8Array(size), touched: new Int32Array(size) }));
+    scratch.set(key, (s = { acc: new Float64Array(size), seen: new Uint8Array(size), touched: new Int32Array(size) }));
   }
   const { acc, seen, touched } = s;
   let nt = 0;
   for (const t of phrases) {
     const { idf, list } = terms[t];
     const { ids, text, title, n } = list;
+    // A sparse list's row lengths are read alongside its postings (lexical-postings.ts), a dense list's by row id.
+    const len = list.lens ?? lens;
+    const at = list.lens !== undefined;
     for (let p = 0; p < n; p++) {
       const d = ids[p];
       const f = w0 * text[p] + w1 * title[p];
-      acc[d] += idf * tfPart(f, lens[d], avgdl);
+      acc[d] += idf * tfPart(f, len[at ? p : d], avgdl);
       if (seen[d] === 0) {
         seen[d] = 1;
         touched[nt++] = d;
@@ -47,5 +54,5 @@ export function exhaustiveTopK(table: LexicalTable, terms: readonly QueryTerm[],
     else if (score > heapS[0] || (score === heapS[0] && d < heapI[0])) heapReplaceTop(heapS, heapI, k, score, d);
   }
   const best = Array.from({ length: size }, (_, i) => i).sort((a, b) => heapS[b] - heapS[a] || heapI[a] - heapI[b]);
-  return { rowids: best.map((i) => table.rowidOf[heapI[i]]), scores: best.map((i) => heapS[i]), complete: size < k };
+  return { ids: Int32Array.from(best, (i) => heapI[i]), scores: Float64Array.from(best, (i) => heapS[i]), complete: size < k };
 }

@@ -1,5 +1,6 @@
 import { fts5Idf } from './fts5-statistics';
 import type { LexicalTable } from './lexical-postings';
+import { type Split, splitTopK } from './lexical-split';
 import { QueryTerm, topK } from './lexical-top-k';
 import type { Lexicon } from './sqlite-lexical-index';
 
@@ -78,14 +79,19 @@ export function indexedIdfSum(table: LexicalTable, totals: TableTotals, stems: r
  * The best `k` rows of a table, as `ORDER BY bm25(...) LIMIT k` ranks them (ties aside). With `keep` (a filter
  * checked in SQL), 2k candidates are ranked, then 10k if too few passed, and the first k that pass are the answer;
  * undefined when fewer pass and more rows matched than were ranked: the filter is selective and FTS5 must rank
- * what passes.
+ * what passes. With `split`, a query with enough postings is ranked on two threads (lexical-split.ts).
  */
-export function indexedTop(table: LexicalTable, totals: TableTotals, stems: readonly string[], k: number, keep?: (ids: number[]) => Set<number>): Ranked[] | undefined {
+export function indexedTop(table: LexicalTable, totals: TableTotals, stems: readonly string[], k: number, keep?: (ids: number[]) => Set<number>, split?: Split): Ranked[] | undefined {
   if (table.liveRows === 0 || totals.rows === 0) return [];
   const query = queryTerms(table, totals, stems);
   if (!query) return undefined;
+  const postings = query.terms.reduce((sum, t) => sum + t.list.n, 0);
+  const threaded = split?.thread(table, postings);
   const rank = (want: number) => {
-    const top = topK(table, query.terms, query.phrases, want, totals.tokens / totals.rows);
+    const avgdl = totals.tokens / totals.rows;
+    const started = performance.now();
+    const top = threaded ? splitTopK(table, query.terms, query.phrases, want, avgdl, threaded) : topK(table, query.terms, query.phrases, want, avgdl);
+    split?.took(table, postings, threaded !== undefined, performance.now() - started);
     return { top, ranked: top.rowids.map((id, i) => ({ id, d: table.docRow[table.internal(id)], s: top.scores[i] })) };
   };
   if (!keep) return rank(k).ranked;
@@ -106,10 +112,11 @@ export function rankFromPostings(
   partPool: number,
   docPool: number | undefined,
   keep?: (ids: number[]) => Set<number>,
+  split?: Split,
 ) {
-  const parts = indexedTop(lx.parts, totals.parts, stems, partPool, keep);
+  const parts = indexedTop(lx.parts, totals.parts, stems, partPool, keep, split);
   if (!parts) return undefined;
-  const docs = docPool === undefined ? [] : indexedTop(lx.docs, totals.docs, stems, docPool);
+  const docs = docPool === undefined ? [] : indexedTop(lx.docs, totals.docs, stems, docPool, undefined, split);
   if (!docs) return undefined;
   return { parts, docs, partIdf: indexedIdfSum(lx.parts, totals.parts, stems), docIdf: indexedIdfSum(lx.docs, totals.docs, stems) };
 }

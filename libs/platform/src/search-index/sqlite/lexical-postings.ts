@@ -1,11 +1,40 @@
 /** Postings per block whose bound (most weighted occurrences, shortest row) the top-k search may skip by. */
 export const BLOCK = 64;
+/** A list in fewer than one row in this many (when made) keeps its rows' lengths alongside (PostingList.lens). */
+const SPARSE = 16;
 /** Counts are stored in 16 bits; a term seen more often in one row makes its queries fall back to FTS5. */
 const MAX_COUNT = 0xffff;
 
-function grown<T extends Uint32Array | Uint16Array | Int32Array | Float64Array | Uint8Array>(a: T, need: number, fill?: number): T {
+type Typed = Uint32Array | Uint16Array | Int32Array | Float64Array | Uint8Array;
+type TypedClass<T> = { new (n: number): T; new (buffer: SharedArrayBuffer): T; readonly BYTES_PER_ELEMENT: number };
+
+/**
+ * Arrays this long or longer are made in shared memory, where the ranking thread reads them in place: a query's
+ * long lists are then never copied there (copying them at first use cost ~200 MB of RSS at 1M rows, the old
+ * arrays' memory kept by the allocator); shorter ones are copied by share() when a query ranks on two threads.
+ */
+const SHARED_FROM = 4096;
+
+function alloc<T extends Typed>(Type: TypedClass<T>, length: number, shared = length >= SHARED_FROM): T {
+  return shared ? new Type(new SharedArrayBuffer(length * Type.BYTES_PER_ELEMENT)) : new Type(length);
+}
+
+/** A new array of `length` elements of `a`'s type, in shared memory when `a` is or when long. */
+function like<T extends Typed>(a: T, length: number): T {
+  return alloc(a.constructor as TypedClass<T>, length, a.buffer instanceof SharedArrayBuffer || length >= SHARED_FROM);
+}
+
+/** The array itself when in shared memory, else a copy there: shared once, an array stays shared as it grows. */
+export function shared<T extends Typed>(a: T): T {
+  if (a.buffer instanceof SharedArrayBuffer) return a;
+  const b = alloc(a.constructor as TypedClass<T>, a.length, true);
+  b.set(a);
+  return b;
+}
+
+function grown<T extends Typed>(a: T, need: number, fill?: number): T {
   if (need <= a.length) return a;
-  const b = new (a.constructor as new (n: number) => T)(Math.max(need, Math.ceil(a.length * 1.5), 16));
+  const b = like(a, Math.max(need, Math.ceil(a.length * 1.5), 16));
   if (fill !== undefined) b.fill(fill);
   b.set(a);
   return b;
@@ -21,15 +50,22 @@ export class PostingList {
   title: Uint16Array;
   blockMaxF: Float64Array;
   blockMinLen: Uint32Array;
+  /**
+   * In a sparse list, each posting's row length alongside (bm25()'s D): its rows are far apart, so reading the
+   * table's lengths by id is a cache miss a posting, in the merge loop that dominates a query. Dropped for good if a
+   * row has 65,536 tokens or more (the table's 32-bit lengths are read then).
+   */
+  lens?: Uint16Array;
   n = 0;
   /** Live rows holding the term, counted when deletions made `n` an over-count; valid for one deletion epoch. */
   df = 0;
   dfEpoch = -1;
 
-  constructor(capacity: number) {
-    this.ids = new Uint32Array(Math.max(capacity, 1));
-    this.text = new Uint16Array(this.ids.length);
-    this.title = new Uint16Array(this.ids.length);
+  constructor(capacity: number, sparse = false) {
+    this.ids = alloc(Uint32Array, Math.max(capacity, 1));
+    this.text = alloc(Uint16Array, this.ids.length);
+    this.title = alloc(Uint16Array, this.ids.length);
+    if (sparse) this.lens = alloc(Uint16Array, this.ids.length);
     this.blockMaxF = new Float64Array(Math.ceil(this.ids.length / BLOCK));
     this.blockMinLen = new Uint32Array(this.blockMaxF.length).fill(0xffffffff);
   }
@@ -41,10 +77,13 @@ export class PostingList {
       this.ids = grown(this.ids, i + 1);
       this.text = grown(this.text, this.ids.length);
       this.title = grown(this.title, this.ids.length);
+      if (this.lens) this.lens = grown(this.lens, this.ids.length);
     }
     this.ids[i] = id;
     this.text[i] = text;
     this.title[i] = title;
+    if (this.lens && len > 0xffff) this.lens = undefined;
+    else if (this.lens) this.lens[i] = len;
     const b = (i / BLOCK) | 0;
     if (b >= this.blockMaxF.length) {
       this.blockMaxF = grown(this.blockMaxF, b + 1);
@@ -54,9 +93,20 @@ export class PostingList {
     if (len < this.blockMinLen[b]) this.blockMinLen[b] = len;
   }
 
+  /**
+   * Moves the postings to shared memory, for the ranking thread to read them in place (lexical-thread.ts): only
+   * lists a large query ranked on two threads pay for it; pushes after that grow them in shared memory.
+   */
+  share(): void {
+    this.ids = shared(this.ids);
+    this.text = shared(this.text);
+    this.title = shared(this.title);
+    if (this.lens) this.lens = shared(this.lens);
+  }
+
   /** Bytes held (the arrays' capacity, as allocated). */
   bytes(): number {
-    return this.ids.byteLength + this.text.byteLength + this.title.byteLength + this.blockMaxF.byteLength + this.blockMinLen.byteLength;
+    return this.ids.byteLength + this.text.byteLength + this.title.byteLength + (this.lens?.byteLength ?? 0) + this.blockMaxF.byteLength + this.blockMinLen.byteLength;
   }
 }
 
@@ -111,10 +161,16 @@ export class LexicalTable {
   addPosting(term: string, id: number, text: number, title: number, capacity = 4): void {
     if (text > MAX_COUNT || title > MAX_COUNT) this.inexact.add(term);
     let list = this.lists.get(term);
-    if (!list) this.lists.set(term, (list = new PostingList(capacity)));
+    if (!list) this.lists.set(term, (list = new PostingList(capacity, capacity * SPARSE < this.count)));
     const t = Math.min(text, MAX_COUNT);
     const h = Math.min(title, MAX_COUNT);
     list.push(id, t, h, this.weights[0] * t + this.weights[1] * h, this.lens[id]);
+  }
+
+  /** Moves what the ranking thread reads of the rows (liveness, 32-bit lengths) to shared memory, as lists' share(). */
+  share(): void {
+    this.live = shared(this.live);
+    this.lens = shared(this.lens);
   }
 
   /** The row is gone or replaced: its postings stay as a tombstone. */

@@ -1,6 +1,6 @@
-import { kthLargest, type QueryTerm, rowLengths, seek, tfBound, tfPart, type TopK } from './lexical-bounds';
-import { exhaustiveTopK } from './lexical-exhaustive';
-import type { LexicalTable } from './lexical-postings';
+import { byRowid, type IdTopK, kthLargest, type QueryTerm, rankRows, type RankRows, seek, tfBound, tfPart, type TopK } from './lexical-bounds';
+import { exhaustiveIds } from './lexical-exhaustive';
+import type { LexicalTable, PostingList } from './lexical-postings';
 
 export type { QueryTerm, TopK } from './lexical-bounds';
 
@@ -15,20 +15,20 @@ const SLACK = 1 - 1e-9;
  */
 const MERGE_WORK = 2;
 
-/** Per table, two candidate buffers (internal ids ascending, partial scores alongside) that merges alternate. */
-const scratch = new WeakMap<LexicalTable, { ids: [Int32Array, Int32Array]; scores: [Float64Array, Float64Array] }>();
+/** Per table (per key), two candidate buffers (internal ids ascending, partial scores alongside) that merges alternate. */
+const scratch = new WeakMap<object, { ids: [Int32Array, Int32Array]; scores: [Float64Array, Float64Array] }>();
 
 /** The buffers, holding at least `need` rows: grown as queries need them, so an index pays for what its queries merge. */
-function scratchOf(table: LexicalTable, need: number) {
-  let s = scratch.get(table);
+function scratchOf(key: object, count: number, need: number) {
+  let s = scratch.get(key);
   if (!s || s.ids[0].length < need) {
-    const size = Math.ceil(Math.min(Math.max(need, 1024) * 1.5, Math.max(table.count, 1024)));
+    const size = Math.ceil(Math.min(Math.max(need, 1024) * 1.5, Math.max(count, 1024)));
     const grow = <T extends Int32Array | Float64Array>(old: T | undefined, fresh: T) => (old && fresh.set(old), fresh);
     s = {
       ids: [grow(s?.ids[0], new Int32Array(size)), grow(s?.ids[1], new Int32Array(size))],
       scores: [grow(s?.scores[0], new Float64Array(size)), grow(s?.scores[1], new Float64Array(size))],
     };
-    scratch.set(table, s);
+    scratch.set(key, s);
   }
   return s;
 }
@@ -44,13 +44,39 @@ function scratchOf(table: LexicalTable, need: number) {
  * exhaustive ranking's (ties to the lower internal id). When the bounds cannot cut the work, the exhaustive loop.
  */
 export function topK(table: LexicalTable, terms: readonly QueryTerm[], phrases: readonly number[], k: number, avgdl: number): TopK {
-  if (k < 1) return { rowids: [], scores: [], complete: false };
-  const { live } = table;
-  const lens = rowLengths(table);
-  const [w0, w1] = table.weights;
-  let s = scratchOf(table, 0);
+  return byRowid(table, topKIds(rankRows(table), table, terms, phrases, k, avgdl));
+}
+
+/**
+ * Two ranges of one query ranked at once (lexical-split.ts) share their k-th best partial scores: each is a lower
+ * bound of the global k-th best score, so either range may prune by the larger. A range's answer then holds every
+ * row of the global top k it has, not always its own top k; the merge of both is still exactly the global top k.
+ */
+export interface SharedBar {
+  /** Per range, its k-th best partial score so far (-Infinity until it has k candidates), in shared memory. */
+  readonly slots: Float64Array;
+  readonly mine: 0 | 1;
+}
+
+/** Publishes this range's bar and returns the higher of both ranges'. */
+function raise(bar: SharedBar | undefined, theta: number): number {
+  if (!bar) return theta;
+  if (theta > bar.slots[bar.mine]) bar.slots[bar.mine] = theta;
+  return Math.max(theta, bar.slots[1 - bar.mine]);
+}
+
+/**
+ * {@link topK} by internal id, on the rows and postings given (views of a range of ids, on either thread); `key`
+ * owns the candidate buffers (one per table and thread).
+ */
+export function topKIds(rows: RankRows, key: object, terms: readonly QueryTerm[], phrases: readonly number[], k: number, avgdl: number, bar?: SharedBar): IdTopK {
+  if (k < 1) return { ids: new Int32Array(0), scores: new Float64Array(0), complete: false };
+  const { live, lens, count } = rows;
+  const [w0, w1] = rows.weights;
+  let s = scratchOf(key, count, 0);
   const m = terms.length;
-  const order = terms.map((t) => ({ t, ub: t.times * t.idf * tfBound(t.list, avgdl) })).sort((a, b) => b.ub - a.ub);
+  // A view carries its list's bound; a whole list computes it from its blocks.
+  const order = terms.map((t) => ({ t, ub: t.times * t.idf * (t.tf ?? tfBound(t.list as PostingList, avgdl)) })).sort((a, b) => b.ub - a.ub);
   const rest = new Float64Array(m + 1); // what terms j.. could still add to any row
   for (let j = m - 1; j >= 0; j--) rest[j] = rest[j + 1] + order[j].ub;
   const heap = new Float64Array(k);
@@ -60,15 +86,18 @@ export function topK(table: LexicalTable, terms: readonly QueryTerm[], phrases: 
   let budget = MERGE_WORK * terms.reduce((sum, t) => sum + t.list.n, 0);
   let j = 0;
   for (; j < m; j++) {
-    if (nc >= k) {
-      theta = kthLargest(s.scores[cur], s.ids[cur], nc, live, k, heap);
+    if (nc >= k || bar) {
+      theta = raise(bar, nc >= k ? kthLargest(s.scores[cur], s.ids[cur], nc, live, k, heap) : -Infinity);
       if (theta * SLACK > rest[j]) break;
     }
     const { list, idf, times } = order[j].t;
-    if ((budget -= nc + list.n) < 0) return exhaustiveTopK(table, terms, phrases, k, avgdl);
-    s = scratchOf(table, Math.min(nc + list.n, table.count)); // the merged rows are distinct
+    if ((budget -= nc + list.n) < 0) return exhaustiveIds(rows, key, terms, phrases, k, avgdl); // its own top k: merges as well
+    s = scratchOf(key, count, Math.min(nc + list.n, count)); // the merged rows are distinct
     const [ai, as, oi, os] = [s.ids[cur], s.scores[cur], s.ids[1 - cur], s.scores[1 - cur]];
     const { ids, text, title, n } = list;
+    // A sparse list's row lengths are read alongside its postings, by position; a dense list's by row id.
+    const len = list.lens ?? lens;
+    const at = list.lens !== undefined;
     const w = idf * times;
     let a = 0;
     let o = 0;
@@ -79,7 +108,7 @@ export function topK(table: LexicalTable, terms: readonly QueryTerm[], phrases: 
         os[o++] = as[a++];
       }
       const f = w0 * text[p] + w1 * title[p];
-      const c = w * tfPart(f, lens[d], avgdl);
+      const c = w * tfPart(f, len[at ? p : d], avgdl);
       oi[o] = d;
       os[o++] = a < nc && ai[a] === d ? as[a++] + c : c;
     }
@@ -92,11 +121,13 @@ export function topK(table: LexicalTable, terms: readonly QueryTerm[], phrases: 
   }
   const ci = s.ids[cur];
   const cs = s.scores[cur];
-  if (j === m) theta = kthLargest(cs, ci, nc, live, k, heap);
+  if (j === m) theta = raise(bar, kthLargest(cs, ci, nc, live, k, heap));
   nc = prune(ci, cs, nc, live, theta, rest[j]);
   for (; j < m; j++) {
     const { list, idf, times } = order[j].t;
     const { ids, text, title, n } = list;
+    const len = list.lens ?? lens;
+    const at = list.lens !== undefined;
     const w = idf * times;
     for (let c = 0, p = 0; c < nc; c++) {
       const d = ci[c];
@@ -104,17 +135,17 @@ export function topK(table: LexicalTable, terms: readonly QueryTerm[], phrases: 
       if (p >= n) break;
       if (ids[p] !== d) continue;
       const f = w0 * text[p] + w1 * title[p];
-      cs[c] += w * tfPart(f, lens[d], avgdl);
+      cs[c] += w * tfPart(f, len[at ? p : d], avgdl);
     }
-    theta = kthLargest(cs, ci, nc, live, k, heap);
+    theta = raise(bar, kthLargest(cs, ci, nc, live, k, heap));
     nc = prune(ci, cs, nc, live, theta, rest[j + 1]);
   }
   const survivors = ci.slice(0, nc);
-  const exact = exactScores(table, lens, terms, phrases, survivors, avgdl);
+  const exact = exactScores(rows, terms, phrases, survivors, avgdl);
   const best = Array.from({ length: nc }, (_, i) => i)
     .sort((a, b) => exact[b] - exact[a] || survivors[a] - survivors[b])
     .slice(0, k);
-  return { rowids: best.map((i) => table.rowidOf[survivors[i]]), scores: best.map((i) => exact[i]), complete: theta === -Infinity };
+  return { ids: Int32Array.from(best, (i) => survivors[i]), scores: Float64Array.from(best, (i) => exact[i]), complete: theta === -Infinity };
 }
 
 /** Keeps, in order, the live candidates whose partial score plus what is left to add may reach `theta`. */
@@ -130,19 +161,21 @@ function prune(ids: Int32Array, scores: Float64Array, nc: number, live: Uint8Arr
 }
 
 /** bm25() of the rows (ascending ids), each query phrase's contribution added in query order, as fts5_aux.c. */
-function exactScores(table: LexicalTable, lens: Uint16Array | Uint32Array, terms: readonly QueryTerm[], phrases: readonly number[], rows: Int32Array, avgdl: number): Float64Array {
-  const [w0, w1] = table.weights;
+function exactScores({ lens, weights }: RankRows, terms: readonly QueryTerm[], phrases: readonly number[], rows: Int32Array, avgdl: number): Float64Array {
+  const [w0, w1] = weights;
   const scores = new Float64Array(rows.length);
   for (const t of phrases) {
     const { idf, list } = terms[t];
     const { ids, text, title, n } = list;
+    const len = list.lens ?? lens;
+    const at = list.lens !== undefined;
     for (let r = 0, p = 0; r < rows.length; r++) {
       const d = rows[r];
       p = seek(ids, n, p, d);
       if (p >= n) break;
       if (ids[p] !== d) continue;
       const f = w0 * text[p] + w1 * title[p];
-      scores[r] += idf * tfPart(f, lens[d], avgdl);
+      scores[r] += idf * tfPart(f, len[at ? p : d], avgdl);
     }
   }
   return scores;

@@ -3,6 +3,9 @@ import { fts5RowCount } from './fts5-statistics';
 import { Fts5RowTokens } from './fts5-row-tokens';
 import { LexicalTable } from './lexical-postings';
 import { buildLexicon } from './lexical-build';
+import type { RangeRanker, Split } from './lexical-split';
+import { ThreadChoice } from './lexical-thread-choice';
+import { LexicalThreadClient } from './lexical-thread-client';
 
 /** Settings of the in-memory lexical index (docs/search.md, "Lexical index"). */
 export interface LexicalIndexOptions {
@@ -11,6 +14,11 @@ export interface LexicalIndexOptions {
   /** Column weights (text, title) of the parts and of the documents tables, as the ranker passes them to bm25(). */
   readonly partWeights?: readonly [number, number];
   readonly documentWeights?: readonly [number, number];
+  /**
+   * A query with at least this many postings on a table is ranked on two threads (docs/search.md, "Ranking on two
+   * threads"). Default 150,000; Infinity: one thread, never started.
+   */
+  readonly threadMinPostings?: number;
 }
 
 /** One search-index table's postings: its parts and its documents, and the log position both reflect. */
@@ -46,6 +54,8 @@ export class SqliteLexicalIndex {
   private readonly busy = new Map<number, Promise<void>>();
   private readonly tokens = new Fts5RowTokens();
   private readonly minRows: number;
+  private thread?: LexicalThreadClient;
+  private readonly choices = new WeakMap<LexicalTable, ThreadChoice>();
   private closed = false;
   private lastWrite = -Infinity;
   /** Indexes built since start, and the last build's seconds (benches and tests). */
@@ -100,6 +110,42 @@ export class SqliteLexicalIndex {
     while (this.busy.size > 0) await Promise.all([...this.busy.values()]);
   }
 
+  /**
+   * Ranking on two threads, or undefined (one thread). The thread is started by the first query large enough to
+   * use it, which ranks on one thread, as every query does until the thread is up or if it failed.
+   */
+  split(): Split | undefined {
+    const minPostings = this.options.threadMinPostings ?? 150_000;
+    if (!Number.isFinite(minPostings) || this.closed) return undefined;
+    // Per table: a table's cost per posting differs (the documents' rows are 20 times longer at 1M).
+    const choiceOf = (table: LexicalTable) => {
+      let choice = this.choices.get(table);
+      if (!choice) this.choices.set(table, (choice = new ThreadChoice(minPostings)));
+      return choice;
+    };
+    return {
+      thread: (table, postings) => (postings >= minPostings && this.rankingThread() && choiceOf(table).twoThreads(postings) ? this.thread : undefined),
+      took: (table, postings, two, ms) => choiceOf(table).took(postings, two, ms),
+    };
+  }
+
+  /** The ranking thread, started if it was not; undefined until it is up, or if it failed. */
+  rankingThread(): RangeRanker | undefined {
+    if (this.closed) return undefined;
+    this.thread ??= new LexicalThreadClient();
+    return this.thread.usable ? this.thread : undefined;
+  }
+
+  /** Ranges the ranking thread ranked (benches and tests). */
+  get threadJobs(): number {
+    return this.thread?.jobs ?? 0;
+  }
+
+  /** Ranges taken back before the ranking thread started them (benches). */
+  get threadTakenBack(): number {
+    return this.thread?.takenBack ?? 0;
+  }
+
   /** Bytes the postings hold (benches). */
   bytes(): number {
     let b = 0;
@@ -111,6 +157,7 @@ export class SqliteLexicalIndex {
     this.closed = true;
     this.lexicons.clear();
     this.tokens.close();
+    void this.thread?.close();
   }
 
   /** A turn of the event loop between slices; a longer pause while batches are being applied. */

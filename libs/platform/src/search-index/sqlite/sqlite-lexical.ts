@@ -103,7 +103,7 @@ export class SqliteLexicalRanker {
     // As the FTS5 path decides it, from the averages records (a contentless table's count keeps deleted rows).
     const onePartEach = totals.docs.rows === totals.parts.rows;
     const keep = filter && ((ids: number[]) => this.passing(tid, ids, filter));
-    const ranked = rankFromPostings(lx, totals, stems, onePartEach ? limit : pool, onePartEach ? undefined : pool, keep);
+    const ranked = rankFromPostings(lx, totals, stems, onePartEach ? limit : pool, onePartEach ? undefined : pool, keep, this.postings?.split());
     if (!ranked) return undefined;
     const partIdf = ranked.partIdf || 1;
     if (onePartEach) return ranked.parts.map(({ id, s }) => ({ id, raw: s / partIdf, relevance: calibrate(s / partIdf) }));
