@@ -2,11 +2,11 @@ import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
 import { seeded } from '../contract/search-index.contract';
 import type { SearchOp } from '../search-index.port';
-import { fts5Idf } from './fts5-statistics';
 import { LexicalTable } from './lexical-postings';
 import { splitTopK } from './lexical-split';
+import { addRow, termsOf } from './lexical-test-tables';
 import { LexicalThreadClient } from './lexical-thread-client';
-import { type QueryTerm, topK } from './lexical-top-k';
+import { topK } from './lexical-top-k';
 import { SqliteSearchIndex } from './sqlite-search-index';
 
 const WORDS = Array.from({ length: 300 }, (_, i) => `w${i}`);
@@ -23,30 +23,7 @@ function corpus(random: () => number, table: LexicalTable, from: number, rows: n
   }
 }
 
-function addRow(table: LexicalTable, rowid: number, text: string[], title: string[]): void {
-  const id = table.addRow(rowid, text.length + title.length);
-  const counts = new Map<string, [number, number]>();
-  for (const w of text) counts.set(w, [(counts.get(w)?.[0] ?? 0) + 1, counts.get(w)?.[1] ?? 0]);
-  for (const w of title) counts.set(w, [counts.get(w)?.[0] ?? 0, (counts.get(w)?.[1] ?? 0) + 1]);
-  for (const [w, [x, y]] of counts) table.addPosting(w, id, x, y);
-}
 
-function termsOf(table: LexicalTable, words: string[]): { terms: QueryTerm[]; phrases: number[] } {
-  const terms: QueryTerm[] = [];
-  const at = new Map<string, number>();
-  const phrases: number[] = [];
-  for (const w of words) {
-    const list = table.lists.get(w);
-    if (!list) continue;
-    if (!at.has(w)) {
-      at.set(w, terms.length);
-      terms.push({ list, idf: fts5Idf(table.liveRows, table.df(w)), times: 0 });
-    }
-    (terms[at.get(w)!] as { times: number }).times++;
-    phrases.push(at.get(w)!);
-  }
-  return { terms, phrases };
-}
 
 describe('splitTopK: ranking on two threads gives the one-thread ranking exactly (docs/search.md, "Ranking on two threads")', () => {
   const random = seeded(2024);

@@ -3,7 +3,8 @@ import { fts5Idf } from './fts5-statistics';
 import { exhaustiveTopK } from './lexical-exhaustive';
 import { indexedTop, MAX_QUERY_TERMS } from './lexical-indexed';
 import { LexicalTable } from './lexical-postings';
-import { QueryTerm, topK } from './lexical-top-k';
+import { addRow, termsOf } from './lexical-test-tables';
+import { topK } from './lexical-top-k';
 
 const WORDS = Array.from({ length: 400 }, (_, i) => `w${i}`);
 
@@ -25,33 +26,9 @@ function corpus(seed: number, rows: number): LexicalTable {
   return table;
 }
 
-function addRow(table: LexicalTable, rowid: number, text: string[], title: string[]): void {
-  const id = table.addRow(rowid, text.length + title.length);
-  const counts = new Map<string, [number, number]>();
-  for (const w of text) counts.set(w, [(counts.get(w)?.[0] ?? 0) + 1, counts.get(w)?.[1] ?? 0]);
-  for (const w of title) counts.set(w, [counts.get(w)?.[0] ?? 0, (counts.get(w)?.[1] ?? 0) + 1]);
-  for (const [w, [x, y]] of counts) table.addPosting(w, id, x, y);
-}
 
 const totalsOf = (table: LexicalTable) => ({ rows: table.liveRows, tokens: table.liveTokens, idf: fts5Idf });
 
-/** The query's terms as lexical-indexed.ts builds them: a repeated word once with its count. */
-function termsOf(table: LexicalTable, words: string[]): { terms: QueryTerm[]; phrases: number[] } {
-  const terms: QueryTerm[] = [];
-  const at = new Map<string, number>();
-  const phrases: number[] = [];
-  for (const w of words) {
-    const list = table.lists.get(w);
-    if (!list) continue;
-    if (!at.has(w)) {
-      at.set(w, terms.length);
-      terms.push({ list, idf: fts5Idf(table.liveRows, table.df(w)), times: 0 });
-    }
-    (terms[at.get(w)!] as { times: number }).times++;
-    phrases.push(at.get(w)!);
-  }
-  return { terms, phrases };
-}
 
 describe('topK: the pruned ranking gives the exhaustive ranking exactly (docs/search.md, "Lexical index at scale")', () => {
   const table = corpus(1919, 6000);
