@@ -52,7 +52,7 @@ export async function loadState<TState, TEvent extends { type: string; data: unk
   streamId: string,
   fold: Fold<TState, TEvent>,
 ): Promise<TState> {
-  return foldHistory(await store.readStream(streamId), fold);
+  return (await loadStreamState(store, streamId, fold)).state;
 }
 
 /** A stream's folded state and the revision it was folded to (-1: the stream has no events). */
