@@ -59,6 +59,32 @@ describe('chat completions', () => {
     expect(upstream.chatRequests().at(-1)!.body?.stream_options).toEqual({ include_usage: true });
   });
 
+  it('sends the endpoint\'s query string and headers with every call, and follows a redirect, streamed or not', async () => {
+    // An Azure-style endpoint: the api-version rides on the URI; a gateway wants a header of its own.
+    await registerScripted(app, upstream, 'azure-style', { uri: `${upstream.baseURL}/chat/completions?api-version=2024-06-01`, headers: { 'x-team': 'retrieval' }, auth: { type: 'header', header: 'api-key', value: 'azure-key-0123456789' } });
+    for (const stream of [false, true]) {
+      const res = await app.call('POST', '/v2/llms/chat/completions', { model: 'azure-style', messages: [{ role: 'user', content: 'hi' }], stream });
+      expect(res.status).toBe(200);
+      const sent = upstream.chatRequests().at(-1)!;
+      expect(sent).toMatchObject({ path: '/v1/chat/completions', query: 'api-version=2024-06-01', headers: { 'x-team': 'retrieval', 'api-key': 'azure-key-0123456789', 'content-type': 'application/json' } });
+      expect(sent.headers.authorization).toBeUndefined();
+      expect(sent.body).toMatchObject({ model: 'azure-style-upstream', stream });
+    }
+    // A model endpoint that moved answers 307: the call follows it with its body, as fetch did.
+    const moved = createServer((req, res) => void res.writeHead(307, { location: `${upstream.baseURL}${req.url!.replace(/^\/old/, '')}` }).end()).listen(0, '127.0.0.1');
+    await once(moved, 'listening');
+    try {
+      const before = upstream.chatRequests().length;
+      await app.call('POST', '/v2/llms', { type: 'openai-compatible', name: 'moved', model: 'moved-upstream', uri: `http://127.0.0.1:${(moved.address() as AddressInfo).port}/old/chat/completions` });
+      const res = await app.call('POST', '/v2/llms/chat/completions', { model: 'moved', messages: [{ role: 'user', content: 'where are you?' }] });
+      expect(res.status).toBe(200);
+      expect(upstream.chatRequests().length).toBe(before + 1);
+      expect(upstream.chatRequests().at(-1)!.body).toMatchObject({ model: 'moved-upstream', messages: [{ role: 'user', content: 'where are you?' }] });
+    } finally {
+      await new Promise((r) => moved.close(r));
+    }
+  });
+
   it('answers bad input with 400: no messages, unknown model, wrong role, bad content', async () => {
     const bad = async (body: unknown) => (await app.call('POST', '/v2/llms/chat/completions', body)).body.field_errors;
     expect(await bad({ model: 'scripted', messages: [] })).toHaveProperty('messages');
@@ -91,7 +117,7 @@ describe('chat completions', () => {
     await app.call('POST', '/v2/llms', { type: 'openai-compatible', name: 'nowhere', model: 'm', uri: `http://127.0.0.1:${port}/v1/chat/completions` });
     const unreachable = await app.call('POST', '/v2/llms/chat/completions', { model: 'nowhere', messages: [{ role: 'user', content: 'x' }] });
     expect(unreachable.status).toBe(502);
-    expect(unreachable.body.messages[0]).toBe(`LLM "nowhere" could not be reached: fetch failed: connect ECONNREFUSED 127.0.0.1:${port}`);
+    expect(unreachable.body.messages[0]).toBe(`LLM "nowhere" could not be reached: connect ECONNREFUSED 127.0.0.1:${port}`);
   });
 
   it('ends a stream that goes quiet past idle_timeout_seconds with a clear error', async () => {

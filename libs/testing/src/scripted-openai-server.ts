@@ -28,6 +28,8 @@ export interface ScriptedReply {
 export interface CapturedRequest {
   readonly method: string;
   readonly path: string;
+  /** The query string without its `?` ('' when none). */
+  readonly query: string;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly body: Record<string, unknown> | undefined;
   /** True once the client went away before the response ended (e.g. the service aborted upstream). */
@@ -103,7 +105,7 @@ export class ScriptedOpenAIServer {
     } catch {
       body = undefined;
     }
-    const captured: CapturedRequest = { method: req.method ?? 'GET', path, headers: { ...req.headers }, body, aborted: false };
+    const captured: CapturedRequest = { method: req.method ?? 'GET', path, query: (req.url ?? '').split('?')[1] ?? '', headers: { ...req.headers }, body, aborted: false };
     this.requests.push(captured);
     res.on('close', () => {
       if (!res.writableFinished) captured.aborted = true;

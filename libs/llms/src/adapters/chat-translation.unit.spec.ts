@@ -1,5 +1,8 @@
 import { splitSystem, translateRequest } from './chat-translation';
+import { Readable } from 'node:stream';
 import { serverSentChunks } from './openai/openai-compatible-chat';
+import type { OpenAiHttpResponse } from './openai/openai-http';
+import { classifyOpenAiError } from '../application/provider/upstream-errors';
 
 describe('translating OpenAI chat requests for other providers', () => {
   const body = (extra: Record<string, unknown> = {}, messages: unknown[] = [{ role: 'user', content: 'hi' }]) => ({ model: 'm', messages: messages as never, ...extra });
@@ -45,16 +48,9 @@ describe('translating OpenAI chat requests for other providers', () => {
 });
 
 describe('reading an OpenAI-compatible event stream', () => {
-  const response = (...parts: string[]) =>
-    new Response(
-      new ReadableStream({
-        start(controller) {
-          for (const p of parts) controller.enqueue(new TextEncoder().encode(p));
-          controller.close();
-        },
-      }),
-    );
-  const read = async (r: Response) => {
+  // The body as undici's request gives it: a Node readable of Buffers.
+  const response = (...parts: string[]) => ({ statusCode: 200, headers: {}, body: Readable.from(parts.map((p) => Buffer.from(p))) }) as unknown as OpenAiHttpResponse;
+  const read = async (r: OpenAiHttpResponse) => {
     const out: string[] = [];
     for await (const item of serverSentChunks(r)) out.push(item.json!);
     return out;
@@ -67,5 +63,18 @@ describe('reading an OpenAI-compatible event stream', () => {
 
   it('raises an in-stream error event', async () => {
     await expect(read(response('data: {"error":{"message":"overloaded"}}\n\n'))).rejects.toThrow(/overloaded/);
+  });
+
+  it('a body that breaks off fails as the SDK connection error with its cause, after the events before it', async () => {
+    const body = new Readable({ read() {} });
+    const out: string[] = [];
+    const reading = (async () => {
+      for await (const item of serverSentChunks({ statusCode: 200, headers: {}, body } as unknown as OpenAiHttpResponse)) out.push(item.json!);
+    })();
+    body.push('data: {"id":"a","choices":[]}\n\n');
+    setImmediate(() => body.destroy(new Error('other side closed')));
+    const failure = await reading.catch((e: unknown) => e);
+    expect(out).toEqual(['{"id":"a","choices":[]}']);
+    expect(classifyOpenAiError(failure)).toEqual({ kind: 'unreachable', message: 'other side closed' });
   });
 });

@@ -1,6 +1,6 @@
 import { lookup as dnsLookup } from 'node:dns';
 import { isIP } from 'node:net';
-import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
+import { Agent, buildConnector, Dispatcher, fetch as undiciFetch, request as undiciRequest } from 'undici';
 import { OutboundPolicy, OutboundRefused } from './outbound-policy';
 
 export type AddressLookup = (hostname: string) => Promise<readonly { address: string; family: number }[]>;
@@ -67,6 +67,17 @@ export class OutboundHttp {
       if (refused) return Promise.reject(new TypeError('fetch failed', { cause: refused }));
       return undiciFetch(input as Parameters<typeof undiciFetch>[0], { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher });
     }) as unknown as typeof fetch;
+  }
+
+  /**
+   * undici's `request` through the guarded dispatcher, for hot paths where `fetch`'s WHATWG layers (Request and
+   * Headers objects, web streams) cost more than the call itself: ~0.2 ms a call against ~0.35 for `fetch`
+   * (docs/llms.md). Redirects are followed as `fetch` follows them (up to 20), each connection checked the same way.
+   */
+  request(url: string, options: Omit<Dispatcher.RequestOptions, 'origin' | 'path'>): Promise<Dispatcher.ResponseData> {
+    const refused = this.policy.checkUrl(url);
+    if (refused) return Promise.reject(new TypeError('request refused', { cause: refused }));
+    return undiciRequest(url, { maxRedirections: 20, ...options, dispatcher: this.dispatcher });
   }
 
   async close(): Promise<void> {

@@ -1,8 +1,9 @@
 import { APIError } from 'openai';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
+import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import type { ChatUpstream, StreamItem } from '../../application/provider/chat-upstream';
 import type { Upstream } from './openai-provider';
 import { classifyOpenAiError } from '../../application/provider/upstream-errors';
+import { connectionError, OpenAiHttpResponse, readJson, webHeaders } from './openai-http';
 
 const CONTEXT_FIELDS = ['max_model_len', 'context_length', 'context_window', 'max_context_length', 'max_input_tokens'];
 
@@ -10,6 +11,8 @@ const CONTEXT_FIELDS = ['max_model_len', 'context_length', 'context_window', 'ma
  * `type: openai-compatible`: the request goes through as the caller sent it (fields the service does not read
  * included). Streams are read as server-sent events straight from the response body, so each chunk's own
  * bytes can be relayed; every chunk is still parsed, for the usage that quotas count and for error events.
+ * Completions go out through undici's `request` (openai-http.ts) with the SDK's errors; `GET /models` through
+ * the SDK.
  */
 export function openAiCompatibleChat(upstream: Upstream): ChatUpstream {
   return {
@@ -20,15 +23,12 @@ export function openAiCompatibleChat(upstream: Upstream): ChatUpstream {
     translates: { tools: true, responseFormat: true },
     async complete(body, signal) {
       const { stream_options: _ignored, ...rest } = body;
-      const params = { ...rest, stream: false } as unknown as ChatCompletionCreateParamsNonStreaming;
-      return upstream.client.chat.completions.create(params, { signal, headers: await upstream.authHeaders() }) as Promise<ChatCompletion>;
+      return readJson<ChatCompletion>(await upstream.post('/chat/completions', { ...rest, stream: false }, signal), signal);
     },
     async stream(body, signal) {
       // Usage is always asked for: quotas count it, whether or not the caller wants to see it.
       const options = { ...((body.stream_options as object | undefined) ?? {}), include_usage: true };
-      const params = { ...body, stream: true, stream_options: options } as unknown as ChatCompletionCreateParamsStreaming;
-      const response = await upstream.client.chat.completions.create(params, { signal, headers: await upstream.authHeaders() }).asResponse();
-      return serverSentChunks(response);
+      return serverSentChunks(await upstream.post('/chat/completions', { ...body, stream: true, stream_options: options }, signal), signal);
     },
     classify: classifyOpenAiError,
     async contextLimit() {
@@ -42,34 +42,61 @@ export function openAiCompatibleChat(upstream: Upstream): ChatUpstream {
 
 /**
  * The `data:` events of an OpenAI-compatible stream, each parsed and kept as its JSON text; `[DONE]` ends it.
- * An `{"error": …}` event is thrown as the SDK's APIError, as the SDK's own stream reader does.
+ * An `{"error": …}` event is thrown as the SDK's APIError, as the SDK's own stream reader does; a body that breaks
+ * off as the SDK's connection errors.
  */
-export async function* serverSentChunks(response: Response): AsyncGenerator<StreamItem> {
-  if (!response.body) return;
-  const reader = response.body.getReader();
+export async function* serverSentChunks(response: OpenAiHttpResponse, signal?: AbortSignal): AsyncGenerator<StreamItem> {
+  const body = response.body;
+  const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const decoder = new TextDecoder();
   let buffer = '';
+  let finished = false;
   try {
     for (;;) {
-      const { done, value } = await reader.read();
-      buffer += done ? decoder.decode() : decoder.decode(value, { stream: true });
+      let next: IteratorResult<Buffer>;
+      try {
+        next = await chunks.next();
+      } catch (e) {
+        throw connectionError(e, signal);
+      }
+      const done = next.done === true;
+      buffer += done ? decoder.decode() : decoder.decode(next.value, { stream: true });
       let end: number;
       while ((end = eventEnd(buffer)) >= 0) {
         const event = buffer.slice(0, end);
         buffer = buffer.slice(end).replace(/^(\r?\n){1,2}|^\r\r/, '');
         const data = dataOf(event);
         if (data === undefined) continue;
-        if (data === '[DONE]') return;
+        if (data === '[DONE]') {
+          finished = true;
+          return;
+        }
         const chunk = JSON.parse(data) as ChatCompletionChunk & { error?: unknown };
-        if (chunk.error) throw new APIError(undefined, chunk.error as object, undefined, response.headers);
+        if (chunk.error) throw new APIError(undefined, chunk.error as object, undefined, webHeaders(response.headers));
         yield { chunk, json: data };
       }
       if (done) return;
     }
   } finally {
-    // A caller that stops reading (disconnect, idle timeout) releases the connection.
-    void reader.cancel().catch(() => undefined);
+    // After [DONE] the rest of the body (the chunked terminator) is read, so the connection is kept for the next
+    // call; for at most a second. A caller that stops reading (disconnect, idle timeout) releases the connection.
+    if (finished && !body.readableEnded) drain(chunks, () => body.destroy());
+    else if (!body.destroyed) body.destroy();
   }
+}
+
+function drain(chunks: AsyncIterator<Buffer>, giveUp: () => void): void {
+  const timer = setTimeout(giveUp, 1000);
+  timer.unref();
+  void (async () => {
+    try {
+      while (!(await chunks.next()).done);
+    } catch {
+      // The connection went away meanwhile: nothing to keep.
+    } finally {
+      clearTimeout(timer);
+    }
+  })();
 }
 
 /** Index of the first event's end (before its blank line), or -1 while the event is incomplete. */

@@ -6,6 +6,7 @@ import type { LlmType } from '../../domain/llm';
 import { SecretBox } from '../../application/secrets/secret-box';
 import { sdkLogger } from '../../application/provider/chat-upstream';
 import { scrub } from '../../application/provider/upstream-errors';
+import { OpenAiHttpResponse, postJson } from './openai-http';
 
 /** Read timeout when a model sets no `idle_timeout_seconds` (what OpenAI's and Anthropic's SDKs use). */
 export const DEFAULT_IDLE_TIMEOUT_SECONDS = 60;
@@ -17,6 +18,8 @@ export interface Upstream {
   readonly idleTimeoutSeconds: number;
   readonly secrets: readonly string[];
   authHeaders(): Promise<Record<string, string | null>>;
+  /** POSTs a JSON body to `baseURL + path` without the SDK (openai-http.ts), failing with the SDK's errors. */
+  post(path: string, body: object, signal: AbortSignal | undefined): Promise<OpenAiHttpResponse>;
 }
 
 /** The endpoint a candidate or registered model is reached at (before or after registration). */
@@ -56,19 +59,37 @@ export class OpenAiProvider {
     // timeout is a backstop; callers time out themselves (ChatCompletions) to tell a timeout from an abort.
     const auth = endpoint.auth;
     const secrets = auth ? secretValues(auth) : [];
+    const timeoutMs = idleTimeoutSeconds * 1000 + 5000;
     const client = new OpenAI({
       apiKey: 'unused',
       baseURL,
       defaultQuery,
       defaultHeaders: { ...endpoint.headers },
       maxRetries: 0,
-      timeout: idleTimeoutSeconds * 1000 + 5000,
+      timeout: timeoutMs,
       logLevel: 'warn',
       logger: sdkLogger('openai', secrets),
       fetch: this.outbound.fetch,
     });
-    return { client, model: endpoint.model, idleTimeoutSeconds, secrets, authHeaders: auth ? authHeaders(auth, this.outbound.fetch) : async () => ({ Authorization: null }) };
+    const headers = auth ? authHeaders(auth, this.outbound.fetch) : async () => ({ Authorization: null });
+    const target = { baseURL, query: queryString(defaultQuery), headers: { ...endpoint.headers }, timeoutMs };
+    const outbound = this.outbound;
+    return {
+      client,
+      model: endpoint.model,
+      idleTimeoutSeconds,
+      secrets,
+      authHeaders: headers,
+      async post(path, body, signal) {
+        return postJson(outbound, target, path, body, await headers(), signal);
+      },
+    };
   }
+}
+
+function queryString(query: Record<string, string>): string {
+  const search = new URLSearchParams(query).toString();
+  return search ? `?${search}` : '';
 }
 
 /** Headers for each request; OAuth client credentials fetch a token and reuse it until shortly before it expires. */
