@@ -202,3 +202,43 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
     expect(answered().postings - before.postings).toBe(1);
   });
 });
+
+describe('SqliteLexicalIndex: gives back the room appends left, once writes stop (docs/search.md)', () => {
+  it('trims the lists an ingest grew after a quiet spell, not while writes go on, and ranks the same after', async () => {
+    const sqlite = new SqliteDatabase({ path: ':memory:' });
+    const index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {}, { minRows: 1, trimAfterQuietMs: 400 });
+    try {
+      let pos = 0;
+      const apply = (ops: SearchOp[]) => index.applyBatch('search', 1, [{ position: ++pos, ops }], pos);
+      const doc = (documentId: string, text: string): SearchOp => ({ op: 'upsertDocument', index: 'c', document: { documentId, documentMetadata: {}, parts: [{ seq: 0, text, partMetadata: {} }] } });
+      const ids = async (text: string) => (await index.search('c', { mode: 'lexical', text, limit: 20 })).map((h) => `${h.documentId}:${h.score}`);
+      await index.prepare({ name: 'search', version: 1 }, 1);
+      await index.activate({ name: 'search', version: 1 }, 1);
+      await apply([{ op: 'createIndex', index: 'c' }, ...Array.from({ length: 30 }, (_, i) => doc(`d${i}`, `walrus number ${i}`))]);
+      await ids('walrus');
+      await index.postings.whenIdle();
+      // An ingest after the index was built: every common word's list grows by appends, a half again at a time.
+      for (let b = 0; b < 40; b++) {
+        await apply(Array.from({ length: 25 }, (_, i) => doc(`n${b}.${i}`, `walrus seal ${i % 7} colony ${b} ${'krill '.repeat(1 + (i % 3))}`)));
+      }
+      expect(index.postings.stats.trims).toBe(0);
+      const answer = await ids('walrus seal krill colony 3');
+      await index.postings.whenIdle();
+      const grown = index.postings.bytes();
+      expect(index.postings.stats.trims).toBe(0);
+
+      for (let waited = 0; index.postings.stats.trims === 0 && waited < 20_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+      await index.postings.whenIdle();
+      expect(index.postings.stats.trims).toBe(1);
+      expect(index.postings.stats.trimmedBytes).toBeGreaterThan(0);
+      expect(index.postings.bytes()).toBe(grown - index.postings.stats.trimmedBytes);
+      expect(await ids('walrus seal krill colony 3')).toEqual(answer);
+      // Appends after the trim grow the lists again, and are found.
+      await apply([doc('late', 'walrus krill latecomer')]);
+      expect((await ids('latecomer'))[0]).toMatch(/^late:/);
+    } finally {
+      index.close();
+      sqlite.close();
+    }
+  });
+});
