@@ -6,6 +6,7 @@ import { Ctx } from '../http/command-context';
 import { SseStream } from '../http/sse';
 import { Policy } from '../http/policy';
 import { checkDto, validationError } from '../http/validation';
+import { sendJson } from '../http/send-json';
 import { ChatCompletionDto } from './chat.dto';
 
 /** Checks the fields the service reads; unknown fields are the upstream's business, so they are not refused. */
@@ -39,7 +40,7 @@ export class ChatController {
     });
     try {
       if (!request.stream) {
-        res.status(200).json(await this.chat.complete(request, ctx, abort.signal));
+        sendJson(res, 200, await this.chat.complete(request, ctx, abort.signal));
         return;
       }
       const chunks = await this.chat.streamJson(request, ctx, abort.signal);
