@@ -54,6 +54,18 @@ describe('OutboundHttp', () => {
     expect(hits).toEqual([`${outside}/start`]);
   });
 
+  it('request (the hot paths\' undici call) is guarded as fetch is: refused targets, redirects re-checked, allowed ones reached', async () => {
+    const inside = await serve((_p, res) => res.end('secret'));
+    const outside = await serve((_p, res) => res.writeHead(307, { location: `http://127.0.0.1:${inside}/metadata` }).end());
+    const guarded = client({ allowedHosts: [`127.0.0.1:${outside}`] });
+    expect((await refusal(guarded.request(`http://127.0.0.1:${inside}/direct`, { method: 'POST', body: '{}' })))?.reason).toBe('loopback address');
+    expect((await refusal(guarded.request(`http://127.0.0.1:${outside}/start`, { method: 'POST', body: '{}' })))?.target).toBe(`127.0.0.1:${inside}`);
+    expect(hits).toEqual([`${outside}/start`]);
+    const open = client({ allowPrivate: true });
+    const res = await open.request(`http://127.0.0.1:${outside}/again`, { method: 'POST', body: '{}' });
+    expect({ status: res.statusCode, body: await res.body.text() }).toEqual({ status: 200, body: 'secret' });
+  });
+
   it('checks the address of each connection, so a DNS answer that changes after a check (rebinding) is refused', async () => {
     const port = await serve((_p, res) => res.end('ok'));
     let answers = 0;
