@@ -40,16 +40,6 @@ function grown<T extends Typed>(a: T, need: number, fill?: number): T {
   return b;
 }
 
-/** A copy of `a`'s first `length` elements in an array of just that size, shared as `a` is (or when long). */
-function fitted<T extends Typed>(a: T, length: number): T {
-  const b = like(a, Math.max(length, 1));
-  b.set(a.subarray(0, Math.min(length, a.length)));
-  return b;
-}
-
-/** Growth a list keeps rather than copy itself to fit (trim): a sixteenth, and at least 16 postings. */
-const KEPT_SLACK = 16;
-
 /**
  * One term's postings in internal-id order: each row's occurrences in the text and title columns, and per block of
  * {@link BLOCK} the largest weighted count and the shortest row, which bound any BM25 contribution in the block.
@@ -112,27 +102,6 @@ export class PostingList {
     this.text = shared(this.text);
     this.title = shared(this.title);
     if (this.lens) this.lens = shared(this.lens);
-  }
-
-  /**
-   * Gives back the room growth left (up to a third of a list grown by appends: 918 MB of postings after a 1M-chunk
-   * ingest against ~740 built at once): the arrays are copied to their used length, in shared memory if they were.
-   * Returns the bytes freed (once the old arrays are collected); 0 when within {@link KEPT_SLACK}.
-   */
-  trim(): number {
-    const spare = this.ids.length - this.n;
-    if (spare <= Math.max(KEPT_SLACK, this.n >> 4)) return 0;
-    const before = this.bytes();
-    this.ids = fitted(this.ids, this.n);
-    this.text = fitted(this.text, this.n);
-    this.title = fitted(this.title, this.n);
-    if (this.lens) this.lens = fitted(this.lens, this.n);
-    const blocks = Math.max(1, Math.ceil(this.n / BLOCK));
-    if (this.blockMaxF.length > blocks) {
-      this.blockMaxF = fitted(this.blockMaxF, blocks);
-      this.blockMinLen = fitted(this.blockMinLen, blocks);
-    }
-    return before - this.bytes();
   }
 
   /** Bytes held (the arrays' capacity, as allocated). */

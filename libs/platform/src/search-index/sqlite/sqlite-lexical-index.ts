@@ -19,11 +19,6 @@ export interface LexicalIndexOptions {
    * threads"). Default 150,000; Infinity: one thread, never started.
    */
   readonly threadMinPostings?: number;
-  /**
-   * How long writes must have stopped before the postings give back the room their growth left (trim). Default
-   * 2,000 ms; Infinity: never.
-   */
-  readonly trimAfterQuietMs?: number;
 }
 
 /** One search-index table's postings: its parts and its documents, and the log position both reflect. */
@@ -44,7 +39,6 @@ const BUILD_SLICE_MS = 8;
 /** While batches are being applied, background work takes at most a tenth of the event loop (as the HNSW graph). */
 const BUSY_PAUSE_MS = 9 * SLICE_MS;
 const WRITES_RECENT_MS = 200;
-const TRIM_AFTER_QUIET_MS = 2_000;
 
 /**
  * In-memory inverted indexes of the embedded search index's FTS5 tables, a cache of their rows kept in step the
@@ -64,11 +58,8 @@ export class SqliteLexicalIndex {
   private readonly choices = new WeakMap<LexicalTable, ThreadChoice>();
   private closed = false;
   private lastWrite = -Infinity;
-  /** Tables whose postings grew by appends since their last trim, and the timer that waits for quiet to trim them. */
-  private readonly untrimmed = new Set<number>();
-  private trimTimer?: NodeJS.Timeout;
-  /** Indexes built since start, the last build's seconds, trims and the bytes they gave back (benches and tests). */
-  readonly stats = { built: 0, lastBuildMs: 0, trims: 0, trimmedBytes: 0 };
+  /** Indexes built since start, and the last build's seconds (benches and tests). */
+  readonly stats = { built: 0, lastBuildMs: 0 };
 
   constructor(
     private readonly sqlite: SqliteDatabase,
@@ -164,7 +155,6 @@ export class SqliteLexicalIndex {
 
   close(): void {
     this.closed = true;
-    clearTimeout(this.trimTimer);
     this.lexicons.clear();
     this.tokens.close();
     void this.thread?.close();
@@ -222,59 +212,7 @@ export class SqliteLexicalIndex {
       else this.reindexParts(tid, lx.parts, e.lo, e.hi);
       lx.seq = e.seq;
     }
-    if (entries.length > 0) this.trimWhenQuiet(tid);
     return entries.length < limit;
-  }
-
-  /**
-   * Appends grow a list by half again each time it is full, so a table indexed by appends (a corpus ingested after
-   * its index was built) holds up to a third more than its postings. Once writes have stopped for a while, each
-   * list is copied to its size, in slices between turns (docs/search.md, "Lexical index").
-   */
-  private trimWhenQuiet(tid: number): void {
-    const quietMs = this.options.trimAfterQuietMs ?? TRIM_AFTER_QUIET_MS;
-    if (!Number.isFinite(quietMs)) return;
-    this.untrimmed.add(tid);
-    if (this.trimTimer || this.closed) return;
-    const check = () => {
-      this.trimTimer = undefined;
-      if (this.closed) return;
-      const quietFor = performance.now() - this.lastWrite;
-      if (quietFor < quietMs) {
-        this.trimTimer = setTimeout(check, quietMs - quietFor);
-        this.trimTimer.unref();
-        return;
-      }
-      for (const t of [...this.untrimmed]) {
-        if (this.busy.has(t)) continue; // a catch-up or build under way: tried again when it ends
-        this.untrimmed.delete(t);
-        if (this.lexicons.has(t)) this.background(t, () => this.trimSliced(t));
-      }
-      if (this.untrimmed.size > 0) {
-        this.trimTimer = setTimeout(check, quietMs);
-        this.trimTimer.unref();
-      }
-    };
-    this.trimTimer = setTimeout(check, quietMs);
-    this.trimTimer.unref();
-  }
-
-  private async trimSliced(tid: number): Promise<void> {
-    const lx = this.lexicons.get(tid);
-    if (!lx) return;
-    let started = performance.now();
-    for (const table of [lx.parts, lx.docs]) {
-      for (const list of table.lists.values()) {
-        this.stats.trimmedBytes += list.trim();
-        if (performance.now() - started < BUILD_SLICE_MS) continue;
-        await this.turn();
-        // Writes came back, or the index was replaced: the next quiet spell trims what is left.
-        if (this.closed || this.lexicons.get(tid) !== lx) return;
-        if (performance.now() - this.lastWrite < WRITES_RECENT_MS) return this.trimWhenQuiet(tid);
-        started = performance.now();
-      }
-    }
-    this.stats.trims++;
   }
 
   private reindexParts(tid: number, table: LexicalTable, lo: number, hi: number): void {
