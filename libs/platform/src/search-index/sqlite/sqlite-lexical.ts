@@ -23,8 +23,6 @@ export const LEXICAL_TUNING = {
 
 /** Stems whose counts an index keeps; past it they are counted afresh. */
 const MAX_CACHED_STEMS = 100_000;
-/** IDFs kept (sqlite-lexical.ts `idfs`): ~100 bytes each. */
-const MAX_CACHED_IDFS = 65_536;
 
 /** A part's lexical score: `raw` the combined normalised BM25 (0 to ~2.2), `relevance` its calibration into 0–1. */
 export interface LexicalScore {
@@ -54,12 +52,6 @@ export class SqliteLexicalRanker {
    * state, forgotten when this instance writes the index or (another process wrote it) its row count moved.
    */
   private readonly hits = new Map<number, { rows: number; counts: Map<string, number> }>();
-  /**
-   * bm25()'s IDFs by row count and hit count: each is SQLite's own ln() (bit for bit FTS5's, fts5IdfInC), a
-   * statement call per term per table per query (20–30 for a SciFact query) that the same word's next query
-   * need not repeat. A pure function of its key; dropped whole past a bound.
-   */
-  private readonly idfs = new Map<string, number>();
   /** Queries answered from the postings and by FTS5 (benches and tests). */
   readonly answered = { postings: 0, fts5: 0 };
 
@@ -106,16 +98,7 @@ export class SqliteLexicalRanker {
     const lx = this.postings?.ready(tid);
     const stems = lx && this.stemmer.singleTokenStems(words);
     if (!lx || !stems) return undefined;
-    const idf = (rows: number, hits: number) => {
-      const key = `${rows}/${hits}`;
-      let value = this.idfs.get(key);
-      if (value === undefined) {
-        value = fts5IdfInC(this.sqlite, rows, hits);
-        if (this.idfs.size >= MAX_CACHED_IDFS) this.idfs.clear();
-        this.idfs.set(key, value);
-      }
-      return value;
-    };
+    const idf = (rows: number, hits: number) => fts5IdfInC(this.sqlite, rows, hits);
     const totals = { parts: { ...fts5Averages(this.sqlite, `si_${tid}_fts`), idf }, docs: { ...fts5Averages(this.sqlite, `si_${tid}_dfts`), idf } };
     // As the FTS5 path decides it, from the averages records (a contentless table's count keeps deleted rows).
     const onePartEach = totals.docs.rows === totals.parts.rows;

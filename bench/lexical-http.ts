@@ -1,0 +1,69 @@
+import { resolve } from 'node:path';
+import type { SqliteSearchIndex } from '@lib/platform/sqlite';
+import { median, now, report, round } from './common';
+import { runClients } from './http-clients';
+import { loadSciFact } from './scifact';
+import { BENCH_KEY, startBenchService } from './service';
+
+/**
+ * Where a lexical query's time goes over HTTP, on a kept scale dir (`scale N keep=DIR`): SciFact's test queries at
+ * limit 10 from a client thread, and for the same requests the server's time from the request's arrival to its
+ * response's end, and the index's ranking (`rank`) inside them; then the same queries on `search()` in a loop. The
+ * client's share is HTTP − server; the request path's is server − ranking. Issue 19's "lexical p50 ≤ 10 ms at 1M".
+ */
+export async function lexicalHttpBench(args: string[]): Promise<void> {
+  const dir = args[0];
+  if (!dir) throw new Error('usage: lexical-http DIR [rounds=2]');
+  const rounds = Number(args[1] ?? 2);
+  const service = await startBenchService('lexical-http', {}, resolve(dir));
+  const { started } = service;
+  const search = started.infra.search as SqliteSearchIndex;
+  try {
+    await service.call('POST', '/v2/corpora/scale/query', { query: 'warm up', search: { limit: 1 } });
+    await search.postings.whenIdle();
+    await search.ann.whenIdle();
+    const server: number[] = [];
+    started.app.getHttpServer().prependListener('request', (_req: unknown, res: NodeJS.EventEmitter) => {
+      const t = now();
+      res.once('finish', () => server.push(now() - t));
+    });
+    const ranking: number[] = [];
+    const rank = search.rank.bind(search);
+    search.rank = async (...a: Parameters<SqliteSearchIndex['rank']>) => {
+      const t = now();
+      try {
+        return await rank(...a);
+      } finally {
+        ranking.push(now() - t);
+      }
+    };
+    const queries = [...loadSciFact('test').queries.values()];
+    const asked = (qs: string[]) => qs.map((q) => ({ method: 'POST', path: '/v2/corpora/scale/query', body: { query: q, search: { limit: 10, lexical_interpolation: 1 } } }));
+    const rows: Record<string, unknown>[] = [];
+    for (let r = 0; r < rounds; r++) {
+      global.gc?.();
+      await runClients(started.url, BENCH_KEY, asked(queries.slice(0, 20)), 1);
+      server.length = 0;
+      ranking.length = 0;
+      const http = await runClients(started.url, BENCH_KEY, asked(queries), 1);
+      const [serverTimes, rankTimes] = [server.slice(), ranking.slice()];
+      const loop: number[] = [];
+      for (const q of queries) {
+        const t = now();
+        await search.search('scale', { mode: 'lexical', text: q, limit: 10 });
+        loop.push(now() - t);
+      }
+      rows.push({
+        round: r + 1,
+        'HTTP p50 ms (client)': round(median(http), 2),
+        'server p50 ms (arrival → end)': round(median(serverTimes), 2),
+        'rank() p50 ms in requests': round(median(rankTimes), 2),
+        'search() p50 ms in a loop': round(median(loop), 2),
+        'RSS MB': round(process.memoryUsage().rss / 2 ** 20, 0),
+      });
+    }
+    report('lexical-http', rows, { dir, queries: queries.length, bar: 'HTTP p50 ≤ 10 ms at 1M chunks' });
+  } finally {
+    await service.close();
+  }
+}
