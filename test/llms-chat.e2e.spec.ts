@@ -132,28 +132,6 @@ describe('chat completions', () => {
     expect((error as Error).message).toMatch(/sent nothing for 1 s \(idle_timeout_seconds\)/);
   });
 
-  it('shows a stream\'s 200 at once when its first chunk is slow, not only when the chunk (or the idle timeout) comes', async () => {
-    // An upstream that answers its headers, then sends nothing: the stream ends with the idle timeout after 1 s.
-    const silent = createServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.flushHeaders();
-    }).listen(0, '127.0.0.1');
-    await once(silent, 'listening');
-    try {
-      await app.call('POST', '/v2/llms', { type: 'openai-compatible', name: 'silent', model: 'm', uri: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1/chat/completions`, idle_timeout_seconds: 1 });
-      const res = await fetch(`${app.url}/v2/llms/chat/completions`, { method: 'POST', headers: { 'x-api-key': app.key, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'silent', messages: [{ role: 'user', content: 'x' }], stream: true }) });
-      const headersAt = performance.now();
-      expect(res.status).toBe(200);
-      expect(res.headers.get('content-type')).toContain('text/event-stream');
-      expect(await res.text()).toMatch(/sent nothing for 1 s/);
-      // The headers came on their own, most of the idle second before the stream's only event and its end.
-      expect(performance.now() - headersAt).toBeGreaterThan(500);
-    } finally {
-      silent.closeAllConnections();
-      await new Promise((r) => silent.close(r));
-    }
-  });
-
   it('cancels the upstream call when the caller disconnects', async () => {
     upstream.enqueue({ chunks: Array.from({ length: 50 }, (_, i) => `w${i} `), chunkDelayMs: 50 });
     const abort = new AbortController();

@@ -8,33 +8,19 @@ export interface SseEvent {
 }
 
 /**
- * How long the headers wait for the first event, to leave in the same packet: a stream whose first event is ready
- * (a chat answer relayed as the upstream sends it) costs the client one read less; one whose first event is slow
- * (a model thinking, an idle event feed) still shows its 200 at once, to the caller and to proxies.
- */
-const HEADERS_ALONE_AFTER_MS = 20;
-
-/**
  * A server-sent-events response, for every streaming route (query, chat completions, the event feed): the
  * headers that keep proxies from buffering, a comment line every `heartbeatMs` so an idle stream (a model
  * thinking) is not closed by a proxy, framing, and nothing written once the client has gone.
  */
 export class SseStream {
   private readonly heartbeat: NodeJS.Timeout;
-  private headers: NodeJS.Timeout | undefined;
 
   private constructor(private readonly res: Response) {
     res.status(200).set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-    this.headers = setTimeout(() => {
-      this.headers = undefined;
-      if (!res.headersSent && !res.destroyed) res.flushHeaders();
-    }, HEADERS_ALONE_AFTER_MS);
+    res.flushHeaders();
     this.heartbeat = setInterval(() => this.write(': keep-alive\n\n'), 15_000);
     this.heartbeat.unref();
-    res.once('close', () => {
-      clearInterval(this.heartbeat);
-      clearTimeout(this.headers);
-    });
+    res.once('close', () => clearInterval(this.heartbeat));
   }
 
   static open(res: Response): SseStream {
@@ -53,17 +39,11 @@ export class SseStream {
   /** Ends the stream, after a last event if given. */
   end(last?: SseEvent): void {
     clearInterval(this.heartbeat);
-    clearTimeout(this.headers);
     if (last) this.send(last);
     if (!this.res.destroyed) this.res.end();
   }
 
   private write(text: string): void {
-    // The first write carries the headers with it (Node sends both in one write).
-    if (this.headers) {
-      clearTimeout(this.headers);
-      this.headers = undefined;
-    }
     if (!this.res.destroyed) this.res.write(text);
   }
 }
