@@ -65,6 +65,21 @@ describe('reading an OpenAI-compatible event stream', () => {
     await expect(read(response('data: {"error":{"message":"overloaded"}}\n\n'))).rejects.toThrow(/overloaded/);
   });
 
+  it('reads an event split into many small pieces, a blank line straddling two of them', async () => {
+    const event = `data: {"id":"long","choices":[],"pad":"${'x'.repeat(5000)}"}\r\n\r\n`;
+    const pieces = event.match(/[\s\S]{1,7}/g)!;
+    const items = await read(response(...pieces, 'data: {"id":"b","choices":[]}\n', '\ndata: [DONE]\n\n'));
+    expect(items.map((j) => JSON.parse(j).id)).toEqual(['long', 'b']);
+  });
+
+  it('refuses an event past the answer bound instead of holding it whole', async () => {
+    const piece = 'x'.repeat(64 * 1024);
+    const endless = new Readable({ read() { this.push(piece); } });
+    const failure = await read({ statusCode: 200, headers: {}, body: endless } as unknown as OpenAiHttpResponse).catch((e: unknown) => e);
+    expect(classifyOpenAiError(failure)).toEqual({ kind: 'other', message: expect.stringMatching(/event over 32 MB/) });
+    expect(endless.destroyed).toBe(true);
+  });
+
   it('a body that breaks off fails as the SDK connection error with its cause, after the events before it', async () => {
     const body = new Readable({ read() {} });
     const out: string[] = [];

@@ -15,3 +15,17 @@ describe('readUpTo', () => {
     expect(await readUpTo(new Response('hello'), 10)).toEqual({ bytes: Buffer.from('hello'), truncated: false });
   });
 });
+
+describe('readUpTo on a Node readable (undici request bodies)', () => {
+  it('stops an endless body at the limit and destroys it', async () => {
+    const { Readable } = await import('node:stream');
+    const endless = new Readable({ read() { this.push(Buffer.alloc(64 * 1024, 97)); } });
+    const { bytes, truncated } = await readUpTo(endless, 100_000);
+    expect([bytes.length, truncated, endless.destroyed]).toEqual([100_000, true, true]);
+  });
+
+  it('returns a short body whole', async () => {
+    const { Readable } = await import('node:stream');
+    expect(await readUpTo(Readable.from([Buffer.from('hel'), Buffer.from('lo')]), 10)).toEqual({ bytes: Buffer.from('hello'), truncated: false });
+  });
+});

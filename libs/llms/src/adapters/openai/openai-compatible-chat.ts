@@ -3,7 +3,7 @@ import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/
 import type { ChatUpstream, StreamItem } from '../../application/provider/chat-upstream';
 import type { Upstream } from './openai-provider';
 import { classifyOpenAiError } from '../../application/provider/upstream-errors';
-import { connectionError, OpenAiHttpResponse, readJson, webHeaders } from './openai-http';
+import { connectionError, MAX_ANSWER_BYTES, OpenAiHttpResponse, readJson, webHeaders } from './openai-http';
 
 const CONTEXT_FIELDS = ['max_model_len', 'context_length', 'context_window', 'max_context_length', 'max_input_tokens'];
 
@@ -49,7 +49,11 @@ export async function* serverSentChunks(response: OpenAiHttpResponse, signal?: A
   const body = response.body;
   const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const decoder = new TextDecoder();
-  let buffer = '';
+  // The text after the last whole event, as received: joined only once a blank line has come, so an event sent in
+  // many small pieces costs its length once, not once per piece (a growing string is re-flattened by each search).
+  let pending: string[] = [];
+  let pendingLength = 0;
+  let tail = '';
   let finished = false;
   try {
     for (;;) {
@@ -60,21 +64,34 @@ export async function* serverSentChunks(response: OpenAiHttpResponse, signal?: A
         throw connectionError(e, signal);
       }
       const done = next.done === true;
-      buffer += done ? decoder.decode() : decoder.decode(next.value, { stream: true });
-      let end: number;
-      while ((end = eventEnd(buffer)) >= 0) {
-        const event = buffer.slice(0, end);
-        buffer = buffer.slice(end).replace(/^(\r?\n){1,2}|^\r\r/, '');
-        const data = dataOf(event);
-        if (data === undefined) continue;
-        if (data === '[DONE]') {
-          finished = true;
-          return;
+      const text = done ? decoder.decode() : decoder.decode(next.value, { stream: true });
+      pending.push(text);
+      pendingLength += text.length;
+      // A blank line may straddle the last piece and this one: the last three characters are looked at again.
+      const ended = eventEnd(tail + text, 0) >= 0;
+      tail = (tail + text).slice(-3);
+      if (ended) {
+        const buffer = pending.join('');
+        let at = 0;
+        let end: number;
+        while ((end = eventEnd(buffer, at)) >= 0) {
+          const data = dataOf(buffer.slice(at, end));
+          // The blank line after it: "\n\n" or "\r\n\r\n" (what eventEnd found).
+          at = end + (buffer[end] === '\r' ? 4 : 2);
+          if (data === undefined) continue;
+          if (data === '[DONE]') {
+            finished = true;
+            return;
+          }
+          const chunk = JSON.parse(data) as ChatCompletionChunk & { error?: unknown };
+          if (chunk.error) throw new APIError(undefined, chunk.error as object, undefined, webHeaders(response.headers));
+          yield { chunk, json: data };
         }
-        const chunk = JSON.parse(data) as ChatCompletionChunk & { error?: unknown };
-        if (chunk.error) throw new APIError(undefined, chunk.error as object, undefined, webHeaders(response.headers));
-        yield { chunk, json: data };
+        const rest = buffer.slice(at);
+        pending = [rest];
+        pendingLength = rest.length;
       }
+      if (pendingLength > MAX_ANSWER_BYTES) throw new APIError(undefined, undefined, `the model endpoint sent an event over ${MAX_ANSWER_BYTES / 2 ** 20} MB`, webHeaders(response.headers));
       if (done) return;
     }
   } finally {
@@ -99,10 +116,10 @@ function drain(chunks: AsyncIterator<Buffer>, giveUp: () => void): void {
   })();
 }
 
-/** Index of the first event's end (before its blank line), or -1 while the event is incomplete. */
-function eventEnd(buffer: string): number {
-  const lf = buffer.indexOf('\n\n');
-  const crlf = buffer.indexOf('\r\n\r\n');
+/** Index of the first event's end at or after `from` (before its blank line), or -1 while the event is incomplete. */
+function eventEnd(buffer: string, from: number): number {
+  const lf = buffer.indexOf('\n\n', from);
+  const crlf = buffer.indexOf('\r\n\r\n', from);
   if (lf < 0) return crlf;
   return crlf < 0 ? lf : Math.min(lf, crlf);
 }

@@ -1,6 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type { Dispatcher } from 'undici';
-import type { OutboundHttp } from '@lib/platform';
+import { OutboundHttp, readUpTo } from '@lib/platform';
 
 /** Where and how a registered OpenAI-compatible model is called, as the SDK client would call it. */
 export interface OpenAiHttpTarget {
@@ -17,6 +17,10 @@ export interface OpenAiHttpTarget {
 export type OpenAiHttpResponse = Pick<Dispatcher.ResponseData, 'statusCode' | 'headers' | 'body'>;
 
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+/** An error answer is only logged (scrubbed, 2,000 characters): more of it is not read. */
+const MAX_ERROR_BYTES = 64 * 1024;
+/** A completion larger than this is refused rather than held whole in memory (a model's answer is far smaller). */
+export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
 /**
  * POSTs a JSON body to an OpenAI-compatible endpoint with undici's `request`, failing as the `openai` SDK fails
@@ -47,20 +51,24 @@ export async function postJson(outbound: OutboundHttp, target: OpenAiHttpTarget,
     throw connectionError(e, signal);
   }
   if (response.statusCode >= 200 && response.statusCode < 300) return response;
-  const text = await response.body.text().catch((e: Error) => e.message);
+  const text = await readUpTo(response.body, MAX_ERROR_BYTES).then(
+    ({ bytes }) => bytes.toString('utf8'),
+    (e: Error) => e.message,
+  );
   const json = safeJson(text);
   throw APIError.generate(response.statusCode, json as object | undefined, json === undefined ? text : undefined, webHeaders(response.headers));
 }
 
-/** A JSON answer's body; a body that is not JSON fails as an upstream error without a status. */
+/** A JSON answer's body; a body that is not JSON, or past {@link MAX_ANSWER_BYTES}, fails as an upstream error without a status. */
 export async function readJson<T>(response: OpenAiHttpResponse, signal: AbortSignal | undefined): Promise<T> {
-  let text: string;
+  let read: { bytes: Buffer; truncated: boolean };
   try {
-    text = await response.body.text();
+    read = await readUpTo(response.body, MAX_ANSWER_BYTES);
   } catch (e) {
     throw connectionError(e, signal);
   }
-  const json = safeJson(text);
+  if (read.truncated) throw new APIError(undefined, undefined, `the model endpoint answered with a body over ${MAX_ANSWER_BYTES / 2 ** 20} MB`, webHeaders(response.headers));
+  const json = safeJson(read.bytes.toString('utf8'));
   if (json === undefined) throw new APIError(undefined, undefined, `the model endpoint answered ${response.statusCode} with a body that is not JSON`, webHeaders(response.headers));
   return json as T;
 }
