@@ -54,7 +54,10 @@ export async function scaleBench(args: string[]): Promise<void> {
         requests.push({ method: 'POST', path: '/v2/corpora/scale/documents?wait_for=indexed', body: { id: `d${doc}`, type: 'core', document_parts: parts, metadata: { bucket: doc % 100 } } });
       }
       await runClients(started.url, BENCH_KEY, requests, 8);
-      process.stdout.write(`  ${Math.min(n, doc * PARTS_PER_DOCUMENT)} chunks acknowledged at ${round((now() - t0) / 1000, 0)} s, RSS ${mb(process.memoryUsage().rss)} MB\n`);
+      const m = process.memoryUsage();
+      process.stdout.write(
+        `  ${Math.min(n, doc * PARTS_PER_DOCUMENT)} chunks acknowledged at ${round((now() - t0) / 1000, 0)} s, RSS ${mb(m.rss)} MB (JS heap ${mb(m.heapUsed)} of ${mb(m.heapTotal)}, array buffers ${mb(m.arrayBuffers)}, postings ${mb(search.postings.bytes())}; peak ${mb(peakRss)})\n`,
+      );
     }
     const head = await started.infra.events.headPosition();
     if (!(await started.infra.progress.waitFor(head, ['search'], 3_600_000))) throw new Error('search projection did not catch up');

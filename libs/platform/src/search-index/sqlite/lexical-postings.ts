@@ -32,6 +32,19 @@ export function shared<T extends Typed>(a: T): T {
   return b;
 }
 
+/**
+ * Zeros in shared memory, at least as long as any untitled list: what a list whose rows never held the term in a
+ * title reads as its title counts. Most corpora have no part titles, and a common word's title counts are mostly
+ * zero: an array of them per list was 2 bytes a posting (a fifth of the postings' memory at 1M rows) holding
+ * nothing. Grown (a new array) as lists do; a list keeps the one it took while long enough. Read, never written.
+ */
+let zeros = new Uint16Array(new SharedArrayBuffer(2 * 1024));
+
+function zerosFor(length: number): Uint16Array {
+  if (zeros.length < length) zeros = new Uint16Array(new SharedArrayBuffer(2 * Math.max(length, Math.ceil(zeros.length * 1.5))));
+  return zeros;
+}
+
 function grown<T extends Typed>(a: T, need: number, fill?: number): T {
   if (need <= a.length) return a;
   const b = like(a, Math.max(need, Math.ceil(a.length * 1.5), 16));
@@ -47,7 +60,9 @@ function grown<T extends Typed>(a: T, need: number, fill?: number): T {
 export class PostingList {
   ids: Uint32Array;
   text: Uint16Array;
+  /** The rows' title counts, or shared zeros (at least `n` long) while none of them is non-zero. */
   title: Uint16Array;
+  private titled = false;
   blockMaxF: Float64Array;
   blockMinLen: Uint32Array;
   /**
@@ -64,7 +79,7 @@ export class PostingList {
   constructor(capacity: number, sparse = false) {
     this.ids = alloc(Uint32Array, Math.max(capacity, 1));
     this.text = alloc(Uint16Array, this.ids.length);
-    this.title = alloc(Uint16Array, this.ids.length);
+    this.title = zerosFor(this.ids.length);
     if (sparse) this.lens = alloc(Uint16Array, this.ids.length);
     this.blockMaxF = new Float64Array(Math.ceil(this.ids.length / BLOCK));
     this.blockMinLen = new Uint32Array(this.blockMaxF.length).fill(0xffffffff);
@@ -76,12 +91,16 @@ export class PostingList {
     if (i >= this.ids.length) {
       this.ids = grown(this.ids, i + 1);
       this.text = grown(this.text, this.ids.length);
-      this.title = grown(this.title, this.ids.length);
+      this.title = this.titled ? grown(this.title, this.ids.length) : zerosFor(this.ids.length);
       if (this.lens) this.lens = grown(this.lens, this.ids.length);
     }
     this.ids[i] = id;
     this.text[i] = text;
-    this.title[i] = title;
+    if (title !== 0 && !this.titled) {
+      this.title = like(this.text, this.ids.length); // zeros so far, shared as the text counts are
+      this.titled = true;
+    }
+    if (this.titled) this.title[i] = title;
     if (this.lens && len > 0xffff) this.lens = undefined;
     else if (this.lens) this.lens[i] = len;
     const b = (i / BLOCK) | 0;
@@ -106,7 +125,7 @@ export class PostingList {
 
   /** Bytes held (the arrays' capacity, as allocated). */
   bytes(): number {
-    return this.ids.byteLength + this.text.byteLength + this.title.byteLength + (this.lens?.byteLength ?? 0) + this.blockMaxF.byteLength + this.blockMinLen.byteLength;
+    return this.ids.byteLength + this.text.byteLength + (this.titled ? this.title.byteLength : 0) + (this.lens?.byteLength ?? 0) + this.blockMaxF.byteLength + this.blockMinLen.byteLength;
   }
 }
 

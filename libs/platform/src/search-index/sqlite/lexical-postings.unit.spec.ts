@@ -1,0 +1,36 @@
+import { LexicalTable } from './lexical-postings';
+
+describe('PostingList title counts (docs/search.md, "Lexical index at scale")', () => {
+  /** A table of `rows` rows, each with the term 'a' in its text, and in its title from row `titledFrom` on. */
+  function table(rows: number, titledFrom: number, share = false): LexicalTable {
+    const t = new LexicalTable([1, 2]);
+    for (let r = 0; r < rows; r++) {
+      const id = t.addRow(r + 1, 5);
+      t.addPosting('a', id, 1 + (r % 3), r >= titledFrom ? 1 + (r % 5) : 0);
+      if (share && r === 5000) t.lists.get('a')!.share(); // moved to shared memory half-way, as a two-thread query does
+    }
+    return t;
+  }
+
+  it.each([
+    ['never in a title', Infinity, false],
+    ['first in a title after 9,000 rows (past the shared-memory size)', 9000, false],
+    ['in a title from the first row', 0, false],
+    ['first in a title after being shared', 7000, true],
+  ] as const)('reads back every count pushed when the term is %s', (_, titledFrom, share) => {
+    const rows = 12_000;
+    const list = table(rows, titledFrom, share).lists.get('a')!;
+    expect(list.n).toBe(rows);
+    const r = Array.from({ length: rows }, (_, i) => i);
+    expect(Array.from(list.text.subarray(0, rows))).toEqual(r.map((i) => 1 + (i % 3)));
+    expect(Array.from(list.title.subarray(0, rows))).toEqual(r.map((i) => (i >= titledFrom ? 1 + (i % 5) : 0)));
+    if (share) expect(list.title.buffer).toBeInstanceOf(SharedArrayBuffer);
+  });
+
+  it('holds no title array for a term never in a title: 2 bytes a posting less', () => {
+    const untitled = table(12_000, Infinity).lists.get('a')!;
+    const titled = table(12_000, 0).lists.get('a')!;
+    expect(titled.bytes() - untitled.bytes()).toBe(titled.title.byteLength);
+    expect(titled.title.byteLength).toBeGreaterThanOrEqual(2 * 12_000);
+  });
+});
