@@ -48,7 +48,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   'scifact-blend': { run: scifactBlendBench, usage: 'scifact-blend dump [dir] | scifact-blend sweep [dir] [train|test] [fusion names, comma-separated]' },
   'result-cost': { run: resultCostBench, usage: 'result-cost [a|b] [rounds=1] [dir=/tmp/result-cost-<layout>]' },
   'lexical-sweep': { run: lexicalSweepBench, usage: "lexical-sweep [train|test] [layouts=a,bs] ['[[mu,partPool,docPool,partTitleWeight,docTitleWeight],…]'] [dir]" },
-  scale: { run: scaleBench, usage: 'scale [chunks=100000] [graph|exact] [keep=DIR] [rebuild=no]' },
+  scale: { run: scaleBench, usage: 'scale [chunks=100000] [graph|exact] [keep=DIR] [rebuild=no] [clients=thread]' },
   ann: { run: annBench, usage: 'ann [chunks=100000] [all|defaults]' },
   'lexical-index': { run: lexicalIndexBench, usage: 'lexical-index [chunks=100000] [fts5-queries=300]' },
   'lexical-http': { run: lexicalHttpBench, usage: 'lexical-http DIR (a kept scale dir) [rounds=2]' },

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { GloveEncoder } from '@lib/encoders';
 import { SqliteDatabase, SqliteProjectionState, SqliteSearchIndex } from '@lib/platform/sqlite';
@@ -15,7 +15,8 @@ const mb = (bytes: number) => round(bytes / 2 ** 20, 0);
 /**
  * Issue 19: N synthetic SciFact chunks (bench/synthetic-corpus.ts) ingested through the API into a corpus with the
  * default encoder (core documents of 20 parts, 8 clients, wait_for=indexed), timed until searchable (search
- * projection caught up) and until the HNSW graph has caught up; then SciFact's test queries over HTTP, lexical
+ * projection caught up) and until the HNSW graph has caught up (the clients and the corpus generator in a child
+ * process by default, so that the RSS sampled is the service's); then SciFact's test queries over HTTP, lexical
  * and default hybrid at limit 10; the graph's recall against the exact scan; RSS, disk; a rebuild of the search
  * projection (and of the graph after it).
  */
@@ -28,6 +29,9 @@ export async function scaleBench(args: string[]): Promise<void> {
   const keep = args.find((a) => a.startsWith('keep='))?.slice('keep='.length);
   // `rebuild=no`: stop after the queries, recall, RSS and disk (a rebuild at 1M is ~30 min with the graph).
   const rebuild = !args.includes('rebuild=no');
+  // `clients=thread`: the ingest's clients and the corpus generator in this process (a worker thread), as before
+  // session 17; by default they run in a child process, so that the RSS measured is the service's alone.
+  const clientsInProcess = args.includes('clients=thread');
   const service = await startBenchService('scale', exactOnly ? { VECTOR_INDEX_MIN_VECTORS: '0' } : {}, keep ? resolve(keep) : undefined);
   const { call, started } = service;
   const search = started.infra.search as SqliteSearchIndex;
@@ -40,25 +44,15 @@ export async function scaleBench(args: string[]): Promise<void> {
   };
   async function ingest(): Promise<void> {
     await call('POST', '/v2/corpora', { key: 'scale', name: 'Scale' });
-    const sentences = scifactSentences();
-    const chunks = syntheticChunks(n, 19, sentences);
     const t0 = now();
-    for (let doc = 0; doc * PARTS_PER_DOCUMENT < n; ) {
-      const requests = [];
-      for (let i = 0; i < DOCUMENTS_PER_ROUND && doc * PARTS_PER_DOCUMENT < n; i++, doc++) {
-        const parts = [];
-        for (let p = 0; p < PARTS_PER_DOCUMENT; p++) {
-          const c = chunks.next();
-          if (!c.done) parts.push({ text: c.value.text });
-        }
-        requests.push({ method: 'POST', path: '/v2/corpora/scale/documents?wait_for=indexed', body: { id: `d${doc}`, type: 'core', document_parts: parts, metadata: { bucket: doc % 100 } } });
-      }
-      await runClients(started.url, BENCH_KEY, requests, 8);
+    const progress = (acknowledged: number) => {
       const m = process.memoryUsage();
       process.stdout.write(
-        `  ${Math.min(n, doc * PARTS_PER_DOCUMENT)} chunks acknowledged at ${round((now() - t0) / 1000, 0)} s, RSS ${mb(m.rss)} MB (JS heap ${mb(m.heapUsed)} of ${mb(m.heapTotal)}, array buffers ${mb(m.arrayBuffers)}, postings ${mb(search.postings.bytes())}; peak ${mb(peakRss)})\n`,
+        `  ${acknowledged} chunks acknowledged at ${round((now() - t0) / 1000, 0)} s, RSS ${mb(m.rss)} MB (JS heap ${mb(m.heapUsed)} of ${mb(m.heapTotal)}, array buffers ${mb(m.arrayBuffers)}, postings ${mb(search.postings.bytes())}; peak ${mb(peakRss)})\n`,
       );
-    }
+    };
+    if (clientsInProcess) await ingestFromThread(started.url, n, progress);
+    else await ingestFromChild(started.url, n, progress);
     const head = await started.infra.events.headPosition();
     if (!(await started.infra.progress.waitFor(head, ['search'], 3_600_000))) throw new Error('search projection did not catch up');
     const searchable = (now() - t0) / 1000;
@@ -164,4 +158,33 @@ async function measureRecall(search: SqliteSearchIndex, dataDir: string, queries
   figure('HNSW recall@10 / recall@100 vs exact (100 queries)', [round(recall[10], 3), round(recall[100], 3)], '@10 ≥ 0.95');
   figure('vector search p50 ms in the index: HNSW (limit 10) / exact scan, the code before (limit 100)', [round(median(annTimes), 2), round(median(exactTimes), 1)]);
   sqlite.close();
+}
+
+/** The ingest's clients in a child process (bench/ingest-client.ts): it makes and sends the corpus. */
+async function ingestFromChild(url: string, n: number, progress: (acknowledged: number) => void): Promise<void> {
+  const args = [url, BENCH_KEY, n, PARTS_PER_DOCUMENT, DOCUMENTS_PER_ROUND, 8].map(String);
+  const child = fork(join(__dirname, 'ingest-client.js'), args, { stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.on('message', (m: { acknowledged: number }) => progress(m.acknowledged));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`the ingest client failed (${code}): ${stderr.trim()}`);
+}
+
+/** The ingest's clients on a worker thread of this process, the corpus made here (`clients=thread`). */
+async function ingestFromThread(url: string, n: number, progress: (acknowledged: number) => void): Promise<void> {
+  const chunks = syntheticChunks(n, 19, scifactSentences());
+  for (let doc = 0; doc * PARTS_PER_DOCUMENT < n; ) {
+    const requests = [];
+    for (let i = 0; i < DOCUMENTS_PER_ROUND && doc * PARTS_PER_DOCUMENT < n; i++, doc++) {
+      const parts = [];
+      for (let p = 0; p < PARTS_PER_DOCUMENT; p++) {
+        const c = chunks.next();
+        if (!c.done) parts.push({ text: c.value.text });
+      }
+      requests.push({ method: 'POST', path: '/v2/corpora/scale/documents?wait_for=indexed', body: { id: `d${doc}`, type: 'core', document_parts: parts, metadata: { bucket: doc % 100 } } });
+    }
+    await runClients(url, BENCH_KEY, requests, 8);
+    progress(Math.min(n, doc * PARTS_PER_DOCUMENT));
+  }
 }

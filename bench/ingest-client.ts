@@ -1,0 +1,51 @@
+import { scifactSentences, syntheticChunks } from './synthetic-corpus';
+
+/**
+ * The scale bench's ingest client (bench/scale.ts, `clients=process`, the default), as a process of its own: it
+ * makes the synthetic corpus and sends it, so the service process's RSS is the service's alone. Arguments: base URL,
+ * API key, chunks, parts per document, documents per round, concurrency. After each round it tells its parent how
+ * many chunks were acknowledged; it exits 1 with the first failure's text on stderr.
+ */
+async function main(): Promise<void> {
+  const [baseUrl, apiKey, nArg, partsArg, roundArg, concurrencyArg] = process.argv.slice(2);
+  const [n, partsPerDocument, perRound, concurrency] = [nArg, partsArg, roundArg, concurrencyArg].map(Number);
+  const chunks = syntheticChunks(n, 19, scifactSentences());
+  let doc = 0;
+  const nextBody = () => {
+    const parts = [];
+    for (let p = 0; p < partsPerDocument; p++) {
+      const c = chunks.next();
+      if (!c.done) parts.push({ text: c.value.text });
+    }
+    const id = doc++;
+    return { id: `d${id}`, type: 'core', document_parts: parts, metadata: { bucket: id % 100 } };
+  };
+  while (doc * partsPerDocument < n) {
+    const round: ReturnType<typeof nextBody>[] = [];
+    for (let i = 0; i < perRound && doc * partsPerDocument < n; i++) round.push(nextBody());
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < round.length) {
+          const body = round[next++];
+          const res = await fetch(`${baseUrl}/v2/corpora/scale/documents?wait_for=indexed`, {
+            method: 'POST',
+            headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+            body: JSON.stringify(body),
+          });
+          const text = await res.text();
+          if (res.status >= 300) throw new Error(`POST document ${body.id}: ${res.status} ${text.slice(0, 300)}`);
+        }
+      }),
+    );
+    process.send?.({ acknowledged: Math.min(n, doc * partsPerDocument) });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  },
+);
