@@ -1,6 +1,9 @@
 import { validateSync, ValidationError, ValidatorOptions } from 'class-validator';
 import { DomainError } from '@lib/platform';
 import { toDto, TooManyElements } from './dto';
+import { rememberValidationRules } from './validation-rules';
+
+rememberValidationRules();
 
 /** Flattens class-validator errors into `field_errors`, keyed by the dotted path of the offending field. */
 export function fieldErrors(errors: ValidationError[], prefix = ''): Record<string, string> {
