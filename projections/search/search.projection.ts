@@ -43,7 +43,7 @@ export const searchProjection: SearchProjection = {
                 text: p.text,
                 sectionTitle: p.sectionTitle ?? d.title,
                 partMetadata: p.metadata,
-                ...(vectors ? { vector: Array.from(decodeVector(vectors[seq])) } : {}),
+                ...(vectors ? { vector: decodeVector(vectors[seq]) } : {}),
               })),
             },
           },

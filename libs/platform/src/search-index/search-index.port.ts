@@ -7,7 +7,8 @@ export interface IndexedPart {
   readonly text: string;
   readonly sectionTitle?: string;
   readonly partMetadata: Readonly<Record<string, unknown>>;
-  readonly vector?: readonly number[];
+  /** The part's embedding; as the log decodes it, a Float32Array (no array of numbers made per part on the way). */
+  readonly vector?: readonly number[] | Float32Array;
 }
 
 export interface IndexedDocument {

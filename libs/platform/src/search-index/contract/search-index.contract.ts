@@ -196,6 +196,17 @@ export function describeSearchIndexContract(adapter: string, create: () => Promi
       expect((await si.search(name, { mode: 'lexical', text: 'krill', limit: 1 }))[0].vector).toBeUndefined();
     });
 
+    it('takes a part\'s vector as a Float32Array, a view into a larger buffer as the log decodes it', async () => {
+      const buffer = new Float32Array([9, 9, 0.05, 0.02, 0.99, 9]);
+      const part = { seq: 0, text: 'Lanternfish glow in the deep.', partMetadata: {}, vector: buffer.subarray(2, 5) };
+      await apply([{ op: 'upsertDocument', index: name, document: { documentId: 'lantern', documentMetadata: {}, parts: [part] } }]);
+      const [nearest] = await si.search(name, { mode: 'vector', vector: [0.05, 0.02, 0.99], limit: 1, withVectors: true });
+      expect(nearest.documentId).toBe('lantern');
+      const v = Array.from(nearest.vector!);
+      const norm = Math.hypot(...v);
+      expect(v.map((x) => x / norm)).toEqual([0.05, 0.02, 0.99].map((x) => expect.closeTo(x / Math.hypot(0.05, 0.02, 0.99), 5)));
+    });
+
     it('lists distinct values of a field and a document\'s parts in order', async () => {
       expect(await si.distinctValues(name, { level: 'doc', name: 'kind' })).toEqual(['animal', 'physics']);
       expect((await si.documentParts(name, 'whales')).map((p) => p.seq)).toEqual([0, 1]);
@@ -237,7 +248,7 @@ export function describeSearchIndexContract(adapter: string, create: () => Promi
       const queries = Array.from({ length: 20 }, unit);
       const exact = (q: number[], live: IndexedDocument[]) =>
         live
-          .flatMap((d) => d.parts.map((p) => ({ key: `${d.documentId}:${p.seq}`, s: p.vector!.reduce((sum, x, i) => sum + x * q[i], 0) })))
+          .flatMap((d) => d.parts.map((p) => ({ key: `${d.documentId}:${p.seq}`, s: Array.from(p.vector!).reduce((sum, x, i) => sum + x * q[i], 0) })))
           .sort((a, b) => b.s - a.s)
           .slice(0, 10)
           .map((h) => h.key);

@@ -160,7 +160,8 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     let first = 0;
     let last = 0;
     for (const part of doc.parts) {
-      const vector = part.vector ? Buffer.from(new Float32Array(part.vector).buffer) : null;
+      const v = part.vector instanceof Float32Array ? part.vector : part.vector && new Float32Array(part.vector);
+      const vector = v ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : null;
       const title = part.sectionTitle ?? null;
       const { lastInsertRowid } = insert.run(doc.documentId, part.seq, part.text, title, JSON.stringify(part.partMetadata), docMeta, vector, docRow);
       ftsInsert.run(lastInsertRowid, part.text, title);
