@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
+import { setFlagsFromString } from 'node:v8';
 import { DynamicModule, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -45,6 +46,10 @@ export async function startApp(
   print: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
   overrides: { readonly clock?: Clock; readonly lookup?: AddressLookup } = {},
 ): Promise<StartedApp> {
+  // Garbage promoted while requests wait (an ingest's bodies, events and batches) let V8's old space grow to ~4×
+  // what survived before a full collection: at 200k chunks the JS heap peaked at 535 MB, 339 MB with 50%
+  // (docs/deployment.md, "Memory"). A process-wide flag, read at each collection: set before anything allocates much.
+  if (config.heapGrowingPercent > 0) setFlagsFromString(`--heap-growing-percent=${config.heapGrowingPercent}`);
   const bootstrapKey = resolveBootstrapKey(config, print);
   const infra = await createInfrastructure(config, role, log);
   try {

@@ -29,6 +29,11 @@ export function report(scenario: string, rows: Record<string, unknown>[], extra:
  * EVENT_STORE_WRITER as the bench was started with, for the service it starts: one build measures both writers
  * side by side (`EVENT_STORE_WRITER=thread npm run bench -- …`).
  */
-export const writerEnv = (): Record<string, string> => (process.env.EVENT_STORE_WRITER ? { EVENT_STORE_WRITER: process.env.EVENT_STORE_WRITER } : {});
+/** The service settings a bench takes from its own environment, for side-by-side runs: the writer mode and the heap's growth. */
+export const writerEnv = (): Record<string, string> => {
+  const env: Record<string, string> = {};
+  for (const name of ['EVENT_STORE_WRITER', 'HEAP_GROWING_PERCENT']) if (process.env[name]) env[name] = process.env[name]!;
+  return env;
+};
 
 export const now = (): number => Number(process.hrtime.bigint()) / 1e6;

@@ -88,6 +88,11 @@ export interface ServiceConfig {
   /** Safety poll of the worker wing: missed wake-ups and dead holders (WORKER_POLL_MS, default 5 s). */
   readonly workerPollMs: number;
   /**
+   * V8's old-space growth after each full collection, in percent (HEAP_GROWING_PERCENT, default 50; 0: V8's own
+   * heuristics, which let the heap grow up to 4× what survived). Set for the whole process at start (docs/deployment.md).
+   */
+  readonly heapGrowingPercent: number;
+  /**
    * The environment this configuration was read from, for the libraries that read their own settings from it
    * (encoders), so that they see the same variables the service was started with.
    */
@@ -203,6 +208,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     leaseTtlMs,
     leaseRenewMs,
     workerPollMs: int('WORKER_POLL_MS', 5_000, 10, 600_000),
+    heapGrowingPercent: int('HEAP_GROWING_PERCENT', 50, 0, 1000),
   };
   if (!/^[A-Za-z0-9-]+$/.test(config.typesenseCollectionPrefix)) {
     problems.push('TYPESENSE_COLLECTION_PREFIX must contain only letters, digits and hyphens');

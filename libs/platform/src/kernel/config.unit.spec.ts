@@ -38,6 +38,9 @@ describe('loadConfig', () => {
   it('reads the worker settings: renewal a third of the TTL unless given, and always below it', () => {
     expect(loadConfig({})).toMatchObject({ leaseTtlMs: 15_000, leaseRenewMs: 5_000, workerPollMs: 5_000 });
     expect(loadConfig({ LEASE_TTL_MS: '1500', WORKER_POLL_MS: '300' })).toMatchObject({ leaseTtlMs: 1500, leaseRenewMs: 500, workerPollMs: 300 });
+    expect(loadConfig({})).toMatchObject({ heapGrowingPercent: 50 });
+    expect(loadConfig({ HEAP_GROWING_PERCENT: '0' })).toMatchObject({ heapGrowingPercent: 0 });
+    expect(() => loadConfig({ HEAP_GROWING_PERCENT: '-5' })).toThrow(/HEAP_GROWING_PERCENT/);
     expect(() => loadConfig({ LEASE_TTL_MS: '1000', LEASE_RENEW_MS: '1000' })).toThrow(/LEASE_RENEW_MS \(1000\) must be below LEASE_TTL_MS \(1000\)/);
   });
 });
