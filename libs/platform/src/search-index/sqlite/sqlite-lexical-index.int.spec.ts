@@ -202,7 +202,7 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
     expect(answered().postings - before.postings).toBe(1);
   });
 
-  it('builds the postings afresh when more rows came than a quarter of those held, and catches up on fewer', async () => {
+  it('builds the postings afresh when more rows came than half of those held, and catches up on fewer', async () => {
     const { stats } = index.postings;
     const built = stats.built;
     await apply([doc('near', 'manatee calf')]); // 2 rows behind 60: caught up

@@ -43,10 +43,9 @@ const WRITES_RECENT_MS = 200;
  * An index behind by more new rows than this share of its live rows is built afresh rather than caught up: a build
  * reads FTS5's own index (~20,000 rows/s at 1M) where catching up tokenizes each row again (~3,600 rows/s), and it
  * makes each list exactly as long as it needs, where appending grows lists by half again each time they fill (a
- * million caught up from 500k held 715 MB of postings, against ~575 MB built at once; session 17). A quarter: past
- * it, catching up (~5.5× the build's cost a row) costs more than building the whole table again.
+ * million caught up from 500k held 715 MB of postings, against ~575 MB built at once; session 17).
  */
-const REBUILD_BEHIND = 0.25;
+const REBUILD_BEHIND = 0.5;
 
 /**
  * In-memory inverted indexes of the embedded search index's FTS5 tables, a cache of their rows kept in step the
@@ -255,16 +254,16 @@ export class SqliteLexicalIndex {
   }
 
   private async catchUpSliced(tid: number): Promise<void> {
+    const behind = this.lexicons.get(tid);
+    if (behind && this.farBehind(tid, behind)) {
+      // Dropped first, so that its memory can serve the new one: meanwhile FTS5 answers, as it does for an index
+      // too far behind to catch up on a query's turn.
+      this.lexicons.delete(tid);
+      return this.build(tid);
+    }
     for (;;) {
       const lx = this.lexicons.get(tid);
       if (!lx || this.closed) return;
-      // Checked every slice: while batches keep coming, one catch-up may run for the whole ingest.
-      if (this.farBehind(tid, lx)) {
-        // Dropped first, so that its memory can serve the new one: meanwhile FTS5 answers, as it does for an index
-        // too far behind to catch up on a query's turn.
-        this.lexicons.delete(tid);
-        return this.build(tid);
-      }
       const started = performance.now();
       let done = false;
       while (!done && performance.now() - started < SLICE_MS) done = this.catchUp(tid, lx, 4);
