@@ -201,22 +201,4 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
     expect((await ids('orca')).length).toBe(10);
     expect(answered().postings - before.postings).toBe(1);
   });
-
-  it('builds the postings afresh when more rows came than half of those held, and catches up on fewer', async () => {
-    const { stats } = index.postings;
-    const built = stats.built;
-    await apply([doc('near', 'manatee calf')]); // 2 rows behind 60: caught up
-    await index.postings.whenIdle();
-    expect(stats.built).toBe(built);
-    await apply(Array.from({ length: 40 }, (_, i) => doc(`late${i}`, `dugong herd ${i}`))); // 80 rows behind 62: built afresh
-    await index.postings.whenIdle();
-    expect(stats.built).toBe(built + 1);
-    const lx = index.postings.ready(1)!;
-    expect(lx.parts.dead).toBe(0);
-    expect(lx.parts.liveRows).toBe(142);
-    const before = { ...answered() };
-    expect((await ids('dugong')).length).toBe(10);
-    expect(await ids('manatee')).toEqual(['near']);
-    expect(answered().postings - before.postings).toBe(2);
-  });
 });

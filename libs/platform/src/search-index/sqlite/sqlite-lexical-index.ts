@@ -39,13 +39,6 @@ const BUILD_SLICE_MS = 8;
 /** While batches are being applied, background work takes at most a tenth of the event loop (as the HNSW graph). */
 const BUSY_PAUSE_MS = 9 * SLICE_MS;
 const WRITES_RECENT_MS = 200;
-/**
- * An index behind by more new rows than this share of its live rows is built afresh rather than caught up: a build
- * reads FTS5's own index (~20,000 rows/s at 1M) where catching up tokenizes each row again (~3,600 rows/s), and it
- * makes each list exactly as long as it needs, where appending grows lists by half again each time they fill (a
- * million caught up from 500k held 715 MB of postings, against ~575 MB built at once; session 17).
- */
-const REBUILD_BEHIND = 0.5;
 
 /**
  * In-memory inverted indexes of the embedded search index's FTS5 tables, a cache of their rows kept in step the
@@ -254,13 +247,6 @@ export class SqliteLexicalIndex {
   }
 
   private async catchUpSliced(tid: number): Promise<void> {
-    const behind = this.lexicons.get(tid);
-    if (behind && this.farBehind(tid, behind)) {
-      // Dropped first, so that its memory can serve the new one: meanwhile FTS5 answers, as it does for an index
-      // too far behind to catch up on a query's turn.
-      this.lexicons.delete(tid);
-      return this.build(tid);
-    }
     for (;;) {
       const lx = this.lexicons.get(tid);
       if (!lx || this.closed) return;
@@ -274,14 +260,6 @@ export class SqliteLexicalIndex {
       }
       await this.turn();
     }
-  }
-
-  /** More rows were added to the parts table since the index's last one than {@link REBUILD_BEHIND} of its live rows. */
-  private farBehind(tid: number, lx: Lexicon): boolean {
-    const { parts } = lx;
-    const newest = (this.sqlite.statement(`SELECT MAX(rowid) FROM si_${tid}_parts`).pluck().get() as number | null) ?? 0;
-    const indexed = parts.count > 0 ? parts.rowidOf[parts.count - 1] : 0;
-    return newest - indexed > REBUILD_BEHIND * Math.max(parts.liveRows, this.minRows);
   }
 
   /** Builds from FTS5's index in slices (the old index, if any, serves meanwhile), then replays the log from its start. */
