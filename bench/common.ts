@@ -30,7 +30,7 @@ export function report(scenario: string, rows: Record<string, unknown>[], extra:
  * side by side (`EVENT_STORE_WRITER=thread npm run bench -- …`).
  */
 /** The service settings a bench takes from its own environment, for side-by-side runs: the writer mode and the heap's growth. */
-export const writerEnv = (): Record<string, string> => {
+export const serviceEnv = (): Record<string, string> => {
   const env: Record<string, string> = {};
   for (const name of ['EVENT_STORE_WRITER', 'HEAP_GROWING_PERCENT']) if (process.env[name]) env[name] = process.env[name]!;
   return env;

@@ -1,4 +1,4 @@
-import { scifactSentences, syntheticChunks } from './synthetic-corpus';
+import { type ScaleDocument, scaleDocuments } from './synthetic-corpus';
 
 /**
  * The scale bench's ingest client (bench/scale.ts, `clients=process`, the default), as a process of its own: it
@@ -9,20 +9,17 @@ import { scifactSentences, syntheticChunks } from './synthetic-corpus';
 async function main(): Promise<void> {
   const [baseUrl, apiKey, nArg, partsArg, roundArg, concurrencyArg] = process.argv.slice(2);
   const [n, partsPerDocument, perRound, concurrency] = [nArg, partsArg, roundArg, concurrencyArg].map(Number);
-  const chunks = syntheticChunks(n, 19, scifactSentences());
-  let doc = 0;
-  const nextBody = () => {
-    const parts = [];
-    for (let p = 0; p < partsPerDocument; p++) {
-      const c = chunks.next();
-      if (!c.done) parts.push({ text: c.value.text });
+  const documents = scaleDocuments(n, partsPerDocument);
+  let sent = 0;
+  for (;;) {
+    const round: ScaleDocument[] = [];
+    while (round.length < perRound) {
+      const d = documents.next();
+      if (d.done) break;
+      round.push(d.value);
     }
-    const id = doc++;
-    return { id: `d${id}`, type: 'core', document_parts: parts, metadata: { bucket: id % 100 } };
-  };
-  while (doc * partsPerDocument < n) {
-    const round: ReturnType<typeof nextBody>[] = [];
-    for (let i = 0; i < perRound && doc * partsPerDocument < n; i++) round.push(nextBody());
+    if (round.length === 0) break;
+    sent += round.length;
     let next = 0;
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
@@ -38,7 +35,7 @@ async function main(): Promise<void> {
         }
       }),
     );
-    process.send?.({ acknowledged: Math.min(n, doc * partsPerDocument) });
+    process.send?.({ acknowledged: Math.min(n, sent * partsPerDocument) });
   }
 }
 

@@ -6,7 +6,7 @@ import { median, now, percentile, report, round } from './common';
 import { runClients } from './http-clients';
 import { loadSciFact } from './scifact';
 import { BENCH_KEY, startBenchService } from './service';
-import { scifactSentences, syntheticChunks } from './synthetic-corpus';
+import { scaleDocuments } from './synthetic-corpus';
 
 const PARTS_PER_DOCUMENT = 20;
 const DOCUMENTS_PER_ROUND = 2000;
@@ -173,18 +173,18 @@ async function ingestFromChild(url: string, n: number, progress: (acknowledged: 
 
 /** The ingest's clients on a worker thread of this process, the corpus made here (`clients=thread`). */
 async function ingestFromThread(url: string, n: number, progress: (acknowledged: number) => void): Promise<void> {
-  const chunks = syntheticChunks(n, 19, scifactSentences());
-  for (let doc = 0; doc * PARTS_PER_DOCUMENT < n; ) {
+  const documents = scaleDocuments(n, PARTS_PER_DOCUMENT);
+  let sent = 0;
+  for (;;) {
     const requests = [];
-    for (let i = 0; i < DOCUMENTS_PER_ROUND && doc * PARTS_PER_DOCUMENT < n; i++, doc++) {
-      const parts = [];
-      for (let p = 0; p < PARTS_PER_DOCUMENT; p++) {
-        const c = chunks.next();
-        if (!c.done) parts.push({ text: c.value.text });
-      }
-      requests.push({ method: 'POST', path: '/v2/corpora/scale/documents?wait_for=indexed', body: { id: `d${doc}`, type: 'core', document_parts: parts, metadata: { bucket: doc % 100 } } });
+    while (requests.length < DOCUMENTS_PER_ROUND) {
+      const d = documents.next();
+      if (d.done) break;
+      requests.push({ method: 'POST', path: '/v2/corpora/scale/documents?wait_for=indexed', body: d.value });
     }
+    if (requests.length === 0) return;
     await runClients(url, BENCH_KEY, requests, 8);
-    progress(Math.min(n, doc * PARTS_PER_DOCUMENT));
+    sent += requests.length;
+    progress(Math.min(n, sent * PARTS_PER_DOCUMENT));
   }
 }

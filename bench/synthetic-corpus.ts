@@ -40,3 +40,23 @@ export function* syntheticChunks(n: number, seed = 19, sentences = scifactSenten
     yield { id: `c${i}`, text: picked.join(' ') };
   }
 }
+
+export interface ScaleDocument {
+  readonly id: string;
+  readonly type: 'core';
+  readonly document_parts: { text: string }[];
+  readonly metadata: { bucket: number };
+}
+
+/** The scale bench's documents: core documents of `partsPerDocument` synthetic chunks, `d0`, `d1`…, in a hundred buckets. */
+export function* scaleDocuments(n: number, partsPerDocument: number): Generator<ScaleDocument> {
+  const chunks = syntheticChunks(n, 19, scifactSentences());
+  for (let doc = 0; doc * partsPerDocument < n; doc++) {
+    const parts: { text: string }[] = [];
+    for (let p = 0; p < partsPerDocument; p++) {
+      const c = chunks.next();
+      if (!c.done) parts.push({ text: c.value.text });
+    }
+    yield { id: `d${doc}`, type: 'core', document_parts: parts, metadata: { bucket: doc % 100 } };
+  }
+}

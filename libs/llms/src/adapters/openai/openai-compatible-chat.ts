@@ -68,8 +68,9 @@ export async function* serverSentChunks(response: OpenAiHttpResponse, signal?: A
       pending.push(text);
       pendingLength += text.length;
       // A blank line may straddle the last piece and this one: the last three characters are looked at again.
-      const ended = eventEnd(tail + text, 0) >= 0;
-      tail = (tail + text).slice(-3);
+      const seen = tail + text;
+      const ended = eventEnd(seen, 0) >= 0;
+      tail = seen.slice(-3);
       if (ended) {
         const buffer = pending.join('');
         let at = 0;
