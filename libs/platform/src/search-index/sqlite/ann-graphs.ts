@@ -221,6 +221,10 @@ export class AnnGraphs {
   }
 
   private put(g: Graph, part: number, blob: Buffer | null | undefined): void {
+    // A vector of another length than the graph's is never added: hnswlib-node aborts the whole process on one (a
+    // native fatal error, not an exception). The API cannot store one (a corpus's length is fixed by its encoder);
+    // a row with one is not in the graph, so the vector side never returns it, and the rest keep being served.
+    if (blob && blob.byteLength !== 4 * g.hnsw.getNumDimensions()) return;
     if (blob) {
       const h = g.hnsw;
       if (h.getCurrentCount() >= h.getMaxElements()) h.resizeIndex(h.getMaxElements() * 2);

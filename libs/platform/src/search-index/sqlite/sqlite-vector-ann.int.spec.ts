@@ -77,6 +77,18 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     await shut();
   });
 
+  it('leaves out of the graph a stored vector of another length, and keeps serving the rest', async () => {
+    await searchAll();
+    const odd = { documentId: 'odd', documentMetadata: {}, parts: [{ seq: 0, text: 'odd', partMetadata: {}, vector: [1, 0, 0, 0, 0] }] };
+    await apply([{ op: 'upsertDocument', index: 'c', document: odd }, { op: 'deleteDocument', index: 'c', documentId: 'd7' }]);
+    const { answered, found } = await searchAll();
+    expect(answered).toBe(true);
+    expect(found.has('odd')).toBe(false);
+    expect(found.has('d7')).toBe(false);
+    expect(found.size).toBeGreaterThan(50);
+    await shut();
+  });
+
   it('compacts: with a fifth of its nodes deleted, the graph is rebuilt from the remaining rows', async () => {
     await shut();
     await open({ minVectors: 500 });
