@@ -202,3 +202,60 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
     expect(answered().postings - before.postings).toBe(1);
   });
 });
+
+describe('SqliteLexicalIndex: far behind, built afresh once the writes pause (docs/search.md)', () => {
+  let sqlite: SqliteDatabase;
+  let index: SqliteSearchIndex;
+  let pos = 0;
+  const apply = (ops: SearchOp[]) => index.applyBatch('search', 1, [{ position: ++pos, ops }], pos);
+  const doc = (documentId: string, text: string): SearchOp => ({ op: 'upsertDocument', index: 'c', document: { documentId, documentMetadata: {}, parts: [{ seq: 0, text, partMetadata: {} }, { seq: 1, text: 'filler words here', partMetadata: {} }] } });
+  const ids = async (text: string) => (await index.search('c', { mode: 'lexical', text, limit: 10 })).map((h) => h.documentId);
+  const answered = () => (index as unknown as { ranker: SqliteLexicalRanker }).ranker.answered;
+  const open = async (rebuildQuietMs: number) => {
+    sqlite = new SqliteDatabase({ path: ':memory:' });
+    index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {}, { minRows: 1, rebuildQuietMs });
+    await index.prepare({ name: 'search', version: 1 }, 1);
+    await index.activate({ name: 'search', version: 1 }, 1);
+    await apply([{ op: 'createIndex', index: 'c' }, ...Array.from({ length: 30 }, (_, i) => doc(`d${i}`, `walrus number ${i}`))]);
+    await ids('walrus');
+    await index.postings.whenIdle();
+  };
+  afterEach(() => {
+    index.close();
+    sqlite.close();
+  });
+
+  it('builds afresh when more parts came than a quarter of those held, and the answers hold every change', async () => {
+    await open(0);
+    const { stats } = index.postings;
+    const built = stats.built;
+    await apply([doc('near', 'manatee calf')]); // 2 parts behind 60: caught up
+    await index.postings.whenIdle();
+    expect(stats).toMatchObject({ built, rebuiltBehind: 0 });
+    await apply([...Array.from({ length: 40 }, (_, i) => doc(`late${i}`, `dugong herd ${i}`)), { op: 'deleteDocument', index: 'c', documentId: 'd3' }, doc('d4', 'beluga song')]);
+    await index.postings.whenIdle();
+    expect(stats).toMatchObject({ built: built + 1, rebuiltBehind: 1 });
+    const lx = index.postings.ready(1)!;
+    expect(lx.parts.dead).toBe(0); // a fresh index: no tombstones of the deleted and replaced parts
+    expect(lx.parts.liveRows).toBe(60 + 2 + 80 - 2);
+    const before = { ...answered() };
+    expect((await ids('dugong')).length).toBe(10);
+    expect(await ids('manatee')).toEqual(['near']);
+    expect(await ids('beluga')).toEqual(['d4']);
+    expect(await ids('walrus number 3')).not.toContain('d3');
+    expect(await ids('walrus number 4')).not.toContain('d4');
+    expect(answered().postings - before.postings).toBe(5);
+  });
+
+  it('catches up by appends while writes keep coming, however far behind', async () => {
+    await open(3_600_000);
+    const { stats } = index.postings;
+    const built = stats.built;
+    await apply(Array.from({ length: 100 }, (_, i) => doc(`late${i}`, `orca pod ${i}`)));
+    await index.postings.whenIdle();
+    expect(stats).toMatchObject({ built, rebuiltBehind: 0 });
+    const lx = index.postings.ready(1)!;
+    expect(lx.parts.liveRows).toBe(260);
+    expect((await ids('orca')).length).toBe(10);
+  });
+});
