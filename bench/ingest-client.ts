@@ -3,13 +3,14 @@ import { type ScaleDocument, scaleDocuments } from './synthetic-corpus';
 /**
  * The scale bench's ingest client (bench/scale.ts, `clients=process`, the default), as a process of its own: it
  * makes the synthetic corpus and sends it, so the service process's RSS is the service's alone. Arguments: base URL,
- * API key, chunks, parts per document, documents per round, concurrency. After each round it tells its parent how
+ * API key, chunks, parts per document, documents per round, concurrency, and optionally the documents' id prefix and
+ * seed (synthetic-corpus.ts). After each round it tells its parent how
  * many chunks were acknowledged; it exits 1 with the first failure's text on stderr.
  */
 async function main(): Promise<void> {
-  const [baseUrl, apiKey, nArg, partsArg, roundArg, concurrencyArg] = process.argv.slice(2);
+  const [baseUrl, apiKey, nArg, partsArg, roundArg, concurrencyArg, prefix = 'd', seedArg = '19'] = process.argv.slice(2);
   const [n, partsPerDocument, perRound, concurrency] = [nArg, partsArg, roundArg, concurrencyArg].map(Number);
-  const documents = scaleDocuments(n, partsPerDocument);
+  const documents = scaleDocuments(n, partsPerDocument, prefix, Number(seedArg));
   let sent = 0;
   for (;;) {
     const round: ScaleDocument[] = [];

@@ -32,6 +32,9 @@ export async function scaleBench(args: string[]): Promise<void> {
   // `clients=thread`: the ingest's clients and the corpus generator in this process (a worker thread), as before
   // session 17; by default they run in a child process, so that the RSS measured is the service's alone.
   const clientsInProcess = args.includes('clients=thread');
+  // `more=N`: after the queries, N more chunks (other documents) written and the postings caught up: the memory of
+  // an index built exactly full and then appended to, as after a restart or a rebuild.
+  const more = Number(args.find((a) => a.startsWith('more='))?.slice('more='.length) ?? 0);
   const service = await startBenchService('scale', exactOnly ? { VECTOR_INDEX_MIN_VECTORS: '0' } : {}, keep ? resolve(keep) : undefined);
   const { call, started } = service;
   const search = started.infra.search as SqliteSearchIndex;
@@ -81,6 +84,7 @@ export async function scaleBench(args: string[]): Promise<void> {
     await search.ann.whenIdle();
     figure('s until the lexical postings were built / the graph was ready, from the first query', [round(postingsReady, 1), round((now() - tWarm) / 1000, 1)]);
     figure('lexical postings MB', mb(search.postings.bytes()));
+    figure('lexical postings: builds / of them replacing an index far behind', [search.postings.stats.built, search.postings.stats.rebuiltBehind]);
     const answeredBefore = { ...search['ranker'].answered };
 
     const queries = [...loadSciFact('test').queries.values()];
@@ -110,6 +114,18 @@ export async function scaleBench(args: string[]): Promise<void> {
     global.gc?.();
     figure('RSS MB now / peak', [mb(process.memoryUsage().rss), mb(peakRss)], '≤ 2,048');
     figure('disk MB (DATA_DIR)', mb(Number(execFileSync('du', ['-sb', service.dataDir]).toString().split('\t')[0])));
+
+    if (more > 0) {
+      const t = now();
+      await ingestFromChild(started.url, more, () => undefined, `more${Date.now().toString(36)}-`, 29);
+      if (!(await started.infra.progress.waitFor(await started.infra.events.headPosition(), ['search'], 3_600_000))) throw new Error('search projection did not catch up');
+      await call('POST', '/v2/corpora/scale/query', { query: 'after more', search: { limit: 1 } });
+      await search.postings.whenIdle();
+      figure(`${more} more chunks: s until searchable and caught up / rebuilt far behind`, [round((now() - t) / 1000, 1), search.postings.stats.rebuiltBehind]);
+      figure(`${more} more chunks: lexical postings MB`, mb(search.postings.bytes()));
+      global.gc?.();
+      figure(`${more} more chunks: RSS MB now / peak`, [mb(process.memoryUsage().rss), mb(peakRss)], '≤ 2,048');
+    }
 
     if (!exactOnly) await measureRecall(search, service.dataDir, queries, figure);
 
@@ -161,8 +177,8 @@ async function measureRecall(search: SqliteSearchIndex, dataDir: string, queries
 }
 
 /** The ingest's clients in a child process (bench/ingest-client.ts): it makes and sends the corpus. */
-async function ingestFromChild(url: string, n: number, progress: (acknowledged: number) => void): Promise<void> {
-  const args = [url, BENCH_KEY, n, PARTS_PER_DOCUMENT, DOCUMENTS_PER_ROUND, 8].map(String);
+async function ingestFromChild(url: string, n: number, progress: (acknowledged: number) => void, prefix = 'd', seed = 19): Promise<void> {
+  const args = [url, BENCH_KEY, n, PARTS_PER_DOCUMENT, DOCUMENTS_PER_ROUND, 8, prefix, seed].map(String);
   const child = fork(join(__dirname, 'ingest-client.js'), args, { stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));

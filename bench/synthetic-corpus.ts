@@ -48,15 +48,18 @@ export interface ScaleDocument {
   readonly metadata: { bucket: number };
 }
 
-/** The scale bench's documents: core documents of `partsPerDocument` synthetic chunks, `d0`, `d1`…, in a hundred buckets. */
-export function* scaleDocuments(n: number, partsPerDocument: number): Generator<ScaleDocument> {
-  const chunks = syntheticChunks(n, 19, scifactSentences());
+/**
+ * The scale bench's documents: core documents of `partsPerDocument` synthetic chunks, `d0`, `d1`…, in a hundred
+ * buckets. Another `prefix` and `seed` make other documents (the bench's `more=N`: rows written after a build).
+ */
+export function* scaleDocuments(n: number, partsPerDocument: number, prefix = 'd', seed = 19): Generator<ScaleDocument> {
+  const chunks = syntheticChunks(n, seed, scifactSentences());
   for (let doc = 0; doc * partsPerDocument < n; doc++) {
     const parts: { text: string }[] = [];
     for (let p = 0; p < partsPerDocument; p++) {
       const c = chunks.next();
       if (!c.done) parts.push({ text: c.value.text });
     }
-    yield { id: `d${doc}`, type: 'core', document_parts: parts, metadata: { bucket: doc % 100 } };
+    yield { id: `${prefix}${doc}`, type: 'core', document_parts: parts, metadata: { bucket: doc % 100 } };
   }
 }

@@ -45,9 +45,20 @@ function zerosFor(length: number): Uint16Array {
   return zeros;
 }
 
+/**
+ * A full array's growth: by half while short, by an eighth from {@link SHARED_FROM} elements on. A build makes each
+ * list exactly as long as it needs, so the first rows written after it grow every list they touch, and those are the
+ * common terms' lists, which hold most of the postings: growing them by half took the parts' postings of a million
+ * rows from 374 to 541 MB with 2,000 rows written after the build; by an eighth, to 417 (session 18). The cost is a
+ * copy of the list every eighth of its length (a memcpy).
+ */
+function growth(length: number): number {
+  return length < SHARED_FROM ? 1.5 : 1.125;
+}
+
 function grown<T extends Typed>(a: T, need: number, fill?: number): T {
   if (need <= a.length) return a;
-  const b = like(a, Math.max(need, Math.ceil(a.length * 1.5), 16));
+  const b = like(a, Math.max(need, Math.ceil(a.length * growth(a.length)), 16));
   if (fill !== undefined) b.fill(fill);
   b.set(a);
   return b;

@@ -33,4 +33,23 @@ describe('PostingList title counts (docs/search.md, "Lexical index at scale")', 
     expect(titled.bytes() - untitled.bytes()).toBe(titled.title.byteLength);
     expect(titled.title.byteLength).toBeGreaterThanOrEqual(2 * 12_000);
   });
+
+  it('grows a long list built exactly full by an eighth, and a short one by half, keeping every posting', () => {
+    for (const [built, most] of [
+      [100_000, 112_500],
+      [100, 150],
+    ]) {
+      const t = new LexicalTable([1, 1]);
+      for (let r = 0; r <= built; r++) t.addRow(r + 1, 5);
+      for (let id = 0; id < built; id++) t.addPosting('a', id, 1 + (id % 7), 0, built); // sized as a build sizes it
+      const list = t.lists.get('a')!;
+      expect(list.ids.length).toBe(built);
+      t.addPosting('a', built, 3, 0); // the first row written after the build
+      expect(list.n).toBe(built + 1);
+      expect(list.ids.length).toBe(most);
+      expect(list.text.length).toBe(most);
+      expect(Array.from(list.ids.subarray(built - 2, built + 1))).toEqual([built - 2, built - 1, built]);
+      expect(Array.from(list.text.subarray(built - 2, built + 1))).toEqual([1 + ((built - 2) % 7), 1 + ((built - 1) % 7), 3]);
+    }
+  });
 });
