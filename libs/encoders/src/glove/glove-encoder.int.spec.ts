@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dot } from '../vectors';
 import { GloveEncoder } from './glove-encoder';
+import { quantizeRows } from './glove-loader';
 
 // The word table loads once for the file (~4 s); encoding is then immediate.
 describe('GloveEncoder (the default built-in model)', () => {
@@ -36,27 +37,40 @@ describe('GloveEncoder (the default built-in model)', () => {
     expect(dot(v, v)).toBe(0);
   });
 
+  it('stores each weighted row as bytes within half a step of its floats', async () => {
+    const dims = 4;
+    const matrix = new Float32Array([0.5, -0.25, 0.125, 0, 0, 0, 0, 0, -3, 2.9, 0.01, -0.02]);
+    const { codes, scales } = await quantizeRows(matrix, dims);
+    expect(Array.from(scales)).toEqual([Math.fround(0.5 / 127), 0, Math.fround(3 / 127)]);
+    expect(Array.from(codes.subarray(0, 4))).toEqual([127, -64, 32, 0]);
+    for (let i = 0; i < matrix.length; i++) {
+      const step = scales[Math.floor(i / dims)];
+      expect(Math.abs(codes[i] * step - matrix[i])).toBeLessThanOrEqual(step / 2 + 1e-9);
+    }
+    expect(Array.from(codes.subarray(4, 8))).toEqual([0, 0, 0, 0]); // a zero row stays zero
+  });
+
   it('keeps the parsed table in a cache that the next process reads back to the same vectors', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'glove-cache-'));
     try {
       const texts = ['Aspirin lowers the risk of heart attack.', 'stars collapse'];
       const first = new GloveEncoder({ cacheDir: dir });
       const fromPackage = await first.encode(texts, 'document');
-      expect(existsSync(join(dir, 'glove-6b-100d.v1.f32'))).toBe(true);
+      expect(existsSync(join(dir, 'glove-6b-100d.v2.q8'))).toBe(true);
       const second = new GloveEncoder({ cacheDir: dir });
       expect((await second.encode(texts, 'document')).map((v) => Array.from(v))).toEqual(fromPackage.map((v) => Array.from(v)));
       // The cache is what a later process reads: a table of zeros of the right size gives zero vectors.
-      const size = readFileSync(join(dir, 'glove-6b-100d.v1.f32')).byteLength;
-      writeFileSync(join(dir, 'glove-6b-100d.v1.f32'), Buffer.alloc(size));
+      const size = readFileSync(join(dir, 'glove-6b-100d.v2.q8')).byteLength;
+      writeFileSync(join(dir, 'glove-6b-100d.v2.q8'), Buffer.alloc(size));
       const [zero] = await new GloveEncoder({ cacheDir: dir }).encode(texts, 'document');
       expect(dot(zero, zero)).toBe(0);
       // A damaged cache (wrong size) is ignored and rebuilt, never read as vectors.
-      writeFileSync(join(dir, 'glove-6b-100d.v1.f32'), Buffer.alloc(16));
+      writeFileSync(join(dir, 'glove-6b-100d.v2.q8'), Buffer.alloc(16));
       const third = new GloveEncoder({ cacheDir: dir });
       expect((await third.encode(texts, 'document')).map((v) => Array.from(v))).toEqual(fromPackage.map((v) => Array.from(v)));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 120_000); // two parses of the 307 MB package: ~10 s each, ~30 s on a loaded machine
 });
 

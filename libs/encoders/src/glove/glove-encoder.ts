@@ -64,7 +64,8 @@ export class GloveEncoder implements Encoder {
       for (const word of text.toLowerCase().match(TOKEN) ?? []) {
         const row = index.get(word);
         if (row === undefined) continue;
-        for (let k = 0, at = row * dims; k < dims; k++) out[k] += table.matrix[at + k];
+        const step = table.scales[row];
+        for (let k = 0, at = row * dims; k < dims; k++) out[k] += table.codes[at + k] * step;
       }
       vectors.push(normalize(out));
     }

