@@ -20,6 +20,7 @@ import { lexicalSweepBench } from './lexical-sweep';
 import { uploadStallBench } from './upload-stall';
 import { annBench } from './ann';
 import { lexicalIndexBench } from './lexical-index';
+import { lexicalVocabularyBench } from './lexical-vocabulary';
 import { lexicalDirBench } from './lexical-dir';
 import { lexicalHttpBench } from './lexical-http';
 import { scaleBench } from './scale';
@@ -51,6 +52,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   scale: { run: scaleBench, usage: 'scale [chunks=100000] [graph|exact] [keep=DIR] [rebuild=no] [clients=thread]' },
   ann: { run: annBench, usage: 'ann [chunks=100000] [all|defaults]' },
   'lexical-index': { run: lexicalIndexBench, usage: 'lexical-index [chunks=100000] [fts5-queries=300]' },
+  'lexical-vocabulary': { run: lexicalVocabularyBench, usage: 'lexical-vocabulary [rare-terms=200000] [rows-each=2] (with --expose-gc)' },
   'lexical-http': { run: lexicalHttpBench, usage: 'lexical-http DIR (a kept scale dir) [rounds=2]' },
   'lexical-dir': { run: lexicalDirBench, usage: 'lexical-dir DIR (a copy of a kept scale dir) [index=scale] [rounds=3]' },
   scifact: { run: scifactBench, usage: 'scifact [test|train] [extra lexical_interpolation values, comma-separated] [latency rounds=3]' },

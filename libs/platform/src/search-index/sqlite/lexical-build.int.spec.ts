@@ -8,7 +8,10 @@ import { SqliteSearchIndex } from './sqlite-search-index';
 /** Every term's postings, as plain arrays (ids, text and title counts). */
 function postingsOf(table: LexicalTable): Record<string, number[][]> {
   const out: Record<string, number[][]> = {};
-  for (const [term, list] of table.lists) out[term] = [[...list.ids.slice(0, list.n)], [...list.text.slice(0, list.n)], [...list.title.slice(0, list.n)]];
+  for (const term of table.terms()) {
+    const list = table.list(term)!;
+    out[term] = [[...list.ids.slice(0, list.n)], [...list.text.slice(0, list.n)], [...list.title.slice(0, list.n)]];
+  }
   return out;
 }
 

@@ -45,7 +45,7 @@ function queryTerms(table: LexicalTable, totals: TableTotals, stems: readonly st
       phrases.push(known);
       continue;
     }
-    const list = table.lists.get(stem);
+    const list = table.list(stem);
     if (!list) continue;
     indexOf.set(stem, terms.length);
     phrases.push(terms.length);

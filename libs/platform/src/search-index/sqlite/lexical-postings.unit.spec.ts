@@ -52,4 +52,35 @@ describe('PostingList title counts (docs/search.md, "Lexical index at scale")', 
       expect(Array.from(list.text.subarray(built - 2, built + 1))).toEqual([1 + ((built - 2) % 7), 1 + ((built - 1) % 7), 3]);
     }
   });
+
+  it('keeps a term of up to 8 rows in the compact store, read back as a list, and gives it a list at the 9th', () => {
+    const t = new LexicalTable([1, 2]);
+    for (let r = 0; r < 40; r++) t.addRow(r + 1, 3 + r);
+    const rows = [2, 5, 7, 11, 13, 17, 19, 23];
+    rows.forEach((id, i) => t.addPosting('rare', id, 1 + i, i % 2));
+    expect(t.lists.has('rare')).toBe(false);
+    const read = t.list('rare')!;
+    expect(read.n).toBe(8);
+    expect(Array.from(read.ids.subarray(0, 8))).toEqual(rows);
+    expect(Array.from(read.text.subarray(0, 8))).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(Array.from(read.title.subarray(0, 8))).toEqual([0, 1, 0, 1, 0, 1, 0, 1]);
+    expect(read.blockMaxF[0]).toBe(8 + 2 * 1); // text 8 + title weight 2 × 1
+    expect(read.blockMinLen[0]).toBe(3 + 2); // the shortest of its rows
+    expect(t.df('rare')).toBe(8);
+    t.remove(5 + 1); // the row of internal id 5
+    expect(t.df('rare')).toBe(7);
+    expect(t.terms()).toEqual(['rare']);
+    t.addPosting('rare', 29, 9, 0);
+    expect(t.lists.has('rare')).toBe(true);
+    expect(Array.from(t.list('rare')!.ids.subarray(0, 9))).toEqual([...rows, 29]);
+    expect(t.df('rare')).toBe(8);
+    expect(t.list('none')).toBeUndefined();
+    expect(t.df('none')).toBe(0);
+    // A new rare term goes to the store; a term a build knows to be in more rows gets its list at once.
+    t.addPosting('other', 3, 1, 0);
+    t.addPosting('common', 4, 1, 0, 30);
+    expect(t.lists.has('other')).toBe(false);
+    expect(t.lists.has('common')).toBe(true);
+    expect(t.terms().sort()).toEqual(['common', 'other', 'rare']);
+  });
 });

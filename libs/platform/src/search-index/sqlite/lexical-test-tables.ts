@@ -17,7 +17,7 @@ export function termsOf(table: LexicalTable, words: string[]): { terms: QueryTer
   const at = new Map<string, number>();
   const phrases: number[] = [];
   for (const w of words) {
-    const list = table.lists.get(w);
+    const list = table.list(w);
     if (!list) continue;
     if (!at.has(w)) {
       at.set(w, terms.length);
