@@ -26,13 +26,12 @@ export function report(scenario: string, rows: Record<string, unknown>[], extra:
 }
 
 /**
- * EVENT_STORE_WRITER as the bench was started with, for the service it starts: one build measures both writers
- * side by side (`EVENT_STORE_WRITER=thread npm run bench -- …`).
+ * The service settings a bench takes from its own environment, for side-by-side runs of one build: the writer mode
+ * (`EVENT_STORE_WRITER=thread npm run bench -- …`), the heap's growth, the ranking thread's threshold.
  */
-/** The service settings a bench takes from its own environment, for side-by-side runs: the writer mode and the heap's growth. */
 export const serviceEnv = (): Record<string, string> => {
   const env: Record<string, string> = {};
-  for (const name of ['EVENT_STORE_WRITER', 'HEAP_GROWING_PERCENT']) if (process.env[name]) env[name] = process.env[name]!;
+  for (const name of ['EVENT_STORE_WRITER', 'HEAP_GROWING_PERCENT', 'LEXICAL_THREAD_MIN_POSTINGS']) if (process.env[name]) env[name] = process.env[name]!;
   return env;
 };
 

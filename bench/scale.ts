@@ -124,7 +124,8 @@ export async function scaleBench(args: string[]): Promise<void> {
       figure(`${more} more chunks: s until searchable and caught up / rebuilt far behind`, [round((now() - t) / 1000, 1), search.postings.stats.rebuiltBehind]);
       figure(`${more} more chunks: lexical postings MB`, mb(search.postings.bytes()));
       global.gc?.();
-      figure(`${more} more chunks: RSS MB now / peak`, [mb(process.memoryUsage().rss), mb(peakRss)], '≤ 2,048');
+      const m = process.memoryUsage();
+      figure(`${more} more chunks: RSS MB now / peak (JS heap, array buffers)`, [mb(m.rss), mb(peakRss), mb(m.heapUsed), mb(m.arrayBuffers)], '≤ 2,048');
     }
 
     if (!exactOnly) await measureRecall(search, service.dataDir, queries, figure);

@@ -62,6 +62,19 @@ function growth(length: number): number {
   return length < SHARED_FROM ? 1.5 : 1.125;
 }
 
+/** Lists of fewer known rows are made exactly full (what they leave to collect when they grow is small). */
+const ROOM_FROM = 64;
+
+/**
+ * A new list's capacity for `rows` known rows (a build knows each term's): an eighth more. Built exactly full, every
+ * list the first rows written after the build touch was replaced by a copy, and the common terms' lists they all
+ * touch hold most of the postings: with 20,000 chunks written after a restart at 1M, the replaced arrays (~600 MB)
+ * stayed in the process's memory once freed (RSS 1,724 → 2,354 MB; with room in long lists only, 2,036; session 18).
+ */
+function withRoom(rows: number): number {
+  return rows < ROOM_FROM ? rows : Math.ceil(rows * 1.125);
+}
+
 function grown<T extends Typed>(a: T, need: number, fill?: number): T {
   if (need <= a.length) return a;
   const b = like(a, Math.max(need, Math.ceil(a.length * growth(a.length)), 16));
@@ -228,7 +241,7 @@ export class LexicalTable {
         this.small.delete(term);
         this.smallN[slot] = 0;
         this.freeSlots.push(slot);
-      } else list = new PostingList(capacity, capacity * SPARSE < this.count);
+      } else list = new PostingList(withRoom(capacity), capacity * SPARSE < this.count);
       this.lists.set(term, list);
     }
     this.push(list, id, t, h);

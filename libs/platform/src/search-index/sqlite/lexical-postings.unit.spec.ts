@@ -34,23 +34,32 @@ describe('PostingList title counts (docs/search.md, "Lexical index at scale")', 
     expect(titled.title.byteLength).toBeGreaterThanOrEqual(2 * 12_000);
   });
 
-  it('grows a long list built exactly full by an eighth, and a short one by half, keeping every posting', () => {
-    for (const [built, most] of [
-      [100_000, 112_500],
-      [100, 150],
+  it('builds a list with an eighth to spare, a very short one exactly full and grown by half, keeping every posting', () => {
+    for (const [built, room, most] of [
+      [100_000, 112_500, 112_500],
+      [100, 113, 113],
+      [40, 40, 60],
     ]) {
       const t = new LexicalTable([1, 1]);
       for (let r = 0; r <= built; r++) t.addRow(r + 1, 5);
       for (let id = 0; id < built; id++) t.addPosting('a', id, 1 + (id % 7), 0, built); // sized as a build sizes it
       const list = t.lists.get('a')!;
-      expect(list.ids.length).toBe(built);
+      expect(list.ids.length).toBe(room);
+      const ids = list.ids;
       t.addPosting('a', built, 3, 0); // the first row written after the build
       expect(list.n).toBe(built + 1);
       expect(list.ids.length).toBe(most);
       expect(list.text.length).toBe(most);
+      // With room to spare, the list is appended to in place: no copy, nothing left to collect.
+      expect(list.ids === ids).toBe(room > built);
       expect(Array.from(list.ids.subarray(built - 2, built + 1))).toEqual([built - 2, built - 1, built]);
       expect(Array.from(list.text.subarray(built - 2, built + 1))).toEqual([1 + ((built - 2) % 7), 1 + ((built - 1) % 7), 3]);
     }
+    // Past its room, a long list grows by an eighth.
+    const t = new LexicalTable([1, 1]);
+    for (let r = 0; r <= 112_500; r++) t.addRow(r + 1, 5);
+    for (let id = 0; id <= 112_500; id++) t.addPosting('a', id, 1, 0, 100_000);
+    expect(t.lists.get('a')!.ids.length).toBe(Math.ceil(112_500 * 1.125));
   });
 
   it('keeps a term of up to 8 rows in the compact store, read back as a list, and gives it a list at the 9th', () => {
