@@ -168,19 +168,22 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
   const ids = async (text: string) => (await index.search('c', { mode: 'lexical', text, limit: 10 })).map((h) => h.documentId);
   const answered = () => (index as unknown as { ranker: SqliteLexicalRanker }).ranker.answered;
 
-  beforeEach(async () => {
+  /** 30 documents of 2 parts, the postings built. `rebuildQuietMs` as the tests of a rebuild far behind need it. */
+  const open = async (rebuildQuietMs?: number) => {
     sqlite = new SqliteDatabase({ path: ':memory:' });
-    index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {}, { minRows: 1 });
+    index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {}, { minRows: 1, rebuildQuietMs });
     await index.prepare({ name: 'search', version: 1 }, 1);
     await index.activate({ name: 'search', version: 1 }, 1);
     await apply([{ op: 'createIndex', index: 'c' }, ...Array.from({ length: 30 }, (_, i) => doc(`d${i}`, `walrus number ${i}`))]);
     await ids('walrus');
     await index.postings.whenIdle();
-  });
-  afterEach(() => {
+  };
+  const close = () => {
     index.close();
     sqlite.close();
-  });
+  };
+  beforeEach(() => open());
+  afterEach(close);
 
   it('answers from postings that already hold a write committed just before the query, and never a deleted or replaced part', async () => {
     await apply([doc('new', 'narwhal tusks'), { op: 'deleteDocument', index: 'c', documentId: 'd3' }, doc('d29', 'beluga song')]);
@@ -201,32 +204,10 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
     expect((await ids('orca')).length).toBe(10);
     expect(answered().postings - before.postings).toBe(1);
   });
-});
-
-describe('SqliteLexicalIndex: far behind, built afresh once the writes pause (docs/search.md)', () => {
-  let sqlite: SqliteDatabase;
-  let index: SqliteSearchIndex;
-  let pos = 0;
-  const apply = (ops: SearchOp[]) => index.applyBatch('search', 1, [{ position: ++pos, ops }], pos);
-  const doc = (documentId: string, text: string): SearchOp => ({ op: 'upsertDocument', index: 'c', document: { documentId, documentMetadata: {}, parts: [{ seq: 0, text, partMetadata: {} }, { seq: 1, text: 'filler words here', partMetadata: {} }] } });
-  const ids = async (text: string) => (await index.search('c', { mode: 'lexical', text, limit: 10 })).map((h) => h.documentId);
-  const answered = () => (index as unknown as { ranker: SqliteLexicalRanker }).ranker.answered;
-  const open = async (rebuildQuietMs: number) => {
-    sqlite = new SqliteDatabase({ path: ':memory:' });
-    index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {}, { minRows: 1, rebuildQuietMs });
-    await index.prepare({ name: 'search', version: 1 }, 1);
-    await index.activate({ name: 'search', version: 1 }, 1);
-    await apply([{ op: 'createIndex', index: 'c' }, ...Array.from({ length: 30 }, (_, i) => doc(`d${i}`, `walrus number ${i}`))]);
-    await ids('walrus');
-    await index.postings.whenIdle();
-  };
-  afterEach(() => {
-    index.close();
-    sqlite.close();
-  });
 
   it('builds afresh when more parts came than a quarter of those held, and the answers hold every change', async () => {
-    await open(0);
+    close();
+    await open(0); // a rebuild far behind as soon as the writes stop
     const { stats } = index.postings;
     const built = stats.built;
     await apply([doc('near', 'manatee calf')]); // 2 parts behind 60: caught up
@@ -248,7 +229,8 @@ describe('SqliteLexicalIndex: far behind, built afresh once the writes pause (do
   });
 
   it('catches up by appends while writes keep coming, however far behind', async () => {
-    await open(3_600_000);
+    close();
+    await open(3_600_000); // the writes never pause long enough
     const { stats } = index.postings;
     const built = stats.built;
     await apply(Array.from({ length: 100 }, (_, i) => doc(`late${i}`, `orca pod ${i}`)));
