@@ -1,13 +1,9 @@
+import { CompactTerms } from './lexical-compact-terms';
+
 /** Postings per block whose bound (most weighted occurrences, shortest row) the top-k search may skip by. */
 export const BLOCK = 64;
 /** A list in fewer than one row in this many (when made) keeps its rows' lengths alongside (PostingList.lens). */
 const SPARSE = 16;
-/**
- * A term in at most this many rows keeps its postings in the table's compact store (slots of flat arrays) instead of
- * a PostingList of its own: a list and its five arrays are ~1.4 KB of objects even for a term in two rows, and most
- * of a real corpus's vocabulary is such terms (a million of them would be 1.4 GB; session 18).
- */
-const SMALL = 8;
 /** Counts are stored in 16 bits; a term seen more often in one row makes its queries fall back to FTS5. */
 const MAX_COUNT = 0xffff;
 
@@ -165,16 +161,9 @@ export class PostingList {
  * table is rebuilt. Row count and total length are those of the live rows, as FTS5's averages record holds them.
  */
 export class LexicalTable {
-  /** Terms in more than {@link SMALL} rows (or built with room for more); the others are in the compact store. */
+  /** Terms in more than {@link CompactTerms.MAX} rows (or built with room for more); the others are in `compact`. */
   readonly lists = new Map<string, PostingList>();
-  /** The compact store: per term its slot, and per slot up to SMALL postings (row, text and title counts) and their number. */
-  private readonly small = new Map<string, number>();
-  private smallIds = new Uint32Array(SMALL * 256);
-  private smallText = new Uint16Array(SMALL * 256);
-  private smallTitle = new Uint16Array(SMALL * 256);
-  private smallN = new Uint8Array(256);
-  private slots = 0;
-  private readonly freeSlots: number[] = [];
+  private readonly compact = new CompactTerms();
   /** Terms counted more than 65,535 times in a row: their queries fall back to FTS5. */
   readonly inexact = new Set<string>();
   rowidOf = new Uint32Array(1024);
@@ -218,8 +207,8 @@ export class LexicalTable {
 
   /**
    * Appends the term's posting for row `id` (larger than any before for this term). `capacity`: the rows the term
-   * is known to be in (a build knows); a term in at most {@link SMALL} goes to the compact store, and gets a list of
-   * its own when a posting more comes.
+   * is known to be in (a build knows); a term in at most {@link CompactTerms.MAX} goes to the compact store, and gets
+   * a list of its own when a posting more comes.
    */
   addPosting(term: string, id: number, text: number, title: number, capacity = 4): void {
     if (text > MAX_COUNT || title > MAX_COUNT) this.inexact.add(term);
@@ -227,20 +216,10 @@ export class LexicalTable {
     const h = Math.min(title, MAX_COUNT);
     let list = this.lists.get(term);
     if (!list) {
-      let slot = this.small.get(term);
-      if (slot === undefined && capacity <= SMALL) this.small.set(term, (slot = this.newSlot()));
-      if (slot !== undefined && this.smallN[slot] < SMALL) {
-        const at = slot * SMALL + this.smallN[slot]++;
-        this.smallIds[at] = id;
-        this.smallText[at] = t;
-        this.smallTitle[at] = h;
-        return;
-      }
-      if (slot !== undefined) {
-        list = this.listOfSlot(slot, Math.max(capacity, 2 * SMALL));
-        this.small.delete(term);
-        this.smallN[slot] = 0;
-        this.freeSlots.push(slot);
+      if (this.compact.add(term, id, t, h, capacity <= CompactTerms.MAX)) return;
+      if (this.compact.has(term)) {
+        list = this.compacted(term, Math.max(capacity, 2 * CompactTerms.MAX));
+        this.compact.remove(term);
       } else list = new PostingList(withRoom(capacity), capacity * SPARSE < this.count);
       this.lists.set(term, list);
     }
@@ -249,45 +228,23 @@ export class LexicalTable {
 
   /** Every term some row holds (tests). */
   terms(): string[] {
-    return [...this.lists.keys(), ...this.small.keys()];
+    return [...this.lists.keys(), ...this.compact.terms()];
   }
 
   /** The term's postings, or undefined when no row holds it; a term of the compact store gets a list made for the call. */
   list(term: string): PostingList | undefined {
-    const list = this.lists.get(term);
-    if (list) return list;
-    const slot = this.small.get(term);
-    return slot === undefined ? undefined : this.listOfSlot(slot, this.smallN[slot]);
+    return this.lists.get(term) ?? (this.compact.has(term) ? this.compacted(term, this.compact.count(term)) : undefined);
   }
 
   private push(list: PostingList, id: number, t: number, h: number): void {
     list.push(id, t, h, this.weights[0] * t + this.weights[1] * h, this.lens[id]);
   }
 
-  private listOfSlot(slot: number, capacity: number): PostingList {
+  /** A list of the term's postings in the compact store. */
+  private compacted(term: string, capacity: number): PostingList {
     const list = new PostingList(capacity, capacity * SPARSE < this.count);
-    for (let at = slot * SMALL; at < slot * SMALL + this.smallN[slot]; at++) this.push(list, this.smallIds[at], this.smallText[at], this.smallTitle[at]);
+    this.compact.forEach(term, (id, t, h) => this.push(list, id, t, h));
     return list;
-  }
-
-  private newSlot(): number {
-    const free = this.freeSlots.pop();
-    if (free !== undefined) return free;
-    const slot = this.slots++;
-    if (slot >= this.smallN.length) {
-      // In this thread's memory (a query reads a term of the store through a list made for it), grown by half.
-      const more = <T extends Typed>(a: T, length: number): T => {
-        const b = new (a.constructor as TypedClass<T>)(length);
-        b.set(a);
-        return b;
-      };
-      const slots = Math.ceil(this.smallN.length * 1.5);
-      this.smallN = more(this.smallN, slots);
-      this.smallIds = more(this.smallIds, SMALL * slots);
-      this.smallText = more(this.smallText, SMALL * slots);
-      this.smallTitle = more(this.smallTitle, SMALL * slots);
-    }
-    return slot;
   }
 
   /** Moves what the ranking thread reads of the rows (liveness, 32-bit lengths) to shared memory, as lists' share(). */
@@ -312,11 +269,9 @@ export class LexicalTable {
   df(term: string): number {
     const list = this.lists.get(term);
     if (!list) {
-      const slot = this.small.get(term);
-      if (slot === undefined) return 0;
-      if (this.dead === 0) return this.smallN[slot];
+      if (this.dead === 0) return this.compact.count(term);
       let df = 0;
-      for (let at = slot * SMALL; at < slot * SMALL + this.smallN[slot]; at++) df += this.live[this.smallIds[at]];
+      this.compact.forEach(term, (id) => (df += this.live[id]));
       return df;
     }
     if (this.dead === 0) return list.n;
@@ -332,8 +287,6 @@ export class LexicalTable {
   bytes(): number {
     let b = this.rowidOf.byteLength + this.lens.byteLength + this.live.byteLength + this.docRow.byteLength + this.internalOf.byteLength;
     for (const [term, list] of this.lists) b += list.bytes() + 2 * term.length + 64;
-    b += this.smallIds.byteLength + this.smallText.byteLength + this.smallTitle.byteLength + this.smallN.byteLength;
-    for (const term of this.small.keys()) b += 2 * term.length + 48;
-    return b;
+    return b + this.compact.bytes();
   }
 }
