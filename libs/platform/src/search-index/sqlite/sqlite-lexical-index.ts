@@ -1,3 +1,5 @@
+// Over 300 lines: one class whose build, catch-up, rebuild-far-behind and ranking-thread decisions share the lexicons
+// and the change log.
 import type { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { fts5RowCount } from './fts5-statistics';
 import { Fts5RowTokens } from './fts5-row-tokens';
