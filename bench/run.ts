@@ -49,7 +49,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   'scifact-blend': { run: scifactBlendBench, usage: 'scifact-blend dump [dir] | scifact-blend sweep [dir] [train|test] [fusion names, comma-separated]' },
   'result-cost': { run: resultCostBench, usage: 'result-cost [a|b] [rounds=1] [dir=/tmp/result-cost-<layout>]' },
   'lexical-sweep': { run: lexicalSweepBench, usage: "lexical-sweep [train|test] [layouts=a,bs] ['[[mu,partPool,docPool,partTitleWeight,docTitleWeight],…]'] [dir]" },
-  scale: { run: scaleBench, usage: 'scale [chunks=100000] [graph|exact] [keep=DIR] [rebuild=no] [clients=thread]' },
+  scale: { run: scaleBench, usage: 'scale [chunks=100000] [graph|exact] [keep=DIR] [rebuild=no] [clients=thread] [more=N]' },
   ann: { run: annBench, usage: 'ann [chunks=100000] [all|defaults]' },
   'lexical-index': { run: lexicalIndexBench, usage: 'lexical-index [chunks=100000] [fts5-queries=300]' },
   'lexical-vocabulary': { run: lexicalVocabularyBench, usage: 'lexical-vocabulary [rare-terms=200000] [rows-each=2] (with --expose-gc)' },
