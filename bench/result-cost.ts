@@ -4,7 +4,7 @@ import { now, percentile, round } from './common';
 import { runClients } from './http-clients';
 import { loadSciFact } from './scifact';
 import { LAYOUTS, Layout } from './scifact-layouts';
-import { BENCH_KEY, startBenchService } from './service';
+import { BENCH_KEY, startBenchService, untilSearchable } from './service';
 
 /**
  * The cost of a returned result (issue 19): SciFact's test queries over HTTP at limit 10 and 100, lexical and the
@@ -27,8 +27,7 @@ export async function resultCostBench(args: string[]): Promise<void> {
       await service.call('POST', '/v2/corpora', { key, name: key });
       const requests = data.corpus.map((d) => ({ method: 'POST', path: `/v2/corpora/${key}/documents?wait_for=indexed`, body: LAYOUTS[layout].body(d) }));
       await runClients(service.started.url, BENCH_KEY, requests, 8);
-      const { infra } = service.started;
-      if (!(await infra.progress.waitFor(await infra.events.headPosition(), ['search'], 900_000))) throw new Error('search projection did not catch up');
+      await untilSearchable(service.started, 900_000);
     }
     let server: number[] = [];
     (service.started.app.getHttpServer() as Server).prependListener('request', (_req, res) => {

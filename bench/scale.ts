@@ -5,7 +5,7 @@ import { SqliteDatabase, SqliteProjectionState, SqliteSearchIndex } from '@lib/p
 import { median, now, percentile, report, round } from './common';
 import { runClients } from './http-clients';
 import { loadSciFact } from './scifact';
-import { BENCH_KEY, startBenchService } from './service';
+import { BENCH_KEY, startBenchService, untilSearchable } from './service';
 import { scaleDocuments } from './synthetic-corpus';
 
 const PARTS_PER_DOCUMENT = 20;
@@ -56,8 +56,7 @@ export async function scaleBench(args: string[]): Promise<void> {
     };
     if (clientsInProcess) await ingestFromThread(started.url, n, progress);
     else await ingestFromChild(started.url, n, progress);
-    const head = await started.infra.events.headPosition();
-    if (!(await started.infra.progress.waitFor(head, ['search'], 3_600_000))) throw new Error('search projection did not catch up');
+    await untilSearchable(started, 3_600_000);
     const searchable = (now() - t0) / 1000;
     await search.ann.whenIdle();
     const annReady = (now() - t0) / 1000;
@@ -70,7 +69,7 @@ export async function scaleBench(args: string[]): Promise<void> {
     const reused = keep !== undefined && (await fetch(`${started.url}/v2/corpora/scale`, { headers: { 'x-api-key': BENCH_KEY } })).status === 200;
     if (reused) {
       const t = now();
-      if (!(await started.infra.progress.waitFor(await started.infra.events.headPosition(), ['search'], 3_600_000))) throw new Error('search projection did not catch up');
+      await untilSearchable(started, 3_600_000);
       await search.ann.whenIdle();
       figure('reused data dir: s until searchable and the graph caught up at start', round((now() - t) / 1000, 1));
     } else await ingest();
@@ -118,7 +117,7 @@ export async function scaleBench(args: string[]): Promise<void> {
     if (more > 0) {
       const t = now();
       await ingestFromChild(started.url, more, () => undefined, `more${Date.now().toString(36)}-`, 29);
-      if (!(await started.infra.progress.waitFor(await started.infra.events.headPosition(), ['search'], 3_600_000))) throw new Error('search projection did not catch up');
+      await untilSearchable(started, 3_600_000);
       await call('POST', '/v2/corpora/scale/query', { query: 'after more', search: { limit: 1 } });
       await search.postings.whenIdle();
       figure(`${more} more chunks: s until searchable and caught up / rebuilt far behind`, [round((now() - t) / 1000, 1), search.postings.stats.rebuiltBehind]);

@@ -7,7 +7,7 @@ import { QUERY_DEFAULTS } from '../apps/api/src/corpora/query.dto';
 import { runClients } from './http-clients';
 import { loadSciFact, ndcgAt, SciFact } from './scifact';
 import { LAYOUTS, Layout } from './scifact-layouts';
-import { BENCH_KEY, startBenchService } from './service';
+import { BENCH_KEY, startBenchService, untilSearchable } from './service';
 
 /** Each side's candidates for one query, as the query pipeline asks for them (top 100 each). */
 type Candidates = { qid: string; lexical: SearchHit[]; vector: SearchHit[] };
@@ -82,8 +82,7 @@ async function dump(dir: string): Promise<void> {
       const key = `scifact_${layout}`;
       await service.call('POST', '/v2/corpora', { key, name: `SciFact ${layout}`, encoder_name: 'glove-6b-100d' });
       await runClients(service.started.url, BENCH_KEY, corpus.map((d) => ({ method: 'POST', path: `/v2/corpora/${key}/documents?wait_for=indexed`, body: LAYOUTS[layout].body(d) })), 8);
-      const { infra } = service.started;
-      if (!(await infra.progress.waitFor(await infra.events.headPosition(), ['search'], 900_000))) throw new Error('search projection did not catch up');
+      await untilSearchable(service.started, 900_000);
       for (const split of ['train', 'test'] as const) {
         const out: Candidates[] = [];
         for (const [qid, text] of loadSciFact(split).queries) {

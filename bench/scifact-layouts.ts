@@ -1,7 +1,7 @@
 import { runClients } from './http-clients';
 import { now, percentile, report, round } from './common';
 import { loadSciFact, ndcgAt, recallAt, SciFact } from './scifact';
-import { BENCH_KEY, startBenchService } from './service';
+import { BENCH_KEY, startBenchService, untilSearchable } from './service';
 
 export type Layout = 'a' | 'b';
 
@@ -35,8 +35,7 @@ export async function scifactLayoutsBench(args: string[]): Promise<void> {
       const t = now();
       const requests = data.corpus.map((d) => ({ method: 'POST', path: `/v2/corpora/${key}/documents?wait_for=indexed`, body: LAYOUTS[layout].body(d) }));
       await runClients(service.started.url, BENCH_KEY, requests, 8);
-      const { infra } = service.started;
-      if (!(await infra.progress.waitFor(await infra.events.headPosition(), ['search'], 900_000))) throw new Error('search projection did not catch up');
+      await untilSearchable(service.started, 900_000);
       notes[`ingest ${layout}`] = `${data.corpus.length} abstracts (${LAYOUTS[layout].label}) searchable in ${round((now() - t) / 1000)} s`;
 
       // Both limits of one query are asked back to back (which first alternates), so a change in the shared

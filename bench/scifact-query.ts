@@ -5,7 +5,7 @@ import { runClients } from './http-clients';
 import { now, percentile, report, round } from './common';
 import { loadSciFact, ndcgAt, recallAt } from './scifact';
 import { benchModels } from './model-env';
-import { BENCH_KEY, startBenchService } from './service';
+import { BENCH_KEY, startBenchService, untilSearchable } from './service';
 
 type Search = Record<string, unknown>;
 
@@ -37,8 +37,7 @@ export async function scifactBench(args: string[]): Promise<void> {
       body: { id: d.id, type: 'core', document_parts: [{ text: `${d.title}. ${d.text}` }] },
     }));
     await runClients(service.started.url, BENCH_KEY, requests, 8);
-    const { infra } = service.started;
-    if (!(await infra.progress.waitFor(await infra.events.headPosition(), ['search'], 600_000))) throw new Error('search projection did not catch up');
+    await untilSearchable(service.started, 600_000);
     notes.ingest = `${data.corpus.length} abstracts through POST /documents (8 clients, encoder ${encoder}) searchable in ${round((now() - t) / 1000)} s`;
 
     const quality = async (label: string, search: Search) => {

@@ -17,6 +17,12 @@ export interface BenchService {
   close(): Promise<void>;
 }
 
+/** Waits until the search projection has applied every event written so far; throws past `timeoutMs`. */
+export async function untilSearchable(started: StartedApp, timeoutMs: number): Promise<void> {
+  const { infra } = started;
+  if (!(await infra.progress.waitFor(await infra.events.headPosition(), ['search'], timeoutMs))) throw new Error('search projection did not catch up');
+}
+
 /** The whole service (embedded default, silent logs) in a fresh temporary data dir, on a loopback port. */
 export async function startBenchService(name: string, env: Record<string, string> = {}, keepDir?: string): Promise<BenchService> {
   // A kept data dir (the scale bench's `keep=DIR`) is created if missing, reused if present, never removed.

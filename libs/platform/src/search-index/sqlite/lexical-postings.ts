@@ -47,6 +47,9 @@ function zerosFor(length: number): Uint16Array {
   return zeros;
 }
 
+/** A long list's growth when full, and the room a new list is built with. */
+const LONG_GROWTH = 1.125;
+
 /**
  * A full array's growth: by half while short, by an eighth from {@link SHARED_FROM} elements on. A build makes each
  * list exactly as long as it needs, so the first rows written after it grow every list they touch, and those are the
@@ -55,7 +58,7 @@ function zerosFor(length: number): Uint16Array {
  * copy of the list every eighth of its length (a memcpy).
  */
 function growth(length: number): number {
-  return length < SHARED_FROM ? 1.5 : 1.125;
+  return length < SHARED_FROM ? 1.5 : LONG_GROWTH;
 }
 
 /** Lists of fewer known rows are made exactly full (what they leave to collect when they grow is small). */
@@ -68,7 +71,7 @@ const ROOM_FROM = 64;
  * stayed in the process's memory once freed (RSS 1,724 → 2,354 MB; with room in long lists only, 2,036; session 18).
  */
 function withRoom(rows: number): number {
-  return rows < ROOM_FROM ? rows : Math.ceil(rows * 1.125);
+  return rows < ROOM_FROM ? rows : Math.ceil(rows * LONG_GROWTH);
 }
 
 function grown<T extends Typed>(a: T, need: number, fill?: number): T {
@@ -233,7 +236,10 @@ export class LexicalTable {
 
   /** The term's postings, or undefined when no row holds it; a term of the compact store gets a list made for the call. */
   list(term: string): PostingList | undefined {
-    return this.lists.get(term) ?? (this.compact.has(term) ? this.compacted(term, this.compact.count(term)) : undefined);
+    const list = this.lists.get(term);
+    if (list) return list;
+    const n = this.compact.count(term);
+    return n > 0 ? this.compacted(term, n) : undefined;
   }
 
   private push(list: PostingList, id: number, t: number, h: number): void {
