@@ -21,6 +21,7 @@ import { uploadStallBench } from './upload-stall';
 import { annBench } from './ann';
 import { lexicalIndexBench } from './lexical-index';
 import { lexicalVocabularyBench } from './lexical-vocabulary';
+import { lexicalHostileBench } from './lexical-hostile';
 import { lexicalDirBench } from './lexical-dir';
 import { lexicalHttpBench } from './lexical-http';
 import { scaleBench } from './scale';
@@ -53,6 +54,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   ann: { run: annBench, usage: 'ann [chunks=100000] [all|defaults]' },
   'lexical-index': { run: lexicalIndexBench, usage: 'lexical-index [chunks=100000] [fts5-queries=300]' },
   'lexical-vocabulary': { run: lexicalVocabularyBench, usage: 'lexical-vocabulary [rare-terms=200000] [rows-each=2] (with --expose-gc)' },
+  'lexical-hostile': { run: lexicalHostileBench, usage: 'lexical-hostile [parts=20000] [distinct-words-per-part=40]' },
   'lexical-http': { run: lexicalHttpBench, usage: 'lexical-http DIR (a kept scale dir) [rounds=2]' },
   'lexical-dir': { run: lexicalDirBench, usage: 'lexical-dir DIR (a copy of a kept scale dir) [index=scale] [rounds=3]' },
   scifact: { run: scifactBench, usage: 'scifact [test|train] [extra lexical_interpolation values, comma-separated] [latency rounds=3]' },

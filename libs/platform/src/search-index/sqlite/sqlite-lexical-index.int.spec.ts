@@ -240,4 +240,18 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
     expect(lx.parts.liveRows).toBe(260);
     expect((await ids('orca')).length).toBe(10);
   });
+  it("applies a document of many parts a range of rows at a time: a query's turn never tokenizes it whole", async () => {
+    close();
+    await open(3_600_000);
+    const parts = Array.from({ length: 1300 }, (_, seq) => ({ seq, text: `sealion${seq} colony`, partMetadata: {} }));
+    await apply([{ op: 'upsertDocument', index: 'c', document: { documentId: 'big', documentMetadata: {}, parts } }]);
+    const before = { ...answered() };
+    expect(await ids('sealion1299')).toEqual(['big']); // more rows than one step: FTS5 answers while it is applied
+    expect(answered().fts5 - before.fts5).toBe(1);
+    await index.postings.whenIdle();
+    expect(await ids('sealion1299')).toEqual(['big']);
+    expect(await ids('sealion0')).toEqual(['big']);
+    expect(answered().postings - before.postings).toBe(2);
+    expect(index.postings.ready(1)!.parts.liveRows).toBe(60 + 1300);
+  });
 });

@@ -33,8 +33,12 @@ export interface Lexicon {
   readonly parts: LexicalTable;
   readonly docs: LexicalTable;
   seq: number;
+  /** Within the entry after `seq`, the first row not applied yet (a large document's entry is applied in steps). */
+  resumeAt?: number;
 }
 
+/** Rows applied in one step of a catch-up, however large the document (a few ms). */
+const ROWS_PER_STEP = 512;
 /** Log entries applied on a query's own turn (each a document's parts or its document row). */
 const SYNC_CATCH_UP = 32;
 const SLICE_MS = 15;
@@ -220,13 +224,27 @@ export class SqliteLexicalIndex {
     }[];
   }
 
-  /** Applies up to `limit` log entries; true when the index is then at the head. */
+  /**
+   * Applies up to `limit` log entries, and at most {@link ROWS_PER_STEP} rows of them: an entry is one document's
+   * parts, and a document may have 50,000 (tokenizing those at once held the loop ~3 s; session 18), so a large
+   * entry is applied a range of rows at a time, resumed by the next call. True when the index is then at the head.
+   */
   private catchUp(tid: number, lx: Lexicon, limit: number): boolean {
     const entries = this.tail(tid, lx.seq, limit);
+    let rows = 0;
     for (const e of entries) {
-      if (e.docs) this.reindexDocuments(tid, lx.docs, e.lo, e.hi);
-      else this.reindexParts(tid, lx.parts, e.lo, e.hi);
+      const lo = lx.resumeAt ?? e.lo;
+      const hi = Math.min(e.hi, lo + ROWS_PER_STEP - 1);
+      if (e.docs) this.reindexDocuments(tid, lx.docs, lo, hi);
+      else this.reindexParts(tid, lx.parts, lo, hi);
+      rows += hi - lo + 1;
+      if (hi < e.hi) {
+        lx.resumeAt = hi + 1;
+        return false;
+      }
+      lx.resumeAt = undefined;
       lx.seq = e.seq;
+      if (rows >= ROWS_PER_STEP) return entries.length < limit && e === entries[entries.length - 1];
     }
     return entries.length < limit;
   }
