@@ -12,7 +12,8 @@ describe('hostile requests at the HTTP edge', () => {
   const eventCount = async () => (await app.started.infra.events.readAll({ after: 0, maxCount: 1_000_000 })).length;
 
   beforeAll(async () => {
-    app = await startTestApp({ env: { REQUEST_BODY_TIMEOUT_MS: '700' } });
+    // Room for the 2.6 MB bodies below on a loaded machine (700 ms gave a 408 under the full suite).
+    app = await startTestApp({ env: { REQUEST_BODY_TIMEOUT_MS: '2000' } });
     expect((await app.call('POST', '/v2/corpora', { key: 'c1', name: 'C1' })).status).toBe(201);
   });
   afterAll(async () => app?.close());
