@@ -10,7 +10,11 @@ export interface DocumentEmbedding {
   readonly vectors: readonly string[];
 }
 
+/** Float32Array's own byte order is the machine's: on a little-endian one its bytes are the log's as they are. */
+const LITTLE_ENDIAN = new Uint8Array(new Float32Array([1]).buffer)[3] === 0x3f;
+
 export function encodeVector(vector: Float32Array): string {
+  if (LITTLE_ENDIAN) return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64');
   const bytes = Buffer.alloc(vector.length * 4);
   vector.forEach((v, i) => bytes.writeFloatLE(v, i * 4));
   return bytes.toString('base64');
@@ -18,6 +22,8 @@ export function encodeVector(vector: Float32Array): string {
 
 export function decodeVector(text: string): Float32Array {
   const bytes = Buffer.from(text, 'base64');
+  // Copied out of the decoded buffer (often a slice of a shared pool, at any byte offset) into its own aligned one.
+  if (LITTLE_ENDIAN) return new Float32Array(new Uint8Array(bytes).buffer, 0, bytes.byteLength >> 2);
   const out = new Float32Array(bytes.byteLength / 4);
   for (let i = 0; i < out.length; i++) out[i] = bytes.readFloatLE(i * 4);
   return out;

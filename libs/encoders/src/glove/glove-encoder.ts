@@ -10,8 +10,8 @@ interface Loaded {
 
 /** Lower-cased words, numbers and hyphenated or apostrophe compounds: the forms the GloVe vocabulary holds. */
 const TOKEN = /[a-z0-9]+(?:[-'][a-z0-9]+)*/g;
-/** Texts encoded between turns of the event loop (≈ 5 ms of work each). */
-const SLICE = 2000;
+/** Milliseconds of encoding between turns of the event loop. */
+const SLICE_MS = 10;
 
 /**
  * The default built-in offline encoder: GloVe word vectors (Wikipedia + Gigaword, 6B tokens, 400k words, 100
@@ -57,9 +57,13 @@ export class GloveEncoder implements Encoder {
     const { table, index } = await this.loading!;
     const dims = this.dimensions;
     const vectors: Float32Array[] = [];
+    let sliceStarted = performance.now();
     for (const text of texts) {
       // A document of tens of thousands of parts is encoded in slices, giving the loop a turn between them.
-      if (vectors.length > 0 && vectors.length % SLICE === 0) await yieldToLoop();
+      if (performance.now() - sliceStarted > SLICE_MS) {
+        await yieldToLoop();
+        sliceStarted = performance.now();
+      }
       const out = new Float32Array(dims);
       for (const word of text.toLowerCase().match(TOKEN) ?? []) {
         const row = index.get(word);

@@ -166,6 +166,7 @@ export class ProjectionWorker {
 
   /** Applies a batch with its checkpoint, in the transaction shared with other projections where the sink has one; the ms it took. */
   private async write(generation: number, batch: PositionedOps<unknown>[], checkpoint: number): Promise<number> {
+    if (this.sink.writeAhead) await this.sink.writeAhead(this.name, generation, batch);
     const write = () => this.sink.applyBatch(this.name, generation, batch, checkpoint);
     // The loop gets a turn between applying and writing: the shared transaction runs on the next one by itself (a
     // yield here as well would hold every batch, and each `wait_for=searchable` answer, another turn of a busy loop).

@@ -68,6 +68,12 @@ export interface ProjectionSink<TOp> {
     checkpoint: number,
     options?: ApplyOptions,
   ): Promise<void>;
+  /**
+   * Optional: writes ahead of `applyBatch`, in steps that each hold the event loop briefly, what the batch's one
+   * transaction would hold it for too long (the SQLite search index: a large document's parts). The batch's
+   * `applyBatch` completes it; a crash in between must be repaired by applying the batch again.
+   */
+  writeAhead?(projection: string, generation: number, batch: readonly PositionedOps<TOp>[]): Promise<void>;
   /** Position of the last event applied to `generation` (0 when none). */
   checkpoint(projection: string, generation: number): Promise<number>;
   /** Makes `generation` the one queries read, and removes the other generations' data. */

@@ -3,6 +3,7 @@ import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
 import { queryTerms } from '../query-terms';
 import type { IndexedDocument, SearchOp } from '../search-index.port';
+import { DOCUMENT_ROW_CHARS } from './document-row';
 import { fts5Averages, fts5IdfInC, Fts5Stemmer } from './fts5-statistics';
 import { indexedTop } from './lexical-indexed';
 import { SqliteLexicalRanker } from './sqlite-lexical';
@@ -253,5 +254,31 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
     expect(await ids('sealion0')).toEqual(['big']);
     expect(answered().postings - before.postings).toBe(2);
     expect(index.postings.ready(1)!.parts.liveRows).toBe(60 + 1300);
+  });
+
+  it('rebuilds the row of a document past the row bound as FTS5 holds it: the same scores from either', async () => {
+    close();
+    await open(3_600_000);
+    const filler = 'colony of pinnipeds resting on the warm rocks '.repeat(5);
+    const parts = Array.from({ length: 1300 }, (_, seq) => ({ seq, text: `sealion${seq} ${filler}`, partMetadata: {} }));
+    expect(parts.reduce((n, p) => n + p.text.length + 1, 0)).toBeGreaterThan(DOCUMENT_ROW_CHARS);
+    const ops: SearchOp[] = [{ op: 'upsertDocument', index: 'c', document: { documentId: 'big', documentMetadata: {}, parts } }, doc('other', 'colony sealion3 rocks')];
+    await apply(ops);
+    // The same rows where FTS5 alone ranks (too few parts for postings at the default bound).
+    const plainDb = new SqliteDatabase({ path: ':memory:' });
+    const plain = new SqliteSearchIndex(plainDb, new SqliteProjectionState(plainDb));
+    await plain.prepare({ name: 'search', version: 1 }, 1);
+    await plain.activate({ name: 'search', version: 1 }, 1);
+    await plain.applyBatch('search', 1, [{ position: 1, ops: [{ op: 'createIndex', index: 'c' }, ...Array.from({ length: 30 }, (_, i) => doc(`d${i}`, `walrus number ${i}`))] }, { position: 2, ops }], 2);
+    const scored = async (si: SqliteSearchIndex, text: string) => (await si.search('c', { mode: 'lexical', text, limit: 5 })).map((h) => [h.documentId, h.seq, h.score]);
+    const queries = ['sealion3 colony', 'sealion1299 rocks', 'warm pinnipeds'];
+    const byFts5 = await Promise.all(queries.map((q) => scored(plain, q)));
+    await plain.close();
+    plainDb.close();
+    await index.postings.whenIdle();
+    const before = { ...answered() };
+    const byPostings = await Promise.all(queries.map((q) => scored(index, q)));
+    expect(answered().postings - before.postings).toBe(3);
+    byPostings.forEach((hits, q) => hits.forEach(([id, seq, score], i) => expect([id, seq, score]).toEqual([byFts5[q][i][0], byFts5[q][i][1], expect.closeTo(byFts5[q][i][2] as number, 9)])));
   });
 });

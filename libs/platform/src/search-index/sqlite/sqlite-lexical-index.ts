@@ -1,5 +1,6 @@
 // Over 300 lines: one class whose build, catch-up, rebuild-far-behind and ranking-thread decisions share the lexicons
 // and the change log.
+import { documentRowOf } from './document-row';
 import type { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { fts5RowCount } from './fts5-statistics';
 import { Fts5RowTokens } from './fts5-row-tokens';
@@ -264,11 +265,7 @@ export class SqliteLexicalIndex {
   private reindexDocuments(tid: number, table: LexicalTable, lo: number, hi: number): void {
     const docs = this.sqlite.statement(`SELECT rowid, doc_id FROM si_${tid}_docs WHERE rowid BETWEEN ? AND ? ORDER BY rowid`).all(lo, hi) as { rowid: number; doc_id: string }[];
     const partsOf = this.sqlite.statement(`SELECT text, title FROM si_${tid}_parts WHERE doc_id = ? ORDER BY rowid`);
-    const rows = docs.map(({ rowid, doc_id }) => {
-      const parts = partsOf.all(doc_id) as { text: string; title: string | null }[];
-      const titles = [...new Set(parts.map((p) => p.title).filter((x): x is string => !!x))];
-      return { rowid, text: parts.map((p) => p.text).join('\n'), title: titles.length ? titles.join('\n') : null, doc_row: -1 };
-    });
+    const rows = docs.map(({ rowid, doc_id }) => ({ rowid, ...documentRowOf(partsOf.iterate(doc_id) as IterableIterator<{ text: string; title: string | null }>), doc_row: -1 }));
     for (let r = lo; r <= hi; r++) table.remove(r);
     this.add(table, rows, this.tokens.tokenize(rows));
   }

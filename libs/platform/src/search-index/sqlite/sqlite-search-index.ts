@@ -1,6 +1,7 @@
 // Over 300 lines: one adapter whose query side (lexical, vector, fields) and write side share the per-index tables.
 import type { Statement } from 'better-sqlite3';
 import { assertNever } from '../../kernel/errors';
+import { yieldToLoop } from '../../kernel/yield';
 import type { ApplyOptions, PositionedOps, ProjectionShape, ProjectionSink, SharedTransaction } from '../../projections/projection';
 import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
@@ -13,6 +14,7 @@ import { Fts5Stemmer, FTS5_TOKENIZE } from './fts5-statistics';
 import { LEXICAL_TUNING, SqliteLexicalRanker } from './sqlite-lexical';
 import { LexicalIndexOptions, SqliteLexicalIndex } from './sqlite-lexical-index';
 import { AnnOptions, SqliteVectorAnn } from './sqlite-vector-ann';
+import { SqliteDocumentWrites } from './sqlite-document-writes';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS si_indexes (
@@ -44,6 +46,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
   private touched = new Set<number>();
   /** Tables whose rows it changed, told to the lexical postings once it commits. */
   private written = new Set<number>();
+  private readonly documents: SqliteDocumentWrites;
 
   constructor(
     private readonly sqlite: SqliteDatabase,
@@ -60,6 +63,11 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     if (!columns.some((c) => c.name === 'incarnation')) sqlite.db.exec('ALTER TABLE si_indexes ADD COLUMN incarnation TEXT');
     this.ann = new SqliteVectorAnn(sqlite, ann);
     this.merges = new Fts5Merges(sqlite);
+    this.documents = new SqliteDocumentWrites(sqlite, {
+      forget: (tid) => this.ranker.forget(tid),
+      rowsChanged: (tid, docs, lo, hi) => this.rowsChanged(tid, docs, lo, hi),
+      vectorChanged: (tid, rowid) => this.vectorChanged(tid, rowid),
+    });
   }
 
   /** Saves the graphs (so the next start loads rather than rebuilds them) and stops their thread; call before closing the database. */
@@ -126,54 +134,6 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     this.merges.dropped(`si_${tid}_fts`);
     this.merges.dropped(`si_${tid}_dfts`);
     this.sqlite.forgetStatements();
-  }
-
-  /** Removes a document's parts from the FTS table (external content needs the old values) and the table. */
-  private deleteParts(tid: number, documentId: string): void {
-    this.ranker.forget(tid);
-    const docRow = this.stmt(`SELECT rowid FROM si_${tid}_docs WHERE doc_id = ?`).pluck().get(documentId) as number | undefined;
-    if (docRow !== undefined) {
-      this.stmt(`DELETE FROM si_${tid}_dfts WHERE rowid = ?`).run(docRow);
-      this.stmt(`DELETE FROM si_${tid}_docs WHERE rowid = ?`).run(docRow);
-      this.rowsChanged(tid, true, docRow, docRow);
-    }
-    const old = this.stmt(`SELECT rowid, text, title, vector IS NOT NULL FROM si_${tid}_parts WHERE doc_id = ?`).raw().all(documentId) as [number, string, string | null, number][];
-    if (old.length === 0) return;
-    const ftsDelete = this.stmt(`INSERT INTO si_${tid}_fts (si_${tid}_fts, rowid, text, title) VALUES ('delete', ?, ?, ?)`);
-    for (const [rowid, text, title, hasVector] of old) {
-      ftsDelete.run(rowid, text, title);
-      if (hasVector) this.vectorChanged(tid, rowid);
-    }
-    this.stmt(`DELETE FROM si_${tid}_parts WHERE doc_id = ?`).run(documentId);
-    this.rowsChanged(tid, false, old.reduce((m, [r]) => Math.min(m, r), Infinity), old.reduce((m, [r]) => Math.max(m, r), 0));
-  }
-
-  private upsertDocument(tid: number, doc: IndexedDocument): void {
-    this.deleteParts(tid, doc.documentId);
-    this.ranker.forget(tid);
-    const insert = this.stmt(
-      `INSERT INTO si_${tid}_parts (doc_id, seq, text, title, part_meta, doc_meta, vector, doc_row) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    const ftsInsert = this.stmt(`INSERT INTO si_${tid}_fts (rowid, text, title) VALUES (?, ?, ?)`);
-    const docMeta = JSON.stringify(doc.documentMetadata);
-    const docRow = Number(this.stmt(`INSERT INTO si_${tid}_docs (doc_id) VALUES (?)`).run(doc.documentId).lastInsertRowid);
-    let first = 0;
-    let last = 0;
-    for (const part of doc.parts) {
-      const v = part.vector instanceof Float32Array ? part.vector : part.vector && new Float32Array(part.vector);
-      const vector = v ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : null;
-      const title = part.sectionTitle ?? null;
-      const { lastInsertRowid } = insert.run(doc.documentId, part.seq, part.text, title, JSON.stringify(part.partMetadata), docMeta, vector, docRow);
-      ftsInsert.run(lastInsertRowid, part.text, title);
-      if (vector) this.vectorChanged(tid, lastInsertRowid);
-      last = Number(lastInsertRowid);
-      first ||= last;
-    }
-    if (first) this.rowsChanged(tid, false, first, last);
-    this.rowsChanged(tid, true, docRow, docRow);
-    // The document row holds each section title once: a title repeated on every part must not outweigh the text.
-    const titles = [...new Set(doc.parts.map((p) => p.sectionTitle).filter((x): x is string => !!x))];
-    this.stmt(`INSERT INTO si_${tid}_dfts (rowid, text, title) VALUES (?, ?, ?)`).run(docRow, doc.parts.map((p) => p.text).join('\n'), titles.length ? titles.join('\n') : null);
   }
 
   /** Parts (or document rows) lo..hi were written or deleted: logged for the lexical postings. */
@@ -289,15 +249,45 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
   }
 
   async applyBatch(projection: string, generation: number, batch: readonly PositionedOps<SearchOp>[], checkpoint: number, options: ApplyOptions = {}): Promise<void> {
-    this.touched = new Set();
-    this.written = new Set();
-    this.sqlite.transaction(() => {
+    this.write(() => {
       const applied = options.replay ? -1 : this.state.loadSync(projection, generation);
       for (const { position, ops } of batch) {
         if (position > applied) for (const op of ops) this.applyOp(op, generation);
       }
       if (!options.replay) this.state.saveSync(projection, generation, checkpoint);
-    }, 'derived');
+    });
+  }
+
+  /**
+   * A large document's parts, written ahead of its batch in slices of their own transactions, a turn of the loop
+   * between (sqlite-document-writes.ts): one transaction of a 20,000-part document held every request ~3 s. Only
+   * for an upsert no earlier op of the batch touches (its index or its document), so the batch's order holds.
+   */
+  async writeAhead(projection: string, generation: number, batch: readonly PositionedOps<SearchOp>[]): Promise<void> {
+    const applied = this.state.loadSync(projection, generation);
+    const touched = new Set<string>();
+    for (const { position, ops } of batch) {
+      for (const op of ops) {
+        const key = `${op.index}\u0000${'document' in op ? op.document.documentId : 'documentId' in op ? op.documentId : ''}`;
+        if (op.op === 'upsertDocument' && position > applied && !touched.has(op.index) && !touched.has(key) && SqliteDocumentWrites.isLarge(op.document)) {
+          const tid = op.incarnation === undefined ? this.tableId(op.index, generation) : this.tableFor(op.index, generation, op.incarnation);
+          if (tid !== undefined) {
+            for (const step of this.documents.writeAhead(tid, op.document)) {
+              this.write(step);
+              await yieldToLoop();
+            }
+          }
+        }
+        touched.add(op.op === 'createIndex' || op.op === 'dropIndex' ? op.index : key);
+      }
+    }
+  }
+
+  /** One transaction of this index's writes (nested in the projections' shared one when under way); its changes told once it commits. */
+  private write(work: () => void): void {
+    this.touched = new Set();
+    this.written = new Set();
+    this.sqlite.transaction(work, 'derived');
     const { touched, written } = this;
     this.sqlite.afterCommit(() => {
       this.ann.touched(touched);
@@ -320,12 +310,12 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
         return;
       case 'upsertDocument': {
         const tid = op.incarnation === undefined ? this.createIndex(op.index, generation) : this.tableFor(op.index, generation, op.incarnation);
-        if (tid !== undefined) this.upsertDocument(tid, op.document);
+        if (tid !== undefined) this.documents.upsertDocument(tid, op.document);
         return;
       }
       case 'deleteDocument': {
         const tid = this.tableFor(op.index, generation, op.incarnation);
-        if (tid !== undefined) this.deleteParts(tid, op.documentId);
+        if (tid !== undefined) this.documents.deleteParts(tid, op.documentId);
         return;
       }
       case 'setDocumentMetadata': {
