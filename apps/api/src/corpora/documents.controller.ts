@@ -22,7 +22,7 @@ import {
 import { CommandContext, DomainError, invalid, READ_STORE, ReadStore } from '@lib/platform';
 import { Policy } from '../http/policy';
 import { Ctx } from '../http/command-context';
-import { validateBody } from '../http/validation';
+import { validateBody, validateBodyInSlices } from '../http/validation';
 import { statusFor } from '../http/write-status';
 import { toImage, toTable } from './attachment.dto';
 import { BulkMetadataDto, CoreDocumentDto, MetadataDto, SectionDto, StructuredDocumentDto } from './document.dto';
@@ -60,10 +60,10 @@ function refuseUnsupported(dto: { custom_dimensions?: Record<string, number>; do
   if (first) throw invalid('document.unsupported_field', `Invalid ${first[0]}: ${first[1]}`, errors);
 }
 
-function toInput(body: unknown): DocumentInput {
+async function toInput(body: unknown): Promise<DocumentInput> {
   const type = (body as { type?: unknown } | null)?.type;
   if (type === 'core') {
-    const dto = validateBody(CoreDocumentDto, body);
+    const dto = await validateBodyInSlices(CoreDocumentDto, body);
     refuseUnsupported(dto);
     return {
       type: 'core',
@@ -75,7 +75,7 @@ function toInput(body: unknown): DocumentInput {
     };
   }
   if (type === 'structured') {
-    const dto = validateBody(StructuredDocumentDto, body);
+    const dto = await validateBodyInSlices(StructuredDocumentDto, body);
     refuseUnsupported(dto);
     const c = dto.chunking_strategy;
     return {
@@ -124,7 +124,7 @@ export class DocumentsController {
     if (waitFor !== undefined && waitFor !== 'searchable' && waitFor !== 'indexed') {
       throw invalid('request.invalid', 'wait_for must be "searchable" or "indexed"', { wait_for: 'must be "searchable" or "indexed"' });
     }
-    const input = toInput(body);
+    const input = await toInput(body);
     const result: WriteResult<IndexedDocument> = await this.commands.execute(new IndexDocument(corpusKey, input, waitFor === 'indexed' ? 'indexed' : 'searchable', ctx));
     statusFor(result, 201, res);
     // Built from the appended event, so `wait_for=indexed` answers the same document; nothing was extracted from a file.

@@ -50,10 +50,15 @@ export function toDto<T extends object>(cls: Ctor<T>, plain: Record<string, unkn
     const at = path ? `${path}.${key}` : key;
     const max = Array.isArray(value) ? maxSizeOf(cls, key) : undefined;
     if (max !== undefined && (value as unknown[]).length > max) throw new TooManyElements(at, max);
-    const nested = defaultMetadataStorage.findTypeMetadata(cls, key)?.typeFunction() as Ctor<object> | undefined;
+    const nested = nestedTypeOf(cls, key);
     Object.defineProperty(instance, key, { value: nested ? build(nested, value, at) : value, enumerable: true, writable: true, configurable: true });
   }
   return instance as T;
+}
+
+/** The DTO class a field's values are built as (`@Type(() => Dto)`), if any. */
+export function nestedTypeOf(cls: Ctor<object>, key: string): Ctor<object> | undefined {
+  return defaultMetadataStorage.findTypeMetadata(cls, key)?.typeFunction() as Ctor<object> | undefined;
 }
 
 function build(cls: Ctor<object>, value: unknown, path: string): unknown {

@@ -1,6 +1,6 @@
 import { validateSync, ValidationError, ValidatorOptions } from 'class-validator';
-import { DomainError } from '@lib/platform';
-import { toDto, TooManyElements } from './dto';
+import { DomainError, yieldToLoop } from '@lib/platform';
+import { nestedTypeOf, toDto, TooManyElements } from './dto';
 import { rememberValidationRules } from './validation-rules';
 
 rememberValidationRules();
@@ -21,15 +21,21 @@ export function validationError(errors: Record<string, string>): DomainError {
   return new DomainError('invalid', 'request.invalid', first ? `Invalid ${first[0]}: ${first[1]}` : 'Invalid request', { fieldErrors: errors });
 }
 
+const BODY_OPTIONS: ValidatorOptions = { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true };
+
+function requireObject(body: unknown): asserts body is Record<string, unknown> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new DomainError('invalid', 'request.invalid', 'The request body must be a JSON object', { fieldErrors: { body: 'must be a JSON object' } });
+  }
+}
+
 /**
  * Validates a plain body against a DTO class: unknown fields are rejected (no mass assignment). `prefix` names
  * where the value sits (a multipart form's JSON field), so field errors carry the whole path.
  */
 export function validateBody<T extends object>(cls: new () => T, body: unknown, prefix = ''): T {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new DomainError('invalid', 'request.invalid', 'The request body must be a JSON object', { fieldErrors: { body: 'must be a JSON object' } });
-  }
-  const { instance, errors } = checkDto(cls, body as Record<string, unknown>, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true });
+  requireObject(body);
+  const { instance, errors } = checkDto(cls, body, BODY_OPTIONS);
   if (Object.keys(errors).length) throw validationError(prefix ? Object.fromEntries(Object.entries(errors).map(([k, v]) => [`${prefix}.${k}`, v])) : errors);
   return instance;
 }
@@ -47,4 +53,44 @@ export function checkDto<T extends object>(cls: new () => T, body: Record<string
     throw e;
   }
   return { instance, errors: fieldErrors(validateSync(instance, options)) };
+}
+
+/** Nested elements validated between two turns of the event loop. */
+const ELEMENTS_PER_TURN = 500;
+
+/**
+ * `validateBody` for a body that may hold tens of thousands of nested DTOs (a document's parts or sections): the
+ * same checks and field errors, but the elements of a long array of nested DTOs after its first are validated a
+ * slice at a time with a turn of the event loop between (class-validator is synchronous: a document of 20,000
+ * parts held every other request ~0.5 s). The rest of the body, the array's own constraints and its first element
+ * are validated as one, as `validateBody` does; the other elements' errors follow theirs (the same errors, listed
+ * in another order when both have some).
+ */
+export async function validateBodyInSlices<T extends object>(cls: new () => T, body: unknown): Promise<T> {
+  requireObject(body);
+  let instance: T;
+  try {
+    instance = toDto(cls, body);
+  } catch (e) {
+    if (e instanceof TooManyElements) throw validationError({ [e.path]: e.message });
+    throw e;
+  }
+  const fields = instance as Record<string, unknown>;
+  const long = Object.keys(fields).filter((key) => {
+    const value = fields[key];
+    const type = nestedTypeOf(cls, key);
+    return Array.isArray(value) && value.length > ELEMENTS_PER_TURN && type !== undefined && value.every((v) => v instanceof type);
+  });
+  const rest = long.map((key) => fields[key] as object[]);
+  long.forEach((key, i) => (fields[key] = rest[i].slice(0, 1)));
+  const errors = fieldErrors(validateSync(instance, BODY_OPTIONS));
+  long.forEach((key, i) => (fields[key] = rest[i]));
+  for (const [k, key] of long.entries()) {
+    for (let from = 1; from < rest[k].length; from += ELEMENTS_PER_TURN) {
+      await yieldToLoop();
+      rest[k].slice(from, from + ELEMENTS_PER_TURN).forEach((element, j) => Object.assign(errors, fieldErrors(validateSync(element, BODY_OPTIONS), `${key}.${from + j}`)));
+    }
+  }
+  if (Object.keys(errors).length) throw validationError(errors);
+  return instance;
 }
