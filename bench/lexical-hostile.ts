@@ -40,7 +40,7 @@ export async function lexicalHostileBench(args: string[]): Promise<void> {
     const rows = [
       { figure: 'distinct new words / body MB', value: [parts * words, round(JSON.stringify(body).length / 2 ** 20, 1)] },
       { figure: 'write status / s (wait_for=indexed) / s until searchable', value: [res.status, round(writeS, 1), round(searchableS, 1)] },
-      { figure: 's until the postings caught up or were rebuilt / rebuilt far behind', value: [round(caughtS, 1), search.postings.stats.rebuiltBehind] },
+      { figure: 's until the postings caught up or were rebuilt / rebuilt far behind / left to FTS5 past LEXICAL_INDEX_MAX_MB', value: [round(caughtS, 1), search.postings.stats.rebuiltBehind, search.postings.stats.leftOverBudget] },
       { figure: '/health p50 / p99 / max ms meanwhile (failed)', value: [round(median(latencies), 1), round(percentile(latencies, 99), 1), round(Math.max(...latencies), 1), failed] },
       { figure: 'postings MB before / after; RSS MB before / after', value: [round(before.postings / 2 ** 20, 0), round(search.postings.bytes() / 2 ** 20, 0), round(before.rss / 2 ** 20, 0), round(process.memoryUsage().rss / 2 ** 20, 0)] },
     ];

@@ -96,7 +96,11 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
       embedded(),
       new SqliteProjectionState(embedded()),
       { dir: join(config.dataDir, 'ann'), minVectors: config.vectorIndexMinVectors || Infinity },
-      { minRows: config.lexicalIndexMinRows || Infinity, threadMinPostings: config.lexicalThreadMinPostings || Infinity },
+      {
+        minRows: config.lexicalIndexMinRows || Infinity,
+        threadMinPostings: config.lexicalThreadMinPostings || Infinity,
+        maxBytes: config.lexicalIndexMaxMb ? config.lexicalIndexMaxMb * 2 ** 20 : Infinity,
+      },
     );
     closers.unshift(() => sqliteSearch.close());
     search = sqliteSearch;

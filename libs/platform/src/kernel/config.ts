@@ -23,6 +23,8 @@ export interface ServiceConfig {
   readonly lexicalIndexMinRows: number;
   /** A query with this many postings on a table may be ranked on two threads (0 = never; docs/search.md). */
   readonly lexicalThreadMinPostings: number;
+  /** The most MB the in-memory postings may hold, all corpora together; past it a corpus is ranked by FTS5 (0 = no bound). */
+  readonly lexicalIndexMaxMb: number;
   /**
    * Where the embedded event store commits (EVENT_STORE_WRITER): `inline` (default) on the main connection with
    * group commit, `thread` on a writer thread with its own connection (the event loop never waits on fsync), or
@@ -179,6 +181,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     vectorIndexMinVectors: int('VECTOR_INDEX_MIN_VECTORS', 10_000, 0, 1_000_000_000),
     lexicalIndexMinRows: int('LEXICAL_INDEX_MIN_ROWS', 20_000, 0, 1_000_000_000),
     lexicalThreadMinPostings: int('LEXICAL_THREAD_MIN_POSTINGS', 150_000, 0, 1_000_000_000),
+    lexicalIndexMaxMb: int('LEXICAL_INDEX_MAX_MB', 1024, 0, 1_000_000),
     eventStoreWriter: eventStoreWriter === 'thread' || eventStoreWriter === 'auto' ? eventStoreWriter : 'inline',
     logLevel: text('LOG_LEVEL') ?? 'info',
     sqliteSynchronous: synchronous === 'NORMAL' ? 'NORMAL' : 'FULL',

@@ -170,9 +170,9 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
   const answered = () => (index as unknown as { ranker: SqliteLexicalRanker }).ranker.answered;
 
   /** 30 documents of 2 parts, the postings built. `rebuildQuietMs` as the tests of a rebuild far behind need it. */
-  const open = async (rebuildQuietMs?: number) => {
+  const open = async (rebuildQuietMs?: number, maxBytes?: number) => {
     sqlite = new SqliteDatabase({ path: ':memory:' });
-    index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {}, { minRows: 1, rebuildQuietMs });
+    index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {}, { minRows: 1, rebuildQuietMs, maxBytes });
     await index.prepare({ name: 'search', version: 1 }, 1);
     await index.activate({ name: 'search', version: 1 }, 1);
     await apply([{ op: 'createIndex', index: 'c' }, ...Array.from({ length: 30 }, (_, i) => doc(`d${i}`, `walrus number ${i}`))]);
@@ -254,6 +254,42 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
     expect(await ids('sealion0')).toEqual(['big']);
     expect(answered().postings - before.postings).toBe(2);
     expect(index.postings.ready(1)!.parts.liveRows).toBe(60 + 1300);
+  });
+
+  it('leaves a table to FTS5 once its postings would pass their bound, with the same answers, until its rows fall by a quarter', async () => {
+    const held = index.postings.bytes();
+    close();
+    await open(3_600_000, held + 20_000);
+    const { stats } = index.postings;
+    expect(stats).toMatchObject({ built: 1, leftOverBudget: 0 });
+    // Distinct new words, as a hostile writer sends them: the catch-up passes the bound.
+    const words = (i: number) => Array.from({ length: 60 }, (_, w) => `odd${i}x${w}`).join(' ');
+    await apply(Array.from({ length: 30 }, (_, i) => doc(`odd${i}`, words(i))));
+    await index.postings.whenIdle();
+    expect(stats).toMatchObject({ built: 1, leftOverBudget: 1 });
+    expect(index.postings.ready(1)).toBeUndefined();
+    expect(index.postings.bytes()).toBe(0);
+    const before = { ...answered() };
+    expect(await ids('odd7x3')).toEqual(['odd7']);
+    expect(await ids('walrus number 5')).toContain('d5');
+    expect(answered().fts5 - before.fts5).toBe(2);
+    await apply([doc('more', 'walrus again')]); // no build while the table stays that large
+    await index.postings.whenIdle();
+    expect(stats).toMatchObject({ built: 1, leftOverBudget: 1 });
+    // The odd documents deleted: a third of the rows gone, the table is built again, within the bound.
+    await apply(Array.from({ length: 30 }, (_, i) => ({ op: 'deleteDocument' as const, index: 'c', documentId: `odd${i}` })));
+    await index.postings.whenIdle();
+    expect(stats).toMatchObject({ built: 2, leftOverBudget: 1 });
+    expect(await ids('walrus again')).toContain('more');
+    expect(answered().postings - before.postings).toBe(1);
+  });
+
+  it('gives up a build that would pass the bound, and FTS5 answers', async () => {
+    close();
+    await open(3_600_000, 1_000);
+    expect(index.postings.stats).toMatchObject({ built: 0, leftOverBudget: 1 });
+    expect(await ids('walrus number 4')).toContain('d4');
+    expect(index.postings.ready(1)).toBeUndefined();
   });
 
   it('rebuilds the row of a document past the row bound as FTS5 holds it: the same scores from either', async () => {

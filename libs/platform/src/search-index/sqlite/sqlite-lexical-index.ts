@@ -27,6 +27,11 @@ export interface LexicalIndexOptions {
    * long, rather than caught up by appends. Default 1,000 ms (docs/search.md, "Catching up or building afresh").
    */
   readonly rebuildQuietMs?: number;
+  /**
+   * The most bytes the postings' arrays may hold, every table together (default 1 GiB; Infinity: no bound). A table
+   * whose build or catch-up would pass it is left to FTS5 (docs/search.md, "A bound on the postings' memory").
+   */
+  readonly maxBytes?: number;
 }
 
 /** One search-index table's postings: its parts and its documents, and the log position both reflect. */
@@ -60,6 +65,12 @@ const WRITES_RECENT_MS = 200;
  * full, each grown by half at its first append (839 MB; session 17).
  */
 const REBUILD_BEHIND = 0.25;
+/** Default of `maxBytes`. */
+export const LEXICAL_MAX_BYTES = 2 ** 30;
+/** Slices of a build or catch-up between two looks at the postings' size (a look walks every list: ~1 ms per 50k). */
+const BUDGET_EVERY_SLICES = 32;
+/** A table left to FTS5 for its size is built again once its rows have fallen below this share of their count then. */
+const RETRY_BELOW = 0.75;
 
 /**
  * In-memory inverted indexes of the embedded search index's FTS5 tables, a cache of their rows kept in step the
@@ -79,8 +90,13 @@ export class SqliteLexicalIndex {
   private readonly choices = new WeakMap<LexicalTable, ThreadChoice>();
   private closed = false;
   private lastWrite = -Infinity;
-  /** Indexes built since start, the last build's ms, and builds that replaced an index far behind (benches and tests). */
-  readonly stats = { built: 0, lastBuildMs: 0, rebuiltBehind: 0 };
+  /** Tables left to FTS5 because their postings would pass `maxBytes`, and their row count then. */
+  private readonly overBudget = new Map<number, number>();
+  /**
+   * Indexes built since start, the last build's ms, builds that replaced an index far behind, and tables left to FTS5
+   * for the postings' size (benches and tests).
+   */
+  readonly stats = { built: 0, lastBuildMs: 0, rebuiltBehind: 0, leftOverBudget: 0 };
 
   constructor(
     private readonly sqlite: SqliteDatabase,
@@ -100,6 +116,7 @@ export class SqliteLexicalIndex {
   dropped(tid: number): void {
     this.sqlite.statement('DELETE FROM si_lexical_log WHERE tid = ?').run(tid);
     this.lexicons.delete(tid);
+    this.overBudget.delete(tid);
     for (const side of ['fts', 'dfts']) this.sqlite.db.exec(`DROP TABLE IF EXISTS temp.si_lx_${tid}_${side}`);
   }
 
@@ -205,7 +222,31 @@ export class SqliteLexicalIndex {
 
   private largeEnough(tid: number): boolean {
     if (!Number.isFinite(this.minRows) || !this.stillThere(tid)) return false;
-    return fts5RowCount(this.sqlite, `si_${tid}_fts`) >= this.minRows;
+    const rows = fts5RowCount(this.sqlite, `si_${tid}_fts`);
+    const leftAt = this.overBudget.get(tid);
+    if (leftAt !== undefined) {
+      if (rows > RETRY_BELOW * leftAt) return false;
+      this.overBudget.delete(tid);
+    }
+    return rows >= this.minRows;
+  }
+
+  /** Whether the postings, with `building` (an index not in use yet), hold more than `maxBytes`. */
+  private pastBudget(building?: Lexicon): boolean {
+    const max = this.options.maxBytes ?? LEXICAL_MAX_BYTES;
+    if (!Number.isFinite(max)) return false;
+    return this.bytes() + (building ? building.parts.bytes() + building.docs.bytes() : 0) > max;
+  }
+
+  /**
+   * The table's postings would pass the bound: dropped, and the table left to FTS5 (exact, slower) until its rows
+   * fall by a quarter or the process restarts. A bound rather than an error: a caller writing millions of distinct
+   * words (each a posting list, ~150 B in the compact store) must not be able to grow the process without limit.
+   */
+  private leaveToFts5(tid: number): void {
+    this.lexicons.delete(tid);
+    this.overBudget.set(tid, fts5RowCount(this.sqlite, `si_${tid}_fts`));
+    this.stats.leftOverBudget++;
   }
 
   private stillThere(tid: number): boolean {
@@ -278,6 +319,7 @@ export class SqliteLexicalIndex {
   }
 
   private async catchUpSliced(tid: number): Promise<void> {
+    let slices = 0;
     for (;;) {
       const lx = this.lexicons.get(tid);
       if (!lx || this.closed) return;
@@ -292,6 +334,7 @@ export class SqliteLexicalIndex {
       const started = performance.now();
       let done = false;
       while (!done && performance.now() - started < SLICE_MS) done = this.catchUp(tid, lx, 4);
+      if ((done || ++slices % BUDGET_EVERY_SLICES === 0) && this.pastBudget()) return this.leaveToFts5(tid);
       if (done) {
         const stale = (t: LexicalTable) => t.dead > 0.2 * t.count;
         if (stale(lx.parts) || stale(lx.docs)) return this.build(tid); // compaction: a fresh index without the tombstones
@@ -315,10 +358,14 @@ export class SqliteLexicalIndex {
     const seq = this.head(tid);
     const { partWeights = [1, 1], documentWeights = [1, 1] } = this.options;
     const lx: Lexicon = { parts: new LexicalTable(partWeights), docs: new LexicalTable(documentWeights), seq };
-    const keepGoing = () => !this.closed && this.stillThere(tid);
+    let slices = 0;
+    let past = false;
+    const keepGoing = () => !this.closed && this.stillThere(tid) && !(past ||= ++slices % BUDGET_EVERY_SLICES === 0 && this.pastBudget(lx));
     const built = await buildLexicon(this.sqlite, tid, lx, { keepGoing, turn: () => this.turn(), sliceMs: BUILD_SLICE_MS });
+    if (past) return this.leaveToFts5(tid);
     if (!built || !keepGoing()) return;
     while (!this.catchUp(tid, lx, 64)) await this.turn();
+    if (this.pastBudget(lx)) return this.leaveToFts5(tid);
     this.stats.built++;
     this.stats.lastBuildMs = performance.now() - started;
     this.lexicons.set(tid, lx);
