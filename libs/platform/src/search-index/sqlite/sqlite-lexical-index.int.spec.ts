@@ -143,8 +143,8 @@ describe('SqliteLexicalIndex: in-memory postings rank as FTS5 bm25() does (docs/
     for (const q of queries) {
       for (const filter of FILTERS) {
         for (const limit of [10, 100]) {
-          const expected = fts5.rank(tid, q, filter, limit).map((r) => ({ id: r.id, s: r.raw }));
-          const actual = (index as unknown as { ranker: SqliteLexicalRanker }).ranker.rank(tid, q, filter, limit).map((r) => ({ id: r.id, s: r.raw }));
+          const expected = (await fts5.rank(tid, q, filter, limit)).map((r) => ({ id: r.id, s: r.raw }));
+          const actual = (await ranker.rank(tid, q, filter, limit)).map((r) => ({ id: r.id, s: r.raw }));
           if (poolEndsInTie(tid, q, filter, onePartEach ? limit : 300, onePartEach)) {
             tied++;
             continue;

@@ -67,8 +67,11 @@ const WRITES_RECENT_MS = 200;
 const REBUILD_BEHIND = 0.25;
 /** Default of `maxBytes`. */
 export const LEXICAL_MAX_BYTES = 2 ** 30;
-/** Slices of a build or catch-up between two looks at the postings' size (a look walks every list: ~1 ms per 50k). */
-const BUDGET_EVERY_SLICES = 32;
+/**
+ * Milliseconds of a build or catch-up between two looks at the postings' size: a look walks every list (~8 ms at a
+ * million rows; every 32 slices it was 3% of a build's time). A second of building adds ~30 MB at most.
+ */
+const BUDGET_EVERY_MS = 1_000;
 /** A table left to FTS5 for its size is built again once its rows have fallen below this share of their count then. */
 const RETRY_BELOW = 0.75;
 
@@ -319,7 +322,7 @@ export class SqliteLexicalIndex {
   }
 
   private async catchUpSliced(tid: number): Promise<void> {
-    let slices = 0;
+    const budget = new Every(BUDGET_EVERY_MS);
     for (;;) {
       const lx = this.lexicons.get(tid);
       if (!lx || this.closed) return;
@@ -334,7 +337,7 @@ export class SqliteLexicalIndex {
       const started = performance.now();
       let done = false;
       while (!done && performance.now() - started < SLICE_MS) done = this.catchUp(tid, lx, 4);
-      if ((done || ++slices % BUDGET_EVERY_SLICES === 0) && this.pastBudget()) return this.leaveToFts5(tid);
+      if ((done || budget.due()) && this.pastBudget()) return this.leaveToFts5(tid);
       if (done) {
         const stale = (t: LexicalTable) => t.dead > 0.2 * t.count;
         if (stale(lx.parts) || stale(lx.docs)) return this.build(tid); // compaction: a fresh index without the tombstones
@@ -358,9 +361,9 @@ export class SqliteLexicalIndex {
     const seq = this.head(tid);
     const { partWeights = [1, 1], documentWeights = [1, 1] } = this.options;
     const lx: Lexicon = { parts: new LexicalTable(partWeights), docs: new LexicalTable(documentWeights), seq };
-    let slices = 0;
+    const budget = new Every(BUDGET_EVERY_MS);
     let past = false;
-    const keepGoing = () => !this.closed && this.stillThere(tid) && !(past ||= ++slices % BUDGET_EVERY_SLICES === 0 && this.pastBudget(lx));
+    const keepGoing = () => !this.closed && this.stillThere(tid) && !(past ||= budget.due() && this.pastBudget(lx));
     const built = await buildLexicon(this.sqlite, tid, lx, { keepGoing, turn: () => this.turn(), sliceMs: BUILD_SLICE_MS });
     if (past) return this.leaveToFts5(tid);
     if (!built || !keepGoing()) return;
@@ -369,5 +372,19 @@ export class SqliteLexicalIndex {
     this.stats.built++;
     this.stats.lastBuildMs = performance.now() - started;
     this.lexicons.set(tid, lx);
+  }
+}
+
+/** True once every `ms`. */
+class Every {
+  private last = performance.now();
+
+  constructor(private readonly ms: number) {}
+
+  due(): boolean {
+    const now = performance.now();
+    if (now - this.last < this.ms) return false;
+    this.last = now;
+    return true;
   }
 }

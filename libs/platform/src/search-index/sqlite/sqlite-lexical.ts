@@ -4,6 +4,7 @@ import { filterToSql } from '../../sqlite/sqlite-filter';
 import { queryTerms } from '../query-terms';
 import { fts5Averages, fts5IdfInC, Fts5Stemmer, fts5RowCount, idfSum } from './fts5-statistics';
 import { rankFromPostings } from './lexical-indexed';
+import { READ_THREAD_MIN_ROWS, SqliteReader } from './read-thread-client';
 import type { SqliteLexicalIndex } from './sqlite-lexical-index';
 
 /**
@@ -60,9 +61,11 @@ export class SqliteLexicalRanker {
     private readonly stemmer: Fts5Stemmer,
     /** In-memory postings of large tables, scored as bm25() scores, several times faster (sqlite-lexical-index.ts). */
     private readonly postings?: SqliteLexicalIndex,
+    /** Where FTS5 ranks a large table (read-thread-client.ts): off the event loop when the database is a file. */
+    private readonly reader: SqliteReader = new SqliteReader(sqlite),
   ) {}
 
-  rank(tid: number, text: string, filter: FilterExpr | undefined, limit: number): LexicalScore[] {
+  async rank(tid: number, text: string, filter: FilterExpr | undefined, limit: number): Promise<LexicalScore[]> {
     const words = queryTerms(text);
     if (words.length === 0) return [];
     const { partTitleWeight, documentTitleWeight, pool: minPool } = LEXICAL_TUNING;
@@ -79,16 +82,20 @@ export class SqliteLexicalRanker {
     // Every document one part: its document row holds the part's text again, so the part's own BM25 is all the
     // evidence there is; skipping the document side halves the cost for corpora indexed one part per document.
     const onePartEach = fts5RowCount(this.sqlite, `${t}_dfts`) === partRows;
-    const parts = this.parts(t, match, filter, onePartEach ? limit : pool, partTitleWeight, !onePartEach);
+    // bm25() scores every row the query matches: ~0.5–1.5 s at a million parts (while the postings are being built,
+    // or left to FTS5 for their size), on the read thread rather than the loop.
+    const onThread = partRows >= READ_THREAD_MIN_ROWS;
+    const parts = await this.parts(t, match, filter, onePartEach ? limit : pool, partTitleWeight, !onePartEach, onThread);
     if (parts.length === 0) return [];
     const stems = this.stemmer.stems(words);
     const hits = this.hitsOf(tid, partRows);
     const partIdf = idfSum(this.sqlite, `${t}_fts`, stems, hits) || 1;
     if (onePartEach) return parts.map(({ id, s }) => ({ id, raw: s / partIdf, relevance: calibrate(s / partIdf) }));
-    const docs = this.sqlite
-      .statement(`SELECT rowid AS d, -bm25(${t}_dfts, 1.0, ${documentTitleWeight}) AS s FROM ${t}_dfts WHERE ${t}_dfts MATCH ? ORDER BY bm25(${t}_dfts, 1.0, ${documentTitleWeight}) LIMIT ?`)
-      .raw()
-      .all(match, pool) as [number, number][];
+    const docs = await this.reader.all<[number, number]>(
+      `SELECT rowid AS d, -bm25(${t}_dfts, 1.0, ${documentTitleWeight}) AS s FROM ${t}_dfts WHERE ${t}_dfts MATCH ? ORDER BY bm25(${t}_dfts, 1.0, ${documentTitleWeight}) LIMIT ?`,
+      [match, pool],
+      { raw: true, onThread },
+    );
     const docIdf = idfSum(this.sqlite, `${t}_dfts`, stems, hits) || 1;
     return blend(parts, docs, partIdf, docIdf, pool, limit);
   }
@@ -131,17 +138,24 @@ export class SqliteLexicalRanker {
   }
 
   /** The best `pool` parts by their own BM25, with their document's row when asked (-1 otherwise). */
-  private parts(t: string, match: string, filter: FilterExpr | undefined, pool: number, titleWeight: number, withDocs: boolean): { id: number; d: number; s: number }[] {
+  private async parts(
+    t: string,
+    match: string,
+    filter: FilterExpr | undefined,
+    pool: number,
+    titleWeight: number,
+    withDocs: boolean,
+    onThread: boolean,
+  ): Promise<{ id: number; d: number; s: number }[]> {
     const bm25 = `bm25(${t}_fts, 1.0, ${titleWeight})`;
     if (filter) {
       const params: unknown[] = [match];
       const where = filterToSql(filter, params);
-      return this.sqlite
-        .statement(`SELECT p.rowid AS id, p.doc_row AS d, -${bm25} AS s FROM ${t}_fts JOIN ${t}_parts p ON p.rowid = ${t}_fts.rowid WHERE ${t}_fts MATCH ? AND ${where} ORDER BY ${bm25} LIMIT ?`)
-        .all(...params, pool) as { id: number; d: number; s: number }[];
+      const sql = `SELECT p.rowid AS id, p.doc_row AS d, -${bm25} AS s FROM ${t}_fts JOIN ${t}_parts p ON p.rowid = ${t}_fts.rowid WHERE ${t}_fts MATCH ? AND ${where} ORDER BY ${bm25} LIMIT ?`;
+      return this.reader.all(sql, [...params, pool], { onThread });
     }
     // Without a filter, rank on the FTS table alone and read only the winners' document rows.
-    const ranked = this.sqlite.statement(`SELECT rowid AS id, -${bm25} AS s FROM ${t}_fts WHERE ${t}_fts MATCH ? ORDER BY ${bm25} LIMIT ?`).all(match, pool) as { id: number; s: number }[];
+    const ranked = await this.reader.all<{ id: number; s: number }>(`SELECT rowid AS id, -${bm25} AS s FROM ${t}_fts WHERE ${t}_fts MATCH ? ORDER BY ${bm25} LIMIT ?`, [match, pool], { onThread });
     if (ranked.length === 0 || !withDocs) return ranked.map((r) => ({ ...r, d: -1 }));
     const docRows = this.sqlite
       .statement(`SELECT rowid, doc_row FROM ${t}_parts WHERE rowid IN (SELECT value FROM json_each(?))`)

@@ -10,11 +10,12 @@ import { IndexedDocument, RankedPart, SearchHit, SearchIndex, SearchOp, SearchRe
 import { fuseRanked, hitsOfRows, partColumns, PartRow, parsedOncePerDocument, toHit } from './sqlite-part-rows';
 import { fieldSql, filterToSql } from '../../sqlite/sqlite-filter';
 import { Fts5Merges } from './fts5-merges';
-import { Fts5Stemmer, FTS5_TOKENIZE } from './fts5-statistics';
+import { Fts5Stemmer, FTS5_TOKENIZE, fts5RowCount } from './fts5-statistics';
 import { LEXICAL_TUNING, SqliteLexicalRanker } from './sqlite-lexical';
 import { LexicalIndexOptions, SqliteLexicalIndex } from './sqlite-lexical-index';
 import { AnnOptions, SqliteVectorAnn } from './sqlite-vector-ann';
 import { SqliteDocumentWrites } from './sqlite-document-writes';
+import { READ_THREAD_MIN_ROWS, SqliteReader } from './read-thread-client';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS si_indexes (
@@ -47,6 +48,8 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
   /** Tables whose rows it changed, told to the lexical postings once it commits. */
   private written = new Set<number>();
   private readonly documents: SqliteDocumentWrites;
+  /** Statements that scan a large table, on a thread of their own (read-thread-client.ts). */
+  private readonly reader: SqliteReader;
 
   constructor(
     private readonly sqlite: SqliteDatabase,
@@ -57,7 +60,8 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     sqlite.db.exec(SCHEMA);
     const { partTitleWeight, documentTitleWeight } = LEXICAL_TUNING;
     this.postings = new SqliteLexicalIndex(sqlite, { partWeights: [1, partTitleWeight], documentWeights: [1, documentTitleWeight], ...lexical });
-    this.ranker = new SqliteLexicalRanker(sqlite, this.stemmer, this.postings);
+    this.reader = new SqliteReader(sqlite);
+    this.ranker = new SqliteLexicalRanker(sqlite, this.stemmer, this.postings, this.reader);
     // Added after the first release: files made before have the table without it.
     const columns = sqlite.db.prepare('PRAGMA table_info(si_indexes)').all() as { name: string }[];
     if (!columns.some((c) => c.name === 'incarnation')) sqlite.db.exec('ALTER TABLE si_indexes ADD COLUMN incarnation TEXT');
@@ -74,6 +78,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
   close(): Promise<void> {
     this.merges.close();
     this.postings.close();
+    void this.reader.close();
     return this.ann.close();
   }
 
@@ -179,7 +184,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
   private async rankIn(tid: number, request: SearchRequest & { readonly mode: 'lexical' | 'vector' }): Promise<RankedPart[]> {
     const { filter, limit } = request;
     if (request.mode === 'lexical') {
-      return this.ranker.rank(tid, request.text ?? '', filter, limit).map((r) => ({ ref: r.id, textScore: r.raw, lexicalRelevance: r.relevance, score: r.relevance }));
+      return (await this.ranker.rank(tid, request.text ?? '', filter, limit)).map((r) => ({ ref: r.id, textScore: r.raw, lexicalRelevance: r.relevance, score: r.relevance }));
     }
     if (!request.vector) return [];
     const toRanked = ({ id, s }: { id: number; s: number }) => ({ ref: id, vectorDistance: s, score: 1 - s });
@@ -187,7 +192,13 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     if (approximate) return approximate.map(toRanked);
     const params: unknown[] = [Buffer.from(new Float32Array(request.vector).buffer)];
     const where = filter ? ` AND ${filterToSql(filter, params)}` : '';
-    const exact = this.stmt(`SELECT p.rowid AS id, vec_distance_cosine(p.vector, ?) AS s FROM si_${tid}_parts p WHERE p.vector IS NOT NULL${where} ORDER BY s LIMIT ?`).all(...params, limit) as { id: number; s: number }[];
+    // The exact scan reads every vector: at a million parts (the graph loading or behind) ~1 s, off the loop.
+    const onThread = fts5RowCount(this.sqlite, `si_${tid}_fts`) >= READ_THREAD_MIN_ROWS;
+    const exact = await this.reader.all<{ id: number; s: number }>(
+      `SELECT p.rowid AS id, vec_distance_cosine(p.vector, ?) AS s FROM si_${tid}_parts p WHERE p.vector IS NOT NULL${where} ORDER BY s LIMIT ?`,
+      [...params, limit],
+      { onThread },
+    );
     return exact.map(toRanked);
   }
 

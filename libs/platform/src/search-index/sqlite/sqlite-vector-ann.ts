@@ -111,7 +111,9 @@ class ThreadWhenNeeded implements AnnHost {
     const { head } = this.position(tid);
     const last = this.counted.get(tid);
     if (last && last.count + (head - last.seq) < this.minVectors) return false;
-    const count = this.sqlite.statement(`SELECT COUNT(*) FROM si_${tid}_parts WHERE vector IS NOT NULL`).pluck().get() as number;
+    // Counted up to the bound only, which is all the question needs: counting every vector read every page of the
+    // table (~6 s at a million parts, on the event loop, at the first vector query after a start).
+    const count = this.sqlite.statement(`SELECT COUNT(*) FROM (SELECT 1 FROM si_${tid}_parts WHERE vector IS NOT NULL LIMIT ?)`).pluck().get(this.minVectors) as number;
     this.counted.set(tid, { count, seq: head });
     return count >= this.minVectors;
   }

@@ -1,0 +1,81 @@
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { SqliteDatabase } from '../../sqlite/sqlite-database';
+import type { ReadReply, ReadRequest } from './read-thread';
+
+/** A table with fewer rows is read on the main connection: a statement there takes less than the hop to the thread. */
+export const READ_THREAD_MIN_ROWS = 20_000;
+
+/**
+ * Runs a read statement on the read thread (read-thread.ts), started at first use, or on the main connection when
+ * the database has no file (in memory), the thread could not start or has failed, or `onThread` is false.
+ * A statement that fails on the thread (a table dropped meanwhile) runs again here, where its error is the caller's.
+ */
+export class SqliteReader {
+  private worker?: Worker;
+  private readonly pending = new Map<number, (reply: ReadReply) => void>();
+  private nextId = 1;
+  private broken: boolean;
+  /** Statements the thread answered (benches and tests). */
+  answered = 0;
+
+  constructor(private readonly sqlite: SqliteDatabase) {
+    const path = sqlite.options.path;
+    this.broken = path === ':memory:' || path === '';
+  }
+
+  async all<T>(sql: string, params: readonly unknown[], options: { raw?: boolean; onThread: boolean }): Promise<T[]> {
+    const raw = options.raw ?? false;
+    if (options.onThread && !this.broken) {
+      const reply = await this.request(sql, params, raw);
+      if (reply && 'rows' in reply) {
+        this.answered++;
+        return reply.rows as T[];
+      }
+    }
+    const statement = this.sqlite.statement(sql);
+    return (raw ? statement.raw(true) : statement.raw(false)).all(...params) as T[];
+  }
+
+  close(): Promise<number> | undefined {
+    this.broken = true;
+    return this.worker?.terminate();
+  }
+
+  private started(): Worker {
+    if (this.worker) return this.worker;
+    // From TypeScript sources (tests, ts-node) the thread needs the same loaders; the build runs the .js file.
+    const fromSource = __filename.endsWith('.ts');
+    const worker = new Worker(join(__dirname, fromSource ? 'read-thread.ts' : 'read-thread.js'), {
+      workerData: { path: this.sqlite.options.path },
+      execArgv: fromSource ? ['-r', 'ts-node/register/transpile-only'] : [],
+    });
+    worker.unref();
+    worker.on('message', (reply: ReadReply) => {
+      if ('startFailed' in reply) return this.fail();
+      const settle = this.pending.get(reply.id);
+      this.pending.delete(reply.id);
+      if (this.pending.size === 0) worker.unref();
+      settle?.(reply);
+    });
+    worker.on('error', () => this.fail());
+    worker.on('exit', () => this.fail());
+    return (this.worker = worker);
+  }
+
+  private request(sql: string, params: readonly unknown[], raw: boolean): Promise<ReadReply | undefined> {
+    const worker = this.started();
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.pending.set(id, resolve);
+      worker.ref();
+      worker.postMessage({ id, sql, params, raw } satisfies ReadRequest);
+    });
+  }
+
+  private fail(): void {
+    this.broken = true;
+    for (const settle of this.pending.values()) settle({ id: 0, error: 'the read thread stopped' });
+    this.pending.clear();
+  }
+}

@@ -1,0 +1,66 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteDatabase } from '../../sqlite/sqlite-database';
+import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
+import type { SearchOp } from '../search-index.port';
+import { READ_THREAD_MIN_ROWS, SqliteReader } from './read-thread-client';
+import { SqliteSearchIndex } from './sqlite-search-index';
+
+describe('statements that scan a large table run on the read thread', () => {
+  let dir: string;
+  let sqlite: SqliteDatabase;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'read-thread-'));
+    sqlite = new SqliteDatabase({ path: join(dir, 'service.db'), synchronous: 'NORMAL' });
+  });
+  afterEach(() => {
+    sqlite.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers as the main connection does, while the event loop keeps turning', async () => {
+    const reader = new SqliteReader(sqlite);
+    sqlite.db.exec('CREATE TABLE t (n INTEGER); INSERT INTO t VALUES (1), (2), (3)');
+    const sql = 'SELECT n, n * 2 AS twice FROM t WHERE n >= ? ORDER BY n';
+    expect(await reader.all(sql, [2], { onThread: true })).toEqual(await reader.all(sql, [2], { onThread: false }));
+    expect(await reader.all(sql, [2], { onThread: true, raw: true })).toEqual([[2, 4], [3, 6]]);
+    expect(reader.answered).toBe(2);
+    // A statement of ~0.3 s: on the thread, the loop turns meanwhile; on the main connection it could not.
+    let turns = 0;
+    let stop = false;
+    const tick = () => {
+      turns++;
+      if (!stop) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const long = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?) SELECT COUNT(*) AS n FROM c';
+    expect(await reader.all(long, [2_000_000], { onThread: true })).toEqual([{ n: 2_000_000 }]);
+    stop = true;
+    expect(turns).toBeGreaterThan(10);
+    await reader.close();
+    // Closed, it reads on the main connection.
+    expect(await reader.all(sql, [3], { onThread: true })).toEqual([{ n: 3, twice: 6 }]);
+    expect(reader.answered).toBe(3);
+  });
+
+  it('ranks a large table by FTS5 and by the exact vector scan there, finding the part asked for', async () => {
+    const index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), { minVectors: Infinity }, { minRows: Infinity });
+    await index.prepare({ name: 'search', version: 1 }, 1);
+    await index.activate({ name: 'search', version: 1 }, 1);
+    const docs = Math.ceil(READ_THREAD_MIN_ROWS / 100) + 1;
+    const ops: SearchOp[] = [{ op: 'createIndex', index: 'c', dimensions: 3 }];
+    for (let d = 0; d < docs; d++) {
+      const parts = Array.from({ length: 100 }, (_, seq) => ({ seq, text: `common words w${d}x${seq}`, partMetadata: {}, vector: [1, d / docs, seq / 100] }));
+      ops.push({ op: 'upsertDocument', index: 'c', document: { documentId: `d${d}`, documentMetadata: {}, parts } });
+    }
+    await index.applyBatch('search', 1, [{ position: 1, ops }], 1);
+    const reader = (index as unknown as { reader: SqliteReader }).reader;
+    const lexical = await index.search('c', { mode: 'lexical', text: 'w17x42 common', limit: 3 });
+    expect(lexical[0]).toMatchObject({ documentId: 'd17', seq: 42 });
+    const vector = await index.search('c', { mode: 'vector', vector: [1, 17 / docs, 0.42], limit: 1 });
+    expect(vector[0]).toMatchObject({ documentId: 'd17', seq: 42 });
+    expect(reader.answered).toBe(3); // the parts' and the documents' bm25(), the exact scan
+    await index.close();
+  });
+});
