@@ -1,4 +1,4 @@
-import { isDomainError } from '@lib/platform';
+import { isDomainError, turnsDuring } from '@lib/platform';
 import { CoreDocumentDto, StructuredDocumentDto } from '../corpora/document.dto';
 import { validateBody, validateBodyInSlices } from './validation';
 
@@ -34,15 +34,7 @@ describe('validating a document of many parts a slice at a time', () => {
   });
 
   it('gives the event loop turns while it validates', async () => {
-    let turns = 0;
-    let stop = false;
-    const tick = () => {
-      turns++;
-      if (!stop) setImmediate(tick);
-    };
-    setImmediate(tick);
-    const dto = await validateBodyInSlices(CoreDocumentDto, { id: 'd', type: 'core', document_parts: parts(5_000) });
-    stop = true;
+    const { value: dto, turns } = await turnsDuring(() => validateBodyInSlices(CoreDocumentDto, { id: 'd', type: 'core', document_parts: parts(5_000) }));
     expect(dto.document_parts).toHaveLength(5_000);
     expect(turns).toBeGreaterThanOrEqual(9);
   });

@@ -6,3 +6,22 @@
  * same turn, before any timer. Two immediates always span the timers and poll phases of a turn.
  */
 export const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+
+/**
+ * Runs `work` and counts the turns the event loop took meanwhile: tests of work that must leave other requests a
+ * turn (a large document, a long scan on a thread). Work that holds the loop throughout counts none.
+ */
+export async function turnsDuring<T>(work: () => Promise<T>): Promise<{ value: T; turns: number }> {
+  let turns = 0;
+  let done = false;
+  const tick = () => {
+    turns++;
+    if (!done) setImmediate(tick);
+  };
+  setImmediate(tick);
+  try {
+    return { value: await work(), turns };
+  } finally {
+    done = true;
+  }
+}

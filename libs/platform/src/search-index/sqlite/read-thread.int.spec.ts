@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { turnsDuring } from '../../kernel/yield';
 import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
 import type { SearchOp } from '../search-index.port';
@@ -27,16 +28,9 @@ describe('statements that scan a large table run on the read thread', () => {
     expect(await reader.all(sql, [2], { onThread: true, raw: true })).toEqual([[2, 4], [3, 6]]);
     expect(reader.answered).toBe(2);
     // A statement of ~0.3 s: on the thread, the loop turns meanwhile; on the main connection it could not.
-    let turns = 0;
-    let stop = false;
-    const tick = () => {
-      turns++;
-      if (!stop) setImmediate(tick);
-    };
-    setImmediate(tick);
     const long = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?) SELECT COUNT(*) AS n FROM c';
-    expect(await reader.all(long, [2_000_000], { onThread: true })).toEqual([{ n: 2_000_000 }]);
-    stop = true;
+    const { value, turns } = await turnsDuring(() => reader.all(long, [2_000_000], { onThread: true }));
+    expect(value).toEqual([{ n: 2_000_000 }]);
     expect(turns).toBeGreaterThan(10);
     await reader.close();
     // Closed, it reads on the main connection.

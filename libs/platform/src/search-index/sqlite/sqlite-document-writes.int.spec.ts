@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PositionedOps } from '../../projections/projection';
+import { turnsDuring } from '../../kernel/yield';
 import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
 import type { IndexedDocument, SearchOp } from '../search-index.port';
@@ -48,43 +49,32 @@ describe('SqliteSearchIndex: a large document written ahead of its batch', () =>
   const hits = async (text: string) => (await index.search('c', { mode: 'lexical', text, limit: 20 })).map((h) => [h.documentId, h.seq, h.score]);
   const partCount = (id: string) => sqlite.db.prepare('SELECT COUNT(*) FROM si_1_parts WHERE doc_id = ?').pluck().get(id);
 
-  beforeEach(async () => {
+  /** A fresh database file with the index and one small document. */
+  const fresh = async () => {
     dir = mkdtempSync(join(tmpdir(), 'si-ahead-'));
     position = 0;
     open();
     await index.prepare({ name: P, version: 1 }, 1);
     await index.activate({ name: P, version: 1 }, 1);
     await index.applyBatch(P, 1, batchOf({ op: 'createIndex', index: 'c', dimensions: 3 }, upsert(small('a', 'shared words of a small one'))), position);
-  });
-  afterEach(async () => {
+  };
+  const discard = async () => {
     await close();
     rmSync(dir, { recursive: true, force: true });
-  });
+  };
+  beforeEach(fresh);
+  afterEach(discard);
 
   it('gives the loop turns while it writes, and ends as the same document written in one transaction', async () => {
     const doc = large('big', 4 * AHEAD_SLICE_PARTS + 10);
-    let turns = 0;
-    const tick = () => {
-      turns++;
-      if (!stop) setImmediate(tick);
-    };
-    let stop = false;
-    setImmediate(tick);
-    await apply(batchOf(upsert(doc)));
-    stop = true;
+    const { turns } = await turnsDuring(() => apply(batchOf(upsert(doc))));
     // One turn at least between each slice (four of parts, one for the document row): written in one step, none.
     expect(turns).toBeGreaterThanOrEqual(5);
     const ahead = { words: await hits('w3 shared'), title: await hits('section 4'), parts: await index.documentParts('c', 'big') };
 
     // The reference: the same document in the batch's one transaction (no write-ahead).
-    await close();
-    rmSync(dir, { recursive: true, force: true });
-    dir = mkdtempSync(join(tmpdir(), 'si-ahead-'));
-    position = 0;
-    open();
-    await index.prepare({ name: P, version: 1 }, 1);
-    await index.activate({ name: P, version: 1 }, 1);
-    await index.applyBatch(P, 1, batchOf({ op: 'createIndex', index: 'c', dimensions: 3 }, upsert(small('a', 'shared words of a small one'))), position);
+    await discard();
+    await fresh();
     const batch = batchOf(upsert(doc));
     await index.applyBatch(P, 1, batch, position);
     expect({ words: await hits('w3 shared'), title: await hits('section 4'), parts: await index.documentParts('c', 'big') }).toEqual(ahead);
