@@ -20,6 +20,7 @@ export async function lexicalHttpBench(args: string[]): Promise<void> {
   const { started } = service;
   const search = started.infra.search as SqliteSearchIndex;
   try {
+    const queries = [...loadSciFact('test').queries.values()];
     // After the start: the first query (hybrid, the default), then lexical queries while the postings are built
     // (FTS5 answers them), with /health timed from another thread: what a restart costs callers.
     const pinger = startHealthPinger(started.url);
@@ -27,7 +28,7 @@ export async function lexicalHttpBench(args: string[]): Promise<void> {
     await service.call('POST', '/v2/corpora/scale/query', { query: 'warm up', search: { limit: 1 } });
     const firstQueryMs = now() - firstStarted;
     const duringBuild: number[] = [];
-    for (const q of [...loadSciFact('test').queries.values()].slice(0, 10)) {
+    for (const q of queries.slice(0, 10)) {
       const t = now();
       await service.call('POST', '/v2/corpora/scale/query', { query: q, search: { limit: 10, lexical_interpolation: 1 } });
       duringBuild.push(now() - t);
@@ -55,7 +56,6 @@ export async function lexicalHttpBench(args: string[]): Promise<void> {
         ranking.push(now() - t);
       }
     };
-    const queries = [...loadSciFact('test').queries.values()];
     const asked = (qs: string[]) => qs.map((q) => ({ method: 'POST', path: '/v2/corpora/scale/query', body: { query: q, search: { limit: 10, lexical_interpolation: 1 } } }));
     const rows: Record<string, unknown>[] = [];
     for (let r = 0; r < rounds; r++) {

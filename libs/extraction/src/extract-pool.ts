@@ -1,8 +1,8 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
-import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { ParseRequest } from './extract-worker';
 import { ExtractedDocument, ExtractionError, ExtractionErrorKind, ExtractOptions } from './extracted';
+import { siblingWorker } from '@lib/platform';
 
 type Reply = { ready: true } | { id: number; document: ExtractedDocument; threadId: number } | { id: number; error: { kind: ExtractionErrorKind; message: string } };
 
@@ -108,11 +108,9 @@ export class ExtractionPool implements OnModuleDestroy {
   }
 
   private spawn(): Worker {
-    // From TypeScript sources (tests, ts-node) the worker needs the same loaders; the build runs the .js file.
-    const fromSource = __filename.endsWith('.ts');
-    const worker = new Worker(join(__dirname, fromSource ? 'extract-worker.ts' : 'extract-worker.js'), {
-      execArgv: fromSource ? ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'] : [],
+    const worker = siblingWorker(__dirname, 'extract-worker', {
       resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb },
+      aliases: true,
     });
     worker.unref();
     this.running.set(worker, undefined);

@@ -45,14 +45,19 @@ export function validateBody<T extends object>(cls: new () => T, body: unknown, 
  * past its `@ArrayMaxSize` is reported before any of its elements is validated.
  */
 export function checkDto<T extends object>(cls: new () => T, body: Record<string, unknown>, options: ValidatorOptions = {}): { instance: T; errors: Record<string, string> } {
-  let instance: T;
+  const built = buildDto(cls, body);
+  if ('errors' in built) return { instance: undefined as unknown as T, errors: built.errors };
+  return { instance: built.instance, errors: fieldErrors(validateSync(built.instance, options)) };
+}
+
+/** The DTO built from a body, or the error of an array past its `@ArrayMaxSize` (found before any element is validated). */
+function buildDto<T extends object>(cls: new () => T, body: Record<string, unknown>): { instance: T } | { errors: Record<string, string> } {
   try {
-    instance = toDto(cls, body);
+    return { instance: toDto(cls, body) };
   } catch (e) {
-    if (e instanceof TooManyElements) return { instance: undefined as unknown as T, errors: { [e.path]: e.message } };
+    if (e instanceof TooManyElements) return { errors: { [e.path]: e.message } };
     throw e;
   }
-  return { instance, errors: fieldErrors(validateSync(instance, options)) };
 }
 
 /** Nested elements validated between two turns of the event loop. */
@@ -68,27 +73,22 @@ const ELEMENTS_PER_TURN = 500;
  */
 export async function validateBodyInSlices<T extends object>(cls: new () => T, body: unknown): Promise<T> {
   requireObject(body);
-  let instance: T;
-  try {
-    instance = toDto(cls, body);
-  } catch (e) {
-    if (e instanceof TooManyElements) throw validationError({ [e.path]: e.message });
-    throw e;
-  }
+  const built = buildDto(cls, body);
+  if ('errors' in built) throw validationError(built.errors);
+  const { instance } = built;
   const fields = instance as Record<string, unknown>;
-  const long = Object.keys(fields).filter((key) => {
-    const value = fields[key];
+  const long = Object.entries(fields).filter((entry): entry is [string, object[]] => {
+    const [key, value] = entry;
     const type = nestedTypeOf(cls, key);
     return Array.isArray(value) && value.length > ELEMENTS_PER_TURN && type !== undefined && value.every((v) => v instanceof type);
   });
-  const rest = long.map((key) => fields[key] as object[]);
-  long.forEach((key, i) => (fields[key] = rest[i].slice(0, 1)));
+  for (const [key, elements] of long) fields[key] = elements.slice(0, 1);
   const errors = fieldErrors(validateSync(instance, BODY_OPTIONS));
-  long.forEach((key, i) => (fields[key] = rest[i]));
-  for (const [k, key] of long.entries()) {
-    for (let from = 1; from < rest[k].length; from += ELEMENTS_PER_TURN) {
+  for (const [key, elements] of long) fields[key] = elements;
+  for (const [key, elements] of long) {
+    for (let from = 1; from < elements.length; from += ELEMENTS_PER_TURN) {
       await yieldToLoop();
-      rest[k].slice(from, from + ELEMENTS_PER_TURN).forEach((element, j) => Object.assign(errors, fieldErrors(validateSync(element, BODY_OPTIONS), `${key}.${from + j}`)));
+      elements.slice(from, from + ELEMENTS_PER_TURN).forEach((element, j) => Object.assign(errors, fieldErrors(validateSync(element, BODY_OPTIONS), `${key}.${from + j}`)));
     }
   }
   if (Object.keys(errors).length) throw validationError(errors);

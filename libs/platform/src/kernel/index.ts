@@ -9,3 +9,4 @@ export * from './clock';
 export * from './yield';
 export * from '../event-store/events';
 export * from './url-credentials';
+export * from './sibling-worker';

@@ -1,7 +1,7 @@
-import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { SqliteDatabase } from './sqlite-database';
 import type { CheckpointerOptions } from './sqlite-checkpointer-thread';
+import { siblingWorker } from '../kernel/sibling-worker';
 
 /**
  * Takes a database's WAL checkpoints off its connection onto a thread (sqlite-checkpointer-thread.ts). With the
@@ -14,11 +14,8 @@ export class SqliteCheckpointer {
   private closed = false;
 
   constructor(sqlite: SqliteDatabase, intervalMs = 200) {
-    // From TypeScript sources (tests, ts-node) the thread needs the same loaders; the build runs the .js file.
-    const fromSource = __filename.endsWith('.ts');
-    this.worker = new Worker(join(__dirname, fromSource ? 'sqlite-checkpointer-thread.ts' : 'sqlite-checkpointer-thread.js'), {
+    this.worker = siblingWorker(__dirname, 'sqlite-checkpointer-thread', {
       workerData: { path: sqlite.options.path, intervalMs } satisfies CheckpointerOptions,
-      execArgv: fromSource ? ['-r', 'ts-node/register/transpile-only'] : [],
     });
     // A checkpointer keeps no process alive. One that is lost gives checkpoints back to the connection, so the WAL
     // cannot grow without bound.

@@ -1,7 +1,7 @@
-import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { SandboxReply, SandboxTask } from './sandbox-worker';
+import { siblingWorker } from '@lib/platform';
 
 /** Longest a jq program or a pattern may run when the tool gives no shorter bound. */
 export const SANDBOX_DEADLINE_MS = 2_000;
@@ -61,11 +61,9 @@ export class SandboxPool implements OnModuleDestroy {
   }
 
   private spawn(): void {
-    // From TypeScript sources (tests, ts-node) the worker needs the same loaders; the build runs the .js file.
-    const fromSource = __filename.endsWith('.ts');
-    const worker = new Worker(join(__dirname, fromSource ? 'sandbox-worker.ts' : 'sandbox-worker.js'), {
-      execArgv: fromSource ? ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'] : [],
+    const worker = siblingWorker(__dirname, 'sandbox-worker', {
       resourceLimits: { maxOldGenerationSizeMb: HEAP_MB },
+      aliases: true,
     });
     worker.unref();
     this.starting.add(worker);

@@ -1,7 +1,7 @@
-import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { GroupOutcome, PendingAppend } from './sqlite-appender';
 import type { WriterReply, WriterRequest, WriterThreadOptions } from './sqlite-writer-thread';
+import { siblingWorker } from '../../kernel/sibling-worker';
 
 /**
  * The main thread's side of the writer thread. One group is in flight at a time: appends made while it commits
@@ -26,11 +26,8 @@ export class SqliteWriter {
     private readonly onCommitted: (items: readonly PendingAppend[], result: GroupOutcome) => void,
     private readonly commitInline?: (items: readonly PendingAppend[]) => GroupOutcome,
   ) {
-    // From TypeScript sources (tests, ts-node) the thread needs the same loaders; the build runs the .js file.
-    const fromSource = __filename.endsWith('.ts');
-    this.worker = new Worker(join(__dirname, fromSource ? 'sqlite-writer-thread.ts' : 'sqlite-writer-thread.js'), {
+    this.worker = siblingWorker(__dirname, 'sqlite-writer-thread', {
       workerData: options,
-      execArgv: fromSource ? ['-r', 'ts-node/register/transpile-only'] : [],
     });
     // Idle, the thread keeps no process alive; while a group is out it does (a script awaiting an append).
     this.worker.unref();

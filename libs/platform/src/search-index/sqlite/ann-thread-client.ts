@@ -1,7 +1,7 @@
-import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { AnnCandidates, AnnOptions } from './ann-graphs';
 import type { AnnReply, AnnRequest, AnnThreadOptions } from './ann-thread';
+import { siblingWorker } from '../../kernel/sibling-worker';
 
 /**
  * The main thread's side of the graph thread (ann-thread.ts). Queries are messages answered in order; if the
@@ -14,11 +14,8 @@ export class AnnThreadClient {
   private broken = false;
 
   constructor(path: string, ann: AnnOptions) {
-    // From TypeScript sources (tests, ts-node) the thread needs the same loaders; the build runs the .js file.
-    const fromSource = __filename.endsWith('.ts');
-    this.worker = new Worker(join(__dirname, fromSource ? 'ann-thread.ts' : 'ann-thread.js'), {
+    this.worker = siblingWorker(__dirname, 'ann-thread', {
       workerData: { path, ann } satisfies AnnThreadOptions,
-      execArgv: fromSource ? ['-r', 'ts-node/register/transpile-only'] : [],
     });
     // A thread keeping graphs keeps no process alive by itself; one answering a request does.
     this.worker.unref();

@@ -1,8 +1,8 @@
-import { join } from 'node:path';
-import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, type Worker } from 'node:worker_threads';
 import type { IdTopK } from './lexical-bounds';
 import type { RangeJob, RangeRanker } from './lexical-split';
 import type { LexicalAnswer, LexicalJob, LexicalThreadData } from './lexical-thread';
+import { siblingWorker } from '../../kernel/sibling-worker';
 
 /** Longest wait for the thread's answer before it is deemed broken (a hostile query's range takes ~0.1 s). */
 const ANSWER_TIMEOUT_MS = 5_000;
@@ -25,12 +25,9 @@ export class LexicalThreadClient implements RangeRanker {
 
   /** `takeBack: false` always waits for the thread (tests that must see its answers). */
   constructor(private readonly options: { readonly takeBack?: boolean } = {}) {
-    // From TypeScript sources (tests, ts-node) the thread needs the same loaders; the build runs the .js file.
-    const fromSource = __filename.endsWith('.ts');
-    this.worker = new Worker(join(__dirname, fromSource ? 'lexical-thread.ts' : 'lexical-thread.js'), {
+    this.worker = siblingWorker(__dirname, 'lexical-thread', {
       workerData: { signal: this.signal, answers: this.answers.port2 } satisfies LexicalThreadData,
       transferList: [this.answers.port2],
-      execArgv: fromSource ? ['-r', 'ts-node/register/transpile-only'] : [],
     });
     // It holds no work of its own between queries: it never keeps the process alive.
     this.worker.unref();

@@ -1,7 +1,7 @@
-import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { SqliteDatabase } from '../../sqlite/sqlite-database';
 import type { ReadReply, ReadRequest } from './read-thread';
+import { siblingWorker } from '../../kernel/sibling-worker';
 
 /** A table with fewer rows is read on the main connection: a statement there takes less than the hop to the thread. */
 export const READ_THREAD_MIN_ROWS = 20_000;
@@ -44,11 +44,8 @@ export class SqliteReader {
 
   private started(): Worker {
     if (this.worker) return this.worker;
-    // From TypeScript sources (tests, ts-node) the thread needs the same loaders; the build runs the .js file.
-    const fromSource = __filename.endsWith('.ts');
-    const worker = new Worker(join(__dirname, fromSource ? 'read-thread.ts' : 'read-thread.js'), {
+    const worker = siblingWorker(__dirname, 'read-thread', {
       workerData: { path: this.sqlite.options.path },
-      execArgv: fromSource ? ['-r', 'ts-node/register/transpile-only'] : [],
     });
     worker.unref();
     worker.on('message', (reply: ReadReply) => {
