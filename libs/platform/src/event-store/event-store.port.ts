@@ -70,7 +70,9 @@ export interface Subscription extends AsyncIterable<RecordedEvent> {
 export interface WaitForAppendOptions {
   /** The event types the caller reads; appends of other types only advance it. */
   readonly types?: readonly string[];
-  /** Called with the new position when appends holding none of `types` were passed over without waking. */
+  /** The stream categories the caller reads; with `types` too, an event must match both (as a filter). */
+  readonly categories?: readonly string[];
+  /** Called with the new position when appends holding none of `types` (or `categories`) were passed over without waking. */
   readonly onSkipped?: (position: number) => void;
 }
 
@@ -87,7 +89,7 @@ export interface EventStore {
   headPosition(): Promise<number>;
   /**
    * Resolves when the log holds an event after `position`, or after `timeoutMs`, whichever is first. With
-   * `types`, an append this process can tell holds none of them (and follows on from what the caller has seen)
+   * `types` (or `categories`), an append this process can tell holds none of them (and follows on from what the caller has seen)
    * need not wake the caller: `onSkipped` is told the position it reaches instead. A hint: an adapter may
    * resolve on any append.
    */

@@ -18,7 +18,7 @@ describeEventStoreContract('SqliteEventStore', async () => {
   };
 });
 
-describe('SqliteEventStore.waitForAppend with types', () => {
+describe('SqliteEventStore.waitForAppend with a filter', () => {
   const setup = () => {
     const sqlite = new SqliteDatabase({ path: ':memory:' });
     return { sqlite, store: new SqliteEventStore(sqlite) };
@@ -35,6 +35,24 @@ describe('SqliteEventStore.waitForAppend with types', () => {
     expect(skipped).toEqual([usage.position]);
     await store.append('a-1', [testEvent('Wanted')]);
     expect(await settled(waited)).toBe(true);
+    sqlite.close();
+  });
+
+  it('passes over an append to other categories, and with types and categories over one matching only either', async () => {
+    const { sqlite, store } = setup();
+    const skipped: number[] = [];
+    const waited = store.waitForAppend(await store.headPosition(), 5000, { categories: ['timer'], onSkipped: (p) => skipped.push(p) });
+    const usage = await store.append('usage-1', [testEvent('Fired')]);
+    expect(await settled(waited)).toBe(false);
+    expect(skipped).toEqual([usage.position]);
+    await store.append('timer-1', [testEvent('Other')]);
+    expect(await settled(waited)).toBe(true);
+    const both = store.waitForAppend(await store.headPosition(), 5000, { types: ['Fired'], categories: ['timer'] });
+    await store.append('usage-2', [testEvent('Fired')]);
+    await store.append('timer-2', [testEvent('Other')]);
+    expect(await settled(both)).toBe(false);
+    await store.append('timer-3', [testEvent('Fired')]);
+    expect(await settled(both)).toBe(true);
     sqlite.close();
   });
 
@@ -63,7 +81,7 @@ describe('SqliteEventStore.waitForAppend with types', () => {
   });
 });
 
-describe('SqliteEventStore.subscribeToAll with types', () => {
+describe('SqliteEventStore.subscribeToAll with a filter', () => {
   it('reads no page for appends holding none of its types, and delivers the next that holds one', async () => {
     const sqlite = new SqliteDatabase({ path: ':memory:' });
     const store = new SqliteEventStore(sqlite);
@@ -81,5 +99,22 @@ describe('SqliteEventStore.subscribeToAll with types', () => {
     await sub.close();
     sqlite.close();
   });
-});
 
+  it('reads no page for appends to other categories (the durable timers), and delivers the next in its category', async () => {
+    const sqlite = new SqliteDatabase({ path: ':memory:' });
+    const store = new SqliteEventStore(sqlite);
+    const sub = store.subscribeToAll({ filter: { categories: ['timer'] } });
+    const it = sub[Symbol.asyncIterator]();
+    const next = it.next();
+    await sub.caughtUp;
+    await new Promise((r) => setImmediate(r));
+    const readAll = jest.spyOn(store, 'readAllSync');
+    for (let i = 0; i < 20; i++) await store.append(`usage-${i}`, [testEvent('Other')]);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(readAll.mock.calls.length).toBeLessThanOrEqual(2);
+    await store.append('timer-1', [testEvent('Other', { n: 2 })]);
+    expect(((await next).value as { data: unknown }).data).toEqual({ n: 2 });
+    await sub.close();
+    sqlite.close();
+  });
+});

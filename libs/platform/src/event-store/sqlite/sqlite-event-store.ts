@@ -18,7 +18,7 @@ import {
   SubscribeToStreamOptions,
   WaitForAppendOptions,
 } from '../event-store.port';
-import { NewEvent, RecordedEvent } from '../events';
+import { categoryOf, NewEvent, RecordedEvent } from '../events';
 
 /** What one commit added, as told to in-process waiters. */
 interface Appended {
@@ -26,6 +26,8 @@ interface Appended {
   readonly after: number;
   readonly head: number;
   readonly types: ReadonlySet<string>;
+  /** The categories of the streams written. */
+  readonly categories: ReadonlySet<string>;
 }
 
 export interface SqliteEventStoreOptions {
@@ -120,14 +122,16 @@ export class SqliteEventStore implements EventStore {
     let head = 0;
     let after = Number.MAX_SAFE_INTEGER;
     const types = new Set<string>();
+    const categories = new Set<string>();
     for (const [i, o] of result.outcomes.entries()) {
       if (!('ok' in o) || !o.ok.appended) continue;
       this.recent.add(items[i].streamId, items[i].events, o.ok.position, o.ok.nextExpectedRevision, o.ok.recordedAt);
       head = Math.max(head, o.ok.position);
       after = Math.min(after, o.ok.position - o.ok.count);
       o.ok.types.forEach((t) => types.add(t));
+      categories.add(categoryOf(items[i].streamId));
     }
-    if (head > 0) this.notifyAppended({ after, head, types });
+    if (head > 0) this.notifyAppended({ after, head, types, categories });
   }
 
   private notifyAppended(appended: Appended): void {
@@ -145,7 +149,7 @@ export class SqliteEventStore implements EventStore {
     const result = this.sqlite.transaction(() => this.appender.appendChecked({ streamId, events: encoded, options }));
     if (result.appended) {
       this.recent.add(streamId, encoded, result.position, result.nextExpectedRevision, result.recordedAt);
-      this.notifyAppended({ after: result.position - events.length, head: result.position, types: new Set(events.map((e) => e.type)) });
+      this.notifyAppended({ after: result.position - events.length, head: result.position, types: new Set(events.map((e) => e.type)), categories: new Set([categoryOf(streamId)]) });
     }
     return { nextExpectedRevision: result.nextExpectedRevision, position: result.position, appended: result.appended };
   }
@@ -195,9 +199,10 @@ export class SqliteEventStore implements EventStore {
     return catchUpSubscription(
       {
         readPage: async (after, pageSize) => this.readAllSync({ after, maxCount: pageSize, filter: options.filter }),
-        // A subscription to some types (the job, pipeline, schedule and connector runners) is not woken, to read an
-        // empty page, by every append of other types: five of them did that on each chat answer's usage record.
-        waitForMore: (after, ms) => this.waitForAppend(after, ms, options.filter?.types?.length ? { types: options.filter.types } : {}),
+        // A subscription to some types (the job, pipeline, schedule and connector runners) or categories (the durable
+        // timers) is not woken, to read an empty page, by every append of others: six of them did that on each chat
+        // answer's usage record, before its response was written.
+        waitForMore: (after, ms) => this.waitForAppend(after, ms, { types: nonEmpty(options.filter?.types), categories: nonEmpty(options.filter?.categories) }),
         head: async () => this.currentHead(),
         cursorOf: (e) => e.position,
       },
@@ -233,6 +238,7 @@ export class SqliteEventStore implements EventStore {
   waitForAppend(position: number, timeoutMs: number, options: WaitForAppendOptions = {}): Promise<void> {
     if (this.currentHead() > position) return Promise.resolve();
     const wanted = options.types ? new Set(options.types) : undefined;
+    const wantedCategories = options.categories ? new Set(options.categories) : undefined;
     // Highest position up to which the caller is known to have nothing to read.
     let known = position;
     return new Promise((resolve) => {
@@ -242,10 +248,12 @@ export class SqliteEventStore implements EventStore {
         this.sqlite.notifier.off('appended', onAppend);
         resolve();
       };
-      const onAppend = ({ after, head, types }: Appended): void => {
+      const onAppend = ({ after, head, types, categories }: Appended): void => {
         if (head <= known) return;
-        // A commit right after what the caller has seen, holding none of its types: pass over it.
-        if (wanted && after <= known && ![...types].some((t) => wanted.has(t))) {
+        // A commit right after what the caller has seen, holding none of its types or none of its categories (no
+        // event of it can match the filter, which asks both): pass over it.
+        const unwanted = (wanted && ![...types].some((t) => wanted.has(t))) || (wantedCategories && ![...categories].some((c) => wantedCategories.has(c)));
+        if (unwanted && after <= known) {
           known = head;
           options.onSkipped?.(head);
           return;
@@ -279,4 +287,8 @@ export class SqliteEventStore implements EventStore {
 /** A failure reported by the writer (a driver error on its thread), as an Error with the driver's code. */
 function storeError(failed: { message: string; code?: string }): Error {
   return Object.assign(new Error(failed.message), failed.code ? { code: failed.code } : {});
+}
+
+function nonEmpty(values: readonly string[] | undefined): readonly string[] | undefined {
+  return values?.length ? values : undefined;
 }
