@@ -203,14 +203,17 @@ export class SessionsController {
     const sub = this.sessions.store.subscribe(streamId, last === undefined ? undefined : Number(last));
     const stream = SseStream.open(res);
     req.on('close', () => void sub.close());
-    const send = (e: { type: string; data: unknown }, id?: number) => {
+    const send = async (e: { type: string; data: unknown }, id?: number) => {
       if (!isApiEvent(e as SessionEvent)) return;
       const view = apiEventView(e as SessionApiEvent, key);
-      stream.send({ ...(id !== undefined ? { id } : {}), event: String(view.type), data: JSON.stringify(view) });
+      await stream.paced({ ...(id !== undefined ? { id } : {}), event: String(view.type), data: JSON.stringify(view) });
     };
-    for (const e of inherited) send(e);
     try {
-      for await (const e of sub) send(e, e.revision);
+      for (const e of inherited) await send(e);
+      for await (const e of sub) {
+        if (stream.closed) break;
+        await send(e, e.revision);
+      }
     } finally {
       stream.end();
     }

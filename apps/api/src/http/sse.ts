@@ -7,15 +7,25 @@ export interface SseEvent {
   readonly data: string;
 }
 
+/** How long a stream waits for a client that reads nothing before it closes it (its subscription and buffer go too). */
+export const SSE_STALL_MS = 120_000;
+
 /**
  * A server-sent-events response, for every streaming route (query, chat completions, the event feed): the
  * headers that keep proxies from buffering, a comment line every `heartbeatMs` so an idle stream (a model
  * thinking) is not closed by a proxy, framing, and nothing written once the client has gone.
+ *
+ * A route that relays something long (the event log from a position, a session's history, an upstream's chunks)
+ * sends with {@link SseStream.paced}: it waits while the socket's buffer is full, so a client that reads slowly
+ * holds back the reading of the log (or the upstream) instead of the server buffering all of it in memory.
  */
 export class SseStream {
   private readonly heartbeat: NodeJS.Timeout;
 
-  private constructor(private readonly res: Response) {
+  private constructor(
+    private readonly res: Response,
+    private readonly stallMs: number,
+  ) {
     res.status(200).set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     res.flushHeaders();
     this.heartbeat = setInterval(() => this.write(': keep-alive\n\n'), 15_000);
@@ -23,8 +33,8 @@ export class SseStream {
     res.once('close', () => clearInterval(this.heartbeat));
   }
 
-  static open(res: Response): SseStream {
-    return new SseStream(res);
+  static open(res: Response, stallMs = SSE_STALL_MS): SseStream {
+    return new SseStream(res, stallMs);
   }
 
   /** Whether the client went away (writes are dropped from then on). */
@@ -34,6 +44,29 @@ export class SseStream {
 
   send(e: SseEvent): void {
     this.write(`${e.id !== undefined ? `id:${e.id}\n` : ''}${e.event !== undefined ? `event:${e.event}\n` : ''}data:${e.data}\n\n`);
+  }
+
+  /**
+   * Sends, then, if the socket's buffer is past its mark, waits until it drains or the client goes. A client that
+   * drains nothing for the stall time is disconnected.
+   */
+  async paced(e: SseEvent): Promise<void> {
+    this.send(e);
+    if (this.res.destroyed || !this.res.writableNeedDrain) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(stall);
+        this.res.off('drain', done);
+        this.res.off('close', done);
+        resolve();
+      };
+      const stall = setTimeout(() => {
+        done();
+        this.res.destroy();
+      }, this.stallMs);
+      this.res.once('drain', done);
+      this.res.once('close', done);
+    });
   }
 
   /** Ends the stream, after a last event if given. */

@@ -48,7 +48,7 @@ export class ChatController {
       try {
         for await (const chunk of chunks) {
           if (stream.closed) break;
-          stream.send({ data: ` ${chunk}` });
+          await stream.paced({ data: ` ${chunk}` });
         }
         stream.end({ data: ' [DONE]' });
       } catch (e) {

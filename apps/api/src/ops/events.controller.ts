@@ -70,7 +70,10 @@ export class EventsController {
     req.on('close', () => void sub.close());
     void sub.caughtUp.then(() => stream.send({ event: 'caught_up', data: '{"type":"caught_up"}' }));
     try {
-      for await (const e of sub) if (visible(e)) stream.send({ id: e.position, event: e.type, data: JSON.stringify(view(e)) });
+      for await (const e of sub) {
+        if (stream.closed) break;
+        if (visible(e)) await stream.paced({ id: e.position, event: e.type, data: JSON.stringify(view(e)) });
+      }
     } finally {
       stream.end();
     }
