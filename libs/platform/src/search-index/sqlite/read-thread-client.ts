@@ -1,10 +1,17 @@
 import type { Worker } from 'node:worker_threads';
 import type { SqliteDatabase } from '../../sqlite/sqlite-database';
 import type { ReadReply, ReadRequest } from './read-thread';
+import { unavailable } from '../../kernel/errors';
 import { siblingWorker } from '../../kernel/sibling-worker';
 
 /** A table with fewer rows is read on the main connection: a statement there takes less than the hop to the thread. */
 export const READ_THREAD_MIN_ROWS = 20_000;
+
+/**
+ * Statements waiting for the thread past which more are refused (503 `search.busy`, Retry-After 1 s): each may take
+ * ~0.5 s (FTS5's ranking of a million parts), so a longer queue would only make every caller wait longer.
+ */
+export const READ_THREAD_MAX_QUEUED = 32;
 
 /**
  * Runs a read statement on the read thread (read-thread.ts), started at first use, or on the main connection when
@@ -19,7 +26,10 @@ export class SqliteReader {
   /** Statements the thread answered (benches and tests). */
   answered = 0;
 
-  constructor(private readonly sqlite: SqliteDatabase) {
+  constructor(
+    private readonly sqlite: SqliteDatabase,
+    private readonly maxQueued = READ_THREAD_MAX_QUEUED,
+  ) {
     const path = sqlite.options.path;
     this.broken = path === ':memory:' || path === '';
   }
@@ -27,6 +37,9 @@ export class SqliteReader {
   async all<T>(sql: string, params: readonly unknown[], options: { raw?: boolean; onThread: boolean }): Promise<T[]> {
     const raw = options.raw ?? false;
     if (options.onThread && !this.broken) {
+      if (this.pending.size >= this.maxQueued) {
+        throw unavailable('search.busy', `The search index is already answering ${this.pending.size} slow queries (a large corpus whose in-memory index is not built yet or over its memory bound); retry shortly`, 1);
+      }
       const reply = await this.request(sql, params, raw);
       if (reply && 'rows' in reply) {
         this.answered++;

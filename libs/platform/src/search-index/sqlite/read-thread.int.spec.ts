@@ -38,6 +38,16 @@ describe('statements that scan a large table run on the read thread', () => {
     expect(reader.answered).toBe(3);
   });
 
+  it('refuses a statement past the queue bound with a retryable 503, and takes more once the queue shortens', async () => {
+    const reader = new SqliteReader(sqlite, 2);
+    const long = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?) SELECT COUNT(*) AS n FROM c';
+    const queued = [reader.all(long, [1_000_000], { onThread: true }), reader.all(long, [1_000_000], { onThread: true })];
+    await expect(reader.all(long, [10], { onThread: true })).rejects.toMatchObject({ kind: 'unavailable', code: 'search.busy', details: { retryAfterSeconds: 1 } });
+    expect(await Promise.all(queued)).toEqual([[{ n: 1_000_000 }], [{ n: 1_000_000 }]]);
+    expect(await reader.all(long, [10], { onThread: true })).toEqual([{ n: 10 }]);
+    await reader.close();
+  });
+
   it('ranks a large table by FTS5 and by the exact vector scan there, finding the part asked for', async () => {
     const index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), { minVectors: Infinity }, { minRows: Infinity });
     await index.prepare({ name: 'search', version: 1 }, 1);
