@@ -121,6 +121,37 @@ describe('hostile requests at the HTTP edge', () => {
   });
 });
 
+describe('request bodies read at once', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ env: { REQUEST_BODIES_MAX_MB: '1', REQUEST_BODY_TIMEOUT_MS: '3000' } });
+    expect((await app.call('POST', '/v2/corpora', { key: 'c1', name: 'C1' })).status).toBe(201);
+  });
+  afterAll(async () => app?.close());
+
+  it('refuses a body past REQUEST_BODIES_MAX_MB with 503 before reading it, storing nothing, and takes it once the budget is free', async () => {
+    const big = JSON.stringify({ id: 'big', type: 'core', document_parts: [{ text: 'word '.repeat(90_000) }] }); // ~450 KB
+    // A caller that announces 700 KB and sends 10 bytes holds 700 KB of the 1 MB until its 408.
+    const stalled = rawRequest(app.url, { path: '/v2/corpora/c1/documents', contentLength: 700_000, sendBytes: 10, headers: { 'x-api-key': app.key } });
+    await new Promise((r) => setTimeout(r, 300));
+    const fifty = 50 * 1024 * 1024;
+    const refused = await rawRequest(app.url, { path: '/v2/corpora/c1/documents', contentLength: fifty, headers: { 'x-api-key': app.key } });
+    expect(refused.status).toBe(503);
+    expect(refused.response).toMatch(/retry-after: 1/i);
+    expect(refused.response).toMatch(/other request bodies/);
+    expect(refused.bodyBytesWritten).toBeLessThan(fifty / 4);
+    const busy = await app.call('POST', '/v2/corpora/c1/documents', big);
+    expect(busy.status).toBe(503);
+    expect(busy.body.messages[0]).toMatch(/retry shortly/);
+    expect(busy.body.request_id).toEqual(expect.any(String));
+    // Small bodies still fit beside the stalled one.
+    expect((await app.call('POST', '/v2/corpora/c1/documents', { id: 'small', type: 'core', document_parts: [{ text: 'small' }] })).status).toBe(201);
+    expect((await stalled).status).toBe(408);
+    expect((await app.call('GET', '/v2/corpora/c1/documents/big')).status).toBe(404);
+    expect((await app.call('POST', '/v2/corpora/c1/documents', big)).status).toBe(201);
+  });
+});
+
 describe('failed authentications and rate limits per owner', () => {
   it('keeps serving credentials that already worked from an address that sends many bad keys, refuses the guesses, and counts token-endpoint failures', async () => {
     const app = await startTestApp({ env: { AUTH_FAILURES_PER_MINUTE: '5' } });

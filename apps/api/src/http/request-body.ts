@@ -21,11 +21,13 @@ export interface BodyLimits {
   /** Time to receive a whole body once the route has accepted the caller. */
   readonly timeoutMs: number;
   readonly publicTimeoutMs: number;
+  /** Bytes of bodies read at once, in all (REQUEST_BODIES_MAX_MB). */
+  readonly inFlightBytes: number;
 }
 
 /** Authenticated JSON bodies up to 50 MB (a structured document of 100,000 sections); 64 KB without credentials. */
 export function bodyLimits(config: ServiceConfig): BodyLimits {
-  return { jsonBytes: 50 * 1024 * 1024, publicBytes: 64 * 1024, timeoutMs: config.requestBodyTimeoutMs, publicTimeoutMs: Math.min(10_000, config.requestBodyTimeoutMs) };
+  return { jsonBytes: 50 * 1024 * 1024, publicBytes: 64 * 1024, timeoutMs: config.requestBodyTimeoutMs, publicTimeoutMs: Math.min(10_000, config.requestBodyTimeoutMs), inFlightBytes: config.requestBodiesMaxBytes };
 }
 
 /** Bodies from this size on give the loop a turn between parsing, checking and validating. */
@@ -42,6 +44,8 @@ type Middleware = (req: Request, res: Response, next: NextFunction) => void;
 export class RequestBodies {
   private readonly authenticated: Middleware[];
   private readonly anonymous: Middleware[];
+  /** Bytes held for the bodies of requests not yet answered. */
+  private inFlight = 0;
 
   constructor(private readonly limits: BodyLimits) {
     this.authenticated = [bodyParser.json({ limit: limits.jsonBytes }), bodyParser.urlencoded({ extended: false, limit: limits.publicBytes })];
@@ -55,6 +59,7 @@ export class RequestBodies {
    */
   async read(req: Request, res: Response, authenticated: boolean): Promise<void> {
     if (req.complete && !hasBody(req)) return;
+    if (hasBody(req)) this.hold(req, res, authenticated);
     this.startDeadline(req, res, authenticated ? this.limits.timeoutMs : this.limits.publicTimeoutMs);
     for (const parse of authenticated ? this.authenticated : this.anonymous) {
       await new Promise<void>((resolve, reject) => parse(req, res, (err?: unknown) => (err ? reject(parserError(err)) : resolve())));
@@ -66,6 +71,31 @@ export class RequestBodies {
     if (large) await yieldToLoop();
     checkJsonShape(req.body);
     if (large) await yieldToLoop();
+  }
+
+  /**
+   * Holds the body's bytes against the process's budget until the response is done (the parsed body and an
+   * upload's file live that long): what it declares (Content-Length), or the route's limit when it does not say
+   * or is compressed (inflated, it may reach the limit). Past the budget the request is refused with 503 before a
+   * byte of its body is read, and its connection closed (the error filter's rule for unread bodies); a request
+   * alone is always read, whatever its size (the body limits bound it).
+   */
+  private hold(req: Request, res: Response, authenticated: boolean): void {
+    const declared = Number(req.headers['content-length']);
+    const encoding = req.headers['content-encoding'];
+    const compressed = encoding !== undefined && encoding.toLowerCase() !== 'identity';
+    const bytes = Number.isSafeInteger(declared) && declared > 0 && !compressed ? declared : authenticated ? this.limits.jsonBytes : this.limits.publicBytes;
+    if (this.inFlight > 0 && this.inFlight + bytes > this.limits.inFlightBytes) {
+      const mb = (n: number) => Math.ceil(n / 2 ** 20);
+      throw new DomainError('unavailable', 'request.busy', `The service is reading ${mb(this.inFlight)} MB of other request bodies (its bound is ${mb(this.limits.inFlightBytes)} MB); retry shortly`, { retryAfterSeconds: 1 });
+    }
+    this.inFlight += bytes;
+    res.once('close', () => (this.inFlight -= bytes));
+  }
+
+  /** Bytes held for bodies now (tests). */
+  get heldBytes(): number {
+    return this.inFlight;
   }
 
   /** Answers 408 and closes the connection when the body has not arrived in time. */

@@ -57,6 +57,11 @@ export interface ServiceConfig {
   readonly trustProxy: boolean | number | string;
   /** Time allowed to receive a request body once the caller is authenticated (ms). */
   readonly requestBodyTimeoutMs: number;
+  /**
+   * Bytes of request bodies this process reads at once (REQUEST_BODIES_MAX_MB, in MB): past it a request with a
+   * body is refused with 503 before it is read (docs/security.md).
+   */
+  readonly requestBodiesMaxBytes: number;
   /** AES-256 key for credentials stored in events (LLM auth); when undefined one is generated under `dataDir`. */
   readonly secretsKey?: string;
   /** HHEM-compatible classification endpoint for factual-consistency scoring (docs/llms.md). */
@@ -193,6 +198,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     rateLimitStore: rateLimitStore as ServiceConfig['rateLimitStore'],
     trustProxy: trustProxy(text('TRUST_PROXY'), problems),
     requestBodyTimeoutMs: int('REQUEST_BODY_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    requestBodiesMaxBytes: int('REQUEST_BODIES_MAX_MB', 512, 1, 1_048_576) * 1024 * 1024,
     secretsKey,
     fcsHhemUrl: url('FCS_HHEM_URL', ['http', 'https']),
     fcsHhemApiKey: text('FCS_HHEM_API_KEY'),
