@@ -57,6 +57,16 @@ export async function hostileRequestsBench(): Promise<void> {
       },
     },
     {
+      name: '24 parallel 50 MB bodies with a key',
+      prepare: async () => async (url) => {
+        const all = await Promise.all(Array.from({ length: 24 }, () => rawRequest(url, { path: '/v2/corpora/h/documents', contentLength: 50 * 1024 * 1024, headers: { 'x-api-key': BENCH_KEY }, giveUpMs: 120_000 })));
+        const read = all.reduce((n, o) => n + o.bodyBytesWritten, 0);
+        const statuses = all.map((o) => o.status ?? 'none');
+        const count = (s: unknown) => statuses.filter((x) => x === s).length;
+        return { status: [...new Set(statuses)].join(','), note: `${count(400)} read (400: not JSON), ${count(503)} refused 503; ${round(read / 2 ** 20, 0)} MB of 1,200 sent` };
+      },
+    },
+    {
       name: '50 slow bodies without credentials',
       prepare: async () => async (url) => {
         const started = now();
