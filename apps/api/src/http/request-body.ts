@@ -84,18 +84,15 @@ export class RequestBodies {
     const declared = Number(req.headers['content-length']);
     const encoding = req.headers['content-encoding'];
     const compressed = encoding !== undefined && encoding.toLowerCase() !== 'identity';
-    const bytes = Number.isSafeInteger(declared) && declared > 0 && !compressed ? declared : authenticated ? this.limits.jsonBytes : this.limits.publicBytes;
+    const limit = authenticated ? this.limits.jsonBytes : this.limits.publicBytes;
+    // A body past the limit is refused (413) when declared or as it passes it: no more than the limit is held.
+    const bytes = Number.isSafeInteger(declared) && declared > 0 && !compressed ? Math.min(declared, limit) : limit;
     if (this.inFlight > 0 && this.inFlight + bytes > this.limits.inFlightBytes) {
       const mb = (n: number) => Math.ceil(n / 2 ** 20);
       throw new DomainError('unavailable', 'request.busy', `The service is reading ${mb(this.inFlight)} MB of other request bodies (its bound is ${mb(this.limits.inFlightBytes)} MB); retry shortly`, { retryAfterSeconds: 1 });
     }
     this.inFlight += bytes;
     res.once('close', () => (this.inFlight -= bytes));
-  }
-
-  /** Bytes held for bodies now (tests). */
-  get heldBytes(): number {
-    return this.inFlight;
   }
 
   /** Answers 408 and closes the connection when the body has not arrived in time. */
