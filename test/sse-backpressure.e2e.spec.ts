@@ -5,9 +5,10 @@ import { sleep, until } from './support/wait';
 
 /**
  * A client that reads a long event feed slowly (or not at all) holds back the server's reading of the log:
- * before, the server wrote the whole log from the position asked into the socket's buffer in memory.
+ * before, the server wrote the whole log from the position asked into the socket's buffer in memory. And a page of
+ * the log holds a bounded number of bytes, not only of events.
  */
-describe('server-sent events to a slow reader', () => {
+describe('the event log to its readers, bounded in memory', () => {
   let app: TestApp;
   const EVENTS = 1_500;
   const payload = 'x'.repeat(16 * 1024); // ~24 MB of events in all: past what the kernel's socket buffers hold
@@ -50,5 +51,23 @@ describe('server-sent events to a slow reader', () => {
       server.off('request', capture);
       socket.destroy();
     }
+  }, 60_000);
+
+  it('ends a page of the log or the audit trail early when its events are large, with where the next starts, losing none', async () => {
+    const pad = 'y'.repeat(6 * 2 ** 20);
+    for (let i = 0; i < 4; i++) {
+      await app.started.infra.events.append(`large-${i}`, [{ id: `00000000-0000-4000-9000-${String(i).padStart(12, '0')}`, type: 'LargeWritten', data: { i, pad }, metadata: { actor: { type: 'system', id: 'test' }, correlationId: 'large', schemaVersion: 1 } }]);
+    }
+    const first = await app.call('GET', '/v2/events?type=LargeWritten&limit=1000');
+    expect(first.body.events.map((e: any) => e.data.i)).toEqual([0, 1, 2]); // 18 MB: past the 16 MB a page holds
+    const next = await app.call('GET', `/v2/events?type=LargeWritten&limit=1000&after=${first.body.metadata.after}`);
+    expect(next.body.events.map((e: any) => e.data.i)).toEqual([3]);
+    expect(next.body.metadata).toEqual({});
+
+    const audit = await app.call('GET', '/v2/audit?category=large&limit=1000');
+    expect(audit.body.entries.map((e: any) => e.data.i)).toEqual([0, 1, 2]);
+    const rest = await app.call('GET', `/v2/audit?category=large&limit=1000&after=${audit.body.metadata.after}`);
+    expect(rest.body.entries.map((e: any) => e.data.i)).toEqual([3]);
+    expect(rest.body.metadata).toEqual({});
   }, 60_000);
 });

@@ -6,6 +6,8 @@ import { redact } from './redact';
 
 /** How many events one audit request reads at most while looking for matches (it then returns a cursor). */
 const SCAN_LIMIT = 10_000;
+/** The events' JSON one answer holds at most (plus one entry); past it the answer ends with a cursor. */
+const ANSWER_BYTES = 16 * 2 ** 20;
 
 const entry = (e: RecordedEvent) => ({
   position: e.position,
@@ -35,19 +37,25 @@ export class AuditController {
     const matches: RecordedEvent[] = [];
     let cursor = from;
     let scanned = 0;
-    while (matches.length < n && scanned < SCAN_LIMIT) {
-      const batch = await this.events.readAll({ after: cursor, maxCount: 500, filter: { categories } });
-      if (!batch.length) break;
+    let bytes = 0;
+    let done = false;
+    while (matches.length < n && scanned < SCAN_LIMIT && bytes < ANSWER_BYTES) {
+      // A batch shorter than asked may have stopped at its byte bound: only an empty one ends the log.
+      const batch = await this.events.readAll({ after: cursor, maxCount: 500, maxBytes: ANSWER_BYTES, filter: { categories } });
+      if (!batch.length) {
+        done = true;
+        break;
+      }
       for (const e of batch) {
         scanned++;
         cursor = e.position;
         if (actor && e.metadata.actor.id !== actor && e.metadata.actor.via !== actor) continue;
         matches.push(e);
-        if (matches.length === n) break;
+        bytes += JSON.stringify(e.data).length;
+        if (matches.length === n || bytes >= ANSWER_BYTES) break;
       }
-      if (batch.length < 500) break;
     }
-    const more = matches.length === n || scanned >= SCAN_LIMIT;
+    const more = !done && (matches.length === n || scanned >= SCAN_LIMIT || bytes >= ANSWER_BYTES);
     return { entries: matches.map(entry), metadata: more ? { after: cursor } : {} };
   }
 }

@@ -8,6 +8,12 @@ import { SseStream } from '../http/sse';
 import { INFRASTRUCTURE } from '../tokens';
 import { redact } from './redact';
 
+/**
+ * A page holds at most this much of the log's JSON (plus one event): a thousand events of large documents (tens
+ * of MB each, with their vectors) would be gigabytes in one answer. The page then ends early, with `after`.
+ */
+export const PAGE_BYTES = 16 * 2 ** 20;
+
 const view = (e: RecordedEvent) => ({
   position: e.position,
   id: e.id,
@@ -47,10 +53,12 @@ export class EventsController {
   async page(@Query('after') after?: string, @Query('limit') limit?: string, @Query('category') category?: string | string[], @Query('type') type?: string | string[]) {
     const n = pageLimit(limit, 100, 1000);
     const filter: EventFilter = { categories: list(category), types: list(type) };
-    const events = await this.infra.events.readAll({ after: position(after, 'after'), maxCount: n, filter });
+    const events = await this.infra.events.readAll({ after: position(after, 'after'), maxCount: n, maxBytes: PAGE_BYTES, filter });
     const last = events[events.length - 1];
-    // A page left with fewer events than read (leases hidden) still says where the next one starts.
-    return { events: events.filter(shown(filter)).map(view), metadata: events.length === n && last ? { after: last.position } : {} };
+    // A page cut short by its bytes says where the next starts as a full one does; so does one left with fewer
+    // events than read (leases hidden).
+    const more = last !== undefined && (events.length === n || (await this.infra.events.readAll({ after: last.position, maxCount: 1, filter })).length > 0);
+    return { events: events.filter(shown(filter)).map(view), metadata: more ? { after: last.position } : {} };
   }
 
   @Get('stream')

@@ -1,8 +1,14 @@
 import type { RecordedEvent } from './events';
 import type { Subscription } from './event-store.port';
 
+/** What one page of a subscription to the log holds at most (plus one event): the sources' byte bound. */
+export const SUBSCRIPTION_PAGE_BYTES = 8 * 2 ** 20;
+
 export interface CatchUpSource {
-  /** Events strictly after `after` (a position or revision), in order, at most `pageSize`. */
+  /**
+   * Events strictly after `after` (a position or revision), in order, at most `pageSize`, and fewer where they are
+   * large (a byte bound): a page shorter than asked is not taken for the end, only an empty one is.
+   */
   readPage(after: number, pageSize: number): Promise<RecordedEvent[]>;
   /** Resolves when something after `after` may exist, or after `timeoutMs`. */
   waitForMore(after: number, timeoutMs: number): Promise<void>;
@@ -37,7 +43,8 @@ export function catchUpSubscription(source: CatchUpSource, start: number, pageSi
         yield event;
         if (cursor >= target) resolveCaughtUp();
       }
-      if (page.length < pageSize) {
+      // A short page may have stopped at the source's byte bound: read on until one comes back empty.
+      if (page.length === 0) {
         resolveCaughtUp();
         if (closed) return;
         await Promise.race([source.waitForMore(Math.max(cursor, scanned), 1000), new Promise<void>((r) => (wake = r))]);

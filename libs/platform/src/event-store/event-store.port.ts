@@ -38,6 +38,12 @@ export interface ReadAllOptions {
   readonly before?: number;
   readonly direction?: 'forwards' | 'backwards';
   readonly maxCount?: number;
+  /**
+   * Stops after the event that brings what was read (its data and metadata, as stored) to this many bytes; the first
+   * event is always returned. Bounds the memory a page holds where events may be large (a document of 50,000 parts
+   * is one event of tens of MB): a caller that pages on from the last event it got reads the rest next.
+   */
+  readonly maxBytes?: number;
   readonly filter?: EventFilter;
   /**
    * The caller only reads the events it gets (projections: `apply` is pure), so an adapter may hand it the same

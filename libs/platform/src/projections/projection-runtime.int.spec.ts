@@ -33,6 +33,23 @@ function setup() {
 }
 
 describe('ProjectionRuntime (SQLite)', () => {
+  it('catches up over pages the store cut short at their byte bound, skipping none (a rebuild over large documents)', async () => {
+    const { events, state, reads, sqlite } = setup();
+    for (let i = 0; i < 30; i++) await events.append('a-1', [testEvent('Added')]);
+    const tail = (await events.append('other-1', [testEvent('Ignored')])).position;
+    // As if every event were past the bound: one event a page, whatever the count asked for.
+    const readAll = events.readAll.bind(events);
+    const asked: (number | undefined)[] = [];
+    jest.spyOn(events, 'readAll').mockImplementation((o = {}) => (asked.push(o.maxBytes), readAll({ ...o, maxCount: 1 })));
+    const runtime = new ProjectionRuntime(events, state, [{ projection: counter(), sink: reads as ProjectionSink<unknown> }]);
+    await runtime.start();
+    expect(await runtime.waitFor(tail, ['counter'], 5000)).toBe(true);
+    expect((await reads.get('counts', 'a-1'))?.n).toBe(30);
+    expect(asked.every((b) => b !== undefined && b > 0)).toBe(true);
+    await runtime.stop();
+    sqlite.close();
+  });
+
   it('applies events, waits for positions, and reports lag', async () => {
     const { events, state, reads, sqlite } = setup();
     const runtime = new ProjectionRuntime(events, state, [{ projection: counter(), sink: reads as ProjectionSink<unknown> }]);

@@ -24,6 +24,13 @@ type Sink = ProjectionSink<unknown>;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
 /**
+ * A step's read stops after the event that brings it to this many bytes of stored JSON: a rebuild or catch-up over
+ * large documents (one event each, tens of MB with their vectors) read a thousand events at once (`batchSize`)
+ * before.
+ */
+export const PROJECTION_READ_BYTES = 32 * 2 ** 20;
+
+/**
  * Runs one projection: reads the log after its checkpoint (filtered by the event types it handles), turns
  * events into operations and hands them to its sink with the new checkpoint. A batch that keeps failing is
  * split to find the event that fails; that event is parked as a dead letter and the projection moves on,
@@ -126,9 +133,10 @@ export class ProjectionWorker {
     if (head <= from) return false;
     // Several projections woken by one append would otherwise each read it in the same turn of the loop.
     await yieldToLoop();
-    const events = await this.events.readAll({ after: from, maxCount: limit, filter: { types: this.projection.eventTypes }, shared: true });
-    const full = events.length === limit;
-    const checkpoint = full ? events[events.length - 1].position : Math.max(head, events[events.length - 1]?.position ?? 0);
+    const events = await this.events.readAll({ after: from, maxCount: limit, maxBytes: PROJECTION_READ_BYTES, filter: { types: this.projection.eventTypes }, shared: true });
+    // Nothing read: nothing of its types up to the head. Events read: the page may have stopped at the byte bound
+    // rather than at the head, so the checkpoint is the last of them (the next step reads on, or finds no more).
+    const checkpoint = events.length > 0 ? events[events.length - 1].position : head;
     // Reading, applying and writing a large batch (a document of 50,000 parts) each take a while: the loop
     // gets a turn between them.
     if (events.length > 0) {

@@ -2,7 +2,7 @@ import { BACKWARDS, END, EventStoreDBClient, eventTypeFilter, excludeSystemEvent
 import { NO_STREAM, START, StreamNotFoundError, streamNameFilter, WrongExpectedVersionError } from '@eventstore/db-client';
 import type { AllStreamResolvedEvent, AppendExpectedRevision, Direction, EventData, Filter, JSONType } from '@eventstore/db-client';
 import type { Position, ReadPosition, ReadRevision, ResolvedEvent } from '@eventstore/db-client';
-import { catchUpSubscription } from '../catch-up-subscription';
+import { catchUpSubscription, SUBSCRIPTION_PAGE_BYTES } from '../catch-up-subscription';
 import { ConcurrencyError, assertDistinctEventIds } from '../event-store.port';
 import type { AppendOptions, AppendResult, EventFilter, EventStore, ReadAllOptions } from '../event-store.port';
 import type { ReadStreamOptions, Subscription, SubscribeToAllOptions, SubscribeToStreamOptions } from '../event-store.port';
@@ -28,7 +28,7 @@ export interface EsdbClientLike {
 type AppendReply = { nextExpectedRevision: bigint; position?: Position };
 type RawEvent = NonNullable<ResolvedEvent['event']>;
 type Named = { streamId: string; type: string };
-type ScanOptions = { after: number; before?: number; backwards: boolean; maxCount: number; keep: (e: Named) => boolean };
+type ScanOptions = { after: number; before?: number; backwards: boolean; maxCount: number; maxBytes?: number; keep: (e: Named) => boolean };
 
 const PAGE = 500;
 const NO_POSITION = 2n ** 63n; // a server's -1 ("no position") arrives as a uint64 at or above this
@@ -93,8 +93,8 @@ export class EventStoreDbEventStore implements EventStore {
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
-    const { after = 0, before, maxCount = Infinity } = options;
-    return (await this.scan({ after, before, maxCount, backwards: options.direction === 'backwards', keep: matcher(options.filter) })).events;
+    const { after = 0, before, maxCount = Infinity, maxBytes } = options;
+    return (await this.scan({ after, before, maxCount, maxBytes, backwards: options.direction === 'backwards', keep: matcher(options.filter) })).events;
   }
 
   subscribeToAll(options: SubscribeToAllOptions = {}): Subscription {
@@ -106,7 +106,7 @@ export class EventStoreDbEventStore implements EventStore {
     return catchUpSubscription(
       {
         readPage: async (after, pageSize) => {
-          const { events, scanned } = await this.scan({ after: resume(after), backwards: false, maxCount: pageSize, keep });
+          const { events, scanned } = await this.scan({ after: resume(after), backwards: false, maxCount: pageSize, maxBytes: SUBSCRIPTION_PAGE_BYTES, keep });
           skipped = { cursor: events.length > 0 ? events[events.length - 1].position : after, scanned };
           return events;
         },
@@ -159,6 +159,7 @@ export class EventStoreDbEventStore implements EventStore {
     let bound = o.backwards ? (o.before ?? Infinity) : o.after;
     let from: ReadPosition = o.backwards ? (o.before !== undefined ? toPosition(o.before) : END) : o.after > 0 ? toPosition(o.after) : START;
     const events: RecordedEvent[] = [];
+    let bytes = 0;
     for (;;) {
       let count = 0;
       let last: Position | undefined;
@@ -170,8 +171,11 @@ export class EventStoreDbEventStore implements EventStore {
         bound = position;
         last = event.position;
         if (isSystem(event) || !o.keep(event)) continue;
-        events.push(toRecorded(event, position));
+        const recorded = toRecorded(event, position);
+        events.push(recorded);
         if (events.length >= o.maxCount) return { events, scanned: bound };
+        // The client hands the data parsed: its size is measured again, only when a bound is asked for.
+        if (o.maxBytes !== undefined && (bytes += jsonSize(recorded.data) + jsonSize(recorded.metadata)) >= o.maxBytes) return { events, scanned: bound };
       }
       if (count < pageSize || !last) return { events, scanned: bound };
       from = last;
@@ -267,4 +271,8 @@ function toRecorded(e: RawEvent, position: number): RecordedEvent {
   const { id, type, data, streamId } = e;
   const metadata = e.metadata as unknown as EventMetadata;
   return { id, type, data, metadata, streamId, revision: toNumber(e.revision, 'revision'), position, recordedAt: e.created.toISOString() };
+}
+
+function jsonSize(value: unknown): number {
+  return value instanceof Uint8Array ? value.byteLength : (JSON.stringify(value) ?? '').length;
 }

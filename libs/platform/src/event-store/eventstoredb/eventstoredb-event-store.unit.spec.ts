@@ -236,6 +236,14 @@ describe('EventStoreDbEventStore at the client boundary', () => {
       expect(fake.readAllCalls[0]).toMatchObject({ fromPosition: { commit: 300n, prepare: 300n }, direction: 'backwards' });
     });
 
+    it('stops after the visible event that brings the data read to maxBytes, always returning one', async () => {
+      // Each event's data and metadata are ~110 characters of JSON.
+      expect(view(await store.readAll({ maxBytes: 1 }))).toEqual(['cat-1:Created@100']);
+      expect(view(await store.readAll({ maxBytes: 150 }))).toEqual(['cat-1:Created@100', 'catalog-1:Created@200']);
+      expect(view(await store.readAll({ after: 200, maxBytes: 150 }))).toEqual(['cat-2:Renamed@300', 'cat-2:RenamedTwice@400']);
+      expect(view(await store.readAll({ maxBytes: 100_000 }))).toHaveLength(5);
+    });
+
     it('skips system events and counts only visible ones against maxCount', async () => {
       expect(view(await store.readAll({ after: 200, maxCount: 2 }))).toEqual(['cat-2:Renamed@300', 'cat-2:RenamedTwice@400']);
     });

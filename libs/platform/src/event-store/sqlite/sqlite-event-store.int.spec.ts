@@ -18,11 +18,12 @@ describeEventStoreContract('SqliteEventStore', async () => {
   };
 });
 
+const setup = () => {
+  const sqlite = new SqliteDatabase({ path: ':memory:' });
+  return { sqlite, store: new SqliteEventStore(sqlite) };
+};
+
 describe('SqliteEventStore.waitForAppend with a filter', () => {
-  const setup = () => {
-    const sqlite = new SqliteDatabase({ path: ':memory:' });
-    return { sqlite, store: new SqliteEventStore(sqlite) };
-  };
   const settled = (p: Promise<unknown>) => Promise.race([p.then(() => true), new Promise((r) => setTimeout(() => r(false), 20))]);
 
   it('passes over appends holding none of the types, telling how far, and wakes on one that holds one', async () => {
@@ -78,6 +79,45 @@ describe('SqliteEventStore.waitForAppend with a filter', () => {
     here.close();
     there.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('SqliteEventStore reads bounded in bytes', () => {
+  it('stops after the event that reaches maxBytes, always returns one, from the file and from the recent tail alike', async () => {
+    const { sqlite, store } = setup();
+    const big = (n: number) => testEvent('Big', { n, pad: 'x'.repeat(100_000) });
+    for (let n = 0; n < 6; n++) await store.append(`big-${n}`, [big(n)]);
+    const ns = (events: { data: unknown }[]) => events.map((e) => (e.data as { n: number }).n);
+    for (const shared of [false, true]) {
+      expect(ns(await store.readAll({ maxBytes: 250_000, shared }))).toEqual([0, 1, 2]);
+      expect(ns(await store.readAll({ maxBytes: 1, shared }))).toEqual([0]);
+      const first = await store.readAll({ maxBytes: 150_000, shared });
+      expect(ns(first)).toEqual([0, 1]);
+      expect(ns(await store.readAll({ after: first[1].position, maxBytes: 10_000_000, shared }))).toEqual([2, 3, 4, 5]);
+      expect(ns(await store.readAll({ maxBytes: 250_000, maxCount: 2, shared }))).toEqual([0, 1]);
+    }
+    sqlite.close();
+  });
+
+  it('delivers every event to a subscription whose pages the bound cuts short, and is caught up only after the last', async () => {
+    const { sqlite, store } = setup();
+    for (let n = 0; n < 5; n++) await store.append(`big-${n}`, [testEvent('Big', { n })]);
+    const readAllSync = store.readAllSync.bind(store);
+    jest.spyOn(store, 'readAllSync').mockImplementation((o = {}) => readAllSync({ ...o, maxCount: Math.min(o.maxCount ?? 2, 2) }));
+    const sub = store.subscribeToAll({ filter: { types: ['Big'] } });
+    const seen: number[] = [];
+    let caughtUpAt = -1;
+    void sub.caughtUp.then(() => (caughtUpAt = seen.length));
+    const reading = (async () => {
+      for await (const e of sub) seen.push((e.data as { n: number }).n);
+    })();
+    await sub.caughtUp;
+    await new Promise((r) => setImmediate(r));
+    expect(seen).toEqual([0, 1, 2, 3, 4]);
+    expect(caughtUpAt).toBe(5);
+    await sub.close();
+    await reading;
+    sqlite.close();
   });
 });
 

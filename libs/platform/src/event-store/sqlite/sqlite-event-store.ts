@@ -1,6 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import { SqliteDatabase } from '../../sqlite/sqlite-database';
-import { catchUpSubscription } from '../catch-up-subscription';
+import { catchUpSubscription, SUBSCRIPTION_PAGE_BYTES } from '../catch-up-subscription';
 import { encodeEvents, GroupOutcome, PendingAppend, SqliteAppender } from './sqlite-appender';
 import { EventRow, filterClause, SCHEMA, toRecorded } from './sqlite-event-rows';
 import { RecentEvents } from './sqlite-recent-events';
@@ -179,26 +179,40 @@ export class SqliteEventStore implements EventStore {
 
   readAllSync(options: ReadAllOptions = {}): RecordedEvent[] {
     const backwards = options.direction === 'backwards';
+    const maxBytes = options.maxBytes ?? Infinity;
     if (options.shared && !backwards) {
       const maxCount = options.maxCount ?? -1;
       const after = options.after ?? 0;
-      const recent = this.recent.read(after, maxCount, options.filter);
+      const recent = this.recent.read(after, maxCount, options.filter, maxBytes);
       const through = Math.max(after, this.recent.last);
-      if (recent && (recent.length === maxCount || this.currentHead() <= through)) return recent;
-      if (recent) return recent.concat(this.readAllSync({ ...options, after: through, maxCount: maxCount < 0 ? -1 : maxCount - recent.length, shared: false }));
+      if (recent && (recent.events.length === maxCount || recent.chars >= maxBytes || this.currentHead() <= through)) return recent.events;
+      if (recent) {
+        const rest = { ...options, after: through, maxCount: maxCount < 0 ? -1 : maxCount - recent.events.length, maxBytes: maxBytes - recent.chars, shared: false };
+        return recent.events.concat(this.readAllSync(rest));
+      }
     }
     const { clause, params } = filterClause(options.filter);
     const sql = backwards
       ? `SELECT * FROM es_events WHERE position < ? ${clause} ORDER BY position DESC LIMIT ?`
       : `SELECT * FROM es_events WHERE position > ? ${clause} ORDER BY position ASC LIMIT ?`;
     const bound = backwards ? (options.before ?? Number.MAX_SAFE_INTEGER) : (options.after ?? 0);
-    return (this.stmt(sql).all(bound, ...params, options.maxCount ?? -1) as EventRow[]).map(toRecorded);
+    const statement = this.stmt(sql);
+    if (maxBytes === Infinity) return (statement.all(bound, ...params, options.maxCount ?? -1) as EventRow[]).map(toRecorded);
+    // Row by row, so that the rows past the bound are never read.
+    const events: RecordedEvent[] = [];
+    let chars = 0;
+    for (const row of statement.iterate(bound, ...params, options.maxCount ?? -1) as IterableIterator<EventRow>) {
+      events.push(toRecorded(row));
+      chars += row.data.length + row.metadata.length;
+      if (chars >= maxBytes) break;
+    }
+    return events;
   }
 
   subscribeToAll(options: SubscribeToAllOptions = {}): Subscription {
     return catchUpSubscription(
       {
-        readPage: async (after, pageSize) => this.readAllSync({ after, maxCount: pageSize, filter: options.filter }),
+        readPage: async (after, pageSize) => this.readAllSync({ after, maxCount: pageSize, maxBytes: SUBSCRIPTION_PAGE_BYTES, filter: options.filter }),
         // A subscription to some types (the job, pipeline, schedule and connector runners) or categories (the durable
         // timers) is not woken, to read an empty page, by every append of others: six of them did that on each chat
         // answer's usage record, before its response was written.

@@ -65,23 +65,26 @@ export class RecentEvents {
 
   /**
    * The events after `after` up to `last` matching `filter`, oldest first, at most `maxCount`, as a forwards read
-   * of the file would return them; undefined when the tail does not hold every position after `after`. The events
-   * returned are shared with every other caller: they must not be changed.
+   * of the file would return them, stopping after the event that brings their JSON to `maxChars`; undefined when the
+   * tail does not hold every position after `after`. The events returned are shared with every other caller: they
+   * must not be changed.
    */
-  read(after: number, maxCount: number, filter: EventFilter | undefined): RecordedEvent[] | undefined {
+  read(after: number, maxCount: number, filter: EventFilter | undefined, maxChars = Infinity): { events: RecordedEvent[]; chars: number } | undefined {
     if (this.entries.length === 0) return undefined;
     const start = after + 1 - this.entries[0].row.position;
     if (start < 0) return undefined;
     const types = filter?.types?.length ? new Set(filter.types) : undefined;
     const categories = filter?.categories?.length ? new Set(filter.categories) : undefined;
     const out: RecordedEvent[] = [];
-    for (let i = start; i < this.entries.length && out.length !== maxCount; i++) {
+    let chars = 0;
+    for (let i = start; i < this.entries.length && out.length !== maxCount && chars < maxChars; i++) {
       const entry = this.entries[i];
       if (types && !types.has(entry.row.type)) continue;
       if (categories && !categories.has(entry.category)) continue;
       entry.decoded ??= toRecorded(entry.row);
       out.push(entry.decoded);
+      chars += entry.row.data.length + entry.row.metadata.length;
     }
-    return out;
+    return { events: out, chars };
   }
 }
