@@ -99,6 +99,24 @@ describe('SqliteEventStore reads bounded in bytes', () => {
     sqlite.close();
   });
 
+  it('reads several types as a filter over the whole log would, in order, with after, maxCount, categories and maxBytes', async () => {
+    const { sqlite, store } = setup();
+    const kinds = ['A', 'B', 'C'];
+    for (let i = 0; i < 60; i++) await store.append(`${i % 4 ? 'left' : 'right'}-${i % 7}`, [testEvent(kinds[(i * 5) % 3], { i, pad: 'z'.repeat(i * 10) })]);
+    const all = await store.readAll();
+    const ids = (events: { data: unknown }[]) => events.map((e) => (e.data as { i: number }).i);
+    const want = (after: number, types: string[], categories?: string[]) =>
+      all.filter((e) => e.position > after && types.includes(e.type) && (!categories || categories.includes(e.streamId.split('-')[0])));
+    expect(ids(await store.readAll({ filter: { types: ['A', 'C'] } }))).toEqual(ids(want(0, ['A', 'C'])));
+    expect(ids(await store.readAll({ after: all[20].position, maxCount: 7, filter: { types: ['B', 'A'] } }))).toEqual(ids(want(all[20].position, ['A', 'B']).slice(0, 7)));
+    expect(ids(await store.readAll({ filter: { types: ['A', 'B'], categories: ['right'] } }))).toEqual(ids(want(0, ['A', 'B'], ['right'])));
+    const bounded = await store.readAll({ maxBytes: 2_000, filter: { types: ['A', 'B'] } });
+    const expected = want(0, ['A', 'B']);
+    expect(ids(bounded)).toEqual(ids(expected.slice(0, bounded.length)));
+    expect(bounded.length).toBeLessThan(expected.length);
+    sqlite.close();
+  });
+
   it('delivers every event to a subscription whose pages the bound cuts short, and is caught up only after the last', async () => {
     const { sqlite, store } = setup();
     for (let n = 0; n < 5; n++) await store.append(`big-${n}`, [testEvent('Big', { n })]);

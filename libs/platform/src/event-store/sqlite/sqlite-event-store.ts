@@ -191,6 +191,8 @@ export class SqliteEventStore implements EventStore {
         return recent.events.concat(this.readAllSync(rest));
       }
     }
+    const types = options.filter?.types ?? [];
+    if (!backwards && types.length > 1) return this.readTypes(types, options, maxBytes);
     const { clause, params } = filterClause(options.filter);
     const sql = backwards
       ? `SELECT * FROM es_events WHERE position < ? ${clause} ORDER BY position DESC LIMIT ?`
@@ -207,6 +209,35 @@ export class SqliteEventStore implements EventStore {
       if (chars >= maxBytes) break;
     }
     return events;
+  }
+
+  /**
+   * A forwards read of several types. One statement with `type IN (…) ORDER BY position` sorts every matching event
+   * after the position, data and all, before returning the first (SQLite's plan: the type index per type, then a
+   * temporary b-tree for the order): each page of a projection's catch-up or rebuild read the whole rest of the log
+   * (a rebuild over 300 documents of 1 MB: 22 pages, 30 s of reads). So the positions come first, each type's from
+   * its index up to the page's count, merged in order (integers only), then the events one by one up to the bounds.
+   */
+  private readTypes(types: readonly string[], options: ReadAllOptions, maxBytes: number): RecordedEvent[] {
+    const categories = options.filter?.categories ?? [];
+    const inCategories = categories.length ? ` AND category IN (${categories.map(() => '?').join(',')})` : '';
+    const branch = `SELECT position FROM (SELECT position FROM es_events WHERE type = ? AND position > ?${inCategories} ORDER BY position LIMIT ?)`;
+    const sql = `${types.map(() => branch).join(' UNION ALL ')} ORDER BY position LIMIT ?`;
+    const limit = options.maxCount ?? -1;
+    const params = types.flatMap((t) => [t, options.after ?? 0, ...categories, limit]);
+    const row = this.stmt('SELECT * FROM es_events WHERE position = ?');
+    // One read transaction: one snapshot, and one lock instead of one per row.
+    return this.sqlite.db.transaction(() => {
+      const events: RecordedEvent[] = [];
+      let chars = 0;
+      for (const position of this.stmt(sql).pluck().all(...params, limit) as number[]) {
+        const found = row.get(position) as EventRow;
+        events.push(toRecorded(found));
+        chars += found.data.length + found.metadata.length;
+        if (chars >= maxBytes) break;
+      }
+      return events;
+    })();
   }
 
   subscribeToAll(options: SubscribeToAllOptions = {}): Subscription {
