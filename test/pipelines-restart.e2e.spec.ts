@@ -29,13 +29,20 @@ describe('pipeline runs across a crash', () => {
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   };
 
-  /** Indexes the page it is given, slowly enough that a crash lands mid-run. */
+  /**
+   * Indexes the page it is given, slowly enough that a crash lands mid-run: the first two records in 0.7 s, the
+   * others in 5 s until the workers are killed (a loaded machine once took longer than the run's last 1.4 s to go
+   * from "two done" to the kill), then quickly.
+   */
+  let asked = 0;
+  let resumed = false;
   const agentReply = (req: CapturedRequest): ScriptedReply => {
     const messages = (req.body as { messages: { role: string; content: unknown }[] }).messages;
     if (messages[messages.length - 1].role === 'tool') return { content: 'Indexed.' };
     const url = /source_record_id: (\S+?)\\n/.exec(JSON.stringify(messages))?.[1] ?? '';
     const id = new URL(url).pathname.slice(1);
-    return { firstByteDelayMs: 700, toolCalls: [{ id: 'c1', name: 'index', arguments: JSON.stringify({ documents: [{ id, text: `Page ${id}.` }] }) }] };
+    asked += 1;
+    return { firstByteDelayMs: resumed ? 300 : asked <= 2 ? 700 : 5_000, toolCalls: [{ id: 'c1', name: 'index', arguments: JSON.stringify({ documents: [{ id, text: `Page ${id}.` }] }) }] };
   };
 
   beforeAll(async () => {
@@ -83,6 +90,7 @@ describe('pipeline runs across a crash', () => {
     const workers = processes.filter((p) => p !== api);
     for (const w of workers) w.child.kill('SIGKILL');
     await Promise.all(workers.map((w) => w.exited));
+    resumed = true;
     const before = (await call('GET', `/v2/pipelines/docs/runs/${runId}`)).body;
     expect(before.status).toBe('running');
     expect(before.records_processed).toBeLessThan(PAGES.length);
