@@ -57,8 +57,13 @@ export class EventsController {
     const last = events[events.length - 1];
     // A page cut short by its bytes says where the next starts as a full one does; so does one left with fewer
     // events than read (leases hidden).
-    const more = last !== undefined && (events.length === n || (await this.infra.events.readAll({ after: last.position, maxCount: 1, filter })).length > 0);
+    const more = last !== undefined && (events.length === n || (last.position < (await this.infra.events.headPosition()) && (await this.hasAfter(last.position, filter))));
     return { events: events.filter(shown(filter)).map(view), metadata: more ? { after: last.position } : {} };
+  }
+
+  /** Whether an event of the filter follows: a read of one (a short page at the log's head needs none). */
+  private async hasAfter(position: number, filter: EventFilter): Promise<boolean> {
+    return (await this.infra.events.readAll({ after: position, maxCount: 1, filter })).length > 0;
   }
 
   @Get('stream')

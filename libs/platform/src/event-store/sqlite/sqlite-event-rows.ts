@@ -62,3 +62,17 @@ export function toRecorded(row: EventRow): RecordedEvent {
   };
 }
 
+/**
+ * The rows decoded, in order, up to and including the one that brings their stored JSON to `maxChars` (all of them
+ * without a bound). Rows are pulled one at a time, so those past the bound are never read.
+ */
+export function decodeWithin(rows: Iterable<EventRow>, maxChars = Infinity): RecordedEvent[] {
+  const events: RecordedEvent[] = [];
+  let chars = 0;
+  for (const row of rows) {
+    events.push(toRecorded(row));
+    chars += row.data.length + row.metadata.length;
+    if (chars >= maxChars) break;
+  }
+  return events;
+}

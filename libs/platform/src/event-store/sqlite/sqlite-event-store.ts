@@ -2,7 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { catchUpSubscription, SUBSCRIPTION_PAGE_BYTES } from '../catch-up-subscription';
 import { encodeEvents, GroupOutcome, PendingAppend, SqliteAppender } from './sqlite-appender';
-import { EventRow, filterClause, SCHEMA, toRecorded } from './sqlite-event-rows';
+import { decodeWithin, EventRow, filterClause, SCHEMA, toRecorded } from './sqlite-event-rows';
 import { RecentEvents } from './sqlite-recent-events';
 import { SqliteWriter } from './sqlite-writer';
 import {
@@ -198,17 +198,7 @@ export class SqliteEventStore implements EventStore {
       ? `SELECT * FROM es_events WHERE position < ? ${clause} ORDER BY position DESC LIMIT ?`
       : `SELECT * FROM es_events WHERE position > ? ${clause} ORDER BY position ASC LIMIT ?`;
     const bound = backwards ? (options.before ?? Number.MAX_SAFE_INTEGER) : (options.after ?? 0);
-    const statement = this.stmt(sql);
-    if (maxBytes === Infinity) return (statement.all(bound, ...params, options.maxCount ?? -1) as EventRow[]).map(toRecorded);
-    // Row by row, so that the rows past the bound are never read.
-    const events: RecordedEvent[] = [];
-    let chars = 0;
-    for (const row of statement.iterate(bound, ...params, options.maxCount ?? -1) as IterableIterator<EventRow>) {
-      events.push(toRecorded(row));
-      chars += row.data.length + row.metadata.length;
-      if (chars >= maxBytes) break;
-    }
-    return events;
+    return decodeWithin(this.stmt(sql).iterate(bound, ...params, options.maxCount ?? -1) as IterableIterator<EventRow>, maxBytes);
   }
 
   /**
@@ -228,15 +218,10 @@ export class SqliteEventStore implements EventStore {
     const row = this.stmt('SELECT * FROM es_events WHERE position = ?');
     // One read transaction: one snapshot, and one lock instead of one per row.
     return this.sqlite.db.transaction(() => {
-      const events: RecordedEvent[] = [];
-      let chars = 0;
-      for (const position of this.stmt(sql).pluck().all(...params, limit) as number[]) {
-        const found = row.get(position) as EventRow;
-        events.push(toRecorded(found));
-        chars += found.data.length + found.metadata.length;
-        if (chars >= maxBytes) break;
-      }
-      return events;
+      const positions = this.stmt(sql).pluck().all(...params, limit) as number[];
+      return decodeWithin((function* () {
+        for (const position of positions) yield row.get(position) as EventRow;
+      })(), maxBytes);
     })();
   }
 
