@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -43,6 +43,22 @@ describe.each(['inline', 'thread', 'auto'])('the embedded event log in its own f
       expect(found.body.search_results.map((r: { document_id: string }) => r.document_id)).toEqual(['d1']);
     } finally {
       await second.started.app.close();
+    }
+  });
+
+  it("copies service.db's WAL back on a thread of its own while the service runs (no projection commit on the loop checkpoints it)", async () => {
+    const app = await start();
+    try {
+      expect((await app.call('POST', '/v2/corpora', createCorpus('c2'))).status).toBe(201);
+      // ~200 KB of parts: far below SQLite's own threshold (1,000 pages, 4 MB of WAL), so only the checkpointer moves it.
+      const text = Array.from({ length: 2000 }, (_, i) => `wombat${i} burrows under the eucalyptus at dusk`).join('. ');
+      const doc = await app.call('POST', '/v2/corpora/c2/documents', { id: 'marker', type: 'core', document_parts: [{ text }] });
+      expect(doc.status).toBe(201);
+      const inFile = () => readFileSync(join(dataDir, 'service.db')).includes('wombat1999 burrows');
+      for (const end = Date.now() + 10_000; !inFile() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 50));
+      expect(inFile()).toBe(true);
+    } finally {
+      await app.started.app.close();
     }
   });
 });

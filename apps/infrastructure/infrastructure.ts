@@ -106,9 +106,11 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
     search = sqliteSearch;
   }
 
-  // With the log committed on its writer thread, service.db's checkpoints leave the loop too (a log still in
-  // service.db has them on the writer already).
-  if (sqlite && config.eventStoreWriter !== 'inline' && !logInServiceDb) new SqliteCheckpointer(sqlite);
+  // service.db's checkpoints never run inside a projection commit on the loop, whichever way the log commits (a log
+  // still in service.db on its writer thread has them there already). The log's own file checkpoints where it
+  // commits: inline, in the commit that crosses SQLite's threshold (a checkpointer beside inline commits was tried:
+  // appends of up to 66-104 ms against 15 without, docs/benchmarks.md "Session 21"); on the writer thread, there.
+  if (sqlite && !(logInServiceDb && config.eventStoreWriter !== 'inline')) new SqliteCheckpointer(sqlite);
 
   const registrations: ProjectionRegistration[] = ALL_PROJECTIONS.map((projection) => ({
     projection,
