@@ -13,7 +13,8 @@ const moduleNameMapper = {
   // not. Under jest the SDK gets the project's jose 5 (CommonJS); it uses jose only to sign agent cards.
   '^jose$': '<rootDir>/node_modules/jose',
 };
-const base = { transform: { '^.+\\.ts$': tsJest }, moduleNameMapper, testEnvironment: 'node', rootDir: __dirname };
+// The node environment, which also removes the temporary directories a file made through test/support/scratch-dir.ts.
+const base = { transform: { '^.+\\.ts$': tsJest }, moduleNameMapper, testEnvironment: '<rootDir>/test/support/scratch-environment.js', rootDir: __dirname };
 module.exports = {
   // e2e tests start services and child processes (ts-node): a slow CI machine needs more than jest's 5 s.
   // (testTimeout is a global option; jest ignores it inside a project.)

@@ -1,10 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeTinyCrossEncoder, writeTinyEncoder } from '@lib/testing';
 import { referenceErrors } from './support/reference-openapi';
+import { scratchDir } from './support/scratch-dir';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
@@ -33,19 +33,19 @@ async function startHub(models: Record<string, string>): Promise<{ url: string; 
 }
 
 describe('onnx encoders and rerankers, in process', () => {
-  const root = mkdtempSync(join(tmpdir(), 'onnx-models-'));
+  const root = scratchDir('onnx-models-');
   let app: TestApp;
   let hub: Awaited<ReturnType<typeof startHub>>;
 
   beforeAll(async () => {
     encoderModel(join(root, 'tiny-enc'));
-    const env = encoderModel(join(mkdtempSync(join(tmpdir(), 'onnx-env-')), 'tiny-env'));
-    const reranker = writeTinyCrossEncoder({ dir: mkdtempSync(join(tmpdir(), 'onnx-rr-')), words: WORDS, weight: (w) => ({ kelp: 2, otter: -1 })[w] ?? 0 });
+    const env = encoderModel(join(scratchDir('onnx-env-'), 'tiny-env'));
+    const reranker = writeTinyCrossEncoder({ dir: scratchDir('onnx-rr-'), words: WORDS, weight: (w) => ({ kelp: 2, otter: -1 })[w] ?? 0 });
     const broken = encoderModel(join(root, 'broken'));
     writeFileSync(join(broken, 'model.onnx'), 'not an onnx graph');
     const noTokenizer = encoderModel(join(root, 'no-tokenizer'));
     writeFileSync(join(noTokenizer, 'tokenizer.json'), '{"version": "1.0"}');
-    hub = await startHub({ 'acme/tiny': encoderModel(mkdtempSync(join(tmpdir(), 'onnx-hub-'))) });
+    hub = await startHub({ 'acme/tiny': encoderModel(scratchDir('onnx-hub-')) });
     app = await startTestApp({
       env: { LOG_LEVEL: 'warn', ENCODER_MODELS_ROOT: root, HF_ENDPOINT: hub.url, ENCODER_MODEL_DIR: env, ONNX_ENCODER_NAME: 'tiny-env', RERANKER_MODEL_DIR: reranker, ONNX_RERANKER_NAME: 'tiny-reranker' },
     });

@@ -1,11 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { AddressLookup, Clock, loadConfig } from '@lib/platform';
 import { createLogger } from '../../apps/api/src/logger';
 import { startApp, StartedApp } from '../../apps/app';
 import type { Role } from '../../apps/infrastructure/infrastructure';
+import { scratchDir } from './scratch-dir';
 
 export const TEST_KEY = 'zut_test_bootstrap_key_0123456789abcdef';
 
@@ -31,7 +30,7 @@ export interface TestAppOptions {
 
 /** Starts the whole service (embedded default) on a random loopback port with a fresh data dir. */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'ars-e2e-'));
+  const dataDir = options.dataDir ?? scratchDir('ars-e2e-');
   const config = loadConfig({
     DATA_DIR: dataDir,
     PORT: '0',
