@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Controller, Get, Inject, Param, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { notFound, SERVICE_CONFIG, ServiceConfig, unavailable } from '@lib/platform';
@@ -39,8 +40,10 @@ export class ConsoleController {
         'content-security-policy': CONSOLE_CSP,
         'x-content-type-options': 'nosniff',
         'referrer-policy': 'no-referrer',
-        // Fixed file names: the browser revalidates (express answers the ETag) so a new build is seen at once.
+        // Fixed file names: the browser revalidates (Express answers 304 when its If-None-Match is this ETag), so
+        // a new build is seen at once.
         'cache-control': 'no-cache',
+        etag: `"${createHash('sha1').update(file.body).digest('base64url')}"`,
       })
       .send(file.body);
   }
