@@ -1,9 +1,9 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ENCODER_REGISTRY, EncoderRegistry, NO_ENCODER } from '@lib/encoders';
-import { CommandContext, DomainError, StreamWriter, yieldToLoop } from '@lib/platform';
+import { CommandContext, DomainError, runInSlices, StreamWriter, yieldToLoop } from '@lib/platform';
 import { CorpusSettings, corpusFold, requireActiveCorpus } from '../../domain/corpus';
-import { decideIndexDocument, DocumentContent, documentContent, DocumentInput, documentFold, DocumentStats } from '../../domain/document';
+import { decideIndexDocument, DocumentContent, documentContentSteps, DocumentInput, documentFold, DocumentStats } from '../../domain/document';
 import { DocumentEmbedding, embeddingText, encodeVector } from '../../domain/embedding';
 import { documentRow, DocumentRow } from '../../read-models';
 import { corpusStream, documentStream, DOCUMENT_WRITE_VISIBILITY } from '../streams';
@@ -36,8 +36,9 @@ export class IndexDocumentHandler implements ICommandHandler<IndexDocument, Writ
   async execute(cmd: IndexDocument): Promise<WriteResult<IndexedDocument>> {
     const decided = await this.writer.stateWithRevision(corpusStream(cmd.corpusKey), corpusFold);
     const corpus = requireActiveCorpus(decided.state, cmd.corpusKey);
-    // Checked and embedded before the write: a document that fails either leaves nothing behind.
-    const content = documentContent(cmd.input);
+    // Checked and embedded before the write: a document that fails either leaves nothing behind. Chunked in slices
+    // of the loop (50,000 one-line sections took ~0.5 s of the sentence segmenter).
+    const content = await runInSlices(documentContentSteps(cmd.input));
     // Chunking, embedding and the append each hold the loop for a while on a large document: turns between.
     await yieldToLoop();
     const embedding = await this.embed(corpus.settings, cmd.input, content);

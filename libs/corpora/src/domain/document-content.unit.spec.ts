@@ -1,0 +1,26 @@
+import { isDomainError, runInSlices, turnsDuring } from '@lib/platform';
+import { documentContent, documentContentSteps, StructuredDocumentInput } from './document';
+
+const oneLineSections = (count: number): StructuredDocumentInput => ({
+  type: 'structured',
+  id: 'paragraphs',
+  metadata: {},
+  sections: Array.from({ length: count }, (_, i) => ({ title: i % 100 === 0 ? `Part ${i}` : undefined, text: `Paragraph ${i} of the report.` })),
+});
+
+describe('a document chunked in steps', () => {
+  it('gives the loop turns while 50,000 one-line sections are chunked, with the parts documentContent gives', async () => {
+    const input = oneLineSections(50_000);
+    const { value, turns } = await turnsDuring(() => runInSlices(documentContentSteps(input)));
+    expect(turns).toBeGreaterThanOrEqual(3);
+    expect(value).toEqual(documentContent(input));
+    expect(value.parts[49_999]).toEqual({ text: 'Paragraph 49999 of the report.', metadata: {}, sectionTitle: undefined });
+  });
+
+  it('refuses the part past the bound in steps as at once: a 400 with the field error', async () => {
+    const input = oneLineSections(50_001);
+    const failure = await runInSlices(documentContentSteps(input)).catch((e: unknown) => e);
+    expect(isDomainError(failure) && failure.details).toEqual(expect.objectContaining({ fieldErrors: { sections: 'more than 50000 parts' } }));
+    expect(() => documentContent(input)).toThrow(/more than 50000 parts/);
+  });
+});
