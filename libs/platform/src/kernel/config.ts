@@ -173,7 +173,9 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
   const config: ServiceConfig = {
     env,
     port: int('PORT', 8080, 0, 65535),
-    host: text('HOST') ?? '0.0.0.0',
+    // Loopback unless told: a fresh `npm start` prints the owner's key, and nothing else on the network should reach
+    // it before its operator chooses to (the container image sets HOST=0.0.0.0; docs/deployment.md).
+    host: text('HOST') ?? '127.0.0.1',
     dataDir: resolve(text('DATA_DIR') ?? './data'),
     adminApiKey,
     eventStoreUrl: url('EVENTSTORE_URL', ['esdb', 'esdb+discover', 'kurrentdb', 'kurrentdb+discover', 'kdb']),

@@ -4,6 +4,9 @@ describe('loadConfig', () => {
   it('has defaults that run the embedded service', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({ port: 8080, sqliteSynchronous: 'FULL', readYourWritesTimeoutMs: 10_000, logLevel: 'info' });
+    // Reachable from this machine only until the operator says otherwise (the container image binds all interfaces).
+    expect(c.host).toBe('127.0.0.1');
+    expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
     expect(c.dataDir).toMatch(/data$/);
     expect(c.eventStoreUrl ?? c.mongoUrl ?? c.typesenseUrl).toBeUndefined();
   });
