@@ -1,4 +1,4 @@
-import { chunkText, sentences } from './chunking';
+import { chunkText, MAX_SENTENCE_CHARS, sentences } from './chunking';
 import { documentContent, MAX_DOCUMENT_PARTS, StructuredDocumentInput } from './document';
 
 /** The sentences as the segmenter finds them over the whole text at once: what chunking returned before issue 22. */
@@ -41,6 +41,23 @@ describe('sentence chunking (issue 22: linear in the text)', () => {
     const text = `Before it. ${long} After it.`;
     expect(sentences(text)).toEqual(['Before it.', long, 'After it.']);
     expect(sentences(text)).toEqual(wholeTextSentences(text));
+  });
+
+  it('cuts a run with no sentence break at its last space before the longest sentence, and keeps every word', () => {
+    const run = `Kelp ${'kelp '.repeat(60_000)}ends here`; // ~300,000 characters, no full stop
+    const text = `Before it. ${run}. After it.`;
+    const found = sentences(text);
+    expect(found[0]).toBe('Before it.');
+    expect(found[found.length - 1]).toBe('After it.');
+    const cuts = found.slice(1, -1);
+    expect(cuts.length).toBeGreaterThanOrEqual(4);
+    for (const cut of cuts) expect(cut.length).toBeLessThanOrEqual(MAX_SENTENCE_CHARS);
+    expect(cuts.join(' ')).toBe(`${run}.`);
+  });
+
+  it('cuts a run with no break and no space at the longest sentence', () => {
+    const run = 'x'.repeat(MAX_SENTENCE_CHARS * 2 + 10);
+    expect(sentences(run).map((s) => s.length)).toEqual([MAX_SENTENCE_CHARS, MAX_SENTENCE_CHARS, 10]);
   });
 
   it('splits 50,000 sentences of one paragraph into 50,000 parts, in order', () => {

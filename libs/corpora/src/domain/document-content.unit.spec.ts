@@ -1,5 +1,5 @@
 import { isDomainError, runInSlices, turnsDuring } from '@lib/platform';
-import { documentContent, documentContentSteps, StructuredDocumentInput } from './document';
+import { documentContent, documentContentSteps, MAX_DOCUMENT_CHARACTERS, StructuredDocumentInput } from './document';
 
 const oneLineSections = (count: number): StructuredDocumentInput => ({
   type: 'structured',
@@ -15,6 +15,25 @@ describe('a document chunked in steps', () => {
     expect(turns).toBeGreaterThanOrEqual(3);
     expect(value).toEqual(documentContent(input));
     expect(value.parts[49_999]).toEqual({ text: 'Paragraph 49999 of the report.', metadata: {}, sectionTitle: undefined });
+  });
+
+  it('gives turns within one line of 3 MB with no sentence break, and refuses text past the bound before chunking it all', async () => {
+    const line = (chars: number): StructuredDocumentInput => ({ type: 'structured', id: 'run', metadata: {}, sections: [{ text: 'otter '.repeat(chars / 6) }] });
+    const { value, turns } = await turnsDuring(() => runInSlices(documentContentSteps(line(3_000_000))));
+    expect(value.stats.characters).toBeGreaterThan(2_900_000);
+    expect(turns).toBeGreaterThanOrEqual(3);
+    // 30 MB of text in ~460 parts of 64 K: refused once the parts pass 10 M characters, a third of the way.
+    const steps = documentContentSteps(line(3 * MAX_DOCUMENT_CHARACTERS));
+    let read = 0;
+    const failure = (() => {
+      try {
+        while (!steps.next().done) read++;
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(isDomainError(failure) && failure.code).toBe('document.too_large');
+    expect(read).toBeLessThan(MAX_DOCUMENT_CHARACTERS / 60_000);
   });
 
   it('refuses the part past the bound in steps as at once: a 400 with the field error', async () => {

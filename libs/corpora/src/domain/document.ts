@@ -220,21 +220,18 @@ export function* documentContentSteps(input: DocumentInput): Generator<void, Doc
   const { tables, images } = attachmentsOf(input);
   const imageBytes = checkAttachments(input, tables, images);
   const parts: DocumentPart[] = [];
+  let characters = 0;
   for (const part of eachPart(input)) {
     parts.push(part);
+    // Refused as soon as the text passes the bound, not once a 50 MB body has been chunked whole.
+    if ((characters += part.text.length) > MAX_DOCUMENT_CHARACTERS) {
+      throw invalid('document.too_large', `The document has more than ${MAX_DOCUMENT_CHARACTERS} characters of text`, { text: 'document too large' });
+    }
     yield;
   }
   if (parts.length === 0) throw invalid('document.empty', 'The document has no text to index', { [input.type === 'core' ? 'document_parts' : 'sections']: 'no text' });
-  const stats: DocumentStats = {
-    parts: parts.length,
-    characters: parts.reduce((n, p) => n + p.text.length, 0),
-    metadataBytes: Buffer.byteLength(JSON.stringify(input.metadata)),
-    ...(imageBytes ? { imageBytes } : {}),
-  };
+  const stats: DocumentStats = { parts: parts.length, characters, metadataBytes: Buffer.byteLength(JSON.stringify(input.metadata)), ...(imageBytes ? { imageBytes } : {}) };
   if (stats.metadataBytes > MAX_METADATA_BYTES) throw tooMuchMetadata(stats.metadataBytes);
-  if (stats.characters > MAX_DOCUMENT_CHARACTERS) {
-    throw invalid('document.too_large', `The document has more than ${MAX_DOCUMENT_CHARACTERS} characters of text`, { text: 'document too large' });
-  }
   return { parts, tables, images, stats };
 }
 
