@@ -1,4 +1,4 @@
-import { DomainError, yieldToLoop } from '@lib/platform';
+import { DomainError, runInSlices, yieldToLoop } from '@lib/platform';
 import type { EncodeKind, Encoder } from '../encoder.port';
 import { normalize } from '../vectors';
 import { loadWordTable, WordTable } from './glove-loader';
@@ -58,15 +58,14 @@ export class GloveEncoder implements Encoder {
     if (texts.length === 0) return [];
     await this.load();
     const { table, index } = await this.loading!;
+    // A document of tens of thousands of parts is encoded in slices, giving the loop a turn between them.
+    return runInSlices(this.vectors(texts, table, index), SLICE_MS);
+  }
+
+  private *vectors(texts: readonly string[], table: WordTable, index: Map<string, number>): Generator<void, Float32Array[]> {
     const dims = this.dimensions;
     const vectors: Float32Array[] = [];
-    let sliceStarted = performance.now();
     for (const text of texts) {
-      // A document of tens of thousands of parts is encoded in slices, giving the loop a turn between them.
-      if (performance.now() - sliceStarted > SLICE_MS) {
-        await yieldToLoop();
-        sliceStarted = performance.now();
-      }
       const out = new Float32Array(dims);
       for (const word of text.toLowerCase().match(TOKEN) ?? []) {
         const row = index.get(word);
@@ -75,6 +74,7 @@ export class GloveEncoder implements Encoder {
         for (let k = 0, at = row * dims; k < dims; k++) out[k] += table.codes[at + k] * step;
       }
       vectors.push(normalize(out));
+      yield;
     }
     return vectors;
   }

@@ -7,20 +7,17 @@
  */
 export const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 
-/** How long synchronous work run by `runInSlices` holds the loop at a time. */
-const SLICE_MS = 8;
-
 /**
- * Runs a generator of synchronous steps to its end, giving the loop a turn whenever ~8 ms of steps have run, and
- * returns what it returns (or throws what it throws). For work that cannot be bounded up front (a document's
- * chunking) but can stop between steps.
+ * Runs a generator of synchronous steps to its end, giving the loop a turn whenever `sliceMs` of steps have run,
+ * and returns what it returns (or throws what it throws). For work that cannot be bounded up front (a document's
+ * chunking, its encoding) but can stop between steps.
  */
-export async function runInSlices<T>(steps: Generator<unknown, T>): Promise<T> {
+export async function runInSlices<T>(steps: Generator<unknown, T>, sliceMs = 8): Promise<T> {
   let slice = performance.now();
   for (;;) {
     const step = steps.next();
     if (step.done) return step.value;
-    if (performance.now() - slice >= SLICE_MS) {
+    if (performance.now() - slice >= sliceMs) {
       await yieldToLoop();
       slice = performance.now();
     }

@@ -62,6 +62,9 @@ export function toRecorded(row: EventRow): RecordedEvent {
   };
 }
 
+/** An event's size as stored, in characters of its JSON: what the reads' byte bound (`maxBytes`) counts. */
+export const storedChars = (e: { readonly data: string; readonly metadata: string }): number => e.data.length + e.metadata.length;
+
 /**
  * The rows decoded, in order, up to and including the one that brings their stored JSON to `maxChars` (all of them
  * without a bound). Rows are pulled one at a time, so those past the bound are never read.
@@ -71,7 +74,7 @@ export function decodeWithin(rows: Iterable<EventRow>, maxChars = Infinity): Rec
   let chars = 0;
   for (const row of rows) {
     events.push(toRecorded(row));
-    chars += row.data.length + row.metadata.length;
+    chars += storedChars(row);
     if (chars >= maxChars) break;
   }
   return events;

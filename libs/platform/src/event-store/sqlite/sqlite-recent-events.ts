@@ -1,7 +1,7 @@
 import type { EventFilter } from '../event-store.port';
 import { categoryOf, RecordedEvent } from '../events';
 import type { EncodedEvent } from './sqlite-appender';
-import { EventRow, toRecorded } from './sqlite-event-rows';
+import { EventRow, storedChars, toRecorded } from './sqlite-event-rows';
 
 interface Entry {
   readonly row: EventRow;
@@ -48,11 +48,11 @@ export class RecentEvents {
         recorded_at: recordedAt,
       };
       this.entries.push({ row, category });
-      this.chars += e.data.length + e.metadata.length;
+      this.chars += storedChars(e);
     });
     let drop = 0;
     while (this.entries.length - drop > 1 && (this.entries.length - drop > MAX_EVENTS || this.chars > MAX_JSON_CHARS)) {
-      this.chars -= this.entries[drop].row.data.length + this.entries[drop].row.metadata.length;
+      this.chars -= storedChars(this.entries[drop].row);
       drop += 1;
     }
     if (drop > 0) this.entries = this.entries.slice(drop);
@@ -83,7 +83,7 @@ export class RecentEvents {
       if (categories && !categories.has(entry.category)) continue;
       entry.decoded ??= toRecorded(entry.row);
       out.push(entry.decoded);
-      chars += entry.row.data.length + entry.row.metadata.length;
+      chars += storedChars(entry.row);
     }
     return { events: out, chars };
   }
