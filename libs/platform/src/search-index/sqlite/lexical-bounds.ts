@@ -139,36 +139,34 @@ export function seek(ids: Uint32Array, n: number, from: number, id: number): num
   return hi;
 }
 
-/** The k-th largest of `scores[0..count)` whose row (`rows`, alongside) is live, or -Infinity when fewer than k. */
-export function kthLargest(scores: Float64Array, rows: Int32Array, count: number, live: Uint8Array, k: number, heap: Float64Array): number {
-  let size = 0;
-  for (let i = 0; i < count; i++) {
-    const v = scores[i];
-    if (size === k && v <= heap[0]) continue;
-    if (live[rows[i]] !== 1) continue;
-    if (size < k) {
-      let j = size++;
-      while (j > 0) {
-        const parent = (j - 1) >> 1;
-        if (heap[parent] <= v) break;
-        heap[j] = heap[parent];
-        j = parent;
-      }
-      heap[j] = v;
-      continue;
-    }
-    let j = 0;
-    for (;;) {
-      const l = 2 * j + 1;
-      if (l >= k) break;
-      const c = l + 1 < k && heap[l + 1] < heap[l] ? l + 1 : l;
-      if (heap[c] >= v) break;
-      heap[j] = heap[c];
-      j = c;
+/**
+ * Adds `v` to a min-heap of at most k values holding `size` (the worst at 0), replacing the worst when full and
+ * `v` beats it; returns the new size.
+ */
+export function heapOffer(heap: Float64Array, size: number, k: number, v: number): number {
+  if (size < k) {
+    let j = size;
+    while (j > 0) {
+      const parent = (j - 1) >> 1;
+      if (heap[parent] <= v) break;
+      heap[j] = heap[parent];
+      j = parent;
     }
     heap[j] = v;
+    return size + 1;
   }
-  return size < k ? -Infinity : heap[0];
+  if (v <= heap[0]) return size;
+  let j = 0;
+  for (;;) {
+    const l = 2 * j + 1;
+    if (l >= k) break;
+    const c = l + 1 < k && heap[l + 1] < heap[l] ? l + 1 : l;
+    if (heap[c] >= v) break;
+    heap[j] = heap[c];
+    j = c;
+  }
+  heap[j] = v;
+  return size;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { byRowid, type IdTopK, kthLargest, type QueryTerm, rankRows, type RankRows, seek, tfBound, tfPart, type TopK } from './lexical-bounds';
+import { byRowid, heapOffer, type IdTopK, type QueryTerm, rankRows, type RankRows, seek, tfBound, tfPart, type TopK } from './lexical-bounds';
 import { exhaustiveIds } from './lexical-exhaustive';
 import type { LexicalTable, PostingList } from './lexical-postings';
 
@@ -83,11 +83,14 @@ export function topKIds(rows: RankRows, key: object, terms: readonly QueryTerm[]
   let cur = 0;
   let nc = 0;
   let theta = -Infinity;
+  // This range's own k-th best partial score over its live candidates (-Infinity until it has k), kept by the
+  // merges as they write (see below), so that no pass over the candidates is spent finding it.
+  let own = -Infinity;
   let budget = MERGE_WORK * terms.reduce((sum, t) => sum + t.list.n, 0);
   let j = 0;
   for (; j < m; j++) {
     if (nc >= k || bar) {
-      theta = raise(bar, nc >= k ? kthLargest(s.scores[cur], s.ids[cur], nc, live, k, heap) : -Infinity);
+      theta = raise(bar, own);
       if (theta * SLACK > rest[j]) break;
     }
     const { list, idf, times } = order[j].t;
@@ -99,29 +102,43 @@ export function topKIds(rows: RankRows, key: object, terms: readonly QueryTerm[]
     const len = list.lens ?? lens;
     const at = list.lens !== undefined;
     const w = idf * times;
+    // The k best live scores written, in a min-heap: only a score above `low` can enter, the heap's worst once
+    // it is full, and before that the previous term's k-th best (partial scores only grow, so the new k-th best is
+    // at least that; when fewer than k scores pass it, it is still the k-th best).
+    let size = 0;
+    let low = own;
     let a = 0;
     let o = 0;
     for (let p = 0; p < n; p++) {
       const d = ids[p];
       while (a < nc && ai[a] < d) {
-        oi[o] = ai[a];
-        os[o++] = as[a++];
+        const v = as[a];
+        const id = ai[a++];
+        oi[o] = id;
+        os[o++] = v;
+        if (v > low && live[id] === 1 && (size = heapOffer(heap, size, k, v)) === k) low = heap[0];
       }
       const f = w0 * text[p] + w1 * title[p];
       const c = w * tfPart(f, len[at ? p : d], avgdl);
+      const v = a < nc && ai[a] === d ? as[a++] + c : c;
       oi[o] = d;
-      os[o++] = a < nc && ai[a] === d ? as[a++] + c : c;
+      os[o++] = v;
+      if (v > low && live[d] === 1 && (size = heapOffer(heap, size, k, v)) === k) low = heap[0];
     }
     while (a < nc) {
-      oi[o] = ai[a];
-      os[o++] = as[a++];
+      const v = as[a];
+      const id = ai[a++];
+      oi[o] = id;
+      os[o++] = v;
+      if (v > low && live[id] === 1 && (size = heapOffer(heap, size, k, v)) === k) low = heap[0];
     }
+    own = low;
     nc = o;
     cur = 1 - cur;
   }
   const ci = s.ids[cur];
   const cs = s.scores[cur];
-  if (j === m) theta = raise(bar, kthLargest(cs, ci, nc, live, k, heap));
+  if (j === m) theta = raise(bar, own);
   nc = prune(ci, cs, nc, live, theta, rest[j]);
   for (; j < m; j++) {
     const { list, idf, times } = order[j].t;
@@ -129,15 +146,24 @@ export function topKIds(rows: RankRows, key: object, terms: readonly QueryTerm[]
     const len = list.lens ?? lens;
     const at = list.lens !== undefined;
     const w = idf * times;
+    // The k-th best kept as in the merges; a candidate dropped meanwhile (by the other range's bar) still has its
+    // score, so the k-th best met before remains a lower bound of the k-th best of all.
+    let size = 0;
+    let low = own;
     for (let c = 0, p = 0; c < nc; c++) {
       const d = ci[c];
-      p = seek(ids, n, p, d);
-      if (p >= n) break;
-      if (ids[p] !== d) continue;
-      const f = w0 * text[p] + w1 * title[p];
-      cs[c] += w * tfPart(f, len[at ? p : d], avgdl);
+      if (p < n) {
+        p = seek(ids, n, p, d);
+        if (p < n && ids[p] === d) {
+          const f = w0 * text[p] + w1 * title[p];
+          cs[c] += w * tfPart(f, len[at ? p : d], avgdl);
+        }
+      }
+      const v = cs[c];
+      if (v > low && live[d] === 1 && (size = heapOffer(heap, size, k, v)) === k) low = heap[0];
     }
-    theta = raise(bar, kthLargest(cs, ci, nc, live, k, heap));
+    own = low;
+    theta = raise(bar, own);
     nc = prune(ci, cs, nc, live, theta, rest[j + 1]);
   }
   const survivors = ci.slice(0, nc);
