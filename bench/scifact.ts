@@ -31,7 +31,6 @@ export function loadSciFact(split: 'test' | 'train'): SciFact {
   return { corpus, queries, qrels };
 }
 
-/** nDCG@k with binary relevance and log2 discount (BEIR's definition). */
 /**
  * Queries that warm a service before its query latency is timed: SciFact's train queries, never the timed test
  * queries, so the timed ones stay unseen (no word of theirs met before for being one of them). A service that has
@@ -43,6 +42,7 @@ export function warmUpQueries(count = 300): string[] {
   return [...loadSciFact('train').queries.values()].slice(0, count);
 }
 
+/** nDCG@k with binary relevance and log2 discount (BEIR's definition). */
 export function ndcgAt(ranked: string[], relevant: Set<string>, k = 10): number {
   let dcg = 0;
   ranked.slice(0, k).forEach((d, i) => {
