@@ -108,7 +108,7 @@ export async function scaleBench(args: string[]): Promise<void> {
       inIndex.push(now() - t);
     }
     const answered = search['ranker'].answered;
-    figure('lexical rankings answered by the postings / by FTS5 (timed queries)', [answered.postings - answeredBefore.postings, answered.fts5 - answeredBefore.fts5]);
+    figure('lexical rankings answered by the postings / by FTS5 (the query phase, warm-ups included)', [answered.postings - answeredBefore.postings, answered.fts5 - answeredBefore.fts5]);
     figure('lexical p50 / p99 ms in the index (limit 10)', [round(median(inIndex), 1), round(percentile(inIndex, 99), 1)]);
     global.gc?.();
     figure('RSS MB now / peak', [mb(process.memoryUsage().rss), mb(peakRss)], '≤ 2,048');
