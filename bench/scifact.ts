@@ -18,6 +18,11 @@ export function loadSciFact(split: 'test' | 'train'): SciFact {
     const d = JSON.parse(l) as { _id: string; title: string; text: string };
     return { id: d._id, title: d.title, text: d.text };
   });
+  return { corpus, ...sciFactQueries(split) };
+}
+
+/** A split's queries (those with a relevant document) and their relevant documents, without the corpus. */
+function sciFactQueries(split: 'test' | 'train'): Pick<SciFact, 'queries' | 'qrels'> {
   const allQueries = new Map(lines('queries.jsonl').map((l) => {
     const q = JSON.parse(l) as { _id: string; text: string };
     return [q._id, q.text] as const;
@@ -28,7 +33,7 @@ export function loadSciFact(split: 'test' | 'train'): SciFact {
     if (Number(score) > 0) qrels.set(q, (qrels.get(q) ?? new Set()).add(d));
   }
   const queries = new Map([...qrels.keys()].map((q) => [q, allQueries.get(q)!]));
-  return { corpus, queries, qrels };
+  return { queries, qrels };
 }
 
 /**
@@ -39,7 +44,7 @@ export function loadSciFact(split: 'test' | 'train'): SciFact {
  * queries had run first (docs/benchmarks.md, session 22).
  */
 export function warmUpQueries(count = 300): string[] {
-  return [...loadSciFact('train').queries.values()].slice(0, count);
+  return [...sciFactQueries('train').queries.values()].slice(0, count);
 }
 
 /** nDCG@k with binary relevance and log2 discount (BEIR's definition). */

@@ -1,6 +1,6 @@
 import { givenEvents } from '@lib/testing';
 import { DocumentImage, DocumentTable, MAX_IMAGE_BYTES } from './attachments';
-import { decideIndexDocument, DocumentInput, documentFold, partsOf } from './document';
+import { decideIndexDocument, DocumentInput, documentFold, eachPart } from './document';
 
 const now = new Date('2026-11-23T10:00:00.000Z');
 const png = (id: string, extra: Partial<DocumentImage> = {}): DocumentImage => ({ id, mimeType: 'image/png', data: Buffer.from(`png ${id}`).toString('base64'), ...extra });
@@ -16,7 +16,7 @@ describe('tables and images of a document', () => {
       sections: [{ title: 'S1', text: 'One.', metadata: { s: 1 }, tables: [table('t1')], images: [png('i1', { caption: 'A heron.' }), png('silent')] }, { text: 'Two.' }],
       images: [png('i2', { title: 'Cover', description: 'Blue cover.' })],
     };
-    expect(partsOf(input).map((p) => [p.text.slice(0, 12), p.tableId ?? p.imageId ?? '-', p.metadata])).toEqual([
+    expect([...eachPart(input)].map((p) => [p.text.slice(0, 12), p.tableId ?? p.imageId ?? '-', p.metadata])).toEqual([
       ['One.', '-', { s: 1 }],
       ['Table t1. Ta', 't1', { s: 1 }],
       ['A heron.', 'i1', { s: 1 }],

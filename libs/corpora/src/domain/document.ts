@@ -142,18 +142,11 @@ export const documentNotFound = (corpusKey: string, id: string): DomainError =>
   notFound('document.not_found', `Document "${id}" does not exist in corpus "${corpusKey}"`, id);
 
 /**
- * Parts of a document. Core parts are taken as sent. A structured document's sections are chunked (titles
- * kept, nested sections flattened in order), each followed by its tables' and images' parts with the section's
- * metadata; the document's own tables and images come last.
- */
-export function partsOf(input: DocumentInput): DocumentPart[] {
-  return [...eachPart(input)];
-}
-
-/**
- * As `partsOf`, one part at a time, in order: a caller can give the loop turns between (chunking is ICU's sentence
- * segmenter, ~10 µs a section: 50,000 one-line sections held the loop ~0.5 s in one go). Throws once a part past
- * the bound would be read.
+ * A document's parts, one at a time, in order. Core parts are taken as sent. A structured document's sections are
+ * chunked (titles kept, nested sections flattened in order), each followed by its tables' and images' parts with
+ * the section's metadata; the document's own tables and images come last. One at a time, so a caller can give the
+ * loop turns between (chunking is ICU's sentence segmenter, ~10 µs a section: 50,000 one-line sections held the
+ * loop ~0.5 s in one go). Throws once a part past the bound would be read.
  */
 export function* eachPart(input: DocumentInput): Generator<DocumentPart> {
   if (input.type === 'core') {

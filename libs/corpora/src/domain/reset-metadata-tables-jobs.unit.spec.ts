@@ -1,6 +1,6 @@
 import { givenEvents } from '@lib/testing';
 import { CorpusEvent, corpusFold, CorpusSettings, decideReplaceFilterAttributes, decideResetCorpus } from './corpus';
-import { decideIndexDocument, decideUpdateDocumentMetadata, DocumentEvent, documentFold, partsOf, tableTexts } from './document';
+import { decideIndexDocument, decideUpdateDocumentMetadata, DocumentEvent, documentFold, eachPart, tableTexts } from './document';
 import { filterProblems } from './filter-attributes';
 import { decideFinishJob, decideJobProgress, decideQueueJob, decideStartJob, JobEvent, jobFold, NO_COUNTS } from './job';
 
@@ -61,7 +61,7 @@ describe('tables as parts', () => {
   };
   it('writes one sentence per row under the column names, after a line naming the table', () => {
     expect(tableTexts(table)).toEqual(['Birds. Table with 2 rows and columns Species, Count. Species: Heron; Count: 7. Species: Owl; Count: 1.5.']);
-    const parts = partsOf({ type: 'structured', id: 'd', metadata: {}, sections: [{ text: 'Intro.' }], tables: [table] });
+    const parts = [...eachPart({ type: 'structured', id: 'd', metadata: {}, sections: [{ text: 'Intro.' }], tables: [table] })];
     expect(parts.map((p) => p.tableId)).toEqual([undefined, 'table_1']);
   });
   it('splits a long table into parts of about 2,000 characters without splitting a row', () => {
