@@ -19,16 +19,55 @@ describe('hostile requests at the HTTP edge', () => {
   afterAll(async () => app?.close());
 
   it('refuses a body of 200,000 keys at once, with a field error, while /health keeps answering', async () => {
-    const body: Record<string, unknown> = { key: 'wide', name: 'Wide' };
+    // 2.6 MB: past the 1 MB most routes take, so sent where documents go (50 MB).
+    const body: Record<string, unknown> = { id: 'wide', type: 'core', document_parts: [{ text: 'x' }] };
     for (let i = 0; i < 200_000; i++) body[`k${i}`] = i;
     const probe = pollHealth(app.url);
-    const res = await app.call('POST', '/v2/corpora', body);
+    const res = await app.call('POST', '/v2/corpora/c1/documents', body);
     const health = await probe.stop();
     expect(res.status).toBe(400);
     expect(res.body.field_errors).toEqual({ body: 'has more than 1000 keys' });
     expect(typeof res.body.request_id).toBe('string');
     expect(health.slowestMs).toBeLessThan(1000);
-    expect((await app.call('GET', '/v2/corpora/wide')).status).toBe(404);
+    expect((await app.call('GET', '/v2/corpora/c1/documents/wide')).status).toBe(404);
+  });
+
+  it('takes 1 MB of JSON on a route that does not carry content, 50 MB where documents go, and stores nothing past the bound', async () => {
+    const before = await eventCount();
+    const pad = 'x'.repeat(1_100_000);
+    for (const [path, body] of [
+      ['/v2/corpora', { key: 'padded', name: 'Padded', description: pad }],
+      ['/v2/corpora/c1/query', { query: 'x', pad }],
+      ['/v2/api_keys', { name: 'padded', api_key_role: 'serving', corpus_keys: ['c1'], pad }],
+    ] as const) {
+      const res = await app.call('POST', path, body);
+      expect(res.status).toBe(413);
+      expect(res.body.messages).toEqual(['The request body is too large: this route takes at most 1 MB (after decompression)']);
+      expect(res.body.request_id).toEqual(expect.any(String));
+    }
+    expect(await eventCount()).toBe(before);
+    // A declared 40 MB to the query route is refused before it is read.
+    const forty = 40 * 1024 * 1024;
+    const declared = await rawRequest(app.url, { path: '/v2/corpora/c1/query', contentLength: forty, headers: { 'x-api-key': app.key } });
+    expect(declared.status).toBe(413);
+    expect(declared.bodyBytesWritten).toBeLessThan(forty / 4);
+    const doc = await app.call('POST', '/v2/corpora/c1/documents', { id: 'large', type: 'core', document_parts: [{ text: `${'word '.repeat(300_000)}` }] });
+    expect(doc.status).toBe(201);
+  });
+
+  it("decides a caller's right to a route before reading its body: a query-only key's 40 MB document is refused unread", async () => {
+    const serving = await createKey(app, { name: 'reader', api_key_role: 'serving', corpus_keys: ['c1'] });
+    const forty = 40 * 1024 * 1024;
+    const [write, hidden] = await Promise.all([
+      rawRequest(app.url, { path: '/v2/corpora/c1/documents', contentLength: forty, headers: { 'x-api-key': serving.secret_key } }),
+      rawRequest(app.url, { path: '/v2/corpora/other/documents', contentLength: forty, headers: { 'x-api-key': serving.secret_key } }),
+    ]);
+    expect(write.status).toBe(403);
+    expect(hidden.status).toBe(404);
+    for (const o of [write, hidden]) expect(o.bodyBytesWritten).toBeLessThan(forty / 4);
+    // The multi-corpus query names its corpora in the body: it is read (within 1 MB), then decided.
+    const query = await app.call('POST', '/v2/query', { query: 'x', search: { corpora: [{ corpus_key: 'other' }] } }, asKey(serving.secret_key));
+    expect(query.status).toBe(404);
   });
 
   it('refuses metadata of 50,000 keys and metadata nested 1,000 deep before anything is stored: no 2xx, no dead letter', async () => {

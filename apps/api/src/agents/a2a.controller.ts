@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { A2aServer } from '@lib/agents';
 import { CommandContext } from '@lib/platform';
 import { Ctx } from '../http/command-context';
+import { BodyLimit } from '../http/body-limit';
 import { Policy } from '../http/policy';
 
 /**
@@ -42,12 +43,14 @@ export class A2aController {
   }
 
   @Post('message\\:send')
+  @BodyLimit(50) // a message's parts, files included
   @Policy('agent.use')
   send(@Param('agent_key') agentKey: string, @Req() req: Request, @Res() res: Response, @Ctx() ctx: CommandContext) {
     return this.forward(agentKey, 'rest', req, res, ctx);
   }
 
   @Post('message\\:stream')
+  @BodyLimit(50) // a message's parts, files included
   @Policy('agent.use')
   stream(@Param('agent_key') agentKey: string, @Req() req: Request, @Res() res: Response, @Ctx() ctx: CommandContext) {
     return this.forward(agentKey, 'rest', req, res, ctx);
@@ -84,12 +87,14 @@ export class A2aController {
   }
 
   @Post('v1/message\\:send')
+  @BodyLimit(50) // a message's parts, files included
   @Policy('agent.use')
   sendV03(@Param('agent_key') agentKey: string, @Req() req: Request, @Res() res: Response, @Ctx() ctx: CommandContext) {
     return this.forward(agentKey, 'rest', req, res, ctx);
   }
 
   @Post('v1/message\\:stream')
+  @BodyLimit(50) // a message's parts, files included
   @Policy('agent.use')
   streamV03(@Param('agent_key') agentKey: string, @Req() req: Request, @Res() res: Response, @Ctx() ctx: CommandContext) {
     return this.forward(agentKey, 'rest', req, res, ctx);

@@ -7,6 +7,7 @@ import { CommandContext, notFound } from '@lib/platform';
 import { pageLimit } from '../corpora/paging';
 import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
+import { BodyLimit } from '../http/body-limit';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
 import { KEY_PATTERN } from './agents.dto';
@@ -137,6 +138,7 @@ export class AliasesController {
   }
 
   @Post(':alias_key/sessions/:session_key/events')
+  @BodyLimit(50) // up to 100 messages of 1,000,000 characters
   @Policy('alias.use')
   async input(@Param('alias_key') aliasKey: string, @Param('session_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Req() req: Request, @Res() res: Response) {
     return this.inner.input(await this.agentOf(aliasKey, key, caller, ['agent.use']), key, body, ctx, req, res);

@@ -8,6 +8,7 @@ import { CommandContext, DomainError, notFound } from '@lib/platform';
 import { offsetOfPageKey, offsetPageKey, pageLimit } from '../corpora/paging';
 import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
+import { BodyLimit } from '../http/body-limit';
 import { Policy } from '../http/policy';
 import { SseStream } from '../http/sse';
 import { validateBody } from '../http/validation';
@@ -104,6 +105,7 @@ export class EndUserSessionsController {
 
   /** A message from the end user; the answer comes back as the conversation's events (or streamed). */
   @Post(':session_key/events')
+  @BodyLimit(50) // up to 20 messages of 100,000 characters
   @Policy('alias.end_user')
   async input(@Param('alias_key') aliasKey: string, @Param('session_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res() res: Response) {
     const agentKey = await this.own(aliasKey, key, caller);

@@ -5,6 +5,7 @@ import { Glossaries } from '@lib/agents';
 import { CommandContext, invalid } from '@lib/platform';
 import { pageLimit } from '../corpora/paging';
 import { Ctx } from '../http/command-context';
+import { BodyLimit } from '../http/body-limit';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
 
@@ -74,6 +75,7 @@ export class GlossariesController {
   }
 
   @Post(':glossary_key/entries')
+  @BodyLimit(50) // up to 100,000 terms a list
   @Policy('glossary.manage')
   @HttpCode(204)
   async upsert(@Param('glossary_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {

@@ -5,6 +5,7 @@ import { apiEventView, InputRequest, isApiEvent, SessionApiEvent, SessionEvent, 
 import { CommandContext, DomainError, invalid } from '@lib/platform';
 import { offsetOfPageKey, offsetPageKey, pageLimit } from '../corpora/paging';
 import { Ctx } from '../http/command-context';
+import { BodyLimit } from '../http/body-limit';
 import { Policy } from '../http/policy';
 import { SseStream } from '../http/sse';
 import { jsonFormField, runMultipart } from '../http/form-fields';
@@ -92,6 +93,7 @@ export class SessionsController {
    * server-sent events as they happen, answer text in `streaming_agent_output` pieces, ending with `end`.
    */
   @Post(':session_key/events')
+  @BodyLimit(50) // up to 100 messages of 1,000,000 characters
   @Policy('agent.use')
   async input(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Req() req: Request, @Res() res: Response) {
     if (req.is('multipart/form-data')) return this.uploadInput(agentKey, key, req, res, ctx);

@@ -20,6 +20,7 @@ import {
   WriteResult,
 } from '@lib/corpora';
 import { CommandContext, DomainError, invalid, READ_STORE, ReadStore } from '@lib/platform';
+import { BodyLimit } from '../http/body-limit';
 import { Policy } from '../http/policy';
 import { Ctx } from '../http/command-context';
 import { validateBody, validateBodyInSlices } from '../http/validation';
@@ -113,6 +114,7 @@ export class DocumentsController {
   ) {}
 
   @Post()
+  @BodyLimit(50) // a structured document of 100,000 sections
   @Policy('corpus.write')
   async index(
     @Param('corpus_key') corpusKey: string,
@@ -142,6 +144,7 @@ export class DocumentsController {
    * `async=false` waits for the job up to the request timeout, then 504 naming the job, which goes on.
    */
   @Patch()
+  @BodyLimit(2) // metadata of up to 1 MB (MAX_METADATA_BYTES) and its wrapper
   @Policy('corpus.write')
   async bulkUpdateMetadata(
     @Param('corpus_key') corpusKey: string,
@@ -216,6 +219,7 @@ export class DocumentsController {
 
   /** Merges the given metadata into the document's (the reference API's PATCH on a document). */
   @Patch(':document_id')
+  @BodyLimit(2) // metadata of up to 1 MB and its wrapper
   @Policy('corpus.write')
   async mergeMetadata(@Param('corpus_key') corpusKey: string, @Param('document_id') documentId: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     return this.updateMetadata(corpusKey, documentId, body, 'merge', ctx, res);
@@ -223,6 +227,7 @@ export class DocumentsController {
 
   /** Replaces the document's metadata. */
   @Put(':document_id/metadata')
+  @BodyLimit(2) // metadata of up to 1 MB and its wrapper
   @Policy('corpus.write')
   async replaceMetadata(@Param('corpus_key') corpusKey: string, @Param('document_id') documentId: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     return this.updateMetadata(corpusKey, documentId, body, 'replace', ctx, res);

@@ -5,6 +5,7 @@ import multer from 'multer';
 import { documentView, MAX_UPLOAD_BYTES, UploadFile, UploadResult, WriteResult } from '@lib/corpora';
 import { CommandContext, DomainError, invalid } from '@lib/platform';
 import { Ctx } from '../http/command-context';
+import { BodyLimit } from '../http/body-limit';
 import { Policy } from '../http/policy';
 import { jsonFormField, runMultipart } from '../http/form-fields';
 import { validateBody } from '../http/validation';
@@ -62,6 +63,7 @@ export class UploadController {
   constructor(private readonly commands: CommandBus) {}
 
   @Post()
+  @BodyLimit(20) // held for an upload that does not declare its size: the file (10 MB) and its fields
   @Policy('corpus.write')
   async upload(@Param('corpus_key') corpusKey: string, @Req() req: Request, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     await multipart(req, res);

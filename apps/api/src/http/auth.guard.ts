@@ -6,6 +6,7 @@ import { Authenticator, CorpusSource, decide, POLICIES, PolicyName, Principal } 
 import { corpusNotFound } from '@lib/corpora';
 import { DomainError, notFound, ServiceConfig } from '@lib/platform';
 import { AuthFailures, rateLimited } from './auth-failures';
+import { BODY_LIMIT } from './body-limit';
 import { POLICY } from './policy';
 import { RequestBodies } from './request-body';
 
@@ -36,7 +37,8 @@ function corpusKeysOf(req: Request, source: CorpusSource): string[] {
 
 /**
  * The one guard: finds the route's policy, authenticates the caller from its headers (API key or bearer
- * token), applies the rate limits per credential and per owner, then reads the body, then decides. Nothing
+ * token), applies the rate limits per credential and per owner, decides, then reads the body within the route's
+ * bound (`@BodyLimit`; a policy that finds its corpora in the body decides after reading it). Nothing
  * of a body is read before its sender is known, except on public routes, within small limits. Missing,
  * unknown, disabled or expired credentials all get the same 401; repeated failures from one address get 429
  * (except for credentials that already worked from there); a caller without permission 403, or 404 for a
@@ -75,14 +77,24 @@ export class AuthGuard implements CanActivate {
     req.actor = principal.actor;
     await this.consume(this.perCredential, principal.bucket, 'requests for this credential');
     await this.consume(this.perOwner, principal.ownerBucket, 'requests for the user or app client behind this credential');
-    await this.bodies.read(req, res, true);
+    const jsonBytes = this.reflector.get<number | undefined>(BODY_LIMIT, context.getHandler());
+    // The caller's right to the route is decided before its body is read, unless the policy finds its corpora in
+    // the body (the multi-corpus query, whose bound is the default's): a key that may not write a corpus has no
+    // 50 MB document parsed for it.
+    const bodyNamesCorpora = rule.kind === 'corpus' && rule.corpora.startsWith('body:');
+    if (!bodyNamesCorpora) this.authorize(req, principal, rule);
+    await this.bodies.read(req, res, true, jsonBytes);
+    if (bodyNamesCorpora) this.authorize(req, principal, rule);
+    return true;
+  }
+
+  private authorize(req: Request, principal: Principal, rule: (typeof POLICIES)[PolicyName]): void {
     const isDataKey = principal.keyType !== undefined && principal.keyType !== 'personal';
     const agentKey = rule.kind === 'agent' && typeof req.params.agent_key === 'string' ? req.params.agent_key : undefined;
     const decision = decide(rule, principal.caps, rule.kind === 'corpus' ? corpusKeysOf(req, rule.corpora) : [], isDataKey, agentKey);
     if (decision.outcome === 'hidden') throw corpusNotFound(decision.corpusKey);
     if (decision.outcome === 'hidden_agent') throw notFound('agent.not_found', `Agent "${decision.agentKey}" does not exist`, decision.agentKey);
     if (decision.outcome === 'forbidden') throw forbidden();
-    return true;
   }
 
   private async consume(limiter: RateLimiterAbstract, bucket: string, what: string): Promise<void> {

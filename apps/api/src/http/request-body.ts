@@ -1,6 +1,7 @@
 import bodyParser from 'body-parser';
 import type { NextFunction, Request, Response } from 'express';
 import { DomainError, invalid, ServiceConfig, yieldToLoop } from '@lib/platform';
+import { DEFAULT_JSON_BODY_BYTES } from './body-limit';
 import { checkJsonShape } from './json-shape';
 
 declare module 'express-serve-static-core' {
@@ -14,7 +15,7 @@ declare module 'express-serve-static-core' {
 
 /** How much body a caller may send, and how fast (docs/security.md). */
 export interface BodyLimits {
-  /** JSON bodies of authenticated callers (bytes after decompression). */
+  /** JSON bodies of authenticated callers on a route that declares no `@BodyLimit` (bytes after decompression). */
   readonly jsonBytes: number;
   /** Any body of a caller without credentials (public routes: the token endpoint). */
   readonly publicBytes: number;
@@ -25,9 +26,9 @@ export interface BodyLimits {
   readonly inFlightBytes: number;
 }
 
-/** Authenticated JSON bodies up to 50 MB (a structured document of 100,000 sections); 64 KB without credentials. */
+/** Authenticated JSON bodies up to 1 MB unless the route says more (`@BodyLimit`); 64 KB without credentials. */
 export function bodyLimits(config: ServiceConfig): BodyLimits {
-  return { jsonBytes: 50 * 1024 * 1024, publicBytes: 64 * 1024, timeoutMs: config.requestBodyTimeoutMs, publicTimeoutMs: Math.min(10_000, config.requestBodyTimeoutMs), inFlightBytes: config.requestBodiesMaxBytes };
+  return { jsonBytes: DEFAULT_JSON_BODY_BYTES, publicBytes: 64 * 1024, timeoutMs: config.requestBodyTimeoutMs, publicTimeoutMs: Math.min(10_000, config.requestBodyTimeoutMs), inFlightBytes: config.requestBodiesMaxBytes };
 }
 
 /** Bodies from this size on give the loop a turn between parsing, checking and validating. */
@@ -42,27 +43,31 @@ type Middleware = (req: Request, res: Response, next: NextFunction) => void;
  * bounded by the same limits, counted after inflating.
  */
 export class RequestBodies {
-  private readonly authenticated: Middleware[];
+  /** The parsers of authenticated bodies, one pair per route limit (a handful of values). */
+  private readonly authenticated = new Map<number, Middleware[]>();
   private readonly anonymous: Middleware[];
   /** Bytes held for the bodies of requests not yet answered. */
   private inFlight = 0;
 
   constructor(private readonly limits: BodyLimits) {
-    this.authenticated = [bodyParser.json({ limit: limits.jsonBytes }), bodyParser.urlencoded({ extended: false, limit: limits.publicBytes })];
     // Public routes keep the bytes: connector webhooks check platform signatures over the body as sent.
     this.anonymous = [bodyParser.json({ limit: limits.publicBytes, verify: (req, _res, buf) => ((req as Request).rawBody = buf) }), bodyParser.urlencoded({ extended: false, limit: limits.publicBytes })];
   }
 
   /**
    * Parses a JSON or form body into `req.body` and checks its shape; other bodies (multipart uploads) are
-   * left to their route, under the same deadline.
+   * left to their route, under the same deadline. `jsonBytes` is the route's bound for an authenticated caller's
+   * JSON (the default when it declares none).
    */
-  async read(req: Request, res: Response, authenticated: boolean): Promise<void> {
+  async read(req: Request, res: Response, authenticated: boolean, jsonBytes = this.limits.jsonBytes): Promise<void> {
     if (req.complete && !hasBody(req)) return;
-    if (hasBody(req)) this.hold(req, res, authenticated);
+    const limit = authenticated ? jsonBytes : this.limits.publicBytes;
+    // Refused unread: body-parser would read (and discard) a declared 40 MB before answering its 413.
+    if (!compressed(req) && Number(req.headers['content-length']) > limit) throw tooLarge(limit);
+    if (hasBody(req)) this.hold(req, res, limit);
     this.startDeadline(req, res, authenticated ? this.limits.timeoutMs : this.limits.publicTimeoutMs);
-    for (const parse of authenticated ? this.authenticated : this.anonymous) {
-      await new Promise<void>((resolve, reject) => parse(req, res, (err?: unknown) => (err ? reject(parserError(err)) : resolve())));
+    for (const parse of authenticated ? this.parsers(jsonBytes) : this.anonymous) {
+      await new Promise<void>((resolve, reject) => parse(req, res, (err?: unknown) => (err ? reject(parserError(err, limit)) : resolve())));
     }
     if (req.body === undefined) return;
     // Parsing, checking and validating a 50 MB body are each a while of work: the loop gets turns between
@@ -73,6 +78,15 @@ export class RequestBodies {
     if (large) await yieldToLoop();
   }
 
+  private parsers(jsonBytes: number): Middleware[] {
+    let parsers = this.authenticated.get(jsonBytes);
+    if (!parsers) {
+      parsers = [bodyParser.json({ limit: jsonBytes }), bodyParser.urlencoded({ extended: false, limit: this.limits.publicBytes })];
+      this.authenticated.set(jsonBytes, parsers);
+    }
+    return parsers;
+  }
+
   /**
    * Holds the body's bytes against the process's budget until the response is done (the parsed body and an
    * upload's file live that long): what it declares (Content-Length), or the route's limit when it does not say
@@ -80,13 +94,10 @@ export class RequestBodies {
    * byte of its body is read, and its connection closed (the error filter's rule for unread bodies); a request
    * alone is always read, whatever its size (the body limits bound it).
    */
-  private hold(req: Request, res: Response, authenticated: boolean): void {
+  private hold(req: Request, res: Response, limit: number): void {
     const declared = Number(req.headers['content-length']);
-    const encoding = req.headers['content-encoding'];
-    const compressed = encoding !== undefined && encoding.toLowerCase() !== 'identity';
-    const limit = authenticated ? this.limits.jsonBytes : this.limits.publicBytes;
     // A body past the limit is refused (413) when declared or as it passes it: no more than the limit is held.
-    const bytes = Number.isSafeInteger(declared) && declared > 0 && !compressed ? Math.min(declared, limit) : limit;
+    const bytes = Number.isSafeInteger(declared) && declared > 0 && !compressed(req) ? Math.min(declared, limit) : limit;
     if (this.inFlight > 0 && this.inFlight + bytes > this.limits.inFlightBytes) {
       const mb = (n: number) => Math.ceil(n / 2 ** 20);
       throw new DomainError('unavailable', 'request.busy', `The service is reading ${mb(this.inFlight)} MB of other request bodies (its bound is ${mb(this.limits.inFlightBytes)} MB); retry shortly`, { retryAfterSeconds: 1 });
@@ -113,18 +124,28 @@ export class RequestBodies {
   }
 }
 
+function compressed(req: Request): boolean {
+  const encoding = req.headers['content-encoding'];
+  return encoding !== undefined && encoding.toLowerCase() !== 'identity';
+}
+
 function hasBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 
 /** body-parser's errors (and zlib's, which it passes on) as the service's typed errors. */
-function parserError(err: unknown): DomainError {
+function parserError(err: unknown, limit: number): DomainError {
   if (err instanceof DomainError) return err;
   const e = err as { status?: unknown; type?: unknown; message?: unknown };
   const message = typeof e.message === 'string' ? e.message : 'unreadable body';
-  if (e.status === 413) return new DomainError('too_large', 'request.too_large', `The request body is too large: ${message}`);
+  if (e.status === 413) return tooLarge(limit);
   if (e.status === 415) return new DomainError('unsupported_media', 'request.unsupported_encoding', `The request body cannot be read: ${message}`);
   if (e.type === 'request.aborted') return invalid('request.aborted', 'The request body ended early', { body: 'ended early' });
   if (e.type === 'entity.parse.failed') return invalid('request.malformed_json', `The request body is not valid JSON: ${message}`, { body: 'not valid JSON' });
   return invalid('request.malformed_body', `The request body cannot be read: ${message}`, { body: message });
 }
+
+const tooLarge = (limit: number): DomainError =>
+  new DomainError('too_large', 'request.too_large', `The request body is too large: this route takes at most ${sizeOf(limit)} (after decompression)`);
+
+const sizeOf = (bytes: number): string => (bytes >= 1024 * 1024 ? `${bytes / (1024 * 1024)} MB` : `${bytes / 1024} KB`);

@@ -4,6 +4,7 @@ import { CallerAborted, ChatCompletions, ChatRequest } from '@lib/llms';
 import { CommandContext, DomainError, invalid } from '@lib/platform';
 import { Ctx } from '../http/command-context';
 import { SseStream } from '../http/sse';
+import { BodyLimit } from '../http/body-limit';
 import { Policy } from '../http/policy';
 import { checkDto, validationError } from '../http/validation';
 import { sendJson } from '../http/send-json';
@@ -30,6 +31,7 @@ export class ChatController {
   constructor(private readonly chat: ChatCompletions) {}
 
   @Post('completions')
+  @BodyLimit(50) // a model's whole context, images included
   @Policy('llm.use')
   async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res() res: Response): Promise<void> {
     const request = validateChat(body);

@@ -2,6 +2,7 @@ import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { FactualConsistency } from '@lib/llms';
 import type { CommandContext } from '@lib/platform';
 import { Ctx } from '../http/command-context';
+import { BodyLimit } from '../http/body-limit';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
 import { EvaluateFcsDto } from './llms.dto';
@@ -12,6 +13,7 @@ export class EvaluationController {
   constructor(private readonly fcs: FactualConsistency) {}
 
   @Post()
+  @BodyLimit(50) // a generated text and its sources
   @Policy('llm.use')
   @HttpCode(200)
   async evaluate(@Body() body: unknown, @Ctx() ctx: CommandContext) {

@@ -5,6 +5,7 @@ import { HallucinationCorrection } from '@lib/llms';
 import { CommandContext, invalid } from '@lib/platform';
 import { offsetOfPageKey, offsetPageKey, pageLimit } from '../corpora/paging';
 import { Ctx } from '../http/command-context';
+import { BodyLimit } from '../http/body-limit';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
 
@@ -43,6 +44,7 @@ export class HallucinationCorrectorsController {
   }
 
   @Post('correct_hallucinations')
+  @BodyLimit(50) // a text and up to 1,000 source documents of 1,000,000 characters
   @HttpCode(200)
   @Policy('llm.use')
   async correct(@Body() body: unknown, @Ctx() ctx: CommandContext) {
