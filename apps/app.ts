@@ -68,6 +68,11 @@ export async function startApp(
     // A bulk update may list 10,000 document ids of up to 100 characters in its query string (spec limits):
     // Node's default 16 KB header limit would refuse it with 431.
     (app.getHttpServer() as Server & { maxHeaderSize: number }).maxHeaderSize = MAX_HEADER_BYTES;
+    // `Expect: 100-continue` (curl sends it with bodies over 1 MB): Node would answer "100 Continue" at once; the guard
+    // sends it when it is about to read the body (http/request-body.ts), so a request refused from its headers and
+    // path (401, 403, 404, 413 declared, 429) is answered before its sender uploads a byte of it.
+    const server = app.getHttpServer() as Server;
+    server.on('checkContinue', (req, res) => server.emit('request', req, res));
     app.use(requestContext(app.get<symbol, Clock>(CLOCK)));
     app.use(requestLog(log));
     // No body parser here: the guard reads bodies once it knows who sends them (http/request-body.ts).

@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { asKey, createKey, createUser } from './support/auth-fixtures';
 import { pollHealth, rawRequest } from '@lib/testing';
 import { startTestApp, TestApp } from './support/test-app';
@@ -53,6 +54,29 @@ describe('hostile requests at the HTTP edge', () => {
     expect(declared.bodyBytesWritten).toBeLessThan(forty / 4);
     const doc = await app.call('POST', '/v2/corpora/c1/documents', { id: 'large', type: 'core', document_parts: [{ text: `${'word '.repeat(300_000)}` }] });
     expect(doc.status).toBe(201);
+  });
+
+  it('answers a sender that expects 100-continue from the headers when it refuses, and asks for the body when it reads it', async () => {
+    const reader = await createKey(app, { name: 'expecting', api_key_role: 'serving', corpus_keys: ['c1'] });
+    const send = (path: string, body: string, declared = Buffer.byteLength(body), key = app.key) =>
+      new Promise<{ status: number; continued: boolean }>((resolve, reject) => {
+        let continued = false;
+        const req = request(`${app.url}${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-length': declared, expect: '100-continue' } });
+        req.on('continue', () => {
+          continued = true;
+          req.end(body);
+        });
+        req.on('response', (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode!, continued }));
+          req.destroy();
+        });
+        req.on('error', reject);
+      });
+    expect(await send('/v2/corpora/c1/query', '', 40 * 1024 * 1024)).toEqual({ status: 413, continued: false });
+    expect(await send('/v2/corpora/c1/documents', '', 40 * 1024 * 1024, reader.secret_key)).toEqual({ status: 403, continued: false });
+    expect(await send('/v2/corpora/other/documents', '', 40 * 1024 * 1024, reader.secret_key)).toEqual({ status: 404, continued: false });
+    expect(await send('/v2/corpora/c1/query', JSON.stringify({ query: 'x' }))).toEqual({ status: 200, continued: true });
   });
 
   it("decides a caller's right to a route before reading its body: a query-only key's 40 MB document is refused unread", async () => {

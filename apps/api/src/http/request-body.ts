@@ -65,6 +65,8 @@ export class RequestBodies {
     // Refused unread: body-parser would read (and discard) a declared 40 MB before answering its 413.
     if (!compressed(req) && Number(req.headers['content-length']) > limit) throw tooLarge(limit);
     if (hasBody(req)) this.hold(req, res, limit);
+    // The sender waited for this before uploading (apps/app.ts: the server leaves it to here).
+    if (/(?:^|\W)100-continue(?:$|\W)/i.test(req.headers.expect ?? '') && !res.headersSent) res.writeContinue();
     this.startDeadline(req, res, authenticated ? this.limits.timeoutMs : this.limits.publicTimeoutMs);
     for (const parse of authenticated ? this.parsers(jsonBytes) : this.anonymous) {
       await new Promise<void>((resolve, reject) => parse(req, res, (err?: unknown) => (err ? reject(parserError(err, limit)) : resolve())));
