@@ -1,14 +1,17 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { compiledEntry } from './support/service-build';
 import { startTestApp, TestApp } from './support/test-app';
 
 const run = promisify(execFile);
 const root = join(__dirname, '..');
 
-/** `npm run projections -- …`, run from source against the service's data dir while the service runs. */
+/** `npm run projections -- …`, compiled from the sources (or run through ts-node), against the service's data dir while the service runs. */
 async function cli(dataDir: string, ...args: string[]): Promise<unknown> {
-  const { stdout } = await run(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', join(root, 'apps', 'cli', 'projections.ts'), ...args], {
+  const compiled = compiledEntry('apps/cli/projections.ts');
+  const entry = compiled ? [compiled] : ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', join(root, 'apps', 'cli', 'projections.ts')];
+  const { stdout } = await run(process.execPath, [...entry, ...args], {
     cwd: root,
     env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
   });

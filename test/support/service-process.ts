@@ -1,5 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { compiledEntry } from './service-build';
 
 export interface ServiceProcess {
   readonly child: ChildProcess;
@@ -9,16 +11,20 @@ export interface ServiceProcess {
 }
 
 /**
- * Starts `apps/main.ts` (TypeScript, through ts-node without type checks and tsconfig-paths) as a separate process
- * on a random port; `preload` modules are required first (e.g. to change a platform default); `args` go to the
- * service (e.g. `--role=worker`).
+ * Starts the service as a separate process on a random port: compiled once for the run (service-build.ts), or
+ * `apps/main.ts` through ts-node without type checks and tsconfig-paths when `preload` modules are given (they patch
+ * the sources, e.g. to change a platform default) or the build failed; `args` go to the service (e.g.
+ * `--role=worker`).
  */
 export async function spawnService(env: Record<string, string>, timeoutMs = 30_000, preload: readonly string[] = [], args: readonly string[] = []): Promise<ServiceProcess> {
   const root = join(__dirname, '..', '..');
-  const preloads = preload.flatMap((p) => ['-r', p]);
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', ...preloads, join(root, 'apps', 'main.ts'), ...args], {
+  const compiled = preload.length === 0 ? compiledEntry('apps/main.ts') : undefined;
+  const entry = compiled ? [compiled] : ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', ...preload.flatMap((p) => ['-r', p]), join(root, 'apps', 'main.ts')];
+  // The console is found beside the sources' build (dist/console); the compiled twin lives elsewhere.
+  const consoleDir = compiled && existsSync(join(root, 'dist', 'console')) ? { CONSOLE_DIR: join(root, 'dist', 'console') } : {};
+  const child = spawn(process.execPath, [...entry, ...args], {
     cwd: root,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', ...env },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', ...consoleDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
