@@ -14,8 +14,9 @@ const moduleNameMapper = {
   '^jose$': '<rootDir>/node_modules/jose',
 };
 // The node environment, which also removes the temporary directories a file made through test/support/scratch-dir.ts.
-// `.test-build/` holds the service compiled for the processes tests start (test/support/service-build.ts): not crawled.
-const base = { transform: { '^.+\\.ts$': tsJest }, moduleNameMapper, modulePathIgnorePatterns: ['<rootDir>/.test-build/'], testEnvironment: '<rootDir>/test/support/scratch-environment.js', rootDir: __dirname };
+// `.test-build/` holds the service compiled for the processes and threads tests start (test/support/service-build.ts): not
+// crawled; compiled-threads.ts points the threads there.
+const base = { transform: { '^.+\\.ts$': tsJest }, moduleNameMapper, modulePathIgnorePatterns: ['<rootDir>/.test-build/'], setupFiles: ['<rootDir>/test/support/compiled-threads.ts'], testEnvironment: '<rootDir>/test/support/scratch-environment.js', rootDir: __dirname };
 module.exports = {
   // e2e tests start services and child processes (ts-node): a slow CI machine needs more than jest's 5 s.
   // (testTimeout is a global option; jest ignores it inside a project.)

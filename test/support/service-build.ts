@@ -9,7 +9,7 @@ const LOCK_STALE_MS = 5 * 60_000;
 const WAIT_MS = 180_000;
 
 /**
- * The service's sources compiled once for the processes tests start (`.test-build/<key>/`, git-ignored), where
+ * The service's sources compiled once for the processes and threads tests start (`.test-build/<key>/`, git-ignored), where
  * ts-node transpiled ~650 files at every start: 8.2 s against 1.9 s to load the app, and each thread of such a
  * process (writer, ranking, graph, extraction) loaded ts-node again. Keyed by the sources' newest modification and
  * count, so an edit makes the next start build afresh; built by one jest worker while the others wait on a lock
@@ -18,11 +18,17 @@ const WAIT_MS = 180_000;
  * the caller runs the sources through ts-node as before.
  */
 export function compiledEntry(entry: string): string | undefined {
-  const dir = join(buildsDir, sourcesKey());
-  const compiled = (): string | undefined => {
-    const js = join(dir, entry.replace(/\.ts$/, '.js'));
-    return existsSync(join(dir, 'complete')) && existsSync(js) ? js : undefined;
-  };
+  const dir = compiledDir();
+  const js = dir && join(dir, entry.replace(/\.ts$/, '.js'));
+  return js && existsSync(js) ? js : undefined;
+}
+
+/** The directory of the current sources' build (made if missing), mirroring the repository's; undefined if it failed. */
+export function compiledDir(): string | undefined {
+  // Looked up once per test file (its module registry): a file starts many threads, and the sources do not move meanwhile.
+  key ??= sourcesKey();
+  const dir = join(buildsDir, key);
+  const compiled = (): string | undefined => (existsSync(join(dir, 'complete')) ? dir : undefined);
   const deadline = Date.now() + WAIT_MS;
   while (Date.now() < deadline) {
     const done = compiled();
@@ -32,6 +38,7 @@ export function compiledEntry(entry: string): string | undefined {
       try {
         if (!compiled()) build(dir);
       } catch (e) {
+        mkdirSync(dir, { recursive: true });
         writeFileSync(join(dir, 'failed'), String(e));
         return undefined;
       } finally {
@@ -43,6 +50,8 @@ export function compiledEntry(entry: string): string | undefined {
   }
   return undefined;
 }
+
+let key: string | undefined;
 
 function sourcesKey(): string {
   let newest = 0;

@@ -63,7 +63,7 @@ export class UploadController {
   constructor(private readonly commands: CommandBus) {}
 
   @Post()
-  @BodyLimit(20) // held for an upload that does not declare its size: the file (10 MB) and its fields
+  @BodyLimit(20) // the file (10 MB) and its fields; also what an upload of undeclared size holds of the bodies' budget
   @Policy('corpus.write')
   async upload(@Param('corpus_key') corpusKey: string, @Req() req: Request, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     await multipart(req, res);

@@ -17,6 +17,3 @@ export const DEFAULT_JSON_BODY_BYTES = MB;
  * decompression; the guard reads it after deciding the caller may use the route, wherever the policy allows.
  */
 export const BodyLimit = (mb: number) => SetMetadata(BODY_LIMIT, mb * MB);
-
-/** The largest body any route takes: a structured document of 100,000 sections. */
-export const LARGEST_JSON_BODY_MB = 50;
