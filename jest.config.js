@@ -18,7 +18,7 @@ const moduleNameMapper = {
 // crawled; compiled-threads.ts points the threads there.
 const base = { transform: { '^.+\\.ts$': tsJest }, moduleNameMapper, modulePathIgnorePatterns: ['<rootDir>/.test-build/'], setupFiles: ['<rootDir>/test/support/compiled-threads.ts'], testEnvironment: '<rootDir>/test/support/scratch-environment.js', rootDir: __dirname };
 module.exports = {
-  // e2e tests start services and child processes (ts-node): a slow CI machine needs more than jest's 5 s.
+  // e2e tests start services and child processes (compiled once a run): a slow CI machine needs more than jest's 5 s.
   // (testTimeout is a global option; jest ignores it inside a project.)
   testTimeout: 60_000,
   projects: [

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { compiledEntry } from './support/service-build';
+import { entryArgs } from './support/service-build';
 import { startTestApp, TestApp } from './support/test-app';
 
 const run = promisify(execFile);
@@ -9,9 +9,7 @@ const root = join(__dirname, '..');
 
 /** `npm run projections -- …`, compiled from the sources (or run through ts-node), against the service's data dir while the service runs. */
 async function cli(dataDir: string, ...args: string[]): Promise<unknown> {
-  const compiled = compiledEntry('apps/cli/projections.ts');
-  const entry = compiled ? [compiled] : ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', join(root, 'apps', 'cli', 'projections.ts')];
-  const { stdout } = await run(process.execPath, [...entry, ...args], {
+  const { stdout } = await run(process.execPath, [...entryArgs('apps/cli/projections.ts'), ...args], {
     cwd: root,
     env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
   });

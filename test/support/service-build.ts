@@ -17,10 +17,19 @@ const WAIT_MS = 180_000;
  * Returns the compiled twin of `entry` (a path under the repository, `.ts`), or undefined when the build failed:
  * the caller runs the sources through ts-node as before.
  */
-export function compiledEntry(entry: string): string | undefined {
+function compiledEntry(entry: string): string | undefined {
   const dir = compiledDir();
   const js = dir && join(dir, entry.replace(/\.ts$/, '.js'));
   return js && existsSync(js) ? js : undefined;
+}
+
+/**
+ * Node's arguments to run `entry` (a `.ts` path under the repository): its compiled twin, or the source through ts-node
+ * (transpile only, with tsconfig-paths) after `preload` modules, which patch the sources and so always take ts-node.
+ */
+export function entryArgs(entry: string, preload: readonly string[] = []): string[] {
+  const compiled = preload.length === 0 ? compiledEntry(entry) : undefined;
+  return compiled ? [compiled] : ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', ...preload.flatMap((p) => ['-r', p]), join(root, entry)];
 }
 
 /** The directory of the current sources' build (made if missing), mirroring the repository's; undefined if it failed. */

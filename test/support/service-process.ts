@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { compiledEntry } from './service-build';
+import { entryArgs } from './service-build';
 
 export interface ServiceProcess {
   readonly child: ChildProcess;
@@ -18,10 +18,9 @@ export interface ServiceProcess {
  */
 export async function spawnService(env: Record<string, string>, timeoutMs = 30_000, preload: readonly string[] = [], args: readonly string[] = []): Promise<ServiceProcess> {
   const root = join(__dirname, '..', '..');
-  const compiled = preload.length === 0 ? compiledEntry('apps/main.ts') : undefined;
-  const entry = compiled ? [compiled] : ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', ...preload.flatMap((p) => ['-r', p]), join(root, 'apps', 'main.ts')];
+  const entry = entryArgs('apps/main.ts', preload);
   // The console is found beside the sources' build (dist/console); the compiled twin lives elsewhere.
-  const consoleDir = compiled && existsSync(join(root, 'dist', 'console')) ? { CONSOLE_DIR: join(root, 'dist', 'console') } : {};
+  const consoleDir = existsSync(join(root, 'dist', 'console')) ? { CONSOLE_DIR: join(root, 'dist', 'console') } : {};
   const child = spawn(process.execPath, [...entry, ...args], {
     cwd: root,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', ...consoleDir, ...env },
