@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { Worker } from 'node:worker_threads';
 import { asKey, createKey, createUser } from './support/auth-fixtures';
 import { pollHealth, rawRequest } from '@lib/testing';
 import { startTestApp, TestApp } from './support/test-app';
@@ -47,11 +48,12 @@ describe('hostile requests at the HTTP edge', () => {
       expect(res.body.request_id).toEqual(expect.any(String));
     }
     expect(await eventCount()).toBe(before);
-    // A declared 40 MB to the query route is refused before it is read.
+    // A declared 40 MB to the query route is refused before it is read (then read and thrown away, so that a sender
+    // writing it all sees the answer: the next test).
     const forty = 40 * 1024 * 1024;
     const declared = await rawRequest(app.url, { path: '/v2/corpora/c1/query', contentLength: forty, headers: { 'x-api-key': app.key } });
     expect(declared.status).toBe(413);
-    expect(declared.bodyBytesWritten).toBeLessThan(forty / 4);
+    expect(declared.bodyBytesBeforeAnswer).toBeLessThan(forty / 4);
     const doc = await app.call('POST', '/v2/corpora/c1/documents', { id: 'large', type: 'core', document_parts: [{ text: `${'word '.repeat(300_000)}` }] });
     expect(doc.status).toBe(201);
   });
@@ -82,6 +84,31 @@ describe('hostile requests at the HTTP edge', () => {
     expect(await send('/v2/corpora/c1/query', JSON.stringify({ query: 'x' }))).toEqual({ status: 200, continued: true });
   });
 
+  it('lets a sender that does not wait for 100-continue read the refusal of its body, within bounds', async () => {
+    // fetch writes the whole body before it reads: closed on it unread, it saw EPIPE, not the answer. From another
+    // thread, as a client would be (on the service's own loop the answer is read before the reset comes).
+    const twenty = JSON.stringify({ key: 'twenty', name: 'Twenty', description: 'x'.repeat(20 * 1024 * 1024) });
+    const tooLarge = await fetchFromThread(`${app.url}/v2/corpora`, app.key, twenty);
+    expect(tooLarge).toMatchObject({ status: 413, connection: 'close' });
+    expect(JSON.parse(tooLarge.body!).messages).toEqual(['The request body is too large: this route takes at most 1 MB (after decompression)']);
+    const reader = await createKey(app, { name: 'no-continue', api_key_role: 'serving', corpus_keys: ['c1'] });
+    const document = JSON.stringify({ id: 'refused', type: 'core', document_parts: [{ text: 'word '.repeat(4_000_000) }] });
+    const forbidden = await fetchFromThread(`${app.url}/v2/corpora/c1/documents`, reader.secret_key, document);
+    expect(forbidden.status).toBe(403);
+    expect(JSON.parse(forbidden.body!).request_id).toEqual(expect.any(String));
+    expect((await app.call('GET', '/v2/corpora/c1/documents/refused')).status).toBe(404);
+    // The answer goes before the body is read; the connection closes once it has been (or after the drain's time,
+    // here the 2 s body deadline, for a sender that stalls).
+    const stalled = await rawRequest(app.url, { path: '/v2/corpora', contentLength: 3 * 1024 * 1024, sendBytes: 1024 * 1024, headers: { 'x-api-key': app.key } });
+    expect(stalled.status).toBe(413);
+    expect(stalled.closedAfterMs).toBeGreaterThanOrEqual(1500);
+    expect(stalled.closedAfterMs).toBeLessThan(6000);
+    // Past the drain's 64 MB the connection is cut as soon as the answer is written.
+    const past = await rawRequest(app.url, { path: '/v2/corpora', contentLength: 65 * 1024 * 1024, headers: { 'x-api-key': app.key } });
+    expect(past.status).toBe(413);
+    expect(past.bodyBytesWritten).toBeLessThan(16 * 1024 * 1024);
+  });
+
   it("decides a caller's right to a route before reading its body: a query-only key's 40 MB document is refused unread", async () => {
     const serving = await createKey(app, { name: 'reader', api_key_role: 'serving', corpus_keys: ['c1'] });
     const forty = 40 * 1024 * 1024;
@@ -91,7 +118,7 @@ describe('hostile requests at the HTTP edge', () => {
     ]);
     expect(write.status).toBe(403);
     expect(hidden.status).toBe(404);
-    for (const o of [write, hidden]) expect(o.bodyBytesWritten).toBeLessThan(forty / 4);
+    for (const o of [write, hidden]) expect(o.bodyBytesBeforeAnswer).toBeLessThan(forty / 4);
     // The multi-corpus query names its corpora in the body: it is read (within 1 MB), then decided.
     const query = await app.call('POST', '/v2/query', { query: 'x', search: { corpora: [{ corpus_key: 'other' }] } }, asKey(serving.secret_key));
     expect(query.status).toBe(404);
@@ -205,7 +232,7 @@ describe('request bodies read at once', () => {
     expect(refused.status).toBe(503);
     expect(refused.response).toMatch(/retry-after: 1/i);
     expect(refused.response).toMatch(/other request bodies/);
-    expect(refused.bodyBytesWritten).toBeLessThan(fifty / 4);
+    expect(refused.bodyBytesBeforeAnswer).toBeLessThan(fifty / 4);
     const busy = await app.call('POST', '/v2/corpora/c1/documents', big);
     expect(busy.status).toBe(503);
     expect(busy.body.messages[0]).toMatch(/retry shortly/);
@@ -287,3 +314,16 @@ describe('failed authentications and rate limits per owner', () => {
     }
   });
 });
+
+/** POSTs `body` with fetch from a worker thread: the status, `Connection` header and body it read, or its error's code. */
+function fetchFromThread(url: string, key: string, body: string): Promise<{ status?: number; connection?: string | null; body?: string; error?: string }> {
+  const code = `const { parentPort, workerData: w } = require('node:worker_threads');
+    fetch(w.url, { method: 'POST', headers: { 'x-api-key': w.key, 'content-type': 'application/json' }, body: w.body })
+      .then(async (r) => parentPort.postMessage({ status: r.status, connection: r.headers.get('connection'), body: await r.text() }))
+      .catch((e) => parentPort.postMessage({ error: String(e.cause?.code ?? e.message) }));`;
+  const worker = new Worker(code, { eval: true, workerData: { url, key, body } });
+  return new Promise((resolve, reject) => {
+    worker.once('message', (m) => void worker.terminate().then(() => resolve(m)));
+    worker.once('error', reject);
+  });
+}

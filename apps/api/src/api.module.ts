@@ -45,6 +45,7 @@ import { SingleQueryParams } from './http/query-params.pipe';
 import { bodyLimits, RequestBodies } from './http/request-body';
 import { routesWithoutPolicy } from './http/policy';
 import { ErrorFilter } from './http/error.filter';
+import { drainBounds } from './http/unread-body';
 import { AuditController } from './ops/audit.controller';
 import { EventsController } from './ops/events.controller';
 import { HealthController } from './ops/health.controller';
@@ -191,7 +192,7 @@ export class ApiModule {
       ],
       controllers: options.routes === 'health' ? [HealthController] : API_CONTROLLERS,
       providers: [
-        { provide: APP_FILTER, useValue: new ErrorFilter(options.log) },
+        { provide: APP_FILTER, useValue: new ErrorFilter(options.log, drainBounds(options.config.requestBodyTimeoutMs)) },
         { provide: APP_PIPE, useClass: SingleQueryParams },
         { provide: AuthFailures, useValue: new AuthFailures(options.infra.rateLimits('auth_failures', options.config.authFailuresPerMinute, 60)) },
         { provide: RequestBodies, useValue: new RequestBodies(bodyLimits(options.config)) },

@@ -7,6 +7,8 @@ export interface RawOutcome {
   readonly response: string;
   /** Body bytes the client managed to write before the server closed the connection. */
   readonly bodyBytesWritten: number;
+  /** Body bytes written when the first byte of the answer arrived: how much the server had been sent when it decided. */
+  readonly bodyBytesBeforeAnswer?: number;
   /** Milliseconds from the first byte sent to the server closing the connection. */
   readonly closedAfterMs: number;
 }
@@ -26,6 +28,7 @@ export function rawRequest(
     const socket = connect(Number(url.port), url.hostname);
     const started = Date.now();
     let written = 0;
+    let beforeAnswer: number | undefined;
     let response = '';
     let closed = false;
     const chunk = Buffer.alloc(chunkBytes, 0x20);
@@ -35,7 +38,7 @@ export function rawRequest(
       clearTimeout(timer);
       socket.destroy();
       const status = /^HTTP\/1\.1 (\d{3})/.exec(response)?.[1];
-      resolve({ status: status ? Number(status) : undefined, response, bodyBytesWritten: written, closedAfterMs: Date.now() - started });
+      resolve({ status: status ? Number(status) : undefined, response, bodyBytesWritten: written, bodyBytesBeforeAnswer: beforeAnswer, closedAfterMs: Date.now() - started });
     };
     const timer = setTimeout(finish, giveUpMs);
     const pump = () => {
@@ -53,7 +56,10 @@ export function rawRequest(
       socket.write(head);
       pump();
     });
-    socket.on('data', (d) => (response += d.toString('latin1')));
+    socket.on('data', (d) => {
+      beforeAnswer ??= written;
+      response += d.toString('latin1');
+    });
     socket.on('error', finish);
     socket.on('close', finish);
   });

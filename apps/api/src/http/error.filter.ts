@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus } from
 import type { Request, Response } from 'express';
 import { DomainError, ErrorKind } from '@lib/platform';
 import type { Logger } from 'pino';
+import { answerUnread, DrainBounds, drainBounds } from './unread-body';
 
 const STATUS: Record<ErrorKind, number> = {
   invalid: 400,
@@ -26,7 +27,11 @@ const STATUS: Record<ErrorKind, number> = {
  */
 @Catch()
 export class ErrorFilter implements ExceptionFilter {
-  constructor(private readonly log: Logger) {}
+  constructor(
+    private readonly log: Logger,
+    /** What is read of a refused body before the connection closes (unread-body.ts). */
+    private readonly drain: DrainBounds = drainBounds(60_000),
+  ) {}
 
   catch(error: unknown, host: ArgumentsHost): void {
     const ctx = host.switchToHttp();
@@ -34,18 +39,21 @@ export class ErrorFilter implements ExceptionFilter {
     const res = ctx.getResponse<Response>();
     const requestId = req.requestId;
     if (req.bodyTimedOut) return;
-    // Refused before its body was read (wrong credentials, too large): close rather than drain what is left.
-    if (!req.complete && !res.headersSent) res.setHeader('connection', 'close');
     if (res.headersSent) {
       this.log.error({ err: error, requestId }, 'error after response started');
       res.end();
       return;
     }
+    const answer = (status: number, payload: object) => {
+      // Refused before its body was read (wrong credentials, too large): the connection closes after the answer.
+      if (!req.complete) answerUnread(req, res, status, payload, this.drain);
+      else res.status(status).json(payload);
+    };
     if (error instanceof DomainError) {
       const status = STATUS[error.kind];
       if (error.details.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.details.retryAfterSeconds));
       if (status >= 500) this.log.warn({ code: error.code, requestId }, error.message);
-      res.status(status).json({
+      answer(status, {
         messages: [error.message],
         request_id: requestId,
         ...(error.details.fieldErrors ? { field_errors: error.details.fieldErrors } : {}),
@@ -55,16 +63,16 @@ export class ErrorFilter implements ExceptionFilter {
     }
     if (error instanceof HttpException) {
       const status = error.getStatus();
-      res.status(status).json({ messages: [httpMessage(error, status)], request_id: requestId });
+      answer(status, { messages: [httpMessage(error, status)], request_id: requestId });
       return;
     }
     const parserStatus = bodyParserStatus(error);
     if (parserStatus) {
-      res.status(parserStatus).json({ messages: [(error as Error).message], request_id: requestId });
+      answer(parserStatus, { messages: [(error as Error).message], request_id: requestId });
       return;
     }
     this.log.error({ err: error, requestId }, 'unhandled error');
-    res.status(HttpStatus.INTERNAL_SERVER_ERROR).json({ messages: ['Internal server error.'], request_id: requestId });
+    answer(HttpStatus.INTERNAL_SERVER_ERROR, { messages: ['Internal server error.'], request_id: requestId });
   }
 }
 

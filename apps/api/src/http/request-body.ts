@@ -66,7 +66,10 @@ export class RequestBodies {
     if (!compressed(req) && Number(req.headers['content-length']) > limit) throw tooLarge(limit);
     if (hasBody(req)) this.hold(req, res, limit);
     // The sender waited for this before uploading (apps/app.ts: the server leaves it to here).
-    if (/(?:^|\W)100-continue(?:$|\W)/i.test(req.headers.expect ?? '') && !res.headersSent) res.writeContinue();
+    if (/(?:^|\W)100-continue(?:$|\W)/i.test(req.headers.expect ?? '') && !res.headersSent) {
+      res.writeContinue();
+      req.continued = true;
+    }
     this.startDeadline(req, res, authenticated ? this.limits.timeoutMs : this.limits.publicTimeoutMs);
     for (const parse of authenticated ? this.parsers(jsonBytes) : this.anonymous) {
       await new Promise<void>((resolve, reject) => parse(req, res, (err?: unknown) => (err ? reject(parserError(err, limit)) : resolve())));
