@@ -1,6 +1,10 @@
 /** Test kinds are in file names: *.unit.spec.ts, *.int.spec.ts, *.e2e.spec.ts (CONVENTIONS.md §12). */
 // ts-jest transpiles each file alone (isolatedModules in tsconfig.jest.json): `npm run typecheck` checks types
 // once, up front. No swc: its per-platform binaries are not all on the registry this project installs from.
+// onnxruntime-node's vendor telemetry off in the jest processes too (the tests load tiny models in process; the
+// service sets it itself, libs/encoders/src/onnx/onnx-model.ts): the library reads the real environment, which a
+// test file's process.env is not, so it is set here, in the parent the workers inherit it from.
+process.env.ORT_DISABLE_TELEMETRY ??= '1';
 const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }];
 const moduleNameMapper = {
   '^@lib/platform/(engines|sqlite)$': '<rootDir>/libs/platform/src/$1.ts',

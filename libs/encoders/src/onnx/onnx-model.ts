@@ -15,6 +15,17 @@ export interface OnnxRunOptions {
 type Ready = { dimensions: number; loadMs: number };
 
 /**
+ * onnxruntime-node's Linux library (1.30) starts Microsoft's telemetry system when it loads: it creates
+ * `/tmp/mat-debug-<pid>.log` in every process that loads a model and is built to upload usage events over HTTPS
+ * when it finds a CA bundle. A self-hosted service sends nothing to a vendor unasked: `ORT_DISABLE_TELEMETRY=1`,
+ * which the library reads at load, unless the operator set the variable. Set on the main thread before the model's
+ * threads start (the process's environment, which the threads' native code reads; docs/encoders.md).
+ */
+export function quietOnnxRuntime(env: NodeJS.ProcessEnv = process.env): void {
+  if (env.ORT_DISABLE_TELEMETRY === undefined) env.ORT_DISABLE_TELEMETRY = '1';
+}
+
+/**
  * A pool of worker threads running one model directory, for embedding (`task: 'embed'`) or scoring query and
  * document pairs (`'score'`). Loaded on first use (or `load()`); a thread that died is replaced on the next call.
  */
@@ -32,6 +43,7 @@ export class OnnxModel {
   load(): Promise<Ready> {
     if (this.threads?.some((t) => !t.alive)) void this.close();
     if (!this.ready) {
+      quietOnnxRuntime();
       const n = Math.max(1, Math.floor(this.options.threads ?? 1));
       const workerData = {
         ortModule: require.resolve('onnxruntime-node'),
