@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = join(__dirname, '..', '..');
@@ -92,14 +92,11 @@ function takeLock(dir: string): boolean {
   }
 }
 
-/** As `npm run build` does for the service (not the console), into a directory of its own, then swapped in. */
+/** `npm run build`'s service steps (scripts/build-service.js, not the console) into a directory of its own, then swapped in. */
 function build(dir: string): void {
   const staging = `${dir}.staging`;
   rmSync(staging, { recursive: true, force: true });
-  const bin = (name: string) => join(root, 'node_modules', '.bin', name);
-  execFileSync(bin('tsc'), ['-p', 'tsconfig.build.json', '--noCheck', '--outDir', staging], { cwd: root, stdio: 'pipe' });
-  execFileSync(bin('tsc-alias'), ['-p', 'tsconfig.build.json', '--outDir', staging], { cwd: root, stdio: 'pipe' });
-  cpSync(join(root, 'libs/agents/src/adapters/lambda/runtime'), join(staging, 'libs/agents/src/adapters/lambda/runtime'), { recursive: true });
+  execFileSync(process.execPath, [join(root, 'scripts', 'build-service.js'), '--outDir', staging, '--noCheck'], { cwd: root, stdio: 'pipe' });
   writeFileSync(join(staging, 'complete'), new Date().toISOString());
   rmSync(dir, { recursive: true, force: true });
   renameSync(staging, dir);
