@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { SqliteDatabase, SqliteEventStore } from '@lib/platform/sqlite';
 import { asKey } from './support/auth-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
+import { untilReleased } from './support/wait';
 
 /** A key a person chose: short and guessable, exactly what must not be recoverable from the event log. */
 const CHOSEN = 'correct-horse-battery-staple';
@@ -28,22 +29,11 @@ async function allEvents(app: TestApp, key: string): Promise<{ text: string; eve
   }
 }
 
-/**
- * The raw bytes of every database file under the data dir (the log, read models, WAL). A `-shm` (the WAL's index, no
- * content) may be removed meanwhile by the last of the closed service's threads to let its connection go.
- */
+/** The raw bytes of every database file under the data dir (the log, read models, WAL). */
 function storeBytes(dataDir: string): string {
-  const read = (f: string): string => {
-    try {
-      return readFileSync(join(dataDir, f)).toString('latin1');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return '';
-      throw e;
-    }
-  };
   return readdirSync(dataDir)
     .filter((f) => /^(service|events)\.db/.test(f))
-    .map(read)
+    .map((f) => readFileSync(join(dataDir, f)).toString('latin1'))
     .join('\n');
 }
 
@@ -63,6 +53,7 @@ describe('the bootstrap key leaves no trace that could be guessed offline', () =
     } finally {
       await first.started.app.close();
     }
+    await untilReleased(dataDir);
     const bytes = storeBytes(dataDir);
     for (const form of forms(CHOSEN)) expect(bytes).not.toContain(form);
 
