@@ -66,7 +66,7 @@ export class RequestBodies {
     if (!compressed(req) && Number(req.headers['content-length']) > limit) throw tooLarge(limit);
     if (hasBody(req)) this.hold(req, res, limit);
     // The sender waited for this before uploading (apps/app.ts: the server leaves it to here).
-    if (/(?:^|\W)100-continue(?:$|\W)/i.test(req.headers.expect ?? '') && !res.headersSent) {
+    if (expectsContinue(req) && !res.headersSent) {
       res.writeContinue();
       req.continued = true;
     }
@@ -127,6 +127,11 @@ export class RequestBodies {
     req.once('close', done);
     res.once('finish', done);
   }
+}
+
+/** The sender waits for "100 Continue" before it sends its body (`Expect: 100-continue`). */
+export function expectsContinue(req: Request): boolean {
+  return /(?:^|\W)100-continue(?:$|\W)/i.test(req.headers.expect ?? '');
 }
 
 function compressed(req: Request): boolean {

@@ -1,4 +1,6 @@
 import type { Request, Response } from 'express';
+import { expectsContinue } from './request-body';
+import { jsonAnswer } from './send-json';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -33,11 +35,8 @@ export const drainBounds = (bodyTimeoutMs: number): DrainBounds => ({ bytes: DRA
  * closed at once: an unknown sender gets no more of the service than its answer.
  */
 export function answerUnread(req: Request, res: Response, status: number, payload: unknown, bounds: DrainBounds): void {
-  const bytes = Buffer.from(JSON.stringify(payload), 'utf8');
-  res.status(status);
   res.setHeader('connection', 'close');
-  res.setHeader('content-type', 'application/json; charset=utf-8');
-  res.setHeader('content-length', bytes.length);
+  const bytes = jsonAnswer(res, status, payload);
   if (!drains(req, bounds)) {
     res.end(bytes);
     return;
@@ -69,7 +68,7 @@ export function answerUnread(req: Request, res: Response, status: number, payloa
 
 function drains(req: Request, bounds: DrainBounds): boolean {
   if (!req.principal) return false;
-  if (/(?:^|\W)100-continue(?:$|\W)/i.test(req.headers.expect ?? '') && !req.continued) return false;
+  if (expectsContinue(req) && !req.continued) return false;
   const declared = Number(req.headers['content-length']);
   return !(declared > bounds.bytes);
 }
