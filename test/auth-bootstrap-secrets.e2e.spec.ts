@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { SqliteDatabase, SqliteEventStore } from '@lib/platform/sqlite';
 import { asKey } from './support/auth-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
-import { untilReleased } from './support/wait';
+import { filesHeldOpen } from './support/open-files';
 
 /** A key a person chose: short and guessable, exactly what must not be recoverable from the event log. */
 const CHOSEN = 'correct-horse-battery-staple';
@@ -53,7 +53,8 @@ describe('the bootstrap key leaves no trace that could be guessed offline', () =
     } finally {
       await first.started.app.close();
     }
-    await untilReleased(dataDir);
+    // Closed means closed: no thread of the service still has a file of the dir open.
+    expect(filesHeldOpen(dataDir)).toEqual([]);
     const bytes = storeBytes(dataDir);
     for (const form of forms(CHOSEN)) expect(bytes).not.toContain(form);
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { startTestApp } from './support/test-app';
-import { untilReleased } from './support/wait';
+import { filesHeldOpen } from './support/open-files';
 
 /** The event types stored in a database file's log, or undefined when the file has no log table. */
 function loggedTypes(path: string): string[] | undefined {
@@ -75,7 +75,8 @@ describe('a data dir whose service.db already holds the event log', () => {
     } finally {
       await before.started.app.close();
     }
-    await untilReleased(dataDir);
+    // Closed means closed: no thread of the service still has a file of the dir open.
+    expect(filesHeldOpen(dataDir)).toEqual([]);
     // The shape such a dir had: one service.db with the log (its read models are rebuilt from it at start).
     for (const f of readdirSync(dataDir).filter((f) => f.startsWith('service.db'))) rmSync(join(dataDir, f));
     for (const f of readdirSync(dataDir).filter((f) => f.startsWith('events.db'))) renameSync(join(dataDir, f), join(dataDir, f.replace('events.db', 'service.db')));

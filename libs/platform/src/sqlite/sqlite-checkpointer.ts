@@ -12,6 +12,8 @@ import { siblingWorker } from '../kernel/sibling-worker';
 export class SqliteCheckpointer {
   private readonly worker: Worker;
   private closed = false;
+  /** Resolves once the thread has gone, its connection closed (after `close()`, or when it failed). */
+  readonly exited: Promise<void>;
 
   constructor(sqlite: SqliteDatabase, intervalMs = 200) {
     this.worker = siblingWorker(__dirname, 'sqlite-checkpointer-thread', {
@@ -21,6 +23,7 @@ export class SqliteCheckpointer {
     // cannot grow without bound.
     this.worker.unref();
     this.worker.on('error', () => undefined);
+    this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
     this.worker.on('exit', () => {
       if (!this.closed && sqlite.isOpen) sqlite.db.pragma('wal_autocheckpoint = 1000');
     });

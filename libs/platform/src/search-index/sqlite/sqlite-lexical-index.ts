@@ -185,11 +185,12 @@ export class SqliteLexicalIndex {
     return b;
   }
 
-  close(): void {
+  /** Resolves once the ranking thread is gone. */
+  async close(): Promise<void> {
     this.closed = true;
     this.lexicons.clear();
     this.tokens.close();
-    void this.thread?.close();
+    await this.thread?.close();
   }
 
   /** A turn of the event loop between slices; a longer pause while batches are being applied. */

@@ -74,12 +74,13 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     });
   }
 
-  /** Saves the graphs (so the next start loads rather than rebuilds them) and stops their thread; call before closing the database. */
-  close(): Promise<void> {
+  /**
+   * Saves the graphs (so the next start loads rather than rebuilds them) and stops the index's threads, resolving once
+   * they are gone (none then holds the database file open); call before closing the database.
+   */
+  async close(): Promise<void> {
     this.merges.close();
-    this.postings.close();
-    void this.reader.close();
-    return this.ann.close();
+    await Promise.all([this.postings.close(), this.reader.close(), this.ann.close()]);
   }
 
   private stmt(sql: string): Statement {
