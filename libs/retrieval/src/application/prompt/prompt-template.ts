@@ -161,7 +161,11 @@ function renderGuarded(asts: Asts, field: string, context: Record<string, unknow
     return new GuardedCompile(asts).render(context);
   } catch (e) {
     if (e instanceof TemplateLimit || e instanceof TemplateMethodError) throw templateError(field, `rendering stopped: ${e.message}`);
-    if (e instanceof RangeError) throw templateError(field, `rendering stopped: ${e.message} (a recursive macro or a value that contains itself?)`);
+    // By name: a stack overflow inside a builtin may be raised as another realm's RangeError (seen under jest's vm
+    // contexts), which `instanceof` does not recognise.
+    if ((e as { name?: unknown } | undefined)?.name === 'RangeError') {
+      throw templateError(field, `rendering stopped: ${(e as Error).message} (a recursive macro or a value that contains itself?)`);
+    }
     throw templateError(field, `rendering failed: ${(e as Error).message}`);
   }
 }
