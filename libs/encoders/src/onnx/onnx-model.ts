@@ -21,8 +21,8 @@ type Ready = { dimensions: number; loadMs: number };
  * which the library reads at load, unless the operator set the variable. Set on the main thread before the model's
  * threads start (the process's environment, which the threads' native code reads; docs/encoders.md).
  */
-function quietOnnxRuntime(): void {
-  if (process.env.ORT_DISABLE_TELEMETRY === undefined) process.env.ORT_DISABLE_TELEMETRY = '1';
+export function quietOnnxRuntime(env: NodeJS.ProcessEnv = process.env): void {
+  if (env.ORT_DISABLE_TELEMETRY === undefined) env.ORT_DISABLE_TELEMETRY = '1';
 }
 
 /**
