@@ -318,3 +318,28 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
     byPostings.forEach((hits, q) => hits.forEach(([id, seq, score], i) => expect([id, seq, score]).toEqual([byFts5[q][i][0], byFts5[q][i][1], expect.closeTo(byFts5[q][i][2] as number, 9)])));
   });
 });
+
+describe('SqliteLexicalIndex: which tables get postings by default (docs/search.md, "The threshold")', () => {
+  it('leaves a table of 999 parts to FTS5 and ranks one of 1,000 from postings', async () => {
+    const sqlite = new SqliteDatabase({ path: ':memory:' });
+    try {
+      const index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {});
+      await index.prepare({ name: 'search', version: 1 }, 1);
+      await index.activate({ name: 'search', version: 1 }, 1);
+      let pos = 0;
+      const apply = async (ops: SearchOp[]) => {
+        await index.applyBatch('search', 1, [{ position: ++pos, ops }], pos);
+        await index.postings.whenIdle();
+      };
+      const docs = corpus(seeded(7), 1000, 1, 'p');
+      await apply([{ op: 'createIndex', index: 'threshold' }, ...docs.slice(0, 999).map((document) => ({ op: 'upsertDocument' as const, index: 'threshold', document }))]);
+      expect(index.postings.ready(1)).toBeUndefined();
+      await index.postings.whenIdle();
+      expect(index.postings.ready(1)).toBeUndefined();
+      await apply([{ op: 'upsertDocument', index: 'threshold', document: docs[999] }]);
+      expect(index.postings.ready(1)?.parts.liveRows).toBe(1000);
+    } finally {
+      sqlite.close();
+    }
+  });
+});
