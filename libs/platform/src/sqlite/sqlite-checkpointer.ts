@@ -35,6 +35,9 @@ export class SqliteCheckpointer {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    // Held open until the thread has closed its connection: `exited` is awaited on shutdown, and an unreferenced
+    // thread would let the process end (code 0, whatever was to follow the close) while it closes.
+    this.worker.ref();
     this.worker.postMessage('close');
   }
 }
