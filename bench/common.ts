@@ -31,7 +31,7 @@ export function report(scenario: string, rows: Record<string, unknown>[], extra:
  */
 export const serviceEnv = (): Record<string, string> => {
   const env: Record<string, string> = {};
-  for (const name of ['EVENT_STORE_WRITER', 'HEAP_GROWING_PERCENT', 'LEXICAL_THREAD_MIN_POSTINGS', 'LEXICAL_INDEX_MAX_MB', 'LEXICAL_INDEX_MIN_ROWS']) if (process.env[name]) env[name] = process.env[name]!;
+  for (const name of ['EVENT_STORE_WRITER', 'HEAP_GROWING_PERCENT', 'LEXICAL_THREAD_MIN_POSTINGS', 'LEXICAL_INDEX_MAX_MB', 'LEXICAL_INDEX_MIN_ROWS', 'VECTOR_INDEX_MIN_VECTORS']) if (process.env[name]) env[name] = process.env[name]!;
   return env;
 };
 

@@ -7,7 +7,7 @@ import { ensurePrivateFile } from '../../files/private-files';
 
 /** Settings of the approximate vector index (docs/search.md, "Approximate nearest neighbours"). */
 export interface AnnOptions {
-  /** An index with fewer vectors is scanned exactly (the scan is a few ms there, and exact). Default 10,000. */
+  /** An index with fewer vectors is scanned exactly (under a millisecond there, and exact). Default 1,000. */
   readonly minVectors?: number;
   /** HNSW links per node (M). Default 16. */
   readonly m?: number;
@@ -87,7 +87,7 @@ export class AnnGraphs {
     private readonly turn: () => Promise<void>,
     private readonly slice: number,
   ) {
-    this.minVectors = options.minVectors ?? 10_000;
+    this.minVectors = options.minVectors ?? 1_000;
   }
 
   /** After a commit that touched these tables: keep their graphs in step (or start one) in the background. */

@@ -50,7 +50,8 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     await si.applyBatch(shape.name, 1, [{ position: ++pos, ops }], pos);
     await si.ann.whenIdle();
   };
-  const withGraph = { minVectors: 1000 };
+  /** The default threshold (VECTOR_INDEX_MIN_VECTORS, 1,000 vectors): the 1,200 documents below are over it. */
+  const withGraph: AnnOptions = {};
   /** Searches every query; says whether the graph answered each and which documents came back. */
   const searchAll = async () => {
     const nearest = jest.spyOn(si.ann, 'nearest');
@@ -69,7 +70,7 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('answers from the graph once a table holds minVectors vectors, and the scan below that', async () => {
+  it('answers from the graph once a table holds minVectors vectors (by default 1,000), and the scan below that', async () => {
     expect((await searchAll()).answered).toBe(true);
     await apply(docs.slice(0, 300).map((d) => ({ op: 'deleteDocument' as const, index: 'c', documentId: d.documentId })));
     // 900 left: under the threshold, the exact scan answers.

@@ -69,7 +69,7 @@ class ThreadWhenNeeded implements AnnHost {
     private readonly sqlite: SqliteDatabase,
     private readonly options: AnnOptions,
   ) {
-    this.minVectors = options.minVectors ?? 10_000;
+    this.minVectors = options.minVectors ?? 1_000;
   }
   touched(tids: number[]): void {
     if (this.thread || tids.some((tid) => this.largeEnough(tid))) return this.started().touched(tids);
