@@ -320,7 +320,7 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
 });
 
 describe('SqliteLexicalIndex: which tables get postings by default (docs/search.md, "The threshold")', () => {
-  it('leaves a table of 999 parts to FTS5 and ranks one of 1,000 from postings', async () => {
+  it('leaves a table of 19,999 parts to FTS5 and ranks one of 20,000 from postings', async () => {
     const sqlite = new SqliteDatabase({ path: ':memory:' });
     try {
       const index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {});
@@ -331,13 +331,13 @@ describe('SqliteLexicalIndex: which tables get postings by default (docs/search.
         await index.applyBatch('search', 1, [{ position: ++pos, ops }], pos);
         await index.postings.whenIdle();
       };
-      const docs = corpus(seeded(7), 1000, 1, 'p');
-      await apply([{ op: 'createIndex', index: 'threshold' }, ...docs.slice(0, 999).map((document) => ({ op: 'upsertDocument' as const, index: 'threshold', document }))]);
+      const docs = corpus(seeded(7), 20_000, 1, 'p');
+      await apply([{ op: 'createIndex', index: 'threshold' }, ...docs.slice(0, 19_999).map((document) => ({ op: 'upsertDocument' as const, index: 'threshold', document }))]);
       expect(index.postings.ready(1)).toBeUndefined();
       await index.postings.whenIdle();
       expect(index.postings.ready(1)).toBeUndefined();
-      await apply([{ op: 'upsertDocument', index: 'threshold', document: docs[999] }]);
-      expect(index.postings.ready(1)?.parts.liveRows).toBe(1000);
+      await apply([{ op: 'upsertDocument', index: 'threshold', document: docs[19_999] }]);
+      expect(index.postings.ready(1)?.parts.liveRows).toBe(20_000);
     } finally {
       sqlite.close();
     }
