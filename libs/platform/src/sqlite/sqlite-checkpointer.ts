@@ -23,10 +23,12 @@ export class SqliteCheckpointer {
     // cannot grow without bound.
     this.worker.unref();
     this.worker.on('error', () => undefined);
-    this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
-    this.worker.on('exit', () => {
-      if (!this.closed && sqlite.isOpen) sqlite.db.pragma('wal_autocheckpoint = 1000');
-    });
+    this.exited = new Promise((resolve) =>
+      this.worker.once('exit', () => {
+        if (!this.closed && sqlite.isOpen) sqlite.db.pragma('wal_autocheckpoint = 1000');
+        resolve();
+      }),
+    );
     sqlite.handOverCheckpoints();
     sqlite.onClose(() => this.close());
   }
