@@ -80,6 +80,7 @@ export async function lexicalHttpBench(args: string[]): Promise<void> {
         'rank() p50 ms in requests': round(median(rankTimes), 2),
         'search() p50 ms in a loop': round(median(loop), 2),
         'RSS MB': round(process.memoryUsage().rss / 2 ** 20, 0),
+        'JS heap / array buffers MB': [round(process.memoryUsage().heapUsed / 2 ** 20, 0), round(process.memoryUsage().arrayBuffers / 2 ** 20, 0)],
       });
     }
     report('lexical-http', rows, { dir, queries: queries.length, 'after the start': start, bar: 'HTTP p50 ≤ 10 ms at 1M chunks' });

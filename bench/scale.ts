@@ -111,7 +111,8 @@ export async function scaleBench(args: string[]): Promise<void> {
     figure('lexical rankings answered by the postings / by FTS5 (the query phase, warm-ups included)', [answered.postings - answeredBefore.postings, answered.fts5 - answeredBefore.fts5]);
     figure('lexical p50 / p99 ms in the index (limit 10)', [round(median(inIndex), 1), round(percentile(inIndex, 99), 1)]);
     global.gc?.();
-    figure('RSS MB now / peak', [mb(process.memoryUsage().rss), mb(peakRss)], '≤ 2,048');
+    const memory = process.memoryUsage();
+    figure('RSS MB now / peak (JS heap, array buffers)', [mb(memory.rss), mb(peakRss), mb(memory.heapUsed), mb(memory.arrayBuffers)], '≤ 2,048');
     figure('disk MB (DATA_DIR)', mb(Number(execFileSync('du', ['-sb', service.dataDir]).toString().split('\t')[0])));
 
     if (more > 0) {

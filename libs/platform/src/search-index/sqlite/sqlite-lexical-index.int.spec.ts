@@ -5,6 +5,7 @@ import { queryTerms } from '../query-terms';
 import type { IndexedDocument, SearchOp } from '../search-index.port';
 import { DOCUMENT_ROW_CHARS } from './document-row';
 import { fts5Averages, fts5IdfInC, Fts5Stemmer } from './fts5-statistics';
+import * as lexicalBuild from './lexical-build';
 import { indexedTop } from './lexical-indexed';
 import { SqliteLexicalRanker } from './sqlite-lexical';
 import { SqliteSearchIndex } from './sqlite-search-index';
@@ -241,6 +242,44 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
     expect(lx.parts.liveRows).toBe(260);
     expect((await ids('orca')).length).toBe(10);
   });
+
+  it('drops a build the writes outran, unpublished, and builds afresh once they pause', async () => {
+    close();
+    sqlite = new SqliteDatabase({ path: ':memory:' });
+    index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {}, { minRows: 1, rebuildQuietMs: 300 });
+    await index.prepare({ name: 'search', version: 1 }, 1);
+    await index.activate({ name: 'search', version: 1 }, 1);
+    const { stats } = index.postings;
+    // While the first build reads FTS5's index (30 documents, 60 parts), 100 documents more arrive: 200 parts behind.
+    const real = lexicalBuild.buildLexicon;
+    let writtenAt = 0;
+    const spy = jest.spyOn(lexicalBuild, 'buildLexicon').mockImplementationOnce(async (...args) => {
+      const built = await real(...args);
+      await apply(Array.from({ length: 100 }, (_, i) => doc(`late${i}`, `orca pod ${i}`)));
+      writtenAt = performance.now();
+      return built;
+    });
+    try {
+      await apply([{ op: 'createIndex', index: 'c' }, ...Array.from({ length: 30 }, (_, i) => doc(`d${i}`, `walrus number ${i}`))]);
+      while (stats.outrun + stats.built === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(stats).toMatchObject({ built: 0, outrun: 1 });
+      expect(index.postings.ready(1)).toBeUndefined(); // nothing published: FTS5 answers, with every row
+      expect((await ids('orca')).length).toBe(10);
+      await index.postings.whenIdle();
+      expect(performance.now() - writtenAt).toBeGreaterThanOrEqual(300); // built once the writes paused
+      expect(spy).toHaveBeenCalledTimes(2);
+      expect(stats).toMatchObject({ built: 1, outrun: 1, rebuiltBehind: 0 });
+      const lx = index.postings.ready(1)!;
+      expect(lx.parts.liveRows).toBe(60 + 200);
+      const before = { ...answered() };
+      expect(await ids('walrus number 7')).toContain('d7');
+      expect(await ids('orca pod 42')).toContain('late42');
+      expect(answered().postings - before.postings).toBe(2);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it("applies a document of many parts a range of rows at a time: a query's turn never tokenizes it whole", async () => {
     close();
     await open(3_600_000);
