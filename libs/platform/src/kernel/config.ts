@@ -186,7 +186,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     typesenseCollectionPrefix: text('TYPESENSE_COLLECTION_PREFIX') ?? 'ars',
     readYourWritesTimeoutMs: int('READ_YOUR_WRITES_TIMEOUT_MS', 10_000, 0, 600_000),
     vectorIndexMinVectors: int('VECTOR_INDEX_MIN_VECTORS', 1_000, 0, 1_000_000_000),
-    lexicalIndexMinRows: int('LEXICAL_INDEX_MIN_ROWS', 20_000, 0, 1_000_000_000),
+    lexicalIndexMinRows: int('LEXICAL_INDEX_MIN_ROWS', 1_000, 0, 1_000_000_000),
     lexicalThreadMinPostings: int('LEXICAL_THREAD_MIN_POSTINGS', 150_000, 0, 1_000_000_000),
     lexicalIndexMaxMb: int('LEXICAL_INDEX_MAX_MB', 1024, 0, 1_000_000),
     eventStoreWriter: eventStoreWriter === 'thread' || eventStoreWriter === 'auto' ? eventStoreWriter : 'inline',

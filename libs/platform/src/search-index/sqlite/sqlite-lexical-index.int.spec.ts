@@ -280,6 +280,69 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
     }
   });
 
+  it("drops a build whose catch-up the writes outrun, and builds once they pause", async () => {
+    close();
+    sqlite = new SqliteDatabase({ path: ':memory:' });
+    index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {}, { minRows: 1_000, rebuildQuietMs: 200 });
+    await index.prepare({ name: 'search', version: 1 }, 1);
+    await index.activate({ name: 'search', version: 1 }, 1);
+    const { stats } = index.postings;
+    const postings = index.postings as unknown as { turn(): Promise<void> };
+    const turn = postings.turn.bind(postings);
+    let writes = 0;
+    const real = lexicalBuild.buildLexicon;
+    const spy = jest.spyOn(lexicalBuild, 'buildLexicon').mockImplementationOnce(async (...args) => {
+      const built = await real(...args);
+      // 130 new parts (under a quarter of 1,040) in 65 log entries: the catch-up takes more than one step.
+      await apply(Array.from({ length: 65 }, (_, i) => doc(`mid${i}`, `seal ${i}`)));
+      postings.turn = async () => {
+        if (writes++ === 0) await apply(Array.from({ length: 200 }, (_, i) => doc(`late${i}`, `orca pod ${i}`)));
+        return turn();
+      };
+      return built;
+    });
+    try {
+      await apply([{ op: 'createIndex', index: 'c' }, ...Array.from({ length: 520 }, (_, i) => doc(`d${i}`, `walrus number ${i}`))]);
+      while (stats.outrun + stats.built === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(writes).toBe(1);
+      expect(stats).toMatchObject({ built: 0, outrun: 1 });
+      await index.postings.whenIdle();
+      expect(stats).toMatchObject({ built: 1, outrun: 1 });
+      expect(index.postings.ready(1)!.parts.liveRows).toBe(2 * (520 + 65 + 200));
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it("stops reading FTS5's index once the writes grow the table by more than a quarter, and builds once they pause", async () => {
+    close();
+    sqlite = new SqliteDatabase({ path: ':memory:' });
+    index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {}, { minRows: 1, rebuildQuietMs: 200 });
+    await index.prepare({ name: 'search', version: 1 }, 1);
+    await index.activate({ name: 'search', version: 1 }, 1);
+    const { stats } = index.postings;
+    const looks: boolean[] = [];
+    const spy = jest.spyOn(lexicalBuild, 'buildLexicon').mockImplementationOnce(async (_sqlite, _tid, _lx, ctl) => {
+      looks.push(ctl.keepGoing()); // 60 parts, none new
+      await apply([doc('one', 'narwhal')]); // 2 new parts: not a quarter
+      looks.push(ctl.keepGoing());
+      await apply(Array.from({ length: 10 }, (_, i) => doc(`late${i}`, `orca pod ${i}`))); // 22 new parts
+      looks.push(ctl.keepGoing());
+      return false; // as the build's slice does when told to stop
+    });
+    try {
+      await apply([{ op: 'createIndex', index: 'c' }, ...Array.from({ length: 30 }, (_, i) => doc(`d${i}`, `walrus number ${i}`))]);
+      while (stats.outrun + stats.built === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(looks).toEqual([true, true, false]);
+      expect(stats).toMatchObject({ built: 0, outrun: 1 });
+      await index.postings.whenIdle();
+      expect(stats).toMatchObject({ built: 1, outrun: 1 });
+      expect(index.postings.ready(1)!.parts.liveRows).toBe(60 + 2 + 20);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it("applies a document of many parts a range of rows at a time: a query's turn never tokenizes it whole", async () => {
     close();
     await open(3_600_000);
@@ -359,7 +422,7 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
 });
 
 describe('SqliteLexicalIndex: which tables get postings by default (docs/search.md, "The threshold")', () => {
-  it('leaves a table of 19,999 parts to FTS5 and ranks one of 20,000 from postings', async () => {
+  it('leaves a table of 999 parts to FTS5 and ranks one of 1,000 from postings', async () => {
     const sqlite = new SqliteDatabase({ path: ':memory:' });
     try {
       const index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {});
@@ -370,13 +433,13 @@ describe('SqliteLexicalIndex: which tables get postings by default (docs/search.
         await index.applyBatch('search', 1, [{ position: ++pos, ops }], pos);
         await index.postings.whenIdle();
       };
-      const docs = corpus(seeded(7), 20_000, 1, 'p');
-      await apply([{ op: 'createIndex', index: 'threshold' }, ...docs.slice(0, 19_999).map((document) => ({ op: 'upsertDocument' as const, index: 'threshold', document }))]);
+      const docs = corpus(seeded(7), 1_000, 1, 'p');
+      await apply([{ op: 'createIndex', index: 'threshold' }, ...docs.slice(0, 999).map((document) => ({ op: 'upsertDocument' as const, index: 'threshold', document }))]);
       expect(index.postings.ready(1)).toBeUndefined();
       await index.postings.whenIdle();
       expect(index.postings.ready(1)).toBeUndefined();
-      await apply([{ op: 'upsertDocument', index: 'threshold', document: docs[19_999] }]);
-      expect(index.postings.ready(1)?.parts.liveRows).toBe(20_000);
+      await apply([{ op: 'upsertDocument', index: 'threshold', document: docs[999] }]);
+      expect(index.postings.ready(1)?.parts.liveRows).toBe(1_000);
     } finally {
       sqlite.close();
     }

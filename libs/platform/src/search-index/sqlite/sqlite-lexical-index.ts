@@ -13,7 +13,7 @@ import { LexicalThreadClient } from './lexical-thread-client';
 
 /** Settings of the in-memory lexical index (docs/search.md, "Lexical index"). */
 export interface LexicalIndexOptions {
-  /** A table with fewer parts is ranked by FTS5's bm25(). Default 20,000 (1,000 measured faster, but slowed a 1M ingest: docs/search.md); Infinity: never. */
+  /** A table with fewer parts is ranked by FTS5's bm25(). Default 1,000 (docs/search.md, "The threshold"); Infinity: never. */
   readonly minRows?: number;
   /** Column weights (text, title) of the parts and of the documents tables, as the ranker passes them to bm25(). */
   readonly partWeights?: readonly [number, number];
@@ -95,7 +95,7 @@ export class SqliteLexicalIndex {
     private readonly sqlite: SqliteDatabase,
     private readonly options: LexicalIndexOptions = {},
   ) {
-    this.minRows = options.minRows ?? 20_000;
+    this.minRows = options.minRows ?? 1_000;
     this.budget = new LexicalBudget(options.maxBytes);
     sqlite.db.exec(`CREATE TABLE IF NOT EXISTS si_lexical_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, tid INTEGER NOT NULL, docs INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL);
       CREATE INDEX IF NOT EXISTS si_lexical_log_tid ON si_lexical_log (tid, seq);`);
@@ -331,14 +331,23 @@ export class SqliteLexicalIndex {
   /** More parts were added since the index's newest than {@link REBUILD_BEHIND} of its live parts. */
   private farBehind(tid: number, lx: Lexicon): boolean {
     const { parts } = lx;
-    const newest = (this.sqlite.statement(`SELECT MAX(rowid) FROM si_${tid}_parts`).pluck().get() as number | null) ?? 0;
     const indexed = parts.count > 0 ? parts.rowidOf[parts.count - 1] : 0;
-    return newest - indexed > REBUILD_BEHIND * Math.max(parts.liveRows, this.minRows);
+    return this.newestPart(tid) - indexed > this.behindBy(parts.liveRows);
+  }
+
+  /** How many parts newer than an index's newest make it far behind: {@link REBUILD_BEHIND} of those it holds. */
+  private behindBy(rows: number): number {
+    return REBUILD_BEHIND * Math.max(rows, this.minRows);
+  }
+
+  private newestPart(tid: number): number {
+    return (this.sqlite.statement(`SELECT MAX(rowid) FROM si_${tid}_parts`).pluck().get() as number | null) ?? 0;
   }
 
   /**
-   * Builds the table's index; a build whose catch-up the writes outran (far behind, as {@link farBehind} says) is
-   * dropped, and built afresh once no write came for `rebuildQuietMs`. Before, such a build chased the table through a
+   * Builds the table's index; a build the writes outran (the table grew by more than a quarter while FTS5's index was
+   * read, or the catch-up after it is far behind, as {@link farBehind} says) is dropped, and built afresh once no
+   * write came for `rebuildQuietMs`. Before, such a build chased the table through a
    * whole ingest, unpublished, its lists built exactly full and grown at every append (a million chunks: 707 MB of
    * postings and ~2.4 GB of RSS after it, against 653 MB and ~1.9 GB built at once; session 26).
    */
@@ -368,10 +377,18 @@ export class SqliteLexicalIndex {
     const lx: Lexicon = { parts: new LexicalTable(partWeights), docs: new LexicalTable(documentWeights), seq };
     const lookAgain = LexicalBudget.looks();
     let past = false;
-    const keepGoing = () => !this.closed && this.stillThere(tid) && !(past ||= lookAgain() && this.pastBudget(lx));
-    const built = await buildLexicon(this.sqlite, tid, lx, { keepGoing, turn: () => this.turn(), sliceMs: BUILD_SLICE_MS });
+    // FTS5's index is read up to its end, which moves while writes come: a build the table outgrows chases it.
+    const [newestAtStart, rowsAtStart] = [this.newestPart(tid), fts5RowCount(this.sqlite, `si_${tid}_fts`)];
+    let outgrown = false;
+    const keepGoing = () =>
+      !this.closed &&
+      this.stillThere(tid) &&
+      !(outgrown ||= this.newestPart(tid) - newestAtStart > this.behindBy(rowsAtStart)) &&
+      !(past ||= lookAgain() && this.pastBudget(lx));
+    const built = (await buildLexicon(this.sqlite, tid, lx, { keepGoing, turn: () => this.turn(), sliceMs: BUILD_SLICE_MS })) && keepGoing();
+    if (outgrown) return 'outrun';
     if (past) return this.leaveToFts5(tid);
-    if (!built || !keepGoing()) return;
+    if (!built) return;
     while (!this.catchUp(tid, lx, 64)) {
       if (this.farBehind(tid, lx)) return 'outrun';
       await this.turn();
