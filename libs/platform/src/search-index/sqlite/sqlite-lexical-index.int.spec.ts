@@ -343,6 +343,35 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
     }
   });
 
+  it("builds an outrun table once its own writes pause, while another table's writes go on", async () => {
+    close();
+    sqlite = new SqliteDatabase({ path: ':memory:' });
+    index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {}, { minRows: 1, rebuildQuietMs: 200 });
+    await index.prepare({ name: 'search', version: 1 }, 1);
+    await index.activate({ name: 'search', version: 1 }, 1);
+    const { stats } = index.postings;
+    const spy = jest.spyOn(lexicalBuild, 'buildLexicon').mockImplementationOnce(async (_sqlite, _tid, _lx, ctl) => {
+      await apply(Array.from({ length: 10 }, (_, i) => doc(`late${i}`, `orca pod ${i}`))); // outruns the build
+      return ctl.keepGoing();
+    });
+    try {
+      await apply([{ op: 'createIndex', index: 'c' }, { op: 'createIndex', index: 'other' }, ...Array.from({ length: 30 }, (_, i) => doc(`d${i}`, `walrus number ${i}`))]);
+      while (stats.outrun === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      // Writes to the other table every 50 ms for 1.2 s: the global clock never sees 200 ms of quiet.
+      const started = performance.now();
+      let builtAt = Infinity;
+      for (let i = 0; performance.now() - started < 1_200; i++) {
+        await index.applyBatch('search', 1, [{ position: ++pos, ops: [{ op: 'upsertDocument', index: 'other', document: { documentId: `o${i}`, documentMetadata: {}, parts: [{ seq: 0, text: `otter ${i}`, partMetadata: {} }] } }] }], pos);
+        if (builtAt === Infinity && index.postings.ready(1)) builtAt = performance.now() - started;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(builtAt).toBeLessThan(1_000);
+      expect(index.postings.ready(1)!.parts.liveRows).toBe(60 + 20);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it("applies a document of many parts a range of rows at a time: a query's turn never tokenizes it whole", async () => {
     close();
     await open(3_600_000);

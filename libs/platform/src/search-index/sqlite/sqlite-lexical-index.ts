@@ -24,8 +24,9 @@ export interface LexicalIndexOptions {
    */
   readonly threadMinPostings?: number;
   /**
-   * An index far behind (more new parts than a quarter of those it holds) is built afresh once no write came for this
-   * long, rather than caught up by appends. Default 1,000 ms (docs/search.md, "Catching up or building afresh").
+   * An index far behind (more new parts than a quarter of those it holds) is built afresh once no write came to its
+   * table for this long, rather than caught up by appends; a build the writes outran waits as long. Default 1,000 ms
+   * (docs/search.md, "Catching up or building afresh").
    */
   readonly rebuildQuietMs?: number;
   /**
@@ -84,6 +85,8 @@ export class SqliteLexicalIndex {
   private readonly choices = new WeakMap<LexicalTable, ThreadChoice>();
   private closed = false;
   private lastWrite = -Infinity;
+  /** Per table, when a write last touched it: a rebuild waits for its own table's writes to pause, not every table's. */
+  private readonly lastWriteOf = new Map<number, number>();
   private readonly budget: LexicalBudget;
   /**
    * Indexes built since start, the last build's ms, builds that replaced an index far behind, tables left to FTS5
@@ -110,6 +113,7 @@ export class SqliteLexicalIndex {
   dropped(tid: number): void {
     this.sqlite.statement('DELETE FROM si_lexical_log WHERE tid = ?').run(tid);
     this.lexicons.delete(tid);
+    this.lastWriteOf.delete(tid);
     this.budget.forget(tid);
     for (const side of ['fts', 'dfts']) this.sqlite.db.exec(`DROP TABLE IF EXISTS temp.si_lx_${tid}_${side}`);
   }
@@ -118,6 +122,7 @@ export class SqliteLexicalIndex {
   touched(tids: Iterable<number>): void {
     this.lastWrite = performance.now();
     for (const tid of tids) {
+      this.lastWriteOf.set(tid, this.lastWrite);
       if (this.busy.has(tid)) continue; // its run picks up the change when it ends
       if (this.lexicons.has(tid)) this.background(tid, () => this.catchUpSliced(tid));
       else if (this.largeEnough(tid)) this.background(tid, () => this.build(tid));
@@ -308,7 +313,7 @@ export class SqliteLexicalIndex {
       const lx = this.lexicons.get(tid);
       if (!lx || this.closed) return;
       // Looked at every slice: one catch-up may run through a whole ingest, and the writes may stop at any point of it.
-      if (performance.now() - this.lastWrite >= (this.options.rebuildQuietMs ?? 1_000) && this.farBehind(tid, lx)) {
+      if (this.quietFor(tid) >= (this.options.rebuildQuietMs ?? 1_000) && this.farBehind(tid, lx)) {
         // Dropped first, so that its memory serves the new one: meanwhile FTS5 answers, as it does for an index too
         // far behind to catch up on a query's turn.
         this.lexicons.delete(tid);
@@ -347,23 +352,29 @@ export class SqliteLexicalIndex {
   /**
    * Builds the table's index; a build the writes outran (the table grew by more than a quarter while FTS5's index was
    * read, or the catch-up after it is far behind, as {@link farBehind} says) is dropped, and built afresh once no
-   * write came for `rebuildQuietMs`. Before, such a build chased the table through a
-   * whole ingest, unpublished, its lists built exactly full and grown at every append (a million chunks: 707 MB of
-   * postings and ~2.4 GB of RSS after it, against 653 MB and ~1.9 GB built at once; session 26).
+   * write came to the table for `rebuildQuietMs` (writes to other tables do not hold it back). Before, such a build
+   * chased the table through a whole ingest, unpublished, its lists built exactly full and grown at every append (a
+   * million chunks: 707 MB of postings and ~2.4 GB of RSS after it, against 699 MB and ~1.9 GB built at once;
+   * session 26).
    */
   private async build(tid: number): Promise<void> {
     while ((await this.buildOnce(tid)) === 'outrun') {
       this.stats.outrun++;
-      await this.untilQuiet();
+      await this.untilQuiet(tid);
       if (this.closed) return;
     }
   }
 
-  /** Resolves once no write has come for `rebuildQuietMs` (or the index is closed). */
-  private async untilQuiet(): Promise<void> {
+  /** ms since a write last touched the table. */
+  private quietFor(tid: number): number {
+    return performance.now() - (this.lastWriteOf.get(tid) ?? -Infinity);
+  }
+
+  /** Resolves once no write has come to the table for `rebuildQuietMs` (or the index is closed). */
+  private async untilQuiet(tid: number): Promise<void> {
     const quietMs = this.options.rebuildQuietMs ?? 1_000;
     for (;;) {
-      const left = quietMs - (performance.now() - this.lastWrite);
+      const left = quietMs - this.quietFor(tid);
       if (left <= 0 || this.closed) return;
       await new Promise((resolve) => setTimeout(resolve, left).unref());
     }
