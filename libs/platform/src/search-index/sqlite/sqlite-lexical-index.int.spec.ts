@@ -184,6 +184,18 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
     index.close();
     sqlite.close();
   };
+  /** A fresh index with no table yet, for the builds the writes outrun; its postings' stats. */
+  const openEmpty = async (options: { minRows: number; rebuildQuietMs: number }) => {
+    close();
+    sqlite = new SqliteDatabase({ path: ':memory:' });
+    index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {}, options);
+    await index.prepare({ name: 'search', version: 1 }, 1);
+    await index.activate({ name: 'search', version: 1 }, 1);
+    return index.postings.stats;
+  };
+  const untilBuiltOrOutrun = async (stats: { built: number; outrun: number }) => {
+    while (stats.outrun + stats.built === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  };
   beforeEach(() => open());
   afterEach(close);
 
@@ -244,12 +256,7 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
   });
 
   it('drops a build the writes outran, unpublished, and builds afresh once they pause', async () => {
-    close();
-    sqlite = new SqliteDatabase({ path: ':memory:' });
-    index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {}, { minRows: 1, rebuildQuietMs: 300 });
-    await index.prepare({ name: 'search', version: 1 }, 1);
-    await index.activate({ name: 'search', version: 1 }, 1);
-    const { stats } = index.postings;
+    const stats = await openEmpty({ minRows: 1, rebuildQuietMs: 300 });
     // While the first build reads FTS5's index (30 documents, 60 parts), 100 documents more arrive: 200 parts behind.
     const real = lexicalBuild.buildLexicon;
     let writtenAt = 0;
@@ -261,7 +268,7 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
     });
     try {
       await apply([{ op: 'createIndex', index: 'c' }, ...Array.from({ length: 30 }, (_, i) => doc(`d${i}`, `walrus number ${i}`))]);
-      while (stats.outrun + stats.built === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      await untilBuiltOrOutrun(stats);
       expect(stats).toMatchObject({ built: 0, outrun: 1 });
       expect(index.postings.ready(1)).toBeUndefined(); // nothing published: FTS5 answers, with every row
       expect((await ids('orca')).length).toBe(10);
@@ -281,12 +288,7 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
   });
 
   it("drops a build whose catch-up the writes outrun, and builds once they pause", async () => {
-    close();
-    sqlite = new SqliteDatabase({ path: ':memory:' });
-    index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {}, { minRows: 1_000, rebuildQuietMs: 200 });
-    await index.prepare({ name: 'search', version: 1 }, 1);
-    await index.activate({ name: 'search', version: 1 }, 1);
-    const { stats } = index.postings;
+    const stats = await openEmpty({ minRows: 1_000, rebuildQuietMs: 200 });
     const postings = index.postings as unknown as { turn(): Promise<void> };
     const turn = postings.turn.bind(postings);
     let writes = 0;
@@ -303,7 +305,7 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
     });
     try {
       await apply([{ op: 'createIndex', index: 'c' }, ...Array.from({ length: 520 }, (_, i) => doc(`d${i}`, `walrus number ${i}`))]);
-      while (stats.outrun + stats.built === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      await untilBuiltOrOutrun(stats);
       expect(writes).toBe(1);
       expect(stats).toMatchObject({ built: 0, outrun: 1 });
       await index.postings.whenIdle();
@@ -315,12 +317,7 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
   });
 
   it("stops reading FTS5's index once the writes grow the table by more than a quarter, and builds once they pause", async () => {
-    close();
-    sqlite = new SqliteDatabase({ path: ':memory:' });
-    index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {}, { minRows: 1, rebuildQuietMs: 200 });
-    await index.prepare({ name: 'search', version: 1 }, 1);
-    await index.activate({ name: 'search', version: 1 }, 1);
-    const { stats } = index.postings;
+    const stats = await openEmpty({ minRows: 1, rebuildQuietMs: 200 });
     const looks: boolean[] = [];
     const spy = jest.spyOn(lexicalBuild, 'buildLexicon').mockImplementationOnce(async (_sqlite, _tid, _lx, ctl) => {
       looks.push(ctl.keepGoing()); // 60 parts, none new
@@ -332,7 +329,7 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
     });
     try {
       await apply([{ op: 'createIndex', index: 'c' }, ...Array.from({ length: 30 }, (_, i) => doc(`d${i}`, `walrus number ${i}`))]);
-      while (stats.outrun + stats.built === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      await untilBuiltOrOutrun(stats);
       expect(looks).toEqual([true, true, false]);
       expect(stats).toMatchObject({ built: 0, outrun: 1 });
       await index.postings.whenIdle();
@@ -344,12 +341,7 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
   });
 
   it("builds an outrun table once its own writes pause, while another table's writes go on", async () => {
-    close();
-    sqlite = new SqliteDatabase({ path: ':memory:' });
-    index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {}, { minRows: 1, rebuildQuietMs: 200 });
-    await index.prepare({ name: 'search', version: 1 }, 1);
-    await index.activate({ name: 'search', version: 1 }, 1);
-    const { stats } = index.postings;
+    const stats = await openEmpty({ minRows: 1, rebuildQuietMs: 200 });
     const spy = jest.spyOn(lexicalBuild, 'buildLexicon').mockImplementationOnce(async (_sqlite, _tid, _lx, ctl) => {
       await apply(Array.from({ length: 10 }, (_, i) => doc(`late${i}`, `orca pod ${i}`))); // outruns the build
       return ctl.keepGoing();
