@@ -95,7 +95,7 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
     const sqliteSearch = new SqliteSearchIndex(
       embedded(),
       new SqliteProjectionState(embedded()),
-      { dir: join(config.dataDir, 'ann'), minVectors: config.vectorIndexMinVectors || Infinity },
+      { dir: join(config.dataDir, 'ann'), minVectors: config.vectorIndexMinVectors || Infinity, maxBytes: config.vectorIndexMaxMb ? config.vectorIndexMaxMb * 2 ** 20 : Infinity },
       {
         minRows: config.lexicalIndexMinRows || Infinity,
         threadMinPostings: config.lexicalThreadMinPostings || Infinity,

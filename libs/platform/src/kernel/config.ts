@@ -25,6 +25,7 @@ export interface ServiceConfig {
   readonly lexicalThreadMinPostings: number;
   /** The most MB the in-memory postings may hold, all corpora together; past it a corpus is ranked by FTS5 (0 = no bound). */
   readonly lexicalIndexMaxMb: number;
+  readonly vectorIndexMaxMb: number;
   /**
    * Where the embedded event store commits (EVENT_STORE_WRITER): `inline` (default) on the main connection with
    * group commit, `thread` on a writer thread with its own connection (the event loop never waits on fsync), or
@@ -189,6 +190,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     lexicalIndexMinRows: int('LEXICAL_INDEX_MIN_ROWS', 1_000, 0, 1_000_000_000),
     lexicalThreadMinPostings: int('LEXICAL_THREAD_MIN_POSTINGS', 150_000, 0, 1_000_000_000),
     lexicalIndexMaxMb: int('LEXICAL_INDEX_MAX_MB', 1024, 0, 1_000_000),
+    vectorIndexMaxMb: int('VECTOR_INDEX_MAX_MB', 1024, 0, 1_000_000),
     eventStoreWriter: eventStoreWriter === 'thread' || eventStoreWriter === 'auto' ? eventStoreWriter : 'inline',
     logLevel: text('LOG_LEVEL') ?? 'info',
     sqliteSynchronous: synchronous === 'NORMAL' ? 'NORMAL' : 'FULL',

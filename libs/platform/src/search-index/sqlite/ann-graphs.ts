@@ -19,9 +19,35 @@ export interface AnnOptions {
   readonly dir?: string;
   /** Keep the graphs on a worker thread (default for a database file; ':memory:' cannot be opened by a second connection). */
   readonly thread?: boolean;
+  /**
+   * The most bytes the graphs may hold, every table together, as {@link graphBytes} estimates them (default 1 GiB;
+   * Infinity: no bound). A table whose graph would pass it is left to the exact scan (docs/search.md, "A bound on the
+   * graphs' memory").
+   */
+  readonly maxBytes?: number;
 }
 
 export const DEFAULT_EF_SEARCH = 600;
+
+/** Graphs loaded from a saved file, built from the rows, and tables left to the exact scan for the graphs' size. */
+export interface AnnCounts {
+  loaded: number;
+  built: number;
+  leftOverBudget: number;
+}
+/** Default of `AnnOptions.maxBytes`. */
+export const ANN_MAX_BYTES = 2 ** 30;
+/** A table left to the exact scan for the graphs' size gets a graph again once its vectors fall below this share. */
+const RETRY_BELOW = 0.75;
+
+/**
+ * What hnswlib holds for a graph of `capacity` nodes: per node the vector, the level-0 links (2M and a count), the
+ * label, and ~64 bytes of the rest (the level, a lock, the label map's entry, upper levels for 1 node in M). At 1M
+ * GloVe vectors (100 dimensions, capacity 1,048,576) that is 633 MB, against 608 MB of RSS measured (session 12).
+ */
+export function graphBytes(capacity: number, dimensions: number, m: number): number {
+  return capacity * (4 * dimensions + 4 * (2 * m + 1) + 8 + 64);
+}
 
 /** What the graph upkeep needs of a connection: the main thread's SqliteDatabase, or the worker's own. */
 export interface AnnConnection {
@@ -77,8 +103,10 @@ export class AnnGraphs {
   private readonly counted = new Map<number, { count: number; seq: number }>();
   private readonly minVectors: number;
   private closed = false;
-  /** Graphs loaded from a saved file and built from the rows, since start (for benches and tests). */
-  readonly counts = { loaded: 0, built: 0 };
+  /** Tables left to the exact scan for the graphs' size, and their vector count then. */
+  private readonly left = new Map<number, number>();
+  /** Since start (benches and tests). */
+  readonly counts: AnnCounts = { loaded: 0, built: 0, leftOverBudget: 0 };
 
   constructor(
     private readonly conn: AnnConnection,
@@ -104,6 +132,7 @@ export class AnnGraphs {
   dropped(tid: number): void {
     this.graphs.delete(tid);
     this.counted.delete(tid);
+    this.left.delete(tid);
     if (this.options.dir) for (const f of this.files(tid)) rmSync(join(this.options.dir, f), { force: true });
   }
 
@@ -169,7 +198,38 @@ export class AnnGraphs {
     if (last && last.count + (head - last.seq) < this.minVectors) return false;
     const count = this.conn.statement(`SELECT COUNT(*) FROM si_${tid}_parts WHERE vector IS NOT NULL`).pluck().get() as number;
     this.counted.set(tid, { count, seq: head });
-    return count >= this.minVectors;
+    return count >= this.minVectors && this.mayBuild(tid, count);
+  }
+
+  /** False while the table is left to the exact scan for the graphs' size and its vectors have not fallen by a quarter. */
+  private mayBuild(tid: number, count: number): boolean {
+    const leftAt = this.left.get(tid);
+    if (leftAt === undefined) return true;
+    if (count > RETRY_BELOW * leftAt) return false;
+    this.left.delete(tid);
+    return true;
+  }
+
+  /** Whether a graph of `capacity` nodes for the table fits the bound beside every other table's graph. */
+  private fits(tid: number, capacity: number, dimensions: number): boolean {
+    return capacity <= this.mostNodes(tid, dimensions);
+  }
+
+  /** The most nodes the table's graph may have beside every other table's graph (Infinity: no bound). */
+  private mostNodes(tid: number, dimensions: number): number {
+    const maxBytes = this.options.maxBytes ?? ANN_MAX_BYTES;
+    if (!Number.isFinite(maxBytes)) return Infinity;
+    const m = this.options.m ?? 16;
+    let others = 0;
+    for (const [t, g] of this.graphs) if (t !== tid) others += graphBytes(g.hnsw.getMaxElements(), g.hnsw.getNumDimensions(), m);
+    return Math.floor((maxBytes - others) / graphBytes(1, dimensions, m));
+  }
+
+  /** The table's graph would pass the bound: dropped, and the table left to the exact scan. */
+  private leaveToExactScan(tid: number, count: number): void {
+    this.graphs.delete(tid);
+    this.left.set(tid, count);
+    this.counts.leftOverBudget++;
   }
 
   /** The newest log position of the table (entries up to the floor may have been cut). */
@@ -196,6 +256,10 @@ export class AnnGraphs {
     const entries = this.tail(tid, g.seq, limit);
     const read = this.conn.statement(`SELECT vector FROM si_${tid}_parts WHERE rowid = ?`).pluck();
     for (const { seq, part } of entries) {
+      if (!this.room(tid, g)) {
+        this.leaveToExactScan(tid, g.live);
+        return false;
+      }
       this.put(g, part, read.get(part) as Buffer | null | undefined);
       g.seq = seq;
     }
@@ -209,7 +273,7 @@ export class AnnGraphs {
       if (g.saving || this.closed) return;
       const started = performance.now();
       let done = false;
-      while (!done && performance.now() - started < this.slice) done = this.catchUp(tid, g, 32);
+      while (!done && this.graphs.get(tid) === g && performance.now() - started < this.slice) done = this.catchUp(tid, g, 32);
       if (this.graphs.get(tid) !== g) continue;
       if (done) {
         if (g.hnsw.getCurrentCount() - g.live > 0.2 * g.hnsw.getCurrentCount()) return this.build(tid); // compaction: a fresh graph without the tombstones
@@ -220,6 +284,19 @@ export class AnnGraphs {
     }
   }
 
+  /**
+   * Before a put: a full graph grows twofold, or as far as the bound lets it (a table just past a power of two is not
+   * left to the scan for the doubling); false when it cannot grow at all.
+   */
+  private room(tid: number, g: Graph): boolean {
+    const h = g.hnsw;
+    if (h.getCurrentCount() < h.getMaxElements()) return true;
+    const next = Math.min(h.getMaxElements() * 2, this.mostNodes(tid, h.getNumDimensions()));
+    if (next <= h.getMaxElements()) return false;
+    h.resizeIndex(next);
+    return true;
+  }
+
   private put(g: Graph, part: number, blob: Buffer | null | undefined): void {
     // A vector of another length than the graph's is never added: hnswlib-node aborts the whole process on one (a
     // native fatal error, not an exception). The API cannot store one (a corpus's length is fixed by its encoder);
@@ -227,7 +304,6 @@ export class AnnGraphs {
     if (blob && blob.byteLength !== 4 * g.hnsw.getNumDimensions()) return;
     if (blob) {
       const h = g.hnsw;
-      if (h.getCurrentCount() >= h.getMaxElements()) h.resizeIndex(h.getMaxElements() * 2);
       h.addPoint(Array.from(new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4)), part);
       // Parts get fresh rowids, so an add is a new node (a reused rowid of a live part would be counted twice, harmlessly).
       g.deleted.delete(part);
@@ -251,8 +327,9 @@ export class AnnGraphs {
   /** Loads the newest saved graph or builds one from the rows, in slices; the old graph (if any) serves meanwhile. */
   private async build(tid: number): Promise<void> {
     const stamp = this.stampOf(tid);
-    if (!stamp) return;
+    if (!stamp || this.left.has(tid)) return; // a table left to the exact scan waits for largeEnough to take it back
     const loaded = this.graphs.has(tid) ? undefined : await this.load(tid, stamp);
+    if (loaded && !this.fits(tid, loaded.hnsw.getMaxElements(), loaded.hnsw.getNumDimensions())) return this.leaveToExactScan(tid, loaded.live);
     if (loaded && !this.closed) {
       this.counts.loaded++;
       this.graphs.set(tid, loaded);
@@ -262,6 +339,7 @@ export class AnnGraphs {
     const count = this.conn.statement(`SELECT COUNT(*) FROM si_${tid}_parts WHERE vector IS NOT NULL`).pluck().get() as number;
     const hnsw = this.newGraph(tid, Math.max(1024, Math.ceil(count * 1.2)));
     if (!hnsw) return;
+    if (!this.fits(tid, hnsw.getMaxElements(), hnsw.getNumDimensions())) return this.leaveToExactScan(tid, count);
     const g: Graph = { hnsw, stamp, seq, savedSeq: -1, deleted: new Set(), live: 0, saving: false };
     const page = this.conn.statement(`SELECT rowid AS id, vector FROM si_${tid}_parts WHERE rowid > ? AND vector IS NOT NULL ORDER BY rowid LIMIT ${PAGE}`);
     let after = 0;
@@ -270,7 +348,10 @@ export class AnnGraphs {
       // A table id is reused after a drop: the stamp tells this table from a newer one of the same id.
       if (this.closed || this.stampOf(tid) !== stamp) return;
       const rows = page.all(after) as { id: number; vector: Buffer }[];
-      for (const r of rows) this.put(g, r.id, r.vector);
+      for (const r of rows) {
+        if (!this.room(tid, g)) return this.leaveToExactScan(tid, count); // the table grew past the bound while read
+        this.put(g, r.id, r.vector);
+      }
       if (rows.length < PAGE) break;
       after = rows[rows.length - 1].id;
       if (performance.now() - started > this.slice) {

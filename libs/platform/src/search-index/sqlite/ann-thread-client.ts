@@ -1,5 +1,5 @@
 import type { Worker } from 'node:worker_threads';
-import type { AnnCandidates, AnnOptions } from './ann-graphs';
+import type { AnnCandidates, AnnCounts, AnnOptions } from './ann-graphs';
 import type { AnnReply, AnnRequest, AnnThreadOptions } from './ann-thread';
 import { siblingWorker } from '../../kernel/sibling-worker';
 
@@ -46,8 +46,8 @@ export class AnnThreadClient {
     await this.request((id) => ({ id, call: 'idle' }));
   }
 
-  async counts(): Promise<{ loaded: number; built: number }> {
-    return ((await this.request((id) => ({ id, call: 'counts' }))) as { loaded: number; built: number } | undefined) ?? { loaded: 0, built: 0 };
+  async counts(): Promise<AnnCounts> {
+    return ((await this.request((id) => ({ id, call: 'counts' }))) as AnnCounts | undefined) ?? { loaded: 0, built: 0, leftOverBudget: 0 };
   }
 
   /** Saves the graphs changed since their last save and ends the thread. */

@@ -90,6 +90,44 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     await shut();
   });
 
+  it('leaves a table to the exact scan while its graph would pass VECTOR_INDEX_MAX_MB, with the same answers, until its vectors fall by a quarter', async () => {
+    const hits = async () => Promise.all(queries.map(async (vector) => (await si.search('c', { mode: 'vector', vector, limit: 10 })).map((h) => h.documentId)));
+    await shut();
+    await open({ minVectors: Infinity });
+    const exact = await hits();
+    await shut();
+    // 1,200 vectors of 8 dimensions: a graph of 1,440 nodes is ~340 KB, one of 1,080 ~255 KB.
+    await open({ minVectors: 500, maxBytes: 300_000, dir: join(dir, 'ann-bounded') });
+    await searchAll();
+    await si.ann.whenIdle();
+    expect((await searchAll()).answered).toBe(false);
+    expect(await hits()).toEqual(exact);
+    expect(await si.ann.counts()).toEqual({ loaded: 0, built: 0, leftOverBudget: 1 });
+    // 300 deleted: 900 left, a quarter fewer, and their graph fits.
+    await apply(docs.slice(0, 300).map((d) => ({ op: 'deleteDocument' as const, index: 'c', documentId: d.documentId })));
+    await searchAll();
+    await si.ann.whenIdle();
+    expect((await searchAll()).answered).toBe(true);
+    expect(await si.ann.counts()).toEqual({ loaded: 0, built: 1, leftOverBudget: 1 });
+    // Written back: the full graph (1,080 nodes) cannot double within the bound, so it grows as far as it may (1,271).
+    await apply(docs.slice(0, 300).map((document) => ({ op: 'upsertDocument' as const, index: 'c', document })));
+    await searchAll();
+    await si.ann.whenIdle();
+    expect((await searchAll()).answered).toBe(true);
+    // 100 more: past what the bound lets the graph hold, so it is dropped and the scan answers again.
+    const more = Array.from({ length: 100 }, (_, i) => ({ documentId: `m${i}`, documentMetadata: {}, parts: [{ seq: 0, text: `more ${i}`, partMetadata: {}, vector: unit() }] }));
+    await apply(more.map((document) => ({ op: 'upsertDocument' as const, index: 'c', document })));
+    await searchAll();
+    await si.ann.whenIdle();
+    expect((await searchAll()).answered).toBe(false);
+    expect(await si.ann.counts()).toEqual({ loaded: 0, built: 1, leftOverBudget: 2 });
+    const bounded = await hits();
+    await shut();
+    await open({ minVectors: Infinity });
+    expect(await hits()).toEqual(bounded);
+    await shut();
+  });
+
   it('compacts: with a fifth of its nodes deleted, the graph is rebuilt from the remaining rows', async () => {
     await shut();
     await open({ minVectors: 500 });
@@ -114,7 +152,7 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     const { answered, found } = await searchAll();
     expect(answered).toBe(true);
     expect(found.size).toBeGreaterThan(10);
-    expect(await si.ann.counts()).toEqual({ loaded: 1, built: 0 });
+    expect(await si.ann.counts()).toEqual({ loaded: 1, built: 0, leftOverBudget: 0 });
     await shut();
   });
 
@@ -126,7 +164,7 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     const { answered, found } = await searchAll();
     expect(answered).toBe(true);
     expect(deleted.filter((d) => found.has(d.documentId))).toEqual([]);
-    expect(await si.ann.counts()).toEqual({ loaded: 1, built: 0 });
+    expect(await si.ann.counts()).toEqual({ loaded: 1, built: 0, leftOverBudget: 0 });
   }
 
   it('brings a saved graph up to date from the log: parts deleted while it was not running never come back', async () => {
@@ -150,7 +188,7 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     await searchAll();
     await si.ann.whenIdle();
     expect((await searchAll()).answered).toBe(true);
-    expect(await si.ann.counts()).toEqual({ loaded: 0, built: 1 });
+    expect(await si.ann.counts()).toEqual({ loaded: 0, built: 1, leftOverBudget: 0 });
     await shut();
   });
   it('keeps the graphs off the main thread: it makes no graph, yet the graph answers and deletes hold', async () => {
@@ -211,7 +249,7 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     const { answered, found } = await searchAll();
     expect(answered).toBe(true);
     expect(deleted.filter((d) => found.has(d.documentId))).toEqual([]);
-    expect(await si.ann.counts()).toEqual({ loaded: 2, built: 0 });
+    expect(await si.ann.counts()).toEqual({ loaded: 2, built: 0, leftOverBudget: 0 });
     await shut();
   });
 });

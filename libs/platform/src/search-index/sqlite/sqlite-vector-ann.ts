@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ensurePrivateDir } from '../../files/private-files';
 import type { SqliteDatabase } from '../../sqlite/sqlite-database';
-import { AnnCandidates, AnnGraphs, AnnOptions } from './ann-graphs';
+import { AnnCandidates, AnnCounts, AnnGraphs, AnnOptions } from './ann-graphs';
 import { AnnThreadClient } from './ann-thread-client';
 
 export type { AnnOptions } from './ann-graphs';
@@ -12,7 +12,7 @@ interface AnnHost {
   dropped(tid: number): void;
   query(tid: number, vector: readonly number[], k: number, filtered: boolean): Promise<AnnCandidates | undefined>;
   whenIdle(): Promise<void>;
-  counts(): Promise<{ loaded: number; built: number }>;
+  counts(): Promise<AnnCounts>;
   close(): Promise<void>;
 }
 
@@ -93,7 +93,7 @@ class ThreadWhenNeeded implements AnnHost {
     await this.thread?.whenIdle();
   }
   async counts() {
-    return this.thread ? this.thread.counts() : { loaded: 0, built: 0 };
+    return this.thread ? this.thread.counts() : { loaded: 0, built: 0, leftOverBudget: 0 };
   }
   async close(): Promise<void> {
     await this.thread?.close();
@@ -188,7 +188,7 @@ export class SqliteVectorAnn {
   }
 
   /** Graphs loaded from a saved file and built from the rows, since start (tests, benches). */
-  counts(): Promise<{ loaded: number; built: number }> {
+  counts(): Promise<AnnCounts> {
     return this.host.counts();
   }
 
