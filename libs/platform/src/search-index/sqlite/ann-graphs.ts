@@ -4,6 +4,7 @@ import { HierarchicalNSW } from 'hnswlib-node';
 import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensurePrivateFile } from '../../files/private-files';
+import { CacheBudget } from './cache-budget';
 
 /** Settings of the approximate vector index (docs/search.md, "Approximate nearest neighbours"). */
 export interface AnnOptions {
@@ -35,10 +36,6 @@ export interface AnnCounts {
   built: number;
   leftOverBudget: number;
 }
-/** Default of `AnnOptions.maxBytes`. */
-export const ANN_MAX_BYTES = 2 ** 30;
-/** A table left to the exact scan for the graphs' size gets a graph again once its vectors fall below this share. */
-const RETRY_BELOW = 0.75;
 
 /**
  * What hnswlib holds for a graph of `capacity` nodes: per node the vector, the level-0 links (2M and a count), the
@@ -103,8 +100,8 @@ export class AnnGraphs {
   private readonly counted = new Map<number, { count: number; seq: number }>();
   private readonly minVectors: number;
   private closed = false;
-  /** Tables left to the exact scan for the graphs' size, and their vector count then. */
-  private readonly left = new Map<number, number>();
+  /** Tables left to the exact scan for the graphs' size (cache-budget.ts). */
+  private readonly budget: CacheBudget;
   /** Since start (benches and tests). */
   readonly counts: AnnCounts = { loaded: 0, built: 0, leftOverBudget: 0 };
 
@@ -116,6 +113,7 @@ export class AnnGraphs {
     private readonly slice: number,
   ) {
     this.minVectors = options.minVectors ?? 1_000;
+    this.budget = new CacheBudget(options.maxBytes);
   }
 
   /** After a commit that touched these tables: keep their graphs in step (or start one) in the background. */
@@ -132,7 +130,7 @@ export class AnnGraphs {
   dropped(tid: number): void {
     this.graphs.delete(tid);
     this.counted.delete(tid);
-    this.left.delete(tid);
+    this.budget.forget(tid);
     if (this.options.dir) for (const f of this.files(tid)) rmSync(join(this.options.dir, f), { force: true });
   }
 
@@ -198,16 +196,7 @@ export class AnnGraphs {
     if (last && last.count + (head - last.seq) < this.minVectors) return false;
     const count = this.conn.statement(`SELECT COUNT(*) FROM si_${tid}_parts WHERE vector IS NOT NULL`).pluck().get() as number;
     this.counted.set(tid, { count, seq: head });
-    return count >= this.minVectors && this.mayBuild(tid, count);
-  }
-
-  /** False while the table is left to the exact scan for the graphs' size and its vectors have not fallen by a quarter. */
-  private mayBuild(tid: number, count: number): boolean {
-    const leftAt = this.left.get(tid);
-    if (leftAt === undefined) return true;
-    if (count > RETRY_BELOW * leftAt) return false;
-    this.left.delete(tid);
-    return true;
+    return count >= this.minVectors && this.budget.mayBuild(tid, count);
   }
 
   /** Whether a graph of `capacity` nodes for the table fits the bound beside every other table's graph. */
@@ -217,7 +206,7 @@ export class AnnGraphs {
 
   /** The most nodes the table's graph may have beside every other table's graph (Infinity: no bound). */
   private mostNodes(tid: number, dimensions: number): number {
-    const maxBytes = this.options.maxBytes ?? ANN_MAX_BYTES;
+    const { maxBytes } = this.budget;
     if (!Number.isFinite(maxBytes)) return Infinity;
     const m = this.options.m ?? 16;
     let others = 0;
@@ -228,7 +217,7 @@ export class AnnGraphs {
   /** The table's graph would pass the bound: dropped, and the table left to the exact scan. */
   private leaveToExactScan(tid: number, count: number): void {
     this.graphs.delete(tid);
-    this.left.set(tid, count);
+    this.budget.leave(tid, count);
     this.counts.leftOverBudget++;
   }
 
@@ -327,7 +316,7 @@ export class AnnGraphs {
   /** Loads the newest saved graph or builds one from the rows, in slices; the old graph (if any) serves meanwhile. */
   private async build(tid: number): Promise<void> {
     const stamp = this.stampOf(tid);
-    if (!stamp || this.left.has(tid)) return; // a table left to the exact scan waits for largeEnough to take it back
+    if (!stamp || this.budget.isLeft(tid)) return; // a table left to the exact scan waits for largeEnough to take it back
     const loaded = this.graphs.has(tid) ? undefined : await this.load(tid, stamp);
     if (loaded && !this.fits(tid, loaded.hnsw.getMaxElements(), loaded.hnsw.getNumDimensions())) return this.leaveToExactScan(tid, loaded.live);
     if (loaded && !this.closed) {

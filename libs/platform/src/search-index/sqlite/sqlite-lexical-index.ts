@@ -6,7 +6,7 @@ import { fts5RowCount } from './fts5-statistics';
 import { Fts5RowTokens } from './fts5-row-tokens';
 import { LexicalTable } from './lexical-postings';
 import { buildLexicon } from './lexical-build';
-import { LexicalBudget } from './lexical-budget';
+import { CacheBudget } from './cache-budget';
 import type { RangeRanker, Split } from './lexical-split';
 import { ThreadChoice } from './lexical-thread-choice';
 import { LexicalThreadClient } from './lexical-thread-client';
@@ -81,13 +81,15 @@ export class SqliteLexicalIndex {
   private readonly busy = new Map<number, Promise<void>>();
   private readonly tokens = new Fts5RowTokens();
   private readonly minRows: number;
+  /** `rebuildQuietMs`. */
+  private readonly quietMs: number;
   private thread?: LexicalThreadClient;
   private readonly choices = new WeakMap<LexicalTable, ThreadChoice>();
   private closed = false;
   private lastWrite = -Infinity;
   /** Per table, when a write last touched it: a rebuild waits for its own table's writes to pause, not every table's. */
   private readonly lastWriteOf = new Map<number, number>();
-  private readonly budget: LexicalBudget;
+  private readonly budget: CacheBudget;
   /**
    * Indexes built since start, the last build's ms, builds that replaced an index far behind, tables left to FTS5
    * for the postings' size, and builds the writes outran (benches and tests).
@@ -99,7 +101,8 @@ export class SqliteLexicalIndex {
     private readonly options: LexicalIndexOptions = {},
   ) {
     this.minRows = options.minRows ?? 1_000;
-    this.budget = new LexicalBudget(options.maxBytes);
+    this.quietMs = options.rebuildQuietMs ?? 1_000;
+    this.budget = new CacheBudget(options.maxBytes);
     sqlite.db.exec(`CREATE TABLE IF NOT EXISTS si_lexical_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, tid INTEGER NOT NULL, docs INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL);
       CREATE INDEX IF NOT EXISTS si_lexical_log_tid ON si_lexical_log (tid, seq);`);
   }
@@ -231,7 +234,7 @@ export class SqliteLexicalIndex {
     return this.budget.past(() => this.bytes() + (building ? building.parts.bytes() + building.docs.bytes() : 0));
   }
 
-  /** The table's postings would pass the bound: dropped, and the table left to FTS5 (lexical-budget.ts). */
+  /** The table's postings would pass the bound: dropped, and the table left to FTS5 (cache-budget.ts). */
   private leaveToFts5(tid: number): void {
     this.lexicons.delete(tid);
     this.budget.leave(tid, fts5RowCount(this.sqlite, `si_${tid}_fts`));
@@ -308,12 +311,12 @@ export class SqliteLexicalIndex {
   }
 
   private async catchUpSliced(tid: number): Promise<void> {
-    const lookAgain = LexicalBudget.looks();
+    const lookAgain = CacheBudget.looks();
     for (;;) {
       const lx = this.lexicons.get(tid);
       if (!lx || this.closed) return;
       // Looked at every slice: one catch-up may run through a whole ingest, and the writes may stop at any point of it.
-      if (this.quietFor(tid) >= (this.options.rebuildQuietMs ?? 1_000) && this.farBehind(tid, lx)) {
+      if (this.quietFor(tid) >= this.quietMs && this.farBehind(tid, lx)) {
         // Dropped first, so that its memory serves the new one: meanwhile FTS5 answers, as it does for an index too
         // far behind to catch up on a query's turn.
         this.lexicons.delete(tid);
@@ -372,9 +375,8 @@ export class SqliteLexicalIndex {
 
   /** Resolves once no write has come to the table for `rebuildQuietMs` (or the index is closed). */
   private async untilQuiet(tid: number): Promise<void> {
-    const quietMs = this.options.rebuildQuietMs ?? 1_000;
     for (;;) {
-      const left = quietMs - this.quietFor(tid);
+      const left = this.quietMs - this.quietFor(tid);
       if (left <= 0 || this.closed) return;
       await new Promise((resolve) => setTimeout(resolve, left).unref());
     }
@@ -386,7 +388,7 @@ export class SqliteLexicalIndex {
     const seq = this.head(tid);
     const { partWeights = [1, 1], documentWeights = [1, 1] } = this.options;
     const lx: Lexicon = { parts: new LexicalTable(partWeights), docs: new LexicalTable(documentWeights), seq };
-    const lookAgain = LexicalBudget.looks();
+    const lookAgain = CacheBudget.looks();
     let past = false;
     // FTS5's index is read up to its end, which moves while writes come: a build the table outgrows chases it.
     const [newestAtStart, rowsAtStart] = [this.newestPart(tid), fts5RowCount(this.sqlite, `si_${tid}_fts`)];

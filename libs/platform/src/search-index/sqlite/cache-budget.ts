@@ -1,24 +1,25 @@
-/** Default of `LexicalIndexOptions.maxBytes`. */
-export const LEXICAL_MAX_BYTES = 2 ** 30;
+/** Default of `LexicalIndexOptions.maxBytes` and `AnnOptions.maxBytes`. */
+export const CACHE_MAX_BYTES = 2 ** 30;
 /**
  * Milliseconds of a build or catch-up between two looks at the postings' size: a look walks every list (~8 ms at a
  * million rows; every 32 slices it was 3% of a build's time). A second of building adds ~30 MB at most.
  */
 const LOOK_EVERY_MS = 1_000;
-/** A table left to FTS5 for its size is built again once its rows have fallen below this share of their count then. */
+/** A table left to the slower path for its size is cached again once its rows have fallen below this share of their count then. */
 const RETRY_BELOW = 0.75;
 
 /**
- * The bound on the postings' memory (docs/search.md, "A bound on the postings' memory"): a table whose build or
- * catch-up would take every table's postings past `maxBytes` is left to FTS5 (exact, slower) until its rows fall by a
- * quarter or the process restarts. A bound rather than an error: a caller writing millions of distinct words (each
- * a slot or a list of the postings) must not be able to grow the process without limit.
+ * A bound on the memory of a cache of the SQLite rows, the lexical postings (docs/search.md, "A bound on the
+ * postings' memory") or the HNSW graphs ("A bound on the graphs' memory"): a table whose cache would take every
+ * table's past `maxBytes` is left to the exact, slower path (FTS5, the exact scan) until its rows fall by a quarter or
+ * the process restarts. A bound rather than an error: a caller writing millions of distinct words (each a slot or a
+ * list of the postings), or of tiny parts (each a node of a graph), must not be able to grow the process without limit.
  */
-export class LexicalBudget {
-  /** Tables left to FTS5, and their row count then. */
+export class CacheBudget {
+  /** Tables left to the slower path, and their row count then. */
   private readonly left = new Map<number, number>();
 
-  constructor(private readonly maxBytes = LEXICAL_MAX_BYTES) {}
+  constructor(readonly maxBytes = CACHE_MAX_BYTES) {}
 
   /** Whether `bytes` (asked only when there is a bound) are past it. */
   past(bytes: () => number): boolean {
@@ -33,7 +34,12 @@ export class LexicalBudget {
     this.left.delete(tid);
   }
 
-  /** False while the table is left to FTS5 and its rows have not fallen by a quarter since. */
+  /** Whether the table is left to the slower path. */
+  isLeft(tid: number): boolean {
+    return this.left.has(tid);
+  }
+
+  /** False while the table is left to the slower path and its rows have not fallen by a quarter since. */
   mayBuild(tid: number, rows: number): boolean {
     const leftAt = this.left.get(tid);
     if (leftAt === undefined) return true;
