@@ -8,10 +8,13 @@ import { SqliteEventStore } from './sqlite-event-store';
 describeEventStoreContract('SqliteEventStore', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'es-'));
   const sqlite = new SqliteDatabase({ path: join(dir, 'test.db'), synchronous: 'NORMAL' });
+  const store = new SqliteEventStore(sqlite, { writer: 'thread' });
   return {
-    store: new SqliteEventStore(sqlite, { writer: 'thread' }),
+    store,
     prefix: '',
     dispose: async () => {
+      // Wait for the writer thread to close its connection (removing -wal) before the directory goes.
+      await store.close();
       sqlite.close();
       rmSync(dir, { recursive: true, force: true });
     },
@@ -76,6 +79,7 @@ describe('SqliteEventStore.waitForAppend with a filter', () => {
     await other.append('a-1', [testEvent('Wanted')]); // no in-process signal here; the poll would see it within 50 ms
     await store.append('usage-1', [testEvent('Other')]); // does not follow on from what the waiter has seen
     expect(await settled(waited)).toBe(true);
+    await Promise.all([store.close(), other.close()]);
     here.close();
     there.close();
     rmSync(dir, { recursive: true, force: true });

@@ -14,10 +14,14 @@ describeEventStoreContract('SqliteEventStore (inline writer, in memory)', async 
 describeEventStoreContract('SqliteEventStore (auto writer, file)', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'es-auto-'));
   const sqlite = new SqliteDatabase({ path: join(dir, 'events.db'), synchronous: 'NORMAL' });
+  const store = new SqliteEventStore(sqlite, { writer: 'auto' });
   return {
-    store: new SqliteEventStore(sqlite, { writer: 'auto' }),
+    store,
     prefix: '',
     dispose: async () => {
+      // The writer thread closes its own connection (removing -wal and -shm) on its way out: wait for it, or the
+      // directory can still be written while it is removed (ENOTEMPTY).
+      await store.close();
       sqlite.close();
       rmSync(dir, { recursive: true, force: true });
     },
@@ -27,7 +31,8 @@ describeEventStoreContract('SqliteEventStore (auto writer, file)', async () => {
 describe('SqliteEventStore writer thread', () => {
   let dir: string;
   beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'es-writer-'))));
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  // A test that closes the database without awaiting the store leaves the writer thread to remove -wal on its way out.
+  afterEach(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 }));
 
   const state = (p: Promise<unknown>) => Promise.race([p.then(() => 'resolved', () => 'rejected'), new Promise((r) => setImmediate(() => r('pending')))]);
 
@@ -50,6 +55,7 @@ describe('SqliteEventStore writer thread', () => {
     const { position } = await appended;
     expect((await store.readStream('order-1')).map((e) => [e.type, e.position])).toEqual([['OrderPlaced', position]]);
     other.close();
+    await store.close();
     sqlite.close();
   });
 
@@ -94,6 +100,7 @@ describe('SqliteEventStore writer thread', () => {
     expect(stored.map((e) => e.position)).toEqual(together.map((r) => r.position));
     await viaThread;
     await thread.close();
+    await store.close();
     sqlite.close();
   });
 });
