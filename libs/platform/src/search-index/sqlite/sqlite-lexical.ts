@@ -94,7 +94,7 @@ export class SqliteLexicalRanker {
     const docs = await this.reader.all<[number, number]>(
       `SELECT rowid AS d, -bm25(${t}_dfts, 1.0, ${documentTitleWeight}) AS s FROM ${t}_dfts WHERE ${t}_dfts MATCH ? ORDER BY bm25(${t}_dfts, 1.0, ${documentTitleWeight}) LIMIT ?`,
       [match, pool],
-      { raw: true, onThread },
+      { raw: true, onThread, table: t },
     );
     const docIdf = idfSum(this.sqlite, `${t}_dfts`, stems, hits) || 1;
     return blend(parts, docs, partIdf, docIdf, pool, limit);
@@ -152,10 +152,10 @@ export class SqliteLexicalRanker {
       const params: unknown[] = [match];
       const where = filterToSql(filter, params);
       const sql = `SELECT p.rowid AS id, p.doc_row AS d, -${bm25} AS s FROM ${t}_fts JOIN ${t}_parts p ON p.rowid = ${t}_fts.rowid WHERE ${t}_fts MATCH ? AND ${where} ORDER BY ${bm25} LIMIT ?`;
-      return this.reader.all(sql, [...params, pool], { onThread });
+      return this.reader.all(sql, [...params, pool], { onThread, table: t });
     }
     // Without a filter, rank on the FTS table alone and read only the winners' document rows.
-    const ranked = await this.reader.all<{ id: number; s: number }>(`SELECT rowid AS id, -${bm25} AS s FROM ${t}_fts WHERE ${t}_fts MATCH ? ORDER BY ${bm25} LIMIT ?`, [match, pool], { onThread });
+    const ranked = await this.reader.all<{ id: number; s: number }>(`SELECT rowid AS id, -${bm25} AS s FROM ${t}_fts WHERE ${t}_fts MATCH ? ORDER BY ${bm25} LIMIT ?`, [match, pool], { onThread, table: t });
     if (ranked.length === 0 || !withDocs) return ranked.map((r) => ({ ...r, d: -1 }));
     const docRows = this.sqlite
       .statement(`SELECT rowid, doc_row FROM ${t}_parts WHERE rowid IN (SELECT value FROM json_each(?))`)

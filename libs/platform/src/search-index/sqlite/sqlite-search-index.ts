@@ -198,7 +198,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     const exact = await this.reader.all<{ id: number; s: number }>(
       `SELECT p.rowid AS id, vec_distance_cosine(p.vector, ?) AS s FROM si_${tid}_parts p WHERE p.vector IS NOT NULL${where} ORDER BY s LIMIT ?`,
       [...params, limit],
-      { onThread },
+      { onThread, table: `si_${tid}` },
     );
     return exact.map(toRanked);
   }
