@@ -101,6 +101,11 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
         threadMinPostings: config.lexicalThreadMinPostings || Infinity,
         maxBytes: config.lexicalIndexMaxMb ? config.lexicalIndexMaxMb * 2 ** 20 : Infinity,
       },
+      // Past a bound the corpus still answers, slower: an operator should see why (docs/deployment.md, "Memory").
+      ({ index, to, rows }) =>
+        to === 'fts5'
+          ? log.warn({ index, parts: rows, boundMb: config.lexicalIndexMaxMb }, 'lexical postings over LEXICAL_INDEX_MAX_MB: this index ranks by FTS5 (slower) until a quarter of its parts are deleted or the service restarts')
+          : log.warn({ index, vectors: rows, boundMb: config.vectorIndexMaxMb }, 'vector graphs over VECTOR_INDEX_MAX_MB: this index answers vector queries by the exact scan (slower) until a quarter of its vectors are deleted or the service restarts'),
     );
     closers.unshift(() => sqliteSearch.close());
     search = sqliteSearch;

@@ -26,6 +26,8 @@ export interface AnnOptions {
    * graphs' memory").
    */
   readonly maxBytes?: number;
+  /** Told (on the graphs' thread, then relayed) when a table is left to the exact scan for the bound: its rows then. */
+  readonly onLeft?: (tid: number, rows: number) => void;
 }
 
 export const DEFAULT_EF_SEARCH = 600;
@@ -113,7 +115,7 @@ export class AnnGraphs {
     private readonly slice: number,
   ) {
     this.minVectors = options.minVectors ?? 1_000;
-    this.budget = new CacheBudget(options.maxBytes);
+    this.budget = new CacheBudget(options.maxBytes, options.onLeft);
   }
 
   /** After a commit that touched these tables: keep their graphs in step (or start one) in the background. */

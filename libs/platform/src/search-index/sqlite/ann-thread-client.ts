@@ -14,13 +14,15 @@ export class AnnThreadClient {
   private broken = false;
 
   constructor(path: string, ann: AnnOptions) {
+    const { onLeft, ...cloneable } = ann; // a function cannot cross to the thread: the thread tells, and it is called here
     this.worker = siblingWorker(__dirname, 'ann-thread', {
-      workerData: { path, ann } satisfies AnnThreadOptions,
+      workerData: { path, ann: cloneable } satisfies AnnThreadOptions,
     });
     // A thread keeping graphs keeps no process alive by itself; one answering a request does.
     this.worker.unref();
     this.worker.on('message', (reply: AnnReply) => {
       if ('startFailed' in reply) return this.fail();
+      if ('left' in reply) return onLeft?.(reply.left.tid, reply.left.rows);
       const settle = this.pending.get(reply.id);
       this.pending.delete(reply.id);
       if (this.pending.size === 0) this.worker.unref();

@@ -15,7 +15,7 @@ export type AnnRequest =
   | { readonly id: number; readonly query: { tid: number; vector: Float32Array; k: number; filtered: boolean } }
   | { readonly id: number; readonly call: 'idle' | 'counts' | 'close' };
 
-export type AnnReply = { readonly id: number; readonly value: unknown } | { readonly startFailed: string };
+export type AnnReply = { readonly id: number; readonly value: unknown } | { readonly startFailed: string } | { readonly left: { tid: number; rows: number } };
 
 /** Short slices: a query waits for the slice in progress before its turn. */
 const SLICE_MS = 5;
@@ -48,7 +48,8 @@ function main(): void {
       return s;
     },
   };
-  const graphs = new AnnGraphs(conn, ann, () => new Promise((resolve) => setImmediate(resolve)), SLICE_MS);
+  const onLeft = (tid: number, rows: number) => port.postMessage({ left: { tid, rows } } satisfies AnnReply);
+  const graphs = new AnnGraphs(conn, { ...ann, onLeft }, () => new Promise((resolve) => setImmediate(resolve)), SLICE_MS);
   const reply = (id: number, value: unknown) => port.postMessage({ id, value } satisfies AnnReply);
 
   port.on('message', (request: AnnRequest) => {

@@ -19,7 +19,11 @@ export class CacheBudget {
   /** Tables left to the slower path, and their row count then. */
   private readonly left = new Map<number, number>();
 
-  constructor(readonly maxBytes = CACHE_MAX_BYTES) {}
+  constructor(
+    readonly maxBytes = CACHE_MAX_BYTES,
+    /** Told when a table is left to the slower path (the service logs it: queries there are slower until it returns). */
+    private readonly onLeave?: (tid: number, rows: number) => void,
+  ) {}
 
   /** Whether `bytes` (asked only when there is a bound) are past it. */
   past(bytes: () => number): boolean {
@@ -28,6 +32,7 @@ export class CacheBudget {
 
   leave(tid: number, rows: number): void {
     this.left.set(tid, rows);
+    this.onLeave?.(tid, rows);
   }
 
   forget(tid: number): void {

@@ -8,7 +8,7 @@ import { fts5Averages, fts5IdfInC, Fts5Stemmer } from './fts5-statistics';
 import * as lexicalBuild from './lexical-build';
 import { indexedTop } from './lexical-indexed';
 import { SqliteLexicalRanker } from './sqlite-lexical';
-import { SqliteSearchIndex } from './sqlite-search-index';
+import { type LeftOverBound, SqliteSearchIndex } from './sqlite-search-index';
 import { seeded } from '../contract/search-index.contract';
 
 // Stem families (run/running/runs), stop words and words of every frequency, so IDFs span FTS5's floor to rare.
@@ -169,11 +169,14 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
   const doc = (documentId: string, text: string): SearchOp => ({ op: 'upsertDocument', index: 'c', document: { documentId, documentMetadata: {}, parts: [{ seq: 0, text, partMetadata: {} }, { seq: 1, text: 'filler words here', partMetadata: {} }] } });
   const ids = async (text: string) => (await index.search('c', { mode: 'lexical', text, limit: 10 })).map((h) => h.documentId);
   const answered = () => (index as unknown as { ranker: SqliteLexicalRanker }).ranker.answered;
+  /** What the index told of tables left to a slower path (the service logs each). */
+  let left: LeftOverBound[] = [];
 
   /** 30 documents of 2 parts, the postings built. `rebuildQuietMs` as the tests of a rebuild far behind need it. */
   const open = async (rebuildQuietMs?: number, maxBytes?: number) => {
     sqlite = new SqliteDatabase({ path: ':memory:' });
-    index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {}, { minRows: 1, rebuildQuietMs, maxBytes });
+    left = [];
+    index = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), {}, { minRows: 1, rebuildQuietMs, maxBytes }, (l) => left.push(l));
     await index.prepare({ name: 'search', version: 1 }, 1);
     await index.activate({ name: 'search', version: 1 }, 1);
     await apply([{ op: 'createIndex', index: 'c' }, ...Array.from({ length: 30 }, (_, i) => doc(`d${i}`, `walrus number ${i}`))]);
@@ -390,6 +393,7 @@ describe('SqliteLexicalIndex: kept in step with the rows (docs/search.md)', () =
     await apply(Array.from({ length: 30 }, (_, i) => doc(`odd${i}`, words(i))));
     await index.postings.whenIdle();
     expect(stats).toMatchObject({ built: 1, leftOverBudget: 1 });
+    expect(left).toEqual([{ index: 'c', to: 'fts5', rows: 120 }]); // told once, with the parts then (30 + 30 documents of 2)
     expect(index.postings.ready(1)).toBeUndefined();
     expect(index.postings.bytes()).toBe(0);
     const before = { ...answered() };

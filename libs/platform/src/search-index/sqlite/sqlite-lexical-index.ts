@@ -34,6 +34,8 @@ export interface LexicalIndexOptions {
    * whose build or catch-up would pass it is left to FTS5 (docs/search.md, "A bound on the postings' memory").
    */
   readonly maxBytes?: number;
+  /** Told when a table is left to FTS5 for the bound: its rows then. */
+  readonly onLeft?: (tid: number, rows: number) => void;
 }
 
 /** One search-index table's postings: its parts and its documents, and the log position both reflect. */
@@ -102,7 +104,7 @@ export class SqliteLexicalIndex {
   ) {
     this.minRows = options.minRows ?? 1_000;
     this.quietMs = options.rebuildQuietMs ?? 1_000;
-    this.budget = new CacheBudget(options.maxBytes);
+    this.budget = new CacheBudget(options.maxBytes, options.onLeft);
     sqlite.db.exec(`CREATE TABLE IF NOT EXISTS si_lexical_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, tid INTEGER NOT NULL, docs INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL);
       CREATE INDEX IF NOT EXISTS si_lexical_log_tid ON si_lexical_log (tid, seq);`);
   }

@@ -34,6 +34,16 @@ const jsonValue = ([v, t]: [unknown, string]): unknown => (t === 'true' ? true :
  * exact cosine scan on a small one, a lagging graph or a selective filter (sqlite-vector-ann.ts).
  * Hybrid search fuses the two ranked lists as Typesense does (G14), so both adapters rank alike.
  */
+/** A table left to a slower path because its in-memory index would pass its memory bound (cache-budget.ts). */
+export interface LeftOverBound {
+  /** The search index (its name in the projection: the corpus's index). */
+  readonly index: string;
+  /** `fts5`: lexical queries rank by FTS5's bm25() (the postings' bound); `exact-scan`: vector queries scan (the graphs'). */
+  readonly to: 'fts5' | 'exact-scan';
+  /** Its parts (fts5) or vectors (exact-scan) then; it is indexed again once they fall by a quarter, or at a restart. */
+  readonly rows: number;
+}
+
 export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> {
   private readonly stemmer = new Fts5Stemmer();
   private readonly ranker: SqliteLexicalRanker;
@@ -56,9 +66,16 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     private readonly state: SqliteProjectionState,
     ann: AnnOptions = {},
     lexical: LexicalIndexOptions = {},
+    /** Told when a memory bound leaves a table to the slower path (the service logs a warning). */
+    onLeft?: (left: LeftOverBound) => void,
   ) {
     sqlite.db.exec(SCHEMA);
     const { partTitleWeight, documentTitleWeight } = LEXICAL_TUNING;
+    const tell = (to: LeftOverBound['to']) => (tid: number, rows: number) => onLeft?.({ index: this.indexNameOf(tid) ?? `#${tid}`, to, rows });
+    if (onLeft) {
+      lexical = { ...lexical, onLeft: tell('fts5') };
+      ann = { ...ann, onLeft: tell('exact-scan') };
+    }
     this.postings = new SqliteLexicalIndex(sqlite, { partWeights: [1, partTitleWeight], documentWeights: [1, documentTitleWeight], ...lexical });
     this.reader = new SqliteReader(sqlite);
     this.ranker = new SqliteLexicalRanker(sqlite, this.stemmer, this.postings, this.reader);
@@ -201,6 +218,10 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
       { onThread, table: `si_${tid}` },
     );
     return exact.map(toRanked);
+  }
+
+  private indexNameOf(tid: number): string | undefined {
+    return this.stmt('SELECT name FROM si_indexes WHERE tid = ?').pluck().get(tid) as string | undefined;
   }
 
   /** The candidates a filter keeps. */

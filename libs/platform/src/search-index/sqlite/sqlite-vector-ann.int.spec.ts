@@ -6,7 +6,7 @@ import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
 import type { IndexedDocument, SearchOp } from '../search-index.port';
 import type { AnnOptions } from './sqlite-vector-ann';
-import { SqliteSearchIndex } from './sqlite-search-index';
+import { type LeftOverBound, SqliteSearchIndex } from './sqlite-search-index';
 
 // Counts the graphs this (the main) thread makes; the graph thread loads the real module on its own.
 jest.mock('hnswlib-node', () => {
@@ -37,9 +37,12 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
   let sqlite: SqliteDatabase;
   let si: SqliteSearchIndex;
   let pos = 0;
+  /** What the index told of tables left to the exact scan (relayed from the graphs' thread; the service logs each). */
+  let left: LeftOverBound[] = [];
   const open = async (ann: AnnOptions) => {
     sqlite = new SqliteDatabase({ path: join(dir, 'service.db'), synchronous: 'NORMAL' });
-    si = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), ann);
+    left = [];
+    si = new SqliteSearchIndex(sqlite, new SqliteProjectionState(sqlite), ann, {}, (l) => left.push(l));
     await si.prepare(shape, 1);
   };
   const shut = async () => {
@@ -103,6 +106,7 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     expect((await searchAll()).answered).toBe(false);
     expect(await hits()).toEqual(exact);
     expect(await si.ann.counts()).toEqual({ loaded: 0, built: 0, leftOverBudget: 1 });
+    expect(left).toEqual([{ index: 'c', to: 'exact-scan', rows: 1200 }]);
     // 300 deleted: 900 left, a quarter fewer, and their graph fits.
     await apply(docs.slice(0, 300).map((d) => ({ op: 'deleteDocument' as const, index: 'c', documentId: d.documentId })));
     await searchAll();
@@ -121,6 +125,8 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     await si.ann.whenIdle();
     expect((await searchAll()).answered).toBe(false);
     expect(await si.ann.counts()).toEqual({ loaded: 0, built: 1, leftOverBudget: 2 });
+    // Told with the vectors the graph held when it could take no more (the 1,271 it may hold; 1,300 were written).
+    expect(left).toEqual([{ index: 'c', to: 'exact-scan', rows: 1200 }, { index: 'c', to: 'exact-scan', rows: 1271 }]);
     const bounded = await hits();
     await shut();
     await open({ minVectors: Infinity });
