@@ -220,8 +220,13 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     return exact.map(toRanked);
   }
 
+  /** The index's name, if it is still there (and the database still open: the graphs' thread may tell late). */
   private indexNameOf(tid: number): string | undefined {
-    return this.stmt('SELECT name FROM si_indexes WHERE tid = ?').pluck().get(tid) as string | undefined;
+    try {
+      return this.stmt('SELECT name FROM si_indexes WHERE tid = ?').pluck().get(tid) as string | undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** The candidates a filter keeps. */
