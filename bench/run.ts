@@ -19,6 +19,7 @@ import { resultCostBench } from './result-cost';
 import { lexicalSweepBench } from './lexical-sweep';
 import { uploadStallBench } from './upload-stall';
 import { annBench } from './ann';
+import { manyCorporaBench } from './many-corpora';
 import { lexicalIndexBench } from './lexical-index';
 import { lexicalVocabularyBench } from './lexical-vocabulary';
 import { lexicalHostileBench } from './lexical-hostile';
@@ -57,6 +58,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   'lexical-hostile': { run: lexicalHostileBench, usage: 'lexical-hostile [parts=20000] [distinct-words-per-part=40]' },
   'lexical-http': { run: lexicalHttpBench, usage: 'lexical-http DIR (a kept scale dir) [rounds=2]' },
   'lexical-dir': { run: lexicalDirBench, usage: 'lexical-dir DIR (a copy of a kept scale dir) [index=scale] [rounds=3]' },
+  'many-corpora': { run: manyCorporaBench, usage: 'many-corpora [corpora=2000] [step=250]' },
   scifact: { run: scifactBench, usage: 'scifact [test|train] [extra lexical_interpolation values, comma-separated] [latency rounds=3]' },
 };
 

@@ -63,6 +63,12 @@ export interface ServiceConfig {
    * body is refused with 503 before it is read (docs/security.md).
    */
   readonly requestBodiesMaxBytes: number;
+  /**
+   * The most corpora the service holds (MAX_CORPORA; 0 = no limit): 1,000 by default with the embedded search index,
+   * whose per-corpus SQLite tables make every schema change and every connection's schema load cost grow with the
+   * count (docs/deployment.md, "How many corpora"); no limit by default with Typesense.
+   */
+  readonly maxCorpora: number;
   /** AES-256 key for credentials stored in events (LLM auth); when undefined one is generated under `dataDir`. */
   readonly secretsKey?: string;
   /** HHEM-compatible classification endpoint for factual-consistency scoring (docs/llms.md). */
@@ -203,6 +209,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     trustProxy: trustProxy(text('TRUST_PROXY'), problems),
     requestBodyTimeoutMs: int('REQUEST_BODY_TIMEOUT_MS', 60_000, 100, 3_600_000),
     requestBodiesMaxBytes: int('REQUEST_BODIES_MAX_MB', 512, 1, 1_048_576) * 1024 * 1024,
+    maxCorpora: int('MAX_CORPORA', typesenseUrl ? 0 : 1_000, 0, 100_000_000),
     secretsKey,
     fcsHhemUrl: url('FCS_HHEM_URL', ['http', 'https']),
     fcsHhemApiKey: text('FCS_HHEM_API_KEY'),

@@ -38,6 +38,14 @@ describe('loadConfig', () => {
     expect(c.eventStoreUrl).toBe('esdb://localhost:2113?tls=false');
   });
 
+  it('limits the corpora to 1,000 with the embedded search index and not with Typesense, unless told', () => {
+    expect(loadConfig({}).maxCorpora).toBe(1_000);
+    expect(loadConfig({ TYPESENSE_URL: 'http://localhost:8108', TYPESENSE_API_KEY: 'k' }).maxCorpora).toBe(0);
+    expect(loadConfig({ MAX_CORPORA: '0' }).maxCorpora).toBe(0);
+    expect(loadConfig({ TYPESENSE_URL: 'http://localhost:8108', TYPESENSE_API_KEY: 'k', MAX_CORPORA: '50000' }).maxCorpora).toBe(50_000);
+    expect(() => loadConfig({ MAX_CORPORA: '-1' })).toThrow(/MAX_CORPORA must be an integer/);
+  });
+
   it('reads the worker settings: renewal a third of the TTL unless given, and always below it', () => {
     expect(loadConfig({})).toMatchObject({ leaseTtlMs: 15_000, leaseRenewMs: 5_000, workerPollMs: 5_000 });
     expect(loadConfig({ LEASE_TTL_MS: '1500', WORKER_POLL_MS: '300' })).toMatchObject({ leaseTtlMs: 1500, leaseRenewMs: 500, workerPollMs: 300 });
