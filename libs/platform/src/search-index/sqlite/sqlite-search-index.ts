@@ -10,7 +10,7 @@ import { IndexedDocument, RankedPart, SearchHit, SearchIndex, SearchOp, SearchRe
 import { fuseRanked, hitsOfRows, partColumns, PartRow, parsedOncePerDocument, toHit } from './sqlite-part-rows';
 import { fieldSql, filterToSql } from '../../sqlite/sqlite-filter';
 import { Fts5Merges } from './fts5-merges';
-import { Fts5Stemmer, FTS5_TOKENIZE, fts5RowCount } from './fts5-statistics';
+import { dropRowVocabulary, Fts5Stemmer, FTS5_TOKENIZE, fts5RowCount } from './fts5-statistics';
 import { LEXICAL_TUNING, SqliteLexicalRanker } from './sqlite-lexical';
 import { LexicalIndexOptions, SqliteLexicalIndex } from './sqlite-lexical-index';
 import { AnnOptions, SqliteVectorAnn } from './sqlite-vector-ann';
@@ -135,9 +135,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
       CREATE INDEX ${t}_parts_doc ON ${t}_parts (doc_id, seq);
       CREATE VIRTUAL TABLE ${t}_fts USING fts5(text, title, content='${t}_parts', content_rowid='rowid', tokenize='${FTS5_TOKENIZE}');
       CREATE TABLE ${t}_docs (rowid INTEGER PRIMARY KEY, doc_id TEXT NOT NULL UNIQUE);
-      CREATE VIRTUAL TABLE ${t}_dfts USING fts5(text, title, content='', contentless_delete=1, tokenize='${FTS5_TOKENIZE}');
-      CREATE VIRTUAL TABLE ${t}_fts_vocab USING fts5vocab(${t}_fts, row);
-      CREATE VIRTUAL TABLE ${t}_dfts_vocab USING fts5vocab(${t}_dfts, row);`);
+      CREATE VIRTUAL TABLE ${t}_dfts USING fts5(text, title, content='', contentless_delete=1, tokenize='${FTS5_TOKENIZE}');`);
     Fts5Merges.disableAutomerge(this.sqlite, `${t}_fts`);
     Fts5Merges.disableAutomerge(this.sqlite, `${t}_dfts`);
     // The FTS table is kept in step by hand rather than by triggers: twice as fast on bulk writes (rebuilds).
@@ -148,7 +146,9 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     const tid = this.tableId(index, generation);
     if (tid === undefined) return;
     const t = `si_${tid}`;
-    this.sqlite.db.exec(`DROP TABLE IF EXISTS ${t}_fts_vocab; DROP TABLE IF EXISTS ${t}_dfts_vocab; DROP TABLE IF EXISTS ${t}_fts;
+    dropRowVocabulary(this.sqlite, `${t}_fts`);
+    dropRowVocabulary(this.sqlite, `${t}_dfts`);
+    this.sqlite.db.exec(`DROP TABLE IF EXISTS ${t}_fts;
       DROP TABLE IF EXISTS ${t}_parts; DROP TABLE IF EXISTS ${t}_dfts; DROP TABLE IF EXISTS ${t}_docs;`);
     this.stmt('DELETE FROM si_indexes WHERE tid = ?').run(tid);
     this.ranker.forget(tid);
