@@ -102,6 +102,8 @@ export class AnnGraphs {
   private readonly counted = new Map<number, { count: number; seq: number }>();
   private readonly minVectors: number;
   private closed = false;
+  /** hnswlib's asynchronous reads and writes of graph files in flight: closing waits for them (see close). */
+  private readonly native = new Set<Promise<unknown>>();
   /** Tables left to the exact scan for the graphs' size (cache-budget.ts). */
   private readonly budget: CacheBudget;
   /** Since start (benches and tests). */
@@ -168,11 +170,25 @@ export class AnnGraphs {
     while (this.busy.size > 0) await Promise.all([...this.busy.values()]);
   }
 
-  /** Saves every graph changed since its last save (on shutdown). */
-  close(): void {
+  /**
+   * Saves every graph changed since its last save (on shutdown), once the graph files being read or written are
+   * done: hnswlib completes those on the thread's loop, and a thread terminated before that aborts the whole process
+   * (its completion throws into the ending thread: node-addon-api's fatal `napi_throw`; seen closing the service
+   * within a second of its first vector query at a million vectors, while the saved graph was read).
+   */
+  async close(): Promise<void> {
     this.closed = true;
+    while (this.native.size > 0) await Promise.allSettled([...this.native]);
     for (const [tid, g] of this.graphs) if (g.seq > g.savedSeq && !g.saving) this.saveSync(tid, g);
     this.graphs.clear();
+  }
+
+  /** A native read or write of a graph file, tracked until it settles. */
+  private tracked<T>(work: Promise<T>): Promise<T> {
+    this.native.add(work);
+    const done = () => this.native.delete(work);
+    work.then(done, done);
+    return work;
   }
 
   private background(tid: number, work: () => Promise<void>): void {
@@ -320,6 +336,7 @@ export class AnnGraphs {
     const stamp = this.stampOf(tid);
     if (!stamp || this.budget.isLeft(tid)) return; // a table left to the exact scan waits for largeEnough to take it back
     const loaded = this.graphs.has(tid) ? undefined : await this.load(tid, stamp);
+    if (this.closed) return;
     if (loaded && !this.fits(tid, loaded.hnsw.getMaxElements(), loaded.hnsw.getNumDimensions())) return this.leaveToExactScan(tid, loaded.live);
     if (loaded && !this.closed) {
       this.counts.loaded++;
@@ -383,7 +400,7 @@ export class AnnGraphs {
     if (!saved || !probe) return undefined;
     try {
       const hnsw = new HierarchicalNSW('cosine', probe.byteLength / 4);
-      await hnsw.readIndex(join(this.options.dir!, saved.f));
+      await this.tracked(hnsw.readIndex(join(this.options.dir!, saved.f)));
       return { hnsw, stamp, seq: saved.seq, savedSeq: saved.seq, deleted: new Set(), live: saved.live, saving: false };
     } catch {
       return undefined;
@@ -407,7 +424,7 @@ export class AnnGraphs {
     g.saving = true;
     try {
       ensurePrivateFile(tmp);
-      await g.hnsw.writeIndex(tmp);
+      await this.tracked(g.hnsw.writeIndex(tmp));
     } finally {
       g.saving = false;
     }

@@ -74,10 +74,12 @@ function main(): void {
       case 'counts':
         return reply(request.id, graphs.counts);
       case 'close':
-        graphs.close();
-        db.close();
-        reply(request.id, true);
-        return port.close();
+        // Answered once the graph files in flight are read or written: only then may the thread be terminated.
+        return void graphs.close().catch(() => undefined).then(() => {
+          db.close();
+          reply(request.id, true);
+          port.close();
+        });
       default: {
         const _exhaustive: never = request.call;
         return _exhaustive;

@@ -162,6 +162,39 @@ describe('SqliteVectorAnn: HNSW graphs saved beside the database, a cache of its
     await shut();
   });
 
+  it('closes only once a saved graph being read is read: a thread ended before that aborts the process', async () => {
+    await searchAll();
+    await shut();
+    // On this thread (thread: false), where the read can be slowed: hnswlib reads the file on libuv's pool and
+    // settles on the loop, which on the graphs' thread must not have ended by then (ann-graphs.ts, close).
+    const actual = jest.requireActual<typeof import('hnswlib-node')>('hnswlib-node');
+    let read = false;
+    let reads = 0;
+    const made = jest.mocked(HierarchicalNSW).mockImplementation((...args: ConstructorParameters<typeof actual.HierarchicalNSW>) => {
+      const graph = new actual.HierarchicalNSW(...args);
+      const readIndex = graph.readIndex.bind(graph);
+      const slow = (path: string) => {
+        reads++;
+        return new Promise<boolean>((resolve, reject) => setTimeout(() => readIndex(path).then((ok) => ((read = true), resolve(ok)), reject), 200));
+      };
+      return Object.defineProperty(graph, 'readIndex', { value: slow });
+    });
+    try {
+      await open({ ...withGraph, dir: join(dir, 'ann'), thread: false });
+      await searchAll(); // starts the load
+      expect(reads).toBe(1);
+      expect(read).toBe(false);
+      await si.close();
+      expect(read).toBe(true);
+      sqlite.close();
+    } finally {
+      made.mockImplementation((...args: ConstructorParameters<typeof actual.HierarchicalNSW>) => new actual.HierarchicalNSW(...args));
+    }
+    // The file read during the close is intact: the next start loads it.
+    await reopenFromSavedGraph([]);
+    await shut();
+  });
+
   /** Starts again on the saved graph, brought up to date by the log: it answers, and none of `deleted` comes back. */
   async function reopenFromSavedGraph(deleted: readonly { documentId: string }[]): Promise<void> {
     await open({ ...withGraph, dir: join(dir, 'ann') });

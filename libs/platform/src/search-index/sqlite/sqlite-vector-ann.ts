@@ -51,7 +51,7 @@ class InThreadHost implements AnnHost {
     return { ...this.graphs.counts };
   }
   async close(): Promise<void> {
-    this.graphs.close();
+    await this.graphs.close();
   }
 }
 
