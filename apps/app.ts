@@ -11,6 +11,7 @@ import { Bootstrap } from '@lib/auth';
 import { resolveBootstrapKey, resolveSecretsKey, resolveSigningKey } from './api/src/bootstrap-key';
 import { requestContext } from './api/src/http/request-context';
 import { requestLog } from './api/src/http/request-log';
+import { stopServingFirst } from './api/src/http/stop-serving-first';
 import { PinoNestLogger } from './api/src/logger';
 import { createInfrastructure, Infrastructure, Role } from './infrastructure/infrastructure';
 import { WorkerModule } from './worker/src/worker.module';
@@ -73,6 +74,7 @@ export async function startApp(
     // path (401, 403, 404, 413 declared, 429) is answered before its sender uploads a byte of it.
     const server = app.getHttpServer() as Server;
     server.on('checkContinue', (req, res) => server.emit('request', req, res));
+    stopServingFirst(app, server);
     app.use(requestContext(app.get<symbol, Clock>(CLOCK)));
     app.use(requestLog(log));
     // No body parser here: the guard reads bodies once it knows who sends them (http/request-body.ts).
