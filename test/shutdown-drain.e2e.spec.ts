@@ -38,7 +38,7 @@ describe('closing the service', () => {
 
     closing = true;
     const closed = app.close().then(() => 'closed');
-    const outcome = await Promise.race([closed, new Promise((r) => setTimeout(() => r('still open after 5 s'), 5_000))]);
+    const outcome = await Promise.race([closed, new Promise((r) => setTimeout(() => r('still open after 15 s'), 15_000))]);
     stop = true;
     await clients;
     await pool.close();
