@@ -39,6 +39,7 @@ describe('closing the service', () => {
     closing = true;
     const closed = app.close().then(() => 'closed');
     const outcome = await Promise.race([closed, new Promise((r) => setTimeout(() => r('still open after 15 s'), 15_000))]);
+    await new Promise((r) => setTimeout(r, 100)); // the clients meet the closed port
     stop = true;
     await clients;
     await pool.close();
