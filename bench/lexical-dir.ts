@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { SqliteDatabase, SqliteProjectionState, SqliteSearchIndex } from '@lib/platform/sqlite';
-import { fts5Averages, fts5IdfInC, Fts5Stemmer, rowVocabulary } from '../libs/platform/src/search-index/sqlite/fts5-statistics';
+import { fts5Averages, fts5IdfInC, Fts5Stemmer, fts5Vocabulary } from '../libs/platform/src/search-index/sqlite/fts5-statistics';
 import { indexedTop } from '../libs/platform/src/search-index/sqlite/lexical-indexed';
 import { queryTerms } from '../libs/platform/src/search-index/query-terms';
 import { median, now, percentile, report, round } from './common';
@@ -40,7 +40,7 @@ export async function lexicalDirBench(args: string[]): Promise<void> {
     const totals = { parts: { ...fts5Averages(sqlite, `si_${tid}_fts`), idf }, docs: { ...fts5Averages(sqlite, `si_${tid}_dfts`), idf } };
     const queries = [...loadSciFact('test').queries.values()];
     // The commonest words of the corpus (stop words are dropped from queries), 1,000 characters of them.
-    const common = sqlite.db.prepare(`SELECT term FROM ${rowVocabulary(sqlite, `si_${tid}_fts`)} ORDER BY doc DESC LIMIT 1000`).pluck().all() as string[];
+    const common = sqlite.db.prepare(`SELECT term FROM ${fts5Vocabulary(sqlite, `si_${tid}_fts`, 'row')} ORDER BY doc DESC LIMIT 1000`).pluck().all() as string[];
     let hostile = '';
     for (const w of common) if (/^[a-z]+$/.test(w) && hostile.length + w.length < 1000) hostile += `${w} `;
     const times = { index: [] as number[], parts: [] as number[], docs: [] as number[], split: [] as number[], hostile: [] as number[], hostileOne: [] as number[], hostileTwo: [] as number[] };

@@ -338,7 +338,7 @@ export class AnnGraphs {
     const loaded = this.graphs.has(tid) ? undefined : await this.load(tid, stamp);
     if (this.closed) return;
     if (loaded && !this.fits(tid, loaded.hnsw.getMaxElements(), loaded.hnsw.getNumDimensions())) return this.leaveToExactScan(tid, loaded.live);
-    if (loaded && !this.closed) {
+    if (loaded) {
       this.counts.loaded++;
       this.graphs.set(tid, loaded);
       return this.catchUpSliced(tid);

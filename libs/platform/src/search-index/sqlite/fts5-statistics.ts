@@ -4,29 +4,36 @@ import { SqliteDatabase } from '../../sqlite/sqlite-database';
 /** The tokenizer every FTS5 table of the search index uses; the query's words are stemmed by the same one. */
 export const FTS5_TOKENIZE = 'porter unicode61 remove_diacritics 2';
 
-/** Per connection, the tables whose row vocabulary it has made in its temp schema. */
+/** Per connection, the vocabularies it has made in its temp schema. */
 const vocabularies = new WeakMap<SqliteDatabase, Set<string>>();
+const VOCABULARY_SUFFIX = { row: 'vocab', instance: 'ivocab' } as const;
 
 /**
- * The FTS5 table's row vocabulary (each term's row count: `SELECT doc FROM <it> WHERE term = ?`), an fts5vocab table
- * made on first use in this connection's temp schema. In the file's schema, two per corpus made every schema change
- * and every connection's schema load ~60% dearer (docs/deployment.md, "How many corpora"); files made before keep
- * theirs there, unused, until the corpus is dropped.
+ * An fts5vocab view of the FTS5 table, made on first use in this connection's temp schema: `row`, each term's row
+ * count (`SELECT doc FROM <it> WHERE term = ?`); `instance`, each occurrence's row and column (the postings' build).
+ * In the file's schema, two per corpus made every schema change and every connection's schema load ~60% dearer
+ * (docs/deployment.md, "How many corpora"); files made before keep their row vocabularies there, unused, until the
+ * corpus is dropped.
  */
-export function rowVocabulary(sqlite: SqliteDatabase, table: string): string {
+export function fts5Vocabulary(sqlite: SqliteDatabase, table: string, kind: keyof typeof VOCABULARY_SUFFIX): string {
+  const name = `temp.${table}_${VOCABULARY_SUFFIX[kind]}`;
   let made = vocabularies.get(sqlite);
   if (!made) vocabularies.set(sqlite, (made = new Set()));
-  if (!made.has(table)) {
-    sqlite.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.${table}_vocab USING fts5vocab(main, ${table}, row)`);
-    made.add(table);
+  if (!made.has(name)) {
+    sqlite.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${name} USING fts5vocab(main, ${table}, ${kind})`);
+    made.add(name);
   }
-  return `temp.${table}_vocab`;
+  return name;
 }
 
-/** Drops the table's row vocabulary, in the temp schema and (files made before) in the file's. */
-export function dropRowVocabulary(sqlite: SqliteDatabase, table: string): void {
-  sqlite.db.exec(`DROP TABLE IF EXISTS temp.${table}_vocab; DROP TABLE IF EXISTS main.${table}_vocab;`);
-  vocabularies.get(sqlite)?.delete(table);
+/** Drops the table's vocabularies, in the temp schema and (files made before) in the file's. */
+export function dropFts5Vocabularies(sqlite: SqliteDatabase, table: string): void {
+  const made = vocabularies.get(sqlite);
+  for (const suffix of Object.values(VOCABULARY_SUFFIX)) {
+    sqlite.db.exec(`DROP TABLE IF EXISTS temp.${table}_${suffix}`);
+    made?.delete(`temp.${table}_${suffix}`);
+  }
+  sqlite.db.exec(`DROP TABLE IF EXISTS main.${table}_vocab`);
 }
 
 /** Words whose stems are kept; past it the cache starts afresh (a query costs ~0.05 ms per uncached word). */
@@ -152,7 +159,7 @@ function readVarint(b: Buffer, from = 0): [number, number] {
  */
 export function idfSum(sqlite: SqliteDatabase, table: string, stems: readonly string[], cache: Map<string, number>): number {
   const rows = fts5RowCount(sqlite, table);
-  const count = sqlite.statement(`SELECT doc FROM ${rowVocabulary(sqlite, table)} WHERE term = ?`).pluck();
+  const count = sqlite.statement(`SELECT doc FROM ${fts5Vocabulary(sqlite, table, 'row')} WHERE term = ?`).pluck();
   let sum = 0;
   for (const stem of stems) {
     const key = `${table}\u0000${stem}`;

@@ -1,7 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { SqliteDatabase } from '../../sqlite/sqlite-database';
 import type { LexicalTable } from './lexical-postings';
-import { rowVocabulary } from './fts5-statistics';
+import { fts5Vocabulary } from './fts5-statistics';
 
 /** Rows read per step: 20,000 at once held the loop ~15 ms by themselves. */
 const PAGE = 2_000;
@@ -52,11 +52,10 @@ async function buildTable(sqlite: SqliteDatabase, fts: string, rowsSql: string, 
     after = rows[rows.length - 1][0];
     if (!(await slice.pause())) return false;
   }
-  const vocab = `temp.si_lx_${fts.replace(/^si_/, '')}`;
-  sqlite.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${vocab} USING fts5vocab(main, ${fts}, instance)`);
+  const vocab = fts5Vocabulary(sqlite, fts, 'instance');
   // The vocabulary a page of terms at a time: all at once, FTS5 walked every doclist of the table in one step. No ORDER
   // BY: fts5vocab gives terms in the index's order, and the `term >` bound is a seek in it (a sort would read them all).
-  const termPage = sqlite.statement(`SELECT term, doc FROM ${rowVocabulary(sqlite, fts)} WHERE term > ? LIMIT ${TERM_PAGE}`).raw();
+  const termPage = sqlite.statement(`SELECT term, doc FROM ${fts5Vocabulary(sqlite, fts, 'row')} WHERE term > ? LIMIT ${TERM_PAGE}`).raw();
   const postings = new TermPostings(sqlite.statement(`SELECT group_concat(doc * 2 + (col = 'title')) FROM ${vocab} WHERE term = ?`).pluck(), table, slice);
   let last = '';
   for (;;) {

@@ -120,7 +120,6 @@ export class SqliteLexicalIndex {
     this.lexicons.delete(tid);
     this.lastWriteOf.delete(tid);
     this.budget.forget(tid);
-    for (const side of ['fts', 'dfts']) this.sqlite.db.exec(`DROP TABLE IF EXISTS temp.si_lx_${tid}_${side}`);
   }
 
   /** After a commit that wrote these tables: catch their indexes up (or build one) off the request path. */

@@ -10,7 +10,7 @@ import { IndexedDocument, RankedPart, SearchHit, SearchIndex, SearchOp, SearchRe
 import { fuseRanked, hitsOfRows, partColumns, PartRow, parsedOncePerDocument, toHit } from './sqlite-part-rows';
 import { fieldSql, filterToSql } from '../../sqlite/sqlite-filter';
 import { Fts5Merges } from './fts5-merges';
-import { dropRowVocabulary, Fts5Stemmer, FTS5_TOKENIZE, fts5RowCount } from './fts5-statistics';
+import { dropFts5Vocabularies, Fts5Stemmer, FTS5_TOKENIZE, fts5RowCount } from './fts5-statistics';
 import { LEXICAL_TUNING, SqliteLexicalRanker } from './sqlite-lexical';
 import { LexicalIndexOptions, SqliteLexicalIndex } from './sqlite-lexical-index';
 import { AnnOptions, SqliteVectorAnn } from './sqlite-vector-ann';
@@ -146,8 +146,8 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     const tid = this.tableId(index, generation);
     if (tid === undefined) return;
     const t = `si_${tid}`;
-    dropRowVocabulary(this.sqlite, `${t}_fts`);
-    dropRowVocabulary(this.sqlite, `${t}_dfts`);
+    dropFts5Vocabularies(this.sqlite, `${t}_fts`);
+    dropFts5Vocabularies(this.sqlite, `${t}_dfts`);
     this.sqlite.db.exec(`DROP TABLE IF EXISTS ${t}_fts;
       DROP TABLE IF EXISTS ${t}_parts; DROP TABLE IF EXISTS ${t}_dfts; DROP TABLE IF EXISTS ${t}_docs;`);
     this.stmt('DELETE FROM si_indexes WHERE tid = ?').run(tid);
