@@ -30,8 +30,10 @@ describe('end-user sessions', () => {
     app = await startTestApp();
     await registerScripted(app, upstream, 'm');
     await app.call('POST', '/v2/agents', { key: 'helper', name: 'helper', model: { name: 'm' }, tool_configurations: { notes: { type: 'scratch_pad' } }, first_step_name: 'main', steps: { main: { instructions: [{ type: 'inline', name: 'i', template: 'Be helpful. Internal code: ZX-41.' }] } } });
-    await app.call('POST', '/v2/agent_aliases', { key: 'front', name: 'Front desk', policy: { type: 'routed', rules: [{ targets: { type: 'single', agent_key: 'helper' } }] } });
-    client = await createClient(app, 'storefront', { api_roles: ['agent_end_user'] });
+    // End users may set the metadata the alias's policy declares (issue 41, finding 9).
+    await app.call('POST', '/v2/agent_aliases', { key: 'front', name: 'Front desk', policy: { type: 'routed', end_user_metadata: ['topic'], rules: [{ targets: { type: 'single', agent_key: 'helper' } }] } });
+    // Its end users reach the aliases routing only to agents the client may use (issue 41, finding 9).
+    client = await createClient(app, 'storefront', { api_roles: ['agent_end_user'], agent_roles: [{ agent_key: 'helper', role: 'agent_user' }] });
     const a = await mint('alice@example.com');
     const b = await mint('bob');
     expect([a.status, b.status]).toEqual([200, 200]);
@@ -59,10 +61,12 @@ describe('end-user sessions', () => {
     const listed = (await app.call('GET', '/v2/agent_aliases/front/end_user_sessions/a1/events', undefined, alice)).body.events;
     expect(listed.map((e: Ev) => e.type)).toEqual(['input_message', 'agent_output']);
     expect(JSON.stringify(listed)).not.toMatch(/refund"\}|customer wants|ZX-41|tool/);
-    // The operator sees everything on the agent, and who the session belongs to.
-    const full = (await app.call('GET', '/v2/agents/helper/sessions/a1/events')).body.events.map((e: Ev) => e.type);
+    // The operator sees everything on the agent, and who the session belongs to (its key in the end user's namespace).
+    const stored = ((await app.call('GET', '/v2/agents/helper/sessions?limit=100')).body.sessions as { key: string; end_user?: string }[]).find((s) => s.end_user === `${client.id}/alice@example.com`)!.key;
+    expect(stored).toMatch(/^eu-[0-9a-f]{16}-a1$/);
+    const full = (await app.call('GET', `/v2/agents/helper/sessions/${stored}/events`)).body.events.map((e: Ev) => e.type);
     expect(full).toEqual(expect.arrayContaining(['tool_input', 'tool_output']));
-    const op = (await app.call('GET', '/v2/agents/helper/sessions/a1')).body;
+    const op = (await app.call('GET', `/v2/agents/helper/sessions/${stored}`)).body;
     expect(op).toMatchObject({ alias_key: 'front', end_user: `${client.id}/alice@example.com`, metadata: { topic: 'returns', end_user: { id: 'alice@example.com', app_client_id: client.id } } });
     // Streamed, the same filter applies.
     upstream.enqueue({ toolCalls: [{ id: 't2', name: 'notes', arguments: JSON.stringify({ operation: 'read', pad: 'p' }) }] }, { content: 'Still on its way.' });
@@ -81,8 +85,10 @@ describe('end-user sessions', () => {
     ] as const) expect((await app.call(method, path, body, bob)).status).toBe(404);
     expect((await app.call('GET', '/v2/agent_aliases/front/end_user_sessions', undefined, bob)).body.sessions.map((s: any) => s.key)).toEqual(['b1']);
     expect((await app.call('GET', '/v2/agent_aliases/front/end_user_sessions', undefined, alice)).body.sessions.map((s: any) => s.key)).toEqual(['a1']);
-    // A key is the alias's: bob cannot take alice's either.
-    expect((await app.call('POST', '/v2/agent_aliases/front/end_user_sessions', { key: 'a1' }, bob)).status).toBe(409);
+    // Keys are each end user's own (issue 41, finding 16): bob's a1 is another session, alice's is untouched.
+    expect((await app.call('POST', '/v2/agent_aliases/front/end_user_sessions', { key: 'a1' }, bob)).status).toBe(201);
+    expect((await app.call('GET', '/v2/agent_aliases/front/end_user_sessions/a1/events', undefined, bob)).body.events).toEqual([]);
+    expect((await app.call('GET', '/v2/agent_aliases/front/end_user_sessions/a1/events', undefined, alice)).body.events.length).toBeGreaterThan(0);
   });
 
   it('gives an end-user token nothing else: no agent, alias-routed, corpus or key routes, and it expires', async () => {

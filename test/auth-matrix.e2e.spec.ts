@@ -2,7 +2,7 @@ import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
 import { POLICY } from '../apps/api/src/http/policy';
-import { asBearer, asKey, createClient, createKey, createUser, expiredTokenFor, tokenFor } from './support/auth-fixtures';
+import { asBearer, asKey, createClient, createKey, createUser, endUserTokenFor, expiredTokenFor, tokenFor } from './support/auth-fixtures';
 import { fakeConsoleDir } from './support/console-fixtures';
 import { MCP_TOKEN, startMcpServer } from './support/mcp-fixtures';
 import { makeServiceAccountKey, ScriptedOpenAIServer } from '@lib/testing';
@@ -38,6 +38,8 @@ interface CallerSpec {
   someAgent: AgentAction[];
   /** Pipelines are account-wide: `view` (pipeline_viewer, viewer) or `administer` as well (pipeline_administrator, administrator, owner). */
   pipeline: 'none' | 'view' | 'administer';
+  /** An end user's token: outside its own end-user routes it is a credential without any right (issue 41, finding 8). */
+  endUserToken?: true;
 }
 
 type AgentAction = 'use' | 'view' | 'develop' | 'administer';
@@ -68,7 +70,8 @@ const CALLERS: Record<string, CallerSpec | 'unauthenticated'> = {
   queryKey: none({ c1: ['read'], someCorpus: true, dataKey: true }),
   indexKey: none({ c1: ['read', 'write'], someCorpus: true, dataKey: true }),
   appClientViewer: none({ c1: ['read'], someCorpus: true }),
-  endUser: none({}),
+  endUserClient: none({}),
+  endUser: none({ endUserToken: true }),
   noCredential: 'unauthenticated',
   unknownKey: 'unauthenticated',
   badToken: 'unauthenticated',
@@ -83,8 +86,10 @@ interface Route {
 }
 
 /** What a caller should get on a route, from the policy the route declares. */
-/** Callers whose roles hold `agent.end_user` (owner, administrator, the end-user app client, serving keys). */
-const END_USER_CALLERS = new Set(['owner', 'administrator', 'endUser']);
+/** Callers whose roles hold `agent.end_user` (owner, administrator, the end-user app client and its end user's token). */
+const END_USER_CALLERS = new Set(['owner', 'administrator', 'endUserClient', 'endUser']);
+/** Of those, the callers that may use a1, the fixture alias's only agent (the end user: through its app client's grant). */
+const AL1_END_USERS = new Set(['owner', 'administrator', 'endUser']);
 
 function expected(route: Route, who: CallerSpec | 'unauthenticated', callerName = 'owner'): Expect {
   // A connector webhook takes no API credential: every caller is refused who does not sign as the platform does.
@@ -179,13 +184,15 @@ function expected(route: Route, who: CallerSpec | 'unauthenticated', callerName 
     }
     case 'alias.end_user': {
       // Callers holding agent.end_user reach only their own end-user sessions: the fixture (as1) is nobody's here.
+      // An alias routing to an agent the caller (an end user: its app client) may not use answers as a missing one.
       if (!END_USER_CALLERS.has(callerName)) return 403;
+      if (!AL1_END_USERS.has(callerName)) return 404;
       return route.path.includes(':session_key') ? 404 : 'allow';
     }
     case 'keys.own': {
       // API key routes are open to users and app clients; what each may then do is the spec's key rules.
       if (!route.path.startsWith('/v2/api_keys')) throw new Error(`no expectation for keys.own route ${route.method} ${route.path}`);
-      if (who.dataKey) return 403;
+      if (who.dataKey || who.endUserToken) return 403;
       if (route.method === 'POST') return 'allow';
       if (who.keysManage) return 'allow';
       return route.path === '/v2/api_keys' ? 403 : 404;
@@ -355,7 +362,10 @@ describe('route × role matrix', () => {
     viewerClientId = viewerClient.id;
     await grantC1Callers();
     headers.appClientViewer = asBearer(await tokenFor(app, viewerClient));
-    headers.endUser = asBearer(await tokenFor(app, await createClient(app, 'end user', { api_roles: ['agent_end_user'] })));
+    // An app client holding agent_end_user (its own token), and a token it mints for one end user. The second client
+    // may use a1, so aliases routing only to a1 are granted to its end users; its end user's token gets no agent route.
+    headers.endUserClient = asBearer(await tokenFor(app, await createClient(app, 'end users', { api_roles: ['agent_end_user'] })));
+    headers.endUser = asBearer(await endUserTokenFor(app, await createClient(app, 'end user', { api_roles: ['agent_end_user'], agent_roles: [{ agent_key: 'a1', role: 'agent_user' }] }), 'matrix-end-user'));
     headers.noCredential = { 'x-api-key': '' };
     headers.unknownKey = asKey('zqt_aky_999_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
     headers.badToken = asBearer('eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.bad');

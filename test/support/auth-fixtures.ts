@@ -42,6 +42,18 @@ export async function tokenFor(app: TestApp, client: { client_id: string; client
   return body.access_token;
 }
 
+/** A token an app client mints for one of its end users (`end_user`, docs/end-user-sessions.md). */
+export async function endUserTokenFor(app: TestApp, client: { client_id: string; client_secret: string }, endUser: string): Promise<string> {
+  const res = await fetch(`${app.url}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ grant_type: 'client_credentials', client_id: client.client_id, client_secret: client.client_secret, end_user: endUser }),
+  });
+  const body = (await res.json()) as { access_token?: string };
+  if (res.status !== 200 || !body.access_token) throw new Error(`end-user token → ${res.status} ${JSON.stringify(body)}`);
+  return body.access_token;
+}
+
 /** A token for an existing app client, correctly signed with the service's key, that expired a minute ago. */
 export async function expiredTokenFor(app: TestApp, appClientId: string): Promise<string> {
   const key = new TextEncoder().encode(readFileSync(join(app.dataDir, 'oauth-signing-key'), 'utf8').trim());

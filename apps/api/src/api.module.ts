@@ -40,6 +40,7 @@ import { AppClientsController } from './auth/app-clients.controller';
 import { OAuthController } from './auth/oauth.controller';
 import { UsersController } from './auth/users.controller';
 import { AuthFailures } from './http/auth-failures';
+import { WebhookLimits } from './http/webhook-limits';
 import { AuthGuard } from './http/auth.guard';
 import { SingleQueryParams } from './http/query-params.pipe';
 import { bodyLimits, RequestBodies } from './http/request-body';
@@ -196,6 +197,7 @@ export class ApiModule {
         { provide: APP_PIPE, useClass: SingleQueryParams },
         { provide: AuthFailures, useValue: new AuthFailures(options.infra.rateLimits('auth_failures', options.config.authFailuresPerMinute, 60)) },
         { provide: RequestBodies, useValue: new RequestBodies(bodyLimits(options.config)) },
+        { provide: WebhookLimits, useFactory: (failures: AuthFailures) => new WebhookLimits(options.infra.rateLimits('connector_webhook', options.config.rateLimitPerConnectorPerMinute, 60), failures), inject: [AuthFailures] },
         {
           provide: APP_GUARD,
           useFactory: (reflector: Reflector, auth: Authenticator, failures: AuthFailures, bodies: RequestBodies) => new AuthGuard(reflector, auth, failures, bodies, options.config, options.infra.rateLimits),

@@ -43,6 +43,7 @@ import { LambdaTool } from './application/tools/lambda';
 import { lambdaToolCheck, UserTools } from './application/user-tools/user-tools';
 import { Schedules } from './application/schedules/schedules';
 import { Aliases } from './application/aliases/aliases';
+import { EndUserSessions } from './application/aliases/end-user-sessions';
 import { A2aServer } from './adapters/a2a/a2a-server';
 import { Connectors } from './application/connectors/connectors';
 import { ConnectorPlatforms, ConnectorWebhooks } from './application/connectors/connector-webhooks';
@@ -136,6 +137,7 @@ export class AgentsModule {
         ImageAnalysisTool,
         Schedules,
         Aliases,
+        EndUserSessions,
         A2aServer,
         Connectors,
         ConnectorPlatforms,
@@ -171,7 +173,7 @@ export class AgentsModule {
         TurnRunner,
         SessionInputs,
       ],
-      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, A2aServer, Connectors, ConnectorPlatforms, ConnectorWebhooks, Pipelines, PipelineRuns],
+      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, EndUserSessions, A2aServer, Connectors, ConnectorPlatforms, ConnectorWebhooks, Pipelines, PipelineRuns],
     };
   }
 }

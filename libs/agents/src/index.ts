@@ -54,6 +54,7 @@ export * from './application/schedules/schedules';
 export * from './application/schedules/schedule-runner';
 export * from './domain/alias';
 export * from './application/aliases/aliases';
+export * from './application/aliases/end-user-sessions';
 export * from './adapters/a2a/a2a-server';
 export * from './domain/connector';
 export * from './domain/connector-message';

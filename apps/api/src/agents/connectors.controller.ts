@@ -6,6 +6,7 @@ import { CommandContext, invalid } from '@lib/platform';
 import { pageLimit } from '../corpora/paging';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
+import { WebhookLimits } from '../http/webhook-limits';
 import { validateBody } from '../http/validation';
 
 /** The configuration's variants are checked by the domain (`parseConfiguration`), which names each field. */
@@ -31,6 +32,7 @@ export class ConnectorsController {
   constructor(
     private readonly connectors: Connectors,
     private readonly webhooks: ConnectorWebhooks,
+    private readonly limits: WebhookLimits,
   ) {}
 
   @Post()
@@ -92,7 +94,9 @@ export class ConnectorsController {
     return this.receive('zoom', agentKey, id, req, ctx);
   }
 
-  private receive(type: ConnectorType, agentKey: string, id: string, req: Request, ctx: CommandContext) {
-    return this.webhooks.receive(agentKey, id, type, { headers: req.headers, rawBody: req.rawBody ?? Buffer.alloc(0), body: req.body, now: ctx.now }, ctx.requestId);
+  /** Failed platform authentications count against the sender's address, deliveries against the connector (429). */
+  private async receive(type: ConnectorType, agentKey: string, id: string, req: Request, ctx: CommandContext) {
+    const gate = await this.limits.gate(req.ip ?? 'unknown', id);
+    return this.webhooks.receive(agentKey, id, type, { headers: req.headers, rawBody: req.rawBody ?? Buffer.alloc(0), body: req.body, now: ctx.now }, ctx.requestId, gate);
   }
 }

@@ -2,9 +2,9 @@ import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateNested, ArrayMinSize, ArrayMaxSize } from 'class-validator';
 import { Type } from 'class-transformer';
-import { Aliases, apiEventView, isApiEvent, SessionApiEvent, SessionInputs, Sessions, TurnSink } from '@lib/agents';
-import { Principal } from '@lib/auth';
-import { CommandContext, DomainError, notFound } from '@lib/platform';
+import { apiEventView, EndUserCaller, EndUserSessions, isApiEvent, SessionApiEvent, SessionInputs, Sessions, TurnSink } from '@lib/agents';
+import { endUserAgentsOf, Principal } from '@lib/auth';
+import { CommandContext, DomainError } from '@lib/platform';
 import { offsetOfPageKey, offsetPageKey, pageLimit } from '../corpora/paging';
 import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
@@ -33,10 +33,14 @@ class EndUserInputDto {
 
 /** What an end user sees of its sessions: the conversation, nothing of the machinery. */
 const CONVERSATION = new Set(['input_message', 'agent_output']);
-const endUserEvent = (view: Record<string, unknown>): Record<string, unknown> | undefined => (CONVERSATION.has(String(view.type)) ? view : undefined);
+/** `key`: the session's key as the end user gave it (stored in its own namespace). */
+const endUserEvent = (view: Record<string, unknown>, key: string): Record<string, unknown> | undefined => (CONVERSATION.has(String(view.type)) ? { ...view, ...('session_key' in view ? { session_key: key } : {}) } : undefined);
 
-/** Who owns an end-user session: the end user of an app client's token, else the caller itself. */
-const ownerOf = (caller: Principal): string => (caller.endUser && caller.appClientId ? `${caller.appClientId}/${caller.endUser}` : `${caller.actor.type}:${caller.actor.id}`);
+/** Who owns an end-user session (the end user of an app client's token, else the caller itself) and what it reaches. */
+function endUserCaller(caller: Principal): EndUserCaller {
+  const owner = caller.endUser && caller.appClientId ? `${caller.appClientId}/${caller.endUser}` : `${caller.actor.type}:${caller.actor.id}`;
+  return { owner, endUser: { id: caller.endUser ?? owner, ...(caller.appClientId ? { app_client_id: caller.appClientId } : {}) }, agents: endUserAgentsOf(caller) };
+}
 
 /**
  * End-user sessions through an alias (docs/end-user-sessions.md): for untrusted clients holding `agent_end_user`
@@ -47,59 +51,46 @@ const ownerOf = (caller: Principal): string => (caller.endUser && caller.appClie
 @Controller('v2/agent_aliases/:alias_key/end_user_sessions')
 export class EndUserSessionsController {
   constructor(
-    private readonly aliases: Aliases,
+    private readonly endUsers: EndUserSessions,
     private readonly sessions: Sessions,
     private readonly inputs: SessionInputs,
   ) {}
 
-  /** The agent of the caller's own session; 404 for any other session. */
-  private async own(aliasKey: string, key: string, caller: Principal): Promise<string> {
-    const agentKey = await this.aliases.agentOf(aliasKey, key);
-    const view = agentKey ? await this.sessions.get(agentKey, key).catch(() => undefined) : undefined;
-    if (!agentKey || !view || view.end_user !== ownerOf(caller)) throw notFound('session.not_found', `Alias "${aliasKey}" has no session "${key}" of yours`, key);
-    return agentKey;
-  }
-
-  private view(session: Record<string, unknown>): Record<string, unknown> {
-    const { key, name, alias_key, status, created_at, updated_at } = session;
-    return { key, name, alias_key, status, created_at, updated_at };
-  }
-
+  /**
+   * Only the metadata fields the alias's policy declares (`end_user_metadata`); `end_user` is written from the
+   * credential over anything sent there, so routing may partition on `get('$.session.metadata.end_user.id')`.
+   */
   @Post()
   @Policy('alias.end_user')
   async create(@Param('alias_key') aliasKey: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     const req = validateBody(EndUserSessionDto, body);
-    const owner = ownerOf(caller);
-    // Routing may use who the end user is (`get('$.session.metadata.end_user.id')`); a caller cannot claim another's.
-    const metadata = { ...(req.metadata ?? {}), end_user: { id: caller.endUser ?? owner, ...(caller.appClientId ? { app_client_id: caller.appClientId } : {}) } };
-    const created = await this.aliases.createSession(aliasKey, { ...(req.key ? { key: req.key } : {}), ...(req.name ? { name: req.name } : {}), metadata, end_user: owner }, ctx);
+    const created = await this.endUsers.create(aliasKey, endUserCaller(caller), { ...(req.key ? { key: req.key } : {}), ...(req.name ? { name: req.name } : {}), ...(req.metadata ? { metadata: req.metadata } : {}) }, ctx);
     res.status(201);
-    return this.view(created);
+    return created;
   }
 
   @Get()
   @Policy('alias.end_user')
   async list(@Param('alias_key') aliasKey: string, @Caller() caller: Principal, @Query('limit') limit?: string, @Query('page_key') pageKey?: string) {
-    const owner = ownerOf(caller);
-    const page = await this.aliases.sessionsOf(aliasKey, pageLimit(limit, 10, 100), pageKey, () => true, owner);
-    return { ...page, sessions: (page.sessions as Record<string, unknown>[]).map((s) => this.view(s)) };
+    return this.endUsers.list(aliasKey, endUserCaller(caller), pageLimit(limit, 10, 100), pageKey);
   }
 
   @Get(':session_key')
   @Policy('alias.end_user')
   async get(@Param('alias_key') aliasKey: string, @Param('session_key') key: string, @Caller() caller: Principal) {
-    const agentKey = await this.own(aliasKey, key, caller);
-    return this.view(await this.sessions.get(agentKey, key));
+    const who = endUserCaller(caller);
+    const { agentKey, sessionKey } = await this.endUsers.own(aliasKey, who, key);
+    return this.endUsers.view(await this.sessions.get(agentKey, sessionKey), who);
   }
 
   @Get(':session_key/events')
   @Policy('alias.end_user')
   async events(@Param('alias_key') aliasKey: string, @Param('session_key') key: string, @Caller() caller: Principal, @Query('limit') limit?: string, @Query('page_key') pageKey?: string) {
-    const agentKey = await this.own(aliasKey, key, caller);
+    const { agentKey, sessionKey } = await this.endUsers.own(aliasKey, endUserCaller(caller), key);
     const offset = offsetOfPageKey(pageKey);
     const n = pageLimit(limit, 10, 100);
-    const { page } = await this.sessions.events(agentKey, key, { limit: 1_000_000, offset: 0, includeHidden: false });
-    const shown = page.filter(isApiEvent).map((e) => endUserEvent(apiEventView(e as SessionApiEvent, key))).filter((v): v is Record<string, unknown> => !!v);
+    const { page } = await this.sessions.events(agentKey, sessionKey, { limit: 1_000_000, offset: 0, includeHidden: false });
+    const shown = page.filter(isApiEvent).map((e) => endUserEvent(apiEventView(e as SessionApiEvent, key), key)).filter((v): v is Record<string, unknown> => !!v);
     return { events: shown.slice(offset, offset + n), metadata: offset + n < shown.length ? { page_key: offsetPageKey(offset + n) } : {} };
   }
 
@@ -108,20 +99,20 @@ export class EndUserSessionsController {
   @BodyLimit(50) // up to 20 messages of 100,000 characters
   @Policy('alias.end_user')
   async input(@Param('alias_key') aliasKey: string, @Param('session_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res() res: Response) {
-    const agentKey = await this.own(aliasKey, key, caller);
+    const { agentKey, sessionKey } = await this.endUsers.own(aliasKey, endUserCaller(caller), key);
     const dto = validateBody(EndUserInputDto, body);
     const request = { type: 'input_message' as const, messages: dto.messages.map((m) => ({ type: 'text' as const, content: m.content })) };
     if (!dto.stream_response) {
-      const result = await this.inputs.input(agentKey, key, request, ctx);
+      const result = await this.inputs.input(agentKey, sessionKey, request, ctx);
       if (result.error && result.events.length === 0) throw result.error;
-      res.status(201).json({ events: result.events.map(endUserEvent).filter(Boolean), session_key: key, ...(result.error ? { error: { messages: [result.error.message] } } : {}) });
+      res.status(201).json({ events: result.events.map((e) => endUserEvent(e, key)).filter(Boolean), session_key: key, ...(result.error ? { error: { messages: [result.error.message] } } : {}) });
       return;
     }
     const stream = SseStream.open(res);
     const send = (event: Record<string, unknown> | undefined) => event && stream.send({ event: String(event.type), data: JSON.stringify(event) });
     const now = () => new Date().toISOString();
     const sink: TurnSink = {
-      event: (v) => send(endUserEvent(v)),
+      event: (v) => send(endUserEvent(v, key)),
       delta: (content) => send({ type: 'streaming_agent_output', content, created_at: now() }),
       deltaEnd: (eventId) => (eventId !== undefined ? send({ type: 'streaming_agent_output_end', event_id: eventId, created_at: now() }) : undefined),
       contextConsumed: () => undefined,
@@ -132,7 +123,7 @@ export class EndUserSessionsController {
       if (!res.writableEnded) gone.abort();
     });
     try {
-      const result = await this.inputs.input(agentKey, key, request, ctx, sink, true, gone.signal);
+      const result = await this.inputs.input(agentKey, sessionKey, request, ctx, sink, true, gone.signal);
       if (result.error) send({ type: 'error', messages: [result.error.message], request_id: ctx.requestId });
     } catch (e) {
       send({ type: 'error', messages: [e instanceof DomainError ? e.message : 'Internal server error.'], request_id: ctx.requestId });

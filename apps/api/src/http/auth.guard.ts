@@ -2,7 +2,7 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
-import { Authenticator, CorpusSource, decide, POLICIES, PolicyName, Principal } from '@lib/auth';
+import { Authenticator, capabilitiesFor, CorpusSource, decide, POLICIES, PolicyName, PolicyRule, Principal } from '@lib/auth';
 import { corpusNotFound } from '@lib/corpora';
 import { DomainError, notFound, ServiceConfig } from '@lib/platform';
 import { AuthFailures, rateLimited } from './auth-failures';
@@ -82,16 +82,19 @@ export class AuthGuard implements CanActivate {
     // the body (the multi-corpus query, whose bound is the default's): a key that may not write a corpus has no
     // 50 MB document parsed for it.
     const bodyNamesCorpora = rule.kind === 'corpus' && rule.corpora.startsWith('body:');
-    if (!bodyNamesCorpora) this.authorize(req, principal, rule);
+    if (!bodyNamesCorpora) this.authorize(req, principal, name);
     await this.bodies.read(req, res, true, jsonBytes);
-    if (bodyNamesCorpora) this.authorize(req, principal, rule);
+    if (bodyNamesCorpora) this.authorize(req, principal, name);
     return true;
   }
 
-  private authorize(req: Request, principal: Principal, rule: (typeof POLICIES)[PolicyName]): void {
+  private authorize(req: Request, principal: Principal, name: PolicyName): void {
+    const rule: PolicyRule = POLICIES[name];
     const isDataKey = principal.keyType !== undefined && principal.keyType !== 'personal';
     const agentKey = rule.kind === 'agent' && typeof req.params.agent_key === 'string' ? req.params.agent_key : undefined;
-    const decision = decide(rule, principal.caps, rule.kind === 'corpus' ? corpusKeysOf(req, rule.corpora) : [], isDataKey, agentKey);
+    // An end user's token reaches only the end-user routes: elsewhere it is decided as a credential without rights.
+    const caps = capabilitiesFor(name, principal.caps, principal.endUser !== undefined);
+    const decision = decide(rule, caps, rule.kind === 'corpus' ? corpusKeysOf(req, rule.corpora) : [], isDataKey, agentKey);
     if (decision.outcome === 'hidden') throw corpusNotFound(decision.corpusKey);
     if (decision.outcome === 'hidden_agent') throw notFound('agent.not_found', `Agent "${decision.agentKey}" does not exist`, decision.agentKey);
     if (decision.outcome === 'forbidden') throw forbidden();

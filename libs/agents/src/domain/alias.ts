@@ -14,6 +14,11 @@ export interface AliasRule {
 export interface AliasPolicy {
   readonly type: 'routed';
   readonly rules: readonly AliasRule[];
+  /**
+   * The session metadata fields an end user may set through `…/end_user_sessions` (top-level names): routing and
+   * the agent see only these from an end user, besides the `end_user` the service writes. Absent: none.
+   */
+  readonly end_user_metadata?: readonly string[];
 }
 
 /** An agent alias (docs/aliases.md), stream `agent_alias-<key>`: a stable name routing new sessions by policy. */
@@ -56,6 +61,8 @@ export function aliasPolicyProblem(policy: unknown): [string, string] | undefine
   if (p.type !== 'routed') return ['policy.type', 'must be routed'];
   if (!Array.isArray(p.rules) || !p.rules.length) return ['policy.rules', 'must hold at least one rule'];
   if (p.rules.length > 100) return ['policy.rules', 'at most 100 rules'];
+  const endUserProblem = endUserMetadataDeclarationProblem((policy as { end_user_metadata?: unknown }).end_user_metadata);
+  if (endUserProblem) return ['policy.end_user_metadata', endUserProblem];
   for (const [i, raw] of (p.rules as unknown[]).entries()) {
     const at = `policy.rules[${i}]`;
     if (!raw || typeof raw !== 'object') return [at, 'must be {"match"?, "targets"}'];
@@ -77,6 +84,19 @@ export function aliasPolicyProblem(policy: unknown): [string, string] | undefine
     } else return [`${at}.targets.type`, 'must be single or weighted'];
   }
   return undefined;
+}
+
+const METADATA_FIELD = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** `end_user_metadata`: up to 50 distinct field names; `end_user` is the service's to write. */
+function endUserMetadataDeclarationProblem(fields: unknown): string | undefined {
+  if (fields === undefined) return undefined;
+  if (!Array.isArray(fields) || fields.length > 50) return 'must be a list of at most 50 metadata field names';
+  for (const f of fields) {
+    if (typeof f !== 'string' || !METADATA_FIELD.test(f)) return 'each must be a field name of 1-64 letters, digits, underscores or hyphens';
+    if (f === 'end_user') return 'end_user is set by the service from the credential, never by the end user';
+  }
+  return new Set(fields).size === fields.length ? undefined : 'names a field twice';
 }
 
 /** Every agent a policy can route to. */

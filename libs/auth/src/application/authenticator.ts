@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { READ_STORE, ReadStore } from '@lib/platform';
 import { BOOTSTRAP_KEY_ID, digestMatches, keyIdOf } from '../domain/credentials';
 import { KeyDigests } from './key-digests';
-import { Capability, capabilitiesOf, fromWireGrants, Grants, intersect, maskForKeyType } from '../domain/roles';
+import { Capability, capabilitiesOf, fromWireGrants, Grants, intersect, maskForKeyType, scopesOf } from '../domain/roles';
 import { CorpusGrants } from './corpus-grants';
 import type { Principal } from './principal';
 import { API_KEYS, APP_CLIENTS, ApiKeyRow, AppClientRow, USERS, UserRow } from '../read-models';
@@ -55,7 +55,8 @@ export class Authenticator {
     if (!client) return undefined;
     const caps = capabilitiesOf(await this.clientGrants(client));
     // An end user's token acts only on that end user's own sessions: of the client's capabilities, `agent.end_user`.
-    if (verified?.endUser) return { actor: { type: 'app_client', id: client.id }, caps: caps.filter((c) => c.action === 'agent.end_user'), appClientId: client.id, endUser: verified.endUser, bucket: `${client.id}:${verified.endUser}`, ownerBucket: `app_client:${client.id}` };
+    // Which aliases it reaches: those routing only to agents the client may use (kept apart from `caps`).
+    if (verified?.endUser) return { actor: { type: 'app_client', id: client.id }, caps: caps.filter((c) => c.action === 'agent.end_user'), endUserAgents: scopesOf(caps, 'agent.use'), appClientId: client.id, endUser: verified.endUser, bucket: `${client.id}:${verified.endUser}`, ownerBucket: `app_client:${client.id}` };
     return { actor: { type: 'app_client', id: client.id }, caps, appClientId: client.id, bucket: client.id, ownerBucket: `app_client:${client.id}` };
   }
 

@@ -1,6 +1,6 @@
 import { Actor, DomainError } from '@lib/platform';
 import type { Creator } from '../domain/api-key';
-import type { Capability, KeyType } from '../domain/roles';
+import { Capability, KeyType, scopesOf } from '../domain/roles';
 
 /** An authenticated caller: who it is (for event metadata) and what it may do now. */
 export interface Principal {
@@ -11,6 +11,12 @@ export interface Principal {
   readonly appClientId?: string;
   /** An end user the app client's token was minted for: the principal reaches only that end user's sessions. */
   readonly endUser?: string;
+  /**
+   * For an end user's token: the agents its app client may use (`agent.use`), `*` for every one. The end user
+   * reaches an alias only when the alias routes to none but these (docs/end-user-sessions.md); they are not among
+   * `caps`, so no agent route opens to the end user with them.
+   */
+  readonly endUserAgents?: '*' | readonly string[];
   readonly keyId?: string;
   readonly keyType?: KeyType;
   /** Rate-limit bucket: the key id or the app client id. */
@@ -20,6 +26,14 @@ export interface Principal {
    * keys it created, its tokens), so that minting keys does not multiply the limit.
    */
   readonly ownerBucket: string;
+}
+
+/**
+ * The agents a caller of the end-user routes may reach through an alias: an end user's token, those its app client
+ * may use; any other caller, those it may use itself.
+ */
+export function endUserAgentsOf(p: Principal): '*' | readonly string[] {
+  return p.endUser !== undefined ? (p.endUserAgents ?? []) : scopesOf(p.caps, 'agent.use');
 }
 
 /** The creator a new key records; data keys (QueryService, IndexService) manage no keys. */

@@ -89,6 +89,17 @@ export const POLICIES = {
 
 export type PolicyName = keyof typeof POLICIES;
 
+/**
+ * The only policies an end user's token is judged by (docs/end-user-sessions.md): the end-user routes of its own
+ * sessions. On any other route the guard decides as for a credential without any right (403, or 404 for a corpus
+ * or an agent), whatever the capabilities its app client holds: an allow-list rather than each route refusing, so
+ * a route added later is closed to end users until it is listed here.
+ */
+export const END_USER_POLICIES: ReadonlySet<PolicyName> = new Set<PolicyName>(['alias.end_user']);
+
+/** The capabilities a policy is decided on: none for an end user's token outside its own routes. */
+export const capabilitiesFor = (name: PolicyName, caps: readonly Capability[], endUser: boolean): readonly Capability[] => (endUser && !END_USER_POLICIES.has(name) ? [] : caps);
+
 export type Decision =
   | { readonly outcome: 'allow' }
   | { readonly outcome: 'forbidden' }

@@ -46,6 +46,8 @@ export interface ServiceConfig {
   readonly rateLimitPerOwnerPerMinute: number;
   /** Failed authentications per minute from one client address before 429 (docs/security.md). */
   readonly authFailuresPerMinute: number;
+  /** Authenticated deliveries per minute one connector's webhook takes before 429 (docs/connectors.md). */
+  readonly rateLimitPerConnectorPerMinute: number;
   /**
    * Where rate limits count (RATE_LIMIT_STORE): `shared` (a store every process opens), `memory` (this process
    * only), or `auto` (shared for `--role=api` processes and with MongoDB; memory for the one-process `all`).
@@ -205,6 +207,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 6000, 1, 10_000_000),
     rateLimitPerOwnerPerMinute: int('RATE_LIMIT_PER_OWNER_PER_MINUTE', 12_000, 1, 10_000_000),
     authFailuresPerMinute: int('AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
+    rateLimitPerConnectorPerMinute: int('RATE_LIMIT_PER_CONNECTOR_PER_MINUTE', 600, 1, 10_000_000),
     rateLimitStore: rateLimitStore as ServiceConfig['rateLimitStore'],
     trustProxy: trustProxy(text('TRUST_PROXY'), problems),
     requestBodyTimeoutMs: int('REQUEST_BODY_TIMEOUT_MS', 60_000, 100, 3_600_000),

@@ -32,6 +32,13 @@ export class ConnectorPlatforms {
 }
 
 /**
+ * The edge's say on a delivery, told once its platform authentication is known (before anything is stored): it may
+ * throw (429) to count a failure against the sender's address or a delivery against the connector's limit.
+ * `false` for a delivery that is not the platform's, or to a connector that does not exist.
+ */
+export type WebhookGate = (authenticated: boolean) => Promise<void>;
+
+/**
  * Inbound webhooks (docs/connectors.md): the connector is read from its stream, the request authenticated as its
  * platform does (401 and nothing stored otherwise), a message stored once per platform delivery, and the
  * platform acknowledged at once; the agent's turn and the reply run in the worker wing (ConnectorReplier).
@@ -45,11 +52,16 @@ export class ConnectorWebhooks {
     @Inject(READ_STORE) private readonly reads: ReadStore,
   ) {}
 
-  async receive(agentKey: string, connectorId: string, type: ConnectorType, req: InboundRequest, requestId: string): Promise<unknown> {
+  async receive(agentKey: string, connectorId: string, type: ConnectorType, req: InboundRequest, requestId: string, gate: WebhookGate = async () => undefined): Promise<unknown> {
     const connector = await this.connectors.live(agentKey, connectorId);
-    if (!connector || connector.settings.type !== type) throw connectorNotFound(agentKey, connectorId);
+    if (!connector || connector.settings.type !== type) {
+      await gate(false);
+      throw connectorNotFound(agentKey, connectorId);
+    }
     const platform = this.platforms.of(type);
-    if (!(await platform.verify(connector, req))) throw new DomainError('unauthenticated', 'connector.auth_failed', `The request is not authenticated as ${type} signs its deliveries to this connector`);
+    const authenticated = await platform.verify(connector, req);
+    await gate(authenticated);
+    if (!authenticated) throw new DomainError('unauthenticated', 'connector.auth_failed', `The request is not authenticated as ${type} signs its deliveries to this connector`);
     if (!connector.settings.enabled) throw new DomainError('conflict', 'connector.disabled', `Connector "${connectorId}" is disabled`);
     const inbound = platform.parse(connector, req);
     if (inbound.kind === 'message') {
