@@ -104,6 +104,6 @@ function hex4(s: string, at: number): number | undefined {
 /**
  * The same engine for ajv (`new Ajv({ code: { regExp: linearRegExp } })`): a JSON Schema's `pattern` and
  * `patternProperties` come from whoever wrote the schema and run over values the model or a client wrote.
- * `code` names it for ajv's standalone output, which the service does not use.
+ * RE2 reads by code point, as ajv's `u` flag asks; `code` names it for ajv's standalone output, which the service does not use.
  */
-export const linearRegExp = Object.assign((source: string): TextPattern => compileTextPattern(source), { code: 'linearRegExp' });
+export const linearRegExp = Object.assign((source: string, _unicodeFlag?: string): TextPattern => compileTextPattern(source), { code: 'linearRegExp' });
