@@ -152,7 +152,8 @@ async function setUp(service: Service, upstream: ScriptedOpenAIServer) {
   const developer = await user('developer', 'agent_developer');
   const agentUser = await user('caller', 'agent_user');
   const queryKey = { 'x-api-key': (await service.must('POST', '/v2/api_keys', { name: 'query only', api_key_role: 'serving', corpus_keys: ['long'] })).secret_key as string };
-  const client = await service.must('POST', '/v2/app_clients', { type: 'client_credentials', name: 'storefront', api_roles: ['agent_end_user'] });
+  // Its end users reach the aliases routing to agents the client may use (issue 41 #9).
+  const client = await service.must('POST', '/v2/app_clients', { type: 'client_credentials', name: 'storefront', api_roles: ['agent_end_user'], agent_roles: [{ agent_key: 'helper', role: 'agent_user' }] });
   const token = await fetch(`${service.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ grant_type: 'client_credentials', client_id: client.client_id, client_secret: client.client_secret, end_user: 'mallory@example.com' }) }).then((r) => r.json() as Promise<{ access_token: string }>);
   const endUser = { 'x-api-key': '', authorization: `Bearer ${token.access_token}` };
   return { viewer, developer, agentUser, queryKey, endUser };
