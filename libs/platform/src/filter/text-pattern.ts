@@ -60,6 +60,8 @@ export function compileTextPattern(source: string, options: TextPatternOptions =
 export function listFilter(filter: string | undefined, field = 'filter'): TextPattern | undefined {
   if (filter === undefined || filter === '') return undefined;
   try {
+    // `?filter=a&filter=b` reaches here as a list.
+    if (typeof filter !== 'string') throw new PatternSyntaxError('given more than once');
     if (filter.length > MAX_PATTERN_LENGTH) throw new PatternSyntaxError(`longer than ${MAX_PATTERN_LENGTH} characters`);
     return compileTextPattern(filter);
   } catch (e) {

@@ -68,7 +68,7 @@ describe('listFilter', () => {
   });
 
   it('answers an invalid, unsupported or too long pattern with a field error on filter', () => {
-    for (const filter of ['(', '(?=x)', 'a'.repeat(MAX_PATTERN_LENGTH + 1)]) {
+    for (const filter of ['(', '(?=x)', 'a'.repeat(MAX_PATTERN_LENGTH + 1), ['a', 'b'] as unknown as string]) {
       let thrown: unknown;
       try {
         listFilter(filter);
