@@ -123,4 +123,13 @@ describe('list filters', () => {
       }
     }
   });
+
+  it("refuses a tool schema's pattern that needs backtracking, as the filter does, and creates nothing", async () => {
+    const res = await app.call('POST', '/v2/tools', { type: 'client', name: 'lookahead', description: 'd', input_schema: { type: 'object', properties: { q: { type: 'string', pattern: '^(?!admin).*$' } } } });
+    expect(res.status).toBe(400);
+    expect(res.body.field_errors).toEqual({ input_schema: 'not a JSON Schema' });
+    expect((await app.call('GET', '/v2/tools?filter=^lookahead$')).body.tools).toEqual([]);
+    const plain = await app.call('POST', '/v2/tools', { type: 'client', name: 'plain_pattern', description: 'd', input_schema: { type: 'object', properties: { q: { type: 'string', pattern: '^[a-z]+$' } } } });
+    expect(plain.status).toBe(201);
+  });
 });
