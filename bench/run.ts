@@ -28,6 +28,7 @@ import { lexicalHttpBench } from './lexical-http';
 import { scaleBench } from './scale';
 import { hostileUploadsBench } from './hostile-uploads';
 import { hostileRequestsBench } from './hostile-requests';
+import { agentAttacksBench } from './agent-attacks';
 
 const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage: string }> = {
   append: { run: appendBench, usage: 'append [singles=2000] [batched=100000] [runs=5]' },
@@ -47,6 +48,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   'upload-stall': { run: uploadStallBench, usage: 'upload-stall [uploads=6]' },
   'hostile-uploads': { run: hostileUploadsBench, usage: 'hostile-uploads [docx-paragraphs=86000] [zip-bomb-bytes=400000000]' },
   'hostile-requests': { run: hostileRequestsBench, usage: 'hostile-requests' },
+  'agent-attacks': { run: agentAttacksBench, usage: 'agent-attacks (LAMBDA_MAX_SANDBOXES=4 unless set)' },
   'scifact-layouts': { run: scifactLayoutsBench, usage: 'scifact-layouts [test|train] [extra lexical_interpolation values, comma-separated] [layouts=a,b]' },
   'scifact-blend': { run: scifactBlendBench, usage: 'scifact-blend dump [dir] | scifact-blend sweep [dir] [train|test] [fusion names, comma-separated]' },
   'result-cost': { run: resultCostBench, usage: 'result-cost [a|b] [rounds=1] [dir=/tmp/result-cost-<layout>]' },

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,6 +49,11 @@ describe('pipelines: the file_share source', () => {
     symlinkSync(join(team, 'setup.txt'), join(team, 'alias.txt'));
     symlinkSync(team, join(team, 'loop'));
     symlinkSync(join(base, 'outside'), join(root, 'link-out'));
+    // Issue 41 #15: a link to a FIFO in the share; opening it for reading used to wait for a writer for ever.
+    mkdirSync(join(root, 'piped'));
+    execFileSync('mkfifo', [join(root, 'piped', 'pipe')]);
+    symlinkSync(join(root, 'piped', 'pipe'), join(root, 'piped', 'report.txt'));
+    writeFileSync(join(root, 'piped', 'notes.txt'), 'The piped share still has its notes.');
     upstream = await ScriptedOpenAIServer.start();
     upstream.onChat = agentReply;
     app = await startTestApp({ env: { WORKER_POLL_MS: '200', PIPELINE_FILE_SHARE_ROOTS: `${root}:/nonexistent-root` } });
@@ -145,5 +151,23 @@ describe('pipelines: the file_share source', () => {
     const out = await run('share-out');
     expect(out.run).toMatchObject({ status: 'failed', records_fetched: 0 });
     expect(out.run.error).toContain('resolves outside PIPELINE_FILE_SHARE_ROOTS');
+  });
+
+  it('never opens a FIFO: a link to one is skipped with the reason, the regular file is read and the run completes', async () => {
+    await create('share-fifo', source({ path: join(root, 'piped'), exclude: [] }));
+    const r = await run('share-fifo');
+    expect(r.run).toMatchObject({ status: 'completed', records_fetched: 1, records_processed: 1, records_failed: 0 });
+    expect(r.processed).toEqual(['notes.txt']);
+    expect(given.find((g) => g.id === 'notes.txt')?.text).toContain('still has its notes');
+    expect(app.logLines.some((l) => l.includes('report.txt') && l.includes('a FIFO, not a regular file'))).toBe(true);
+  });
+
+  it('a cancel ends a run of that share', async () => {
+    await create('share-fifo-cancel', source({ path: join(root, 'piped'), exclude: [] }), { sync_mode: 'full_refresh' });
+    const { body } = await app.call('POST', '/v2/pipelines/share-fifo-cancel/trigger');
+    const cancel = await app.call('POST', `/v2/pipelines/share-fifo-cancel/runs/${body.id}/cancel`);
+    // 409 when the run had already ended: it ends either way, never held by the FIFO.
+    expect([200, 202, 204, 409]).toContain(cancel.status);
+    expect(['cancelled', 'completed']).toContain((await ended('share-fifo-cancel', body.id)).status);
   });
 });

@@ -59,6 +59,9 @@ describe('pipelines', () => {
       [{ source: web({ requests_per_second: 51 }) }, 'source.requests_per_second'],
       [{ source: web({ pages_source: { type: 'crawl', urls: ['ftp://x'] } }) }, 'source.pages_source.urls[0]'],
       [{ source: web({ pages_source: { type: 'crawl', urls: ['https://x.test/'], pos_regex: ['('] } }) }, 'source.pages_source.pos_regex[0]'],
+      // Matched on RE2's linear-time engine (issue 41 #6): what needs backtracking is refused when configured.
+      [{ source: web({ pages_source: { type: 'crawl', urls: ['https://x.test/'], pos_regex: ['https://x\\.test/(?!private).*'] } }) }, 'source.pages_source.pos_regex[0]'],
+      [{ source: web({ pages_source: { type: 'crawl', urls: ['https://x.test/'], neg_regex: ['.*', '(a)\\1'] } }) }, 'source.pages_source.neg_regex[1]'],
       [{ source: web({ js_rendering: true }) }, 'source.js_rendering'],
       [{ processing_options: { record_timeout_minutes: 181 } }, 'processing_options.record_timeout_minutes'],
       [{ processing_options: { max_concurrent_records: 65 } }, 'processing_options.max_concurrent_records'],

@@ -3,7 +3,7 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
 import { AgentRequest, CreateAgent, DeleteAgent, GetAgent, ListAgents, UpdateAgent } from '@lib/agents';
 import { Principal, scopesOf } from '@lib/auth';
-import { CommandContext, invalid, WriteResult } from '@lib/platform';
+import { CommandContext, invalid, listFilter, WriteResult } from '@lib/platform';
 import { pageLimit } from '../corpora/paging';
 import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
@@ -32,12 +32,7 @@ export class AgentsController {
   @Get()
   @Policy('agent.list')
   async list(@Caller() caller: Principal, @Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('filter') filter?: string, @Query('enabled') enabled?: string) {
-    let regex: RegExp | undefined;
-    try {
-      regex = filter ? new RegExp(filter) : undefined;
-    } catch {
-      throw invalid('request.invalid', 'filter must be a valid regular expression', { filter: 'invalid regular expression' });
-    }
+    const regex = listFilter(filter);
     if (enabled !== undefined && enabled !== 'true' && enabled !== 'false') throw invalid('request.invalid', 'enabled must be true or false', { enabled: 'must be true or false' });
     const views = scopesOf(caller.caps, 'agent.view');
     const uses = scopesOf(caller.caps, 'agent.use');

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res
 import type { Response } from 'express';
 import { IsArray, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { Glossaries } from '@lib/agents';
-import { CommandContext, invalid } from '@lib/platform';
+import { CommandContext, listFilter } from '@lib/platform';
 import { pageLimit } from '../corpora/paging';
 import { Ctx } from '../http/command-context';
 import { BodyLimit } from '../http/body-limit';
@@ -46,12 +46,7 @@ export class GlossariesController {
   @Get()
   @Policy('glossary.read')
   async list(@Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('filter') filter?: string) {
-    let regex: RegExp | undefined;
-    try {
-      regex = filter ? new RegExp(filter) : undefined;
-    } catch {
-      throw invalid('request.invalid', 'filter must be a valid regular expression', { filter: 'invalid regular expression' });
-    }
+    const regex = listFilter(filter);
     return this.glossaries.list(pageLimit(limit, 10, 100), pageKey, regex);
   }
 

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
 import { CreateInstruction, DeleteInstruction, DeleteInstructionVersion, GetInstruction, InstructionWritten, ListInstructions, TestInstruction, UpdateInstruction } from '@lib/agents';
-import { CommandContext, invalid } from '@lib/platform';
+import { CommandContext, invalid, listFilter } from '@lib/platform';
 import { pageLimit } from '../corpora/paging';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
@@ -37,12 +37,7 @@ export class InstructionsController {
   @Get()
   @Policy('instruction.read')
   async list(@Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('filter') filter?: string, @Query('enabled') enabled?: string, @Query('type') type?: string) {
-    let regex: RegExp | undefined;
-    try {
-      regex = filter ? new RegExp(filter) : undefined;
-    } catch {
-      throw invalid('request.invalid', 'filter must be a valid regular expression', { filter: 'invalid regular expression' });
-    }
+    const regex = listFilter(filter);
     if (enabled !== undefined && enabled !== 'true' && enabled !== 'false') throw invalid('request.invalid', 'enabled must be true or false', { enabled: 'must be true or false' });
     // Every instruction is `initial`, the only type the reference has.
     if (type !== undefined && type !== 'initial') throw invalid('request.invalid', 'type must be initial', { type: 'must be initial' });

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from
 import type { Response } from 'express';
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 import { PipelineRuns } from '@lib/agents';
-import { CommandContext, invalid } from '@lib/platform';
+import { CommandContext, invalid, listFilter } from '@lib/platform';
 import { pageLimit } from '../corpora/paging';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
@@ -20,14 +20,6 @@ class ProcessDeadLettersDto {
 }
 
 const RUN_EVENT_TYPES = ['run_started', 'run_completed', 'record_processing', 'watermark_advanced'];
-
-function regex(filter?: string): RegExp | undefined {
-  try {
-    return filter ? new RegExp(filter) : undefined;
-  } catch {
-    throw invalid('request.invalid', 'filter must be a valid regular expression', { filter: 'invalid regular expression' });
-  }
-}
 
 function oneOf(name: string, value: string | undefined, allowed: string[]): void {
   if (value !== undefined && !allowed.includes(value)) throw invalid('request.invalid', `${name} must be one of ${allowed.join(', ')}`, { [name]: `must be one of ${allowed.join(', ')}` });
@@ -79,7 +71,7 @@ export class PipelineRunsController {
   async deadLetters(@Param('pipeline_key') key: string, @Query('status') status?: string, @Query('last_run_id') lastRunId?: string, @Query('origin') origin?: string, @Query('filter') filter?: string, @Query('limit') limit?: string, @Query('page_key') pageKey?: string) {
     oneOf('status', status, ['pending', 'retrying']);
     oneOf('origin', origin, ['pipeline', 'manual']);
-    return this.runs.deadLetters(key, { limit: pageLimit(limit, 10, 100), pageKey, status, lastRunId, origin, filter: regex(filter) });
+    return this.runs.deadLetters(key, { limit: pageLimit(limit, 10, 100), pageKey, status, lastRunId, origin, filter: listFilter(filter) });
   }
 
   @Post('dead_letters')

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query
 import type { Response } from 'express';
 import { IsBoolean, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { PipelineInput, Pipelines } from '@lib/agents';
-import { CommandContext, invalid } from '@lib/platform';
+import { CommandContext, invalid, listFilter } from '@lib/platform';
 import { pageLimit } from '../corpora/paging';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
@@ -62,12 +62,7 @@ export class PipelinesController {
   @Policy('pipeline.read')
   async list(@Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('source_type') sourceType?: string, @Query('status') status?: string, @Query('enabled') enabled?: string, @Query('filter') filter?: string) {
     if (enabled !== undefined && enabled !== 'true' && enabled !== 'false') throw invalid('request.invalid', 'enabled must be true or false', { enabled: 'must be true or false' });
-    let regex: RegExp | undefined;
-    try {
-      regex = filter ? new RegExp(filter) : undefined;
-    } catch {
-      throw invalid('request.invalid', 'filter must be a valid regular expression', { filter: 'invalid regular expression' });
-    }
+    const regex = listFilter(filter);
     return this.pipelines.list({ limit: pageLimit(limit, 10, 100), pageKey, sourceType, status, enabled: enabled === undefined ? undefined : enabled === 'true', filter: regex });
   }
 

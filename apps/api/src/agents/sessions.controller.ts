@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req
 import type { Request, Response } from 'express';
 import multer from 'multer';
 import { apiEventView, InputRequest, isApiEvent, SessionApiEvent, SessionEvent, SessionInputs, Sessions, TurnSink } from '@lib/agents';
-import { CommandContext, DomainError, invalid } from '@lib/platform';
+import { CommandContext, DomainError, invalid, listFilter } from '@lib/platform';
 import { offsetOfPageKey, offsetPageKey, pageLimit } from '../corpora/paging';
 import { Ctx } from '../http/command-context';
 import { BodyLimit } from '../http/body-limit';
@@ -31,14 +31,6 @@ function parseArtifacts(req: Request, res: Response): Promise<void> {
 
 const INPUT_DTOS = { input_message: InputMessageDto, interrupt: InterruptDto, compact: CompactDto, tool_output: ToolOutputDto } as const;
 
-function regexOf(filter: string | undefined): RegExp | undefined {
-  try {
-    return filter ? new RegExp(filter) : undefined;
-  } catch {
-    throw invalid('request.invalid', 'filter must be a valid regular expression', { filter: 'invalid regular expression' });
-  }
-}
-
 function booleanParam(name: string, raw: string | undefined): boolean {
   if (raw === undefined || raw === '' || raw === 'false') return false;
   if (raw === 'true') return true;
@@ -65,7 +57,7 @@ export class SessionsController {
   @Policy('agent.view')
   async list(@Param('agent_key') agentKey: string, @Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('metadata_filter') metadataFilter?: string, @Query('filter') filter?: string) {
     if (metadataFilter && metadataFilter.length > 8000) throw invalid('request.invalid', 'metadata_filter is longer than 8000 characters', { metadata_filter: 'too long' });
-    return this.sessions.list(agentKey, pageLimit(limit, 10, 100), pageKey, metadataFilter, regexOf(filter));
+    return this.sessions.list(agentKey, pageLimit(limit, 10, 100), pageKey, metadataFilter, listFilter(filter));
   }
 
   @Get(':session_key')

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res
 import type { Response } from 'express';
 import { IsBoolean, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { ToolConfigurations } from '@lib/agents';
-import { CommandContext, invalid } from '@lib/platform';
+import { CommandContext, invalid, listFilter } from '@lib/platform';
 import { pageLimit } from '../corpora/paging';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
@@ -45,12 +45,7 @@ export class ToolConfigurationsController {
   @Get()
   @Policy('tool_config.read')
   async list(@Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('type') type?: string, @Query('filter') filter?: string) {
-    let regex: RegExp | undefined;
-    try {
-      regex = filter ? new RegExp(filter) : undefined;
-    } catch {
-      throw invalid('request.invalid', 'filter must be a valid regular expression', { filter: 'invalid regular expression' });
-    }
+    const regex = listFilter(filter);
     return this.configs.list(pageLimit(limit, 10, 100), pageKey, type, regex);
   }
 

@@ -3,7 +3,7 @@ import type { Response } from 'express';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsObject, IsOptional, IsString, MaxLength, MinLength, ValidateNested } from 'class-validator';
 import { ToolServerInput, ToolServers } from '@lib/agents';
-import { CommandContext, invalid } from '@lib/platform';
+import { CommandContext, invalid, listFilter } from '@lib/platform';
 import { pageLimit } from '../corpora/paging';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
@@ -42,14 +42,6 @@ function input(dto: UpdateToolServerDto): ToolServerInput {
   return { ...rest, ...(auth === null ? { auth: null } : auth ? { auth: auth.type === 'bearer' ? { type: 'bearer', token: auth.token! } : { type: 'header', header: auth.header!, value: auth.value! } } : {}) } as ToolServerInput;
 }
 
-function regex(filter: string | undefined): RegExp | undefined {
-  try {
-    return filter ? new RegExp(filter) : undefined;
-  } catch {
-    throw invalid('request.invalid', 'filter must be a valid regular expression', { filter: 'invalid regular expression' });
-  }
-}
-
 /** MCP tool servers (`/v2/tool_servers`) and the tools their syncs list (`/v2/tools`); auth secrets are `****`. */
 @Controller('v2')
 export class ToolServersController {
@@ -67,7 +59,7 @@ export class ToolServersController {
   @Policy('tool_config.read')
   async list(@Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('filter') filter?: string, @Query('enabled') enabled?: string) {
     if (enabled !== undefined && enabled !== 'true' && enabled !== 'false') throw invalid('request.invalid', 'enabled must be true or false', { enabled: 'must be true or false' });
-    return this.servers.list(pageLimit(limit, 10, 100), pageKey, regex(filter), enabled === undefined ? undefined : enabled === 'true');
+    return this.servers.list(pageLimit(limit, 10, 100), pageKey, listFilter(filter), enabled === undefined ? undefined : enabled === 'true');
   }
 
   @Get('tool_servers/:tool_server_id')
@@ -99,7 +91,7 @@ export class ToolServersController {
   @Get('tools')
   @Policy('tool_config.read')
   async tools(@Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('type') type?: string, @Query('filter') filter?: string) {
-    return this.servers.tools(pageLimit(limit, 10, 100), pageKey, type, regex(filter));
+    return this.servers.tools(pageLimit(limit, 10, 100), pageKey, type, listFilter(filter));
   }
 
   @Get('tools/:tool_id')

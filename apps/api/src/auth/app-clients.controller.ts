@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
 import { CreateAppClient, DeleteAppClient, GetAppClient, ListAppClients, Principal, UpdateAppClient } from '@lib/auth';
-import { CommandContext, invalid } from '@lib/platform';
+import { CommandContext, listFilter } from '@lib/platform';
 import { pageLimit } from '../corpora/paging';
 import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
@@ -31,12 +31,7 @@ export class AppClientsController {
   @Get()
   @Policy('clients.manage')
   list(@Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('filter') filter?: string) {
-    let regex: RegExp | undefined;
-    try {
-      regex = filter ? new RegExp(filter) : undefined;
-    } catch {
-      throw invalid('request.invalid', 'filter must be a valid regular expression', { filter: 'invalid regular expression' });
-    }
+    const regex = listFilter(filter);
     return this.queries.execute(new ListAppClients(pageLimit(limit, 10, 100), pageKey, regex));
   }
 

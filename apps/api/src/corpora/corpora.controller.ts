@@ -16,7 +16,7 @@ import {
   WriteResult,
   MetadataQuery,
 } from '@lib/corpora';
-import { CommandContext, invalid } from '@lib/platform';
+import { CommandContext, listFilter } from '@lib/platform';
 import { Principal, scopesOf } from '@lib/auth';
 import { Caller } from '../http/caller';
 import { Policy } from '../http/policy';
@@ -64,14 +64,7 @@ export class CorporaController {
   @Get()
   @Policy('corpus.list')
   async list(@Caller() caller: Principal, @Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('filter') filter?: string) {
-    let regex: RegExp | undefined;
-    if (filter) {
-      try {
-        regex = new RegExp(filter);
-      } catch {
-        throw invalid('request.invalid', 'filter must be a valid regular expression', { filter: 'invalid regular expression' });
-      }
-    }
+    const regex = listFilter(filter);
     const scopes = scopesOf(caller.caps, 'corpus.read');
     return this.queries.execute(new ListCorpora(pageLimit(limit, 10, 100), pageKey, regex, scopes === '*' ? undefined : scopes));
   }

@@ -1,16 +1,8 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ModelRerankers } from '@lib/retrieval';
-import { invalid } from '@lib/platform';
+import { listFilter } from '@lib/platform';
 import { offsetOfPageKey, offsetPageKey, pageLimit } from './paging';
 import { Policy } from '../http/policy';
-
-function regexOf(filter: string | undefined): RegExp | undefined {
-  try {
-    return filter ? new RegExp(filter) : undefined;
-  } catch {
-    throw invalid('request.invalid', 'filter must be a valid regular expression', { filter: 'invalid regular expression' });
-  }
-}
 
 /**
  * `GET /v2/rerankers` (the deployment's model reranker, docs/search.md; the algorithmic ones — mmr, userfn, chain
@@ -24,7 +16,7 @@ export class RerankersController {
   @Get('rerankers')
   @Policy('llm.use')
   list(@Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('filter') filter?: string) {
-    const regex = regexOf(filter);
+    const regex = listFilter(filter);
     const all = this.rerankers.list().filter((r) => !regex || regex.test(r.name) || regex.test(r.description));
     const offset = offsetOfPageKey(pageKey);
     const n = pageLimit(limit, 10, 100);

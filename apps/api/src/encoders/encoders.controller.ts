@@ -3,7 +3,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
 import { ENCODER_REGISTRY, EncoderDescriptor, EncoderRegistry } from '@lib/encoders';
 import { CreateEncoder, EncoderInput, EncoderRow } from '@lib/llms';
-import { CommandContext, invalid, WriteResult } from '@lib/platform';
+import { CommandContext, invalid, listFilter, WriteResult } from '@lib/platform';
 import { hasUrlCredentials } from '@lib/platform/kernel';
 import { offsetOfPageKey, offsetPageKey, pageLimit } from '../corpora/paging';
 import { Ctx } from '../http/command-context';
@@ -25,12 +25,7 @@ export class EncodersController {
   @Get()
   @Policy('llm.use')
   async list(@Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('filter') filter?: string): Promise<{ encoders: EncoderDescriptor[]; metadata: { page_key?: string } }> {
-    let regex: RegExp | undefined;
-    try {
-      regex = filter ? new RegExp(filter) : undefined;
-    } catch {
-      throw invalid('request.invalid', 'filter must be a valid regular expression', { filter: 'invalid regular expression' });
-    }
+    const regex = listFilter(filter);
     const size = pageLimit(limit, 10, 100);
     const offset = offsetOfPageKey(pageKey);
     const all = (await this.registry.listAll()).filter((e) => !regex || regex.test(e.name) || regex.test(e.description));

@@ -3,7 +3,7 @@ import { QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
 import { IsBoolean, IsInt, IsNumber, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { CustomerPresets, GenerationPresetPage, ListGenerationPresets } from '@lib/retrieval';
-import { CommandContext, invalid } from '@lib/platform';
+import { CommandContext, invalid, listFilter } from '@lib/platform';
 import { offsetOfPageKey, offsetPageKey, pageLimit } from '../corpora/paging';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
@@ -49,12 +49,7 @@ export class GenerationPresetsController {
   @Get()
   @Policy('llm.use')
   async list(@Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('filter') filter?: string, @Query('llm_name') llmName?: string) {
-    let regex: RegExp | undefined;
-    try {
-      regex = filter ? new RegExp(filter) : undefined;
-    } catch {
-      throw invalid('request.invalid', 'filter must be a valid regular expression', { filter: 'invalid regular expression' });
-    }
+    const regex = listFilter(filter);
     const page: GenerationPresetPage = await this.queries.execute(new ListGenerationPresets(offsetOfPageKey(pageKey), pageLimit(limit, 10, 100), regex, llmName || undefined));
     return { generation_presets: page.generation_presets, metadata: page.nextOffset !== undefined ? { page_key: offsetPageKey(page.nextOffset) } : {} };
   }

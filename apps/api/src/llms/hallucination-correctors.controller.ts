@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsOptional, IsString, MaxLength, MinLength, ValidateNested } from 'class-validator';
 import { HallucinationCorrection } from '@lib/llms';
-import { CommandContext, invalid } from '@lib/platform';
+import { CommandContext, listFilter } from '@lib/platform';
 import { offsetOfPageKey, offsetPageKey, pageLimit } from '../corpora/paging';
 import { Ctx } from '../http/command-context';
 import { BodyLimit } from '../http/body-limit';
@@ -31,12 +31,7 @@ export class HallucinationCorrectorsController {
   @Get()
   @Policy('llm.use')
   async list(@Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('filter') filter?: string) {
-    let regex: RegExp | undefined;
-    try {
-      regex = filter ? new RegExp(filter) : undefined;
-    } catch {
-      throw invalid('request.invalid', 'filter must be a valid regular expression', { filter: 'invalid regular expression' });
-    }
+    const regex = listFilter(filter);
     const all = (await this.hcm.correctors()).filter((c) => !regex || regex.test(String(c.name)) || regex.test(String(c.description)));
     const offset = offsetOfPageKey(pageKey);
     const n = pageLimit(limit, 10, 100);

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
 import { CreateLlm, DeleteLlm, DiscoverLlm, GetLlm, ListLlms, maskedAuth, splitAuth, UpdateLlm } from '@lib/llms';
-import { CommandContext, invalid, WriteResult } from '@lib/platform';
+import { CommandContext, listFilter, WriteResult } from '@lib/platform';
 import { pageLimit } from '../corpora/paging';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
@@ -34,12 +34,7 @@ export class LlmsController {
   @Get()
   @Policy('llm.use')
   async list(@Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('filter') filter?: string) {
-    let regex: RegExp | undefined;
-    try {
-      regex = filter ? new RegExp(filter) : undefined;
-    } catch {
-      throw invalid('request.invalid', 'filter must be a valid regular expression', { filter: 'invalid regular expression' });
-    }
+    const regex = listFilter(filter);
     return this.queries.execute(new ListLlms(pageLimit(limit, 10, 100), pageKey, regex));
   }
 

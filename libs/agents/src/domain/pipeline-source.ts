@@ -3,6 +3,7 @@
  * `[field, reason]` pair the edge turns into a 400 naming the field. The reference's other source types are
  * refused by name until their clients exist (not accepted and ignored).
  */
+import { compileTextPattern, PatternSyntaxError } from '@lib/platform/filter';
 
 /** A web source's credential as stored: the identifiers only; the secret is sealed beside the settings. */
 export type WebAuthSettings = { readonly type: 'bearer' } | { readonly type: 'header'; readonly header: string } | { readonly type: 'oauth_client_credentials'; readonly client_id: string; readonly token_endpoint: string; readonly scopes?: readonly string[] };
@@ -66,9 +67,10 @@ export function regexes(v: unknown, field: string): Problem | null {
   for (const [i, p] of v.entries()) {
     if (typeof p !== 'string' || p.length > 1024) return [`${field}[${i}]`, 'must be a pattern of at most 1024 characters'];
     try {
-      new RegExp(p);
-    } catch {
-      return [`${field}[${i}]`, 'is not a valid regular expression'];
+      compileTextPattern(p, { whole: true });
+    } catch (e) {
+      if (!(e instanceof PatternSyntaxError)) throw e;
+      return [`${field}[${i}]`, `is not a regular expression in RE2 syntax (no lookaround or backreferences): ${e.message}`];
     }
   }
   return null;

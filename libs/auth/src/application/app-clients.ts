@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler, IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { CommandContext, findMatching, ID_GENERATOR, IdGenerator, notFound, READ_STORE, ReadStore } from '@lib/platform';
+import { CommandContext, findMatching, ID_GENERATOR, IdGenerator, notFound, READ_STORE, ReadStore, type TextPattern } from '@lib/platform';
 import { AppClientEvent, appClientFold, AppClientState, decideCreateAppClient, decideDeleteAppClient, decideUpdateAppClient, UpdateAppClientInput } from '../domain/app-client';
 import { digestOf, newSecret } from '../domain/credentials';
 import type { Grants } from '../domain/roles';
@@ -41,7 +41,7 @@ export class ListAppClients {
   constructor(
     readonly limit: number,
     readonly pageKey?: string,
-    readonly filter?: RegExp,
+    readonly filter?: TextPattern,
   ) {}
 }
 

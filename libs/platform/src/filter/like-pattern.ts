@@ -45,6 +45,13 @@ export function likeToRegExpSource(pattern: string): string {
   return `^${body}(?![\\s\\S])`;
 }
 
+/** The pattern as an RE2 source to match the whole text with `.` matching newlines (text-pattern.ts: `whole`, `dotAll`). */
+export function likeToRe2Source(pattern: string): string {
+  return likeTokens(pattern)
+    .map((t) => (t.kind === 'text' ? escapeRegExp(t.text) : t.kind === 'any' ? '.*' : '.'))
+    .join('');
+}
+
 /**
  * The pattern as an SQLite GLOB (case-sensitive, whole string, `?` one UTF-8 character): GLOB's own
  * metacharacters `*`, `?`, `[` are literal inside a bracket expression.

@@ -1,6 +1,7 @@
 import { assertNever } from '../kernel/errors';
 import { type CmpOp, type FieldRef, type FilterExpr, type Literal, literalType, valueType } from './filter';
-import { likeToRegExpSource } from './like-pattern';
+import { likeToRe2Source } from './like-pattern';
+import { compileTextPattern, type TextPattern } from './text-pattern';
 
 /** The metadata an expression is evaluated against; without `part`, every `part.` atom is UNKNOWN. */
 export interface FilterScope {
@@ -93,15 +94,11 @@ function compare(a: Literal, op: CmpOp, b: Literal): boolean {
   }
 }
 
-const patterns = new Map<string, RegExp>();
-
-/** `u`: `_` matches one code point, as SQLite's GLOB `?` and MongoDB's PCRE do. */
-function likeRegExp(pattern: string): RegExp {
-  let re = patterns.get(pattern);
-  if (!re) {
-    if (patterns.size >= 500) patterns.clear();
-    re = new RegExp(likeToRegExpSource(pattern), 'u');
-    patterns.set(pattern, re);
-  }
-  return re;
+/**
+ * On RE2's engine (text-pattern.ts): a LIKE pattern with many `%` backtracks polynomially in JavaScript
+ * (`%a%a%a%a%b` over a long value), linearly here. Dot-all and by code point, so `_` matches one code point
+ * and newlines, as SQLite's GLOB `?` and MongoDB's PCRE do.
+ */
+function likeRegExp(pattern: string): TextPattern {
+  return compileTextPattern(likeToRe2Source(pattern), { whole: true, dotAll: true });
 }

@@ -47,6 +47,16 @@ describe('matchesFilter: atoms', () => {
     expect(truth('doc.x NOT IN (true)', { x: 0 })).toBe(U);
   });
 
+  it('LIKE with many % is linear in the value (RE2), where a backtracking match is polynomial', () => {
+    const like = (value: string, pattern: string) => evaluateFilter({ kind: 'like', field: { level: 'doc', name: 's' }, pattern }, { doc: { s: value } });
+    const value = 'a'.repeat(20_000);
+    const started = performance.now();
+    expect(like(value, '%a%a%a%a%a%a%a%a%b')).toBe(false);
+    expect(like(`${value}b`, '%a%a%a%a%a%a%a%a%b')).toBe(true);
+    // A sanity bound only: JavaScript's engine does not finish the first in minutes.
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
   it('LIKE: whole string, case-sensitive, % and _ (one code point), backslash escapes; strings only', () => {
     const like = (value: unknown, pattern: string) => evaluateFilter({ kind: 'like', field: { level: 'doc', name: 's' }, pattern }, { doc: { s: value } });
     expect(like('Intro_1', 'Intro\\_%')).toBe(true);

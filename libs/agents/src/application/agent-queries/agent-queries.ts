@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { findMatching, READ_STORE, ReadStore } from '@lib/platform';
+import { findMatching, READ_STORE, ReadStore, type TextPattern } from '@lib/platform';
 import { agentNotFound } from '../../domain/agent';
 import { AGENTS, AgentRow, agentView } from '../../read-models';
 
@@ -25,7 +25,7 @@ export class ListAgents {
     readonly limit: number,
     readonly visible: '*' | readonly string[],
     readonly pageKey?: string,
-    readonly filter?: RegExp,
+    readonly filter?: TextPattern,
     readonly enabled?: boolean,
   ) {}
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandContext, findMatching, Fold, ID_GENERATOR, IdGenerator, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
+import { CommandContext, findMatching, Fold, ID_GENERATOR, IdGenerator, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
 import { checkEntries, decideCreateGlossary, GlossaryEvent, glossaryFold, glossaryNotFound, GlossaryState } from '../../domain/glossary';
 import { GLOSSARIES, GLOSSARY_ENTRIES, GlossaryEntryRow, GlossaryRow } from '../../read-models';
 import { keyFromName } from '../agents/agent-commands';
@@ -61,7 +61,7 @@ export class Glossaries {
     return { key: row.id, name: row.name, ...(row.description ? { description: row.description } : {}), num_entries: await this.reads.count(GLOSSARY_ENTRIES, [{ field: 'glossary_key', op: 'eq', value: key }]), created_at: row.created_at, updated_at: row.updated_at };
   }
 
-  async list(limit: number, pageKey?: string, filter?: RegExp) {
+  async list(limit: number, pageKey?: string, filter?: TextPattern) {
     const page = await findMatching<GlossaryRow>(this.reads, GLOSSARIES, { limit, pageKey }, (r) => !filter || filter.test(r.name) || filter.test(r.description ?? ''));
     return { glossaries: await Promise.all(page.items.map((r) => this.get(r.id))), metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
   }

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { Clock, CLOCK, Condition, DomainError, findMatching, isDomainError, READ_STORE, ReadStore } from '@lib/platform';
+import { Clock, CLOCK, Condition, DomainError, findMatching, isDomainError, READ_STORE, ReadStore, type TextPattern } from '@lib/platform';
 import { VelocityText } from '@lib/retrieval';
 import { instructionNotFound, versionNotFound } from '../../domain/instruction';
 import { INSTRUCTIONS, InstructionRow, instructionView } from '../../read-models';
@@ -35,7 +35,7 @@ export class ListInstructions {
   constructor(
     readonly limit: number,
     readonly pageKey?: string,
-    readonly filter?: RegExp,
+    readonly filter?: TextPattern,
     readonly enabled?: boolean,
   ) {}
 }

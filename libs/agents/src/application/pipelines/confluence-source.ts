@@ -7,12 +7,12 @@ import type { FetchedRecord, PageVersion } from '../../domain/pipeline-run';
 import { CONFLUENCE_LIMITS, ConfluenceSourceSettings } from '../../domain/pipeline-confluence-source';
 import { Attachment, cloudDialect, dataCenterDialect } from './confluence-dialects';
 import { ConfluenceApi, Json } from './confluence-http';
+import { fullMatch } from './full-match';
 import { storageToText, StorageImage } from './confluence-storage';
 
 /** What a run gives the Confluence source (the registry's job, named here so this file does not import the registry). */
 export type ConfluenceFetchJob = Pick<SourceFetchJob<ConfluenceSourceSettings>, 'source' | 'fetch' | 'headers' | 'only' | 'known' | 'versions' | 'signal' | 'onRecord' | 'extract'>;
 
-const fullMatch = (patterns: readonly string[], name: string) => patterns.some((p) => new RegExp(`^(?:${p})$`).test(name));
 const extensionOf = (name: string) => (name.includes('.') ? name.slice(name.lastIndexOf('.') + 1).toLowerCase() : '');
 
 /**

@@ -1,6 +1,7 @@
 import type { SourceFetchJob } from './source-job';
 import { Logger } from '@nestjs/common';
-import { open, opendir, readlink, realpath } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, open, opendir, readlink, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import picomatch from 'picomatch';
 import type { FetchedRecord, PageVersion } from '../../domain/pipeline-run';
@@ -35,9 +36,32 @@ export function fileShareProblem(path: string, env: Readonly<Record<string, stri
 const versionOf = (size: number, mtimeMs: number): PageVersion => ({ etag: `${size}-${Math.trunc(mtimeMs)}`, lastModified: new Date(mtimeMs).toISOString() });
 
 /**
+ * Opening never waits: O_NONBLOCK, so a FIFO swapped in after the lstat check cannot hold the open (and a thread
+ * of libuv's pool with it) until a writer comes; O_NOFOLLOW, so a link swapped in for the resolved path fails.
+ * What was opened is checked again by fstat.
+ */
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
+
+/** What a non-regular file is, for the log line that says why it was skipped. */
+const kindOf = (s: { isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean; isDirectory(): boolean }): string =>
+  s.isFIFO() ? 'a FIFO' : s.isSocket() ? 'a socket' : s.isCharacterDevice() || s.isBlockDevice() ? 'a device' : s.isDirectory() ? 'a directory' : 'not a regular file';
+
+/** `work`, or what `aborted` gives as soon as the run is cancelled: a read stuck in the file system does not hold the run. */
+function untilAborted<T>(signal: AbortSignal, work: Promise<T>, aborted: () => T): Promise<T> {
+  if (signal.aborted) return Promise.resolve(aborted());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => resolve(aborted());
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/**
  * Reads the files under `path`: each resolved with its symlinks and refused unless it stays under an allowed root
  * (a link out of the share, or to a file the operator did not open, reads nothing); directories reached through
- * a symlink are not entered (cycles). Files are opened by their resolved path and read up to `max_bytes`.
+ * a symlink are not entered (cycles). Only regular files are read (a FIFO, socket or device is skipped, with
+ * the reason in the log), opened by their resolved path and read up to `max_bytes`. A cancel ends the fetch at
+ * once, whatever read is in flight.
  */
 export async function fetchFileShareSource(job: FileShareFetchJob): Promise<{ fetched: number; seen: Record<string, PageVersion>; complete: boolean }> {
   const { source, signal } = job;
@@ -56,14 +80,17 @@ export async function fetchFileShareSource(job: FileShareFetchJob): Promise<{ fe
     const real = await realpath(join(top, rel)).catch(() => null);
     if (!real) return; // Gone since it was listed.
     if (!allowed(real) || !within(real, top)) return log.warn(`file_share ${source.path}: skipped "${rel}": it resolves outside the share`);
-    const handle = await open(real, 'r').catch(() => null);
+    const linked = await lstat(real).catch(() => null);
+    if (!linked) return;
+    if (!linked.isFile()) return log.warn(`file_share ${source.path}: skipped "${rel}": ${kindOf(linked)}, not a regular file`);
+    const handle = await open(real, OPEN_FLAGS).catch(() => null);
     if (!handle) return log.warn(`file_share ${source.path}: skipped "${rel}": it cannot be opened`);
     try {
       // A link swapped in between the check and the open: what was opened is checked again (Linux names it in /proc).
       const opened = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => real);
       if (!allowed(opened) || !within(opened, top)) return log.warn(`file_share ${source.path}: skipped "${rel}": it resolves outside the share`);
       const stat = await handle.stat();
-      if (!stat.isFile()) return;
+      if (!stat.isFile()) return log.warn(`file_share ${source.path}: skipped "${rel}": ${kindOf(stat)}, not a regular file`);
       const version = versionOf(stat.size, stat.mtimeMs);
       if (seen) seen[rel] = version;
       if (job.versions?.[rel]?.etag === version.etag) return;
@@ -82,7 +109,10 @@ export async function fetchFileShareSource(job: FileShareFetchJob): Promise<{ fe
   };
 
   if (job.only) {
-    for (const rel of job.only) if (!signal.aborted) await read(rel);
+    const only = job.only;
+    await untilAborted(signal, (async () => {
+      for (const rel of only) if (!signal.aborted) await read(rel);
+    })(), () => undefined);
     return { fetched, seen: {}, complete: false };
   }
   const seen: Record<string, PageVersion> = {};
@@ -99,6 +129,6 @@ export async function fetchFileShareSource(job: FileShareFetchJob): Promise<{ fe
       }
     }
   };
-  await walk('');
+  await untilAborted(signal, walk(''), () => undefined);
   return { fetched, seen, complete: !signal.aborted && !cut };
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandContext, Condition, Fold, notFound, ID_GENERATOR, IdGenerator, invalid, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
+import { CommandContext, Condition, Fold, notFound, ID_GENERATOR, IdGenerator, invalid, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
 import { decideAddDeadLetter, decideRequestRun, PipelineEvent, pipelineFold, pipelineNotFound, PipelineState } from '../../domain/pipeline';
 import { decideCancelRun, DeadLetterRef, PipelineRunEvent, RunState, runFold, runNotFound, TriggerType } from '../../domain/pipeline-run';
 import { deadLetterView, PIPELINE_DEAD_LETTERS, PIPELINE_RUN_EVENTS, PIPELINE_RUNS, PipelineDeadLetterRow, PipelineRunEventRow, PipelineRunRow, pipelineRunEventView, pipelineRunView, PIPELINES, PipelineRow } from '../../read-models';
@@ -90,7 +90,7 @@ export class PipelineRuns {
     return { events: page.items.map(pipelineRunEventView), metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
   }
 
-  async deadLetters(key: string, q: { limit: number; pageKey?: string; status?: string; lastRunId?: string; origin?: string; filter?: RegExp }): Promise<Record<string, unknown>> {
+  async deadLetters(key: string, q: { limit: number; pageKey?: string; status?: string; lastRunId?: string; origin?: string; filter?: TextPattern }): Promise<Record<string, unknown>> {
     const pipeline = await this.pipelineRow(key);
     const where = [{ field: 'pipeline_id', op: 'eq' as const, value: pipeline.pipeline_id }, ...(q.status ? [{ field: 'status', op: 'eq' as const, value: q.status }] : []), ...(q.lastRunId ? [{ field: 'last_run_id', op: 'eq' as const, value: q.lastRunId }] : []), ...(q.origin ? [{ field: 'origin', op: 'eq' as const, value: q.origin }] : [])];
     const all = await this.allDeadLetters(where);

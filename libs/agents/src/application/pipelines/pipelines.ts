@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SecretBox } from '@lib/llms';
-import { CommandContext, conflict, DurableTimers, findMatching, Fold, ID_GENERATOR, IdGenerator, invalid, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
+import { CommandContext, conflict, DurableTimers, findMatching, Fold, ID_GENERATOR, IdGenerator, invalid, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
 import { decideCreatePipeline, decideDeletePipeline, decideUpdatePipeline, invalidPipeline, PipelineEvent, pipelineFold, pipelineNotFound, PipelineSettings, PipelineState, processingProblem, PROCESSING_DEFAULTS, triggerProblem } from '../../domain/pipeline';
 import type { Sealed } from '../../domain/session-events';
 import { AGENTS, AgentRow, PIPELINES, PipelineRow, pipelineView } from '../../read-models';
@@ -142,7 +142,7 @@ export class Pipelines {
     return pipelineView(row);
   }
 
-  async list(q: { limit: number; pageKey?: string; sourceType?: string; status?: string; enabled?: boolean; filter?: RegExp }): Promise<Record<string, unknown>> {
+  async list(q: { limit: number; pageKey?: string; sourceType?: string; status?: string; enabled?: boolean; filter?: TextPattern }): Promise<Record<string, unknown>> {
     const where = [...(q.sourceType ? [{ field: 'source_type', op: 'eq' as const, value: q.sourceType }] : []), ...(q.enabled !== undefined ? [{ field: 'enabled', op: 'eq' as const, value: q.enabled }] : [])];
     if (q.status !== undefined && !['initializing', 'active', 'paused', 'error'].includes(q.status)) throw invalid('request.invalid', 'status must be initializing, active, paused or error', { status: 'must be initializing, active, paused or error' });
     const page = await findMatching<PipelineRow>(this.reads, PIPELINES, { where, limit: q.limit, pageKey: q.pageKey }, (row) => {

@@ -6,6 +6,7 @@ import type { FetchedRecord, PageVersion } from '../../domain/pipeline-run';
 import type { S3SourceSettings } from '../../domain/pipeline-s3-source';
 import { ExtractFile, fileText, readableName } from './file-text';
 import { getWithRetry } from './retry-get';
+import { fullMatch } from './full-match';
 import { ListPage, readListPage, readS3Error, S3Object } from './s3-xml';
 
 /** What a run gives the S3 source (docs/pipelines.md, The S3 source): `secrets` holds `access_key_id` and `secret_access_key`. */
@@ -28,8 +29,6 @@ function keyPath(key: string): string | null {
   if (parts.some((p) => p === '.' || p === '..')) return null;
   return parts.map((p) => encodeURIComponent(p).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)).join('/');
 }
-
-const fullMatch = (patterns: readonly string[], key: string) => patterns.some((p) => new RegExp(`^(?:${p})$`).test(key));
 
 /**
  * Reads a bucket through the S3 API (ListObjectsV2 paged by continuation token, GetObject), every request signed

@@ -4,6 +4,7 @@ import type { FetchedRecord, PageVersion } from '../../domain/pipeline-run';
 import type { WebSourceSettings } from '../../domain/pipeline-source';
 import { readUpTo } from '@lib/platform';
 import { ALLOW_ALL, parseRobots, Robots } from './robots';
+import { fullMatch } from './full-match';
 
 /** RFC 9309 asks crawlers to parse at least 500 KiB of robots.txt; the sitemaps protocol caps a sitemap at 50 MiB. */
 const ROBOTS_BYTES = 512 * 1024;
@@ -82,8 +83,6 @@ export function readSitemap(xml: string): { pages: string[]; sitemaps: string[] 
   parser.end(xml);
   return { pages, sitemaps };
 }
-
-const fullMatch = (patterns: readonly string[], url: string) => patterns.some((p) => new RegExp(`^(?:${p})$`).test(url));
 
 /**
  * Discovers and fetches a site's pages (docs/pipelines.md, web source): sitemaps, breadth-first links, or both;

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SecretBox } from '@lib/llms';
-import { CommandContext, conflict, DomainError, FilterExpr, findMatching, ID_GENERATOR, IdGenerator, invalid, matchesFilter, notFound, parseFilter, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
+import { CommandContext, conflict, DomainError, FilterExpr, findMatching, ID_GENERATOR, IdGenerator, invalid, matchesFilter, notFound, parseFilter, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, type TextPattern } from '@lib/platform';
 import { ActiveAgent, agentNotFound } from '../../domain/agent';
 import { AgentConfig, effectiveCompaction } from '../../domain/agent-config';
 import { apiEventView, ForkOrigin, SessionApiEvent, SessionArtifactRecord, SessionCreator, SessionEvent, SessionFields } from '../../domain/session-events';
@@ -146,7 +146,7 @@ export class Sessions {
     return past.state;
   }
 
-  async list(agentKey: string, limit: number, pageKey?: string, metadataFilter?: string, filter?: RegExp): Promise<Record<string, unknown>> {
+  async list(agentKey: string, limit: number, pageKey?: string, metadataFilter?: string, filter?: TextPattern): Promise<Record<string, unknown>> {
     const agent = await this.agent(agentKey);
     let metadata;
     if (metadataFilter) {

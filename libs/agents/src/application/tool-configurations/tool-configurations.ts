@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandContext, conflict, findMatching, Fold, ID_GENERATOR, IdGenerator, invalid, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
+import { CommandContext, conflict, findMatching, Fold, ID_GENERATOR, IdGenerator, invalid, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
 import type { AgentConfig, ToolConfig } from '../../domain/agent-config';
 import {
   decideCreateToolConfiguration,
@@ -63,7 +63,7 @@ export class ToolConfigurations {
     return toolConfigurationView(row);
   }
 
-  async list(limit: number, pageKey?: string, type?: string, filter?: RegExp): Promise<Record<string, unknown>> {
+  async list(limit: number, pageKey?: string, type?: string, filter?: TextPattern): Promise<Record<string, unknown>> {
     const where = type ? [{ field: 'type', op: 'eq' as const, value: type }] : [];
     const page = await findMatching<ToolConfigurationRow>(this.reads, TOOL_CONFIGURATIONS, { where, limit, pageKey }, (r) => !filter || filter.test(r.name) || filter.test(r.config.description ?? ''));
     return { tool_configurations: page.items.map(toolConfigurationView), metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { SecretBox } from '@lib/llms';
-import { CommandContext, conflict, DomainError, findMatching, Fold, ID_GENERATOR, IdGenerator, invalid, notFound, OUTBOUND_HTTP, OutboundHttp, outboundRefusal, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
+import { CommandContext, conflict, DomainError, findMatching, Fold, ID_GENERATOR, IdGenerator, invalid, notFound, OUTBOUND_HTTP, OutboundHttp, outboundRefusal, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
 import { listServerTools, McpTarget } from '../../adapters/mcp/mcp-client';
 import type { AgentConfig, ToolConfig } from '../../domain/agent-config';
 import type { Sealed } from '../../domain/session-events';
@@ -101,7 +101,7 @@ export class ToolServers {
     return row;
   }
 
-  async list(limit: number, pageKey?: string, filter?: RegExp, enabled?: boolean): Promise<Record<string, unknown>> {
+  async list(limit: number, pageKey?: string, filter?: TextPattern, enabled?: boolean): Promise<Record<string, unknown>> {
     const where = enabled === undefined ? [] : [{ field: 'enabled', op: 'eq' as const, value: enabled }];
     const page = await findMatching<ToolServerRow>(this.reads, TOOL_SERVERS, { where, limit, pageKey }, (r) => !filter || filter.test(r.name) || filter.test(r.settings.description ?? ''));
     return { tool_servers: page.items.map(toolServerView), metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
@@ -125,7 +125,7 @@ export class ToolServers {
    * The built-in tools (on the first page, beside the limit: there are a handful) and the tools MCP syncs listed
    * (paged), filtered by `type` and by a regular expression over name and description.
    */
-  async tools(limit: number, pageKey?: string, type?: string, filter?: RegExp): Promise<Record<string, unknown>> {
+  async tools(limit: number, pageKey?: string, type?: string, filter?: TextPattern): Promise<Record<string, unknown>> {
     const matches = (name: string, description: string) => !filter || filter.test(name) || filter.test(description);
     const first = !pageKey;
     const builtins = first ? builtinTools(this.registry).filter((t) => (!type || t.type === type) && matches(String(t.name), String(t.description))) : [];

@@ -1,10 +1,11 @@
 import Ajv from 'ajv';
+import { linearRegExp } from '@lib/platform';
 import { VelocityText } from '@lib/retrieval';
 import type { AgentConfig } from '../../domain/agent-config';
 import type { PromptMessage } from '../../domain/history';
 import type { ActiveSession } from '../../domain/session';
 
-const ajv = new Ajv({ allErrors: false, strict: false });
+const ajv = new Ajv({ allErrors: false, strict: false, code: { regExp: linearRegExp } });
 
 /** What templates and conditions read: `agent`, `session`, `currentDate`. */
 export function templateContext(config: AgentConfig, agentKey: string, s: ActiveSession, now: Date): Record<string, unknown> {

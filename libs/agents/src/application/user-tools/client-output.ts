@@ -1,6 +1,7 @@
 import Ajv from 'ajv';
+import { linearRegExp } from '@lib/platform';
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+const ajv = new Ajv({ allErrors: true, strict: false, code: { regExp: linearRegExp } });
 
 /** What a client submits for a registered client tool matches its `output_schema`, or the reasons it does not. */
 export function clientOutputProblems(schema: Record<string, unknown> | undefined, output: unknown): string[] {

@@ -1,6 +1,6 @@
 import Ajv from 'ajv';
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandContext, conflict, findMatching, Fold, invalid, notFound, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
+import { CommandContext, conflict, findMatching, Fold, invalid, notFound, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, linearRegExp } from '@lib/platform';
 import { LambdaOutcome, LambdaSandbox } from '../../adapters/lambda/lambda-sandbox';
 import { ToolConfig, toolProblems } from '../../domain/agent-config';
 import { ClientToolSettings, decideCreateUserTool, decideDeleteUserTool, decideUpdateUserTool, invalidLambda, lambdaDeadlineSeconds, LambdaToolSettings, userToolFold, userToolId, UserToolEvent, UserToolState, userToolNotFound } from '../../domain/user-tool';
@@ -262,7 +262,7 @@ function schemaResults(inputSchema: Record<string, unknown>, outputSchema: Recor
   return { input_valid, output_valid, validation_errors: errors };
 }
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+const ajv = new Ajv({ allErrors: true, strict: false, code: { regExp: linearRegExp } });
 
 /** Agents' `lambda` tools, and client tools given by `tool_id`, name a tool `/v2/tools` holds (400 naming the entry). */
 export const lambdaToolCheck =

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { findMatching, READ_STORE, ReadStore } from '@lib/platform';
+import { findMatching, READ_STORE, ReadStore, type TextPattern } from '@lib/platform';
 import { CORPORA, CorpusRow, corpusView } from '../../read-models';
 
 export class ListCorpora {
@@ -8,7 +8,7 @@ export class ListCorpora {
     readonly limit: number,
     readonly pageKey?: string,
     /** A regular expression over name and description, as in the reference API. */
-    readonly filter?: RegExp,
+    readonly filter?: TextPattern,
     /** The corpus keys the caller may see; undefined when it may see every corpus. */
     readonly only?: readonly string[],
   ) {}

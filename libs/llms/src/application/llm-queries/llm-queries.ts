@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { findMatching, READ_STORE, ReadStore } from '@lib/platform';
+import { findMatching, READ_STORE, ReadStore, type TextPattern } from '@lib/platform';
 import { requireLlm } from '../llm-writer';
 import { LLMS, LlmRow, llmView } from '../../read-models';
 
@@ -22,7 +22,7 @@ export class ListLlms {
   constructor(
     readonly limit: number,
     readonly pageKey?: string,
-    readonly filter?: RegExp,
+    readonly filter?: TextPattern,
   ) {}
 }
 

@@ -1,3 +1,4 @@
+import type { TextPattern } from '@lib/platform';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { GENERATION_PRESETS, GenerationPreset } from '../../domain/presets';
 import { GenerationModels } from '../model/generation-models';
@@ -9,7 +10,7 @@ export class ListGenerationPresets {
   constructor(
     readonly offset: number,
     readonly limit: number,
-    readonly filter?: RegExp,
+    readonly filter?: TextPattern,
     readonly llmName?: string,
   ) {}
 }
