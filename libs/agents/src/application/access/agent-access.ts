@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { allows, capabilitiesOf, CorpusRoleName, AgentRoleName, ApiRole } from '@lib/auth';
+import { allows, assertAssignable, capabilitiesOf, CorpusRoleName, AgentRoleName, ApiRole, NO_GRANTS } from '@lib/auth';
 import { SecretBox } from '@lib/llms';
 import { CommandContext, Fold, invalid, StreamWriter, streamId } from '@lib/platform';
 import { agentNotFound } from '../../domain/agent';
 import { AgentIdentityEvent, AgentSecretsEvent, autoRoles, checkSecrets, identityFold, IdentityRoles, IdentityState, masked, secretsFold, SecretsState } from '../../domain/agent-access';
 import { AgentWriter } from '../agent-writer';
+import type { Configurer } from './configurer-rights';
 
 const secretsStream = (agentId: string) => streamId('agent_secrets', agentId);
 const identityStream = (agentId: string) => streamId('agent_identity', agentId);
@@ -82,8 +83,12 @@ export class AgentIdentities {
     return { mode: state.mode, client_id: `agent_${agent.agentId.replace(/^agt_/, '')}`, ...roles };
   }
 
-  /** `auto` ignores given roles and follows the tools; `manual` keeps the roles given (or those it had). */
-  async update(agentKey: string, change: { mode?: 'auto' | 'manual' } & Partial<IdentityRoles>, ctx: CommandContext): Promise<Record<string, unknown>> {
+  /**
+   * `auto` ignores given roles and follows the tools; `manual` keeps the roles given (or those it had). Roles in
+   * `manual` are granted by the caller, under the rule that keys and users follow: no more than the caller holds
+   * (`assertAssignable`, 403 `auth.escalation` naming the list), checked on the whole set the identity will hold.
+   */
+  async update(agentKey: string, change: { mode?: 'auto' | 'manual' } & Partial<IdentityRoles>, caller: Configurer, ctx: CommandContext): Promise<Record<string, unknown>> {
     const agent = await this.agent(agentKey);
     const fold = identityFold as unknown as Fold<IdentityState, AgentIdentityEvent>;
     await this.streams.write<IdentityState, AgentIdentityEvent>(identityStream(agent.agentId), fold, (state) => {
@@ -91,6 +96,9 @@ export class AgentIdentities {
       if (mode === 'auto') return state.mode === 'auto' ? [] : [{ type: 'AgentIdentitySet', data: { agentId: agent.agentId, agentKey, mode, setAt: ctx.now.toISOString() } }];
       const base = state.mode === 'manual' ? state.roles : autoRoles(agent.config);
       const roles: IdentityRoles = { api_roles: change.api_roles ?? base.api_roles, corpus_roles: change.corpus_roles ?? base.corpus_roles, agent_roles: change.agent_roles ?? base.agent_roles };
+      assertAssignable({ ...NO_GRANTS, apiRoles: roles.api_roles as ApiRole[] }, caller.caps, 'api_roles');
+      assertAssignable({ ...NO_GRANTS, corpusRoles: roles.corpus_roles.map((r) => ({ corpusKey: r.corpus_key, role: r.role as CorpusRoleName })) }, caller.caps, 'corpus_roles');
+      assertAssignable({ ...NO_GRANTS, agentRoles: roles.agent_roles.map((r) => ({ agentKey: r.agent_key, role: r.role as AgentRoleName })) }, caller.caps, 'agent_roles');
       return [{ type: 'AgentIdentitySet', data: { agentId: agent.agentId, agentKey, mode, roles, setAt: ctx.now.toISOString() } }];
     }, ctx, []);
     return this.get(agentKey);
