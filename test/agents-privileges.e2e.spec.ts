@@ -126,6 +126,30 @@ describe('agents and their privileges', () => {
     });
   });
 
+  describe("finding 2, later: an agent's tools are bounded by what its configurer may do now", () => {
+    it("takes a corpus away from the agent's tools when its configurer loses the right to read it", async () => {
+      await ok('POST', '/v2/corpora/pub/documents', { id: 'notice', type: 'core', document_parts: [{ text: 'The canteen opens at noon.' }] });
+      await createUser(app, 'lookout', { api_roles: ['agent_developer'], corpus_roles: [{ corpus_key: 'pub', role: 'viewer' }] }).then((k) => (users.lookout = asKey(k)));
+      expect((await app.call('POST', '/v2/agents', agent('watch', { look: search('pub') }), users.lookout)).status).toBe(201);
+      const ask = async (session: string) => {
+        await ok('POST', '/v2/agents/watch/sessions', { key: session });
+        upstream.enqueue({ toolCalls: [{ id: 'l', name: 'look', arguments: '{"query":"canteen"}' }] }, { content: 'done' });
+        const res = await ok('POST', `/v2/agents/watch/sessions/${session}/events`, { messages: [{ type: 'text', content: 'when does the canteen open?' }] });
+        return res.events.find((e: { type: string }) => e.type === 'tool_output');
+      };
+      const before = await ask('s1');
+      expect(before.error).toBe(false);
+      expect(JSON.stringify(before.tool_output)).toContain('canteen opens at noon');
+      await ok('PATCH', '/v2/users/lookout', { api_roles: ['agent_developer'], corpus_roles: [] });
+      const after = await ask('s2');
+      expect(after).toMatchObject({ error: true, tool_output: { error: expect.stringContaining('may not read') } });
+      expect(JSON.stringify(after)).not.toContain('canteen opens at noon');
+      // Given back, it works again: the bound is read at each call.
+      await ok('PATCH', '/v2/users/lookout', { api_roles: ['agent_developer'], corpus_roles: [{ corpus_key: 'pub', role: 'viewer' }] });
+      expect((await ask('s3')).error).toBe(false);
+    });
+  });
+
   describe("finding 3: an agent's identity holds no more than the caller who sets it", () => {
     it('refuses manual roles the caller does not hold, with the helper keys and users use, and keeps the identity', async () => {
       const before = await ok('GET', '/v2/agents/x/identity');
