@@ -124,6 +124,17 @@ describe('agents and their privileges', () => {
       const allowed = await app.call('POST', '/v2/agents', agent('caller', { ask: { type: 'sub_agent', sub_agent_configuration: { agent_key: 'x' } } }), users.maker);
       expect(allowed.status).toBe(201);
     });
+
+    it('bounds glossary-editing tools by what managing glossaries needs (an administrator role on some agent)', async () => {
+      const editor = { type: 'glossary_put_entries', argument_override: { glossary_key: 'terms' } };
+      const refused = await app.call('PATCH', '/v2/agents/x', { tool_configurations: { terms: editor } }, users.xdev);
+      expect(refused.status).toBe(403);
+      expect(refused.body.field_errors).toEqual({ 'tool_configurations.terms': expect.stringContaining('glossaries') });
+      expect((await app.call('POST', '/v2/glossaries', { key: 'terms', name: 'Terms' }, users.xdev)).status).toBe(403);
+      expect((await ok('GET', '/v2/agents/x')).tool_configurations).toEqual({});
+      expect((await app.call('PATCH', '/v2/agents/x', { tool_configurations: { terms: editor } }, users.xadmin)).status).toBe(200);
+      expect((await app.call('PATCH', '/v2/agents/x', { tool_configurations: { terms: null } }, users.xadmin)).status).toBe(200);
+    });
   });
 
   describe("finding 2, later: an agent's tools are bounded by what its configurer may do now", () => {

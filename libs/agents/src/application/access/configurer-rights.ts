@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { allows, Capability, CorpusAction } from '@lib/auth';
+import { allows, allowsSome, Capability, CorpusAction } from '@lib/auth';
 import { corpusNotFound } from '@lib/corpora';
 import { DomainError, notFound, READ_STORE, ReadStore } from '@lib/platform';
 import type { AgentConfig, ToolConfig } from '../../domain/agent-config';
@@ -14,7 +14,9 @@ export interface Configurer {
 export type Reached =
   | { readonly kind: 'corpus'; readonly action: Extract<CorpusAction, 'corpus.read' | 'corpus.write'>; readonly key: string; readonly field: string; readonly via: string }
   | { readonly kind: 'agent'; readonly key: string; readonly field: string; readonly via: string }
-  | { readonly kind: 'secrets'; readonly field: string; readonly via: string };
+  | { readonly kind: 'secrets'; readonly field: string; readonly via: string }
+  /** A tool that edits glossaries (any the model names): what managing glossaries needs. */
+  | { readonly kind: 'glossaries'; readonly field: string; readonly via: string };
 
 /** The shared configurations an agent's tools and steps depend on, resolved through references and lambdas. */
 export interface Dependencies {
@@ -70,7 +72,8 @@ const forbidden = (code: string, message: string, field: string, why: string): D
  * - each corpus a tool reaches needs the right the tool uses on it (search and document reads: read; document
  *   index: write). A corpus the writer cannot read answers 404 exactly as the corpus routes do (no oracle), one
  *   readable but not writable 403 with a field error naming the tool;
- * - each agent a sub_agent tool calls needs `agent.use` (404 / 403 likewise);
+ * - each agent a sub_agent tool calls needs `agent.use` (404 / 403 likewise); a glossary-editing tool needs what
+ *   managing glossaries needs (`agent.administer` on some agent);
  * - a tool that sends the agent's secrets (`{"$ref": "agent.secrets.<name>"}`) needs what reading the secrets
  *   needs (`agent.administer` on that agent), on every agent that would send them;
  * - a shared configuration in use needs `agent.develop` on every agent using it.
@@ -132,6 +135,9 @@ export class ConfigurerRights {
       if (r.kind === 'corpus') {
         if (!allows(caller.caps, 'corpus.read', r.key)) throw corpusNotFound(r.key);
         if (!allows(caller.caps, r.action, r.key)) throw forbidden('agent.tool_forbidden', `The tool ${r.via} writes to corpus "${r.key}", which you may not write to`, r.field, `writes to corpus "${r.key}", which the caller may not write to`);
+      } else if (r.kind === 'glossaries') {
+        // The route that manages glossaries asks agent.administer on some agent (glossary.manage): so does a tool that does.
+        if (!allowsSome(caller.caps, 'agent.administer')) throw forbidden('agent.tool_forbidden', `The tool ${r.via} edits glossaries, which you may not manage`, r.field, 'edits glossaries, which the caller may not manage');
       } else if (r.kind === 'agent') {
         const actions = ['agent.use', 'agent.view', 'agent.develop', 'agent.administer'] as const;
         if (!actions.some((a) => allows(caller.caps, a, r.key))) throw notFound('agent.not_found', `Agent "${r.key}" does not exist`, r.key);
@@ -183,6 +189,7 @@ export class ConfigurerRights {
       for (const c of Array.isArray(corpora) ? corpora : []) if (isObject(c) && typeof c.corpus_key === 'string') walk.reached.push({ kind: 'corpus', action: 'corpus.read', key: c.corpus_key, field, via });
     } else if (DOCUMENT_READERS.has(tool.type) && fixedCorpus) walk.reached.push({ kind: 'corpus', action: 'corpus.read', key: fixedCorpus, field, via });
     else if (tool.type === 'document_index' && fixedCorpus) walk.reached.push({ kind: 'corpus', action: 'corpus.write', key: fixedCorpus, field: field || 'argument_override.corpus_key', via });
+    else if (tool.type === 'glossary_put_entries' || tool.type === 'glossary_delete_entries') walk.reached.push({ kind: 'glossaries', field, via });
     else if (tool.type === 'sub_agent') {
       const target = isObject(tool.sub_agent_configuration) ? tool.sub_agent_configuration.agent_key : undefined;
       if (typeof target === 'string') walk.reached.push({ kind: 'agent', key: target, field: field || 'sub_agent_configuration.agent_key', via });
