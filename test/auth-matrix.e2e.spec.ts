@@ -469,4 +469,65 @@ describe('route × role matrix', () => {
     }
     expect(mismatches).toEqual([]);
   }, 120_000);
+
+  /**
+   * The rules the policy table cannot say (issue 41: an agent acts for its configurers, never for more): a write
+   * that passes a route's policy is judged again on what the configuration reaches. Each caller tries, on fixtures
+   * of its own (nothing here touches the table's fixtures): an agent searching c1 (read), one indexing into c1
+   * (write), an owner identity for a1, a change of a tool configuration a1 (or a2) uses, a new policy for an alias
+   * routing to a1 (or a2, or from a1 to a2), and a tool of a1 sending its secrets.
+   */
+  it('gives each caller on each configuration write the status its rights over what it reaches say', async () => {
+    type Write = { name: string; call: (caller: string, n: number) => { method: string; path: string; body: unknown }; want: (who: CallerSpec, caller: string) => Expect };
+    const agentBody = (key: string, tools: Record<string, unknown>) => ({ key, name: key, model: { name: 'fixture-llm' }, tool_configurations: tools, first_step_name: 'main', steps: { main: { instructions: [] } } });
+    await app.call('POST', '/v2/tool_configurations', { key: 'tc_a1', name: 'TC a1', type: 'web_get' });
+    await app.call('POST', '/v2/tool_configurations', { key: 'tc_a2', name: 'TC a2', type: 'web_get' });
+    await app.call('PATCH', '/v2/agents/a1', { tool_configurations: { fetch: { type: 'reference', tool_configuration_key: 'tc_a1' } } });
+    // a2: an agent the a1-scoped callers hold no role on; the account-wide agent roles reach it.
+    await app.call('POST', '/v2/agents', agentBody('a2', { fetch: { type: 'reference', tool_configuration_key: 'tc_a2' } }));
+    await app.call('POST', '/v2/agent_aliases', { key: 'al_a1', name: 'AL a1', policy: { type: 'routed', rules: [{ targets: { type: 'single', agent_key: 'a1' } }] } });
+    await app.call('POST', '/v2/agent_aliases', { key: 'al_a2', name: 'AL a2', policy: { type: 'routed', rules: [{ targets: { type: 'single', agent_key: 'a2' } }] } });
+    const onEveryAgent = (caller: string, action: AgentAction) => ['owner', 'administrator', ...(action === 'administer' ? [] : ['agentDeveloperRole'])].includes(caller);
+    const c1Reach = (who: CallerSpec, action: CorpusAction): Expect => (!who.agentCreate ? 403 : !who.c1.includes('read') ? 404 : who.c1.includes(action) ? 'allow' : 403);
+    const onA1 = (who: CallerSpec, policy: AgentAction[], needed: AgentAction): Expect => (who.a1.length === 0 ? 404 : !policy.some((a) => who.a1.includes(a)) ? 403 : who.a1.includes(needed) ? 'allow' : 403);
+    const writes: Write[] = [
+      { name: 'agent searching c1', call: (c, n) => ({ method: 'POST', path: '/v2/agents', body: agentBody(`s_${c}_${n}`, { look: { type: 'corpora_search', query_configuration: { search: { corpora: [{ corpus_key: 'c1' }] } } } }) }), want: (who) => c1Reach(who, 'read') },
+      { name: 'agent indexing into c1', call: (c, n) => ({ method: 'POST', path: '/v2/agents', body: agentBody(`i_${c}_${n}`, { put: { type: 'document_index', argument_override: { corpus_key: 'c1' } } }) }), want: (who) => c1Reach(who, 'write') },
+      // Only the owner holds the owner role: everybody else who may administer a1 is refused it.
+      {
+        name: 'owner identity for a1',
+        call: () => ({ method: 'PATCH', path: '/v2/agents/a1/identity', body: { mode: 'manual', api_roles: ['owner'] } }),
+        want: (who, caller) => {
+          const route = onA1(who, ['administer'], 'administer');
+          return route === 'allow' && caller !== 'owner' ? 403 : route;
+        },
+      },
+      // tool_config.manage (develop somewhere) passes the policy; the change then needs develop on a1, which uses it.
+      { name: 'change of a tool configuration a1 uses', call: (_c, n) => ({ method: 'PATCH', path: '/v2/tool_configurations/tc_a1', body: { description: `change ${n}` } }), want: (who) => (!who.someAgent.includes('develop') ? 403 : who.a1.includes('develop') ? 'allow' : 403) },
+      { name: 'new policy for an alias routing to a1', call: () => ({ method: 'PUT', path: '/v2/agent_aliases/al_a1/policy', body: { policy: { type: 'routed', rules: [{ targets: { type: 'single', agent_key: 'a1' } }] } } }), want: (who) => (!who.someAgent.includes('administer') ? 403 : who.a1.includes('administer') ? 'allow' : 403) },
+      { name: 'change of a tool configuration a2 uses', call: (_c, n) => ({ method: 'PATCH', path: '/v2/tool_configurations/tc_a2', body: { description: `change ${n}` } }), want: (who, c) => (!who.someAgent.includes('develop') ? 403 : onEveryAgent(c, 'develop') ? 'allow' : 403) },
+      // The policy names a2, which the a1-scoped callers hold no role on: it does not exist for them.
+      { name: 'new policy for an alias routing to a2', call: () => ({ method: 'PUT', path: '/v2/agent_aliases/al_a2/policy', body: { policy: { type: 'routed', rules: [{ targets: { type: 'single', agent_key: 'a2' } }] } } }), want: (who, c) => (!who.someAgent.includes('administer') ? 403 : onEveryAgent(c, 'administer') ? 'allow' : 404) },
+      // Rerouting a1's alias to a2: an agent the a1-scoped callers hold no role on does not exist for them.
+      { name: 'an alias of a1 rerouted to a2', call: () => ({ method: 'PUT', path: '/v2/agent_aliases/al_a1/policy', body: { policy: { type: 'routed', rules: [{ targets: { type: 'single', agent_key: 'a2' } }] } } }), want: (who, c) => (!who.someAgent.includes('administer') ? 403 : onEveryAgent(c, 'administer') ? 'allow' : 404) },
+      // Sending a1's secrets is reading them: develop on a1 passes the route, administer is needed.
+      { name: 'tool of a1 sending its secrets', call: () => ({ method: 'PATCH', path: '/v2/agents/a1', body: { tool_configurations: { leak: { type: 'web_get', argument_override: { headers: { authorization: { $ref: 'agent.secrets.token' } } } } } } }), want: (who) => onA1(who, ['develop'], 'administer') },
+    ];
+    const mismatches: string[] = [];
+    let n = 0;
+    for (const write of writes) {
+      for (const [caller, who] of Object.entries(CALLERS)) {
+        if (who === 'unauthenticated') continue;
+        const { method, path, body } = write.call(caller, ++n);
+        const res = await app.call(method, path, body, headers[caller]);
+        const want = write.want(who, caller);
+        const okay = want === 'allow' ? res.status < 300 : res.status === want;
+        if (!okay) mismatches.push(`${write.name} as ${caller}: want ${want}, got ${res.status} ${JSON.stringify(res.body.messages ?? '')}`);
+        if (write.name === 'owner identity for a1' && res.status < 300) await app.call('PATCH', '/v2/agents/a1/identity', { mode: 'auto' });
+        if (write.name === 'tool of a1 sending its secrets' && res.status < 300) await app.call('PATCH', '/v2/agents/a1', { tool_configurations: { leak: null } });
+        if (write.name === 'an alias of a1 rerouted to a2' && res.status < 300) await app.call('PUT', '/v2/agent_aliases/al_a1/policy', { policy: { type: 'routed', rules: [{ targets: { type: 'single', agent_key: 'a1' } }] } });
+      }
+    }
+    expect(mismatches).toEqual([]);
+  }, 120_000);
 });

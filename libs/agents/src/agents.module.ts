@@ -18,6 +18,7 @@ import { SessionEnrichment } from './application/sessions/enrichment';
 import { AgentQuotas } from './application/turn/agent-quotas';
 import { AGENT_CORPUS_ACCESS, AGENT_LEASES, AGENT_SECRET_VALUES, AgentCorpusAccess, AgentSecretValues, SessionInputs } from './application/turn/session-inputs';
 import { AgentIdentities, AgentSecrets } from './application/access/agent-access';
+import { ConfigurerRights } from './application/access/configurer-rights';
 import { AGENT_TOOLS, CorporaSearchTool, Tool, ToolRegistry } from './application/turn/tools';
 import { SandboxPool } from './adapters/sandbox/sandbox-pool';
 import { ArtifactGrepTool, ArtifactJqTool, ArtifactReadTool } from './application/tools/artifact-tools';
@@ -75,6 +76,7 @@ export class AgentsModule {
         },
         AgentSecrets,
         AgentIdentities,
+        ConfigurerRights,
         {
           // An agent's tools read what its identity may read (docs/agents.md, Identity).
           provide: AGENT_CORPUS_ACCESS,
@@ -173,7 +175,7 @@ export class AgentsModule {
         TurnRunner,
         SessionInputs,
       ],
-      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, EndUserSessions, A2aServer, Connectors, ConnectorPlatforms, ConnectorWebhooks, Pipelines, PipelineRuns],
+      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ConfigurerRights, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, EndUserSessions, A2aServer, Connectors, ConnectorPlatforms, ConnectorWebhooks, Pipelines, PipelineRuns],
     };
   }
 }

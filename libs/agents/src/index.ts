@@ -23,6 +23,7 @@ export * from './application/instructions/instruction-commands';
 export * from './application/instruction-queries/instruction-queries';
 export * from './domain/agent-access';
 export * from './application/access/agent-access';
+export * from './application/access/configurer-rights';
 export * from './application/sessions/artifact-store';
 export * from './adapters/sandbox/sandbox-pool';
 export * from './application/tools/web-get';

@@ -2,8 +2,9 @@ import { Body, Controller, Get, Param, Patch, Put } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import { IsArray, IsIn, IsObject, IsOptional, IsString, MaxLength, MinLength, ValidateNested } from 'class-validator';
 import { AgentIdentities, AgentSecrets } from '@lib/agents';
-import { AGENT_ROLES, API_ROLES, CORPUS_ROLES } from '@lib/auth';
+import { AGENT_ROLES, API_ROLES, CORPUS_ROLES, Principal } from '@lib/auth';
 import { CommandContext } from '@lib/platform';
+import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
@@ -65,8 +66,8 @@ export class AgentAccessController {
 
   @Patch('identity')
   @Policy('agent.administer')
-  async patchIdentity(@Param('agent_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
+  async patchIdentity(@Param('agent_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {
     validateBody(IdentityDto, body);
-    return this.identities.update(key, body as IdentityDto, ctx);
+    return this.identities.update(key, body as IdentityDto, caller, ctx);
   }
 }

@@ -22,10 +22,10 @@ export class AgentsController {
 
   @Post()
   @Policy('agent.create')
-  async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+  async create(@Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     const dto = validateBody(CreateAgentDto, body);
     const { key, ...request } = body as AgentRequest & { key?: string };
-    const result: WriteResult<{ key: string }> = await this.commands.execute(new CreateAgent(dto.key, request, ctx));
+    const result: WriteResult<{ key: string }> = await this.commands.execute(new CreateAgent(dto.key, request, caller, ctx));
     return this.answer(result, 201, res);
   }
 
@@ -48,17 +48,17 @@ export class AgentsController {
 
   @Patch(':agent_key')
   @Policy('agent.develop')
-  async update(@Param('agent_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+  async update(@Param('agent_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     validateBody(UpdateAgentDto, body);
-    return this.answer(await this.commands.execute(new UpdateAgent(key, { patch: body as Record<string, unknown> }, ctx)), 200, res);
+    return this.answer(await this.commands.execute(new UpdateAgent(key, { patch: body as Record<string, unknown> }, caller, ctx)), 200, res);
   }
 
   @Put(':agent_key')
   @Policy('agent.administer')
-  async replace(@Param('agent_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+  async replace(@Param('agent_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     validateBody(CreateAgentDto, body);
     const { key: _ignored, ...replacement } = body as AgentRequest & { key?: string };
-    return this.answer(await this.commands.execute(new UpdateAgent(key, { replacement }, ctx)), 200, res);
+    return this.answer(await this.commands.execute(new UpdateAgent(key, { replacement }, caller, ctx)), 200, res);
   }
 
   @Delete(':agent_key')

@@ -61,8 +61,8 @@ export class AliasesController {
 
   @Post()
   @Policy('alias.develop')
-  async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
-    const created = await this.aliases.create({ ...validateBody(CreateAliasDto, body) } as AliasInput, ctx);
+  async create(@Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    const created = await this.aliases.create({ ...validateBody(CreateAliasDto, body) } as AliasInput, caller, ctx);
     res.status(201);
     return created;
   }
@@ -81,21 +81,21 @@ export class AliasesController {
 
   @Patch(':alias_key')
   @Policy('alias.develop')
-  async update(@Param('alias_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
-    return this.aliases.update(key, { ...validateBody(UpdateAliasDto, body) } as AliasInput, ctx);
+  async update(@Param('alias_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {
+    return this.aliases.update(key, { ...validateBody(UpdateAliasDto, body) } as AliasInput, caller, ctx);
   }
 
   @Put(':alias_key/policy')
   @Policy('alias.administer')
-  async replacePolicy(@Param('alias_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
-    return this.aliases.replacePolicy(key, validateBody(ReplacePolicyDto, body).policy, ctx);
+  async replacePolicy(@Param('alias_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {
+    return this.aliases.replacePolicy(key, validateBody(ReplacePolicyDto, body).policy, caller, ctx);
   }
 
   @Delete(':alias_key')
   @HttpCode(204)
   @Policy('alias.administer')
-  async remove(@Param('alias_key') key: string, @Ctx() ctx: CommandContext) {
-    await this.aliases.remove(key, ctx);
+  async remove(@Param('alias_key') key: string, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {
+    await this.aliases.remove(key, caller, ctx);
   }
 
   /** Routed once here; the caller needs `agent.use` on the agent the policy picks (403 naming it otherwise). */

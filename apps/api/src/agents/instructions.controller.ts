@@ -2,8 +2,10 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
 import { CreateInstruction, DeleteInstruction, DeleteInstructionVersion, GetInstruction, InstructionWritten, ListInstructions, TestInstruction, UpdateInstruction } from '@lib/agents';
+import { Principal } from '@lib/auth';
 import { CommandContext, invalid, listFilter } from '@lib/platform';
 import { pageLimit } from '../corpora/paging';
+import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
@@ -52,17 +54,17 @@ export class InstructionsController {
 
   @Patch(':instruction_id')
   @Policy('instruction.manage')
-  async update(@Param('instruction_id') id: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+  async update(@Param('instruction_id') id: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     const dto = validateBody(UpdateInstructionDto, body);
     const change = { name: dto.name, description: dto.description, templateType: dto.template_type, template: dto.template, metadata: dto.metadata, enabled: dto.enabled };
-    return this.answer(await this.commands.execute(new UpdateInstruction(id, change, ctx)), 200, res);
+    return this.answer(await this.commands.execute(new UpdateInstruction(id, change, caller, ctx)), 200, res);
   }
 
   @Delete(':instruction_id')
   @Policy('instruction.manage')
   @HttpCode(204)
-  async remove(@Param('instruction_id') id: string, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
-    statusFor(await this.commands.execute(new DeleteInstruction(id, ctx)), 204, res);
+  async remove(@Param('instruction_id') id: string, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    statusFor(await this.commands.execute(new DeleteInstruction(id, caller, ctx)), 204, res);
   }
 
   /** A POST that changes nothing; the reference gives it the roles that manage instructions. */
@@ -77,8 +79,8 @@ export class InstructionsController {
   @Delete(':instruction_id/versions/:version')
   @Policy('instruction.manage')
   @HttpCode(204)
-  async removeVersion(@Param('instruction_id') id: string, @Param('version') version: string, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
-    statusFor(await this.commands.execute(new DeleteInstructionVersion(id, versionOf(version) ?? 0, ctx)), 204, res);
+  async removeVersion(@Param('instruction_id') id: string, @Param('version') version: string, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    statusFor(await this.commands.execute(new DeleteInstructionVersion(id, versionOf(version) ?? 0, caller, ctx)), 204, res);
   }
 
   private async answer(result: InstructionWritten, ok: number, res: Response) {

@@ -2,8 +2,10 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res
 import type { Response } from 'express';
 import { IsBoolean, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { ToolConfigurations } from '@lib/agents';
+import { Principal } from '@lib/auth';
 import { CommandContext, invalid, listFilter } from '@lib/platform';
 import { pageLimit } from '../corpora/paging';
+import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { checkDto, validationError } from '../http/validation';
@@ -36,8 +38,8 @@ export class ToolConfigurationsController {
 
   @Post()
   @Policy('tool_config.manage')
-  async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
-    const created = await this.configs.create(check(body, true), ctx);
+  async create(@Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    const created = await this.configs.create(check(body, true), caller, ctx);
     res.status(201);
     return created;
   }
@@ -57,14 +59,14 @@ export class ToolConfigurationsController {
 
   @Patch(':tool_configuration_key')
   @Policy('tool_config.manage')
-  async update(@Param('tool_configuration_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
-    return this.configs.update(key, check(body, false), ctx);
+  async update(@Param('tool_configuration_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {
+    return this.configs.update(key, check(body, false), caller, ctx);
   }
 
   @Delete(':tool_configuration_key')
   @Policy('tool_config.manage')
   @HttpCode(204)
-  async remove(@Param('tool_configuration_key') key: string, @Ctx() ctx: CommandContext) {
-    await this.configs.remove(key, ctx);
+  async remove(@Param('tool_configuration_key') key: string, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {
+    await this.configs.remove(key, caller, ctx);
   }
 }

@@ -3,8 +3,10 @@ import type { Response } from 'express';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsObject, IsOptional, IsString, MaxLength, MinLength, ValidateNested } from 'class-validator';
 import { ToolServerInput, ToolServers } from '@lib/agents';
+import { Principal } from '@lib/auth';
 import { CommandContext, invalid, listFilter } from '@lib/platform';
 import { pageLimit } from '../corpora/paging';
+import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
@@ -70,22 +72,22 @@ export class ToolServersController {
 
   @Patch('tool_servers/:tool_server_id')
   @Policy('tool_config.manage')
-  async update(@Param('tool_server_id') id: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
-    return this.servers.update(id, input(validateBody(UpdateToolServerDto, body)), ctx);
+  async update(@Param('tool_server_id') id: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {
+    return this.servers.update(id, input(validateBody(UpdateToolServerDto, body)), caller, ctx);
   }
 
   @Delete('tool_servers/:tool_server_id')
   @Policy('tool_config.manage')
   @HttpCode(204)
-  async remove(@Param('tool_server_id') id: string, @Ctx() ctx: CommandContext) {
-    await this.servers.remove(id, ctx);
+  async remove(@Param('tool_server_id') id: string, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {
+    await this.servers.remove(id, caller, ctx);
   }
 
   @Post('tool_servers/:tool_server_id/sync')
   @Policy('tool_config.manage')
   @HttpCode(204)
-  async sync(@Param('tool_server_id') id: string, @Ctx() ctx: CommandContext) {
-    await this.servers.sync(id, ctx);
+  async sync(@Param('tool_server_id') id: string, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {
+    await this.servers.sync(id, caller, ctx);
   }
 
   @Get('tools')

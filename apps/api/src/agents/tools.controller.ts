@@ -3,7 +3,9 @@ import type { Response } from 'express';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
 import { LambdaToolInput, ToolConfig, UserTools } from '@lib/agents';
+import { Principal } from '@lib/auth';
 import { CommandContext, invalid } from '@lib/platform';
+import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
@@ -99,8 +101,8 @@ export class ToolsController {
 
   @Post()
   @Policy('tool_config.manage')
-  async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
-    const created = await this.tools.create(isClient(body) ? ({ ...validateBody(CreateClientToolDto, body) } as LambdaToolInput) : input(validateBody(CreateLambdaToolDto, body)), ctx);
+  async create(@Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    const created = await this.tools.create(isClient(body) ? ({ ...validateBody(CreateClientToolDto, body) } as LambdaToolInput) : input(validateBody(CreateLambdaToolDto, body)), caller, ctx);
     res.status(201);
     return created;
   }
@@ -116,15 +118,15 @@ export class ToolsController {
 
   @Patch(':tool_id')
   @Policy('tool_config.manage')
-  async update(@Param('tool_id') id: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
-    return this.tools.update(id, isClient(body) ? ({ ...validateBody(UpdateClientToolDto, body) } as LambdaToolInput) : { ...input(validateBody(UpdateLambdaToolDto, body)), type: 'lambda' }, ctx);
+  async update(@Param('tool_id') id: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {
+    return this.tools.update(id, isClient(body) ? ({ ...validateBody(UpdateClientToolDto, body) } as LambdaToolInput) : { ...input(validateBody(UpdateLambdaToolDto, body)), type: 'lambda' }, caller, ctx);
   }
 
   @Delete(':tool_id')
   @HttpCode(204)
   @Policy('tool_config.manage')
-  async remove(@Param('tool_id') id: string, @Ctx() ctx: CommandContext) {
-    await this.tools.remove(id, ctx);
+  async remove(@Param('tool_id') id: string, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {
+    await this.tools.remove(id, caller, ctx);
   }
 
   @Post(':tool_id/test')

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { READ_STORE, ReadStore } from '@lib/platform';
+import { Actor, READ_STORE, ReadStore } from '@lib/platform';
 import { BOOTSTRAP_KEY_ID, digestMatches, keyIdOf } from '../domain/credentials';
 import { KeyDigests } from './key-digests';
 import { Capability, capabilitiesOf, fromWireGrants, Grants, intersect, maskForKeyType, scopesOf } from '../domain/roles';
@@ -65,6 +65,35 @@ export class Authenticator {
     const { items } = await this.reads.find<AppClientRow>(APP_CLIENTS, { where: [{ field: 'client_id', op: 'eq', value: clientId }], limit: 1 });
     const client = items[0];
     return client && digestMatches(clientSecret, client.secret_digest) ? client : undefined;
+  }
+
+  /**
+   * What the actor recorded on an event may do now (the configurer of an agent, whose tools must never reach
+   * further): a user's roles in force (through the key it acted with, so a user deleted and re-created under its
+   * name is another), an app client's, a key's as it would authenticate; nothing for one disabled or gone;
+   * undefined for the service's own actors (`system`, `agent`), which no person's roles bound.
+   */
+  async capabilitiesNow(actor: Actor): Promise<Capability[] | undefined> {
+    if (actor.type === 'system' || actor.type === 'agent') return undefined;
+    if (actor.type === 'app_client') {
+      const client = await this.reads.get<AppClientRow>(APP_CLIENTS, actor.id);
+      return client ? capabilitiesOf(await this.clientGrants(client)) : [];
+    }
+    const row = await this.reads.get<ApiKeyRow>(API_KEYS, actor.type === 'api_key' ? actor.id : (actor.via ?? ''));
+    if (actor.type === 'user' && row?.key_type !== 'personal') {
+      // Acted without a key we know now (a deleted personal key): the user of that name, if still enabled.
+      const user = await this.reads.get<UserRow>(USERS, actor.id);
+      return user?.enabled ? capabilitiesOf(await this.userGrants(user)) : [];
+    }
+    if (!row || !row.enabled) return [];
+    if (row.key_type === 'personal') {
+      const user = await this.activeUser(row);
+      return user ? capabilitiesOf(await this.userGrants(user)) : [];
+    }
+    const bound = await this.creatorCaps(row);
+    if (!bound) return [];
+    const [own] = await this.corpusGrants.inForce({ grants: fromWireGrants(row), grantedAt: row.created_at });
+    return intersect(maskForKeyType(capabilitiesOf(own), row.key_type), bound);
   }
 
   /** The capabilities of a key's creator now, or undefined when the creator is disabled or gone. */

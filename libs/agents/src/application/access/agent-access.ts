@@ -1,10 +1,12 @@
-import { Injectable } from '@nestjs/common';
-import { allows, capabilitiesOf, CorpusRoleName, AgentRoleName, ApiRole } from '@lib/auth';
+import { Inject, Injectable } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { allows, assertAssignable, Authenticator, Capability, capabilitiesOf, CorpusRoleName, AgentRoleName, ApiRole, intersect, NO_GRANTS } from '@lib/auth';
 import { SecretBox } from '@lib/llms';
-import { CommandContext, Fold, invalid, StreamWriter, streamId } from '@lib/platform';
+import { Actor, CommandContext, EVENT_STORE, EventStore, Fold, invalid, StreamWriter, streamId } from '@lib/platform';
 import { agentNotFound } from '../../domain/agent';
 import { AgentIdentityEvent, AgentSecretsEvent, autoRoles, checkSecrets, identityFold, IdentityRoles, IdentityState, masked, secretsFold, SecretsState } from '../../domain/agent-access';
-import { AgentWriter } from '../agent-writer';
+import { AgentWriter, agentStream } from '../agent-writer';
+import type { Configurer } from './configurer-rights';
 
 const secretsStream = (agentId: string) => streamId('agent_secrets', agentId);
 const identityStream = (agentId: string) => streamId('agent_identity', agentId);
@@ -67,6 +69,8 @@ export class AgentIdentities {
   constructor(
     private readonly agents: AgentWriter,
     private readonly streams: StreamWriter,
+    @Inject(EVENT_STORE) private readonly events: EventStore,
+    private readonly modules: ModuleRef,
   ) {}
 
   private async agent(agentKey: string) {
@@ -82,8 +86,12 @@ export class AgentIdentities {
     return { mode: state.mode, client_id: `agent_${agent.agentId.replace(/^agt_/, '')}`, ...roles };
   }
 
-  /** `auto` ignores given roles and follows the tools; `manual` keeps the roles given (or those it had). */
-  async update(agentKey: string, change: { mode?: 'auto' | 'manual' } & Partial<IdentityRoles>, ctx: CommandContext): Promise<Record<string, unknown>> {
+  /**
+   * `auto` ignores given roles and follows the tools; `manual` keeps the roles given (or those it had). Roles in
+   * `manual` are granted by the caller, under the rule that keys and users follow: no more than the caller holds
+   * (`assertAssignable`, 403 `auth.escalation` naming the list), checked on the whole set the identity will hold.
+   */
+  async update(agentKey: string, change: { mode?: 'auto' | 'manual' } & Partial<IdentityRoles>, caller: Configurer, ctx: CommandContext): Promise<Record<string, unknown>> {
     const agent = await this.agent(agentKey);
     const fold = identityFold as unknown as Fold<IdentityState, AgentIdentityEvent>;
     await this.streams.write<IdentityState, AgentIdentityEvent>(identityStream(agent.agentId), fold, (state) => {
@@ -91,6 +99,9 @@ export class AgentIdentities {
       if (mode === 'auto') return state.mode === 'auto' ? [] : [{ type: 'AgentIdentitySet', data: { agentId: agent.agentId, agentKey, mode, setAt: ctx.now.toISOString() } }];
       const base = state.mode === 'manual' ? state.roles : autoRoles(agent.config);
       const roles: IdentityRoles = { api_roles: change.api_roles ?? base.api_roles, corpus_roles: change.corpus_roles ?? base.corpus_roles, agent_roles: change.agent_roles ?? base.agent_roles };
+      assertAssignable({ ...NO_GRANTS, apiRoles: roles.api_roles as ApiRole[] }, caller.caps, 'api_roles');
+      assertAssignable({ ...NO_GRANTS, corpusRoles: roles.corpus_roles.map((r) => ({ corpusKey: r.corpus_key, role: r.role as CorpusRoleName })) }, caller.caps, 'corpus_roles');
+      assertAssignable({ ...NO_GRANTS, agentRoles: roles.agent_roles.map((r) => ({ agentKey: r.agent_key, role: r.role as AgentRoleName })) }, caller.caps, 'agent_roles');
       return [{ type: 'AgentIdentitySet', data: { agentId: agent.agentId, agentKey, mode, roles, setAt: ctx.now.toISOString() } }];
     }, ctx, []);
     return this.get(agentKey);
@@ -106,13 +117,44 @@ export class AgentIdentities {
     return allows(await this.capabilities(agentKey), 'corpus.write', corpusKey);
   }
 
-  private async capabilities(agentKey: string) {
-    const identity = (await this.get(agentKey)) as unknown as IdentityRoles;
-    return capabilitiesOf({
+  /**
+   * What the agent's tools may do now: its identity's roles, bounded by what its configurers may do now (the last
+   * writer of its configuration and, in `manual` mode, whoever set the identity), as a data key is bounded by its
+   * creator: demoting, disabling or deleting a configurer takes the access away at the agent's next tool call.
+   */
+  private async capabilities(agentKey: string): Promise<Capability[]> {
+    const identity = (await this.get(agentKey)) as unknown as IdentityRoles & { mode: 'auto' | 'manual' };
+    let caps = capabilitiesOf({
       apiRoles: identity.api_roles as ApiRole[],
       corpusRoles: identity.corpus_roles.map((r) => ({ corpusKey: r.corpus_key, role: r.role as CorpusRoleName })),
       agentRoles: identity.agent_roles.map((r) => ({ agentKey: r.agent_key, role: r.role as AgentRoleName })),
     });
+    for (const actor of await this.configurers(agentKey, identity.mode)) {
+      const bound = await this.authenticator()?.capabilitiesNow(actor);
+      if (bound) caps = intersect(caps, bound);
+    }
+    return caps;
+  }
+
+  /** The actors of the agent's last configuration event and, for a manual identity, of its last identity event. */
+  private async configurers(agentKey: string, mode: 'auto' | 'manual'): Promise<Actor[]> {
+    const agent = await this.agent(agentKey);
+    const written = (await this.events.readStream(agentStream(agentKey))).filter((e) => e.type === 'AgentCreated' || e.type === 'AgentUpdated');
+    const actors = written.length ? [written[written.length - 1].metadata.actor] : [];
+    if (mode === 'manual') {
+      const set = await this.events.readStream(identityStream(agent.agentId), { direction: 'backwards', maxCount: 1 });
+      if (set[0]) actors.push(set[0].metadata.actor);
+    }
+    return actors;
+  }
+
+  // Looked up when used: the authenticator belongs to the auth module, which this one does not import.
+  private authenticator(): Authenticator | undefined {
+    try {
+      return this.modules.get(Authenticator, { strict: false });
+    } catch {
+      return undefined;
+    }
   }
 
   /** Whether the agent, acting as its identity, may read a corpus (its tools use the identity's permissions). */

@@ -4,6 +4,7 @@ import { CommandContext, ID_GENERATOR, IdGenerator, WriteResult } from '@lib/pla
 import { AgentConfig } from '../../domain/agent-config';
 import { AgentRequest, configFromRequest, decideCreateAgent, decideDeleteAgent, decideUpdateAgent, mergeAgentPatch } from '../../domain/agent';
 import { AgentWriter } from '../agent-writer';
+import { Configurer, ConfigurerRights } from '../access/configurer-rights';
 
 /** A key from the name when none is given (the reference: "auto-generated based on the agent name"). */
 export function keyFromName(name: string, suffix: string): string {
@@ -15,6 +16,7 @@ export class CreateAgent {
   constructor(
     readonly key: string | undefined,
     readonly request: AgentRequest,
+    readonly caller: Configurer,
     readonly ctx: CommandContext,
   ) {}
 }
@@ -23,13 +25,15 @@ export class CreateAgent {
 export class CreateAgentHandler implements ICommandHandler<CreateAgent, WriteResult<{ key: string }>> {
   constructor(
     private readonly writer: AgentWriter,
+    private readonly rights: ConfigurerRights,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
   ) {}
 
-  async execute({ key, request, ctx }: CreateAgent): Promise<WriteResult<{ key: string }>> {
+  async execute({ key, request, caller, ctx }: CreateAgent): Promise<WriteResult<{ key: string }>> {
     const config = configFromRequest(request);
     await this.writer.checkReferences(config);
     const agentKey = key ?? keyFromName(config.name, this.ids.uuid().slice(0, 8));
+    await this.rights.assertAgentWrite(caller, agentKey, config);
     const agentId = `agt_${this.ids.uuid()}`;
     const { position, visible } = await this.writer.write(agentKey, (s) => decideCreateAgent(s, { agentId, agentKey, config }, ctx.now), ctx);
     return { value: { key: agentKey }, position, visible };
@@ -41,19 +45,29 @@ export class UpdateAgent {
   constructor(
     readonly key: string,
     readonly change: { readonly patch: Record<string, unknown> } | { readonly replacement: AgentRequest },
+    readonly caller: Configurer,
     readonly ctx: CommandContext,
   ) {}
 }
 
 @CommandHandler(UpdateAgent)
 export class UpdateAgentHandler implements ICommandHandler<UpdateAgent, WriteResult<{ key: string }>> {
-  constructor(private readonly writer: AgentWriter) {}
+  constructor(
+    private readonly writer: AgentWriter,
+    private readonly rights: ConfigurerRights,
+  ) {}
 
-  async execute({ key, change, ctx }: UpdateAgent): Promise<WriteResult<{ key: string }>> {
+  async execute({ key, change, caller, ctx }: UpdateAgent): Promise<WriteResult<{ key: string }>> {
     const next = (current: AgentConfig) => ('patch' in change ? mergeAgentPatch(current, change.patch) : configFromRequest(change.replacement));
-    // References are checked on the configuration the decision would write, read once before deciding.
+    // References and the writer's rights are checked on the configuration the decision would write, read once
+    // before deciding. The rights cover the whole configuration, not what the change adds: whoever writes an
+    // agent last answers for everything it reaches.
     const state = await this.writer.state(key);
-    if (state.status === 'active') await this.writer.checkReferences(next(state.config));
+    if (state.status === 'active') {
+      const config = next(state.config);
+      await this.writer.checkReferences(config);
+      await this.rights.assertAgentWrite(caller, key, config);
+    }
     const { position, visible } = await this.writer.write(key, (s) => decideUpdateAgent(s, key, next, 'replacement' in change, ctx.now), ctx);
     return { value: { key }, position, visible };
   }

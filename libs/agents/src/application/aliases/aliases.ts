@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, Clock, CommandContext, ConcurrencyError, conflict, DomainError, EVENT_STORE, EventStore, findMatching, Fold, ID_GENERATOR, IdGenerator, invalid, notFound, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, toNewEvents } from '@lib/platform';
-import { AliasEvent, aliasFold, aliasNotFound, AliasPolicy, aliasPolicyProblem, AliasSessionEvent, AliasSettings, AliasState, decideCreateAlias, decideDeleteAlias, decideUpdateAlias, invalidAlias } from '../../domain/alias';
+import { allows } from '@lib/auth';
+import { AliasEvent, aliasFold, aliasNotFound, AliasPolicy, aliasPolicyProblem, AliasSessionEvent, AliasSettings, AliasState, decideCreateAlias, decideDeleteAlias, decideUpdateAlias, invalidAlias, policyAgents } from '../../domain/alias';
 import { AGENTS, AgentRow, ALIASES, AliasRow, aliasView, SESSIONS, SessionRow, sessionRowId, sessionView } from '../../read-models';
 import { compileCondition } from '../conditions';
 import { SessionRequest, Sessions } from '../sessions/sessions';
+import type { Configurer } from '../access/configurer-rights';
 
 const aliasStream = (key: string) => streamId('agent_alias', key);
 const aliasSessionStream = (aliasKey: string, sessionKey: string) => streamId('alias_session', aliasKey, sessionKey);
@@ -61,8 +63,33 @@ export class Aliases {
     return p;
   }
 
-  async create(input: AliasInput, ctx: CommandContext): Promise<Record<string, unknown>> {
+  /**
+   * An alias speaks for the agents it routes to, so changing it needs a right over each of them (docs/aliases.md):
+   * `agent.develop` to create one or change its name, description, state or metadata, `agent.administer` to
+   * replace its policy or delete it; on every agent it routes to before the change (checked on the state the write
+   * decides on) and after. An agent the new policy names that the caller holds no role on answers 404, as the
+   * agent's own routes do; one it holds another role on, 403 naming the field.
+   */
+  private assertNewTargets(caller: Configurer, policy: unknown, action: 'agent.develop' | 'agent.administer'): void {
+    if (aliasPolicyProblem(policy)) return;
+    for (const [i, rule] of (policy as AliasPolicy).rules.entries()) {
+      const targets = rule.targets.type === 'single' ? [[`policy.rules[${i}].targets.agent_key`, rule.targets.agent_key]] : rule.targets.options.map((o, j) => [`policy.rules[${i}].targets.options[${j}].agent_key`, o.agent_key]);
+      for (const [field, agentKey] of targets) {
+        if (!(['agent.use', 'agent.view', 'agent.develop', 'agent.administer'] as const).some((a) => allows(caller.caps, a, agentKey))) throw notFound('agent.not_found', `Agent "${agentKey}" does not exist`, agentKey);
+        if (!allows(caller.caps, action, agentKey)) throw new DomainError('forbidden', 'alias.forbidden', `The alias would route to agent "${agentKey}", which you may not ${action === 'agent.develop' ? 'develop' : 'administer'}`, { fieldErrors: { [field]: `the caller may not ${action === 'agent.develop' ? 'develop' : 'administer'} this agent` } });
+      }
+    }
+  }
+
+  private assertCurrentTargets(caller: Configurer, key: string, state: AliasState, action: 'agent.develop' | 'agent.administer'): void {
+    if (state.status !== 'active') return;
+    const others = policyAgents(state.settings.policy).filter((a) => !allows(caller.caps, action, a));
+    if (others.length) throw new DomainError('forbidden', 'alias.forbidden', `Alias "${key}" routes to agent${others.length > 1 ? 's' : ''} ${others.join(', ')}, which you may not ${action === 'agent.develop' ? 'develop' : 'administer'}`);
+  }
+
+  async create(input: AliasInput, caller: Configurer, ctx: CommandContext): Promise<Record<string, unknown>> {
     const key = input.key!;
+    this.assertNewTargets(caller, input.policy, 'agent.develop');
     const policy = await this.checkPolicy(input.policy);
     const settings: AliasSettings = { name: input.name!, description: input.description ?? null, policy, enabled: input.enabled ?? true, metadata: input.metadata ?? null };
     await this.write(key, (s) => decideCreateAlias(s, key, settings, ctx.now), ctx);
@@ -70,14 +97,29 @@ export class Aliases {
   }
 
   /** PATCH of the metadata fields; the policy is replaced only whole (`replacePolicy`). */
-  async update(key: string, input: AliasInput, ctx: CommandContext): Promise<Record<string, unknown>> {
-    await this.write(key, (s) => decideUpdateAlias(s, key, (old) => ({ ...old, ...(input.name !== undefined ? { name: input.name } : {}), ...(input.description !== undefined ? { description: input.description } : {}), ...(input.enabled !== undefined ? { enabled: input.enabled } : {}), ...(input.metadata !== undefined ? { metadata: input.metadata } : {}) }), ctx.now), ctx);
+  async update(key: string, input: AliasInput, caller: Configurer, ctx: CommandContext): Promise<Record<string, unknown>> {
+    await this.write(
+      key,
+      (s) => {
+        this.assertCurrentTargets(caller, key, s, 'agent.develop');
+        return decideUpdateAlias(s, key, (old) => ({ ...old, ...(input.name !== undefined ? { name: input.name } : {}), ...(input.description !== undefined ? { description: input.description } : {}), ...(input.enabled !== undefined ? { enabled: input.enabled } : {}), ...(input.metadata !== undefined ? { metadata: input.metadata } : {}) }), ctx.now);
+      },
+      ctx,
+    );
     return this.get(key);
   }
 
-  async replacePolicy(key: string, policy: unknown, ctx: CommandContext): Promise<Record<string, unknown>> {
+  async replacePolicy(key: string, policy: unknown, caller: Configurer, ctx: CommandContext): Promise<Record<string, unknown>> {
+    this.assertNewTargets(caller, policy, 'agent.administer');
     const checked = await this.checkPolicy(policy);
-    await this.write(key, (s) => decideUpdateAlias(s, key, (old) => ({ ...old, policy: checked }), ctx.now), ctx);
+    await this.write(
+      key,
+      (s) => {
+        this.assertCurrentTargets(caller, key, s, 'agent.administer');
+        return decideUpdateAlias(s, key, (old) => ({ ...old, policy: checked }), ctx.now);
+      },
+      ctx,
+    );
     return this.get(key);
   }
 
@@ -85,8 +127,15 @@ export class Aliases {
    * Nothing in this service depends on an alias yet (the reference's 409 is for connectors, issue 18): sessions
    * created through it belong to their agents and stay reachable there.
    */
-  async remove(key: string, ctx: CommandContext): Promise<void> {
-    await this.write(key, (s) => decideDeleteAlias(s, key, ctx.now), ctx);
+  async remove(key: string, caller: Configurer, ctx: CommandContext): Promise<void> {
+    await this.write(
+      key,
+      (s) => {
+        this.assertCurrentTargets(caller, key, s, 'agent.administer');
+        return decideDeleteAlias(s, key, ctx.now);
+      },
+      ctx,
+    );
   }
 
   async get(key: string): Promise<Record<string, unknown>> {

@@ -14,6 +14,7 @@ import {
 } from '../../domain/instruction';
 import { agentsReferring, versionUsage } from '../instruction-references';
 import { checkTemplate, InstructionWriter } from '../instruction-writer';
+import { Configurer, ConfigurerRights, SharedConfiguration } from '../access/configurer-rights';
 
 /** What a write answers: the instruction and the version the caller should read. */
 export type InstructionWritten = WriteResult<{ id: string; version: number }>;
@@ -45,18 +46,26 @@ export class UpdateInstruction {
   constructor(
     readonly id: string,
     readonly change: InstructionChange,
+    readonly caller: Configurer,
     readonly ctx: CommandContext,
   ) {}
 }
 
 @CommandHandler(UpdateInstruction)
 export class UpdateInstructionHandler implements ICommandHandler<UpdateInstruction, InstructionWritten> {
-  constructor(private readonly writer: InstructionWriter) {}
+  constructor(
+    private readonly writer: InstructionWriter,
+    private readonly rights: ConfigurerRights,
+    @Inject(READ_STORE) private readonly reads: ReadStore,
+  ) {}
 
-  async execute({ id, change, ctx }: UpdateInstruction): Promise<InstructionWritten> {
+  async execute({ id, change, caller, ctx }: UpdateInstruction): Promise<InstructionWritten> {
     // The template is checked as the new version would hold it (a PATCH may change only the type).
     const state = await this.writer.state(id);
     if (state.status === 'active') checkTemplate(applyInstructionChange(state.versions[latestVersion(state)], change));
+    // The new version is what every agent following the latest reads at its next turn: a change to each of them.
+    const followers = (await agentsReferring(this.reads, id)).filter((r) => r.followsLatest).map((r) => r.agent);
+    this.rights.assertDevelops(caller, instruction(id), followers);
     let version = 0;
     const { position, visible } = await this.writer.write(
       id,
@@ -74,6 +83,7 @@ export class UpdateInstructionHandler implements ICommandHandler<UpdateInstructi
 export class DeleteInstruction {
   constructor(
     readonly id: string,
+    readonly caller: Configurer,
     readonly ctx: CommandContext,
   ) {}
 }
@@ -82,11 +92,13 @@ export class DeleteInstruction {
 export class DeleteInstructionHandler implements ICommandHandler<DeleteInstruction, InstructionWritten> {
   constructor(
     private readonly writer: InstructionWriter,
+    private readonly rights: ConfigurerRights,
     @Inject(READ_STORE) private readonly reads: ReadStore,
   ) {}
 
-  async execute({ id, ctx }: DeleteInstruction): Promise<InstructionWritten> {
+  async execute({ id, caller, ctx }: DeleteInstruction): Promise<InstructionWritten> {
     const usedBy = (await agentsReferring(this.reads, id)).map((r) => r.agent);
+    this.rights.assertDevelops(caller, instruction(id), usedBy);
     const { position, visible } = await this.writer.write(id, (s) => decideDeleteInstruction(s, { instructionId: id, usedBy }, ctx.now), ctx);
     return { value: { id, version: 0 }, position, visible };
   }
@@ -96,6 +108,7 @@ export class DeleteInstructionVersion {
   constructor(
     readonly id: string,
     readonly version: number,
+    readonly caller: Configurer,
     readonly ctx: CommandContext,
   ) {}
 }
@@ -104,12 +117,17 @@ export class DeleteInstructionVersion {
 export class DeleteInstructionVersionHandler implements ICommandHandler<DeleteInstructionVersion, InstructionWritten> {
   constructor(
     private readonly writer: InstructionWriter,
+    private readonly rights: ConfigurerRights,
     @Inject(READ_STORE) private readonly reads: ReadStore,
   ) {}
 
-  async execute({ id, version, ctx }: DeleteInstructionVersion): Promise<InstructionWritten> {
-    const usage = versionUsage(await agentsReferring(this.reads, id), version);
+  async execute({ id, version, caller, ctx }: DeleteInstructionVersion): Promise<InstructionWritten> {
+    const referring = await agentsReferring(this.reads, id);
+    this.rights.assertDevelops(caller, instruction(id), referring.map((r) => r.agent));
+    const usage = versionUsage(referring, version);
     const { position, visible } = await this.writer.write(id, (s) => decideDeleteInstructionVersion(s, { instructionId: id, version, usage }, ctx.now), ctx);
     return { value: { id, version }, position, visible };
   }
 }
+
+const instruction = (id: string): SharedConfiguration => ({ kind: 'instruction', id, label: `Instruction "${id}"` });

@@ -14,6 +14,7 @@ import {
 import { AGENTS, AgentRow, TOOL_CONFIGURATIONS, ToolConfigurationRow, toolConfigurationView } from '../../read-models';
 import { keyFromName } from '../agents/agent-commands';
 import { AgentWriter, ReferenceCheck } from '../agent-writer';
+import { Configurer, ConfigurerRights, SharedConfiguration } from '../access/configurer-rights';
 
 const stream = (key: string) => streamId('tool_configuration', key);
 const IDENTITY = ['key', 'created_at', 'updated_at'];
@@ -28,29 +29,42 @@ export class ToolConfigurations {
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     @Inject(PROJECTION_PROGRESS) private readonly progress: ProjectionProgress,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    private readonly rights: ConfigurerRights,
   ) {}
+
+  private shared = (key: string): SharedConfiguration => ({ kind: 'tool_configuration', id: key, label: `Tool configuration "${key}"` });
 
   private write(key: string, decide: (s: ToolConfigurationState) => ToolConfigurationEvent[], ctx: CommandContext) {
     return this.streams.write<ToolConfigurationState, ToolConfigurationEvent>(stream(key), toolConfigurationFold as unknown as Fold<ToolConfigurationState, ToolConfigurationEvent>, decide, ctx, ['tool_configurations']);
   }
 
-  async create(body: Record<string, unknown>, ctx: CommandContext): Promise<Record<string, unknown>> {
+  async create(body: Record<string, unknown>, caller: Configurer, ctx: CommandContext): Promise<Record<string, unknown>> {
     const fields = Object.fromEntries(Object.entries(body).filter(([k]) => !IDENTITY.includes(k)));
     const config = { ...fields, enabled: body.enabled ?? true, metadata: body.metadata ?? {} } as unknown as ReusableToolConfig;
     const key = typeof body.key === 'string' ? body.key : keyFromName(String(body.name ?? 'tool'), this.ids.uuid().slice(0, 8));
     await this.checkTransforms(config);
+    await this.rights.assertSharedWrite(caller, this.shared(key), { '': config as unknown as ToolConfig }, '');
     await this.write(key, (s) => decideCreateToolConfiguration(s, key, config, ctx.now), ctx);
     return this.get(key);
   }
 
-  async update(key: string, patch: Record<string, unknown>, ctx: CommandContext): Promise<Record<string, unknown>> {
+  /**
+   * A change applies to every agent that refers to the configuration at its next turn: the writer must be able
+   * to make it on each of them (ConfigurerRights), judged on the whole configuration the change leaves.
+   */
+  async update(key: string, patch: Record<string, unknown>, caller: Configurer, ctx: CommandContext): Promise<Record<string, unknown>> {
     const current = await this.streams.state(stream(key), toolConfigurationFold);
-    if (current.status === 'active') await this.checkTransforms({ ...current.config, ...patch } as ReusableToolConfig);
+    if (current.status === 'active') {
+      await this.checkTransforms({ ...current.config, ...patch } as ReusableToolConfig);
+      const next = decideUpdateToolConfiguration(current, key, patch, ctx.now)[0];
+      if (next?.type === 'ToolConfigurationUpdated') await this.rights.assertSharedWrite(caller, this.shared(key), { '': next.data.config as unknown as ToolConfig }, '');
+    }
     await this.write(key, (s) => decideUpdateToolConfiguration(s, key, patch, ctx.now), ctx);
     return this.get(key);
   }
 
-  async remove(key: string, ctx: CommandContext): Promise<void> {
+  async remove(key: string, caller: Configurer, ctx: CommandContext): Promise<void> {
+    await this.rights.assertSharedChange(caller, this.shared(key));
     const users = await this.usedBy(key);
     if (users.length) throw conflict('tool_configuration.in_use', `Tool configuration "${key}" is used by agent${users.length > 1 ? 's' : ''} ${users.join(', ')}: remove the reference first`);
     const { position } = await this.write(key, (s) => decideDeleteToolConfiguration(s, key, ctx.now), ctx);

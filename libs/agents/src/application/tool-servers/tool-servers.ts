@@ -10,6 +10,7 @@ import { AGENTS, AgentRow, CatalogToolRow, catalogToolView, TOOL_CATALOG, TOOL_S
 import type { ReferenceCheck } from '../agent-writer';
 import { builtinTools } from '../tools/builtin-catalog';
 import { AGENT_TOOLS, ToolRegistry } from '../turn/tools';
+import { Configurer, ConfigurerRights, SharedConfiguration } from '../access/configurer-rights';
 
 const stream = (id: string) => streamId('tool_server', id);
 
@@ -40,6 +41,7 @@ export class ToolServers {
     @Inject(PROJECTION_PROGRESS) private readonly progress: ProjectionProgress,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly modules: ModuleRef,
+    private readonly rights: ConfigurerRights,
   ) {}
 
   /** The tool registry, looked up when needed: the mcp tool in it needs this service first. */
@@ -66,8 +68,12 @@ export class ToolServers {
     return this.get(id);
   }
 
-  async update(id: string, input: ToolServerInput, ctx: CommandContext): Promise<Record<string, unknown>> {
+  private shared = (id: string): SharedConfiguration => ({ kind: 'tool_server', id, label: `Tool server "${id}"` });
+
+  /** Its address, headers and credentials are where every agent using its tools sends their calls. */
+  async update(id: string, input: ToolServerInput, caller: Configurer, ctx: CommandContext): Promise<Record<string, unknown>> {
     if (input.uri) await this.outboundAllowed(input.uri);
+    await this.rights.assertSharedChange(caller, this.shared(id));
     await this.write(
       id,
       (s) => {
@@ -82,7 +88,8 @@ export class ToolServers {
     return this.get(id);
   }
 
-  async remove(id: string, ctx: CommandContext): Promise<void> {
+  async remove(id: string, caller: Configurer, ctx: CommandContext): Promise<void> {
+    await this.rights.assertSharedChange(caller, this.shared(id));
     const tools = await this.reads.find<CatalogToolRow>(TOOL_CATALOG, { where: [{ field: 'server_id', op: 'eq', value: id }], limit: 1000 });
     const ids = new Set(tools.items.map((t) => t.id));
     const users = await findMatching<AgentRow>(this.reads, AGENTS, { limit: 20 }, (a) => Object.values(a.config.tool_configurations).some((t) => t.type === 'mcp' && ids.has(String(t.tool_id))));
@@ -108,8 +115,10 @@ export class ToolServers {
   }
 
   /** Lists the server's tools now and records them; a server that cannot be reached is a 502 saying why. */
-  async sync(id: string, ctx: CommandContext): Promise<void> {
+  async sync(id: string, caller: Configurer, ctx: CommandContext): Promise<void> {
     const row = await this.row(id);
+    // A sync changes the tools (descriptions, schemas) the agents using the server are offered.
+    await this.rights.assertSharedChange(caller, this.shared(id));
     let tools;
     try {
       tools = await listServerTools(this.target(row), AbortSignal.timeout(30_000));

@@ -8,6 +8,7 @@ import { AGENTS, AgentRow, CatalogToolRow, TOOL_CATALOG, USER_TOOLS, UserToolRow
 import type { ReferenceCheck } from '../agent-writer';
 import { builtinToolId } from '../tools/builtin-catalog';
 import { LambdaTool } from '../tools/lambda';
+import { Configurer, ConfigurerRights, SharedConfiguration } from '../access/configurer-rights';
 
 const stream = (id: string) => streamId('user_tool', id);
 const VALIDATE_MS = 30_000;
@@ -44,14 +45,17 @@ export class UserTools {
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly sandbox: LambdaSandbox,
     private readonly lambda: LambdaTool,
+    private readonly rights: ConfigurerRights,
   ) {}
+
+  private shared = (id: string): SharedConfiguration => ({ kind: 'user_tool', id, label: `Tool "${id}"` });
 
   private async write(id: string, decide: (s: UserToolState) => UserToolEvent[], ctx: CommandContext): Promise<void> {
     const { position } = await this.streams.write<UserToolState, UserToolEvent>(stream(id), userToolFold as unknown as Fold<UserToolState, UserToolEvent>, decide, ctx, ['user_tools']);
     await this.progress.waitFor(position, ['user_tools'], this.config.readYourWritesTimeoutMs);
   }
 
-  async create(input: LambdaToolInput, ctx: CommandContext): Promise<Record<string, unknown>> {
+  async create(input: LambdaToolInput, caller: Configurer, ctx: CommandContext): Promise<Record<string, unknown>> {
     const name = input.name!;
     if (!NAME.test(name)) throw invalid('request.invalid', 'Invalid name: 1 to 50 letters, digits, underscores or hyphens', { name: 'invalid' });
     const id = userToolId(name);
@@ -64,6 +68,7 @@ export class UserTools {
       return this.get(id);
     }
     await this.checkComposed(input.tool_configurations ?? undefined);
+    await this.rights.assertSharedWrite(caller, this.shared(id), input.tool_configurations ?? {}, 'tool_configurations');
     const outcome = await this.validate(input.code!);
     const settings: LambdaToolSettings = {
       type: 'lambda',
@@ -82,12 +87,17 @@ export class UserTools {
     return this.get(id);
   }
 
-  /** PATCH: given fields replace; new code is checked again and its schemas discovered again; `tool_configurations: null` clears. */
-  async update(id: string, input: LambdaToolInput, ctx: CommandContext): Promise<Record<string, unknown>> {
+  /**
+   * PATCH: given fields replace; new code is checked again and its schemas discovered again; `tool_configurations: null` clears.
+   * The tool changes for every agent (and lambda) using it: the writer must be able to make the change on each
+   * of them (ConfigurerRights).
+   */
+  async update(id: string, input: LambdaToolInput, caller: Configurer, ctx: CommandContext): Promise<Record<string, unknown>> {
     const row = await this.row(id);
     if (input.type && input.type !== row.type) throw invalid('request.invalid', `Invalid type: tool "${id}" is a ${row.type} tool`, { type: `must be ${row.type}` });
     if (row.settings.type === 'client') {
       checkSchemas(input);
+      await this.rights.assertSharedChange(caller, this.shared(id));
       await this.write(
         id,
         (s) =>
@@ -107,6 +117,8 @@ export class UserTools {
     }
     const current = { settings: row.settings };
     if (input.tool_configurations) await this.checkComposed(input.tool_configurations);
+    const composed = input.tool_configurations === null ? {} : (input.tool_configurations ?? current.settings.tool_configurations ?? {});
+    await this.rights.assertSharedWrite(caller, this.shared(id), composed, 'tool_configurations');
     const outcome = input.code !== undefined && input.code !== current.settings.code ? await this.validate(input.code) : undefined;
     await this.write(
       id,
@@ -139,11 +151,12 @@ export class UserTools {
   }
 
   /** 409 while an agent or another lambda uses the tool: agents would otherwise lose it silently. */
-  async remove(id: string, ctx: CommandContext): Promise<void> {
+  async remove(id: string, caller: Configurer, ctx: CommandContext): Promise<void> {
     if (id.startsWith(builtinToolId(''))) throw invalid('tool.not_deletable', `Tool "${id}" is built in: it cannot be deleted (an agent simply does not configure it)`);
     const listed = await this.reads.get<CatalogToolRow>(TOOL_CATALOG, id);
     if (listed) throw invalid('tool.not_deletable', `Tool "${id}" is listed by the tool server ${listed.server_id}: it goes when the server no longer lists it (sync) or is deleted`);
     await this.row(id);
+    await this.rights.assertSharedChange(caller, this.shared(id));
     const uses = (tools: Readonly<Record<string, ToolConfig>>) => Object.values(tools).some((t) => (t.type === 'lambda' || t.type === 'client') && t.tool_id === id);
     const agents = await findMatching<AgentRow>(this.reads, AGENTS, { limit: 20 }, (a) => uses(a.config.tool_configurations));
     if (agents.items.length) throw conflict('tool.in_use', `Tool "${id}" is used by agent${agents.items.length > 1 ? 's' : ''} ${agents.items.map((a) => a.id).join(', ')}`);
