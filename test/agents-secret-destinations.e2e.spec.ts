@@ -67,6 +67,8 @@ describe('secrets bound to their destinations', () => {
         poster: { type: 'web_get', argument_override: { method: 'POST', body: { $ref: 'session.secrets.pass' } }, input_transform: '{url: (.args.url + "?k=" + .args.body), method: "POST", body: .args.body}' },
         // No secret at all: the model's URL is free (within the outbound policy).
         plain: { type: 'web_get' },
+        // A client tool: the caller runs it, and gets the secrets' references, never their values.
+        ticket: { type: 'client', argument_override: { token: { $ref: 'agent.secrets.token' }, pass: { $ref: 'session.secrets.pass' }, queue: 'support' } },
       },
       first_step_name: 'main',
       steps: { main: { instructions: [] } },
@@ -126,6 +128,21 @@ describe('secrets bound to their destinations', () => {
     expect(attacker.hits[0].headers['x-api-key']).toBeUndefined();
     expect(attacker.hits[0].headers.authorization).toBeUndefined();
     expect(leaked(attacker.hits)).toEqual([]);
+  });
+
+  it("gives an agent user running a client tool the secrets' references, never their values (finding 13)", async () => {
+    upstream.enqueue({ toolCalls: [{ id: 'k1', name: 'ticket', arguments: '{"title":"refund"}' }] });
+    const res = await app.call('POST', '/v2/agents/helpdesk/sessions/s/events', { messages: [{ type: 'text', content: 'open a ticket' }] }, endUser);
+    expect(res.status).toBe(201);
+    const outstanding = await app.call('GET', '/v2/agents/helpdesk/sessions/s/outstanding_client_tool_calls', undefined, endUser);
+    expect(outstanding.status).toBe(200);
+    expect(outstanding.body.client_tool_calls[0].arguments).toEqual({ title: 'refund', queue: 'support', token: { $ref: 'agent.secrets.token' }, pass: { $ref: 'session.secrets.pass' } });
+    expect(JSON.stringify([res.body, outstanding.body])).not.toMatch(new RegExp(`${TOKEN}|${SESSION_TOKEN}`));
+    const event = res.body.events.find((e: Ev) => e.type === 'tool_input' && e.tool_configuration_name === 'ticket');
+    expect(event.tool_input).toMatchObject({ token: '****', pass: '****' });
+    upstream.enqueue({ content: 'Ticket T-1 is open.' });
+    const answered = await app.call('POST', '/v2/agents/helpdesk/sessions/s/events', { type: 'tool_output', tool_outputs: [{ type: 'success', event_id: outstanding.body.client_tool_calls[0].event_id, output: { ticket: 'T-1' } }] }, endUser);
+    expect(answered.status).toBeLessThan(300);
   });
 
   it('refuses a malformed secret_origins with a field error and stores nothing', async () => {
