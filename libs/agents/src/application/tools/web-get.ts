@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { OUTBOUND_HTTP, OutboundHttp, outboundRefusal, readUpTo } from '@lib/platform';
+import { TOOLS_OUTBOUND_HTTP, OutboundHttp, outboundRefusal, readUpTo } from '@lib/platform';
 import type { ToolConfig } from '../../domain/agent-config';
 import type { Tool, ToolContext, ToolDefinition, ToolResult } from '../turn/tools';
 import { originOf, secretOriginsOf, secretRefsOf } from './secret-destinations';
@@ -22,7 +22,7 @@ const err = (message: string): ToolResult => ({ output: { error: message }, erro
  */
 @Injectable()
 export class WebGetTool implements Tool {
-  constructor(@Inject(OUTBOUND_HTTP) private readonly outbound: OutboundHttp) {}
+  constructor(@Inject(TOOLS_OUTBOUND_HTTP) private readonly outbound: OutboundHttp) {}
 
   definition(name: string, config: ToolConfig): ToolDefinition {
     return {
