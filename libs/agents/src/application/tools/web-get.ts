@@ -65,7 +65,7 @@ export class WebGetTool implements Tool {
     const timeout = AbortSignal.timeout(Math.min(3600, Math.max(1, Number(args.timeout_seconds ?? DEFAULT_TIMEOUT_S))) * 1000);
     // A call whose configuration puts secrets into it goes only where the configuration sends them (docs/tools.md).
     const secrets = secretRefsOf(config);
-    const origins = secretOriginsOf(config);
+    const origins = secretOriginsOf(config, ctx.refs);
     if (secrets.length && !origins.has(url.origin)) {
       const where = origins.size ? `only to ${[...origins].join(', ')}` : 'nowhere: its configuration fixes no url and lists no secret_origins';
       return err(`refused: this tool's configuration puts secrets into the call (${secrets.join(', ')}), which it sends ${where}; ${url.origin} is not one of them. Nothing was sent`);
