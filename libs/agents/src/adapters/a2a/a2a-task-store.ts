@@ -68,9 +68,10 @@ export class ScopedTaskStore implements TaskStore {
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
     const owner = ownerOf(context);
     const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : undefined;
+    // A stopped task's status is already cut; a running one's is cut for the list.
     const tasks = [...this.held.values()]
       .filter((h) => h.owner === owner)
-      .map((h) => h.task)
+      .map((h) => (h.live ? { ...h.task, status: cutStatus(h.task.status, this.bounds.statusChars) } : h.task) as Task)
       .filter((t) => (!params.contextId || t.contextId === params.contextId) && (!params.status || t.status?.state === params.status) && (after === undefined || Date.parse(t.status?.timestamp ?? '') > after))
       .sort((a, b) => (b.status?.timestamp ?? '').localeCompare(a.status?.timestamp ?? '') || b.id.localeCompare(a.id));
     const cursor = params.pageToken ? decodeCursor(params.pageToken) : undefined;
@@ -79,7 +80,7 @@ export class ScopedTaskStore implements TaskStore {
     const page = from === 0 && cursor ? [] : tasks.slice(from, from + pageSize);
     const more = from + page.length < tasks.length && page.length > 0;
     return {
-      tasks: page.map((t) => ({ ...listed(t), status: cutStatus(t.status, this.bounds.statusChars) }) as Task),
+      tasks: page.map((t) => structuredClone(listed(t)) as Task),
       nextPageToken: more ? Buffer.from(page[page.length - 1].id).toString('base64url') : '',
       pageSize,
       totalSize: tasks.length,
