@@ -26,7 +26,7 @@ export async function chatBench(args: string[]): Promise<void> {
     });
   const { upstreamUrl } = await next<{ upstreamUrl: string }>();
   const dir = mkdtempSync(join(tmpdir(), 'bench-chat-'));
-  const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: KEY, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_OWNER_PER_MINUTE: '10000000', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', SQLITE_SYNCHRONOUS: process.env.SQLITE_SYNCHRONOUS ?? 'FULL', ...serviceEnv(), RATE_LIMIT_STORE: process.env.RATE_LIMIT_STORE ?? 'auto' });
+  const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: KEY, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_OWNER_PER_MINUTE: '10000000', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_TOOLS_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_PIPELINES_ALLOWED_HOSTS: '127.0.0.1', SQLITE_SYNCHRONOUS: process.env.SQLITE_SYNCHRONOUS ?? 'FULL', ...serviceEnv(), RATE_LIMIT_STORE: process.env.RATE_LIMIT_STORE ?? 'auto' });
   const { app, url } = await startApp(config, 'all', createLogger('silent'), () => undefined);
   try {
     const created = await fetch(`${url}/v2/llms`, {

@@ -39,7 +39,7 @@ export async function pipelinesBench(args: string[]): Promise<void> {
   const upstream = await ScriptedOpenAIServer.start();
   upstream.fallback = { content: 'Done.', usage: { prompt_tokens: 40, completion_tokens: 2 } };
   const dir = mkdtempSync(join(tmpdir(), 'bench-pipelines-'));
-  const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: KEY, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_OWNER_PER_MINUTE: '10000000', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', WORKER_POLL_MS: '200', SQLITE_SYNCHRONOUS: process.env.SQLITE_SYNCHRONOUS ?? 'FULL', ...serviceEnv() });
+  const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: KEY, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_OWNER_PER_MINUTE: '10000000', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_TOOLS_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_PIPELINES_ALLOWED_HOSTS: '127.0.0.1', WORKER_POLL_MS: '200', SQLITE_SYNCHRONOUS: process.env.SQLITE_SYNCHRONOUS ?? 'FULL', ...serviceEnv() });
   const { app, url } = await startApp(config, 'all', createLogger('silent'), () => undefined);
   try {
     if ((await call(url, 'POST', '/v2/llms', { name: 'bench', model: 'm', uri: `${upstream.baseURL}/chat/completions` })).status !== 201) throw new Error('register failed');

@@ -30,7 +30,7 @@ export async function startBenchService(name: string, env: Record<string, string
   const dir = keepDir ?? mkdtempSync(join(tmpdir(), `bench-${name}-`));
   const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: BENCH_KEY, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_OWNER_PER_MINUTE: '10000000',
     // The benches' model, encoder and reranker servers listen on loopback.
-    OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', ...serviceEnv(), ...env });
+    OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_TOOLS_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_PIPELINES_ALLOWED_HOSTS: '127.0.0.1', ...serviceEnv(), ...env });
   const started = await startApp(config, 'all', createLogger('silent'), () => undefined);
   return {
     started,

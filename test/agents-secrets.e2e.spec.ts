@@ -77,9 +77,9 @@ describe('agent secrets and identity', () => {
     const res = await call('POST', '/v2/agents/ops/sessions/s1/events', { messages: [{ type: 'text', content: 'file a ticket' }] });
     const input = res.body.events.find((e: Ev) => e.type === 'tool_input');
     expect(input.tool_input).toEqual({ title: 'broken', token: '****' });
-    // The caller that runs the client tool needs the value: the outstanding calls give it (the reference).
+    // The caller that runs the client tool gets the secret's reference, never its value (issue 41, finding 13).
     const outstanding = await app.call('GET', '/v2/agents/ops/sessions/s1/outstanding_client_tool_calls');
-    expect(outstanding.body.client_tool_calls[0].arguments).toEqual({ title: 'broken', token: ROTATED });
+    expect(outstanding.body.client_tool_calls[0].arguments).toEqual({ title: 'broken', token: { $ref: 'agent.secrets.jira' } });
     const developer = asKey(await createUser(app, 'dev', { agent_roles: [{ agent_key: 'ops', role: 'agent_developer' }] }));
     expect((await call('GET', '/v2/agents/ops/secrets', undefined, developer)).status).toBe(403);
     const stranger = asKey(await createUser(app, 'stranger', { agent_roles: [{ agent_key: 'other', role: 'agent_administrator' }] }));

@@ -226,7 +226,7 @@ describe('agent tools', () => {
 /**
  * DNS rebinding through a real agent turn: the service's resolver is a fake one whose answer for `rebind.test`
  * changes after the first lookup, from an allowed address (127.0.0.1, allowed by the test app's
- * OUTBOUND_ALLOWED_HOSTS) to a refused one (127.0.0.2, loopback). Each connection resolves and is checked anew.
+ * OUTBOUND_TOOLS_ALLOWED_HOSTS) to a refused one (127.0.0.2, loopback). Each connection resolves and is checked anew.
  */
 describe('web_get and DNS rebinding', () => {
   let app: TestApp;
@@ -276,7 +276,7 @@ describe('web_get and DNS rebinding', () => {
     const second = await get('/second');
     expect(second.error).toBe(true);
     expect(second.tool_output).toEqual({
-      error: `refused: rebind.test:${port} (127.0.0.2) is not allowed by the outbound policy (loopback address); an administrator can allow it with OUTBOUND_ALLOWED_HOSTS or OUTBOUND_ALLOW_PRIVATE=true`,
+      error: `refused: rebind.test:${port} (127.0.0.2) is not allowed by the outbound policy (loopback address); an administrator can allow it with OUTBOUND_TOOLS_ALLOWED_HOSTS or OUTBOUND_TOOLS_ALLOW_PRIVATE=true`,
     });
     // Each connection resolved the name itself; only the first request reached a server.
     expect(lookups).toEqual(['rebind.test', 'rebind.test']);

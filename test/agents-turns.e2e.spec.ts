@@ -166,7 +166,7 @@ describe('agent turns', () => {
     const toolInput = JSON.parse(/event:tool_input\ndata:(.*)/.exec(body)![1]);
     expect(toolInput.tool_input).toEqual({ email: 'ada@example.com', token: '****' });
     const outstanding = await app.call('GET', '/v2/agents/clienty/sessions/c1/outstanding_client_tool_calls');
-    expect(outstanding.body.client_tool_calls).toEqual([{ event_id: toolInput.id, tool_configuration_name: 'lookup', tool_name: 'client', arguments: { email: 'ada@example.com', token: 'crm-token-SECRET-9' } }]);
+    expect(outstanding.body.client_tool_calls).toEqual([{ event_id: toolInput.id, tool_configuration_name: 'lookup', tool_name: 'client', arguments: { email: 'ada@example.com', token: { $ref: 'session.secrets.crm' } } }]);
     upstream.enqueue({ content: 'You are Ada.' });
     const resumed = await app.call('POST', '/v2/agents/clienty/sessions/c1/events', { type: 'tool_output', tool_outputs: [{ type: 'success', event_id: toolInput.id, output: { name: 'Ada' } }] });
     expect(resumed.status).toBe(201);

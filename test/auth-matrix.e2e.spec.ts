@@ -382,11 +382,11 @@ describe('route × role matrix', () => {
   });
 
   /** A request that passes the guard and touches nothing it should not: bodies are empty or invalid (400). */
-  function request(route: Route): { path: string; body?: unknown } {
+  function request(route: Route, taskId = fixture.taskId): { path: string; body?: unknown } {
     const viaAlias = route.path.startsWith('/v2/agent_aliases');
     const path = route.path
       .replace(/\\:/g, ':')
-      .replace(':task_id', fixture.taskId)
+      .replace(':task_id', taskId)
       .replace(':session_key', viaAlias ? 'as1' : ':session_key')
       .replace(':event_id', viaAlias ? fixture.aliasEventId : ':event_id')
       .replace(':artifact_id', viaAlias ? fixture.aliasArtifactId : ':artifact_id')
@@ -424,13 +424,25 @@ describe('route × role matrix', () => {
     return { path };
   }
 
+  const headersOf = (caller: string, extra: Record<string, string> = {}) => Object.fromEntries(Object.entries({ 'x-api-key': app.key, 'content-type': 'application/json', ...headers[caller], ...extra }).filter(([, v]) => v !== ''));
+
+  /**
+   * A2A tasks are their caller's (issue 41): another caller's task is 404 as an unknown one. So each caller that
+   * may send gets a task of its own to read, cancel and follow; one that may not is given the owner's.
+   */
+  async function taskOf(caller: string): Promise<string> {
+    const res = await fetch(`${app.url}/v2/agents/a1/a2a/message:send`, { method: 'POST', headers: headersOf(caller, { 'a2a-version': '1.0' }), body: JSON.stringify({ message: { messageId: `fixture-${caller}-${Math.random()}`, role: 'ROLE_USER', parts: [{ text: 'fixture' }] } }) });
+    const sent = (await res.json().catch(() => ({}))) as { task?: { id?: string } };
+    return sent.task?.id ?? fixture.taskId;
+  }
+
   async function status(route: Route, caller: string): Promise<number> {
-    const { path, body } = request(route);
+    const { path, body } = request(route, route.path.includes(':task_id') ? await taskOf(caller) : fixture.taskId);
     const ctrl = new AbortController();
     const res = await fetch(`${app.url}${path}`, {
       method: route.method,
       signal: ctrl.signal,
-      headers: Object.fromEntries(Object.entries({ 'x-api-key': app.key, 'content-type': 'application/json', ...headers[caller] }).filter(([, v]) => v !== '')),
+      headers: headersOf(caller),
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     // Server-sent event feeds stay open: the status is all this test needs.

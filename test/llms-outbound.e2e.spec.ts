@@ -84,6 +84,25 @@ describe('LLM outbound calls', () => {
     expect((await app.call('POST', '/v2/llms', model('other', `http://127.0.0.1:${Number(port) + 1}/v1/chat/completions`))).status).toBe(400);
   });
 
+  it("an allow entry for a model does not open that server to agent tools: web_get and MCP tool servers have their own list (issue 41, finding 14)", async () => {
+    const port = new URL(upstream.url).port;
+    const app = await start({ OUTBOUND_ALLOWED_HOSTS: `127.0.0.1:${port}`, OUTBOUND_TOOLS_ALLOWED_HOSTS: '', OUTBOUND_PIPELINES_ALLOWED_HOSTS: '' });
+    expect((await app.call('POST', '/v2/llms', model('local', `${upstream.url}/v1/chat/completions`))).status).toBe(201);
+    const agent = await app.call('POST', '/v2/agents', { key: 'browser', name: 'browser', model: { name: 'local' }, tool_configurations: { web: { type: 'web_get' } }, first_step_name: 'main', steps: { main: { instructions: [] } } });
+    expect(agent.status).toBe(201);
+    await app.call('POST', '/v2/agents/browser/sessions', { key: 's' });
+    upstream.enqueue({ toolCalls: [{ id: 'w', name: 'web', arguments: JSON.stringify({ url: `${upstream.url}/v1/models` }) }] }, { content: 'done' });
+    const turn = await app.call('POST', '/v2/agents/browser/sessions/s/events', { messages: [{ type: 'text', content: 'read the model server' }] });
+    expect(turn.status).toBe(201);
+    // The model answered through its entry; the tool's call to the same server was refused, naming the tools' settings.
+    const output = turn.body.events.find((e: { type: string }) => e.type === 'tool_output');
+    expect(output).toMatchObject({ error: true, tool_output: { error: `refused: 127.0.0.1:${port} is not allowed by the outbound policy (loopback address); an administrator can allow it with OUTBOUND_TOOLS_ALLOWED_HOSTS or OUTBOUND_TOOLS_ALLOW_PRIVATE=true` } });
+    const server = await app.call('POST', '/v2/tool_servers', { name: 'local-mcp', type: 'mcp', uri: `${upstream.url}/mcp`, transport: 'streamable-http' });
+    expect(server.status).toBe(400);
+    expect(server.body.field_errors.uri).toContain('OUTBOUND_TOOLS_ALLOWED_HOSTS');
+    expect((await app.call('GET', '/v2/tool_servers')).body.tool_servers ?? []).toEqual([]);
+  });
+
   it('refuses user:password@ in a uri, and masks it in records made before that', async () => {
     const app = await start({});
     const PASSWORD = 'hunter2-uri-password-XYZ';

@@ -14,8 +14,11 @@ import {
   EVENT_STORE,
   ID_GENERATOR,
   OUTBOUND_HTTP,
+  PIPELINES_OUTBOUND_HTTP,
+  TOOLS_OUTBOUND_HTTP,
   OutboundHttp,
   OutboundPolicy,
+  OutboundPolicyConfig,
   PROJECTION_PROGRESS,
   randomIds,
   READ_STORE,
@@ -91,14 +94,23 @@ export interface ApiModuleOptions {
   readonly lookup?: AddressLookup;
 }
 
+/** The guarded clients by purpose (OUTBOUND_* settings). */
+interface OutboundClients {
+  readonly models: OutboundHttp;
+  readonly tools: OutboundHttp;
+  readonly pipelines: OutboundHttp;
+}
+
 /** Closes the adapters (and stops the projections) after the HTTP server has drained. */
 class InfrastructureLifecycle implements OnApplicationShutdown {
   constructor(
     @Inject(INFRASTRUCTURE) private readonly infra: Infrastructure,
     @Inject(OUTBOUND_HTTP) private readonly outbound: OutboundHttp,
+    @Inject(TOOLS_OUTBOUND_HTTP) private readonly toolsOutbound: OutboundHttp,
+    @Inject(PIPELINES_OUTBOUND_HTTP) private readonly pipelinesOutbound: OutboundHttp,
   ) {}
   async onApplicationShutdown(): Promise<void> {
-    await this.outbound.close();
+    await Promise.all([this.outbound.close(), this.toolsOutbound.close(), this.pipelinesOutbound.close()]);
     await this.infra.close();
   }
 }
@@ -106,7 +118,7 @@ class InfrastructureLifecycle implements OnApplicationShutdown {
 @Global()
 @Module({})
 export class PortsModule {
-  static forRoot(options: ApiModuleOptions, outbound: OutboundHttp): DynamicModule {
+  static forRoot(options: ApiModuleOptions, outbound: OutboundClients): DynamicModule {
     const { infra, config } = options;
     return {
       module: PortsModule,
@@ -119,11 +131,13 @@ export class PortsModule {
         { provide: PROJECTION_PROGRESS, useValue: infra.progress },
         { provide: CLOCK, useValue: options.clock ?? systemClock },
         { provide: ID_GENERATOR, useValue: randomIds },
-        { provide: OUTBOUND_HTTP, useValue: outbound },
+        { provide: OUTBOUND_HTTP, useValue: outbound.models },
+        { provide: TOOLS_OUTBOUND_HTTP, useValue: outbound.tools },
+        { provide: PIPELINES_OUTBOUND_HTTP, useValue: outbound.pipelines },
         { provide: StreamWriter, useValue: new StreamWriter({ store: infra.events, progress: infra.progress, timeoutMs: config.readYourWritesTimeoutMs }) },
         InfrastructureLifecycle,
       ],
-      exports: [INFRASTRUCTURE, StreamWriter, SERVICE_CONFIG, OUTBOUND_HTTP, EVENT_STORE, READ_STORE, SEARCH_INDEX, PROJECTION_PROGRESS, CLOCK, ID_GENERATOR],
+      exports: [INFRASTRUCTURE, StreamWriter, SERVICE_CONFIG, OUTBOUND_HTTP, TOOLS_OUTBOUND_HTTP, PIPELINES_OUTBOUND_HTTP, EVENT_STORE, READ_STORE, SEARCH_INDEX, PROJECTION_PROGRESS, CLOCK, ID_GENERATOR],
     };
   }
 }
@@ -177,8 +191,10 @@ export class ApiModule {
     if (unguarded.length) throw new Error(`Routes without a @Policy: ${unguarded.join(', ')}`);
     // One LlmsModule instance, shared with generation (it holds the quota engine and the model clients).
     const llms = LlmsModule.forRoot({ secretsKey: options.secretsKey });
-    // Every call leaving the service goes through this one guarded client (docs/security.md, Outbound calls).
-    const outbound = new OutboundHttp(new OutboundPolicy(options.config.outbound), { lookup: options.lookup });
+    // Every call leaving the service goes through one guarded client, with the policy of what it is for: an entry
+    // allowing a model server does not open it to agent tools or pipelines (docs/security.md, Outbound calls).
+    const client = (config: OutboundPolicyConfig) => new OutboundHttp(new OutboundPolicy(config), { lookup: options.lookup });
+    const outbound: OutboundClients = { models: client(options.config.outbound), tools: client(options.config.outboundTools), pipelines: client(options.config.outboundPipelines) };
     return {
       module: ApiModule,
       imports: [
@@ -189,7 +205,7 @@ export class ApiModule {
         llms,
         RetrievalModule.forRoot({ llms }),
         AgentsModule.forRoot({ llms, leaseTtlMs: options.config.leaseTtlMs, leaseRenewMs: options.config.leaseRenewMs }),
-        EncodersModule.forRoot(loadEncoderConfig(options.config.env), outbound.fetch),
+        EncodersModule.forRoot(loadEncoderConfig(options.config.env), outbound.models.fetch),
       ],
       controllers: options.routes === 'health' ? [HealthController] : API_CONTROLLERS,
       providers: [

@@ -269,6 +269,20 @@ export function toolProblems(prefix: string, name: string, tool: ToolConfig, whe
   return shape ? { [`${prefix}.${shape[0]}`]: shape[1] } : {};
 }
 
+/** `secret_origins` of a web_get tool: where the secrets its overrides resolve may be sent (docs/tools.md). */
+function isOriginList(v: unknown): boolean {
+  if (!Array.isArray(v) || v.length > 20) return false;
+  return v.every((o) => {
+    if (typeof o !== 'string' || o.length > 2048) return false;
+    try {
+      const u = new URL(o);
+      return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password && u.pathname === '/' && !u.search && !u.hash;
+    } catch {
+      return false;
+    }
+  });
+}
+
 const intIn = (v: unknown, min: number, max: number) => Number.isInteger(v) && (v as number) >= min && (v as number) <= max;
 const numIn = (v: unknown, min: number, max: number) => typeof v === 'number' && v >= min && v <= max;
 
@@ -301,6 +315,7 @@ function toolShapeProblem(tool: ToolConfig): [string, string] | undefined {
   }
   if (tool.type === 'scratch_pad' && tool.max_bytes !== undefined && !intIn(tool.max_bytes, 1, 10_485_760)) return ['max_bytes', 'must be an integer from 1 to 10485760 (10 MB)'];
   if (tool.type === 'web_get' && tool.max_body_bytes !== undefined && !intIn(tool.max_body_bytes, 1024, 4_194_304)) return ['max_body_bytes', 'must be an integer from 1024 to 4194304'];
+  if (tool.type === 'web_get' && tool.secret_origins !== undefined && !isOriginList(tool.secret_origins)) return ['secret_origins', 'must be an array of at most 20 http(s) origins such as "https://api.example.com" (scheme, host and port: no path, query or credentials)'];
   if (tool.type === 'artifact_read' && tool.tool_configuration !== undefined) {
     const c = tool.tool_configuration;
     if (!isObject(c)) return ['tool_configuration', 'must be an object'];

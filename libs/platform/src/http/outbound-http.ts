@@ -1,7 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns';
 import { isIP } from 'node:net';
 import { Agent, buildConnector, Dispatcher, fetch as undiciFetch, request as undiciRequest } from 'undici';
-import { OutboundPolicy, OutboundRefused } from './outbound-policy';
+import { OutboundPolicy } from './outbound-policy';
 
 export type AddressLookup = (hostname: string) => Promise<readonly { address: string; family: number }[]>;
 
@@ -40,7 +40,7 @@ export class OutboundHttp {
       const protocol = opts.protocol;
       const port = Number(opts.port) || (protocol === 'https:' ? 443 : 80);
       const hostname = opts.hostname.replace(/^\[(.*)\]$/, '$1');
-      if (protocol !== 'http:' && protocol !== 'https:') return callback(new OutboundRefused(`${hostname}:${port}`, `scheme ${protocol} is not http or https`), null);
+      if (protocol !== 'http:' && protocol !== 'https:') return callback(this.policy.refusal(`${hostname}:${port}`, `scheme ${protocol} is not http or https`), null);
       const refusedName = isIP(hostname) ? undefined : this.policy.checkName(hostname, port);
       if (refusedName) return callback(refusedName, null);
       const resolved = isIP(hostname) ? Promise.resolve([{ address: hostname, family: isIP(hostname) }]) : lookup(hostname);
@@ -85,5 +85,9 @@ export class OutboundHttp {
   }
 }
 
-/** Injection token of the service's `OutboundHttp`. */
+/** Injection token of the service's `OutboundHttp` for models, encoders, rerankers and scorers (OUTBOUND_ALLOWED_HOSTS). */
 export const OUTBOUND_HTTP = Symbol('OutboundHttp');
+/** Injection token of the `OutboundHttp` of agent tools and connectors (OUTBOUND_TOOLS_ALLOWED_HOSTS). */
+export const TOOLS_OUTBOUND_HTTP = Symbol('ToolsOutboundHttp');
+/** Injection token of the `OutboundHttp` of pipeline sources (OUTBOUND_PIPELINES_ALLOWED_HOSTS). */
+export const PIPELINES_OUTBOUND_HTTP = Symbol('PipelinesOutboundHttp');

@@ -10,7 +10,28 @@ export interface OutboundPolicyConfig {
   readonly allowedHosts: readonly string[];
   /** OUTBOUND_DENIED_HOSTS: entries refused even when public or allowed above. */
   readonly deniedHosts: readonly string[];
+  /** The settings that allow more for this policy's purpose, named in its refusals (default: the models' ones). */
+  readonly settings?: OutboundSettingNames;
 }
+
+/**
+ * What the calls leaving the service are for: each purpose has its own allow settings, so an entry that lets the
+ * service reach a local model does not let an agent's `web_get` or a pipeline reach it too (docs/security.md).
+ * `models`: registered models, encoders, rerankers, scorers. `tools`: agent tools (`web_get`, `web_search`, MCP tool
+ * servers) and connectors' platform calls. `pipelines`: pipeline sources.
+ */
+export type OutboundPurpose = 'models' | 'tools' | 'pipelines';
+
+export interface OutboundSettingNames {
+  readonly allowedHosts: string;
+  readonly allowPrivate: string;
+}
+
+export const OUTBOUND_SETTINGS: Readonly<Record<OutboundPurpose, OutboundSettingNames>> = {
+  models: { allowedHosts: 'OUTBOUND_ALLOWED_HOSTS', allowPrivate: 'OUTBOUND_ALLOW_PRIVATE' },
+  tools: { allowedHosts: 'OUTBOUND_TOOLS_ALLOWED_HOSTS', allowPrivate: 'OUTBOUND_TOOLS_ALLOW_PRIVATE' },
+  pipelines: { allowedHosts: 'OUTBOUND_PIPELINES_ALLOWED_HOSTS', allowPrivate: 'OUTBOUND_PIPELINES_ALLOW_PRIVATE' },
+};
 
 export const DEFAULT_OUTBOUND_POLICY: OutboundPolicyConfig = { allowPrivate: false, allowedHosts: [], deniedHosts: [] };
 
@@ -21,8 +42,9 @@ export class OutboundRefused extends Error {
     /** `host:port` as the URL names it, with the address it resolved to when that was the reason. */
     readonly target: string,
     readonly reason: string,
+    settings: OutboundSettingNames = OUTBOUND_SETTINGS.models,
   ) {
-    super(`${target} is not allowed by the outbound policy (${reason}); an administrator can allow it with OUTBOUND_ALLOWED_HOSTS${reason.includes('loopback') || reason.includes('private') ? ' or OUTBOUND_ALLOW_PRIVATE=true' : ''}`);
+    super(`${target} is not allowed by the outbound policy (${reason}); an administrator can allow it with ${settings.allowedHosts}${reason.includes('loopback') || reason.includes('private') ? ` or ${settings.allowPrivate}=true` : ''}`);
     this.name = 'OutboundRefused';
   }
 }
@@ -86,6 +108,11 @@ export class OutboundPolicy {
     this.denied = config.deniedHosts.map(parseHostEntry);
   }
 
+  /** A refusal that names the settings of this policy's purpose. */
+  refusal(target: string, reason: string): OutboundRefused {
+    return new OutboundRefused(target, reason, this.config.settings);
+  }
+
   /**
    * Checks what a URL alone tells: its scheme, its host name against the entries, an IP literal's class.
    * A host name still has to be resolved: `checkAddress` judges each address at connect time.
@@ -95,11 +122,11 @@ export class OutboundPolicy {
     try {
       parsed = typeof url === 'string' ? new URL(url) : url;
     } catch {
-      return new OutboundRefused(String(url), 'not an absolute URL');
+      return this.refusal(String(url), 'not an absolute URL');
     }
     const port = Number(parsed.port) || DEFAULT_PORTS[parsed.protocol];
     const target = `${parsed.hostname}${parsed.port ? `:${parsed.port}` : ''}`;
-    if (!DEFAULT_PORTS[parsed.protocol]) return new OutboundRefused(target || parsed.href, `scheme ${parsed.protocol} is not http or https`);
+    if (!DEFAULT_PORTS[parsed.protocol]) return this.refusal(target || parsed.href, `scheme ${parsed.protocol} is not http or https`);
     const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
     return isIP(host) ? this.checkAddress(host, port, host) : this.checkName(host, port);
   }
@@ -107,7 +134,7 @@ export class OutboundPolicy {
   /** Checks a host name before it is resolved: only deny entries can refuse it here. */
   checkName(hostname: string, port: number): OutboundRefused | undefined {
     const host = hostname.toLowerCase().replace(/\.$/, '');
-    if (this.denied.some((e) => this.nameMatches(e, host, port))) return new OutboundRefused(`${host}:${port}`, 'denied by OUTBOUND_DENIED_HOSTS');
+    if (this.denied.some((e) => this.nameMatches(e, host, port))) return this.refusal(`${host}:${port}`, 'denied by OUTBOUND_DENIED_HOSTS');
     return undefined;
   }
 
@@ -116,12 +143,12 @@ export class OutboundPolicy {
     const host = hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
     const target = host === address ? `${isIP(host) === 6 ? `[${host}]` : host}:${port}` : `${host}:${port} (${address})`;
     const matches = (e: Entry) => this.nameMatches(e, host, port) || this.addressMatches(e, address, port);
-    if (this.denied.some(matches)) return new OutboundRefused(target, 'denied by OUTBOUND_DENIED_HOSTS');
+    if (this.denied.some(matches)) return this.refusal(target, 'denied by OUTBOUND_DENIED_HOSTS');
     if (this.allowed.some(matches)) return undefined;
     const kind = classifyAddress(address);
-    if (kind === undefined) return new OutboundRefused(target, 'not an IP address');
+    if (kind === undefined) return this.refusal(target, 'not an IP address');
     if (kind === 'public' || (this.config.allowPrivate && ALLOWED_WITH_PRIVATE.includes(kind))) return undefined;
-    return new OutboundRefused(target, `${kind} address`);
+    return this.refusal(target, `${kind} address`);
   }
 
   /**
@@ -167,9 +194,13 @@ async function defaultLookup(host: string): Promise<readonly { address: string }
   return Promise.race([dnsLookup(host, { all: true, verbatim: true }), timeout]);
 }
 
-/** Reads the policy's settings from the environment; problems are returned, to be reported with the others. */
-export function outboundPolicyFromEnv(env: Readonly<Record<string, string | undefined>>): { config: OutboundPolicyConfig; problems: string[] } {
+/**
+ * Reads one purpose's policy from the environment (`OUTBOUND_DENIED_HOSTS` is every purpose's); problems are
+ * returned, to be reported with the others.
+ */
+export function outboundPolicyFromEnv(env: Readonly<Record<string, string | undefined>>, purpose: OutboundPurpose = 'models'): { config: OutboundPolicyConfig; problems: string[] } {
   const problems: string[] = [];
+  const settings = OUTBOUND_SETTINGS[purpose];
   const list = (name: string): string[] => {
     const entries = (env[name] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
     for (const entry of entries) {
@@ -181,7 +212,8 @@ export function outboundPolicyFromEnv(env: Readonly<Record<string, string | unde
     }
     return entries;
   };
-  const flag = (env.OUTBOUND_ALLOW_PRIVATE ?? '').trim().toLowerCase();
-  if (!['', 'true', 'false', '1', '0'].includes(flag)) problems.push(`OUTBOUND_ALLOW_PRIVATE must be true or false, got "${env.OUTBOUND_ALLOW_PRIVATE}"`);
-  return { config: { allowPrivate: flag === 'true' || flag === '1', allowedHosts: list('OUTBOUND_ALLOWED_HOSTS'), deniedHosts: list('OUTBOUND_DENIED_HOSTS') }, problems };
+  const flag = (env[settings.allowPrivate] ?? '').trim().toLowerCase();
+  if (!['', 'true', 'false', '1', '0'].includes(flag)) problems.push(`${settings.allowPrivate} must be true or false, got "${env[settings.allowPrivate]}"`);
+  const denied = purpose === 'models' ? list('OUTBOUND_DENIED_HOSTS') : (env.OUTBOUND_DENIED_HOSTS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return { config: { allowPrivate: flag === 'true' || flag === '1', allowedHosts: list(settings.allowedHosts), deniedHosts: denied, ...(purpose === 'models' ? {} : { settings }) }, problems };
 }

@@ -131,4 +131,16 @@ describe('outboundPolicyFromEnv', () => {
     ]);
     expect(() => parseHostEntry('::1')).not.toThrow();
   });
+
+  it('reads each purpose from its own settings, the deny list from the shared one, and names them in refusals', () => {
+    const env = { OUTBOUND_ALLOWED_HOSTS: '127.0.0.1:11434', OUTBOUND_TOOLS_ALLOWED_HOSTS: 'intranet.example', OUTBOUND_PIPELINES_ALLOW_PRIVATE: 'true', OUTBOUND_DENIED_HOSTS: '203.0.113.0/24' };
+    const tools = new OutboundPolicy(outboundPolicyFromEnv(env, 'tools').config);
+    const pipelines = new OutboundPolicy(outboundPolicyFromEnv(env, 'pipelines').config);
+    expect(new OutboundPolicy(outboundPolicyFromEnv(env).config).checkAddress('127.0.0.1', 11434, '127.0.0.1')).toBeUndefined();
+    expect(tools.checkAddress('127.0.0.1', 11434, '127.0.0.1')?.message).toMatch(/allow it with OUTBOUND_TOOLS_ALLOWED_HOSTS or OUTBOUND_TOOLS_ALLOW_PRIVATE=true$/);
+    expect(tools.checkAddress('intranet.example', 443, '10.1.2.3')).toBeUndefined();
+    expect(pipelines.checkAddress('127.0.0.1', 11434, '127.0.0.1')).toBeUndefined();
+    expect(pipelines.checkAddress('x.example', 443, '203.0.113.9')?.reason).toBe('denied by OUTBOUND_DENIED_HOSTS');
+    expect(outboundPolicyFromEnv({ OUTBOUND_TOOLS_ALLOW_PRIVATE: 'maybe' }, 'tools').problems).toEqual([expect.stringMatching(/OUTBOUND_TOOLS_ALLOW_PRIVATE must be true or false/)]);
+  });
 });

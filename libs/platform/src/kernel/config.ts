@@ -85,6 +85,10 @@ export interface ServiceConfig {
   readonly rerankerApiKey?: string;
   /** Which addresses calls leaving the service may reach (OUTBOUND_* settings, docs/security.md). */
   readonly outbound: OutboundPolicyConfig;
+  /** Which addresses agent tools and connectors may reach (OUTBOUND_TOOLS_* and OUTBOUND_DENIED_HOSTS). */
+  readonly outboundTools: OutboundPolicyConfig;
+  /** Which addresses pipeline sources may reach (OUTBOUND_PIPELINES_* and OUTBOUND_DENIED_HOSTS). */
+  readonly outboundPipelines: OutboundPolicyConfig;
   /** Upload parser threads (EXTRACTION_WORKERS, default 2): files parsed at once (docs/security.md). */
   readonly extractionWorkers: number;
   /** Wall-clock limit of one file's parse (EXTRACTION_TIMEOUT_MS, default 30 s): past it the upload is a 422. */
@@ -178,7 +182,9 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
   const leaseRenewMs = int('LEASE_RENEW_MS', Math.floor(leaseTtlMs / 3), 10, 3_600_000);
   if (leaseRenewMs >= leaseTtlMs) problems.push(`LEASE_RENEW_MS (${leaseRenewMs}) must be below LEASE_TTL_MS (${leaseTtlMs})`);
   const outbound = outboundPolicyFromEnv(env);
-  problems.push(...outbound.problems);
+  const outboundTools = outboundPolicyFromEnv(env, 'tools');
+  const outboundPipelines = outboundPolicyFromEnv(env, 'pipelines');
+  problems.push(...outbound.problems, ...outboundTools.problems, ...outboundPipelines.problems);
   const config: ServiceConfig = {
     env,
     port: int('PORT', 8080, 0, 65535),
@@ -222,6 +228,8 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     rerankerModel: text('RERANKER_MODEL'),
     rerankerApiKey: text('RERANKER_API_KEY'),
     outbound: outbound.config,
+    outboundTools: outboundTools.config,
+    outboundPipelines: outboundPipelines.config,
     extractionWorkers: int('EXTRACTION_WORKERS', 2, 1, 64),
     extractionTimeoutMs: int('EXTRACTION_TIMEOUT_MS', 30_000, 100, 600_000),
     lambdaWarmSandboxes: int('LAMBDA_WARM_SANDBOXES', 1, 0, 16),

@@ -3,15 +3,16 @@ import type { Request, RequestHandler, Response } from 'express';
 import { Inject, Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { AgentCard, Message, Part, Task, TaskState } from '@a2a-js/sdk';
-import { AgentEvent, AgentExecutor, DefaultRequestHandler, ExecutionEventBus, InMemoryTaskStore, RequestContext, ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
-import { agentCardHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
-import { CommandContext, DomainError, EVENT_STORE, EventStore, READ_STORE, ReadStore, streamId, toNewEvents } from '@lib/platform';
+import { AgentEvent, AgentExecutor, DefaultRequestHandler, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
+import { agentCardHandler, restHandler } from '@a2a-js/sdk/server/express';
+import { Actor, CommandContext, DomainError, EVENT_STORE, EventStore, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, streamId, toNewEvents } from '@lib/platform';
 import { apiEventView, SessionApiEvent } from '../../domain/session-events';
 import type { AgentConfig } from '../../domain/agent-config';
 import { AGENTS, AgentRow } from '../../read-models';
 import { Sessions } from '../../application/sessions/sessions';
 import { SessionInputs } from '../../application/turn/session-inputs';
 import { NO_SINK, TurnSink } from '../../application/turn/turn-sink';
+import { A2aTaskBounds, DEFAULT_A2A_TASK_BOUNDS, ScopedTaskStore } from './a2a-task-store';
 
 /** The request an A2A call serves: who calls (its command context) and on which agent. */
 interface CallScope {
@@ -21,6 +22,9 @@ interface CallScope {
 
 const text = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' }) as unknown as Part;
 const now = () => new Date().toISOString();
+
+/** The principal a task belongs to: the same person through any of their keys (`via` is left out). */
+const ownerKey = (actor: Actor): string => `${actor.type}:${actor.id}`;
 
 /** An A2A context id as a session key (the reference's session key pattern, at most 50 characters). */
 export const a2aSessionKey = (contextId: string): string => `a2a-${contextId.replace(/[^0-9a-zA-Z_-]/g, '').slice(0, 46)}`;
@@ -37,12 +41,30 @@ export class A2aServer {
   private readonly agents = new Map<string, { revision: string; rest: RequestHandler; card: RequestHandler }>();
   /** Running turns by task id, so that a cancel interrupts the right session. */
   private readonly running = new Map<string, { agentKey: string; sessionKey: string; ctx: CommandContext }>();
+  /** Each agent's tasks, kept across rebuilds of its handlers (an edit of the agent keeps its running tasks). */
+  private readonly stores = new Map<string, ScopedTaskStore>();
+  private readonly bounds: A2aTaskBounds;
 
   constructor(
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(EVENT_STORE) private readonly events: EventStore,
     private readonly modules: ModuleRef,
-  ) {}
+    @Inject(SERVICE_CONFIG) config: ServiceConfig,
+  ) {
+    this.bounds = a2aTaskBounds(config.env);
+  }
+
+  /** What the task stores hold in memory, all agents together (tests check the bounds with it). */
+  heldTasks(): { tasks: number; live: number; bytes: number } {
+    const all = { tasks: 0, live: 0, bytes: 0 };
+    for (const store of this.stores.values()) {
+      const s = store.stats();
+      all.tasks += s.tasks;
+      all.live += s.live;
+      all.bytes += s.bytes;
+    }
+    return all;
+  }
 
   private get sessions(): Sessions {
     return this.modules.get(Sessions, { strict: false });
@@ -70,10 +92,19 @@ export class A2aServer {
     const cached = this.agents.get(row.id);
     if (cached && cached.revision === revision) return cached;
     const card = agentCard(row.id, row.config, baseUrl);
-    const handler = new DefaultRequestHandler(card, new SessionTaskStore(new InMemoryTaskStore(), (taskId) => this.taskFromLog(row.id, taskId)), this.executor(row.id));
+    let store = this.stores.get(row.id);
+    if (!store) this.stores.set(row.id, (store = new ScopedTaskStore((taskId, owner) => this.taskFromLog(row.id, taskId, owner), this.bounds)));
+    const handler = new DefaultRequestHandler(card, store, this.executor(row.id));
+    // The SDK scopes tasks by the user this returns: the caller the service authenticated.
+    const userBuilder = async () => {
+      const scope = this.scope.getStore();
+      if (!scope) throw new Error('an A2A call outside a request');
+      const userName = ownerKey(scope.ctx.actor);
+      return { isAuthenticated: true, userName };
+    };
     const built = {
       revision,
-      rest: restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: true } }),
+      rest: restHandler({ requestHandler: handler, userBuilder, legacyCompat: { enabled: true } }),
       card: agentCardHandler({ agentCardProvider: { getAgentCard: async () => card } as never, legacyCompat: { enabled: true } } as never),
     };
     this.agents.set(row.id, built);
@@ -91,9 +122,11 @@ export class A2aServer {
    * `a2a:<task id>`) say how it ended — the answer (completed), an interruption (canceled), a client tool call
    * waiting (input-required), an error (failed), or nothing yet (working).
    */
-  private async taskFromLog(agentKey: string, taskId: string): Promise<Task | undefined> {
-    const started = (await this.events.readStream(streamId('a2a_task', taskId)))[0]?.data as { contextId: string; agentKey: string; sessionKey: string } | undefined;
-    if (!started || started.agentKey !== agentKey) return undefined;
+  private async taskFromLog(agentKey: string, taskId: string, owner: string): Promise<Task | undefined> {
+    const recorded = (await this.events.readStream(streamId('a2a_task', taskId)))[0];
+    const started = recorded?.data as { contextId: string; agentKey: string; sessionKey: string } | undefined;
+    // Another caller's task is unknown to this one, as if it never was.
+    if (!started || started.agentKey !== agentKey || ownerKey(recorded.metadata.actor) !== owner) return undefined;
     let events: Record<string, unknown>[];
     try {
       events = (await this.sessions.events(agentKey, started.sessionKey, { limit: 100_000, offset: 0, includeHidden: true })).page.map((e) => apiEventView(e as SessionApiEvent, started.sessionKey));
@@ -113,6 +146,13 @@ export class A2aServer {
     return { id: taskId, contextId: started.contextId, status: { state, message: undefined, timestamp: String((answer ?? events[at]).created_at ?? now()) }, artifacts, history: [userMessage], metadata: { session_key: started.sessionKey } } as unknown as Task;
   }
 
+  /** Whether the session of an A2A context was created by this caller (its first event's actor). */
+  private async contextIsCallers(agentKey: string, sessionKey: string, ctx: CommandContext): Promise<boolean> {
+    const { streamId: stream } = await this.sessions.active(agentKey, sessionKey);
+    const first = (await this.events.readStream(stream, { maxCount: 1 }))[0];
+    return first !== undefined && ownerKey(first.metadata.actor) === ownerKey(ctx.actor);
+  }
+
   private executor(agentKey: string): AgentExecutor {
     return {
       execute: async (rc: RequestContext, bus: ExecutionEventBus) => {
@@ -128,6 +168,13 @@ export class A2aServer {
           await this.sessions.create(agentKey, { key: sessionKey, metadata: { a2a_context_id: rc.contextId } }, scope.ctx);
         } catch (e) {
           if (!(e instanceof DomainError && e.code === 'session.key_taken')) throw e;
+          // A context is its creator's: another caller naming it would read and extend their conversation.
+          if (!(await this.contextIsCallers(agentKey, sessionKey, scope.ctx))) {
+            const refused = { messageId: `${rc.taskId}-error`, contextId: rc.contextId, taskId: rc.taskId, role: 2, parts: [text(`context ${rc.contextId} is not one of this caller's`)], metadata: undefined, extensions: [], referenceTaskIds: [] } as unknown as Message;
+            bus.publish(AgentEvent.statusUpdate({ ...base, status: status(TaskState.TASK_STATE_REJECTED, refused) } as never));
+            bus.finished();
+            return;
+          }
         }
         bus.publish(AgentEvent.statusUpdate({ ...base, status: status(TaskState.TASK_STATE_WORKING) } as never));
         const content = rc.userMessage.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).filter(Boolean).join('\n');
@@ -197,25 +244,11 @@ export function agentCard(agentKey: string, config: AgentConfig, baseUrl: string
   } as unknown as AgentCard;
 }
 
-/**
- * Tasks this process runs are held in memory (the SDK's store, which keeps them current as events arrive); any
- * other task is rebuilt from the log (`fallback`), so `tasks/{id}` answers after a restart or on another process.
- */
-class SessionTaskStore implements TaskStore {
-  constructor(
-    private readonly live: InMemoryTaskStore,
-    private readonly fallback: (taskId: string) => Promise<Task | undefined>,
-  ) {}
-
-  save(task: Task, context: ServerCallContext): Promise<void> {
-    return this.live.save(task, context);
-  }
-
-  async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
-    return (await this.live.load(taskId, context)) ?? this.fallback(taskId);
-  }
-
-  list(params: Parameters<TaskStore['list']>[0], context: ServerCallContext): ReturnType<TaskStore['list']> {
-    return this.live.list(params, context);
-  }
+/** The bounds of what the task stores keep (A2A_TASKS_PER_CALLER, A2A_TASKS_PER_AGENT; docs/a2a.md). */
+function a2aTaskBounds(env: Readonly<Record<string, string | undefined>>): A2aTaskBounds {
+  const int = (name: string, fallback: number) => {
+    const n = Number(env[name]);
+    return env[name] !== undefined && Number.isInteger(n) && n >= 1 ? n : fallback;
+  };
+  return { ...DEFAULT_A2A_TASK_BOUNDS, perCaller: int('A2A_TASKS_PER_CALLER', DEFAULT_A2A_TASK_BOUNDS.perCaller), perAgent: int('A2A_TASKS_PER_AGENT', DEFAULT_A2A_TASK_BOUNDS.perAgent) };
 }

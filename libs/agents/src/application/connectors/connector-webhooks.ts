@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandContext, DomainError, Fold, OUTBOUND_HTTP, OutboundHttp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
+import { CommandContext, DomainError, Fold, TOOLS_OUTBOUND_HTTP, OutboundHttp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
 import { connectorNotFound, ConnectorType } from '../../domain/connector';
 import { connectorMessageFold, ConnectorMessageEvent, ConnectorMessageState, decideReceive } from '../../domain/connector-message';
 import { SESSIONS, sessionRowId } from '../../read-models';
@@ -21,7 +21,7 @@ export class ConnectorPlatforms {
   readonly settings: ConnectorPlatformSettings;
   private readonly byType: Record<ConnectorType, ConnectorPlatform>;
 
-  constructor(@Inject(OUTBOUND_HTTP) outbound: OutboundHttp, @Inject(SERVICE_CONFIG) config: ServiceConfig) {
+  constructor(@Inject(TOOLS_OUTBOUND_HTTP) outbound: OutboundHttp, @Inject(SERVICE_CONFIG) config: ServiceConfig) {
     this.settings = connectorPlatformSettings(config.env);
     this.byType = { slack: new SlackPlatform(this.settings, outbound.fetch), gchat: new GoogleChatPlatform(this.settings, outbound.fetch), zoom: new ZoomPlatform(outbound.fetch) };
   }

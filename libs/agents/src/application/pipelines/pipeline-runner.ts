@@ -4,7 +4,7 @@ import { ModuleRef } from '@nestjs/core';
 import pLimit from 'p-limit';
 import { ExtractionPool } from '@lib/extraction';
 import { SecretBox } from '@lib/llms';
-import { CLOCK, Clock, CommandContext, DURABLE_TIMERS, DueTimer, DurableTimers, EVENT_STORE, EventStore, Fold, LEASES, Leases, OUTBOUND_HTTP, OutboundHttp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, Subscription } from '@lib/platform';
+import { CLOCK, Clock, CommandContext, DURABLE_TIMERS, DueTimer, DurableTimers, EVENT_STORE, EventStore, Fold, LEASES, Leases, PIPELINES_OUTBOUND_HTTP, OutboundHttp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, Subscription } from '@lib/platform';
 import { decideCloseRun, decideFireTrigger, decideSourceSynced, PipelineEvent, pipelineFold, PipelineState } from '../../domain/pipeline';
 import { ActiveRun, boundRecord, pendingRecords } from '../../domain/pipeline-run';
 import { PIPELINES, PipelineRow } from '../../read-models';
@@ -41,7 +41,7 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
-    @Inject(OUTBOUND_HTTP) private readonly outbound: OutboundHttp,
+    @Inject(PIPELINES_OUTBOUND_HTTP) private readonly outbound: OutboundHttp,
     private readonly streams: StreamWriter,
     private readonly modules: ModuleRef,
   ) {}

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { SecretBox } from '@lib/llms';
-import { CommandContext, conflict, DomainError, findMatching, Fold, ID_GENERATOR, IdGenerator, invalid, notFound, OUTBOUND_HTTP, OutboundHttp, outboundRefusal, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
+import { CommandContext, conflict, DomainError, findMatching, Fold, ID_GENERATOR, IdGenerator, invalid, notFound, TOOLS_OUTBOUND_HTTP, OutboundHttp, outboundRefusal, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
 import { listServerTools, McpTarget } from '../../adapters/mcp/mcp-client';
 import type { AgentConfig, ToolConfig } from '../../domain/agent-config';
 import type { Sealed } from '../../domain/session-events';
@@ -37,7 +37,7 @@ export class ToolServers {
     private readonly box: SecretBox,
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
-    @Inject(OUTBOUND_HTTP) private readonly outbound: OutboundHttp,
+    @Inject(TOOLS_OUTBOUND_HTTP) private readonly outbound: OutboundHttp,
     @Inject(PROJECTION_PROGRESS) private readonly progress: ProjectionProgress,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly modules: ModuleRef,

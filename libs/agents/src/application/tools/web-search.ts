@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { OUTBOUND_HTTP, OutboundHttp, outboundRefusal, SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
+import { TOOLS_OUTBOUND_HTTP, OutboundHttp, outboundRefusal, SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
 import type { ToolConfig } from '../../domain/agent-config';
 import type { Tool, ToolContext, ToolDefinition, ToolResult } from '../turn/tools';
 
@@ -14,7 +14,7 @@ const DEFAULT_TAVILY = 'https://api.tavily.com';
 @Injectable()
 export class WebSearchTool implements Tool {
   constructor(
-    @Inject(OUTBOUND_HTTP) private readonly outbound: OutboundHttp,
+    @Inject(TOOLS_OUTBOUND_HTTP) private readonly outbound: OutboundHttp,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
   ) {}
 

@@ -245,7 +245,11 @@ export class SessionInputs {
     throw conflict('session.turn_running', 'The running turn did not end in time for the follow-up; send it again');
   }
 
-  /** The client tool calls the session waits for, with their arguments as the tool gets them (secrets in clear). */
+  /**
+   * The client tool calls the session waits for, with their arguments as the tool gets them, except that a secret
+   * is given as its `{"$ref": "agent.secrets.<name>"}`: the client resolves it from its own store. Agent users
+   * may not read an agent's secrets (`/v2/agents/{key}/secrets` is for administrators), so they are never sent here.
+   */
   async outstanding(agentKey: string, sessionKey: string): Promise<Record<string, unknown>[]> {
     const { agent, session } = await this.sessions.active(agentKey, sessionKey);
     if (!session.pending.length) return [];
@@ -255,7 +259,7 @@ export class SessionInputs {
       let args: Record<string, unknown> = p.arguments;
       if (called?.type === 'SessionToolCalled') {
         try {
-          args = applyOverrides(JSON.parse(called.data.arguments) as Record<string, unknown>, agent.config.tool_configurations[p.tool_configuration_name]?.argument_override, refs).resolved;
+          args = applyOverrides(JSON.parse(called.data.arguments) as Record<string, unknown>, agent.config.tool_configurations[p.tool_configuration_name]?.argument_override, refs).referenced;
         } catch {
           args = p.arguments;
         }
