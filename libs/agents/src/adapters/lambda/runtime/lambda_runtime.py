@@ -294,6 +294,9 @@ def _traceback(e):
 
 
 def _lambda_main(job_text):
+    # The JavaScript modules were unregistered before this runs; what Pyodide's start imported goes too.
+    for name in ("js", "pyodide_js", "_lambda_host"):
+        sys.modules.pop(name, None)
     job = json.loads(job_text)
     os.makedirs(SCRATCH, exist_ok=True)
     os.chdir(SCRATCH)
