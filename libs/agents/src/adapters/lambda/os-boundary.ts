@@ -43,27 +43,32 @@ export async function resolveOsBoundary(options: OsBoundaryOptions): Promise<OsB
   const missing = Object.entries(tools).filter(([, path]) => !path).map(([t]) => t);
   if (missing.length) throw new SandboxUnavailable(`lambda sandboxes need util-linux's ${missing.join(', ')} on PATH: install util-linux, ${optOut}`);
   const asRoot = process.getuid?.() === 0;
-  let boundary: OsBoundary;
-  let user: { uid: number; gid: number } | undefined;
-  if (asRoot) {
-    user = lookUpUser(options.user);
-    if (!user) throw new SandboxUnavailable(`LAMBDA_SANDBOX_USER "${options.user}" is not a user of this system: name an unprivileged user (uid or name) for lambda sandboxes, ${optOut}`);
-    if (user.uid === 0 || user.gid === 0) throw new SandboxUnavailable(`LAMBDA_SANDBOX_USER "${options.user}" is root: name an unprivileged user for lambda sandboxes, ${optOut}`);
-    const { uid, gid } = user;
-    const prefix = [tools.unshare!, '--pid', '--fork', '--kill-child', '--mount-proc', tools.prlimit!, ...RLIMITS, '--', tools.setpriv!, `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--pdeathsig=keep'];
-    boundary = { kind: 'os', describe: `user ${options.user} (${uid}:${gid}) in its own PID namespace`, wrap: (node, args) => ({ command: prefix[0], args: [...prefix.slice(1), node, ...args] }) };
-  } else {
-    const prefix = [tools.unshare!, '--user', '--map-current-user', '--pid', '--fork', '--kill-child', '--mount-proc', tools.prlimit!, ...RLIMITS, '--', tools.setpriv!, '--no-new-privs', '--pdeathsig=keep'];
-    boundary = { kind: 'os', describe: 'an unprivileged user namespace with its own PID namespace', wrap: (node, args) => ({ command: prefix[0], args: [...prefix.slice(1), node, ...args] }) };
+  const candidates: OsBoundary[] = [];
+  // With a /proc of its own first; without where mounting one is refused (a container's masked /proc): the PID
+  // namespace alone already keeps every outside process from being named.
+  for (const mountProc of [['--mount-proc'], []]) {
+    if (asRoot) {
+      const user = lookUpUser(options.user);
+      if (!user) throw new SandboxUnavailable(`LAMBDA_SANDBOX_USER "${options.user}" is not a user of this system: name an unprivileged user (uid or name) for lambda sandboxes, ${optOut}`);
+      if (user.uid === 0 || user.gid === 0) throw new SandboxUnavailable(`LAMBDA_SANDBOX_USER "${options.user}" is root: name an unprivileged user for lambda sandboxes, ${optOut}`);
+      const { uid, gid } = user;
+      const prefix = [tools.unshare!, '--pid', '--fork', '--kill-child', ...mountProc, tools.prlimit!, ...RLIMITS, '--', tools.setpriv!, `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--pdeathsig=keep'];
+      candidates.push({ kind: 'os', describe: `user ${options.user} (${uid}:${gid}) in its own PID namespace${mountProc.length ? '' : ' (the host /proc: none of its own could be mounted)'}`, wrap: (node, args) => ({ command: prefix[0], args: [...prefix.slice(1), node, ...args] }) });
+    } else {
+      const prefix = [tools.unshare!, '--user', '--map-current-user', '--pid', '--fork', '--kill-child', ...mountProc, tools.prlimit!, ...RLIMITS, '--', tools.setpriv!, '--no-new-privs', '--pdeathsig=keep'];
+      candidates.push({ kind: 'os', describe: `an unprivileged user namespace with its own PID namespace${mountProc.length ? '' : ' (the host /proc: none of its own could be mounted)'}`, wrap: (node, args) => ({ command: prefix[0], args: [...prefix.slice(1), node, ...args] }) });
+    }
   }
-  const probe = await runProbe(boundary, options);
-  if (!probe.ok) {
-    const need = asRoot
-      ? `the sandbox user ${options.user} could not ${probe.error}: make the runtime, Pyodide and node readable by it, or name another user in LAMBDA_SANDBOX_USER`
-      : `an unprivileged user namespace could not be made (${probe.error}): allow them (sysctl user.max_user_namespaces > 0; kernel.unprivileged_userns_clone=1 or the AppArmor rule where the distribution restricts them), or run the service as root with LAMBDA_SANDBOX_USER`;
-    throw new SandboxUnavailable(`lambda sandboxes cannot start under the OS boundary: ${need}, ${optOut}`);
+  let error = 'no boundary tried';
+  for (const boundary of candidates) {
+    const probe = await runProbe(boundary, options);
+    if (probe.ok) return boundary;
+    error = probe.error;
   }
-  return boundary;
+  const need = asRoot
+    ? `running as ${options.user} (LAMBDA_SANDBOX_USER) it could not ${error}; it needs a PID namespace (CAP_SYS_ADMIN: a container has it only when given it) and node, the runtime and Pyodide readable by that user`
+    : `an unprivileged user namespace could not be made (${error}): allow them (sysctl user.max_user_namespaces > 0; kernel.unprivileged_userns_clone=1 or the AppArmor rule where the distribution restricts them; in a container, a seccomp profile that allows unshare), or run the service as root with LAMBDA_SANDBOX_USER`;
+  throw new SandboxUnavailable(`lambda sandboxes cannot start under the OS boundary: ${need}, ${optOut}`);
 }
 
 /** A short `node -e` through the boundary: it must run as PID 1 of its own namespace, read what it needs and, as another uid, not read DATA_DIR. */
