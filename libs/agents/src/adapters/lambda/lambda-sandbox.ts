@@ -1,3 +1,6 @@
+// Over 300 lines: a sandbox process's whole life (spawn under the OS boundary, snapshot, warm pool, the job's
+// protocol, the memory watch, the kill) shares one set of per-process state; the budget and the boundary are apart
+// (lambda-budget.ts, os-boundary.ts).
 import { ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -68,7 +71,8 @@ interface Sandbox {
 }
 
 /**
- * Python lambdas in Pyodide, each job in its own Node process started with the permission model (reads only of
+ * Python lambdas in Pyodide, each job in its own Node process under the OS boundary (os-boundary.ts: its own PID
+ * namespace, an unprivileged user, rlimits, no new privileges) and, inside it, the permission model (reads only of
  * the runtime and Pyodide, no writes, no child processes or threads), an empty environment and the network
  * closed; the process is killed at the deadline or past its memory limit, and thrown away after its job, so no
  * state passes from one call to the next. Warm sandboxes (started, Pyodide loaded) wait once lambdas are in use.
