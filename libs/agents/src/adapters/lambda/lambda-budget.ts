@@ -68,11 +68,6 @@ export class LambdaSlots {
     this.free = max;
   }
 
-  /** Sandboxes in use now (tests, benchmarks). */
-  get inUse(): number {
-    return this.max - this.free;
-  }
-
   /** Reserves `size` sandboxes for a call of `principal`; refuses at once what could never fit. */
   async reserve(principal: string, size: number, signal?: AbortSignal): Promise<void> {
     if (size > this.max) throw new LambdaBudgetError(`this lambda needs ${size} sandboxes at once (lambdas ${size} levels deep), more than LAMBDA_MAX_SANDBOXES (${this.max})`);
@@ -92,6 +87,8 @@ export class LambdaSlots {
         },
         { once: true },
       );
+      // Calls ahead held back only by their principal's share do not hold this one back.
+      this.dispatch();
     });
   }
 

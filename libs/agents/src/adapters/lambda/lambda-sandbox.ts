@@ -106,11 +106,6 @@ export class LambdaSandbox implements OnModuleDestroy {
     this.warm.length = 0;
   }
 
-  /** Sandboxes reserved by calls now, nested lambdas' included (tests, benchmarks). */
-  get inUse(): number {
-    return this.slots.inUse;
-  }
-
   /** The OS boundary every sandbox starts under, checked once by a probe; rejects (`SandboxUnavailable`) saying what the operator must provide. */
   osBoundary(): Promise<OsBoundary> {
     this.boundary ??= resolveOsBoundary({
