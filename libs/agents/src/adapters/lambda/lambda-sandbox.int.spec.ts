@@ -259,7 +259,9 @@ describe('LambdaSandbox', () => {
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], env: {}, detached: true });
     let text = '';
     child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
     await new Promise((r) => child.on('close', r));
+    clearTimeout(timer);
     const o = JSON.parse(text) as Record<string, unknown>;
     expect(o.pid).toBe(1);
     if (process.getuid?.() === 0) expect(o.uid).toBe(65534);
