@@ -68,12 +68,20 @@ export const LAMBDA_COMPOSED_DEFAULT_S = 300;
 /** How deep lambdas may call lambdas through their tool_configurations. */
 export const LAMBDA_MAX_DEPTH = 3;
 
-/** The wall-clock bound of one run: the agent's tool configuration first, then the tool's own, then the default. */
-export function lambdaDeadlineSeconds(settings: LambdaToolSettings, configured?: unknown): number {
-  if (typeof configured === 'number') return configured;
+/**
+ * The wall-clock bound of one run: the agent's tool configuration first, then the tool's own, then the default;
+ * never past the service's cap (LAMBDA_MAX_DEADLINE_SECONDS), whatever was stored before it was set.
+ */
+export function lambdaDeadlineSeconds(settings: LambdaToolSettings, configured?: unknown, capSeconds = LAMBDA_CEILING_S): number {
   const own = settings.execution_configuration?.max_execution_time_seconds;
-  if (typeof own === 'number') return own;
-  return Object.keys(settings.tool_configurations ?? {}).length ? LAMBDA_COMPOSED_DEFAULT_S : LAMBDA_DEFAULT_S;
+  const chosen = typeof configured === 'number' ? configured : typeof own === 'number' ? own : Object.keys(settings.tool_configurations ?? {}).length ? LAMBDA_COMPOSED_DEFAULT_S : LAMBDA_DEFAULT_S;
+  return Math.min(chosen, capSeconds);
+}
+
+/** A lambda's own `max_execution_time_seconds` past the service's cap: the 400's field errors, or none. */
+export function lambdaDeadlineProblems(executionConfiguration: { readonly max_execution_time_seconds?: number } | undefined, capSeconds: number): Record<string, string> {
+  const own = executionConfiguration?.max_execution_time_seconds;
+  return typeof own === 'number' && own > capSeconds ? { 'execution_configuration.max_execution_time_seconds': `at most ${capSeconds} seconds on this service (LAMBDA_MAX_DEADLINE_SECONDS)` } : {};
 }
 
 export function decideCreateUserTool(state: UserToolState, id: string, settings: UserToolSettings, now: Date): UserToolEvent[] {

@@ -95,8 +95,18 @@ export interface ServiceConfig {
   readonly extractionTimeoutMs: number;
   /** Lambda sandboxes kept started and waiting once lambdas are used (LAMBDA_WARM_SANDBOXES, default 1; docs/lambda-tools.md). */
   readonly lambdaWarmSandboxes: number;
-  /** Lambdas run at once (LAMBDA_MAX_SANDBOXES, default 4); more wait. Nested lambdas do not count. */
+  /** Lambda sandboxes running at once, nested lambdas included (LAMBDA_MAX_SANDBOXES, default 4); more wait. */
   readonly lambdaMaxSandboxes: number;
+  /** Lambda sandboxes one principal's calls hold at once (LAMBDA_MAX_SANDBOXES_PER_PRINCIPAL, default 3); more wait. */
+  readonly lambdaMaxSandboxesPerPrincipal: number;
+  /** Nested lambda runs one call may start in all (LAMBDA_MAX_NESTED_RUNS, default 64); past it a tool error. */
+  readonly lambdaMaxNestedRuns: number;
+  /** Longest deadline a lambda may declare or be given (LAMBDA_MAX_DEADLINE_SECONDS, default 900). */
+  readonly lambdaMaxDeadlineSeconds: number;
+  /** The OS user lambda sandboxes run as when the service is root (LAMBDA_SANDBOX_USER: name or uid[:gid], default nobody). */
+  readonly lambdaSandboxUser: string;
+  /** `os` (default): sandboxes only under the OS boundary, else refused; `javascript`: the permission model alone (an opt-out, warned). */
+  readonly lambdaSandboxIsolation: 'os' | 'javascript';
   /** Resident memory one lambda sandbox may reach before it is stopped (LAMBDA_MAX_MEMORY_MB, default 1024). */
   readonly lambdaMaxMemoryMb: number;
   /** Shortest gap between two firings of an agent schedule (SCHEDULE_MIN_INTERVAL_SECONDS, default 3600; docs/schedules.md). */
@@ -185,6 +195,8 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
   const outboundTools = outboundPolicyFromEnv(env, 'tools');
   const outboundPipelines = outboundPolicyFromEnv(env, 'pipelines');
   problems.push(...outbound.problems, ...outboundTools.problems, ...outboundPipelines.problems);
+  const lambdaIsolation = (text('LAMBDA_SANDBOX_ISOLATION') ?? 'os').toLowerCase();
+  if (lambdaIsolation !== 'os' && lambdaIsolation !== 'javascript') problems.push(`LAMBDA_SANDBOX_ISOLATION must be os or javascript, got "${lambdaIsolation}"`);
   const config: ServiceConfig = {
     env,
     port: int('PORT', 8080, 0, 65535),
@@ -235,6 +247,11 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     lambdaWarmSandboxes: int('LAMBDA_WARM_SANDBOXES', 1, 0, 16),
     lambdaMaxSandboxes: int('LAMBDA_MAX_SANDBOXES', 4, 1, 64),
     lambdaMaxMemoryMb: int('LAMBDA_MAX_MEMORY_MB', 1024, 128, 16_384),
+    lambdaMaxSandboxesPerPrincipal: int('LAMBDA_MAX_SANDBOXES_PER_PRINCIPAL', 3, 1, 64),
+    lambdaMaxNestedRuns: int('LAMBDA_MAX_NESTED_RUNS', 64, 0, 100_000),
+    lambdaMaxDeadlineSeconds: int('LAMBDA_MAX_DEADLINE_SECONDS', 900, 1, 21_600),
+    lambdaSandboxUser: text('LAMBDA_SANDBOX_USER') ?? 'nobody',
+    lambdaSandboxIsolation: lambdaIsolation === 'javascript' ? 'javascript' : 'os',
     scheduleMinIntervalSeconds: int('SCHEDULE_MIN_INTERVAL_SECONDS', 3600, 1, 31_536_000),
     leaseTtlMs,
     leaseRenewMs,

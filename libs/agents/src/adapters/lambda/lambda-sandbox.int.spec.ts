@@ -1,6 +1,11 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { ServiceConfig } from '@lib/platform';
 import { LambdaSandbox } from './lambda-sandbox';
+import { resolveOsBoundary } from './os-boundary';
 
 /** The Python sandbox on its own: schemas, runs, composed tools, artifacts, and what a hostile lambda meets. */
 describe('LambdaSandbox', () => {
@@ -145,6 +150,8 @@ describe('LambdaSandbox', () => {
   it('stops an endless loop at the deadline and a memory bomb at the memory limit', async () => {
     const [loop, bomb] = await Promise.all([run('def process():\n    while True:\n        pass\n', {}, 2_000), run('def process():\n    x = []\n    while True:\n        x.append(bytearray(10_000_000))\n', {}, 30_000)]);
     expect(loop.execution).toMatchObject({ success: false, error: { message: "stopped after 2 s: the lambda's time limit" } });
+    // Measured on the sandbox's own process (a grandchild under the OS boundary), not on its wrapper.
+    expect(loop.memory_used_mb).toBeGreaterThan(50);
     expect(bomb.execution!.success).toBe(false);
     expect(bomb.execution!.error!.message).toMatch(/memory limit of 600 MB|MemoryError/);
   });
@@ -153,9 +160,9 @@ describe('LambdaSandbox', () => {
     const js = (body: string) => `\n    try:\n        return str(F(${JSON.stringify(body)})())\n    except Exception as e:\n        return str(e)\n`;
     const out = await run(
       [
-        'import os, socket',
-        'import pyodide_js',
-        'F = pyodide_js.runPython.constructor',
+        'import os, socket, importlib',
+        // `import pyodide_js` is refused; Python's introspection still reaches Pyodide's modules (the OS boundary holds).
+        'F = importlib.import_module("pyodide.ffi").to_js([]).constructor.constructor',
         'def passwd():',
         '    try:',
         '        return open("/etc/passwd").read()',
@@ -191,6 +198,82 @@ describe('LambdaSandbox', () => {
     expect(o.js_env).toBe('{}');
     expect(o.js_fetch).toBe('undefined');
     expect(connections).toBe(0);
+  });
+
+  it('refuses the imports that lead to JavaScript; JavaScript reached anyway runs as an unprivileged user in a PID namespace of its own that signals and renices nothing', async () => {
+    const out = await run(
+      [
+        'import importlib',
+        'def tried(name):',
+        '    try:',
+        '        __import__(name)',
+        '        return "imported"',
+        '    except ImportError as e:',
+        '        return str(e)',
+        'def js(body):',
+        '    try:',
+        '        return str(importlib.import_module("pyodide.ffi").to_js([]).constructor.constructor("return " + body)())',
+        '    except Exception as e:',
+        '        return "error: " + str(e)',
+        'def process() -> dict:',
+        '    return {',
+        '        "imports": [tried(n) for n in ("js", "pyodide_js", "_lambda_host", "pyodide.code", "pyodide.ffi", "_pyodide_core")],',
+        '        "uid": js("process.getuid()"), "pid": js("process.pid"),',
+        '        "kill_parent": js("process.kill(process.ppid, \'SIGSTOP\')"),',
+        `        "kill_service": js("process.kill(${process.pid}, \'SIGSTOP\')"),`,
+        '        "renice": js("process.getBuiltinModule(\'os\').setPriority(-20)"),',
+        '    }',
+      ].join('\n'),
+    );
+    expect(out.execution).toMatchObject({ success: true });
+    const o = out.execution!.output as { imports: string[]; uid: string; pid: string; kill_parent: string; kill_service: string; renice: string };
+    for (const refused of o.imports) expect(refused).toMatch(/not available in the lambda sandbox/);
+    if (process.getuid?.() === 0) expect(o.uid).toBe('65534');
+    expect(o.pid).toBe('1');
+    expect(o.kill_parent).toMatch(/^error: .*not allowed/);
+    expect(o.kill_service).toMatch(/^error: .*not allowed/);
+    expect(o.renice).toMatch(/^error: .*not allowed/);
+    expect(readFileSync(`/proc/${process.pid}/stat`, 'utf8').split(') ')[1][0]).not.toBe('T');
+  });
+
+  it('the OS boundary alone (no JavaScript locks): another uid in its own PID namespace, which cannot signal or renice the service, read DATA_DIR or get new privileges', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'lambda-data-'));
+    const boundary = await resolveOsBoundary({ isolation: 'os', user: 'nobody', mustRead: [process.execPath], mustNotRead: dataDir, nodePath: process.execPath });
+    const script = [
+      "const fs = require('fs'), os = require('os');",
+      'const service = Number(process.argv[1]), data = process.argv[2];',
+      "const t = (f) => { try { f(); return 'done'; } catch (e) { return e.code || e.message; } };",
+      'process.stdout.write(JSON.stringify({',
+      '  pid: process.pid, uid: process.getuid(),',
+      "  killService: t(() => process.kill(service, 'SIGSTOP')),",
+      "  killAll: t(() => process.kill(-1, 'SIGSTOP')),",
+      "  killParent: t(() => process.kill(process.ppid, 'SIGSTOP')),",
+      '  reniceSelf: t(() => os.setPriority(-20)),',
+      '  reniceService: t(() => os.setPriority(service, 19)),',
+      '  data: t(() => fs.readdirSync(data)),',
+      "  noNewPrivs: /NoNewPrivs:\\s+1/.test(fs.readFileSync('/proc/self/status', 'utf8')),",
+      "  proc: fs.readdirSync('/proc').filter((n) => /^\\d+$/.test(n)),",
+      '}));',
+    ].join('\n');
+    const { command, args } = boundary.wrap(process.execPath, ['-e', script, String(process.pid), dataDir]);
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], env: {}, detached: true });
+    let text = '';
+    child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    await new Promise((r) => child.on('close', r));
+    clearTimeout(timer);
+    const o = JSON.parse(text) as Record<string, unknown>;
+    expect(o.pid).toBe(1);
+    if (process.getuid?.() === 0) expect(o.uid).toBe(65534);
+    expect(o.killService).toBe('ESRCH');
+    expect(o.killAll).toBe('ESRCH');
+    expect(o.reniceSelf).not.toBe('done');
+    expect(o.reniceService).not.toBe('done');
+    if (process.getuid?.() === 0) expect(o.data).toBe('EACCES');
+    expect(o.proc).toEqual(['1']);
+    expect(o.noNewPrivs).toBe(true);
+    expect(readFileSync(`/proc/${process.pid}/stat`, 'utf8').split(') ')[1][0]).not.toBe('T');
+    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('runs a warm sandbox once one has been used, without the cold start', async () => {

@@ -1,8 +1,13 @@
+// Over 300 lines: a sandbox process's whole life (spawn under the OS boundary, snapshot, warm pool, the job's
+// protocol, the memory watch, the kill) shares one set of per-process state; the budget and the boundary are apart
+// (lambda-budget.ts, os-boundary.ts).
 import { ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
-import { SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
+import { SERVICE_CONFIG, ServiceConfig, unavailable } from '@lib/platform';
+import { CallLease, LambdaBudgetError, LambdaSlots, runningLambda } from './lambda-budget';
+import { OsBoundary, resolveOsBoundary, SandboxUnavailable } from './os-boundary';
 
 /** A tool the lambda declared, as its code sees it in `tool.list()`. */
 export interface LambdaToolSpec {
@@ -21,8 +26,10 @@ export interface LambdaJob {
   readonly args?: Record<string, unknown>;
   readonly tools?: readonly LambdaToolSpec[];
   readonly deadlineMs: number;
-  /** How deep in lambdas calling lambdas this job is (0: called by an agent or a test). */
-  readonly depth?: number;
+  /** How many levels of lambdas this lambda may start below itself (0: none); its call reserves one sandbox a level. */
+  readonly height?: number;
+  /** Whose call this is (the per-principal share of the sandboxes); absent: the service's own. */
+  readonly principal?: string;
   readonly signal?: AbortSignal;
   /** Runs `tool.<name>(...)`; the sandbox runs at most 8 such calls at once, more wait. */
   readonly onTool?: (name: string, args: Record<string, unknown>) => Promise<HostAnswer>;
@@ -64,7 +71,8 @@ interface Sandbox {
 }
 
 /**
- * Python lambdas in Pyodide, each job in its own Node process started with the permission model (reads only of
+ * Python lambdas in Pyodide, each job in its own Node process under the OS boundary (os-boundary.ts: its own PID
+ * namespace, an unprivileged user, rlimits, no new privileges) and, inside it, the permission model (reads only of
  * the runtime and Pyodide, no writes, no child processes or threads), an empty environment and the network
  * closed; the process is killed at the deadline or past its memory limit, and thrown away after its job, so no
  * state passes from one call to the next. Warm sandboxes (started, Pyodide loaded) wait once lambdas are in use.
@@ -75,26 +83,55 @@ export class LambdaSandbox implements OnModuleDestroy {
   private warming = 0;
   private used = false;
   private closed = false;
-  private running = 0;
-  private readonly waiting: (() => void)[] = [];
+  private readonly slots: LambdaSlots;
   private readonly all = new Set<ChildProcess>();
+  /** The real sandbox process (a grandchild under the OS boundary: spawn starts `unshare`), found once. */
+  private readonly inner = new Map<ChildProcess, number>();
+  private boundary: Promise<OsBoundary> | undefined;
+  private resolved: OsBoundary | undefined;
   /** Pyodide's memory after load (Base64), made once by a process that never runs caller code; null: failed. */
   private snapshot: Buffer | null | undefined;
   private snapshotting = false;
 
   private readonly log = new Logger('lambda-sandbox');
 
-  constructor(@Inject(SERVICE_CONFIG) private readonly config: ServiceConfig) {}
+  constructor(@Inject(SERVICE_CONFIG) private readonly config: ServiceConfig) {
+    this.slots = new LambdaSlots(config.lambdaMaxSandboxes, config.lambdaMaxSandboxesPerPrincipal ?? config.lambdaMaxSandboxes);
+  }
 
   onModuleDestroy(): void {
     this.closed = true;
-    for (const child of this.all) child.kill('SIGKILL');
+    for (const child of this.all) this.kill(child);
     this.all.clear();
     this.warm.length = 0;
   }
 
+  /** The OS boundary every sandbox starts under, checked once by a probe; rejects (`SandboxUnavailable`) saying what the operator must provide. */
+  osBoundary(): Promise<OsBoundary> {
+    this.boundary ??= resolveOsBoundary({
+      isolation: this.config.lambdaSandboxIsolation ?? 'os',
+      user: this.config.lambdaSandboxUser ?? 'nobody',
+      mustRead: [process.execPath, join(RUNTIME_DIR, 'sandbox.mjs'), join(RUNTIME_DIR, 'lambda_runtime.py'), PYODIDE_MJS, join(dirname(PYODIDE_MJS), 'pyodide.asm.wasm'), join(dirname(PYODIDE_MJS), 'python_stdlib.zip')],
+      ...(this.config.dataDir ? { mustNotRead: this.config.dataDir } : {}),
+      nodePath: process.execPath,
+    }).then(
+      (boundary) => {
+        this.resolved = boundary;
+        if (boundary.kind === 'javascript') this.log.warn(`lambda sandboxes run WITHOUT the OS boundary (${boundary.describe}): a hostile lambda that reaches JavaScript can signal or renice the service's processes`);
+        else this.log.log(`lambda sandboxes run as ${boundary.describe}`);
+        return boundary;
+      },
+      (e: Error) => {
+        this.log.error(e.message);
+        throw e;
+      },
+    );
+    return this.boundary;
+  }
+
   /** Resolves once a warm sandbox waits (benchmarks and tests: a warm start measured as such). */
   async whenWarm(timeoutMs = 60_000): Promise<void> {
+    await this.osBoundary();
     this.used = true;
     this.makeSnapshot();
     this.refill();
@@ -107,6 +144,7 @@ export class LambdaSandbox implements OnModuleDestroy {
 
   /** Resolves once the start snapshot is made (true) or could not be (false). */
   async whenSnapshot(timeoutMs = 60_000): Promise<boolean> {
+    await this.osBoundary();
     this.makeSnapshot();
     const until = Date.now() + timeoutMs;
     while (this.snapshot === undefined && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
@@ -115,34 +153,65 @@ export class LambdaSandbox implements OnModuleDestroy {
 
   /** Resident memory of the sandboxes waiting, in bytes (benchmarks). */
   async warmResidentBytes(): Promise<number[]> {
-    return Promise.all(this.warm.map((s) => rss(s.child.pid)));
+    return Promise.all(this.warm.map((s) => this.residentBytes(s.child)));
   }
 
+  /**
+   * Runs a job in a sandbox of its own. Every sandbox counts against `LAMBDA_MAX_SANDBOXES`: a job called from a
+   * lambda's composed tools runs inside the reservation of the call it belongs to (lambda-budget.ts); any other job
+   * reserves `1 + height` sandboxes for its call first, waiting its turn. Throws a DomainError (503) when the OS
+   * boundary is not available; a job the budget refuses is a failed run saying why.
+   */
   async run(job: LambdaJob): Promise<LambdaOutcome> {
-    const counted = (job.depth ?? 0) === 0;
-    if (counted) await this.slot();
     try {
-      return await this.execute(job);
+      await this.osBoundary();
+    } catch (e) {
+      if (e instanceof SandboxUnavailable) throw unavailable('lambda.sandbox_unavailable', e.message);
+      throw e;
+    }
+    const parent = runningLambda.getStore();
+    const height = Math.max(0, job.height ?? 0);
+    const refused = (why: string): LambdaOutcome => ({ validation: { status: job.run ? 'valid' : 'invalid', errors: job.run ? [] : [why] }, input_schema: null, output_schema: null, ...(job.run ? { execution: { success: false, error: { message: why }, latency_millis: 0 } } : {}), memory_used_mb: 0, cold: false, stopped: why });
+    if (parent) {
+      // A lambda's own tools: inside its call's reservation, one level less than the caller had.
+      if (parent.height < 1) return refused('this call reserved no sandbox for another level of lambdas: the lambdas changed while the call ran');
+      const own = Math.min(height, parent.height - 1);
+      // When the calling lambda ends (answered, stopped), what it started stops too.
+      const signal = job.signal ? AbortSignal.any([job.signal, parent.ended]) : parent.ended;
+      try {
+        await parent.lease.take(own, true, signal);
+      } catch (e) {
+        if (e instanceof LambdaBudgetError) return refused(e.message);
+        throw e;
+      }
+      try {
+        return await this.execute({ ...job, signal }, parent.lease, own);
+      } finally {
+        parent.lease.give();
+      }
+    }
+    const principal = job.principal ?? 'service';
+    const lease = new CallLease(height + 1, this.config.lambdaMaxNestedRuns ?? 64);
+    try {
+      await this.slots.reserve(principal, lease.size, job.signal);
+    } catch (e) {
+      if (e instanceof LambdaBudgetError) return refused(e.message);
+      throw e;
+    }
+    try {
+      await lease.take(height, false);
+      try {
+        return await this.execute(job, lease, height);
+      } finally {
+        lease.give();
+      }
     } finally {
-      if (counted) this.release();
+      // The reservation goes back once the call's nested lambdas (stopped with it) have ended too.
+      void lease.idle().then(() => this.slots.release(principal, lease.size));
     }
   }
 
-  private async slot(): Promise<void> {
-    if (this.running < this.config.lambdaMaxSandboxes) {
-      this.running++;
-      return;
-    }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
-  }
-
-  private release(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.running--;
-  }
-
-  private async execute(job: LambdaJob): Promise<LambdaOutcome> {
+  private async execute(job: LambdaJob, lease: CallLease, height: number): Promise<LambdaOutcome> {
     this.used = true;
     this.makeSnapshot();
     const taken = this.warm.shift();
@@ -154,16 +223,17 @@ export class LambdaSandbox implements OnModuleDestroy {
     let stopped: string | undefined;
     const stop = (why: string) => {
       stopped ??= why;
-      sandbox.child.kill('SIGKILL');
+      this.kill(sandbox.child);
     };
     const deadline = setTimeout(() => stop(`stopped after ${Math.round(job.deadlineMs / 1000)} s: the lambda's time limit`), job.deadlineMs);
     const limitBytes = this.config.lambdaMaxMemoryMb * 1024 * 1024;
     const watch = setInterval(() => {
-      void rss(sandbox.child.pid).then((bytes) => {
+      void this.residentBytes(sandbox.child).then((bytes) => {
         peak = Math.max(peak, bytes);
         if (bytes > limitBytes) stop(`stopped: the lambda went over its memory limit of ${this.config.lambdaMaxMemoryMb} MB`);
       });
     }, 50);
+    const ended = new AbortController();
     const onAbort = () => stop('stopped: the call was cancelled');
     job.signal?.addEventListener('abort', onAbort, { once: true });
     try {
@@ -178,7 +248,9 @@ export class LambdaSandbox implements OnModuleDestroy {
           void calls.run(async () => {
             const name = String(message.name);
             const declared = job.tools?.some((t) => t.name === name);
-            const answer: HostAnswer = !declared ? { ok: false, error: `no tool "${name}" in this lambda's tool_configurations` } : job.onTool ? await job.onTool(name, isObject(message.args) ? message.args : {}).catch((e: Error) => ({ ok: false as const, error: e.message })) : { ok: false, error: 'tools cannot be called here' };
+            const onTool = job.onTool;
+            // Lambdas these tools run find this call's reservation and this lambda's height here.
+            const answer: HostAnswer = !declared ? { ok: false, error: `no tool "${name}" in this lambda's tool_configurations` } : onTool ? await runningLambda.run({ lease, height, ended: ended.signal }, () => onTool(name, isObject(message.args) ? message.args : {})).catch((e: Error) => ({ ok: false as const, error: e.message })) : { ok: false, error: 'tools cannot be called here' };
             write(sandbox.child, { id, ...answer });
           });
         } else if (message.type === 'artifact') {
@@ -209,7 +281,8 @@ export class LambdaSandbox implements OnModuleDestroy {
       clearTimeout(deadline);
       clearInterval(watch);
       job.signal?.removeEventListener('abort', onAbort);
-      sandbox.child.kill('SIGKILL');
+      ended.abort();
+      this.kill(sandbox.child);
     }
   }
 
@@ -231,16 +304,20 @@ export class LambdaSandbox implements OnModuleDestroy {
     }
   }
 
+  /**
+   * A sandbox process under the OS boundary (os-boundary.ts) and, inside it, Node's permission model. `detached`:
+   * a session and process group of its own, so a signal to "its group" reaches no process of the service.
+   */
   private spawnSandbox(mode: 'run' | 'snapshot'): ChildProcess {
+    const boundary = this.resolved;
+    if (!boundary) throw new Error('the lambda sandbox boundary is not resolved');
     const permission = process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
-    const child = spawn(
-      process.execPath,
-      [permission, `--allow-fs-read=${RUNTIME_DIR}/`, `--allow-fs-read=${dirname(PYODIDE_MJS)}/`, '--no-warnings', '--max-old-space-size=256', join(RUNTIME_DIR, 'sandbox.mjs'), PYODIDE_MJS, join(RUNTIME_DIR, 'lambda_runtime.py'), mode],
-      { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], env: {}, detached: false },
-    );
+    const { command, args } = boundary.wrap(process.execPath, [permission, `--allow-fs-read=${RUNTIME_DIR}/`, `--allow-fs-read=${dirname(PYODIDE_MJS)}/`, '--no-warnings', '--max-old-space-size=256', join(RUNTIME_DIR, 'sandbox.mjs'), PYODIDE_MJS, join(RUNTIME_DIR, 'lambda_runtime.py'), mode]);
+    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], env: {}, detached: true });
     this.all.add(child);
     child.on('exit', () => {
       this.all.delete(child);
+      this.inner.delete(child);
       const i = this.warm.findIndex((s) => s.child === child);
       if (i >= 0) this.warm.splice(i, 1);
     });
@@ -256,7 +333,7 @@ export class LambdaSandbox implements OnModuleDestroy {
     if (this.snapshot !== undefined || this.snapshotting || this.closed) return;
     this.snapshotting = true;
     const child = this.spawnSandbox('snapshot');
-    const timer = setTimeout(() => child.kill('SIGKILL'), START_TIMEOUT_MS);
+    const timer = setTimeout(() => this.kill(child), START_TIMEOUT_MS);
     void (async () => {
       let data: Buffer | null = null;
       try {
@@ -272,6 +349,30 @@ export class LambdaSandbox implements OnModuleDestroy {
       this.snapshotting = false;
       if (data === null) this.log.warn('lambda sandboxes load Pyodide in full: its start snapshot could not be made');
     })();
+  }
+
+  /** Kills the sandbox: the wrapper (its parent-death signal kills the sandbox, PID 1 of its namespace) and the sandbox itself. */
+  private kill(child: ChildProcess): void {
+    const inner = this.inner.get(child);
+    if (inner) {
+      try {
+        process.kill(inner, 'SIGKILL');
+      } catch {
+        // Gone already.
+      }
+    }
+    child.kill('SIGKILL');
+  }
+
+  /** Resident bytes of the sandbox's Node process: under the OS boundary the wrapper's child, found once from /proc. */
+  private async residentBytes(child: ChildProcess): Promise<number> {
+    if (this.resolved?.kind !== 'os') return rss(child.pid);
+    let pid = this.inner.get(child);
+    if (pid === undefined && child.pid) {
+      pid = await firstChild(child.pid);
+      if (pid && child.exitCode === null && this.all.has(child)) this.inner.set(child, pid);
+    }
+    return rss(pid);
   }
 
   private start(): Sandbox {
@@ -324,7 +425,7 @@ async function* lineReader(child: ChildProcess): AsyncIterableIterator<string> {
     parts.push(chunk);
     size += chunk.length;
     if (size > MAX_LINE_BYTES) {
-      child.kill('SIGKILL');
+      child.kill('SIGKILL'); // The wrapper: its parent-death signal ends the sandbox.
       return;
     }
   }
@@ -335,6 +436,16 @@ async function readAll(child: ChildProcess): Promise<Buffer> {
   const parts: Buffer[] = [];
   for await (const data of child.stdio[4] as NodeJS.ReadableStream) parts.push(data as Buffer);
   return Buffer.concat(parts);
+}
+
+/** The first child of a process (the sandbox `unshare` forked), from /proc. */
+async function firstChild(pid: number): Promise<number | undefined> {
+  try {
+    const children = (await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8')).trim().split(/\s+/).filter(Boolean);
+    return children.length ? Number(children[0]) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Resident bytes of a process from /proc (Linux); 0 elsewhere. */

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { READ_STORE, ReadStore } from '@lib/platform';
+import { CommandContext, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
 import { LambdaOutcome, LambdaSandbox, LambdaToolSpec } from '../../adapters/lambda/lambda-sandbox';
 import type { ToolConfig } from '../../domain/agent-config';
 import { LAMBDA_MAX_DEPTH, lambdaDeadlineSeconds, LambdaToolSettings } from '../../domain/user-tool';
@@ -26,6 +26,7 @@ export class LambdaTool implements Tool {
     private readonly store: ArtifactStore,
     @Inject(READ_STORE) private readonly reads: ReadStore,
     private readonly modules: ModuleRef,
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
   ) {}
 
   definition(name: string, config: ToolConfig): ToolDefinition {
@@ -40,7 +41,7 @@ export class LambdaTool implements Tool {
     if (!settings.enabled) return { output: { error: `the lambda tool "${settings.name}" is disabled` }, error: true };
     const depth = ctx.lambdaDepth ?? 0;
     if (depth >= LAMBDA_MAX_DEPTH) return { output: { error: `lambdas call lambdas at most ${LAMBDA_MAX_DEPTH} levels deep` }, error: true };
-    const outcome = await this.execute(settings, args, ctx, lambdaDeadlineSeconds(settings, config.max_execution_time_seconds) * 1000);
+    const outcome = await this.execute(settings, args, ctx, lambdaDeadlineSeconds(settings, config.max_execution_time_seconds, this.config.lambdaMaxDeadlineSeconds) * 1000);
     return resultOf(outcome);
   }
 
@@ -60,7 +61,8 @@ export class LambdaTool implements Tool {
       args,
       tools,
       deadlineMs,
-      depth: ctx.lambdaDepth ?? 0,
+      height: await this.height(settings, LAMBDA_MAX_DEPTH - 1 - (ctx.lambdaDepth ?? 0)),
+      principal: principalOf(ctx.command),
       signal: ctx.signal,
       onTool: async (name, callArgs) => {
         const tool = composed[name];
@@ -85,6 +87,24 @@ export class LambdaTool implements Tool {
     });
   }
 
+  /**
+   * How many levels of lambdas a lambda can start below itself (its call reserves a sandbox a level): a composed
+   * `lambda` tool is one level plus its own, a composed `sub_agent` one level (its agent's lambdas run in this
+   * call's reservation), at most `left`.
+   */
+  private async height(settings: LambdaToolSettings, left: number): Promise<number> {
+    if (left <= 0) return 0;
+    let most = 0;
+    for (const tool of Object.values(settings.tool_configurations ?? {})) {
+      if (tool.type === 'sub_agent') most = Math.max(most, 1);
+      if (tool.type !== 'lambda' || typeof tool.tool_id !== 'string') continue;
+      const row = await this.reads.get<UserToolRow>(USER_TOOLS, tool.tool_id);
+      most = Math.max(most, 1 + (row?.settings.type === 'lambda' ? await this.height(row.settings, left - 1) : 0));
+      if (most >= left) return left;
+    }
+    return most;
+  }
+
   private get registry(): ToolRegistry {
     return this.modules.get<symbol, ToolRegistry>(AGENT_TOOLS, { strict: false });
   }
@@ -96,6 +116,11 @@ export class LambdaTool implements Tool {
   private get servers(): ToolServers {
     return this.modules.get(ToolServers, { strict: false });
   }
+}
+
+/** Whose call a lambda runs for: its share of the sandboxes (LAMBDA_MAX_SANDBOXES_PER_PRINCIPAL). */
+export function principalOf(command: CommandContext | undefined): string {
+  return command ? `${command.actor.type}:${command.actor.id}` : 'service';
 }
 
 /** What the model sees: the returned object (a value that is not an object as `result`), or the error. */

@@ -3,11 +3,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CommandContext, conflict, findMatching, Fold, invalid, notFound, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, linearRegExp } from '@lib/platform';
 import { LambdaOutcome, LambdaSandbox } from '../../adapters/lambda/lambda-sandbox';
 import { ToolConfig, toolProblems } from '../../domain/agent-config';
-import { ClientToolSettings, decideCreateUserTool, decideDeleteUserTool, decideUpdateUserTool, invalidLambda, lambdaDeadlineSeconds, LambdaToolSettings, userToolFold, userToolId, UserToolEvent, UserToolState, userToolNotFound } from '../../domain/user-tool';
+import { ClientToolSettings, decideCreateUserTool, decideDeleteUserTool, decideUpdateUserTool, invalidLambda, lambdaDeadlineProblems, lambdaDeadlineSeconds, LambdaToolSettings, userToolFold, userToolId, UserToolEvent, UserToolState, userToolNotFound } from '../../domain/user-tool';
 import { AGENTS, AgentRow, CatalogToolRow, TOOL_CATALOG, USER_TOOLS, UserToolRow, userToolView } from '../../read-models';
 import type { ReferenceCheck } from '../agent-writer';
 import { builtinToolId } from '../tools/builtin-catalog';
-import { LambdaTool } from '../tools/lambda';
+import { LambdaTool, principalOf } from '../tools/lambda';
 import { Configurer, ConfigurerRights, SharedConfiguration } from '../access/configurer-rights';
 
 const stream = (id: string) => streamId('user_tool', id);
@@ -67,9 +67,10 @@ export class UserTools {
       await this.write(id, (s) => decideCreateUserTool(s, id, client, ctx.now), ctx);
       return this.get(id);
     }
+    this.checkDeadline(input.execution_configuration);
     await this.checkComposed(input.tool_configurations ?? undefined);
     await this.rights.assertSharedWrite(caller, this.shared(id), input.tool_configurations ?? {}, 'tool_configurations');
-    const outcome = await this.validate(input.code!);
+    const outcome = await this.validate(input.code!, ctx);
     const settings: LambdaToolSettings = {
       type: 'lambda',
       name,
@@ -116,10 +117,11 @@ export class UserTools {
       return this.get(id);
     }
     const current = { settings: row.settings };
+    this.checkDeadline(input.execution_configuration);
     if (input.tool_configurations) await this.checkComposed(input.tool_configurations);
     const composed = input.tool_configurations === null ? {} : (input.tool_configurations ?? current.settings.tool_configurations ?? {});
     await this.rights.assertSharedWrite(caller, this.shared(id), composed, 'tool_configurations');
-    const outcome = input.code !== undefined && input.code !== current.settings.code ? await this.validate(input.code) : undefined;
+    const outcome = input.code !== undefined && input.code !== current.settings.code ? await this.validate(input.code, ctx) : undefined;
     await this.write(
       id,
       (s) =>
@@ -188,6 +190,7 @@ export class UserTools {
 
   /** `POST /v2/tools/test`: validation, the discovered schemas, and (when valid) the run on `test_input`. */
   async testCode(req: { code: string; test_input: Record<string, unknown>; timeout_seconds?: number; execution_configuration?: LambdaToolInput['execution_configuration']; tool_configurations?: Record<string, ToolConfig>; test_context?: TestContext }, ctx: CommandContext): Promise<Record<string, unknown>> {
+    this.checkDeadline(req.execution_configuration);
     await this.checkComposed(req.tool_configurations);
     const settings: LambdaToolSettings = { type: 'lambda', name: 'test', description: 'test', language: 'python', code: req.code, input_schema: {}, enabled: true, ...(req.execution_configuration ? { execution_configuration: req.execution_configuration } : {}), ...(req.tool_configurations ? { tool_configurations: req.tool_configurations } : {}) };
     const outcome = await this.runTest(settings, req.test_input, req.timeout_seconds, req.test_context, ctx);
@@ -211,7 +214,7 @@ export class UserTools {
   }
 
   private runTest(settings: LambdaToolSettings, input: Record<string, unknown>, timeoutSeconds: number | undefined, context: TestContext | undefined, ctx: CommandContext): Promise<LambdaOutcome> {
-    const seconds = timeoutSeconds ?? Math.min(lambdaDeadlineSeconds(settings), 300);
+    const seconds = Math.min(timeoutSeconds ?? lambdaDeadlineSeconds(settings, undefined, 300), this.config.lambdaMaxDeadlineSeconds);
     return this.lambda.execute(settings, input, {
       agentKey: '',
       sessionKey: '',
@@ -224,8 +227,15 @@ export class UserTools {
     }, seconds * 1000);
   }
 
-  private async validate(code: string): Promise<LambdaOutcome> {
-    const outcome = await this.sandbox.run({ code, run: false, deadlineMs: VALIDATE_MS });
+  /** A deadline past LAMBDA_MAX_DEADLINE_SECONDS is refused where it is declared (stored ones are cut at run time). */
+  private checkDeadline(executionConfiguration: LambdaToolInput['execution_configuration']): void {
+    const problems = lambdaDeadlineProblems(executionConfiguration, this.config.lambdaMaxDeadlineSeconds);
+    const first = Object.entries(problems)[0];
+    if (first) throw invalid('request.invalid', `Invalid ${first[0]}: ${first[1]}`, problems);
+  }
+
+  private async validate(code: string, ctx: CommandContext): Promise<LambdaOutcome> {
+    const outcome = await this.sandbox.run({ code, run: false, deadlineMs: VALIDATE_MS, principal: principalOf(ctx) });
     if (outcome.validation.status !== 'valid') throw invalidLambda(outcome.validation.errors);
     return outcome;
   }

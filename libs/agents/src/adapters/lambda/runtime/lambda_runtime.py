@@ -13,14 +13,37 @@ import traceback
 import types
 import typing
 
+import builtins
+
 import _lambda_host
 
 SCRATCH = "/scratch"
 ENTRY = "<lambda>"
+_host_send = _lambda_host.send
+_host_recv = _lambda_host.recv
+del _lambda_host
+sys.modules.pop("_lambda_host", None)
+
+# Modules that lead to JavaScript: the caller's `import` refuses them (docs/lambda-tools.md, "The boundary").
+_NO_JS = ("js", "pyodide_js", "pyodide", "_pyodide", "_pyodide_core", "_lambda_host", "micropip", "pyodide_http")
+
+
+def _caller_builtins():
+    """The builtins the lambda's code runs with: an `__import__` that refuses the modules leading to JavaScript."""
+    real = builtins.__import__
+
+    def guarded(name, globals=None, locals=None, fromlist=(), level=0):
+        if level == 0 and name.split(".")[0] in _NO_JS:
+            raise ImportError(f"No module named {name!r}: not available in the lambda sandbox")
+        return real(name, globals, locals, fromlist, level)
+
+    own = dict(builtins.__dict__)
+    own["__import__"] = guarded
+    return own
 
 
 def _send(message):
-    _lambda_host.send(json.dumps(message))
+    _host_send(json.dumps(message))
 
 
 _answers = {}
@@ -36,7 +59,7 @@ def _ask(kind, payload):
 
 def _answer(rid):
     while rid not in _answers:
-        message = json.loads(_lambda_host.recv())
+        message = json.loads(_host_recv())
         _answers[message.get("id")] = message
     return _answers.pop(rid)
 
@@ -251,7 +274,7 @@ def _load(code):
         ast.parse(code, ENTRY)
     except SyntaxError as e:
         return None, [f"Line {e.lineno}: {e.msg}"]
-    namespace = {"__name__": "__lambda__", "__builtins__": __builtins__}
+    namespace = {"__name__": "__lambda__", "__builtins__": _caller_builtins()}
     try:
         exec(compile(code, ENTRY, "exec"), namespace)
     except BaseException as e:
@@ -271,6 +294,9 @@ def _traceback(e):
 
 
 def _lambda_main(job_text):
+    # The JavaScript modules were unregistered before this runs; what Pyodide's start imported goes too.
+    for name in ("js", "pyodide_js", "_lambda_host"):
+        sys.modules.pop(name, None)
     job = json.loads(job_text)
     os.makedirs(SCRATCH, exist_ok=True)
     os.chdir(SCRATCH)

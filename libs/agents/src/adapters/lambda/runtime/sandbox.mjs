@@ -54,6 +54,20 @@ for (const k of ['fetch', 'WebSocket', 'EventSource', 'XMLHttpRequest', 'Request
     lock(globalThis, k, undefined);
   }
 }
+// --- Other processes, and this one's priority and credentials: out of reach ---------------------------------
+// The OS boundary (os-boundary.ts: an unprivileged user in a PID namespace of its own) is what stops a lambda
+// that reaches JavaScript from signalling or renicing anything; these locks are a second layer, and the only one
+// where the operator opted out (LAMBDA_SANDBOX_ISOLATION=javascript).
+const denied = (what) =>
+  function () {
+    throw new Error(`${what}: not allowed in the lambda sandbox`);
+  };
+for (const k of ['kill', '_kill', 'setuid', 'setgid', 'seteuid', 'setegid', 'setgroups', 'initgroups', '_debugProcess', '_debugEnd', 'dlopen']) {
+  if (k in process) lock(process, k, denied(`process.${k}`));
+}
+const os = require('node:os');
+lock(os, 'setPriority', denied('os.setPriority'));
+syncBuiltinESMExports();
 // Pyodide asks process.binding for the fs flags of its (unmounted) host file system; nothing else is given.
 process.binding = (name) => {
   if (name === 'constants') return { fs: fsConstants };
@@ -139,6 +153,9 @@ const pyodide = start.snapshot_bytes
   : await loadPyodide({ jsglobals: {}, ...output });
 pyodide.registerJsModule('_lambda_host', { send: (line) => writeLine(line), recv: () => readLine() });
 pyodide.runPython(readFileSync(runtimePath, 'utf8'), { filename: 'lambda_runtime.py' });
+// Caller code gets no module that leads to JavaScript by import (the runtime took what it needs); what Python's
+// introspection can still reach is fenced by the OS boundary and the permission model.
+for (const name of ['js', 'pyodide_js', '_lambda_host']) pyodide.unregisterJsModule(name);
 const main = pyodide.globals.get('_lambda_main');
 writeLine(JSON.stringify({ type: 'ready' }));
 const job = readLine();
