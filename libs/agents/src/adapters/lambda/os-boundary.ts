@@ -34,6 +34,14 @@ export interface OsBoundaryOptions {
 /** Limits every sandbox gets: no core files, no file writes, few descriptors, no raising its priority. */
 const RLIMITS = ['--core=0', '--fsize=0', '--nofile=256', '--nice=0', '--rtprio=0', '--memlock=0', '--msgqueue=0'];
 
+/**
+ * Sandboxes run at a lower CPU priority than the service (niceness 10, CFS weight ~1/10 of the service's): a
+ * lambda's work, and above all Pyodide's start, is CPU-bound, and on a small machine a few of them at once took the
+ * cores from the event loop (a 4×4 composed call held `/health` 734 ms). A sandbox may lower its own priority
+ * further, never raise it (`--nice=0` above).
+ */
+const NICENESS = '10';
+
 /** Why lambdas cannot run: what the operator must provide, said once in the error of every call. */
 export class SandboxUnavailable extends Error {}
 
@@ -42,9 +50,9 @@ export async function resolveOsBoundary(options: OsBoundaryOptions): Promise<OsB
   if (options.isolation === 'javascript') return { kind: 'javascript', describe: 'the service user, JavaScript permission model only (LAMBDA_SANDBOX_ISOLATION=javascript)', wrap: (node, args) => ({ command: node, args: [...args] }) };
   const optOut = 'or set LAMBDA_SANDBOX_ISOLATION=javascript to run lambdas behind the JavaScript permission model alone (not a boundary against a hostile lambda)';
   if (process.platform !== 'linux') throw new SandboxUnavailable(`lambda sandboxes need Linux namespaces (this is ${process.platform}): run the service on Linux, ${optOut}`);
-  const tools = Object.fromEntries(['unshare', 'prlimit', 'setpriv', 'setsid'].map((t) => [t, which(t)]));
+  const tools = Object.fromEntries(['nice', 'unshare', 'prlimit', 'setpriv', 'setsid'].map((t) => [t, which(t)]));
   const missing = Object.entries(tools).filter(([, path]) => !path).map(([t]) => t);
-  if (missing.length) throw new SandboxUnavailable(`lambda sandboxes need util-linux's ${missing.join(', ')} on PATH: install util-linux, ${optOut}`);
+  if (missing.length) throw new SandboxUnavailable(`lambda sandboxes need ${missing.join(', ')} on PATH: install util-linux (and coreutils for nice), ${optOut}`);
   const asRoot = process.getuid?.() === 0;
   const candidates: OsBoundary[] = [];
   // With a /proc of its own first; without where mounting one is refused (a container's masked /proc): the PID
@@ -55,10 +63,10 @@ export async function resolveOsBoundary(options: OsBoundaryOptions): Promise<OsB
       if (!user) throw new SandboxUnavailable(`LAMBDA_SANDBOX_USER "${options.user}" is not a user of this system: name an unprivileged user (uid or name) for lambda sandboxes, ${optOut}`);
       if (user.uid === 0 || user.gid === 0) throw new SandboxUnavailable(`LAMBDA_SANDBOX_USER "${options.user}" is root: name an unprivileged user for lambda sandboxes, ${optOut}`);
       const { uid, gid } = user;
-      const prefix = [tools.unshare!, '--pid', '--fork', '--kill-child', ...mountProc, tools.prlimit!, ...RLIMITS, '--', tools.setpriv!, `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--pdeathsig=keep', tools.setsid!];
+      const prefix = [tools.nice!, '-n', NICENESS, tools.unshare!, '--pid', '--fork', '--kill-child', ...mountProc, tools.prlimit!, ...RLIMITS, '--', tools.setpriv!, `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--pdeathsig=keep', tools.setsid!];
       candidates.push({ kind: 'os', describe: `user ${options.user} (${uid}:${gid}) in its own PID namespace${mountProc.length ? '' : ' (the host /proc: none of its own could be mounted)'}`, wrap: (node, args) => ({ command: prefix[0], args: [...prefix.slice(1), node, ...args] }) });
     } else {
-      const prefix = [tools.unshare!, '--user', '--map-current-user', '--pid', '--fork', '--kill-child', ...mountProc, tools.prlimit!, ...RLIMITS, '--', tools.setpriv!, '--no-new-privs', '--pdeathsig=keep', tools.setsid!];
+      const prefix = [tools.nice!, '-n', NICENESS, tools.unshare!, '--user', '--map-current-user', '--pid', '--fork', '--kill-child', ...mountProc, tools.prlimit!, ...RLIMITS, '--', tools.setpriv!, '--no-new-privs', '--pdeathsig=keep', tools.setsid!];
       candidates.push({ kind: 'os', describe: `an unprivileged user namespace with its own PID namespace${mountProc.length ? '' : ' (the host /proc: none of its own could be mounted)'}`, wrap: (node, args) => ({ command: prefix[0], args: [...prefix.slice(1), node, ...args] }) });
     }
   }
