@@ -225,7 +225,9 @@ export class LambdaSandbox implements OnModuleDestroy {
       stopped ??= why;
       this.kill(sandbox.child);
     };
-    const deadline = setTimeout(() => stop(`stopped after ${Math.round(job.deadlineMs / 1000)} s: the lambda's time limit`), job.deadlineMs);
+    // The lambda's time limit counts from its sandbox being ready: a start slowed by a busy machine is bounded by
+    // START_TIMEOUT_MS, not taken from the code's time.
+    let deadline: NodeJS.Timeout | undefined;
     const limitBytes = this.config.lambdaMaxMemoryMb * 1024 * 1024;
     const watch = setInterval(() => {
       void this.residentBytes(sandbox.child).then((bytes) => {
@@ -238,6 +240,7 @@ export class LambdaSandbox implements OnModuleDestroy {
     job.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       await Promise.race([sandbox.ready, new Promise((_, reject) => setTimeout(() => reject(new Error('the sandbox did not start')), START_TIMEOUT_MS).unref())]);
+      deadline = setTimeout(() => stop(`stopped after ${Math.round(job.deadlineMs / 1000)} s: the lambda's time limit`), job.deadlineMs);
       write(sandbox.child, { run: job.run, code: job.code, args: job.args ?? {}, tools: job.tools ?? [] });
       const calls = new Limiter(LAMBDA_TOOL_CONCURRENCY);
       for await (const line of sandbox.lines) {
