@@ -159,11 +159,15 @@ async function setUp(service: Service, upstream: ScriptedOpenAIServer) {
   return { viewer, developer, agentUser, queryKey, endUser };
 }
 
-/** `pyodide_js.constructor.constructor` reaches JavaScript from Python: renice, then stop the parent (the service). */
+/**
+ * Python's introspection still reaches JavaScript (`pyodide.ffi.to_js([]).constructor.constructor` is `Function`;
+ * `import pyodide_js`, the issue's route, is refused since issue 41): renice, then stop the parent. What stops it is
+ * the OS boundary (docs/lambda-tools.md).
+ */
 const SIGSTOP_LAMBDA = [
-  'import pyodide_js',
+  'import importlib',
   'def process() -> str:',
-  '    js = pyodide_js.constructor.constructor(' +
+  '    js = importlib.import_module("pyodide.ffi").to_js([]).constructor.constructor(' +
     JSON.stringify(
       "const out = []; try { process.getBuiltinModule('os').setPriority(-20); out.push('reniced') } catch (e) { out.push('renice: ' + e.message) } try { process.kill(process.ppid, 'SIGSTOP'); out.push('sent SIGSTOP to ' + process.ppid) } catch (e) { out.push('kill: ' + e.message) } return out.join('; ')",
     ) +
@@ -175,7 +179,7 @@ const SIGSTOP_LAMBDA = [
 const fanOut = (tool: string) => ['def process() -> list:', `    calls = [getattr(tool, n).submit() for n in ["c0", "c1", "c2", "c3"]]`, '    return [c.result() for c in calls]', ''].join('\n');
 const fourOf = (toolId: string) => Object.fromEntries(['c0', 'c1', 'c2', 'c3'].map((n) => [n, { type: 'lambda', tool_id: toolId }]));
 
-export async function agentAttacksBench(): Promise<void> {
+export async function agentAttacksBench(args: string[] = []): Promise<void> {
   const upstream = await ScriptedOpenAIServer.start();
   upstream.onChat = () => ({ content: 'Noted.' });
   const service = await Service.start();
@@ -194,7 +198,7 @@ export async function agentAttacksBench(): Promise<void> {
         run: () => repeated(FILTER_REPEATS, () => service.call('GET', `/v2/corpora?filter=${encodeURIComponent(EVIL)}`, undefined, who.queryKey), (body) => `${body.corpora?.length ?? '?'} corpora matched`),
       },
       {
-        name: 'lambda test: pyodide_js → process.kill(ppid, SIGSTOP), setPriority(-20)',
+        name: 'lambda test: to_js(...).constructor.constructor → process.kill(ppid, SIGSTOP), setPriority(-20)',
         credential: 'agent developer',
         run: async () => {
           const res = await service.call('POST', '/v2/tools/test', { code: SIGSTOP_LAMBDA, test_input: {}, timeout_seconds: 30 }, who.developer);
@@ -247,7 +251,9 @@ export async function agentAttacksBench(): Promise<void> {
         },
       },
     ];
-    for (const attack of attacks) {
+    // Optional words pick attacks by name (`npm run bench -- agent-attacks a2a lambda`); none runs them all.
+    const picked = args.length ? attacks.filter((a) => args.some((w) => a.name.toLowerCase().includes(w.toLowerCase()))) : attacks;
+    for (const attack of picked) {
       const pinger = startHealthPinger(service.url, 5, WARM_UP_MS);
       await new Promise((r) => setTimeout(r, WARM_UP_MS + 100));
       const watcher = watch(service.pid);

@@ -48,7 +48,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   'upload-stall': { run: uploadStallBench, usage: 'upload-stall [uploads=6]' },
   'hostile-uploads': { run: hostileUploadsBench, usage: 'hostile-uploads [docx-paragraphs=86000] [zip-bomb-bytes=400000000]' },
   'hostile-requests': { run: hostileRequestsBench, usage: 'hostile-requests' },
-  'agent-attacks': { run: agentAttacksBench, usage: 'agent-attacks (LAMBDA_MAX_SANDBOXES=4 unless set)' },
+  'agent-attacks': { run: agentAttacksBench, usage: 'agent-attacks [words picking attacks by name] (LAMBDA_MAX_SANDBOXES=4 unless set)' },
   'scifact-layouts': { run: scifactLayoutsBench, usage: 'scifact-layouts [test|train] [extra lexical_interpolation values, comma-separated] [layouts=a,b]' },
   'scifact-blend': { run: scifactBlendBench, usage: 'scifact-blend dump [dir] | scifact-blend sweep [dir] [train|test] [fusion names, comma-separated]' },
   'result-cost': { run: resultCostBench, usage: 'result-cost [a|b] [rounds=1] [dir=/tmp/result-cost-<layout>]' },
