@@ -2,8 +2,10 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query
 import type { Response } from 'express';
 import { IsBoolean, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { PipelineInput, Pipelines } from '@lib/agents';
+import { Principal } from '@lib/auth';
 import { CommandContext, invalid, listFilter } from '@lib/platform';
 import { pageLimit } from '../corpora/paging';
+import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
@@ -52,8 +54,8 @@ export class PipelinesController {
 
   @Post()
   @Policy('pipeline.manage')
-  async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
-    const created = await this.pipelines.create(input(validateBody(CreatePipelineDto, body)), ctx);
+  async create(@Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
+    const created = await this.pipelines.create(input(validateBody(CreatePipelineDto, body)), ctx, caller);
     res.status(201);
     return created;
   }
@@ -74,16 +76,16 @@ export class PipelinesController {
 
   @Put(':pipeline_key')
   @Policy('pipeline.manage')
-  async replace(@Param('pipeline_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
+  async replace(@Param('pipeline_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {
     const dto = validateBody(CreatePipelineDto, body);
     if (dto.key !== undefined && dto.key !== key) throw invalid('request.invalid', 'key cannot change: it names the pipeline', { key: 'must be the pipeline’s key or omitted' });
-    return this.pipelines.update(key, input(dto), false, ctx);
+    return this.pipelines.update(key, input(dto), false, ctx, caller);
   }
 
   @Patch(':pipeline_key')
   @Policy('pipeline.manage')
-  async update(@Param('pipeline_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
-    return this.pipelines.update(key, input(validateBody(UpdatePipelineDto, body)), true, ctx);
+  async update(@Param('pipeline_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {
+    return this.pipelines.update(key, input(validateBody(UpdatePipelineDto, body)), true, ctx, caller);
   }
 
   @Delete(':pipeline_key')

@@ -1,11 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { allows } from '@lib/auth';
 import { SecretBox } from '@lib/llms';
-import { CommandContext, conflict, DurableTimers, findMatching, Fold, ID_GENERATOR, IdGenerator, invalid, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
+import { CommandContext, conflict, DomainError, DurableTimers, findMatching, Fold, ID_GENERATOR, IdGenerator, invalid, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
 import { decideCreatePipeline, decideDeletePipeline, decideUpdatePipeline, invalidPipeline, PipelineEvent, pipelineFold, pipelineNotFound, PipelineSettings, PipelineState, processingProblem, PROCESSING_DEFAULTS, triggerProblem } from '../../domain/pipeline';
 import type { Sealed } from '../../domain/session-events';
 import { AGENTS, AgentRow, PIPELINES, PipelineRow, pipelineView } from '../../read-models';
 import { parseSource } from './pipeline-input';
 import { WAKEUP_SCHEDULER } from '../tools/schedule-wakeup';
+import type { Configurer } from '../access/configurer-rights';
 import { cadenceProblem, nextTriggerDue, PIPELINE_TIMER_KIND, pipelineTimerId, PipelineTimerPayload } from './pipeline-cadence';
 
 export const pipelineStream = (key: string) => streamId('pipeline', key);
@@ -58,6 +60,19 @@ export class Pipelines {
     return { type: 'agent', agent_key: t.agent_key };
   }
 
+  /**
+   * A pipeline runs its transform's agent on records its writer chooses: writing one (create, PUT, PATCH, whatever
+   * the write changes) needs `agent.use` on that agent, as starting a session would (docs/security.md, "Agents and
+   * their privileges"). An agent the writer cannot see answers as a missing one does (no oracle); one it sees but
+   * may not use, 403. Without a caller (internal writes) nothing is checked.
+   */
+  private assertMayRun(caller: Configurer | undefined, agentKey: string): void {
+    if (!caller) return;
+    const sees = (['agent.use', 'agent.view', 'agent.develop', 'agent.administer'] as const).some((a) => allows(caller.caps, a, agentKey));
+    if (!sees) throw invalidPipeline(['transform.agent_key', `no agent "${agentKey}" exists`]);
+    if (!allows(caller.caps, 'agent.use', agentKey)) throw new DomainError('forbidden', 'pipeline.agent_forbidden', `A pipeline runs agent "${agentKey}", which you may not use`, { fieldErrors: { 'transform.agent_key': `agent "${agentKey}" may not be used by the caller` } });
+  }
+
   /** Settings from a whole definition (create, PUT), or from a PATCH over the stored ones. */
   private async settings(id: string, input: PipelineInput, base?: { settings: PipelineSettings; sealed?: Sealed }): Promise<{ settings: PipelineSettings; sealed?: Sealed }> {
     const trigger = input.trigger ?? base?.settings.trigger;
@@ -85,10 +100,12 @@ export class Pipelines {
     return { settings, ...(source.sealed ? { sealed: source.sealed } : {}) };
   }
 
-  async create(input: PipelineInput, ctx: CommandContext): Promise<Record<string, unknown>> {
+  async create(input: PipelineInput, ctx: CommandContext, caller?: Configurer): Promise<Record<string, unknown>> {
     const key = input.key ?? `pip_${this.ids.uuid().replace(/-/g, '').slice(0, 24)}`;
     const pipelineId = `pip_${this.ids.uuid()}`;
+    if (input.transform?.type === 'agent' && typeof input.transform.agent_key === 'string') this.assertMayRun(caller, input.transform.agent_key);
     const { settings, sealed } = await this.settings(pipelineId, input);
+    this.assertMayRun(caller, settings.transform.agent_key);
     const due = nextTriggerDue(settings.trigger, settings.enabled, ctx.now, ctx.now);
     await this.write(key, (s) => decideCreatePipeline(s, pipelineId, key, settings, sealed, due, ctx.now), ctx);
     await this.arm(key, pipelineId, due);
@@ -96,11 +113,13 @@ export class Pipelines {
   }
 
   /** PUT replaces the whole definition; PATCH merges (`partial`), keeping a credential it omits. */
-  async update(key: string, input: PipelineInput, partial: boolean, ctx: CommandContext): Promise<Record<string, unknown>> {
+  async update(key: string, input: PipelineInput, partial: boolean, ctx: CommandContext, caller?: Configurer): Promise<Record<string, unknown>> {
     const current = await this.streams.state<PipelineState, PipelineEvent>(pipelineStream(key), pipelineFold as unknown as Fold<PipelineState, PipelineEvent>);
     if (current.status !== 'active') throw pipelineNotFound(key);
+    if (input.transform?.type === 'agent' && typeof input.transform.agent_key === 'string') this.assertMayRun(caller, input.transform.agent_key);
     // PUT is a whole definition (the credential too); PATCH merges into what is stored.
     const { settings, sealed } = await this.settings(current.pipelineId, input, partial ? { settings: current.settings, sealed: current.sealedAuth } : undefined);
+    this.assertMayRun(caller, settings.transform.agent_key);
     // A new cadence or a re-enabling counts from now (as schedules); otherwise the armed due time stays.
     const recount = JSON.stringify(settings.trigger) !== JSON.stringify(current.settings.trigger) || (settings.enabled && !current.settings.enabled);
     const anchorAt = recount ? ctx.now : new Date(current.anchorAt);
