@@ -129,8 +129,13 @@ export class AgentIdentities {
       corpusRoles: identity.corpus_roles.map((r) => ({ corpusKey: r.corpus_key, role: r.role as CorpusRoleName })),
       agentRoles: identity.agent_roles.map((r) => ({ agentKey: r.agent_key, role: r.role as AgentRoleName })),
     });
-    for (const actor of await this.configurers(agentKey, identity.mode)) {
-      const bound = await this.authenticator()?.capabilitiesNow(actor);
+    const configurers = await this.configurers(agentKey, identity.mode);
+    const authenticator = this.authenticator();
+    // Fails closed: without the authenticator (a composition that leaves out the auth module) nobody's rights can be
+    // read now, so the agent's tools get none rather than the identity's unbounded.
+    if (!authenticator && configurers.length) return [];
+    for (const actor of configurers) {
+      const bound = await authenticator!.capabilitiesNow(actor);
       if (bound) caps = intersect(caps, bound);
     }
     return caps;
