@@ -144,8 +144,10 @@ export class AgentIdentities {
   /** The actors of the agent's last configuration event and, for a manual identity, of its last identity event. */
   private async configurers(agentKey: string, mode: 'auto' | 'manual'): Promise<Actor[]> {
     const agent = await this.agent(agentKey);
-    const written = (await this.events.readStream(agentStream(agentKey))).filter((e) => e.type === 'AgentCreated' || e.type === 'AgentUpdated');
-    const actors = written.length ? [written[written.length - 1].metadata.actor] : [];
+    // The agent's stream holds only its configurations and deletions: the last two events name the last writer
+    // (read at every tool call, so not the whole history).
+    const last = (await this.events.readStream(agentStream(agentKey), { direction: 'backwards', maxCount: 2 })).find((e) => e.type === 'AgentCreated' || e.type === 'AgentUpdated');
+    const actors = last ? [last.metadata.actor] : [];
     if (mode === 'manual') {
       const set = await this.events.readStream(identityStream(agent.agentId), { direction: 'backwards', maxCount: 1 });
       if (set[0]) actors.push(set[0].metadata.actor);
