@@ -8,7 +8,7 @@ const { baseUrl, apiKey, requests, concurrency } = workerData as { baseUrl: stri
  * Each request's time (ms, sent to whole body read), in the order given. Sent with undici's `request` over a pool
  * of `concurrency` kept-alive connections, not `fetch`: on a bare `node:http` server answering 10 KB of JSON from
  * this thread, `fetch` took 1.2–1.9 ms a round trip where `request` and `node:http`'s client took 0.3–0.8 ms
- * (docs/benchmarks.md, session 22). What a client library adds is the client's; what is timed is the service.
+ * (docs/benchmarks/2026-11-29-session-22.md). What a client library adds is the client's; what is timed is the service.
  */
 async function main(): Promise<number[]> {
   const times = new Array<number>(requests.length);

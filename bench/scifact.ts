@@ -41,7 +41,7 @@ function sciFactQueries(split: 'test' | 'train'): Pick<SciFact, 'queries' | 'qre
  * queries, so the timed ones stay unseen (no word of theirs met before for being one of them). A service that has
  * served a while has its code compiled and its buffers grown: in a fresh process on 1M chunks, 300 test queries
  * ranked 0.7 ms slower at p50 (2.2 ms on the mean) the first time than the second, and 0.4 ms (0.6) once 600 train
- * queries had run first (docs/benchmarks.md, session 22).
+ * queries had run first (docs/benchmarks/2026-11-29-session-22.md).
  */
 export function warmUpQueries(count = 300): string[] {
   return [...sciFactQueries('train').queries.values()].slice(0, count);

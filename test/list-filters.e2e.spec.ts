@@ -88,7 +88,7 @@ describe('list filters', () => {
     const { res, slowestHealthMs } = await withHealthPings(`/v2/tools?limit=100&filter=${encodeURIComponent(EVIL)}`, agentViewer);
     expect(res.status).toBe(200);
     expect(res.body.tools.map((t: { name: string }) => t.name)).toEqual(['mailer']);
-    // A generous sanity bound on a shared machine; the bench measures (docs/benchmarks.md, issue 41).
+    // A generous sanity bound on a shared machine; the bench measures (docs/benchmarks/2026-12-02-issue-41-agent-attacks.md).
     expect(slowestHealthMs).toBeLessThan(3_000);
     const ordinary = await app.call('GET', '/v2/tools?limit=100&filter=^a%2B$', undefined, agentViewer);
     expect(ordinary.body.tools.map((t: { name: string }) => t.name)).toEqual([LONG_WORD]);

@@ -114,7 +114,7 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
   // service.db's checkpoints never run inside a projection commit on the loop, whichever way the log commits (a log
   // still in service.db on its writer thread has them there already). The log's own file checkpoints where it
   // commits: inline, in the commit that crosses SQLite's threshold (a checkpointer beside inline commits was tried:
-  // appends of up to 66-104 ms against 15 without, docs/benchmarks.md "Session 21"); on the writer thread, there.
+  // appends of up to 66-104 ms against 15 without, docs/benchmarks/2026-11-29-session-21.md); on the writer thread, there.
   if (sqlite && !(logInServiceDb && config.eventStoreWriter !== 'inline')) {
     const checkpointer = new SqliteCheckpointer(sqlite);
     // After service.db's own close (which tells the thread to close): closed means no connection left to the file.

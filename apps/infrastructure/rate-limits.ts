@@ -56,7 +56,7 @@ export function sqliteRateLimits(dataDir: string): { limits: RateLimits; close: 
 /**
  * The connection as the library sees it, except that `prepare` compiles each statement once: the library prepares
  * its upsert on every count (two per request), ~15 µs of a count's 45 (29.9 against 45.2 µs per `consume`, 20,000
- * counts alternated; docs/benchmarks.md "Session 24"). Its statements run to completion synchronously (`get`,
+ * counts alternated; docs/benchmarks/2026-11-30-session-24.md). Its statements run to completion synchronously (`get`,
  * `run` in a transaction), so one compiled statement per text is never in use twice at once.
  */
 function preparedOnce(db: Database.Database): Database.Database {

@@ -8,7 +8,7 @@ type Level = 'debug' | 'info' | 'error';
  * One log line per finished request: `debug` when it succeeded, `info` for a 4xx, `error` for a 5xx or a failed
  * response, with the request id, method, redacted URL, status and time. Why not pino-http: it builds a child
  * logger per request (serialising and redacting the request up front) even when the level then drops the line,
- * as it does for every success at the default `info`: 6 µs a request against 0.5 µs here (docs/benchmarks.md,
+ * as it does for every success at the default `info`: 6 µs a request against 0.5 µs here (docs/benchmarks/2026-11-25-session-14.md,
  * session 14). Nothing is built unless the line is written.
  */
 export const requestLog = (log: Logger) => (req: Request, res: Response, next: NextFunction): void => {

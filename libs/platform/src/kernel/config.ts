@@ -30,7 +30,7 @@ export interface ServiceConfig {
    * Where the embedded event store commits (EVENT_STORE_WRITER): `inline` (default) on the main connection with
    * group commit, `thread` on a writer thread with its own connection (the event loop never waits on fsync), or
    * `auto`: a lone append while the writer thread is idle commits inline, everything else on the thread. Why
-   * inline stays the default, with the figures: docs/architecture.md and docs/benchmarks.md (session 14).
+   * inline stays the default, with the figures: docs/architecture.md and docs/benchmarks/2026-11-25-session-14.md.
    */
   readonly eventStoreWriter: 'inline' | 'thread' | 'auto';
   readonly logLevel: string;

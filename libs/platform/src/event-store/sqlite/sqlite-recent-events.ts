@@ -16,7 +16,7 @@ const MAX_JSON_CHARS = 16 * 2 ** 20;
 /**
  * The newest events this process appended, as stored, so that the projections woken by an append read it without a
  * query and decode it once between them (three projections read every DocumentIndexed: from the file, ~70 µs per
- * document of the event loop's ~2 ms, ~15 µs from here; docs/benchmarks.md, session 14). It is only ever a copy of
+ * document of the event loop's ~2 ms, ~15 µs from here; docs/benchmarks/2026-11-25-session-14.md). It is only ever a copy of
  * part of the log: the positions it holds are contiguous (a commit's are, since it held the write lock, and a
  * commit that does not follow on from the last one starts the tail afresh), so it answers for every position from
  * its first to its last, and the store reads what lies beyond its last (a commit not yet reported by the writer

@@ -14,7 +14,7 @@ export interface AnnOptions {
   readonly m?: number;
   /** Candidate list while inserting. Default 100. */
   readonly efConstruction?: number;
-  /** Candidate list while searching (at least k). Default 600: recall@10 0.967 at 1M GloVe vectors, 0.956 at 400 (docs/benchmarks.md). */
+  /** Candidate list while searching (at least k). Default 600: recall@10 0.967 at 1M GloVe vectors, 0.956 at 400 (docs/benchmarks/2026-11-25-session-13-log-file.md). */
   readonly efSearch?: number;
   /** Where graphs are saved between runs (DATA_DIR/ann); none keeps them in memory only. */
   readonly dir?: string;

@@ -17,7 +17,7 @@ const COMMITS_PER_LOOK = SEGMENTS_PER_MERGE;
 /**
  * FTS5 merges its segments inside the commit that wrote them (`automerge`): a commit that crossed one of its
  * 64-page work units merged 64 pages per level there and then, holding the event loop 12-33 ms while the search
- * projection's batch itself took 1-2 ms (docs/benchmarks.md, session 15). The search index's tables are created
+ * projection's batch itself took 1-2 ms (docs/benchmarks/2026-11-26-session-15.md). The search index's tables are created
  * with `automerge` off, and this runs the merging (FTS5's `merge` command, which merges a level once it holds
  * `usermerge` segments) in steps of {@link STEP_PAGES} pages, each in its own transaction,
  * with a turn of the loop between steps, every few commits of a table and on until FTS5 reports nothing left
