@@ -255,6 +255,20 @@ describe('agents and their privileges', () => {
     });
   });
 
+  it('walks each composed lambda once: seven levels of lambdas, each calling the one below under 20 names, are judged at once', async () => {
+    // Walked once per path, this is 20^6 reads of the lambdas below (minutes), for one agent write.
+    let below = 'tol_chain0';
+    await ok('POST', '/v2/tools', { type: 'lambda', name: 'chain0', description: 'A leaf', code: 'def process() -> int:\n    return 1\n' });
+    for (let level = 1; level <= 6; level++) {
+      const calls = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`c${i}`, { type: 'lambda', tool_id: below }]));
+      await ok('POST', '/v2/tools', { type: 'lambda', name: `chain${level}`, description: 'Calls the level below', code: 'def process() -> int:\n    return 1\n', tool_configurations: calls });
+      below = `tol_chain${level}`;
+    }
+    const started = Date.now();
+    expect((await app.call('POST', '/v2/agents', agent('chained', { top: { type: 'lambda', tool_id: below } }), users.maker)).status).toBe(201);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  }, 120_000);
+
   describe('finding 11: an alias changes only with rights over every agent it routes to', () => {
     it('refuses an administrator of another agent rerouting the alias, a developer patching it, and deleting it', async () => {
       const before = await ok('GET', '/v2/agent_aliases/hrdesk');

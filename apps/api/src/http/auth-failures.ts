@@ -9,6 +9,16 @@ export const rateLimited = (res: RateLimiterRes, what: string): DomainError =>
     retryAfterSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
   });
 
+/** Counts one request in `bucket`; past the limit, the 429 of `rateLimited` naming `what`. */
+export async function consumeOr429(limiter: RateLimiterAbstract, bucket: string, what: string): Promise<void> {
+  try {
+    await limiter.consume(bucket);
+  } catch (e) {
+    if (e instanceof RateLimiterRes) throw rateLimited(e, what);
+    throw e;
+  }
+}
+
 /**
  * Counts failed authentications per client address (API keys, tokens and the token endpoint alike) without
  * locking out the people who share that address: once an address is over its limit, its requests are

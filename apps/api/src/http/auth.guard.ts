@@ -1,11 +1,11 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
-import { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { Authenticator, capabilitiesFor, CorpusSource, decide, POLICIES, PolicyName, PolicyRule, Principal } from '@lib/auth';
 import { corpusNotFound } from '@lib/corpora';
 import { DomainError, notFound, ServiceConfig } from '@lib/platform';
-import { AuthFailures, rateLimited } from './auth-failures';
+import { AuthFailures, consumeOr429, rateLimited } from './auth-failures';
 import { BODY_LIMIT } from './body-limit';
 import { POLICY } from './policy';
 import { RequestBodies } from './request-body';
@@ -75,8 +75,8 @@ export class AuthGuard implements CanActivate {
     const principal = await this.authenticate(req);
     req.principal = principal;
     req.actor = principal.actor;
-    await this.consume(this.perCredential, principal.bucket, 'requests for this credential');
-    await this.consume(this.perOwner, principal.ownerBucket, 'requests for the user or app client behind this credential');
+    await consumeOr429(this.perCredential, principal.bucket, 'requests for this credential');
+    await consumeOr429(this.perOwner, principal.ownerBucket, 'requests for the user or app client behind this credential');
     const jsonBytes = this.reflector.get<number | undefined>(BODY_LIMIT, context.getHandler());
     // The caller's right to the route is decided before its body is read, unless the policy finds its corpora in
     // the body (the multi-corpus query, whose bound is the default's): a key that may not write a corpus has no
@@ -98,15 +98,6 @@ export class AuthGuard implements CanActivate {
     if (decision.outcome === 'hidden') throw corpusNotFound(decision.corpusKey);
     if (decision.outcome === 'hidden_agent') throw notFound('agent.not_found', `Agent "${decision.agentKey}" does not exist`, decision.agentKey);
     if (decision.outcome === 'forbidden') throw forbidden();
-  }
-
-  private async consume(limiter: RateLimiterAbstract, bucket: string, what: string): Promise<void> {
-    try {
-      await limiter.consume(bucket);
-    } catch (e) {
-      if (e instanceof RateLimiterRes) throw rateLimited(e, what);
-      throw e;
-    }
   }
 
   private async authenticate(req: Request): Promise<Principal> {

@@ -1,6 +1,6 @@
-import { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { WebhookGate } from '@lib/agents';
-import { AuthFailures, rateLimited } from './auth-failures';
+import { AuthFailures, consumeOr429, rateLimited } from './auth-failures';
 
 const WHAT_FAILED = 'failed authentications from this address';
 
@@ -27,12 +27,7 @@ export class WebhookLimits {
         return;
       }
       this.failures.admit(address, `connector:${connectorId}`, blocked, WHAT_FAILED);
-      try {
-        await this.perConnector.consume(connectorId);
-      } catch (e) {
-        if (e instanceof RateLimiterRes) throw rateLimited(e, 'deliveries to this connector');
-        throw e;
-      }
+      await consumeOr429(this.perConnector, connectorId, 'deliveries to this connector');
     };
   }
 }

@@ -22,7 +22,6 @@ interface Held {
   task: Task;
   live: boolean;
   bytes: number;
-  seq: number;
 }
 
 const LIVE_STATES = new Set<number>([1, 2]);
@@ -36,7 +35,6 @@ const LIVE_STATES = new Set<number>([1, 2]);
  */
 export class ScopedTaskStore implements TaskStore {
   private readonly held = new Map<string, Held>();
-  private seq = 0;
 
   constructor(
     private readonly fromLog: (taskId: string, owner: string) => Promise<Task | undefined>,
@@ -50,7 +48,7 @@ export class ScopedTaskStore implements TaskStore {
     const live = LIVE_STATES.has(task.status?.state as number);
     const kept = live ? structuredClone(task) : this.stopped(task);
     this.held.delete(task.id);
-    this.held.set(task.id, { owner, task: kept, live, bytes: bytesOf(kept), seq: ++this.seq });
+    this.held.set(task.id, { owner, task: kept, live, bytes: bytesOf(kept) });
     this.evict(owner);
   }
 

@@ -80,7 +80,10 @@ export class AgentIdentities {
   }
 
   async get(agentKey: string): Promise<Record<string, unknown>> {
-    const agent = await this.agent(agentKey);
+    return this.identityOf(await this.agent(agentKey));
+  }
+
+  private async identityOf(agent: { agentId: string; config: Parameters<typeof autoRoles>[0] }) {
     const state = await this.streams.state(identityStream(agent.agentId), identityFold);
     const roles = state.mode === 'auto' ? autoRoles(agent.config) : state.roles;
     return { mode: state.mode, client_id: `agent_${agent.agentId.replace(/^agt_/, '')}`, ...roles };
@@ -123,13 +126,14 @@ export class AgentIdentities {
    * creator: demoting, disabling or deleting a configurer takes the access away at the agent's next tool call.
    */
   private async capabilities(agentKey: string): Promise<Capability[]> {
-    const identity = (await this.get(agentKey)) as unknown as IdentityRoles & { mode: 'auto' | 'manual' };
+    const agent = await this.agent(agentKey);
+    const identity = (await this.identityOf(agent)) as unknown as IdentityRoles & { mode: 'auto' | 'manual' };
     let caps = capabilitiesOf({
       apiRoles: identity.api_roles as ApiRole[],
       corpusRoles: identity.corpus_roles.map((r) => ({ corpusKey: r.corpus_key, role: r.role as CorpusRoleName })),
       agentRoles: identity.agent_roles.map((r) => ({ agentKey: r.agent_key, role: r.role as AgentRoleName })),
     });
-    const configurers = await this.configurers(agentKey, identity.mode);
+    const configurers = await this.configurers(agentKey, agent.agentId, identity.mode);
     const authenticator = this.authenticator();
     // Fails closed: without the authenticator (a composition that leaves out the auth module) nobody's rights can be
     // read now, so the agent's tools get none rather than the identity's unbounded.
@@ -142,23 +146,24 @@ export class AgentIdentities {
   }
 
   /** The actors of the agent's last configuration event and, for a manual identity, of its last identity event. */
-  private async configurers(agentKey: string, mode: 'auto' | 'manual'): Promise<Actor[]> {
-    const agent = await this.agent(agentKey);
+  private async configurers(agentKey: string, agentId: string, mode: 'auto' | 'manual'): Promise<Actor[]> {
     // The agent's stream holds only its configurations and deletions: the last two events name the last writer
     // (read at every tool call, so not the whole history).
     const last = (await this.events.readStream(agentStream(agentKey), { direction: 'backwards', maxCount: 2 })).find((e) => e.type === 'AgentCreated' || e.type === 'AgentUpdated');
     const actors = last ? [last.metadata.actor] : [];
     if (mode === 'manual') {
-      const set = await this.events.readStream(identityStream(agent.agentId), { direction: 'backwards', maxCount: 1 });
+      const set = await this.events.readStream(identityStream(agentId), { direction: 'backwards', maxCount: 1 });
       if (set[0]) actors.push(set[0].metadata.actor);
     }
     return actors;
   }
 
-  // Looked up when used: the authenticator belongs to the auth module, which this one does not import.
+  private found?: Authenticator;
+
+  // Looked up on first use (then kept): the authenticator belongs to the auth module, which this one does not import.
   private authenticator(): Authenticator | undefined {
     try {
-      return this.modules.get(Authenticator, { strict: false });
+      return (this.found ??= this.modules.get(Authenticator, { strict: false }));
     } catch {
       return undefined;
     }

@@ -33,6 +33,11 @@ export type SharedConfiguration = { readonly kind: 'tool_configuration' | 'user_
 interface Walk {
   readonly reached: Reached[];
   readonly deps: Dependencies;
+  /**
+   * Lambdas already walked, once each for the whole walk: what a lambda reaches does not depend on the path to it,
+   * and lambdas composing lambdas (20 entries each) would otherwise be walked once per path, 20^depth reads.
+   */
+  readonly lambdasWalked: Set<string>;
 }
 
 const MAX_LAMBDA_DEPTH = 8;
@@ -85,7 +90,7 @@ export class ConfigurerRights {
   /** What an agent's whole configuration reaches (references and lambdas resolved as a turn would). */
   async ofAgent(config: AgentConfig): Promise<Walk> {
     const walk = emptyWalk();
-    await this.walkTools(config.tool_configurations, 'tool_configurations', walk, new Set(), 0);
+    await this.walkTools(config.tool_configurations, 'tool_configurations', walk, 0);
     const enrichment = agentSecretRef(config.session_enrichment);
     if (enrichment !== undefined) walk.reached.push({ kind: 'secrets', field: under('session_enrichment', enrichment), via: 'session_enrichment' });
     for (const step of Object.values(config.steps ?? {})) for (const i of step.instructions) if (i.type === 'reference') walk.deps.instructions.add(i.id);
@@ -108,7 +113,8 @@ export class ConfigurerRights {
    */
   async assertSharedWrite(caller: Configurer, shared: SharedConfiguration, tools: Readonly<Record<string, ToolConfig>>, prefix: string): Promise<void> {
     const walk = emptyWalk();
-    await this.walkTools(tools, prefix, walk, shared.kind === 'user_tool' ? new Set([shared.id]) : new Set(), 0);
+    if (shared.kind === 'user_tool') walk.lambdasWalked.add(shared.id);
+    await this.walkTools(tools, prefix, walk, 0);
     this.assertReach(caller, walk.reached);
     const users = await this.agentsUsing(shared);
     this.assertDevelops(caller, shared, users);
@@ -162,7 +168,7 @@ export class ConfigurerRights {
     return users;
   }
 
-  private async walkTools(tools: Readonly<Record<string, ToolConfig>>, prefix: string, walk: Walk, lambdas: Set<string>, depth: number, field?: string): Promise<void> {
+  private async walkTools(tools: Readonly<Record<string, ToolConfig>>, prefix: string, walk: Walk, depth: number, field?: string): Promise<void> {
     for (const [name, tool] of Object.entries(tools ?? {})) {
       if (!isObject(tool)) continue;
       const at = field ?? (prefix ? `${prefix}.${name}` : name);
@@ -174,12 +180,12 @@ export class ConfigurerRights {
         if (!row) continue;
         const { type: _t, tool_configuration_key: _k, ...overrides } = tool;
         const { name: _n, enabled: _e, metadata: _m, enrichment_only: _o, ...settings } = row.config;
-        await this.walkTool({ ...settings, ...overrides } as ToolConfig, at, via, walk, lambdas, depth);
-      } else await this.walkTool(tool, at, via, walk, lambdas, depth);
+        await this.walkTool({ ...settings, ...overrides } as ToolConfig, at, via, walk, depth);
+      } else await this.walkTool(tool, at, via, walk, depth);
     }
   }
 
-  private async walkTool(tool: ToolConfig, field: string, via: string, walk: Walk, lambdas: Set<string>, depth: number): Promise<void> {
+  private async walkTool(tool: ToolConfig, field: string, via: string, walk: Walk, depth: number): Promise<void> {
     // On an agent the field is the tool; in a shared configuration (no tool name), the field inside it.
     const secret = agentSecretRef(tool);
     if (secret !== undefined) walk.reached.push({ kind: 'secrets', field: field || secret, via });
@@ -200,12 +206,13 @@ export class ConfigurerRights {
     else if (tool.type === 'lambda' && typeof tool.tool_id === 'string') {
       walk.deps.userTools.add(tool.tool_id);
       // A lambda's composed tools run for the agent that hosts it: what they reach, the agent reaches.
-      if (lambdas.has(tool.tool_id) || depth >= MAX_LAMBDA_DEPTH) return;
+      if (walk.lambdasWalked.has(tool.tool_id) || depth >= MAX_LAMBDA_DEPTH) return;
+      walk.lambdasWalked.add(tool.tool_id);
       const row = await this.reads.get<UserToolRow>(USER_TOOLS, tool.tool_id);
       if (row?.settings.type !== 'lambda' || !row.settings.tool_configurations) return;
-      await this.walkTools(row.settings.tool_configurations, '', walk, new Set([...lambdas, tool.tool_id]), depth + 1, field);
+      await this.walkTools(row.settings.tool_configurations, '', walk, depth + 1, field);
     }
   }
 }
 
-const emptyWalk = (): Walk => ({ reached: [], deps: { toolConfigurations: new Set(), userTools: new Set(), toolServers: new Set(), instructions: new Set() } });
+const emptyWalk = (): Walk => ({ reached: [], deps: { toolConfigurations: new Set(), userTools: new Set(), toolServers: new Set(), instructions: new Set() }, lambdasWalked: new Set() });
