@@ -74,6 +74,21 @@ export class SqliteDatabase {
   }
 
   /**
+   * Adds a column a later release introduced to a table files made before lack, once, even when several processes
+   * open the same file at the same moment: the check and the ALTER run under the write lock (IMMEDIATE), so a process
+   * that waited for another's ALTER sees the column and adds nothing ("duplicate column name" stopped a worker that
+   * started beside another on one data directory).
+   */
+  addColumnIfMissing(table: string, column: string, type: string): void {
+    this.db
+      .transaction(() => {
+        const columns = this.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[];
+        if (!columns.some((c) => c.name === column)) this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+      })
+      .immediate();
+  }
+
+  /**
    * The projections' shared transaction on this connection (projections/shared-batches.ts): the read store and the
    * search index return this same object, so the runtime commits their batches of one wake-up together.
    */

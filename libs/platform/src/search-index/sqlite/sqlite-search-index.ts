@@ -80,8 +80,7 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
     this.reader = new SqliteReader(sqlite);
     this.ranker = new SqliteLexicalRanker(sqlite, this.stemmer, this.postings, this.reader);
     // Added after the first release: files made before have the table without it.
-    const columns = sqlite.db.prepare('PRAGMA table_info(si_indexes)').all() as { name: string }[];
-    if (!columns.some((c) => c.name === 'incarnation')) sqlite.db.exec('ALTER TABLE si_indexes ADD COLUMN incarnation TEXT');
+    sqlite.addColumnIfMissing('si_indexes', 'incarnation', 'TEXT');
     this.ann = new SqliteVectorAnn(sqlite, ann);
     this.merges = new Fts5Merges(sqlite);
     this.documents = new SqliteDocumentWrites(sqlite, {

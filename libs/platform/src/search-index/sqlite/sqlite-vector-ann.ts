@@ -136,8 +136,7 @@ export class SqliteVectorAnn {
     sqlite.db.exec(`CREATE TABLE IF NOT EXISTS si_vector_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, tid INTEGER NOT NULL, part INTEGER NOT NULL);
       CREATE INDEX IF NOT EXISTS si_vector_log_tid ON si_vector_log (tid, seq);
       CREATE TABLE IF NOT EXISTS si_vector_log_floor (tid INTEGER PRIMARY KEY, seq INTEGER NOT NULL);`);
-    const columns = sqlite.db.prepare('PRAGMA table_info(si_indexes)').all() as { name: string }[];
-    if (!columns.some((c) => c.name === 'ann_stamp')) sqlite.db.exec('ALTER TABLE si_indexes ADD COLUMN ann_stamp TEXT');
+    sqlite.addColumnIfMissing('si_indexes', 'ann_stamp', 'TEXT');
     if (options.dir) ensurePrivateDir(options.dir);
     const onDisk = sqlite.options.path !== ':memory:';
     this.host = onDisk && options.thread !== false && options.minVectors !== Infinity ? new ThreadWhenNeeded(sqlite, options) : new InThreadHost(sqlite, options);
