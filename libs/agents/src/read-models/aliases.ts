@@ -1,7 +1,7 @@
 import { collection } from '@lib/platform/projections';
 import type { AliasSettings } from '../domain/alias';
 
-/** One row per alias (projections/agents/aliases); `agent_keys`: every agent its policy can route to. */
+/** One row per alias (projections/aliases/aliases); `agent_keys`: every agent its policy can route to. */
 export type AliasRow = {
   readonly id: string;
   readonly name: string;

@@ -1,7 +1,7 @@
 import { collection } from '@lib/platform/projections';
 import type { ConnectorSettings } from '../domain/connector';
 
-/** One row per connector (projections/agents/connectors), keyed by the connector id. */
+/** One row per connector (projections/connectors/connectors), keyed by the connector id. */
 export type ConnectorRow = {
   readonly id: string;
   readonly agent_id: string;

@@ -1,6 +1,6 @@
 import { collection } from '@lib/platform/projections';
 
-/** One row per run (projections/agents/pipeline-runs); `open` until it ends (the runner's sweep takes open ones). */
+/** One row per run (projections/pipelines/pipeline-runs); `open` until it ends (the runner's sweep takes open ones). */
 export type PipelineRunRow = {
   readonly id: string;
   readonly pipeline_key: string;

@@ -2,7 +2,7 @@ import { collection } from '@lib/platform/projections';
 import type { PipelineSettings } from '../domain/pipeline';
 
 /**
- * One row per pipeline (projections/agents/pipelines), keyed by pipeline key. The sealed credential stays in
+ * One row per pipeline (projections/pipelines/pipelines), keyed by pipeline key. The sealed credential stays in
  * the stream: whatever runs the source reads it from there.
  */
 export type PipelineRow = {

@@ -1,7 +1,7 @@
 import { collection } from '@lib/platform/projections';
 import type { ScheduleSettings } from '../domain/schedule';
 
-/** One row per schedule (projections/agents/schedules), keyed `<agent key>/<schedule key>`. */
+/** One row per schedule (projections/schedules/schedules), keyed `<agent key>/<schedule key>`. */
 export type ScheduleRow = {
   readonly id: string;
   readonly agent_key: string;

@@ -1,7 +1,7 @@
 import { collection } from '@lib/platform/projections';
 import type { ReusableToolConfig, ToolConfigurationEvent } from '../domain/tool-configuration';
 
-/** One row per reusable tool configuration, keyed by its key (projections/agents/tool-configurations). */
+/** One row per reusable tool configuration, keyed by its key (projections/tools/tool-configurations). */
 export type ToolConfigurationRow = {
   readonly id: string;
   readonly type: string;

@@ -2,7 +2,7 @@ import { collection } from '@lib/platform/projections';
 import type { Sealed } from '../domain/session-events';
 import type { ServerTool, ToolServerSettings } from '../domain/tool-server';
 
-/** One row per tool server (projections/agents/tool-servers); `sealed_auth` never leaves the service. */
+/** One row per tool server (projections/tools/tool-servers); `sealed_auth` never leaves the service. */
 export type ToolServerRow = {
   readonly id: string;
   readonly name: string;

@@ -1,7 +1,7 @@
 import { collection } from '@lib/platform/projections';
 import type { UserToolSettings } from '../domain/user-tool';
 
-/** One row per user-defined tool (`/v2/tools`, projections/agents/user-tools). */
+/** One row per user-defined tool (`/v2/tools`, projections/tools/user-tools). */
 export type UserToolRow = {
   readonly id: string;
   readonly name: string;
