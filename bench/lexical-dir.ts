@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { SqliteDatabase, SqliteProjectionState, SqliteSearchIndex } from '@lib/platform/sqlite';
-import { fts5Averages, fts5IdfInC, Fts5Stemmer, fts5Vocabulary } from '../libs/platform/src/search-index/sqlite/fts5-statistics';
-import { indexedTop } from '../libs/platform/src/search-index/sqlite/lexical-indexed';
+import { fts5Averages, fts5IdfInC, Fts5Stemmer, fts5Vocabulary } from '../libs/platform/src/search-index/sqlite/fts5/fts5-statistics';
+import { indexedTop } from '../libs/platform/src/search-index/sqlite/lexical/lexical-indexed';
 import { queryTerms } from '../libs/platform/src/search-index/query-terms';
 import { median, now, percentile, report, round } from './common';
 import { loadSciFact } from './scifact';

@@ -1,4 +1,4 @@
-import { LexicalTable } from '../libs/platform/src/search-index/sqlite/lexical-postings';
+import { LexicalTable } from '../libs/platform/src/search-index/sqlite/lexical/lexical-postings';
 import { report, round } from './common';
 
 /**

@@ -57,7 +57,7 @@ export interface AgentsModuleOptions {
   readonly leaseRenewMs: number;
 }
 
-/** Agents, instructions and sessions. Ports come from the platform module; models from the llms module. */
+/** The agent half: agents, instructions, sessions and their turns, tools, pipelines, schedules, aliases, connectors, A2A. Ports come from the platform module; models from the llms module. */
 @Module({})
 export class AgentsModule {
   static forRoot(options: AgentsModuleOptions): DynamicModule {

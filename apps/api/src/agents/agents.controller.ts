@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import { AgentRequest, CreateAgent, DeleteAgent, GetAgent, ListAgents, UpdateAgent } from '@lib/agents';
 import { Principal, scopesOf } from '@lib/auth';
 import { CommandContext, invalid, listFilter, WriteResult } from '@lib/platform';
-import { pageLimit } from '../corpora/paging';
+import { pageLimit } from '../http/paging';
 import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';

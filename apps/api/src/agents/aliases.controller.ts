@@ -4,7 +4,7 @@ import { IsBoolean, IsObject, IsOptional, IsString, Matches, MaxLength, MinLengt
 import { AliasInput, AliasPolicy, Aliases, SessionInputs, Sessions } from '@lib/agents';
 import { Action, allows, Principal, scopesOf } from '@lib/auth';
 import { CommandContext, notFound } from '@lib/platform';
-import { pageLimit } from '../corpora/paging';
+import { pageLimit } from '../http/paging';
 import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
 import { BodyLimit } from '../http/body-limit';

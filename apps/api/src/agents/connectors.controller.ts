@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { IsBoolean, IsObject, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 import { ConnectorInput, Connectors, ConnectorType, ConnectorWebhooks, CONNECTOR_TYPES } from '@lib/agents';
 import { CommandContext, invalid } from '@lib/platform';
-import { pageLimit } from '../corpora/paging';
+import { pageLimit } from '../http/paging';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { WebhookLimits } from '../http/webhook-limits';

@@ -5,7 +5,7 @@ import { Type } from 'class-transformer';
 import { apiEventView, EndUserCaller, EndUserSessions, isApiEvent, SessionApiEvent, SessionInputs, Sessions, TurnSink } from '@lib/agents';
 import { endUserAgentsOf, Principal } from '@lib/auth';
 import { CommandContext, DomainError } from '@lib/platform';
-import { offsetOfPageKey, offsetPageKey, pageLimit } from '../corpora/paging';
+import { offsetOfPageKey, offsetPageKey, pageLimit } from '../http/paging';
 import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
 import { BodyLimit } from '../http/body-limit';

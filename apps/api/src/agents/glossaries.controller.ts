@@ -3,7 +3,7 @@ import type { Response } from 'express';
 import { IsArray, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { Glossaries } from '@lib/agents';
 import { CommandContext, listFilter } from '@lib/platform';
-import { pageLimit } from '../corpora/paging';
+import { pageLimit } from '../http/paging';
 import { Ctx } from '../http/command-context';
 import { BodyLimit } from '../http/body-limit';
 import { Policy } from '../http/policy';

@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import { CreateInstruction, DeleteInstruction, DeleteInstructionVersion, GetInstruction, InstructionWritten, ListInstructions, TestInstruction, UpdateInstruction } from '@lib/agents';
 import { Principal } from '@lib/auth';
 import { CommandContext, invalid, listFilter } from '@lib/platform';
-import { pageLimit } from '../corpora/paging';
+import { pageLimit } from '../http/paging';
 import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';

@@ -3,7 +3,7 @@ import type { Response } from 'express';
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 import { PipelineRuns } from '@lib/agents';
 import { CommandContext, invalid, listFilter } from '@lib/platform';
-import { pageLimit } from '../corpora/paging';
+import { pageLimit } from '../http/paging';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';

@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import multer from 'multer';
 import { apiEventView, InputRequest, isApiEvent, SessionApiEvent, SessionEvent, SessionInputs, Sessions, TurnSink } from '@lib/agents';
 import { CommandContext, DomainError, invalid, listFilter } from '@lib/platform';
-import { offsetOfPageKey, offsetPageKey, pageLimit } from '../corpora/paging';
+import { offsetOfPageKey, offsetPageKey, pageLimit } from '../http/paging';
 import { Ctx } from '../http/command-context';
 import { BodyLimit } from '../http/body-limit';
 import { Policy } from '../http/policy';

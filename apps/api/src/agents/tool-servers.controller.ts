@@ -5,7 +5,7 @@ import { IsBoolean, IsIn, IsObject, IsOptional, IsString, MaxLength, MinLength, 
 import { ToolServerInput, ToolServers } from '@lib/agents';
 import { Principal } from '@lib/auth';
 import { CommandContext, invalid, listFilter } from '@lib/platform';
-import { pageLimit } from '../corpora/paging';
+import { pageLimit } from '../http/paging';
 import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';

@@ -3,7 +3,7 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
 import { CreateApiKey, DeleteApiKey, GetApiKey, Grants, KeyType, ListApiKeys, Principal, SetApiKeyEnabled } from '@lib/auth';
 import { CommandContext, invalid } from '@lib/platform';
-import { pageLimit } from '../corpora/paging';
+import { pageLimit } from '../http/paging';
 import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';

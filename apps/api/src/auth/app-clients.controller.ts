@@ -3,7 +3,7 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
 import { CreateAppClient, DeleteAppClient, GetAppClient, ListAppClients, Principal, UpdateAppClient } from '@lib/auth';
 import { CommandContext, listFilter } from '@lib/platform';
-import { pageLimit } from '../corpora/paging';
+import { pageLimit } from '../http/paging';
 import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';

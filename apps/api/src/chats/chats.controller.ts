@@ -9,7 +9,7 @@ import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
 import { generationParams } from '../corpora/generation-input';
-import { pageLimit } from '../corpora/paging';
+import { pageLimit } from '../http/paging';
 import { multiCorpusRetrieval } from '../corpora/query-input';
 import { writeQueryStream } from '../corpora/query-stream';
 import { ChatRequestDto, UpdateTurnDto } from './chat.dto';

@@ -3,7 +3,7 @@ import type { Principal } from '@lib/auth';
 import { QueryHistory } from '@lib/retrieval';
 import { Caller } from '../http/caller';
 import { Policy } from '../http/policy';
-import { pageLimit } from '../corpora/paging';
+import { pageLimit } from '../http/paging';
 import { readableBy } from './chats.controller';
 
 /** The query history (`save_history`): docs/chats.md. Histories on corpora the caller may not read are hidden. */

@@ -24,7 +24,7 @@ import { Ctx } from '../http/command-context';
 import { statusFor } from '../http/write-status';
 import { validateBody } from '../http/validation';
 import { CreateCorpusDto, MetadataQueryDto, ReplaceFilterAttributesDto, UpdateCorpusDto } from './corpus.dto';
-import { pageLimit } from './paging';
+import { pageLimit } from '../http/paging';
 
 @Controller('v2/corpora')
 export class CorporaController {

@@ -27,7 +27,7 @@ import { validateBody, validateBodyInSlices } from '../http/validation';
 import { statusFor } from '../http/write-status';
 import { toImage, toTable } from './attachment.dto';
 import { BulkMetadataDto, CoreDocumentDto, MetadataDto, SectionDto, StructuredDocumentDto } from './document.dto';
-import { pageLimit } from './paging';
+import { pageLimit } from '../http/paging';
 
 /**
  * A section's `id` becomes part metadata `section_id` ("converted to a metadata field automatically", the

@@ -9,7 +9,7 @@ import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
 import { sendJson } from '../http/send-json';
 import { generationParams } from './generation-input';
-import { pageLimit, pageOffset } from './paging';
+import { pageLimit, pageOffset } from '../http/paging';
 import { MAX_QUERY_LENGTH, QUERY_DEFAULTS, QueryCorpusRequestDto, QueryRequestDto } from './query.dto';
 import { multiCorpusRetrieval, refuseUnsupported, rewriting, searchOptions } from './query-input';
 import { writeQueryStream } from './query-stream';

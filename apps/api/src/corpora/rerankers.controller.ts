@@ -1,7 +1,7 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ModelRerankers } from '@lib/retrieval';
 import { listFilter } from '@lib/platform';
-import { offsetOfPageKey, offsetPageKey, pageLimit } from './paging';
+import { offsetOfPageKey, offsetPageKey, pageLimit } from '../http/paging';
 import { Policy } from '../http/policy';
 
 /**

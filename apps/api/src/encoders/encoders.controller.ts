@@ -5,7 +5,7 @@ import { ENCODER_REGISTRY, EncoderDescriptor, EncoderRegistry } from '@lib/encod
 import { CreateEncoder, EncoderInput, EncoderRow } from '@lib/llms';
 import { CommandContext, invalid, listFilter, WriteResult } from '@lib/platform';
 import { hasUrlCredentials } from '@lib/platform/kernel';
-import { offsetOfPageKey, offsetPageKey, pageLimit } from '../corpora/paging';
+import { offsetOfPageKey, offsetPageKey, pageLimit } from '../http/paging';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';

@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import { IsBoolean, IsInt, IsNumber, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { CustomerPresets, GenerationPresetPage, ListGenerationPresets } from '@lib/retrieval';
 import { CommandContext, invalid, listFilter } from '@lib/platform';
-import { offsetOfPageKey, offsetPageKey, pageLimit } from '../corpora/paging';
+import { offsetOfPageKey, offsetPageKey, pageLimit } from '../http/paging';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';

@@ -5,7 +5,7 @@ import { invalid } from '@lib/platform';
 import { Principal, scopesOf } from '@lib/auth';
 import { Caller } from '../http/caller';
 import { Policy } from '../http/policy';
-import { pageLimit } from '../corpora/paging';
+import { pageLimit } from '../http/paging';
 
 const STATES = ['queued', 'started', 'completed', 'failed'];
 

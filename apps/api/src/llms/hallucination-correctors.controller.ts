@@ -3,7 +3,7 @@ import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsOptional, IsString, MaxLength, MinLength, ValidateNested } from 'class-validator';
 import { HallucinationCorrection } from '@lib/llms';
 import { CommandContext, listFilter } from '@lib/platform';
-import { offsetOfPageKey, offsetPageKey, pageLimit } from '../corpora/paging';
+import { offsetOfPageKey, offsetPageKey, pageLimit } from '../http/paging';
 import { Ctx } from '../http/command-context';
 import { BodyLimit } from '../http/body-limit';
 import { Policy } from '../http/policy';

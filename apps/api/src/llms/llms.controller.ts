@@ -3,7 +3,7 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
 import { CreateLlm, DeleteLlm, DiscoverLlm, GetLlm, ListLlms, maskedAuth, splitAuth, UpdateLlm } from '@lib/llms';
 import { CommandContext, listFilter, WriteResult } from '@lib/platform';
-import { pageLimit } from '../corpora/paging';
+import { pageLimit } from '../http/paging';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';

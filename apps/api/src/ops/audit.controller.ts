@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Query } from '@nestjs/common';
 import { EVENT_STORE, EventStore, invalid, RecordedEvent } from '@lib/platform';
-import { pageLimit } from '../corpora/paging';
+import { pageLimit } from '../http/paging';
 import { Policy } from '../http/policy';
 import { redact } from './redact';
 

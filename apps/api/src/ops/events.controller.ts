@@ -2,7 +2,7 @@ import { Controller, Get, Inject, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { categoryOf, EventFilter, invalid, LEASE_CATEGORY, RecordedEvent } from '@lib/platform';
 import type { Infrastructure } from '../../../infrastructure/infrastructure';
-import { pageLimit } from '../corpora/paging';
+import { pageLimit } from '../http/paging';
 import { Policy } from '../http/policy';
 import { SseStream } from '../http/sse';
 import { INFRASTRUCTURE } from '../tokens';

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { findLlm, quotaProblems } from '@lib/llms';
 import { VelocityText } from '@lib/retrieval';
-import { CommandContext, Fold, invalid, READ_STORE, ReadStore, StreamWriter, streamId } from '@lib/platform';
+import { CommandContext, invalid, READ_STORE, ReadStore, StreamWriter, streamId } from '@lib/platform';
 import type { AgentConfig, ToolConfig } from '../domain/agent-config';
-import { agentFold, AgentState } from '../domain/agent';
+import { AgentEvent, agentFold, AgentState } from '../domain/agent';
 import { SandboxError, SandboxPool } from '../adapters/sandbox/sandbox-pool';
 import { compileCondition } from './conditions';
 import { AGENTS, AgentRow } from '../read-models';
@@ -52,8 +52,8 @@ export class AgentWriter {
     private readonly sandbox: SandboxPool,
   ) {}
 
-  write<E extends { type: string; data: unknown }>(key: string, decide: (state: AgentState) => readonly E[], ctx: CommandContext) {
-    return this.streams.write(agentStream(key), agentFold as unknown as Fold<AgentState, E>, decide, ctx, ['agents']);
+  write(key: string, decide: (state: AgentState) => readonly AgentEvent[], ctx: CommandContext) {
+    return this.streams.write(agentStream(key), agentFold, decide, ctx, ['agents']);
   }
 
   state(key: string): Promise<AgentState> {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { CommandContext, Fold, StreamWriter, streamId } from '@lib/platform';
+import { CommandContext, StreamWriter, streamId } from '@lib/platform';
 import { VelocityText } from '@lib/retrieval';
-import { InstructionContent, instructionFold, InstructionState } from '../domain/instruction';
+import { InstructionContent, InstructionEvent, instructionFold, InstructionState } from '../domain/instruction';
 
 export const instructionStream = (id: string): string => streamId('instruction', id);
 
@@ -10,8 +10,8 @@ export const instructionStream = (id: string): string => streamId('instruction',
 export class InstructionWriter {
   constructor(private readonly streams: StreamWriter) {}
 
-  write<E extends { type: string; data: unknown }>(id: string, decide: (state: InstructionState) => readonly E[], ctx: CommandContext) {
-    return this.streams.write(instructionStream(id), instructionFold as unknown as Fold<InstructionState, E>, decide, ctx, ['instructions']);
+  write(id: string, decide: (state: InstructionState) => readonly InstructionEvent[], ctx: CommandContext) {
+    return this.streams.write(instructionStream(id), instructionFold, decide, ctx, ['instructions']);
   }
 
   state(id: string): Promise<InstructionState> {

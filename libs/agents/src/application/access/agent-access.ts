@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { allows, assertAssignable, Authenticator, Capability, capabilitiesOf, CorpusRoleName, AgentRoleName, ApiRole, intersect, NO_GRANTS } from '@lib/auth';
 import { SecretBox } from '@lib/llms';
-import { Actor, CommandContext, EVENT_STORE, EventStore, Fold, invalid, StreamWriter, streamId } from '@lib/platform';
+import { Actor, CommandContext, EVENT_STORE, EventStore, invalid, StreamWriter, streamId } from '@lib/platform';
 import { agentNotFound } from '../../domain/agent';
 import { AgentIdentityEvent, AgentSecretsEvent, autoRoles, checkSecrets, identityFold, IdentityRoles, IdentityState, masked, secretsFold, SecretsState } from '../../domain/agent-access';
 import { AgentWriter, agentStream } from '../agent-writer';
@@ -47,7 +47,7 @@ export class AgentSecrets {
     const removed = Object.entries(secrets).find(([, v]) => v === null);
     if (change === 'replace' && removed) throw invalid('agent.invalid_secrets', `Invalid secrets.${removed[0]}: null removes a secret only in a PATCH; a PUT gives the whole set`, { [`secrets.${removed[0]}`]: 'must be a string' });
     const agentId = await this.agentId(agentKey);
-    const fold = secretsFold as unknown as Fold<SecretsState, AgentSecretsEvent>;
+    const fold = secretsFold;
     const { events } = await this.streams.write<SecretsState, AgentSecretsEvent>(secretsStream(agentId), fold, (state) => {
       const current = state.sealed ? this.box.open(state.sealed as never, this.aad(agentId)) : {};
       const next: Record<string, string> = change === 'replace' ? {} : { ...current };
@@ -96,7 +96,7 @@ export class AgentIdentities {
    */
   async update(agentKey: string, change: { mode?: 'auto' | 'manual' } & Partial<IdentityRoles>, caller: Configurer, ctx: CommandContext): Promise<Record<string, unknown>> {
     const agent = await this.agent(agentKey);
-    const fold = identityFold as unknown as Fold<IdentityState, AgentIdentityEvent>;
+    const fold = identityFold;
     await this.streams.write<IdentityState, AgentIdentityEvent>(identityStream(agent.agentId), fold, (state) => {
       const mode = change.mode ?? state.mode;
       if (mode === 'auto') return state.mode === 'auto' ? [] : [{ type: 'AgentIdentitySet', data: { agentId: agent.agentId, agentKey, mode, setAt: ctx.now.toISOString() } }];

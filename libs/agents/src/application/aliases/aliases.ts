@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, Clock, CommandContext, ConcurrencyError, conflict, DomainError, EVENT_STORE, EventStore, findMatching, Fold, ID_GENERATOR, IdGenerator, invalid, notFound, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, toNewEvents } from '@lib/platform';
+import { CLOCK, Clock, CommandContext, ConcurrencyError, conflict, DomainError, EVENT_STORE, EventStore, findMatching, ID_GENERATOR, IdGenerator, invalid, notFound, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, toNewEvents } from '@lib/platform';
 import { allows } from '@lib/auth';
 import { AliasEvent, aliasFold, aliasNotFound, AliasPolicy, aliasPolicyProblem, AliasSessionEvent, AliasSettings, AliasState, decideCreateAlias, decideDeleteAlias, decideUpdateAlias, invalidAlias, policyAgents } from '../../domain/alias';
 import { AGENTS, AgentRow, ALIASES, AliasRow, aliasView, SESSIONS, SessionRow, sessionRowId, sessionView } from '../../read-models';
@@ -45,7 +45,7 @@ export class Aliases {
   ) {}
 
   private async write(key: string, decide: (s: AliasState) => AliasEvent[], ctx: CommandContext): Promise<void> {
-    const { position } = await this.streams.write<AliasState, AliasEvent>(aliasStream(key), aliasFold as unknown as Fold<AliasState, AliasEvent>, decide, ctx, ['agent_aliases']);
+    const { position } = await this.streams.write<AliasState, AliasEvent>(aliasStream(key), aliasFold, decide, ctx, ['agent_aliases']);
     await this.progress.waitFor(position, ['agent_aliases'], this.config.readYourWritesTimeoutMs);
   }
 

@@ -98,11 +98,11 @@ export class ConnectorReplier implements OnApplicationBootstrap, OnApplicationSh
   }
 
   private write(stream: string, decide: (s: ConnectorMessageState) => ConnectorMessageEvent[], step: string) {
-    return this.streams.write<ConnectorMessageState, ConnectorMessageEvent>(stream, connectorMessageFold as unknown as Fold<ConnectorMessageState, ConnectorMessageEvent>, decide, this.ctx(stream, step), []);
+    return this.streams.write<ConnectorMessageState, ConnectorMessageEvent>(stream, connectorMessageFold, decide, this.ctx(stream, step), []);
   }
 
   private state(stream: string): Promise<ConnectorMessageState> {
-    return this.streams.state(stream, connectorMessageFold as unknown as Fold<ConnectorMessageState, ConnectorMessageEvent>);
+    return this.streams.state(stream, connectorMessageFold);
   }
 
   private async execute(stream: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandContext, DomainError, Fold, TOOLS_OUTBOUND_HTTP, OutboundHttp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
+import { CommandContext, DomainError, TOOLS_OUTBOUND_HTTP, OutboundHttp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
 import { connectorNotFound, ConnectorType } from '../../domain/connector';
 import { connectorMessageFold, ConnectorMessageEvent, ConnectorMessageState, decideReceive } from '../../domain/connector-message';
 import { SESSIONS, sessionRowId } from '../../read-models';
@@ -69,7 +69,7 @@ export class ConnectorWebhooks {
       if (inbound.onlyInKnownConversation && !(await this.reads.get(SESSIONS, sessionRowId(connector.agentId, sessionKey)))) return platform.acknowledgement(connector, { kind: 'ignore' });
       const ctx: CommandContext = { actor: { type: 'system', id: `connector:${connectorId}` }, requestId, commandId: `connector:${connectorId}:${inbound.deliveryId}`, now: req.now };
       const received = { agentId: connector.agentId, agentKey, connectorId, deliveryId: inbound.deliveryId, type, conversation: inbound.conversation, sessionKey, text: inbound.text, replyTo: inbound.replyTo, receivedAt: req.now.toISOString() };
-      await this.streams.write<ConnectorMessageState, ConnectorMessageEvent>(connectorMessageStream(connectorId, inbound.deliveryId), connectorMessageFold as unknown as Fold<ConnectorMessageState, ConnectorMessageEvent>, (s) => decideReceive(s, received), ctx, []);
+      await this.streams.write<ConnectorMessageState, ConnectorMessageEvent>(connectorMessageStream(connectorId, inbound.deliveryId), connectorMessageFold, (s) => decideReceive(s, received), ctx, []);
     }
     return platform.acknowledgement(connector, inbound);
   }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { SecretBox } from '@lib/llms';
-import { CommandContext, Fold, ID_GENERATOR, IdGenerator, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
+import { CommandContext, ID_GENERATOR, IdGenerator, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
 import { agentNotFound } from '../../domain/agent';
 import { connectorFold, ConnectorEvent, connectorNotFound, ConnectorSettings, ConnectorState, ConnectorType, decideCreateConnector, decideDeleteConnector, decideUpdateConnector, invalidConnector } from '../../domain/connector';
 import { parseConfiguration, serviceAccountDisplay } from '../../domain/connector-config';
@@ -50,7 +50,7 @@ export class Connectors {
   }
 
   private async write(connectorId: string, decide: (s: ConnectorState) => ConnectorEvent[], ctx: CommandContext): Promise<void> {
-    const { position } = await this.streams.write<ConnectorState, ConnectorEvent>(connectorStream(connectorId), connectorFold as unknown as Fold<ConnectorState, ConnectorEvent>, decide, ctx, ['agent_connectors']);
+    const { position } = await this.streams.write<ConnectorState, ConnectorEvent>(connectorStream(connectorId), connectorFold, decide, ctx, ['agent_connectors']);
     await this.progress.waitFor(position, ['agent_connectors'], this.config.readYourWritesTimeoutMs);
   }
 
@@ -152,7 +152,7 @@ export class Connectors {
   /** The connector from its stream (the truth, not a projection that may lag a delete), credentials opened. */
   async live(agentKey: string, connectorId: string): Promise<LiveConnector | undefined> {
     if (!/^con_[0-9A-Za-z_-]{1,64}$/.test(connectorId)) return undefined;
-    const state = await this.streams.state(connectorStream(connectorId), connectorFold as unknown as Fold<ConnectorState, ConnectorEvent>);
+    const state = await this.streams.state(connectorStream(connectorId), connectorFold);
     if (state.status !== 'active' || state.agentKey !== agentKey) return undefined;
     // A deleted agent's connectors answer nothing, nor do they serve an agent re-created under the key.
     const agent = await this.agents.state(agentKey);

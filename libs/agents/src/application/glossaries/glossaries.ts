@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandContext, findMatching, Fold, ID_GENERATOR, IdGenerator, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
+import { CommandContext, findMatching, ID_GENERATOR, IdGenerator, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
 import { checkEntries, decideCreateGlossary, GlossaryEvent, glossaryFold, glossaryNotFound, GlossaryState } from '../../domain/glossary';
 import { GLOSSARIES, GLOSSARY_ENTRIES, GlossaryEntryRow, GlossaryRow } from '../../read-models';
 import { keyFromName } from '../agents/agent-commands';
@@ -19,7 +19,7 @@ export class Glossaries {
   ) {}
 
   private write(key: string, decide: (s: GlossaryState) => GlossaryEvent[], ctx: CommandContext) {
-    return this.streams.write<GlossaryState, GlossaryEvent>(stream(key), glossaryFold as unknown as Fold<GlossaryState, GlossaryEvent>, decide, ctx, ['glossaries']);
+    return this.streams.write<GlossaryState, GlossaryEvent>(stream(key), glossaryFold, decide, ctx, ['glossaries']);
   }
 
   private active(key: string, s: GlossaryState): Extract<GlossaryState, { status: 'active' }> {

@@ -57,13 +57,13 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
    */
   async fire(timer: DueTimer): Promise<void> {
     const p = timer.payload as PipelineTimerPayload;
-    const pipeline = await this.streams.state<PipelineState, PipelineEvent>(pipelineStream(p.key), pipelineFold as unknown as Fold<PipelineState, PipelineEvent>);
+    const pipeline = await this.streams.state<PipelineState, PipelineEvent>(pipelineStream(p.key), pipelineFold);
     if (pipeline.status !== 'active' || pipeline.pipelineId !== p.pipelineId || pipeline.nextDueAt !== timer.dueAt.toISOString()) return;
     const now = this.clock.now();
     const next = nextTriggerDue(pipeline.settings.trigger, true, new Date(pipeline.anchorAt), now);
     if (!next) return;
     const runId = `run_${createHash('sha256').update(timer.timerId).digest('hex').slice(0, 32)}`;
-    await this.streams.write<PipelineState, PipelineEvent>(pipelineStream(p.key), pipelineFold as unknown as Fold<PipelineState, PipelineEvent>, (s) => decideFireTrigger(s, timer.dueAt, next, runId, now), this.ctx(runId, 'fire'), []);
+    await this.streams.write<PipelineState, PipelineEvent>(pipelineStream(p.key), pipelineFold, (s) => decideFireTrigger(s, timer.dueAt, next, runId, now), this.ctx(runId, 'fire'), []);
     await this.timers?.schedule({ timerId: pipelineTimerId(p.pipelineId, next), kind: PIPELINE_TIMER_KIND, dueAt: next, payload: p });
   }
 
@@ -126,7 +126,7 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
     const lease = await this.leases.tryAcquire(`pipeline_run-${createHash('sha256').update(runId).digest('hex').slice(0, 32)}`);
     if (!lease) return; // Another worker runs it.
     try {
-      const pipeline = await this.streams.state<PipelineState, PipelineEvent>(pipelineStream(key), pipelineFold as unknown as Fold<PipelineState, PipelineEvent>);
+      const pipeline = await this.streams.state<PipelineState, PipelineEvent>(pipelineStream(key), pipelineFold);
       const exists = (await this.events.readStream(runStream(runId), { maxCount: 1 })).length > 0;
       // Claimed but never created (the trigger's process died in between): created now from the claim.
       if (!exists && pipeline.status === 'active' && pipeline.activeRunId === runId) {
@@ -158,7 +158,7 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
       await this.run(log, pipeline, cancel.signal, lease.signal);
     }
     if (lease.signal.aborted || this.stopping) return;
-    await this.streams.write<PipelineState, PipelineEvent>(pipelineStream(key), pipelineFold as unknown as Fold<PipelineState, PipelineEvent>, (s) => decideCloseRun(s, runId, this.clock.now()), this.ctx(runId, 'close'), []);
+    await this.streams.write<PipelineState, PipelineEvent>(pipelineStream(key), pipelineFold, (s) => decideCloseRun(s, runId, this.clock.now()), this.ctx(runId, 'close'), []);
   }
 
   private async run(log: RunLog, pipeline: Extract<PipelineState, { status: 'active' }> | null, cancelled: AbortSignal, leaseSignal: AbortSignal): Promise<void> {
@@ -218,7 +218,7 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
   private async synced(log: RunLog, key: string, pipelineId: string, runId: string, run: ActiveRun): Promise<void> {
     const failed = new Set(run.order.filter((id) => run.records[id].outcome !== 'completed'));
     const versions = Object.fromEntries(Object.entries(run.fetchResult!.seen).filter(([url]) => !failed.has(url)));
-    const fold = pipelineFold as unknown as Fold<PipelineState, PipelineEvent>;
+    const fold = pipelineFold;
     await this.streams.write<PipelineState, PipelineEvent>(pipelineStream(key), fold, (s) => decideSourceSynced(s, pipelineId, runId, versions, this.clock.now()), this.ctx(runId, 'synced'), []);
     // The run's own record of it (the reference's `watermark_advanced`), from the pipeline's state so a run resumed
     // after a crash between the two appends records the watermark that was actually set.

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandContext, Condition, Fold, notFound, ID_GENERATOR, IdGenerator, invalid, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
+import { CommandContext, Condition, notFound, ID_GENERATOR, IdGenerator, invalid, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
 import { decideAddDeadLetter, decideRequestRun, PipelineEvent, pipelineFold, pipelineNotFound, PipelineState } from '../../domain/pipeline';
 import { decideCancelRun, DeadLetterRef, PipelineRunEvent, RunState, runFold, runNotFound, TriggerType } from '../../domain/pipeline-run';
 import { deadLetterView, PIPELINE_DEAD_LETTERS, PIPELINE_RUN_EVENTS, PIPELINE_RUNS, PipelineDeadLetterRow, PipelineRunEventRow, PipelineRunRow, pipelineRunEventView, pipelineRunView, PIPELINES, PipelineRow } from '../../read-models';
@@ -17,7 +17,7 @@ export async function ensureRunCreated(streams: StreamWriter, pipeline: Extract<
   const s = pipeline.settings;
   const { position } = await streams.write<RunState, PipelineRunEvent>(
     runStream(runId),
-    runFold as unknown as Fold<RunState, PipelineRunEvent>,
+    runFold,
     (state) => (state.status !== 'absent' ? [] : [{ type: 'PipelineRunCreated', data: { runId, pipelineKey: pipeline.key, pipelineId: pipeline.pipelineId, agentKey: s.transform.agent_key, triggerType, syncMode: s.sync_mode, processingOptions: s.processing_options, sourceRecordMetadata: s.source_record_metadata, retry, createdAt: ctx.now.toISOString() } }]),
     { ...ctx, commandId: `${runId}|create` },
     [],
@@ -37,13 +37,13 @@ export class PipelineRuns {
   ) {}
 
   private pipelineState(key: string): Promise<PipelineState> {
-    return this.streams.state<PipelineState, PipelineEvent>(pipelineStream(key), pipelineFold as unknown as Fold<PipelineState, PipelineEvent>);
+    return this.streams.state<PipelineState, PipelineEvent>(pipelineStream(key), pipelineFold);
   }
 
   /** Claims the pipeline's one run slot (409 when taken), creates the run, answers it as queued. */
   async trigger(key: string, ctx: CommandContext, triggerType: TriggerType = 'manual', retry: readonly DeadLetterRef[] | null = null): Promise<Record<string, unknown>> {
     const runId = `run_${this.ids.uuid().replace(/-/g, '')}`;
-    await this.streams.write<PipelineState, PipelineEvent>(pipelineStream(key), pipelineFold as unknown as Fold<PipelineState, PipelineEvent>, (s) => decideRequestRun(s, key, runId, triggerType, retry, ctx.now), ctx, []);
+    await this.streams.write<PipelineState, PipelineEvent>(pipelineStream(key), pipelineFold, (s) => decideRequestRun(s, key, runId, triggerType, retry, ctx.now), ctx, []);
     const pipeline = await this.pipelineState(key);
     if (pipeline.status !== 'active') throw pipelineNotFound(key);
     const position = await ensureRunCreated(this.streams, pipeline, runId, triggerType, retry, ctx);
@@ -80,7 +80,7 @@ export class PipelineRuns {
   /** Asks the run to stop: records in progress finish, queued ones are not dispatched (the runner ends it `cancelled`). */
   async cancel(key: string, runId: string, ctx: CommandContext): Promise<void> {
     await this.runRow(key, runId);
-    await this.streams.write<RunState, PipelineRunEvent>(runStream(runId), runFold as unknown as Fold<RunState, PipelineRunEvent>, (s) => decideCancelRun(s, key, runId, ctx.now), ctx, []);
+    await this.streams.write<RunState, PipelineRunEvent>(runStream(runId), runFold, (s) => decideCancelRun(s, key, runId, ctx.now), ctx, []);
   }
 
   async events(key: string, runId: string, q: { limit: number; pageKey?: string; types?: string[]; sourceRecordId?: string; order: 'asc' | 'desc' }): Promise<Record<string, unknown>> {
@@ -147,7 +147,7 @@ export class PipelineRuns {
   }
 
   private async writePipeline(key: string, decide: (s: PipelineState) => PipelineEvent[], ctx: CommandContext): Promise<void> {
-    const { position } = await this.streams.write<PipelineState, PipelineEvent>(pipelineStream(key), pipelineFold as unknown as Fold<PipelineState, PipelineEvent>, decide, ctx, []);
+    const { position } = await this.streams.write<PipelineState, PipelineEvent>(pipelineStream(key), pipelineFold, decide, ctx, []);
     await this.progress.waitFor(position, READS, this.config.readYourWritesTimeoutMs);
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { allows } from '@lib/auth';
 import { SecretBox } from '@lib/llms';
-import { CommandContext, conflict, DomainError, DurableTimers, findMatching, Fold, ID_GENERATOR, IdGenerator, invalid, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
+import { CommandContext, conflict, DomainError, DurableTimers, findMatching, ID_GENERATOR, IdGenerator, invalid, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
 import { decideCreatePipeline, decideDeletePipeline, decideUpdatePipeline, invalidPipeline, PipelineEvent, pipelineFold, pipelineNotFound, PipelineSettings, PipelineState, processingProblem, PROCESSING_DEFAULTS, triggerProblem } from '../../domain/pipeline';
 import type { Sealed } from '../../domain/session-events';
 import { AGENTS, AgentRow, PIPELINES, PipelineRow, pipelineView } from '../../read-models';
@@ -46,7 +46,7 @@ export class Pipelines {
   }
 
   private async write(key: string, decide: (s: PipelineState) => PipelineEvent[], ctx: CommandContext): Promise<void> {
-    const { position } = await this.streams.write<PipelineState, PipelineEvent>(pipelineStream(key), pipelineFold as unknown as Fold<PipelineState, PipelineEvent>, decide, ctx, ['pipelines']);
+    const { position } = await this.streams.write<PipelineState, PipelineEvent>(pipelineStream(key), pipelineFold, decide, ctx, ['pipelines']);
     await this.progress.waitFor(position, ['pipelines'], this.config.readYourWritesTimeoutMs);
   }
 
@@ -114,7 +114,7 @@ export class Pipelines {
 
   /** PUT replaces the whole definition; PATCH merges (`partial`), keeping a credential it omits. */
   async update(key: string, input: PipelineInput, partial: boolean, ctx: CommandContext, caller?: Configurer): Promise<Record<string, unknown>> {
-    const current = await this.streams.state<PipelineState, PipelineEvent>(pipelineStream(key), pipelineFold as unknown as Fold<PipelineState, PipelineEvent>);
+    const current = await this.streams.state<PipelineState, PipelineEvent>(pipelineStream(key), pipelineFold);
     if (current.status !== 'active') throw pipelineNotFound(key);
     if (input.transform?.type === 'agent' && typeof input.transform.agent_key === 'string') this.assertMayRun(caller, input.transform.agent_key);
     // PUT is a whole definition (the credential too); PATCH merges into what is stored.

@@ -73,7 +73,7 @@ export class ScheduleRunner implements OnModuleInit, OnApplicationBootstrap, OnA
   }
 
   private write(agentId: string, key: string, decide: (s: ScheduleState) => ScheduleEvent[], ctx: CommandContext) {
-    return this.streams.write<ScheduleState, ScheduleEvent>(scheduleStream(agentId, key), scheduleFold as unknown as Fold<ScheduleState, ScheduleEvent>, decide, ctx, []);
+    return this.streams.write<ScheduleState, ScheduleEvent>(scheduleStream(agentId, key), scheduleFold, decide, ctx, []);
   }
 
   /**

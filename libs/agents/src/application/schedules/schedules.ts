@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandContext, DurableTimers, Fold, ID_GENERATOR, IdGenerator, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
+import { CommandContext, DurableTimers, ID_GENERATOR, IdGenerator, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
 import { agentNotFound } from '../../domain/agent';
 import { decideCreateSchedule, decideDeleteSchedule, decideUpdateSchedule, invalidSchedule, SCHEDULE_DEFAULTS, ScheduleEvent, scheduleFold, scheduleNotFound, ScheduleSettings, ScheduleSpec, ScheduleState } from '../../domain/schedule';
 import { AGENTS, AgentRow, SCHEDULE_EXECUTIONS, ScheduleExecutionRow, scheduleExecutionView, scheduleIdentity, scheduleReadId, ScheduleRow, SCHEDULES, scheduleView } from '../../read-models';
@@ -46,7 +46,7 @@ export class Schedules {
   }
 
   private async write(agentId: string, key: string, decide: (s: ScheduleState) => ScheduleEvent[], ctx: CommandContext): Promise<void> {
-    const { position } = await this.streams.write<ScheduleState, ScheduleEvent>(scheduleStream(agentId, key), scheduleFold as unknown as Fold<ScheduleState, ScheduleEvent>, decide, ctx, ['agent_schedules']);
+    const { position } = await this.streams.write<ScheduleState, ScheduleEvent>(scheduleStream(agentId, key), scheduleFold, decide, ctx, ['agent_schedules']);
     await this.progress.waitFor(position, ['agent_schedules'], this.config.readYourWritesTimeoutMs);
   }
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandContext, conflict, findMatching, Fold, ID_GENERATOR, IdGenerator, invalid, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
+import { CommandContext, conflict, findMatching, ID_GENERATOR, IdGenerator, invalid, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
 import type { AgentConfig, ToolConfig } from '../../domain/agent-config';
 import {
   decideCreateToolConfiguration,
@@ -35,7 +35,7 @@ export class ToolConfigurations {
   private shared = (key: string): SharedConfiguration => ({ kind: 'tool_configuration', id: key, label: `Tool configuration "${key}"` });
 
   private write(key: string, decide: (s: ToolConfigurationState) => ToolConfigurationEvent[], ctx: CommandContext) {
-    return this.streams.write<ToolConfigurationState, ToolConfigurationEvent>(stream(key), toolConfigurationFold as unknown as Fold<ToolConfigurationState, ToolConfigurationEvent>, decide, ctx, ['tool_configurations']);
+    return this.streams.write<ToolConfigurationState, ToolConfigurationEvent>(stream(key), toolConfigurationFold, decide, ctx, ['tool_configurations']);
   }
 
   async create(body: Record<string, unknown>, caller: Configurer, ctx: CommandContext): Promise<Record<string, unknown>> {

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { SecretBox } from '@lib/llms';
-import { CommandContext, conflict, DomainError, findMatching, Fold, ID_GENERATOR, IdGenerator, invalid, notFound, TOOLS_OUTBOUND_HTTP, OutboundHttp, outboundRefusal, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
+import { CommandContext, conflict, DomainError, findMatching, ID_GENERATOR, IdGenerator, invalid, notFound, TOOLS_OUTBOUND_HTTP, OutboundHttp, outboundRefusal, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
 import { listServerTools, McpTarget } from '../../adapters/mcp/mcp-client';
 import type { AgentConfig, ToolConfig } from '../../domain/agent-config';
 import type { Sealed } from '../../domain/session-events';
@@ -50,7 +50,7 @@ export class ToolServers {
   }
 
   private write(id: string, decide: (s: ToolServerState) => ToolServerEvent[], ctx: CommandContext) {
-    return this.streams.write<ToolServerState, ToolServerEvent>(stream(id), toolServerFold as unknown as Fold<ToolServerState, ToolServerEvent>, decide, ctx, ['tool_servers']);
+    return this.streams.write<ToolServerState, ToolServerEvent>(stream(id), toolServerFold, decide, ctx, ['tool_servers']);
   }
 
   private seal(id: string, auth: ToolServerAuth | null | undefined): { settings: ToolServerSettings['auth']; sealed?: Sealed } {

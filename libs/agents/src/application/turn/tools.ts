@@ -61,7 +61,7 @@ export interface Tool {
 }
 
 /**
- * The tools the service runs, by configuration `type`: the tools issue adds its types here. Client tools are
+ * The tools the service runs, by configuration `type` (the registry is built in agents.module.ts). Client tools are
  * not in it (the caller runs them).
  */
 export const AGENT_TOOLS = Symbol('AgentTools');

@@ -1,6 +1,6 @@
 import Ajv from 'ajv';
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandContext, conflict, findMatching, Fold, invalid, notFound, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, linearRegExp } from '@lib/platform';
+import { CommandContext, conflict, findMatching, invalid, notFound, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, linearRegExp } from '@lib/platform';
 import { LambdaOutcome, LambdaSandbox } from '../../adapters/lambda/lambda-sandbox';
 import { ToolConfig, toolProblems } from '../../domain/agent-config';
 import { ClientToolSettings, decideCreateUserTool, decideDeleteUserTool, decideUpdateUserTool, invalidLambda, lambdaDeadlineProblems, lambdaDeadlineSeconds, LambdaToolSettings, userToolFold, userToolId, UserToolEvent, UserToolState, userToolNotFound } from '../../domain/user-tool';
@@ -51,7 +51,7 @@ export class UserTools {
   private shared = (id: string): SharedConfiguration => ({ kind: 'user_tool', id, label: `Tool "${id}"` });
 
   private async write(id: string, decide: (s: UserToolState) => UserToolEvent[], ctx: CommandContext): Promise<void> {
-    const { position } = await this.streams.write<UserToolState, UserToolEvent>(stream(id), userToolFold as unknown as Fold<UserToolState, UserToolEvent>, decide, ctx, ['user_tools']);
+    const { position } = await this.streams.write<UserToolState, UserToolEvent>(stream(id), userToolFold, decide, ctx, ['user_tools']);
     await this.progress.waitFor(position, ['user_tools'], this.config.readYourWritesTimeoutMs);
   }
 

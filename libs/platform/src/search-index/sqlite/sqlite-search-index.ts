@@ -9,11 +9,11 @@ import type { FieldRef, FilterExpr } from '../../filter/filter';
 import { IndexedDocument, RankedPart, SearchHit, SearchIndex, SearchOp, SearchRequest } from '../search-index.port';
 import { fuseRanked, hitsOfRows, partColumns, PartRow, parsedOncePerDocument, toHit } from './sqlite-part-rows';
 import { fieldSql, filterToSql } from '../../sqlite/sqlite-filter';
-import { Fts5Merges } from './fts5-merges';
-import { dropFts5Vocabularies, Fts5Stemmer, FTS5_TOKENIZE, fts5RowCount } from './fts5-statistics';
-import { LEXICAL_TUNING, SqliteLexicalRanker } from './sqlite-lexical';
-import { LexicalIndexOptions, SqliteLexicalIndex } from './sqlite-lexical-index';
-import { AnnOptions, SqliteVectorAnn } from './sqlite-vector-ann';
+import { Fts5Merges } from './fts5/fts5-merges';
+import { dropFts5Vocabularies, Fts5Stemmer, FTS5_TOKENIZE, fts5RowCount } from './fts5/fts5-statistics';
+import { LEXICAL_TUNING, SqliteLexicalRanker } from './lexical/sqlite-lexical';
+import { LexicalIndexOptions, SqliteLexicalIndex } from './lexical/sqlite-lexical-index';
+import { AnnOptions, SqliteVectorAnn } from './ann/sqlite-vector-ann';
 import { SqliteDocumentWrites } from './sqlite-document-writes';
 import { READ_THREAD_MIN_ROWS, SqliteReader } from './read-thread-client';
 

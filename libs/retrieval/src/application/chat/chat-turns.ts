@@ -11,7 +11,7 @@ import { CorpusReadable, QueryHistory } from '../query-history/query-history';
 import type { QueryTrace } from '../query-history/query-trace';
 
 export const chatStream = (id: string) => streamId('chat', id);
-export const CHAT_FOLD = chatFold as unknown as Fold<ChatState, ChatEvent>;
+export const CHAT_FOLD: Fold<ChatState, ChatEvent> = chatFold;
 
 /** One turn asked of a chat: `chatId` absent starts a chat (`POST /v2/chats`). */
 export interface ChatTurnRequest {

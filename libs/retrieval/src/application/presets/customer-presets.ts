@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandContext, ConcurrencyError, conflict, DomainError, EVENT_STORE, EventStore, Fold, ID_GENERATOR, IdGenerator, invalid, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, toNewEvents } from '@lib/platform';
+import { CommandContext, ConcurrencyError, conflict, DomainError, EVENT_STORE, EventStore, ID_GENERATOR, IdGenerator, invalid, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, toNewEvents } from '@lib/platform';
 import type { GenerationPresetEvent, PresetSettings } from '@lib/llms/events';
 import { customerPresetView, GENERATION_PRESETS, GenerationPresetRow, LLMS } from '@lib/llms/read-models';
 import { decideCreatePreset, decideDeletePreset, decideReplacePreset, presetFold, presetNotFound, PresetState } from '@lib/llms';
@@ -49,7 +49,7 @@ export class CustomerPresets {
   }
 
   private async write(id: string, decide: (s: PresetState) => GenerationPresetEvent[], ctx: CommandContext): Promise<void> {
-    const { position } = await this.streams.write<PresetState, GenerationPresetEvent>(presetStream(id), presetFold as unknown as Fold<PresetState, GenerationPresetEvent>, decide, ctx, ['generation_presets']);
+    const { position } = await this.streams.write<PresetState, GenerationPresetEvent>(presetStream(id), presetFold, decide, ctx, ['generation_presets']);
     await this.progress.waitFor(position, ['generation_presets'], this.config.readYourWritesTimeoutMs);
   }
 

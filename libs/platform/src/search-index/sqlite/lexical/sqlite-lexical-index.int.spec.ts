@@ -1,15 +1,15 @@
-import type { FilterExpr } from '../../filter/filter';
-import { SqliteDatabase } from '../../sqlite/sqlite-database';
-import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
-import { queryTerms } from '../query-terms';
-import type { IndexedDocument, SearchOp } from '../search-index.port';
-import { DOCUMENT_ROW_CHARS } from './document-row';
-import { fts5Averages, fts5IdfInC, Fts5Stemmer } from './fts5-statistics';
+import type { FilterExpr } from '../../../filter/filter';
+import { SqliteDatabase } from '../../../sqlite/sqlite-database';
+import { SqliteProjectionState } from '../../../sqlite/sqlite-projection-state';
+import { queryTerms } from '../../query-terms';
+import type { IndexedDocument, SearchOp } from '../../search-index.port';
+import { DOCUMENT_ROW_CHARS } from '../document-row';
+import { fts5Averages, fts5IdfInC, Fts5Stemmer } from '../fts5/fts5-statistics';
 import * as lexicalBuild from './lexical-build';
 import { indexedTop } from './lexical-indexed';
 import { SqliteLexicalRanker } from './sqlite-lexical';
-import { type LeftOverBound, SqliteSearchIndex } from './sqlite-search-index';
-import { seeded } from '../contract/search-index.contract';
+import { type LeftOverBound, SqliteSearchIndex } from '../sqlite-search-index';
+import { seeded } from '../../contract/search-index.contract';
 
 // Stem families (run/running/runs), stop words and words of every frequency, so IDFs span FTS5's floor to rare.
 const VOCABULARY = [

@@ -1,9 +1,9 @@
-import { seeded } from '../contract/search-index.contract';
-import { fts5Idf } from './fts5-statistics';
+import { seeded } from '../../contract/search-index.contract';
+import { fts5Idf } from '../fts5/fts5-statistics';
 import { exhaustiveTopK } from './lexical-exhaustive';
 import { indexedTop, MAX_QUERY_TERMS } from './lexical-indexed';
 import { LexicalTable } from './lexical-postings';
-import { addRow, termsOf } from './lexical-test-tables';
+import { addRow, termsOf } from '../../../../../../test/support/lexical-tables';
 import { topK } from './lexical-top-k';
 
 const WORDS = Array.from({ length: 400 }, (_, i) => `w${i}`);

@@ -1,4 +1,4 @@
-import type { SqliteDatabase } from '../../sqlite/sqlite-database';
+import type { SqliteDatabase } from '../../../sqlite/sqlite-database';
 
 /** Leaf pages one merge step writes (~4 KB each): a step holds the loop a few milliseconds, its commit included. */
 const STEP_PAGES = 32;

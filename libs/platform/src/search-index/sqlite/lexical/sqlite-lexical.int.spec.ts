@@ -1,7 +1,7 @@
-import { SqliteDatabase } from '../../sqlite/sqlite-database';
-import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
-import type { IndexedDocument, SearchOp } from '../search-index.port';
-import { SqliteSearchIndex } from './sqlite-search-index';
+import { SqliteDatabase } from '../../../sqlite/sqlite-database';
+import { SqliteProjectionState } from '../../../sqlite/sqlite-projection-state';
+import type { IndexedDocument, SearchOp } from '../../search-index.port';
+import { SqliteSearchIndex } from '../sqlite-search-index';
 
 /** A document as a user sends a structured one: one section, its title on every sentence-sized part. */
 const titled = (documentId: string, title: string | undefined, sentences: string[]): IndexedDocument => ({

@@ -1,13 +1,13 @@
-import { SqliteDatabase } from '../../sqlite/sqlite-database';
-import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
-import { seeded } from '../contract/search-index.contract';
-import type { SearchOp } from '../search-index.port';
+import { SqliteDatabase } from '../../../sqlite/sqlite-database';
+import { SqliteProjectionState } from '../../../sqlite/sqlite-projection-state';
+import { seeded } from '../../contract/search-index.contract';
+import type { SearchOp } from '../../search-index.port';
 import { LexicalTable } from './lexical-postings';
 import { splitTopK } from './lexical-split';
-import { addRow, termsOf } from './lexical-test-tables';
+import { addRow, termsOf } from '../../../../../../test/support/lexical-tables';
 import { LexicalThreadClient } from './lexical-thread-client';
 import { topK } from './lexical-top-k';
-import { SqliteSearchIndex } from './sqlite-search-index';
+import { SqliteSearchIndex } from '../sqlite-search-index';
 
 const WORDS = Array.from({ length: 300 }, (_, i) => `w${i}`);
 const until = async (done: () => boolean) => {

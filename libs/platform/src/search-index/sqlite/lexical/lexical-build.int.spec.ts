@@ -1,9 +1,9 @@
-import { SqliteDatabase } from '../../sqlite/sqlite-database';
-import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
-import type { SearchOp } from '../search-index.port';
+import { SqliteDatabase } from '../../../sqlite/sqlite-database';
+import { SqliteProjectionState } from '../../../sqlite/sqlite-projection-state';
+import type { SearchOp } from '../../search-index.port';
 import { buildLexicon } from './lexical-build';
 import { LexicalTable } from './lexical-postings';
-import { SqliteSearchIndex } from './sqlite-search-index';
+import { SqliteSearchIndex } from '../sqlite-search-index';
 
 /** Every term's postings, as plain arrays (ids, text and title counts). */
 function postingsOf(table: LexicalTable): Record<string, number[][]> {

@@ -2,11 +2,11 @@ import { HierarchicalNSW } from 'hnswlib-node';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteDatabase } from '../../sqlite/sqlite-database';
-import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
-import type { IndexedDocument, SearchOp } from '../search-index.port';
+import { SqliteDatabase } from '../../../sqlite/sqlite-database';
+import { SqliteProjectionState } from '../../../sqlite/sqlite-projection-state';
+import type { IndexedDocument, SearchOp } from '../../search-index.port';
 import type { AnnOptions } from './sqlite-vector-ann';
-import { type LeftOverBound, SqliteSearchIndex } from './sqlite-search-index';
+import { type LeftOverBound, SqliteSearchIndex } from '../sqlite-search-index';
 
 // Counts the graphs this (the main) thread makes; the graph thread loads the real module on its own.
 jest.mock('hnswlib-node', () => {

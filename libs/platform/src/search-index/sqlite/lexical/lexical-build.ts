@@ -1,7 +1,7 @@
 import type { Statement } from 'better-sqlite3';
-import type { SqliteDatabase } from '../../sqlite/sqlite-database';
+import type { SqliteDatabase } from '../../../sqlite/sqlite-database';
 import type { LexicalTable } from './lexical-postings';
-import { fts5Vocabulary } from './fts5-statistics';
+import { fts5Vocabulary } from '../fts5/fts5-statistics';
 
 /** Rows read per step: 20,000 at once held the loop ~15 ms by themselves. */
 const PAGE = 2_000;

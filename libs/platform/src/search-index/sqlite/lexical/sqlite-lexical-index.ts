@@ -1,12 +1,12 @@
 // Over 300 lines: one class whose build, catch-up, rebuild-far-behind and ranking-thread decisions share the lexicons
 // and the change log.
-import { documentRowOf } from './document-row';
-import type { SqliteDatabase } from '../../sqlite/sqlite-database';
-import { fts5RowCount } from './fts5-statistics';
-import { Fts5RowTokens } from './fts5-row-tokens';
+import { documentRowOf } from '../document-row';
+import type { SqliteDatabase } from '../../../sqlite/sqlite-database';
+import { fts5RowCount } from '../fts5/fts5-statistics';
+import { Fts5RowTokens } from '../fts5/fts5-row-tokens';
 import { LexicalTable } from './lexical-postings';
 import { buildLexicon } from './lexical-build';
-import { CacheBudget } from './cache-budget';
+import { CacheBudget } from '../cache-budget';
 import type { RangeRanker, Split } from './lexical-split';
 import { ThreadChoice } from './lexical-thread-choice';
 import { LexicalThreadClient } from './lexical-thread-client';

@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteDatabase } from '../../sqlite/sqlite-database';
-import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
-import type { SearchOp } from '../search-index.port';
-import { SqliteSearchIndex } from './sqlite-search-index';
+import { SqliteDatabase } from '../../../sqlite/sqlite-database';
+import { SqliteProjectionState } from '../../../sqlite/sqlite-projection-state';
+import type { SearchOp } from '../../search-index.port';
+import { SqliteSearchIndex } from '../sqlite-search-index';
 
 describe('FTS5 merges off the projection commits (fts5-merges.ts)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ars-fts5-merges-'));

@@ -1,6 +1,6 @@
-import { fts5Idf } from './fts5-statistics';
-import type { LexicalTable } from './lexical-postings';
-import type { QueryTerm } from './lexical-top-k';
+import { fts5Idf } from '../../libs/platform/src/search-index/sqlite/fts5/fts5-statistics';
+import type { LexicalTable } from '../../libs/platform/src/search-index/sqlite/lexical/lexical-postings';
+import type { QueryTerm } from '../../libs/platform/src/search-index/sqlite/lexical/lexical-top-k';
 
 /** Tests of the postings' rankings: a row of `text` and `title` words added as the build adds one (counts per column). */
 export function addRow(table: LexicalTable, rowid: number, text: string[], title: string[]): void {

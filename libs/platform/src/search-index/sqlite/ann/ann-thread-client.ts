@@ -1,7 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import type { AnnCandidates, AnnCounts, AnnOptions } from './ann-graphs';
 import type { AnnReply, AnnRequest, AnnThreadOptions } from './ann-thread';
-import { siblingWorker } from '../../kernel/sibling-worker';
+import { siblingWorker } from '../../../kernel/sibling-worker';
 
 /**
  * The main thread's side of the graph thread (ann-thread.ts). Queries are messages answered in order; if the

@@ -3,8 +3,8 @@ import type { Statement } from 'better-sqlite3';
 import { HierarchicalNSW } from 'hnswlib-node';
 import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensurePrivateFile } from '../../files/private-files';
-import { CacheBudget } from './cache-budget';
+import { ensurePrivateFile } from '../../../files/private-files';
+import { CacheBudget } from '../cache-budget';
 
 /** Settings of the approximate vector index (docs/search.md, "Approximate nearest neighbours"). */
 export interface AnnOptions {

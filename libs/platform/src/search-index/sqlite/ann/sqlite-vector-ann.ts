@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { ensurePrivateDir } from '../../files/private-files';
-import type { SqliteDatabase } from '../../sqlite/sqlite-database';
+import { ensurePrivateDir } from '../../../files/private-files';
+import type { SqliteDatabase } from '../../../sqlite/sqlite-database';
 import { AnnCandidates, AnnCounts, AnnGraphs, AnnOptions } from './ann-graphs';
 import { AnnThreadClient } from './ann-thread-client';
 

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { SqliteDatabase } from '../../sqlite/sqlite-database';
+import { SqliteDatabase } from '../../../sqlite/sqlite-database';
 
 /** The tokenizer every FTS5 table of the search index uses; the query's words are stemmed by the same one. */
 export const FTS5_TOKENIZE = 'porter unicode61 remove_diacritics 2';

@@ -1,10 +1,10 @@
-import type { FilterExpr } from '../../filter/filter';
-import { SqliteDatabase } from '../../sqlite/sqlite-database';
-import { filterToSql } from '../../sqlite/sqlite-filter';
-import { queryTerms } from '../query-terms';
-import { fts5Averages, fts5IdfInC, Fts5Stemmer, fts5RowCount, idfSum } from './fts5-statistics';
+import type { FilterExpr } from '../../../filter/filter';
+import { SqliteDatabase } from '../../../sqlite/sqlite-database';
+import { filterToSql } from '../../../sqlite/sqlite-filter';
+import { queryTerms } from '../../query-terms';
+import { fts5Averages, fts5IdfInC, Fts5Stemmer, fts5RowCount, idfSum } from '../fts5/fts5-statistics';
 import { rankFromPostings } from './lexical-indexed';
-import { READ_THREAD_MIN_ROWS, SqliteReader } from './read-thread-client';
+import { READ_THREAD_MIN_ROWS, SqliteReader } from '../read-thread-client';
 import type { SqliteLexicalIndex } from './sqlite-lexical-index';
 
 /**

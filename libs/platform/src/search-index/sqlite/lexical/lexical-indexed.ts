@@ -1,4 +1,4 @@
-import { fts5Idf } from './fts5-statistics';
+import { fts5Idf } from '../fts5/fts5-statistics';
 import type { LexicalTable } from './lexical-postings';
 import { type Split, splitTopK } from './lexical-split';
 import { QueryTerm, topK } from './lexical-top-k';

@@ -2,7 +2,7 @@ import { MessageChannel, receiveMessageOnPort, type Worker } from 'node:worker_t
 import type { IdTopK } from './lexical-bounds';
 import type { RangeJob, RangeRanker } from './lexical-split';
 import type { LexicalAnswer, LexicalJob, LexicalThreadData } from './lexical-thread';
-import { siblingWorker } from '../../kernel/sibling-worker';
+import { siblingWorker } from '../../../kernel/sibling-worker';
 
 /** Longest wait for the thread's answer before it is deemed broken (a hostile query's range takes ~0.1 s). */
 const ANSWER_TIMEOUT_MS = 5_000;
