@@ -38,6 +38,8 @@ import { mcpToolCheck, ToolServers } from './application/tool-servers/tool-serve
 import { Pipelines } from './application/pipelines/pipelines';
 import { PipelineRuns } from './application/pipelines/pipeline-runs';
 import { TurnRunner } from './application/turn/turn-runner';
+import { PromptBuilder } from './application/turn/prompt-builder';
+import { ToolRound } from './application/turn/tool-round';
 import { ToolCaller } from './application/turn/tool-caller';
 import { LambdaSandbox } from './adapters/lambda/lambda-sandbox';
 import { LambdaTool } from './application/tools/lambda';
@@ -172,6 +174,8 @@ export class AgentsModule {
         },
         AgentQuotas,
         ToolCaller,
+        PromptBuilder,
+        ToolRound,
         TurnRunner,
         SessionInputs,
       ],

@@ -3,7 +3,9 @@ import { findLlm } from '@lib/llms';
 import { Clock, CLOCK, CommandContext, ConcurrencyError, conflict, DomainError, ID_GENERATOR, IdGenerator, invalid, Leases, READ_STORE, ReadStore } from '@lib/platform';
 import type { AgentInput, InputBehavior, SessionApiEvent, SessionEvent } from '../../domain/session-events';
 import { apiEventView } from '../../domain/session-events';
-import { ActiveSession, entryStepFor, sessionFold } from '../../domain/session';
+import { ActiveSession, sessionFold } from '../../domain/session';
+import { decideCompactionRequest, decideInputMessage, decideInterrupt, decideToolOutputs, heldInput, pendingCall, Stamp } from '../../domain/session-input';
+import { decideCloseCrashedTurn, decideStartTurn } from '../../domain/session-turn';
 import { ActiveAgent, Sessions } from '../sessions/sessions';
 import { AgentQuotas } from './agent-quotas';
 import { AgentIdentities } from '../access/agent-access';
@@ -34,6 +36,23 @@ export interface InputResult {
   /** The turn's failure, after its events were stored (a model that failed, a structured answer that never fit). */
   readonly error?: DomainError;
   readonly outcome?: TurnOutcome;
+}
+
+/** One turn to run: the session as decided on, the events stored with its start, and where it reports. */
+interface TurnRequest {
+  readonly agent: ActiveAgent;
+  readonly session: ActiveSession;
+  readonly streamId: string;
+  readonly revision: number;
+  /** Stored in the same append as the turn's start (the input, or the client tool outputs it resumes on). */
+  readonly first: SessionEvent[];
+  readonly step: string;
+  readonly ctx: CommandContext;
+  readonly sink: TurnSink;
+  readonly streaming: boolean;
+  readonly signal?: AbortSignal;
+  /** A compaction asked for by an input, run as the turn. */
+  readonly compaction?: { readonly upTo?: string; readonly message?: string };
 }
 
 /** How long a follow-up waits for the running turn before it is refused. */
@@ -86,76 +105,76 @@ export class SessionInputs {
 
   private async once(agentKey: string, sessionKey: string, req: InputRequest, ctx: CommandContext, sink: TurnSink, streaming: boolean, signal?: AbortSignal): Promise<Omit<InputResult, 'events'>> {
     let { agent, session, revision, streamId } = await this.sessions.active(agentKey, sessionKey);
-    if (req.type === 'input_message' && req.external_id && session.externalIds.has(req.external_id)) {
-      const held = session.events.find((e) => e.data.eventId === session.externalIds.get(req.external_id!));
-      if (held) sink.event(apiEventView(held, sessionKey));
+    const ref = { agentKey, sessionKey };
+    const duplicate = req.type === 'input_message' ? heldInput(session, ref, req.external_id) : undefined;
+    if (duplicate) {
+      if (duplicate.held) sink.event(apiEventView(duplicate.held, sessionKey));
       return {};
     }
     if (session.turn && !this.running.has(streamId) && !(await this.leases.holderOf(leaseName(streamId)))) {
-      ({ session, revision } = await this.closeCrashedTurn(agent, session, streamId, revision, ctx));
+      ({ session, revision } = await this.closeCrashedTurn(session, streamId, revision, ctx));
     }
-    const busy = session.turn !== undefined;
+    const turn = { agent, session, streamId, revision, ctx, sink, streaming, signal };
+    const firstStep = agent.config.first_step_name;
     switch (req.type) {
       case 'interrupt': {
-        if (!busy) throw conflict('session.not_running', 'No turn is running in this session: there is nothing to interrupt');
-        const event: SessionEvent = { type: 'SessionInterrupted', data: { eventId: this.eventId(), turnId: session.turn!.turnId, reason: 'request', createdAt: this.now() } };
-        await this.sessions.store.append(streamId, revision, [event], ctx);
-        sink.event(apiEventView(event as SessionApiEvent, sessionKey));
+        const events = decideInterrupt(session, { ...ref, ...this.stamp() });
+        await this.sessions.store.append(streamId, revision, events, ctx);
+        for (const e of events) sink.event(apiEventView(e as SessionApiEvent, sessionKey));
         this.running.get(streamId)?.abort.abort();
         return {};
       }
-      case 'tool_output':
-        if (busy) throw conflict('session.turn_running', 'A turn is running in this session; send tool outputs when it waits for them');
-        return this.toolOutputs(agent, session, streamId, revision, req, ctx, sink, streaming, signal);
-      case 'compact':
-        if (busy) throw conflict('session.turn_running', 'A turn is running in this session; ask for the compaction when it has ended');
-        return this.runTurn(agent, session, streamId, revision, [], session.currentStep ?? agent.config.first_step_name, ctx, sink, streaming, signal, { upTo: req.compact_up_to_event_id, message: req.compaction_message });
+      case 'tool_output': {
+        const decided = decideToolOutputs(session, { ...ref, ...this.stamp(), outputs: req.tool_outputs, firstStep, schemaProblems: await this.schemaProblems(agent, session, req) });
+        if (decided.resume) return this.runTurn({ ...turn, first: decided.events, step: decided.step });
+        await this.sessions.store.append(streamId, revision, decided.events, ctx);
+        for (const e of decided.events) sink.event(apiEventView(e as SessionApiEvent, session.key));
+        return {};
+      }
+      case 'compact': {
+        const { step } = decideCompactionRequest(session, { ...ref, firstStep });
+        return this.runTurn({ ...turn, first: [], step, compaction: { upTo: req.compact_up_to_event_id, message: req.compaction_message } });
+      }
       case 'input_message':
         break;
     }
-    if (busy) {
-      if (!req.behavior) throw conflict('session.turn_running', 'A turn is already running in this session: send the input with behavior "steer" (joins the running turn) or "follow_up" (runs after it)');
-      if (req.behavior === 'steer') {
-        const event = this.inputEvent(req, session.turn!.step);
-        await this.sessions.store.append(streamId, revision, [event], ctx);
-        sink.event(apiEventView(event as SessionApiEvent, sessionKey));
-        return {};
-      }
+    const decided = decideInputMessage(session, { ...ref, ...this.stamp(), messages: req.messages, behavior: req.behavior, entryStep: req.entry_step, externalId: req.external_id, steps: agent.config.steps, firstStep });
+    if (decided.kind === 'steer') {
+      await this.sessions.store.append(streamId, revision, decided.events, ctx);
+      for (const e of decided.events) sink.event(apiEventView(e as SessionApiEvent, sessionKey));
+      return {};
+    }
+    if (decided.kind === 'follow_up') {
       await this.waitForTurn(streamId);
       throw new ConcurrencyError(streamId, revision, revision);
     }
-    const step = entryStepFor(session, agent.config.steps, agent.config.first_step_name, req.entry_step);
-    const input = this.inputEvent(req, step);
-    return this.runTurn(agent, session, streamId, revision, [input], step, ctx, sink, streaming, signal);
+    return this.runTurn({ ...turn, first: decided.events, step: decided.step });
   }
 
-  /** Client tool outputs: each answers a pending call; once none is pending the turn continues. */
-  private async toolOutputs(agent: ActiveAgent, session: ActiveSession, streamId: string, revision: number, req: Extract<InputRequest, { type: 'tool_output' }>, ctx: CommandContext, sink: TurnSink, streaming: boolean, signal?: AbortSignal) {
-    const events: SessionEvent[] = [];
+  /**
+   * Client tool outputs that do not match the `output_schema` of the client tool registered at /v2/tools for
+   * their call (400, nothing stored), by the output's index.
+   */
+  private async schemaProblems(agent: ActiveAgent, session: ActiveSession, req: Extract<InputRequest, { type: 'tool_output' }>) {
+    const found = new Map<number, { toolId: string; problems: string[] }>();
+    if (session.turn) return found;
     for (const [i, o] of req.tool_outputs.entries()) {
-      const call = session.pending.find((p) => p.event_id === o.event_id);
-      if (!call) throw invalid('session.no_pending_call', `tool_outputs[${i}].event_id "${o.event_id}" is not a client tool call this session waits for`, { [`tool_outputs[${i}].event_id`]: 'not an outstanding client tool call' });
-      // A client tool registered at /v2/tools with an output_schema gets outputs that match it (400, nothing stored).
+      const call = pendingCall(session, o.event_id);
+      if (!call) break;
       const configured = agent.config.tool_configurations[call.tool_configuration_name];
-      if (o.type === 'success' && configured?.type === 'client' && typeof configured.tool_id === 'string') {
-        const registered = await this.reads.get<UserToolRow>(USER_TOOLS, configured.tool_id);
-        const problems = registered?.settings.type === 'client' ? clientOutputProblems(registered.settings.output_schema, o.output) : [];
-        if (problems.length) throw invalid('session.invalid_tool_output', `tool_outputs[${i}].output does not match the output_schema of ${configured.tool_id}: ${problems.join('; ')}`, { [`tool_outputs[${i}].output`]: problems.join('; ') });
+      if (o.type !== 'success' || configured?.type !== 'client' || typeof configured.tool_id !== 'string') continue;
+      const registered = await this.reads.get<UserToolRow>(USER_TOOLS, configured.tool_id);
+      const problems = registered?.settings.type === 'client' ? clientOutputProblems(registered.settings.output_schema, o.output) : [];
+      if (problems.length) {
+        found.set(i, { toolId: configured.tool_id, problems });
+        break;
       }
-      const output = o.type === 'success' ? o.output : { error: o.error };
-      events.push({ type: 'SessionToolReturned', data: { eventId: this.eventId(), createdAt: this.now(), toolCallId: call.tool_call_id, toolConfigurationName: call.tool_configuration_name, toolName: 'client', toolOutput: output, error: o.type === 'error', step: session.currentStep ?? agent.config.first_step_name } });
     }
-    const left = session.pending.filter((p) => !req.tool_outputs.some((o) => o.event_id === p.event_id));
-    if (left.length) {
-      await this.sessions.store.append(streamId, revision, events, ctx);
-      for (const e of events) sink.event(apiEventView(e as SessionApiEvent, session.key));
-      return {};
-    }
-    const step = session.currentStep ?? agent.config.first_step_name;
-    return this.runTurn(agent, session, streamId, revision, events, step, ctx, sink, streaming, signal);
+    return found;
   }
 
-  private async runTurn(agent: ActiveAgent, session: ActiveSession, streamId: string, revision: number, first: SessionEvent[], step: string, ctx: CommandContext, sink: TurnSink, streaming: boolean, signal?: AbortSignal, compaction?: { upTo?: string; message?: string }) {
+  private async runTurn(request: TurnRequest) {
+    const { agent, session, streamId, revision, first, step, ctx, sink, streaming, signal, compaction } = request;
     // A quota already used up refuses the input before anything is stored (429).
     await this.quotas.admit(agent);
     const lease = await this.leases.tryAcquire(leaseName(streamId));
@@ -166,9 +185,10 @@ export class SessionInputs {
     this.running.set(streamId, { abort, done });
     try {
       const turnId = `turn_${this.ids.uuid()}`;
-      const started: SessionEvent = { type: 'SessionTurnStarted', data: { turnId, step, holder: this.leases.holder, agentRevision: agent.revision, createdAt: this.now() } };
-      const appended = await this.sessions.store.append(streamId, revision, [...first, started], ctx);
-      const state = [...first, started].reduce((s, e) => foldActive(s, e), session);
+      const before = first.reduce((s, e) => foldActive(s, e), session);
+      const started = decideStartTurn(before, { turnId, step, holder: this.leases.holder, agentRevision: agent.revision, now: this.clock.now() });
+      const appended = await this.sessions.store.append(streamId, revision, [...first, ...started], ctx);
+      const state = started.reduce((s, e) => foldActive(s, e), before);
       for (const e of first) if ('eventId' in e.data) sink.event(apiEventView(e as SessionApiEvent, session.key));
       const stop = () => abort.abort();
       lease.signal.addEventListener('abort', stop, { once: true });
@@ -217,21 +237,17 @@ export class SessionInputs {
    * worker's sweep calls this); true when it did.
    */
   async recoverCrashed(agentKey: string, sessionKey: string): Promise<boolean> {
-    const { agent, session, revision, streamId } = await this.sessions.active(agentKey, sessionKey);
+    const { session, revision, streamId } = await this.sessions.active(agentKey, sessionKey);
     if (!session.turn || this.running.has(streamId) || (await this.leases.holderOf(leaseName(streamId)))) return false;
     const ctx: CommandContext = { actor: { type: 'system', id: 'turn-sweeper' }, requestId: `sweep-${session.turn.turnId}`, commandId: `sweep-${session.turn.turnId}`, now: this.clock.now() };
-    await this.closeCrashedTurn(agent, session, streamId, revision, ctx);
+    await this.closeCrashedTurn(session, streamId, revision, ctx);
     return true;
   }
 
-  private async closeCrashedTurn(agent: ActiveAgent, session: ActiveSession, streamId: string, revision: number, ctx: CommandContext) {
-    const turnId = session.turn!.turnId;
-    const events: SessionEvent[] = [
-      { type: 'SessionInterrupted', data: { eventId: this.eventId(), turnId, reason: 'crash', createdAt: this.now() } },
-      { type: 'SessionTurnEnded', data: { turnId, outcome: 'interrupted', usage: { input_tokens: 0, output_tokens: 0 }, error: 'the process running the turn stopped', nextStep: session.turn!.step, createdAt: this.now() } },
-    ];
+  private async closeCrashedTurn(session: ActiveSession, streamId: string, revision: number, ctx: CommandContext) {
+    const events = decideCloseCrashedTurn(session, this.stamp());
     const appended = await this.sessions.store.append(streamId, revision, events, ctx);
-    return { session: events.reduce((s, e) => foldActive(s, e), session), revision: appended.nextExpectedRevision, agent };
+    return { session: events.reduce((s, e) => foldActive(s, e), session), revision: appended.nextExpectedRevision };
   }
 
   private async waitForTurn(streamId: string): Promise<void> {
@@ -276,16 +292,9 @@ export class SessionInputs {
     return session.events.slice(at + 1).filter((e) => !session.hidden.has(e.data.eventId)).map((e) => apiEventView(e, sessionKey));
   }
 
-  private inputEvent(req: Extract<InputRequest, { type: 'input_message' }>, step: string): SessionEvent {
-    return { type: 'SessionInputReceived', data: { eventId: this.eventId(), createdAt: this.now(), messages: [...req.messages], ...(req.external_id ? { externalId: req.external_id } : {}), ...(req.behavior ? { behavior: req.behavior } : {}), step } };
-  }
-
-  private eventId(): string {
-    return `aev_${this.ids.uuid()}`;
-  }
-
-  private now(): string {
-    return this.clock.now().toISOString();
+  /** An API event's id (drawn only when a decision makes one) and the time, for the session's deciders. */
+  private stamp(): Stamp {
+    return { newEventId: () => `aev_${this.ids.uuid()}`, now: this.clock.now() };
   }
 }
 

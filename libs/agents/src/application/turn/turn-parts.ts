@@ -5,6 +5,9 @@ import type { AgentConfig } from '../../domain/agent-config';
 import type { PromptMessage } from '../../domain/history';
 import type { ActiveSession } from '../../domain/session';
 
+/** Context window assumed when the model's registration gives none. */
+export const DEFAULT_CONTEXT_WINDOW = 128_000;
+
 const ajv = new Ajv({ allErrors: false, strict: false, code: { regExp: linearRegExp } });
 
 /** What templates and conditions read: `agent`, `session`, `currentDate`. */

@@ -4,7 +4,7 @@ import type { ActiveAgent } from '../sessions/sessions';
 import type { RefSources } from './tools';
 import type { TurnSink } from './turn-sink';
 
-export type TurnOutcome = 'answered' | 'interrupted' | 'client_tool' | 'failed' | 'limit';
+export type { TurnOutcome } from '../../domain/session-turn';
 
 /** What a turn needs that is not in the session's stream. */
 export interface TurnSetup {

@@ -1,0 +1,131 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Clock, CLOCK, ID_GENERATOR, IdGenerator } from '@lib/platform';
+import type { AgentConfig, OffloadingConfig, ToolConfig } from '../../domain/agent-config';
+import type { PendingClientCall } from '../../domain/session-events';
+import { ArtifactStore } from '../sessions/artifact-store';
+import type { ModelAnswer } from './model-call';
+import { offloadDecision, truncateOutput } from './offload';
+import { ToolCaller } from './tool-caller';
+import { applyOverrides, ToolContext, UnresolvedRef } from './tools';
+import { DEFAULT_CONTEXT_WINDOW, latestToolOutputs, templateContext } from './turn-parts';
+import type { TurnSetup } from './turn-setup';
+import type { TurnState } from './turn-state';
+
+const ARTIFACT_TOOLS = ['artifact_read', 'artifact_grep', 'artifact_jq'];
+
+/**
+ * The tool calls of one model answer: each checked (a known tool, allowed in the step, arguments a JSON object,
+ * its `$ref`s resolved) and recorded, the service's tools run concurrently with their outputs fitted to the
+ * context, the client tools' calls returned for the turn to wait on.
+ */
+@Injectable()
+export class ToolRound {
+  constructor(
+    private readonly caller: ToolCaller,
+    private readonly artifacts: ArtifactStore,
+    @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  /** Records the calls, runs the service's tools concurrently, and returns the client calls left to the caller. */
+  async run(config: AgentConfig, step: string, answer: ModelAnswer, turn: TurnState, turnId: string, setup: TurnSetup): Promise<PendingClientCall[]> {
+    const modelCallId = `mc_${this.ids.uuid()}`;
+    const planned = answer.toolCalls.map((call) => {
+      const tool = config.tool_configurations[call.name];
+      let args: Record<string, unknown> = {};
+      let problem: string | undefined;
+      try {
+        const parsed: unknown = call.arguments ? JSON.parse(call.arguments) : {};
+        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) problem = 'the arguments are not a JSON object';
+        else args = parsed as Record<string, unknown>;
+      } catch {
+        problem = 'the arguments are not valid JSON';
+      }
+      if (!tool) problem = `there is no tool named ${call.name}`;
+      else if (config.steps[step].allowed_tools && !config.steps[step].allowed_tools!.includes(call.name)) problem = `tool ${call.name} is not allowed in step ${step}`;
+      let resolved = args;
+      let shown = args;
+      if (tool && !problem) {
+        try {
+          ({ resolved, shown } = applyOverrides(args, tool.argument_override, setup.refs));
+        } catch (e) {
+          if (!(e instanceof UnresolvedRef)) throw e;
+          problem = e.message;
+        }
+      }
+      return { call, tool, resolved, shown, problem, eventId: turn.newEventId() };
+    });
+    await turn.recordMany(
+      planned.map((p) => ({
+        type: 'SessionToolCalled' as const,
+        data: { eventId: p.eventId, turnId, createdAt: this.clock.now().toISOString(), toolCallId: p.call.id, modelCallId, toolConfigurationName: p.call.name, toolName: p.tool?.type ?? 'unknown', toolInput: p.shown, arguments: p.call.arguments || '{}', step, inputsSeen: turn.inputsSeen },
+      })),
+    );
+    const pending: PendingClientCall[] = [];
+    const toolCtx: ToolContext = {
+      agentKey: setup.agent.key,
+      sessionKey: setup.state.key,
+      session: turn.state,
+      now: this.clock.now(),
+      signal: turn.signal,
+      canReadCorpus: setup.canReadCorpus,
+      refs: setup.refs,
+      canUseAgent: setup.canUseAgent,
+      canWriteCorpus: setup.canWriteCorpus,
+      activity: setup.sink.activity ? (e) => setup.sink.activity!(e) : undefined,
+      command: setup.ctx,
+      artifactsNow: () => turn.state.artifacts,
+      modelTakesImages: setup.imageSupport === true,
+      recordImageRead: async (artifactId, detail) => {
+        await turn.record({ type: 'SessionImageRead', data: { ...turn.base(turnId), artifactId, detail } });
+      },
+      storeArtifact: async (file) => {
+        const sha256 = await this.artifacts.put(file.bytes);
+        const artifactId = file.artifactId ?? `art_${this.ids.uuid()}`;
+        await turn.record({ type: 'SessionArtifactUploaded', data: { ...turn.base(turnId), artifacts: [{ artifactId, filename: file.filename, mimeType: file.mimeType, sizeBytes: file.bytes.length, sha256, metadata: file.metadata }] } });
+        return artifactId;
+      },
+    };
+    await Promise.all(
+      planned.map(async (p) => {
+        if (!p.problem && p.tool?.type === 'client') {
+          pending.push({ event_id: p.eventId, tool_call_id: p.call.id, tool_configuration_name: p.call.name, tool_name: 'client', arguments: p.shown });
+          return;
+        }
+        const transformContext = { ...templateContext(setup.agent.config, setup.agent.key, turn.state, this.clock.now()), tools: latestToolOutputs(turn.state) };
+        const result = p.problem || !p.tool ? { output: { error: p.problem }, error: true } : await this.caller.call(p.tool, p.call.name, p.resolved, { ...toolCtx, toolCallId: p.call.id, toolConfigurationName: p.call.name }, transformContext);
+        const output = await this.fitted(result.output, p.tool, p.call, config, setup, turn, turnId);
+        await turn.record({ type: 'SessionToolReturned', data: { ...turn.base(turnId), toolCallId: p.call.id, toolConfigurationName: p.call.name, toolName: p.tool?.type ?? 'unknown', toolOutput: output, error: result.error, step } });
+      }),
+    );
+    return pending;
+  }
+
+  /**
+   * A tool output as the model gets it: whole when it fits, else stored as a session artifact with a reference
+   * and hints (artifact mode) or cut in place (truncate mode), as the agent's offloading and the tool's own
+   * override say.
+   */
+  private async fitted(output: Record<string, unknown>, tool: ToolConfig | undefined, call: { id: string; name: string }, config: AgentConfig, setup: TurnSetup, turn: TurnState, turnId: string): Promise<Record<string, unknown>> {
+    const decision = offloadDecision(output, config, setup.contextWindow ?? DEFAULT_CONTEXT_WINDOW, turn.promptTokens, tool?.tool_output_offloading as OffloadingConfig | undefined);
+    if (!decision.over) return output;
+    // What an artifact tool read is cut, never stored again: storing it would ask for another read, and so on.
+    if (decision.mode === 'truncate' || ARTIFACT_TOOLS.includes(tool?.type ?? '')) return truncateOutput(output, decision.threshold);
+    // Indented, so that the line tools (artifact_read, artifact_grep) have lines to work with.
+    const bytes = Buffer.from(JSON.stringify(output, null, 2));
+    const sha256 = await this.artifacts.put(bytes);
+    const artifactId = `art_${this.ids.uuid()}`;
+    await turn.record({
+      type: 'SessionArtifactUploaded',
+      data: { ...turn.base(turnId), artifacts: [{ artifactId, filename: `${call.name}-${call.id}.json`, mimeType: 'application/json', sizeBytes: bytes.length, sha256, metadata: { source: 'tool_output', tool_configuration_name: call.name, tool_call_id: call.id } }] },
+    });
+    const readers = Object.entries(config.tool_configurations).filter(([, t]) => ARTIFACT_TOOLS.includes(t.type)).map(([n]) => n);
+    return {
+      offloaded: true,
+      artifact_id: artifactId,
+      size_bytes: bytes.length,
+      shape: Object.keys(output).slice(0, 50),
+      hint: `The output (${bytes.length} bytes) is too large for the conversation and was stored as artifact ${artifactId}; read the parts you need with ${readers.join(', ') || 'the artifact tools'}.`,
+    };
+  }
+}
