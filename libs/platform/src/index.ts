@@ -29,3 +29,4 @@ export * from './work/lease';
 export * from './work/leases';
 export * from './work/timer';
 export * from './work/durable-timers';
+export * from './work/woken-runner';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { CLOCK, Clock, CommandContext, DomainError, EVENT_STORE, EventStore, Fold, LEASES, Leases, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, Subscription } from '@lib/platform';
+import { CLOCK, Clock, CommandContext, DomainError, EVENT_STORE, EventStore, Fold, LEASES, Leases, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, WokenRunner } from '@lib/platform';
 import { connectorMessageFold, ConnectorMessageEvent, ConnectorMessageState, decideAnswer, decideDelivery } from '../../domain/connector-message';
 import { CONNECTOR_DELIVERIES, ConnectorDeliveryRow } from '../../read-models';
 import { Sessions } from '../sessions/sessions';
@@ -23,14 +23,23 @@ type Received = Extract<ConnectorMessageState, { status: 'received' }>;
 @Injectable()
 export class ConnectorReplier implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('connectors');
-  private subscription?: Subscription;
-  private following?: Promise<void>;
-  private sweepTimer?: NodeJS.Timeout;
-  private readonly running = new Map<string, Promise<void>>();
-  /** Messages offered while `maxConcurrent` replies run, in arrival order (a burst must not start a turn each). */
-  private readonly waiting = new Set<string>();
+  /** Replies by message stream; at most `maxConcurrent` at once, the rest wait in arrival order (a burst must not start a turn each). */
+  private readonly work = new WokenRunner<null>({
+    types: ['ConnectorMessageReceived'],
+    woken: (e) => [{ key: e.streamId, item: null }],
+    sweep: async () => {
+      const now = this.clock.now().toISOString();
+      const due = await this.reads.find<ConnectorDeliveryRow>(CONNECTOR_DELIVERIES, { where: [{ field: 'open', op: 'eq', value: true }, { field: 'due_at', op: 'lte', value: now }], limit: 100 });
+      return due.items.map((row) => ({ key: row.id, item: null }));
+    },
+    run: (stream) => this.execute(stream),
+    failed: {
+      wakeUps: (e) => this.log.error(`connector wake-ups stopped: ${e.message}`),
+      sweep: (e) => this.log.warn(`connector sweep failed: ${e.message}`),
+      work: (stream, e) => this.log.warn(`connector reply ${stream} stopped: ${e.message}`),
+    },
+  });
   private readonly maxConcurrent: number;
-  private stopping = false;
 
   constructor(
     @Inject(LEASES) private readonly leases: Leases,
@@ -45,52 +54,15 @@ export class ConnectorReplier implements OnApplicationBootstrap, OnApplicationSh
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    const sub = this.events.subscribeToAll({ after: await this.events.headPosition(), filter: { types: ['ConnectorMessageReceived'] } });
-    this.subscription = sub;
-    this.following = (async () => {
-      for await (const e of sub) this.offer(e.streamId);
-    })().catch((e: unknown) => this.log.error(`connector wake-ups stopped: ${(e as Error).message}`));
-    this.sweepTimer = setInterval(() => void this.sweep(), this.config.workerPollMs);
-    this.sweepTimer.unref();
-    void this.sweep();
+    await this.work.start({ events: this.events, sweepMs: this.config.workerPollMs, maxConcurrent: this.maxConcurrent });
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    this.stopping = true;
-    clearInterval(this.sweepTimer);
-    await this.subscription?.close();
-    await this.following;
-    await Promise.allSettled([...this.running.values()]);
+  onApplicationShutdown(): Promise<void> {
+    return this.work.stop();
   }
 
-  async sweep(): Promise<void> {
-    if (this.stopping) return;
-    try {
-      const now = this.clock.now().toISOString();
-      const due = await this.reads.find<ConnectorDeliveryRow>(CONNECTOR_DELIVERIES, { where: [{ field: 'open', op: 'eq', value: true }, { field: 'due_at', op: 'lte', value: now }], limit: 100 });
-      for (const row of due.items) this.offer(row.id);
-    } catch (e) {
-      this.log.warn(`connector sweep failed: ${(e as Error).message}`);
-    }
-  }
-
-  private offer(stream: string): void {
-    if (this.stopping || this.running.has(stream)) return;
-    if (this.running.size >= this.maxConcurrent) {
-      this.waiting.add(stream);
-      return;
-    }
-    const run = this.execute(stream)
-      .catch((e: unknown) => this.log.warn(`connector reply ${stream} stopped: ${(e as Error).message}`))
-      .finally(() => {
-        this.running.delete(stream);
-        const next = this.waiting.values().next();
-        if (!next.done) {
-          this.waiting.delete(next.value);
-          this.offer(next.value);
-        }
-      });
-    this.running.set(stream, run);
+  sweep(): Promise<void> {
+    return this.work.sweep();
   }
 
   private ctx(stream: string, step: string): CommandContext {

@@ -4,7 +4,7 @@ import { ModuleRef } from '@nestjs/core';
 import pLimit from 'p-limit';
 import { ExtractionPool } from '@lib/extraction';
 import { SecretBox } from '@lib/llms';
-import { CLOCK, Clock, CommandContext, DURABLE_TIMERS, DueTimer, DurableTimers, EVENT_STORE, EventStore, Fold, LEASES, Leases, PIPELINES_OUTBOUND_HTTP, OutboundHttp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, Subscription } from '@lib/platform';
+import { CLOCK, Clock, CommandContext, DURABLE_TIMERS, DueTimer, DurableTimers, EVENT_STORE, EventStore, Fold, LEASES, Leases, PIPELINES_OUTBOUND_HTTP, OutboundHttp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, WokenRunner, WokenWork } from '@lib/platform';
 import { decideCloseRun, decideFireTrigger, decideSourceSynced, PipelineEvent, pipelineFold, PipelineState } from '../../domain/pipeline';
 import { ActiveRun, boundRecord, pendingRecords } from '../../domain/pipeline-run';
 import { PIPELINES, PipelineRow } from '../../read-models';
@@ -26,11 +26,28 @@ import { SOURCE_CLIENTS, SourceFetchResult } from './sources';
 @Injectable()
 export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('pipelines');
-  private subscription?: Subscription;
-  private following?: Promise<void>;
-  private sweepTimer?: NodeJS.Timeout;
-  private readonly running = new Map<string, { key: string; cancel: AbortController; done: Promise<void> }>();
-  private stopping = false;
+  /** Runs by run id, each with its pipeline's key and the cancel that stops its dispatching. */
+  private readonly work = new WokenRunner<{ key: string; cancel: AbortController }>({
+    types: ['PipelineRunRequested', 'PipelineRunCancelRequested', 'PipelineDeleted'],
+    woken: (e) => {
+      const d = e.data as { key: string; runId: string };
+      if (e.type === 'PipelineRunRequested') return [this.offered(d.key, d.runId)];
+      if (e.type === 'PipelineRunCancelRequested') this.work.runningItem(d.runId)?.cancel.abort();
+      // A deleted pipeline's run stops dispatching, as if cancelled ("deleting a pipeline cancels its runs").
+      else for (const r of this.work.runningItems()) if (r.key === d.key) r.cancel.abort();
+      return [];
+    },
+    sweep: async () => {
+      const held = await this.reads.find<PipelineRow>(PIPELINES, { where: [{ field: 'active_run_id', op: 'ne', value: null }], limit: 100 });
+      return held.items.flatMap((p) => (p.active_run_id ? [this.offered(p.id, p.active_run_id)] : []));
+    },
+    run: (runId, { key, cancel }) => this.execute(key, runId, cancel),
+    failed: {
+      wakeUps: (e) => this.log.error(`pipeline wake-ups stopped: ${e.message}`),
+      sweep: (e) => this.log.warn(`pipeline sweep failed: ${e.message}`),
+      work: (runId, e) => this.log.warn(`pipeline run ${runId} stopped: ${e.message}`),
+    },
+  });
   /** Aborted at shutdown: no new fetch or record is started; attempts in progress finish (bounded by their timeout). */
   private readonly shutdown = new AbortController();
 
@@ -68,54 +85,30 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    const sub = this.events.subscribeToAll({ after: await this.events.headPosition(), filter: { types: ['PipelineRunRequested', 'PipelineRunCancelRequested', 'PipelineDeleted'] } });
-    this.subscription = sub;
-    this.following = (async () => {
-      for await (const e of sub) {
-        const d = e.data as { key: string; runId: string };
-        if (e.type === 'PipelineRunRequested') this.offer(d.key, d.runId);
-        else if (e.type === 'PipelineRunCancelRequested') this.running.get(d.runId)?.cancel.abort();
-        // A deleted pipeline's run stops dispatching, as if cancelled ("deleting a pipeline cancels its runs").
-        else for (const r of this.running.values()) if (r.key === d.key) r.cancel.abort();
-      }
-    })().catch((e: unknown) => this.log.error(`pipeline wake-ups stopped: ${(e as Error).message}`));
-    this.sweepTimer = setInterval(() => void this.sweep(), this.config.workerPollMs);
-    this.sweepTimer.unref();
-    void this.sweep();
+    await this.work.start({ events: this.events, sweepMs: this.config.workerPollMs });
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.stopping = true;
     this.shutdown.abort();
-    clearInterval(this.sweepTimer);
-    await this.subscription?.close();
-    await this.following;
-    await Promise.allSettled([...this.running.values()].map((r) => r.done));
+    await this.work.stop();
+  }
+
+  private get stopping(): boolean {
+    return this.work.stopping;
   }
 
   /** Runs a previous holder left (its process died) or whose wake-up was missed. */
-  async sweep(): Promise<void> {
-    if (this.stopping) return;
-    try {
-      const held = await this.reads.find<PipelineRow>(PIPELINES, { where: [{ field: 'active_run_id', op: 'ne', value: null }], limit: 100 });
-      for (const p of held.items) if (p.active_run_id) this.offer(p.id, p.active_run_id);
-    } catch (e) {
-      this.log.warn(`pipeline sweep failed: ${(e as Error).message}`);
-    }
+  sweep(): Promise<void> {
+    return this.work.sweep();
   }
 
-  private offer(key: string, runId: string): void {
-    if (this.stopping || this.running.has(runId)) return;
-    const cancel = new AbortController();
-    const done = this.execute(key, runId, cancel)
-      .catch((e: unknown) => this.log.warn(`pipeline run ${runId} stopped: ${(e as Error).message}`))
-      .finally(() => this.running.delete(runId));
-    this.running.set(runId, { key, cancel, done });
+  private offered(key: string, runId: string): WokenWork<{ key: string; cancel: AbortController }> {
+    return { key: runId, item: { key, cancel: new AbortController() } };
   }
 
   /** Resolves when every run this process holds has ended (tests). */
-  async idle(): Promise<void> {
-    while (this.running.size) await Promise.allSettled([...this.running.values()].map((r) => r.done));
+  idle(): Promise<void> {
+    return this.work.idle();
   }
 
   private ctx(runId: string, step: string): CommandContext {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { CLOCK, Clock, CommandContext, DomainError, DURABLE_TIMERS, DueTimer, DurableTimers, EVENT_STORE, EventStore, Fold, LEASES, Leases, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, Subscription } from '@lib/platform';
+import { CLOCK, Clock, CommandContext, DomainError, DURABLE_TIMERS, DueTimer, DurableTimers, EVENT_STORE, EventStore, Fold, LEASES, Leases, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, WokenRunner } from '@lib/platform';
 import { decideAttempt, decideFireSchedule, SCHEDULE_MAX_ATTEMPTS, ScheduleEvent, scheduleFold, ScheduleState } from '../../domain/schedule';
 import { AGENTS, AgentRow, SCHEDULE_EXECUTIONS, ScheduleExecutionRow, scheduleIdentity, SCHEDULE_RUNS, ScheduleRunRow } from '../../read-models';
 import { Sessions } from '../sessions/sessions';
@@ -20,11 +20,24 @@ import { SCHEDULE_TIMER_KIND, scheduleStream, scheduleTimerId, ScheduleTimerPayl
 @Injectable()
 export class ScheduleRunner implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('agent-schedules');
-  private subscription?: Subscription;
-  private following?: Promise<void>;
-  private sweepTimer?: NodeJS.Timeout;
-  private readonly running = new Map<string, Promise<void>>();
-  private stopping = false;
+  /** Runs by run id. */
+  private readonly work = new WokenRunner<{ agentId: string; agentKey: string; key: string }>({
+    types: ['ScheduleFired'],
+    woken: (e) => {
+      const d = e.data as { runId: string; agentId: string; agentKey: string; key: string };
+      return [{ key: d.runId, item: { agentId: d.agentId, agentKey: d.agentKey, key: d.key } }];
+    },
+    sweep: async () => {
+      const open = await this.reads.find<ScheduleRunRow>(SCHEDULE_RUNS, { where: [{ field: 'open', op: 'eq', value: true }], limit: 100 });
+      return open.items.map((r) => ({ key: r.run_id, item: { agentId: r.agent_id, agentKey: r.agent_key, key: r.schedule_key } }));
+    },
+    run: (runId, { agentId, agentKey, key }) => this.execute(runId, agentId, agentKey, key),
+    failed: {
+      wakeUps: (e) => this.log.error(`schedule wake-ups stopped: ${e.message}`),
+      sweep: (e) => this.log.warn(`schedule sweep failed: ${e.message}`),
+      work: (runId, e) => this.log.warn(`schedule run ${runId} stopped: ${e.message}`),
+    },
+  });
 
   constructor(
     @Optional() @Inject(DURABLE_TIMERS) private readonly timers: DurableTimers | undefined,
@@ -42,25 +55,15 @@ export class ScheduleRunner implements OnModuleInit, OnApplicationBootstrap, OnA
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    const sub = this.events.subscribeToAll({ after: await this.events.headPosition(), filter: { types: ['ScheduleFired'] } });
-    this.subscription = sub;
-    this.following = (async () => {
-      for await (const e of sub) {
-        const d = e.data as { runId: string; agentId: string; agentKey: string; key: string };
-        this.offer(d.runId, d.agentId, d.agentKey, d.key);
-      }
-    })().catch((e: unknown) => this.log.error(`schedule wake-ups stopped: ${(e as Error).message}`));
-    this.sweepTimer = setInterval(() => void this.sweep(), this.config.workerPollMs);
-    this.sweepTimer.unref();
-    void this.sweep();
+    await this.work.start({ events: this.events, sweepMs: this.config.workerPollMs });
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    this.stopping = true;
-    clearInterval(this.sweepTimer);
-    await this.subscription?.close();
-    await this.following;
-    await Promise.allSettled([...this.running.values()]);
+  onApplicationShutdown(): Promise<void> {
+    return this.work.stop();
+  }
+
+  private get stopping(): boolean {
+    return this.work.stopping;
   }
 
   private ctx(id: string, step: string): CommandContext {
@@ -96,27 +99,17 @@ export class ScheduleRunner implements OnModuleInit, OnApplicationBootstrap, OnA
   }
 
   /** Runs open runs a previous holder left (its process died) or whose wake-up was missed. */
-  async sweep(): Promise<void> {
-    if (this.stopping) return;
-    try {
-      const open = await this.reads.find<ScheduleRunRow>(SCHEDULE_RUNS, { where: [{ field: 'open', op: 'eq', value: true }], limit: 100 });
-      for (const r of open.items) this.offer(r.run_id, r.agent_id, r.agent_key, r.schedule_key);
-    } catch (e) {
-      this.log.warn(`schedule sweep failed: ${(e as Error).message}`);
-    }
+  sweep(): Promise<void> {
+    return this.work.sweep();
   }
 
   private offer(runId: string, agentId: string, agentKey: string, key: string): void {
-    if (this.stopping || this.running.has(runId)) return;
-    const run = this.execute(runId, agentId, agentKey, key)
-      .catch((e: unknown) => this.log.warn(`schedule run ${runId} stopped: ${(e as Error).message}`))
-      .finally(() => this.running.delete(runId));
-    this.running.set(runId, run);
+    this.work.offer(runId, { agentId, agentKey, key });
   }
 
   /** `waitFor`: resolves when every run this process holds has ended (tests). */
-  async idle(): Promise<void> {
-    while (this.running.size) await Promise.allSettled([...this.running.values()]);
+  idle(): Promise<void> {
+    return this.work.idle();
   }
 
   private async execute(runId: string, agentId: string, agentKey: string, key: string): Promise<void> {

@@ -14,7 +14,7 @@ import {
   SERVICE_CONFIG,
   ServiceConfig,
   StreamWriter,
-  Subscription,
+  WokenRunner,
 } from '@lib/platform';
 import { corpusFold, decideReplaceFilterAttributes } from '../../domain/corpus';
 import { decideFinishJob, decideJobProgress, decideStartJob, JobCounts, jobFold, JobState } from '../../domain/job';
@@ -39,13 +39,22 @@ type Running = Exclude<JobState, { status: 'absent' }>;
 @Injectable()
 export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('JobRunner');
-  private timer?: NodeJS.Timeout;
-  private subscription?: Subscription;
-  private following?: Promise<void>;
-  private running?: Promise<void>;
-  /** Jobs to try, in the order they were offered; a job held elsewhere is dropped until offered again. */
-  private readonly candidates = new Set<string>();
-  private stopping = false;
+  /** Jobs one at a time, the others waiting in the order they were offered; a job held elsewhere is dropped until offered again. */
+  private readonly work = new WokenRunner<null>({
+    types: ['JobQueued'],
+    woken: (e) => [{ key: (e.data as { jobId: string }).jobId, item: null }],
+    /** Every unfinished job the read model lists (queued ones, and started ones a dead holder left). */
+    sweep: async () => {
+      const page = await this.reads.find<JobRow>(JOBS, { where: [{ field: 'state', op: 'in', value: ['queued', 'started'] }], sort: { field: 'created_at', direction: 'asc' }, limit: SWEEP_LIMIT });
+      return page.items.map((j) => ({ key: j.id, item: null }));
+    },
+    run: (jobId) => this.claimAndRun(jobId),
+    failed: {
+      wakeUps: (e) => this.log.error(`job wake-ups stopped: ${e.message}`),
+      sweep: (e) => this.log.error(`job sweep: ${e.message}`),
+      work: (_jobId, e) => this.log.error(`job runner: ${e.message}`),
+    },
+  });
   private signal?: AbortSignal;
 
   constructor(
@@ -59,52 +68,15 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    const sub = this.events.subscribeToAll({ after: await this.events.headPosition(), filter: { types: ['JobQueued'] } });
-    this.subscription = sub;
-    this.following = (async () => {
-      for await (const e of sub) this.offer([(e.data as { jobId: string }).jobId]);
-    })().catch((e: unknown) => this.log.error(`job wake-ups stopped: ${(e as Error).message}`));
-    this.timer = setInterval(() => void this.sweep(), this.config.workerPollMs);
-    this.timer.unref();
-    void this.sweep();
+    await this.work.start({ events: this.events, sweepMs: this.config.workerPollMs, maxConcurrent: 1 });
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    this.stopping = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.subscription?.close();
-    await this.following;
-    await this.running;
+  onApplicationShutdown(): Promise<void> {
+    return this.work.stop();
   }
 
-  /** Offers every unfinished job the read model lists (queued ones, and started ones a dead holder left). */
-  private async sweep(): Promise<void> {
-    try {
-      const page = await this.reads.find<JobRow>(JOBS, { where: [{ field: 'state', op: 'in', value: ['queued', 'started'] }], sort: { field: 'created_at', direction: 'asc' }, limit: SWEEP_LIMIT });
-      this.offer(page.items.map((j) => j.id));
-    } catch (e) {
-      this.log.error(`job sweep: ${(e as Error).message}`);
-    }
-  }
-
-  private offer(jobIds: readonly string[]): void {
-    for (const id of jobIds) this.candidates.add(id);
-    if (this.running || this.stopping || !this.candidates.size) return;
-    this.running = this.drain()
-      .catch((e: unknown) => this.log.error(`job runner: ${(e as Error).message}`))
-      .finally(() => {
-        this.running = undefined;
-        this.offer([]);
-      });
-  }
-
-  private async drain(): Promise<void> {
-    while (!this.stopping) {
-      const next = this.candidates.values().next();
-      if (next.done) return;
-      this.candidates.delete(next.value);
-      await this.claimAndRun(next.value);
-    }
+  private get stopping(): boolean {
+    return this.work.stopping;
   }
 
   /** Runs the job if it is unfinished and its lease is free; one held by a live worker is left to it. */
