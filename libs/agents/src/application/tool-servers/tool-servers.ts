@@ -9,7 +9,7 @@ import { decideCreateToolServer, decideUpdateToolServer, ToolServerEvent, toolSe
 import { AGENTS, AgentRow, CatalogToolRow, catalogToolView, TOOL_CATALOG, TOOL_SERVERS, ToolServerRow, toolServerView, USER_TOOLS, UserToolRow, userToolView } from '../../read-models';
 import type { ReferenceCheck } from '../agent-writer';
 import { builtinTools } from '../tools/builtin-catalog';
-import { AGENT_TOOLS, ToolRegistry } from '../turn/tools';
+import { AGENT_TOOLS, ToolRegistry } from '../tools/tool.port';
 import { Configurer, ConfigurerRights, SharedConfiguration } from '../access/configurer-rights';
 
 const stream = (id: string) => streamId('tool_server', id);

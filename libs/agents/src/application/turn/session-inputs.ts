@@ -9,7 +9,7 @@ import { AgentQuotas } from './agent-quotas';
 import { AgentIdentities } from '../access/agent-access';
 import { ToolServers } from '../tool-servers/tool-servers';
 import { ToolConfigurations } from '../tool-configurations/tool-configurations';
-import { applyOverrides } from './tools';
+import { applyOverrides } from '../tools/argument-overrides';
 import { USER_TOOLS, UserToolRow } from '../../read-models';
 import { clientOutputProblems } from '../user-tools/client-output';
 import { TurnOutcome, TurnRunner } from './turn-runner';

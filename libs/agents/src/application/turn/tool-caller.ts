@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DomainError } from '@lib/platform';
 import { SANDBOX_DEADLINE_MS, SandboxError, SandboxPool } from '../../adapters/sandbox/sandbox-pool';
 import type { ToolConfig } from '../../domain/agent-config';
-import { AGENT_TOOLS, ToolContext, ToolRegistry, ToolResult } from './tools';
+import { AGENT_TOOLS, ToolContext, ToolRegistry, ToolResult } from '../tools/tool.port';
 import { ToolTimeout, withTimeout } from './turn-parts';
 
 /** Why a call failed, for callers that answer differently by cause (session enrichment: 422, 502, 504). */
