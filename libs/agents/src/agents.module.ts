@@ -19,7 +19,7 @@ import { AgentQuotas } from './application/turn/agent-quotas';
 import { AGENT_CORPUS_ACCESS, AGENT_LEASES, AGENT_SECRET_VALUES, AgentCorpusAccess, AgentSecretValues, SessionInputs } from './application/turn/session-inputs';
 import { AgentIdentities, AgentSecrets } from './application/access/agent-access';
 import { ConfigurerRights } from './application/access/configurer-rights';
-import { AGENT_TOOLS, Tool } from './application/tools/tool.port';
+import { AGENT_TOOLS, Tool, ToolAttachments } from './application/tools/tool.port';
 import { TOOL_PROVIDERS, toolRegistry } from './application/tools/tool-catalogue';
 import { SandboxPool } from './adapters/sandbox/sandbox-pool';
 import { WAKEUP_SCHEDULER } from './application/agent-timers';
@@ -98,6 +98,7 @@ export class AgentsModule {
         Sessions,
         SandboxPool,
         ToolServers,
+        { provide: ToolAttachments, useExisting: ToolServers },
         Pipelines,
         PipelineRuns,
         {

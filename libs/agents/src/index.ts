@@ -14,6 +14,7 @@ export * from './application/turn/turn-sink';
 export * from './application/tools/tool.port';
 export * from './application/tools/argument-overrides';
 export * from './application/tools/corpora-search';
+export * from './application/tools/client-tool';
 export * from './agents.module';
 export * from './application/turn/turn-sweeper';
 export * from './application/turn/agent-quotas';

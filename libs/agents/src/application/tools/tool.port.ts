@@ -1,5 +1,5 @@
 import type { CommandContext } from '@lib/platform';
-import type { ToolConfig } from '../../domain/agent-config';
+import type { AgentConfig, ToolConfig } from '../../domain/agent-config';
 import type { ActiveSession } from '../../domain/session';
 import type { SessionArtifactRecord } from '../../domain/session-events';
 import type { RefSources } from './argument-overrides';
@@ -75,13 +75,10 @@ export interface ToolRegistry extends ReadonlyMap<string, Tool> {
   readonly catalogue: readonly (CatalogueEntry & { readonly type: string })[];
 }
 
-const OPEN_OBJECT = { type: 'object', properties: {}, additionalProperties: true };
-
 /**
- * A client tool is run by the caller: the model sees its schema, from the tool registered at `/v2/tools` when the
- * configuration names one by `tool_id` (attached as `client_tool`), else given inline (`parameters`).
+ * Gives a run's tool configurations what they call by `tool_id` (a lambda's code, an MCP server's tool, a
+ * registered client tool's schemas) before the turn shows them to the model. Bound to `ToolServers`.
  */
-export function clientToolDefinition(name: string, config: ToolConfig): ToolDefinition {
-  const registered = config.client_tool as { description?: string; input_schema?: Record<string, unknown> } | undefined;
-  return { type: 'function', function: { name, description: config.description ?? registered?.description ?? `Asks the client to run ${name}.`, parameters: registered?.input_schema ?? config.parameters ?? OPEN_OBJECT } };
+export abstract class ToolAttachments {
+  abstract attach(config: AgentConfig): Promise<AgentConfig>;
 }
