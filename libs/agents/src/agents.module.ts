@@ -28,7 +28,7 @@ import { mcpToolCheck, ToolServers } from './application/tool-servers/tool-serve
 import { Pipelines } from './application/pipelines/pipelines';
 import { PipelineRuns } from './application/pipelines/pipeline-runs';
 import { TurnRunner } from './application/turn/turn-runner';
-import { ToolCaller } from './application/turn/tool-caller';
+import { ToolCaller } from './application/tools/tool-caller';
 import { LambdaSandbox } from './adapters/lambda/lambda-sandbox';
 import { lambdaToolCheck, UserTools } from './application/user-tools/user-tools';
 import { Schedules } from './application/schedules/schedules';

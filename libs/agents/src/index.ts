@@ -33,7 +33,7 @@ export * from './application/tools/web-get';
 export * from './application/tools/artifact-tools';
 export * from './domain/tool-configuration';
 export * from './application/tool-configurations/tool-configurations';
-export * from './application/turn/tool-caller';
+export * from './application/tools/tool-caller';
 export * from './application/sessions/enrichment';
 export * from './application/tools/sub-agent';
 export * from './application/tools/get-document-text';

@@ -5,7 +5,7 @@ import type { SessionFields } from '../../domain/session-events';
 import { AgentSecrets } from '../access/agent-access';
 import { ToolConfigurations } from '../tool-configurations/tool-configurations';
 import { ToolServers } from '../tool-servers/tool-servers';
-import { ToolCaller } from '../turn/tool-caller';
+import { ToolCaller } from '../tools/tool-caller';
 import { applyOverrides, UnresolvedRef } from '../tools/argument-overrides';
 import type { ActiveAgent } from '../../domain/agent';
 

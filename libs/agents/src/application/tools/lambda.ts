@@ -7,7 +7,7 @@ import { LAMBDA_MAX_DEPTH, lambdaDeadlineSeconds, LambdaToolSettings } from '../
 import { USER_TOOLS, UserToolRow } from '../../read-models';
 import { ArtifactStore } from '../sessions/artifact-store';
 import { ToolServers } from '../tool-servers/tool-servers';
-import { ToolCaller } from '../turn/tool-caller';
+import { ToolCaller } from './tool-caller';
 import { applyOverrides, RefSources, UnresolvedRef } from './argument-overrides';
 import { AGENT_TOOLS, Tool, ToolContext, ToolDefinition, ToolRegistry, ToolResult } from './tool.port';
 

@@ -18,7 +18,7 @@ import { eventsToCompact, summarise } from './compaction';
 import { callModel, ModelAnswer, ModelCallOptions } from './model-call';
 import { offloadDecision, truncateOutput } from './offload';
 import { ArtifactStore } from '../sessions/artifact-store';
-import { ToolCaller } from './tool-caller';
+import { ToolCaller } from '../tools/tool-caller';
 import { applyOverrides, UnresolvedRef } from '../tools/argument-overrides';
 import { clientToolDefinition } from '../tools/client-tool';
 import { AGENT_TOOLS, ToolContext, ToolDefinition, ToolRegistry } from '../tools/tool.port';
