@@ -67,5 +67,5 @@ export function toolRegistry(tools: readonly Tool[], entries: readonly ToolTypeE
     return tools[i];
   };
   const byType = new Map<string, Tool>(entries.flatMap((e) => (e.tool ? [[e.type, instance(e.tool)] as const] : [])));
-  return Object.assign(byType, { catalogue: entries.flatMap((e) => (e.catalogue ? [{ ...e.catalogue, type: e.type }] : [])) });
+  return Object.assign(byType, { catalogue: entries.flatMap((e) => (e.catalogue ? [{ type: e.type, ...e.catalogue }] : [])) });
 }
