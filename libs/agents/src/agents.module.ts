@@ -19,30 +19,19 @@ import { AgentQuotas } from './application/turn/agent-quotas';
 import { AGENT_CORPUS_ACCESS, AGENT_LEASES, AGENT_SECRET_VALUES, AgentCorpusAccess, AgentSecretValues, SessionInputs } from './application/turn/session-inputs';
 import { AgentIdentities, AgentSecrets } from './application/access/agent-access';
 import { ConfigurerRights } from './application/access/configurer-rights';
-import { AGENT_TOOLS, CorporaSearchTool, Tool, ToolRegistry } from './application/turn/tools';
+import { AGENT_TOOLS, Tool, ToolAttachments } from './application/tools/tool.port';
+import { TOOL_PROVIDERS, toolRegistry } from './application/tools/tool-catalogue';
 import { SandboxPool } from './adapters/sandbox/sandbox-pool';
-import { ArtifactGrepTool, ArtifactJqTool, ArtifactReadTool } from './application/tools/artifact-tools';
-import { WebGetTool } from './application/tools/web-get';
-import { SubAgentTool } from './application/tools/sub-agent';
-import { GetDocumentTextTool, GetDocumentTool } from './application/tools/get-document-text';
-import { ScratchPadTool } from './application/tools/scratch-pad';
-import { McpTool } from './application/tools/mcp';
-import { WebSearchTool } from './application/tools/web-search';
-import { DocumentIndexTool } from './application/tools/document-index';
-import { ScheduleWakeupTool, WAKEUP_SCHEDULER } from './application/tools/schedule-wakeup';
+import { WAKEUP_SCHEDULER } from './application/agent-timers';
 import { Glossaries, glossaryReminderCheck } from './application/glossaries/glossaries';
-import { GlossaryDeleteEntriesTool, GlossaryPutEntriesTool } from './application/tools/glossary-tools';
-import { ImageReadTool } from './application/tools/image-read';
-import { ImageAnalysisTool } from './application/tools/image-analysis';
 import { mcpToolCheck, ToolServers } from './application/tool-servers/tool-servers';
 import { Pipelines } from './application/pipelines/pipelines';
 import { PipelineRuns } from './application/pipelines/pipeline-runs';
 import { TurnRunner } from './application/turn/turn-runner';
 import { PromptBuilder } from './application/turn/prompt-builder';
 import { ToolRound } from './application/turn/tool-round';
-import { ToolCaller } from './application/turn/tool-caller';
+import { ToolCaller } from './application/tools/tool-caller';
 import { LambdaSandbox } from './adapters/lambda/lambda-sandbox';
-import { LambdaTool } from './application/tools/lambda';
 import { lambdaToolCheck, UserTools } from './application/user-tools/user-tools';
 import { Schedules } from './application/schedules/schedules';
 import { Aliases } from './application/aliases/aliases';
@@ -109,36 +98,19 @@ export class AgentsModule {
         ArtifactStore,
         SessionEnrichment,
         Sessions,
-        CorporaSearchTool,
         SandboxPool,
-        WebGetTool,
-        ArtifactReadTool,
-        ArtifactGrepTool,
-        ArtifactJqTool,
-        SubAgentTool,
-        GetDocumentTextTool,
-        ScratchPadTool,
         ToolServers,
+        { provide: ToolAttachments, useExisting: ToolServers },
         Pipelines,
         PipelineRuns,
-        McpTool,
-        WebSearchTool,
-        DocumentIndexTool,
         {
           provide: WAKEUP_SCHEDULER,
           inject: [EVENT_STORE, CLOCK, AGENT_LEASES],
           useFactory: (store: EventStore, clock: Clock, leases: Leases) => new DurableTimers(store, clock, leases, { pollMs: 60_000 }),
         },
-        ScheduleWakeupTool,
         Glossaries,
-        GlossaryPutEntriesTool,
-        GlossaryDeleteEntriesTool,
-        ImageReadTool,
-        GetDocumentTool,
         LambdaSandbox,
-        LambdaTool,
         UserTools,
-        ImageAnalysisTool,
         Schedules,
         Aliases,
         EndUserSessions,
@@ -146,32 +118,9 @@ export class AgentsModule {
         Connectors,
         ConnectorPlatforms,
         ConnectorWebhooks,
-        {
-          provide: AGENT_TOOLS,
-          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool, WebSearchTool, DocumentIndexTool, ScheduleWakeupTool, GlossaryPutEntriesTool, GlossaryDeleteEntriesTool, ImageReadTool, GetDocumentTool, LambdaTool, ImageAnalysisTool],
-          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool, mcp: McpTool, search: WebSearchTool, index: DocumentIndexTool, wakeup: ScheduleWakeupTool, put: GlossaryPutEntriesTool, del: GlossaryDeleteEntriesTool, image: ImageReadTool, document: GetDocumentTool, lambda: LambdaTool, analysis: ImageAnalysisTool): ToolRegistry =>
-            new Map<string, Tool>([
-              ['corpora_search', corpora],
-              ['corpora_search_20260608', corpora],
-              ['web_get', web],
-              ['artifact_read', read],
-              ['artifact_grep', grep],
-              ['artifact_jq', jq],
-              ['sub_agent', sub],
-              ['get_document_text', doc],
-              ['scratch_pad', pad],
-              ['mcp', mcp],
-              ['web_search', search],
-              ['document_index', index],
-              ['schedule_wakeup', wakeup],
-              ['glossary_put_entries', put],
-              ['glossary_delete_entries', del],
-              ['image_read', image],
-              ['get_document', document],
-              ['lambda', lambda],
-              ['image_analysis', analysis],
-            ]),
-        },
+        ...TOOL_PROVIDERS,
+        // Every tool type's entry names its Tool (tool-catalogue.ts): the registry and the catalogue come from them.
+        { provide: AGENT_TOOLS, inject: [...TOOL_PROVIDERS], useFactory: (...tools: Tool[]) => toolRegistry(tools) },
         AgentQuotas,
         ToolCaller,
         PromptBuilder,

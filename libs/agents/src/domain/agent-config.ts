@@ -1,4 +1,5 @@
 import { invalid } from '@lib/platform/kernel';
+import { SUPPORTED_TOOL_TYPES, TOOL_TYPE_CHECKS, type ToolType } from './tool-types';
 
 /**
  * An agent's configuration in the reference API's own field names (snake_case): it is the contract clients
@@ -50,9 +51,8 @@ export interface StepConfig {
   readonly reentry_step?: string;
 }
 
-/** Tool types this service runs today; the others of the reference are refused with a 400 that says so. */
-export const SUPPORTED_TOOL_TYPES = ['corpora_search', 'client', 'web_get', 'artifact_read', 'artifact_grep', 'artifact_jq', 'sub_agent', 'get_document_text', 'scratch_pad', 'mcp', 'web_search', 'document_index', 'schedule_wakeup', 'glossary_put_entries', 'glossary_delete_entries', 'image_read', 'get_document', 'lambda', 'image_analysis', 'corpora_search_20260608'] as const;
-export type ToolType = (typeof SUPPORTED_TOOL_TYPES)[number];
+export { SUPPORTED_TOOL_TYPES } from './tool-types';
+export type { ToolType } from './tool-types';
 
 export interface ToolConfig {
   readonly type: ToolType | 'reference';
@@ -199,11 +199,6 @@ export function validateAgentConfig(config: AgentConfig): void {
   if (first) throw invalid('agent.invalid', `Invalid ${first[0]}: ${first[1]}`, problems);
 }
 
-function isCorporaSearch(q: Record<string, unknown> | undefined): boolean {
-  const corpora = (q?.search as { corpora?: unknown } | undefined)?.corpora;
-  return Array.isArray(corpora) && corpora.length > 0 && corpora.every((c) => typeof (c as { corpus_key?: unknown } | null)?.corpus_key === 'string');
-}
-
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isStringArray = (v: unknown): boolean => Array.isArray(v) && v.every((x) => typeof x === 'string');
 const TEMPLATE_TYPES = ['velocity', 'text'];
@@ -264,30 +259,16 @@ export function toolProblems(prefix: string, name: string, tool: ToolConfig, whe
   }
   if (where === 'reusable' && INLINE_ONLY.includes(tool.type)) return { [`${prefix}.type`]: `a ${tool.type} tool is defined inline on its agent, not as a reusable configuration` };
   if (!(SUPPORTED_TOOL_TYPES as readonly string[]).includes(tool.type)) return { [`${prefix}.type`]: `tool type ${String(tool.type)} is not available in this service yet; available: ${[...SUPPORTED_TOOL_TYPES, 'reference'].join(', ')}` };
-  if ((tool.type === 'corpora_search' || tool.type === 'corpora_search_20260608') && !isCorporaSearch(tool.query_configuration)) return { [`${prefix}.query_configuration`]: `a ${tool.type} tool needs query_configuration.search.corpora with at least one corpus_key` };
-  const shape = toolShapeProblem(tool);
+  const check = TOOL_TYPE_CHECKS[tool.type as ToolType];
+  const shape = check?.needs?.(tool) ?? sharedFieldProblem(tool) ?? check?.fields?.(tool);
   return shape ? { [`${prefix}.${shape[0]}`]: shape[1] } : {};
-}
-
-/** `secret_origins` of a web_get tool: where the secrets its overrides resolve may be sent (docs/tools.md). */
-function isOriginList(v: unknown): boolean {
-  if (!Array.isArray(v) || v.length > 20) return false;
-  return v.every((o) => {
-    if (typeof o !== 'string' || o.length > 2048) return false;
-    try {
-      const u = new URL(o);
-      return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password && u.pathname === '/' && !u.search && !u.hash;
-    } catch {
-      return false;
-    }
-  });
 }
 
 const intIn = (v: unknown, min: number, max: number) => Number.isInteger(v) && (v as number) >= min && (v as number) <= max;
 const numIn = (v: unknown, min: number, max: number) => typeof v === 'number' && v >= min && v <= max;
 
-/** The fields every tool shares and the bounds of each type's own (docs/tools.md); the first wrong one. */
-function toolShapeProblem(tool: ToolConfig): [string, string] | undefined {
+/** The fields every tool shares (docs/tools.md); the first wrong one. */
+function sharedFieldProblem(tool: ToolConfig): [string, string] | undefined {
   for (const f of ['input_transform', 'output_transform'] as const) {
     const v = tool[f];
     if (v !== undefined && (typeof v !== 'string' || v.length === 0 || v.length > 10_000)) return [f, 'must be a jq program of 1 to 10,000 characters'];
@@ -301,26 +282,6 @@ function toolShapeProblem(tool: ToolConfig): [string, string] | undefined {
     if (o.mode !== undefined && o.mode !== 'artifact' && o.mode !== 'truncate') return ['tool_output_offloading.mode', 'must be artifact or truncate'];
     for (const f of ['context_percentage', 'headroom_percentage']) if (o[f] !== undefined && !numIn(o[f], 0.01, 1)) return [`tool_output_offloading.${f}`, 'must be from 0.01 to 1'];
     for (const f of ['min_threshold_bytes', 'max_threshold_bytes']) if (o[f] !== undefined && !intIn(o[f], 1024, Number.MAX_SAFE_INTEGER)) return [`tool_output_offloading.${f}`, 'must be an integer from 1024'];
-  }
-  if (tool.type === 'sub_agent') {
-    const c = tool.sub_agent_configuration;
-    if (!isObject(c) || typeof c.agent_key !== 'string') return ['sub_agent_configuration.agent_key', 'a sub_agent tool names the agent it calls'];
-    if (c.session_mode !== undefined && !['ephemeral', 'persistent', 'session_scoped', 'agent_scoped', 'llm_controlled'].includes(c.session_mode as string)) return ['sub_agent_configuration.session_mode', 'must be ephemeral, persistent, session_scoped or agent_scoped (llm_controlled: deprecated, session_scoped)'];
-    if (c.session_metadata !== undefined && !isObject(c.session_metadata)) return ['sub_agent_configuration.session_metadata', 'must be an object'];
-  }
-  if ((tool.type === 'lambda' || tool.type === 'mcp') && (typeof tool.tool_id !== 'string' || !tool.tool_id)) return ['tool_id', `a ${tool.type} tool names its tool by tool_id (GET /v2/tools lists them)`];
-  if (tool.type === 'image_analysis' && tool.tool_configuration !== undefined) {
-    const p = isObject(tool.tool_configuration) ? tool.tool_configuration.preprocessing : undefined;
-    if (!isObject(tool.tool_configuration) || (p !== undefined && (!isObject(p) || Object.entries(p).some(([k, v]) => !['upscale', 'enhance_contrast', 'sharpen', 'tile'].includes(k) || typeof v !== 'boolean')))) return ['tool_configuration.preprocessing', 'must be {upscale?, enhance_contrast?, sharpen?, tile?} with true or false'];
-  }
-  if (tool.type === 'scratch_pad' && tool.max_bytes !== undefined && !intIn(tool.max_bytes, 1, 10_485_760)) return ['max_bytes', 'must be an integer from 1 to 10485760 (10 MB)'];
-  if (tool.type === 'web_get' && tool.max_body_bytes !== undefined && !intIn(tool.max_body_bytes, 1024, 4_194_304)) return ['max_body_bytes', 'must be an integer from 1024 to 4194304'];
-  if (tool.type === 'web_get' && tool.secret_origins !== undefined && !isOriginList(tool.secret_origins)) return ['secret_origins', 'must be an array of at most 20 http(s) origins such as "https://api.example.com" (scheme, host and port: no path, query or credentials)'];
-  if (tool.type === 'artifact_read' && tool.tool_configuration !== undefined) {
-    const c = tool.tool_configuration;
-    if (!isObject(c)) return ['tool_configuration', 'must be an object'];
-    if (c.max_size_bytes !== undefined && !intIn(c.max_size_bytes, 1, 10_485_760)) return ['tool_configuration.max_size_bytes', 'must be an integer from 1 to 10485760'];
-    if (c.max_lines !== undefined && !intIn(c.max_lines, 1, 10_000)) return ['tool_configuration.max_lines', 'must be an integer from 1 to 10000'];
   }
   return undefined;
 }

@@ -6,7 +6,7 @@ import { decideCreatePipeline, decideDeletePipeline, decideUpdatePipeline, inval
 import type { Sealed } from '../../domain/session-events';
 import { AGENTS, AgentRow, PIPELINES, PipelineRow, pipelineView } from '../../read-models';
 import { parseSource } from './pipeline-input';
-import { WAKEUP_SCHEDULER } from '../tools/schedule-wakeup';
+import { WAKEUP_SCHEDULER } from '../agent-timers';
 import type { Configurer } from '../access/configurer-rights';
 import { cadenceProblem, nextTriggerDue, PIPELINE_TIMER_KIND, pipelineTimerId, PipelineTimerPayload } from './pipeline-cadence';
 

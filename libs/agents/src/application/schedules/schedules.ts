@@ -3,7 +3,7 @@ import { CommandContext, DurableTimers, ID_GENERATOR, IdGenerator, PROJECTION_PR
 import { agentNotFound } from '../../domain/agent';
 import { decideCreateSchedule, decideDeleteSchedule, decideUpdateSchedule, invalidSchedule, SCHEDULE_DEFAULTS, ScheduleEvent, scheduleFold, scheduleNotFound, ScheduleSettings, ScheduleSpec, ScheduleState } from '../../domain/schedule';
 import { AGENTS, AgentRow, SCHEDULE_EXECUTIONS, ScheduleExecutionRow, scheduleExecutionView, scheduleIdentity, scheduleReadId, ScheduleRow, SCHEDULES, scheduleView } from '../../read-models';
-import { WAKEUP_SCHEDULER } from '../tools/schedule-wakeup';
+import { WAKEUP_SCHEDULER } from '../agent-timers';
 import { nextDue, scheduleProblem } from './cadence';
 
 export const SCHEDULE_TIMER_KIND = 'agent_schedule';

@@ -5,8 +5,8 @@ import type { SessionFields } from '../../domain/session-events';
 import { AgentSecrets } from '../access/agent-access';
 import { ToolConfigurations } from '../tool-configurations/tool-configurations';
 import { ToolServers } from '../tool-servers/tool-servers';
-import { ToolCaller } from '../turn/tool-caller';
-import { applyOverrides, UnresolvedRef } from '../turn/tools';
+import { ToolCaller } from '../tools/tool-caller';
+import { applyOverrides, UnresolvedRef } from '../tools/argument-overrides';
 import type { ActiveAgent } from '../../domain/agent';
 
 /** Who creates a session, as enrichment sees it (`session.caller`): from the authenticated request only. */

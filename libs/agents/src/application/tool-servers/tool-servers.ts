@@ -9,7 +9,7 @@ import { decideCreateToolServer, decideUpdateToolServer, ToolServerEvent, toolSe
 import { AGENTS, AgentRow, CatalogToolRow, catalogToolView, TOOL_CATALOG, TOOL_SERVERS, ToolServerRow, toolServerView, USER_TOOLS, UserToolRow, userToolView } from '../../read-models';
 import type { ReferenceCheck } from '../agent-writer';
 import { builtinTools } from '../tools/builtin-catalog';
-import { AGENT_TOOLS, ToolRegistry } from '../turn/tools';
+import { AGENT_TOOLS, ToolAttachments, ToolRegistry } from '../tools/tool.port';
 import { Configurer, ConfigurerRights, SharedConfiguration } from '../access/configurer-rights';
 
 const stream = (id: string) => streamId('tool_server', id);
@@ -31,7 +31,7 @@ export interface ToolServerInput {
 
 /** MCP tool servers (`/v2/tool_servers`) and the tools their syncs listed (`/v2/tools`). */
 @Injectable()
-export class ToolServers {
+export class ToolServers implements ToolAttachments {
   constructor(
     private readonly streams: StreamWriter,
     private readonly box: SecretBox,

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { SandboxError, SandboxPool } from '../../adapters/sandbox/sandbox-pool';
 import type { ToolConfig } from '../../domain/agent-config';
 import { ArtifactStore } from '../sessions/artifact-store';
-import type { Tool, ToolContext, ToolDefinition, ToolResult } from '../turn/tools';
+import type { Tool, ToolContext, ToolDefinition, ToolResult } from './tool.port';
 
 const err = (message: string): ToolResult => ({ output: { error: message }, error: true });
 

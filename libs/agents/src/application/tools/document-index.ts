@@ -3,7 +3,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import { DeleteDocument, IndexDocument, StructuredDocumentInput } from '@lib/corpora';
 import { DomainError } from '@lib/platform';
 import type { ToolConfig } from '../../domain/agent-config';
-import type { Tool, ToolContext, ToolDefinition, ToolResult } from '../turn/tools';
+import type { Tool, ToolContext, ToolDefinition, ToolResult } from './tool.port';
 
 const err = (message: string): ToolResult => ({ output: { error: message }, error: true });
 export const MAX_INDEX_BATCH = 100;

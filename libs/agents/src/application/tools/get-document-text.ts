@@ -3,7 +3,7 @@ import { documentReadId, DOCUMENTS, DocumentRow } from '@lib/corpora/read-models
 import { storeImage, storeTable } from './document-attachments';
 import { READ_STORE, ReadStore } from '@lib/platform';
 import type { ToolConfig } from '../../domain/agent-config';
-import type { Tool, ToolContext, ToolDefinition, ToolResult } from '../turn/tools';
+import type { Tool, ToolContext, ToolDefinition, ToolResult } from './tool.port';
 
 const err = (message: string): ToolResult => ({ output: { error: message }, error: true });
 

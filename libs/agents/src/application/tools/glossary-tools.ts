@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DomainError } from '@lib/platform';
 import type { ToolConfig } from '../../domain/agent-config';
 import { Glossaries } from '../glossaries/glossaries';
-import type { Tool, ToolContext, ToolDefinition, ToolResult } from '../turn/tools';
+import type { Tool, ToolContext, ToolDefinition, ToolResult } from './tool.port';
 
 const err = (message: string): ToolResult => ({ output: { error: message }, error: true });
 

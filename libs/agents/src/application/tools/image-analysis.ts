@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import sharp from 'sharp';
 import type { ToolConfig } from '../../domain/agent-config';
 import { ArtifactStore } from '../sessions/artifact-store';
-import type { Tool, ToolContext, ToolDefinition, ToolResult } from '../turn/tools';
+import type { Tool, ToolContext, ToolDefinition, ToolResult } from './tool.port';
 import { MAX_IMAGE_BYTES } from './image-read';
 
 const err = (message: string): ToolResult => ({ output: { error: message }, error: true });

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { ToolConfig } from '../../domain/agent-config';
-import type { Tool, ToolContext, ToolDefinition, ToolResult } from '../turn/tools';
+import type { Tool, ToolContext, ToolDefinition, ToolResult } from './tool.port';
 
 const err = (message: string): ToolResult => ({ output: { error: message }, error: true });
 /** Largest image put before the model (the usual providers' limit per image). */

@@ -7,8 +7,9 @@ import { LAMBDA_MAX_DEPTH, lambdaDeadlineSeconds, LambdaToolSettings } from '../
 import { USER_TOOLS, UserToolRow } from '../../read-models';
 import { ArtifactStore } from '../sessions/artifact-store';
 import { ToolServers } from '../tool-servers/tool-servers';
-import { ToolCaller } from '../turn/tool-caller';
-import { AGENT_TOOLS, applyOverrides, RefSources, Tool, ToolContext, ToolDefinition, ToolRegistry, ToolResult, UnresolvedRef } from '../turn/tools';
+import { ToolCaller } from './tool-caller';
+import { applyOverrides, RefSources, UnresolvedRef } from './argument-overrides';
+import { AGENT_TOOLS, Tool, ToolContext, ToolDefinition, ToolRegistry, ToolResult } from './tool.port';
 
 /** Largest artifact `artifacts.download` copies into a sandbox. */
 const MAX_DOWNLOAD_BYTES = 50 * 1024 * 1024;

@@ -5,7 +5,7 @@ import type { ToolConfig } from '../../domain/agent-config';
 import type { ServerTool } from '../../domain/tool-server';
 import { TOOL_SERVERS, ToolServerRow } from '../../read-models';
 import { ToolServers } from '../tool-servers/tool-servers';
-import type { Tool, ToolContext, ToolDefinition, ToolResult } from '../turn/tools';
+import type { Tool, ToolContext, ToolDefinition, ToolResult } from './tool.port';
 
 /** A tool of an MCP server (`mcp` configurations name it by its `/v2/tools` id), called through the official SDK. */
 @Injectable()

@@ -2,14 +2,12 @@ import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/comm
 import { ModuleRef } from '@nestjs/core';
 import { Clock, CLOCK, CommandContext, ConcurrencyError, DURABLE_TIMERS, DueTimer, DurableTimers, EVENT_STORE, EventStore, ID_GENERATOR, IdGenerator, streamId } from '@lib/platform';
 import type { ToolConfig } from '../../domain/agent-config';
+import { WAKEUP_SCHEDULER, WAKEUP_TIMER_KIND } from '../agent-timers';
 import { SessionInputs } from '../turn/session-inputs';
-import type { Tool, ToolContext, ToolDefinition, ToolResult } from '../turn/tools';
+import type { Tool, ToolContext, ToolDefinition, ToolResult } from './tool.port';
 
-export const WAKEUP_TIMER_KIND = 'session_wakeup';
 /** Longest a wakeup may be put off. */
 export const MAX_WAKEUP_DELAY_S = 30 * 24 * 3600;
-/** Schedules and cancels timers from any process; only the worker wing fires them (its own DurableTimers). */
-export const WAKEUP_SCHEDULER = Symbol('WakeupScheduler');
 
 const err = (message: string): ToolResult => ({ output: { error: message }, error: true });
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ToolConfig } from '../../domain/agent-config';
 import { ArtifactStore } from '../sessions/artifact-store';
-import type { Tool, ToolContext, ToolDefinition, ToolResult } from '../turn/tools';
+import type { Tool, ToolContext, ToolDefinition, ToolResult } from './tool.port';
 
 export const SCRATCH_PAD_BYTES = { default: 1_048_576, max: 10_485_760 } as const;
 const OPERATIONS = ['read', 'write', 'append', 'replace', 'clear'] as const;

@@ -1,5 +1,5 @@
 import type { ToolConfig } from '../../domain/agent-config';
-import type { RefSources } from '../turn/tools';
+import type { RefSources } from './argument-overrides';
 
 const SECRET_REF = /^(agent|session)\.secrets(\.|\[|$)/;
 

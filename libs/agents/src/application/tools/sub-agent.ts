@@ -5,11 +5,14 @@ import { CommandContext, DomainError, ID_GENERATOR, IdGenerator } from '@lib/pla
 import type { ToolConfig } from '../../domain/agent-config';
 import { Sessions } from '../sessions/sessions';
 import { SessionInputs } from '../turn/session-inputs';
-import { SUB_AGENT_DEPTH, Tool, ToolContext, ToolDefinition, ToolResult } from '../turn/tools';
+import type { Tool, ToolContext, ToolDefinition, ToolResult } from './tool.port';
 import { NO_SINK } from '../turn/turn-sink';
 
 /** How deep sub-agents may call sub-agents (an agent calling itself stops here). */
 export const MAX_SUB_AGENT_DEPTH = 3;
+
+/** How deep a turn is in sub-agent calls (0: a caller's input), kept beside its command context. */
+export const SUB_AGENT_DEPTH = new WeakMap<CommandContext, number>();
 
 type Mode = 'ephemeral' | 'persistent' | 'session_scoped' | 'agent_scoped';
 

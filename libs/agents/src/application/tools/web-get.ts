@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { TOOLS_OUTBOUND_HTTP, OutboundHttp, outboundRefusal, readUpTo } from '@lib/platform';
 import type { ToolConfig } from '../../domain/agent-config';
-import type { Tool, ToolContext, ToolDefinition, ToolResult } from '../turn/tools';
+import type { Tool, ToolContext, ToolDefinition, ToolResult } from './tool.port';
 import { originOf, secretOriginsOf, secretRefsOf } from './secret-destinations';
 
 export const WEB_GET_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;

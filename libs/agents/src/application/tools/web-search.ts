@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { TOOLS_OUTBOUND_HTTP, OutboundHttp, outboundRefusal, SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
 import type { ToolConfig } from '../../domain/agent-config';
-import type { Tool, ToolContext, ToolDefinition, ToolResult } from '../turn/tools';
+import type { Tool, ToolContext, ToolDefinition, ToolResult } from './tool.port';
 
 const err = (message: string): ToolResult => ({ output: { error: message }, error: true });
 const DEFAULT_TAVILY = 'https://api.tavily.com';

@@ -7,7 +7,8 @@ import type { ActiveSession } from '../../domain/session';
 import { Glossaries } from '../glossaries/glossaries';
 import { InstructionTexts } from '../instruction-texts';
 import { ArtifactStore } from '../sessions/artifact-store';
-import { AGENT_TOOLS, clientToolDefinition, ToolDefinition, ToolRegistry } from './tools';
+import { clientToolDefinition } from '../tools/client-tool';
+import { AGENT_TOOLS, ToolDefinition, ToolRegistry } from '../tools/tool.port';
 import { renderTemplate, templateContext } from './turn-parts';
 import type { TurnSetup } from './turn-setup';
 

@@ -9,11 +9,11 @@ import { decideCloseCrashedTurn, decideStartTurn } from '../../domain/session-tu
 import { ActiveAgent, Sessions } from '../sessions/sessions';
 import { AgentQuotas } from './agent-quotas';
 import { AgentIdentities } from '../access/agent-access';
-import { ToolServers } from '../tool-servers/tool-servers';
+import { ToolAttachments } from '../tools/tool.port';
 import { ToolConfigurations } from '../tool-configurations/tool-configurations';
-import { applyOverrides } from './tools';
+import { applyOverrides } from '../tools/argument-overrides';
 import { USER_TOOLS, UserToolRow } from '../../read-models';
-import { clientOutputProblems } from '../user-tools/client-output';
+import { clientOutputProblems } from '../tools/client-tool';
 import { TurnOutcome, TurnRunner } from './turn-runner';
 import { NO_SINK, TurnSink } from './turn-sink';
 
@@ -74,7 +74,7 @@ export class SessionInputs {
     private readonly quotas: AgentQuotas,
     private readonly toolConfigs: ToolConfigurations,
     private readonly identities: AgentIdentities,
-    private readonly toolServers: ToolServers,
+    private readonly toolServers: ToolAttachments,
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(AGENT_LEASES) private readonly leases: Leases,
     @Inject(AGENT_CORPUS_ACCESS) private readonly corpusAccess: AgentCorpusAccess,

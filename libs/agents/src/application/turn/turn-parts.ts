@@ -69,12 +69,3 @@ function contentChars(content: PromptMessage['content']): number {
   if (typeof content === 'string') return content.length;
   return content.reduce((n, part) => n + (part.type === 'text' ? part.text.length : 3000), 0);
 }
-
-export class ToolTimeout extends Error {}
-
-export function withTimeout<T>(work: Promise<T>, seconds: number | undefined): Promise<T> {
-  if (!seconds) return work;
-  let timer: NodeJS.Timeout;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new ToolTimeout(`the tool did not finish within max_execution_time_seconds (${seconds})`)), seconds * 1000)));
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}

@@ -13,7 +13,7 @@ import { AgentQuotas } from './agent-quotas';
 import { eventsToCompact, summarise } from './compaction';
 import { callModel, ModelAnswer, ModelCallOptions } from './model-call';
 import { PromptBuilder } from './prompt-builder';
-import type { ToolDefinition } from './tools';
+import type { ToolDefinition } from '../tools/tool.port';
 import { ToolRound } from './tool-round';
 import { DEFAULT_CONTEXT_WINDOW, estimateTokens, latestToolOutputs, structuredProblem, templateContext } from './turn-parts';
 import type { TurnOutcome, TurnSetup } from './turn-setup';

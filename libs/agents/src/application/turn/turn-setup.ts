@@ -1,7 +1,7 @@
 import type { CommandContext } from '@lib/platform';
 import type { ActiveSession } from '../../domain/session';
 import type { ActiveAgent } from '../sessions/sessions';
-import type { RefSources } from './tools';
+import type { RefSources } from '../tools/argument-overrides';
 import type { TurnSink } from './turn-sink';
 
 export type { TurnOutcome } from '../../domain/session-turn';

@@ -1,4 +1,4 @@
-import { applyOverrides, UnresolvedRef } from './tools';
+import { applyOverrides, UnresolvedRef } from './argument-overrides';
 
 describe('argument_override', () => {
   const sources = { agentSecrets: { token: 's3cr3t' }, agentMetadata: { base: 'https://api.example.com' }, sessionSecrets: {}, sessionMetadata: { user: 'u1' } };

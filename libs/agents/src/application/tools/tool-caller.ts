@@ -2,8 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DomainError } from '@lib/platform';
 import { SANDBOX_DEADLINE_MS, SandboxError, SandboxPool } from '../../adapters/sandbox/sandbox-pool';
 import type { ToolConfig } from '../../domain/agent-config';
-import { AGENT_TOOLS, ToolContext, ToolRegistry, ToolResult } from './tools';
-import { ToolTimeout, withTimeout } from './turn-parts';
+import { AGENT_TOOLS, ToolContext, ToolRegistry, ToolResult } from './tool.port';
 
 /** Why a call failed, for callers that answer differently by cause (session enrichment: 422, 502, 504). */
 export type ToolFailure = 'configuration' | 'transform' | 'timeout' | 'tool';
@@ -62,4 +61,13 @@ export class ToolCaller {
       throw e;
     }
   }
+}
+
+export class ToolTimeout extends Error {}
+
+export function withTimeout<T>(work: Promise<T>, seconds: number | undefined): Promise<T> {
+  if (!seconds) return work;
+  let timer: NodeJS.Timeout;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new ToolTimeout(`the tool did not finish within max_execution_time_seconds (${seconds})`)), seconds * 1000)));
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
