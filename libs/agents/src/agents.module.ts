@@ -20,6 +20,9 @@ import { AGENT_CORPUS_ACCESS, AGENT_LEASES, AGENT_SECRET_VALUES, AgentCorpusAcce
 import { AgentIdentities, AgentSecrets } from './application/access/agent-access';
 import { ConfigurerRights } from './application/access/configurer-rights';
 import { AGENT_TOOLS, CorporaSearchTool, Tool, ToolRegistry } from './application/turn/tools';
+import { ToolRegistryHolder } from './application/tools/tool-registry-holder';
+import { AGENT_RUNS } from './application/runs/agent-runs.port';
+import { SessionAgentRuns } from './application/runs/session-agent-runs';
 import { SandboxPool } from './adapters/sandbox/sandbox-pool';
 import { ArtifactGrepTool, ArtifactJqTool, ArtifactReadTool } from './application/tools/artifact-tools';
 import { WebGetTool } from './application/tools/web-get';
@@ -55,6 +58,11 @@ export interface AgentsModuleOptions {
   /** Session leases: how long a turn's runner holds its session without renewing, and how often it renews. */
   readonly leaseTtlMs: number;
   readonly leaseRenewMs: number;
+  /**
+   * A module exporting CAPABILITY_LOOKUP (what a configurer may do now), composed in apps/ over the auth module's
+   * authenticator. Without it an agent's tools get no rights (fail closed).
+   */
+  readonly capabilities?: DynamicModule;
 }
 
 /** Agents, instructions and sessions. Ports come from the platform module; models from the llms module. */
@@ -66,7 +74,7 @@ export class AgentsModule {
       module: AgentsModule,
       // Global: the worker wing's sweep of crashed turns uses the session inputs of this module.
       global: true,
-      imports: [CqrsModule, options.llms],
+      imports: [CqrsModule, options.llms, ...(options.capabilities ? [options.capabilities] : [])],
       providers: [
         { provide: AGENT_REFERENCE_CHECKS, useFactory: referenceChecks, inject: [READ_STORE] },
         {
@@ -146,9 +154,10 @@ export class AgentsModule {
         ConnectorWebhooks,
         {
           provide: AGENT_TOOLS,
-          inject: [CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool, WebSearchTool, DocumentIndexTool, ScheduleWakeupTool, GlossaryPutEntriesTool, GlossaryDeleteEntriesTool, ImageReadTool, GetDocumentTool, LambdaTool, ImageAnalysisTool],
-          useFactory: (corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool, mcp: McpTool, search: WebSearchTool, index: DocumentIndexTool, wakeup: ScheduleWakeupTool, put: GlossaryPutEntriesTool, del: GlossaryDeleteEntriesTool, image: ImageReadTool, document: GetDocumentTool, lambda: LambdaTool, analysis: ImageAnalysisTool): ToolRegistry =>
-            new Map<string, Tool>([
+          inject: [ToolRegistryHolder, CorporaSearchTool, WebGetTool, ArtifactReadTool, ArtifactGrepTool, ArtifactJqTool, SubAgentTool, GetDocumentTextTool, ScratchPadTool, McpTool, WebSearchTool, DocumentIndexTool, ScheduleWakeupTool, GlossaryPutEntriesTool, GlossaryDeleteEntriesTool, ImageReadTool, GetDocumentTool, LambdaTool, ImageAnalysisTool],
+          // Bound into the holder as it is built: ToolServers and the lambda tool read it there (see ToolRegistryHolder).
+          useFactory: (holder: ToolRegistryHolder, corpora: CorporaSearchTool, web: WebGetTool, read: ArtifactReadTool, grep: ArtifactGrepTool, jq: ArtifactJqTool, sub: SubAgentTool, doc: GetDocumentTextTool, pad: ScratchPadTool, mcp: McpTool, search: WebSearchTool, index: DocumentIndexTool, wakeup: ScheduleWakeupTool, put: GlossaryPutEntriesTool, del: GlossaryDeleteEntriesTool, image: ImageReadTool, document: GetDocumentTool, lambda: LambdaTool, analysis: ImageAnalysisTool): ToolRegistry => {
+            const registry = new Map<string, Tool>([
               ['corpora_search', corpora],
               ['corpora_search_20260608', corpora],
               ['web_get', web],
@@ -168,14 +177,19 @@ export class AgentsModule {
               ['get_document', document],
               ['lambda', lambda],
               ['image_analysis', analysis],
-            ]),
+            ]);
+            holder.bind(registry);
+            return registry;
+          },
         },
         AgentQuotas,
         ToolCaller,
         TurnRunner,
         SessionInputs,
+        ToolRegistryHolder,
+        { provide: AGENT_RUNS, inject: [Sessions, SessionInputs], useFactory: (sessions: Sessions, inputs: SessionInputs) => new SessionAgentRuns(sessions, inputs) },
       ],
-      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ConfigurerRights, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, EndUserSessions, A2aServer, Connectors, ConnectorPlatforms, ConnectorWebhooks, Pipelines, PipelineRuns],
+      exports: [AGENT_RUNS, AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ConfigurerRights, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, EndUserSessions, A2aServer, Connectors, ConnectorPlatforms, ConnectorWebhooks, Pipelines, PipelineRuns],
     };
   }
 }

@@ -4,6 +4,7 @@ import { QueryCorpora, QueryResponse } from '@lib/retrieval';
 import { CommandContext, DomainError, READ_STORE, ReadStore } from '@lib/platform';
 import { storeImage, storeTable } from '../tools/document-attachments';
 import type { ToolConfig } from '../../domain/agent-config';
+import type { AgentRuns } from '../runs/agent-runs.port';
 import type { ActiveSession } from '../../domain/session';
 import type { SessionArtifactRecord } from '../../domain/session-events';
 
@@ -44,7 +45,14 @@ export interface ToolContext {
   readonly refs?: RefSources;
   /** How deep in lambdas calling lambdas this call is (0 or absent: called by the model or enrichment). */
   readonly lambdaDepth?: number;
+  /** Runs other agents (the sub_agent tool): given by the turn, absent where no agent may be used. */
+  readonly runs?: AgentRuns;
+  /** Calls another configured tool as a turn calls one (transforms, time limit): a lambda's composed tools. */
+  readonly callTool?: ToolCall;
 }
+
+/** One call of a configured tool by the name it is configured under (`ToolCaller.call`). */
+export type ToolCall = (tool: ToolConfig, name: string, args: Record<string, unknown>, ctx: ToolContext, transformContext: Record<string, unknown>) => Promise<ToolResult>;
 
 /** How deep a turn is in sub-agent calls (0: a caller's input), kept beside its command context. */
 export const SUB_AGENT_DEPTH = new WeakMap<CommandContext, number>();

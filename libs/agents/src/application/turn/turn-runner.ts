@@ -328,6 +328,8 @@ export class TurnRunner {
       refs: setup.refs,
       canUseAgent: setup.canUseAgent,
       canWriteCorpus: setup.canWriteCorpus,
+      runs: setup.runs,
+      callTool: (tool, name, args, ctx, transformContext) => this.caller.call(tool, name, args, ctx, transformContext),
       activity: setup.sink.activity ? (e) => setup.sink.activity!(e) : undefined,
       command: setup.ctx,
       artifactsNow: () => turn.state.artifacts,
