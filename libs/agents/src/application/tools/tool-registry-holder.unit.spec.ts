@@ -1,0 +1,17 @@
+import type { Tool, ToolRegistry } from '../turn/tools';
+import { ToolRegistryHolder } from './tool-registry-holder';
+
+describe('ToolRegistryHolder', () => {
+  const registry: ToolRegistry = new Map<string, Tool>();
+
+  it('refuses to be read before the module binds the registry', () => {
+    expect(() => new ToolRegistryHolder().registry).toThrow('the tool registry is used before AgentsModule built it');
+  });
+
+  it('gives the registry it was bound to, and refuses another one', () => {
+    const holder = new ToolRegistryHolder();
+    holder.bind(registry);
+    expect(holder.registry).toBe(registry);
+    expect(() => holder.bind(new Map())).toThrow('the tool registry is bound twice');
+  });
+});
