@@ -66,6 +66,13 @@ module.exports = {
         ],
       },
     },
+    {
+      name: 'libs-never-reach-nest-core',
+      comment: 'a library gets what it needs by constructor injection, through ports (issue 42): no ModuleRef service locator, no Nest application; only apps/ compose modules',
+      severity: 'error',
+      from: { path: '^libs/' },
+      to: { path: 'node_modules/@nestjs/core/', reachable: true },
+    },
     { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
   ],
   options: {

@@ -29,6 +29,7 @@ describe('dependency rules, by reachability', () => {
     ['domain → the SQLite adapters entry', 'libs/auth/src/domain/lint-probe.ts', "import { SqliteEventStore } from '@lib/platform/sqlite';\nexport const probe = SqliteEventStore;\n", 'domain-no-frameworks'],
     ['domain → its own context barrel (use cases, Nest)', 'libs/llms/src/domain/lint-probe.ts', "import { LLMS } from '@lib/llms';\nexport const probe = LLMS;\n", 'domain-reaches-only-the-kernel'],
     ['a projection → a context barrel (use cases, SDKs)', 'projections/corpora/lint-probe.ts', "import { corpusStream } from '@lib/corpora';\nexport const probe = corpusStream;\n", 'projections-reach-only-events-and-ports'],
+    ['a use case → @nestjs/core (a ModuleRef look-up)', 'libs/agents/src/application/lint-probe.ts', "import { ModuleRef } from '@nestjs/core';\nexport const probe = ModuleRef;\n", 'libs-never-reach-nest-core'],
     ['a use case → the SQLite adapters entry', 'libs/corpora/src/application/lint-probe.ts', "import { SqliteReadStore } from '@lib/platform/sqlite';\nexport const probe = SqliteReadStore;\n", 'only-apps-reach-adapters'],
   ])('refuses %s', async (_what, path, source, rule) => {
     expect(await lintWith(path, source)).toContain(`error ${rule}: ${path}`);

@@ -5,7 +5,7 @@ import { AuthModule, Authenticator } from '@lib/auth';
 import { CorporaModule } from '@lib/corpora';
 import { EncodersModule, loadEncoderConfig } from '@lib/encoders';
 import { RetrievalModule } from '@lib/retrieval';
-import { AgentsModule } from '@lib/agents';
+import { AgentsModule, CAPABILITY_LOOKUP } from '@lib/agents';
 import { LlmsModule } from '@lib/llms';
 import {
   AddressLookup,
@@ -184,6 +184,14 @@ export const API_CONTROLLERS = [
   InstructionsController,
 ];
 
+/** What an agent's configurers may do now (libs/agents' CapabilityLookup port): the auth module's authenticator. */
+@Module({})
+export class AgentCapabilitiesModule {
+  static forRoot(auth: DynamicModule): DynamicModule {
+    return { module: AgentCapabilitiesModule, imports: [auth], providers: [{ provide: CAPABILITY_LOOKUP, useExisting: Authenticator }], exports: [CAPABILITY_LOOKUP] };
+  }
+}
+
 @Module({})
 export class ApiModule {
   static forRoot(options: ApiModuleOptions): DynamicModule {
@@ -191,6 +199,8 @@ export class ApiModule {
     if (unguarded.length) throw new Error(`Routes without a @Policy: ${unguarded.join(', ')}`);
     // One LlmsModule instance, shared with generation (it holds the quota engine and the model clients).
     const llms = LlmsModule.forRoot({ secretsKey: options.secretsKey });
+    // One AuthModule instance too: the agents' capability lookup is its authenticator.
+    const auth = AuthModule.forRoot({ signingKey: options.signingKey, secretsKey: options.secretsKey });
     // Every call leaving the service goes through one guarded client, with the policy of what it is for: an entry
     // allowing a model server does not open it to agent tools or pipelines (docs/security.md, Outbound calls).
     const client = (config: OutboundPolicyConfig) => new OutboundHttp(new OutboundPolicy(config), { lookup: options.lookup });
@@ -201,10 +211,10 @@ export class ApiModule {
         PortsModule.forRoot(options, outbound),
         CqrsModule.forRoot(),
         CorporaModule,
-        AuthModule.forRoot({ signingKey: options.signingKey, secretsKey: options.secretsKey }),
+        auth,
         llms,
         RetrievalModule.forRoot({ llms }),
-        AgentsModule.forRoot({ llms, leaseTtlMs: options.config.leaseTtlMs, leaseRenewMs: options.config.leaseRenewMs }),
+        AgentsModule.forRoot({ llms, leaseTtlMs: options.config.leaseTtlMs, leaseRenewMs: options.config.leaseRenewMs, capabilities: AgentCapabilitiesModule.forRoot(auth) }),
         EncodersModule.forRoot(loadEncoderConfig(options.config.env), outbound.models.fetch),
       ],
       controllers: options.routes === 'health' ? [HealthController] : API_CONTROLLERS,

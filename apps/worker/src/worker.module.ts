@@ -1,7 +1,7 @@
 import { DynamicModule, Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { ConnectorReplier, PipelineRunner, ScheduleRunner, TurnSweeper, WakeupHandler } from '@lib/agents';
-import { JobRunner } from '@lib/corpora';
+import { CorporaModule, JobRunner } from '@lib/corpora';
 import { CLOCK, Clock, DURABLE_TIMERS, DurableTimers, EVENT_STORE, EventStore, EventStoreLeases, LEASES, Leases, ServiceConfig } from '@lib/platform';
 import type { Logger } from 'pino';
 
@@ -32,7 +32,8 @@ export class WorkerModule {
     const logTo = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => log[level](fields ?? {}, message);
     return {
       module: WorkerModule,
-      imports: [CqrsModule],
+      // The corpora module (one instance, the API's) for the extraction pool the pipeline runner uses.
+      imports: [CqrsModule, CorporaModule],
       providers: [
         {
           provide: LEASES,

@@ -21,6 +21,9 @@ import { AgentIdentities, AgentSecrets } from './application/access/agent-access
 import { ConfigurerRights } from './application/access/configurer-rights';
 import { AGENT_TOOLS, Tool, ToolAttachments } from './application/tools/tool.port';
 import { TOOL_PROVIDERS, toolRegistry } from './application/tools/tool-catalogue';
+import { ToolRegistryHolder } from './application/tools/tool-registry-holder';
+import { AGENT_RUNS } from './application/runs/agent-runs.port';
+import { SessionAgentRuns } from './application/runs/session-agent-runs';
 import { SandboxPool } from './adapters/sandbox/sandbox-pool';
 import { WAKEUP_SCHEDULER } from './application/agent-timers';
 import { Glossaries, glossaryReminderCheck } from './application/glossaries/glossaries';
@@ -46,6 +49,11 @@ export interface AgentsModuleOptions {
   /** Session leases: how long a turn's runner holds its session without renewing, and how often it renews. */
   readonly leaseTtlMs: number;
   readonly leaseRenewMs: number;
+  /**
+   * A module exporting CAPABILITY_LOOKUP (what a configurer may do now), composed in apps/ over the auth module's
+   * authenticator. Without it an agent's tools get no rights (fail closed).
+   */
+  readonly capabilities?: DynamicModule;
 }
 
 /** The agent half: agents, instructions, sessions and their turns, tools, pipelines, schedules, aliases, connectors, A2A. Ports come from the platform module; models from the llms module. */
@@ -57,7 +65,7 @@ export class AgentsModule {
       module: AgentsModule,
       // Global: the worker wing's sweep of crashed turns uses the session inputs of this module.
       global: true,
-      imports: [CqrsModule, options.llms],
+      imports: [CqrsModule, options.llms, ...(options.capabilities ? [options.capabilities] : [])],
       providers: [
         { provide: AGENT_REFERENCE_CHECKS, useFactory: referenceChecks, inject: [READ_STORE] },
         {
@@ -119,16 +127,27 @@ export class AgentsModule {
         ConnectorPlatforms,
         ConnectorWebhooks,
         ...TOOL_PROVIDERS,
-        // Every tool type's entry names its Tool (tool-catalogue.ts): the registry and the catalogue come from them.
-        { provide: AGENT_TOOLS, inject: [...TOOL_PROVIDERS], useFactory: (...tools: Tool[]) => toolRegistry(tools) },
+        // Every tool type's entry names its Tool (tool-catalogue.ts): the registry and the catalogue come from them,
+        // bound into the holder as it is built (ToolServers and the lambda tool read it there: ToolRegistryHolder).
+        {
+          provide: AGENT_TOOLS,
+          inject: [ToolRegistryHolder, ...TOOL_PROVIDERS],
+          useFactory: (holder: ToolRegistryHolder, ...tools: Tool[]) => {
+            const registry = toolRegistry(tools);
+            holder.bind(registry);
+            return registry;
+          },
+        },
         AgentQuotas,
         ToolCaller,
         PromptBuilder,
         ToolRound,
         TurnRunner,
         SessionInputs,
+        ToolRegistryHolder,
+        { provide: AGENT_RUNS, inject: [Sessions, SessionInputs], useFactory: (sessions: Sessions, inputs: SessionInputs) => new SessionAgentRuns(sessions, inputs) },
       ],
-      exports: [AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ConfigurerRights, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, EndUserSessions, A2aServer, Connectors, ConnectorPlatforms, ConnectorWebhooks, Pipelines, PipelineRuns],
+      exports: [AGENT_RUNS, AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ConfigurerRights, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, EndUserSessions, A2aServer, Connectors, ConnectorPlatforms, ConnectorWebhooks, Pipelines, PipelineRuns],
     };
   }
 }

@@ -26,6 +26,8 @@ export * from './application/instructions/instruction-commands';
 export * from './application/instruction-queries/instruction-queries';
 export * from './domain/agent-access';
 export * from './application/access/agent-access';
+export * from './application/access/capability-lookup.port';
+export * from './application/runs/agent-runs.port';
 export * from './application/access/configurer-rights';
 export * from './application/sessions/artifact-store';
 export * from './adapters/sandbox/sandbox-pool';

@@ -53,5 +53,7 @@ import { GetJobHandler, ListJobsHandler } from './application/jobs/job-queries';
       useFactory: (config: ServiceConfig) => new ExtractionPool({ workers: config.extractionWorkers, timeoutMs: config.extractionTimeoutMs }),
     },
   ],
+  // The worker wing's pipeline runner extracts fetched files with the same pool.
+  exports: [ExtractionPool],
 })
 export class CorporaModule {}

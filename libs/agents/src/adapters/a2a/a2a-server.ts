@@ -1,7 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Request, RequestHandler, Response } from 'express';
 import { Inject, Injectable } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
 import { AgentCard, Message, Part, Task, TaskState } from '@a2a-js/sdk';
 import { AgentEvent, AgentExecutor, DefaultRequestHandler, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import { agentCardHandler, restHandler } from '@a2a-js/sdk/server/express';
@@ -9,8 +8,7 @@ import { Actor, CommandContext, DomainError, EVENT_STORE, EventStore, READ_STORE
 import { apiEventView, SessionApiEvent } from '../../domain/session-events';
 import type { AgentConfig } from '../../domain/agent-config';
 import { AGENTS, AgentRow } from '../../read-models';
-import { Sessions } from '../../application/sessions/sessions';
-import { SessionInputs } from '../../application/turn/session-inputs';
+import { AGENT_RUNS, AgentRuns } from '../../application/runs/agent-runs.port';
 import { NO_SINK, TurnSink } from '../../application/turn/turn-sink';
 import { A2aTaskBounds, DEFAULT_A2A_TASK_BOUNDS, ScopedTaskStore } from './a2a-task-store';
 
@@ -48,7 +46,7 @@ export class A2aServer {
   constructor(
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(EVENT_STORE) private readonly events: EventStore,
-    private readonly modules: ModuleRef,
+    @Inject(AGENT_RUNS) private readonly runs: AgentRuns,
     @Inject(SERVICE_CONFIG) config: ServiceConfig,
   ) {
     this.bounds = a2aTaskBounds(config.env);
@@ -64,14 +62,6 @@ export class A2aServer {
       all.bytes += s.bytes;
     }
     return all;
-  }
-
-  private get sessions(): Sessions {
-    return this.modules.get(Sessions, { strict: false });
-  }
-
-  private get inputs(): SessionInputs {
-    return this.modules.get(SessionInputs, { strict: false });
   }
 
   /** Serves one A2A request: `kind` card (v0.3 unless the request asks v1), card-v1, or the REST surface. */
@@ -129,7 +119,7 @@ export class A2aServer {
     if (!started || started.agentKey !== agentKey || ownerKey(recorded.metadata.actor) !== owner) return undefined;
     let events: Record<string, unknown>[];
     try {
-      events = (await this.sessions.events(agentKey, started.sessionKey, { limit: 100_000, offset: 0, includeHidden: true })).page.map((e) => apiEventView(e as SessionApiEvent, started.sessionKey));
+      events = (await this.runs.events(agentKey, started.sessionKey, { limit: 100_000, offset: 0, includeHidden: true })).page.map((e) => apiEventView(e as SessionApiEvent, started.sessionKey));
     } catch {
       return undefined;
     }
@@ -148,7 +138,7 @@ export class A2aServer {
 
   /** Whether the session of an A2A context was created by this caller (its first event's actor). */
   private async contextIsCallers(agentKey: string, sessionKey: string, ctx: CommandContext): Promise<boolean> {
-    const { streamId: stream } = await this.sessions.active(agentKey, sessionKey);
+    const { streamId: stream } = await this.runs.active(agentKey, sessionKey);
     const first = (await this.events.readStream(stream, { maxCount: 1 }))[0];
     return first !== undefined && ownerKey(first.metadata.actor) === ownerKey(ctx.actor);
   }
@@ -165,7 +155,7 @@ export class A2aServer {
         bus.publish(AgentEvent.task(task));
         await this.recordTask(agentKey, rc.taskId, rc.contextId, sessionKey, scope.ctx);
         try {
-          await this.sessions.create(agentKey, { key: sessionKey, metadata: { a2a_context_id: rc.contextId } }, scope.ctx);
+          await this.runs.create(agentKey, { key: sessionKey, metadata: { a2a_context_id: rc.contextId } }, scope.ctx);
         } catch (e) {
           if (!(e instanceof DomainError && e.code === 'session.key_taken')) throw e;
           // A context is its creator's: another caller naming it would read and extend their conversation.
@@ -187,12 +177,12 @@ export class A2aServer {
           },
         };
         try {
-          const result = await this.inputs.input(agentKey, sessionKey, { type: 'input_message', messages: [{ type: 'text', content: content || '(empty message)' }], external_id: `a2a:${rc.taskId}` }, scope.ctx, sink, true);
+          const result = await this.runs.input(agentKey, sessionKey, { type: 'input_message', messages: [{ type: 'text', content: content || '(empty message)' }], external_id: `a2a:${rc.taskId}` }, scope.ctx, sink, true);
           for (const e of result.events) if (e.type === 'agent_output' && typeof e.content === 'string') answer = e.content;
           const interrupted = result.events.some((e) => e.type === 'session_interrupted');
           if (interrupted) {
             bus.publish(AgentEvent.statusUpdate({ ...base, status: status(TaskState.TASK_STATE_CANCELED) } as never));
-          } else if ((await this.inputs.outstanding(agentKey, sessionKey)).length) {
+          } else if ((await this.runs.outstanding(agentKey, sessionKey)).length) {
             bus.publish(AgentEvent.statusUpdate({ ...base, status: status(TaskState.TASK_STATE_INPUT_REQUIRED) } as never));
           } else {
             bus.publish(AgentEvent.artifactUpdate({ ...base, artifact: { artifactId: `${rc.taskId}-answer`, name: 'answer', description: 'The agent\'s answer', parts: [text(answer)], metadata: undefined, extensions: [] }, append: false, lastChunk: true } as never));
@@ -210,7 +200,7 @@ export class A2aServer {
       },
       cancelTask: async (taskId: string, bus: ExecutionEventBus) => {
         const turn = this.running.get(taskId);
-        if (turn) await this.inputs.input(turn.agentKey, turn.sessionKey, { type: 'interrupt' }, turn.ctx).catch(() => undefined);
+        if (turn) await this.runs.input(turn.agentKey, turn.sessionKey, { type: 'interrupt' }, turn.ctx).catch(() => undefined);
         const contextId = turn ? turn.sessionKey : '';
         bus.publish(AgentEvent.statusUpdate({ taskId, contextId, metadata: undefined, status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: now() } } as never));
         bus.finished();

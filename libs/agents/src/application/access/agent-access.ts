@@ -1,11 +1,11 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
-import { allows, assertAssignable, Authenticator, Capability, capabilitiesOf, CorpusRoleName, AgentRoleName, ApiRole, intersect, NO_GRANTS } from '@lib/auth';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { allows, assertAssignable, Capability, capabilitiesOf, CorpusRoleName, AgentRoleName, ApiRole, intersect, NO_GRANTS } from '@lib/auth';
 import { SecretBox } from '@lib/llms';
 import { Actor, CommandContext, EVENT_STORE, EventStore, invalid, StreamWriter, streamId } from '@lib/platform';
 import { agentNotFound } from '../../domain/agent';
 import { AgentIdentityEvent, AgentSecretsEvent, autoRoles, checkSecrets, identityFold, IdentityRoles, IdentityState, masked, secretsFold, SecretsState } from '../../domain/agent-access';
 import { AgentWriter, agentStream } from '../agent-writer';
+import { CAPABILITY_LOOKUP, CapabilityLookup } from './capability-lookup.port';
 import type { Configurer } from './configurer-rights';
 
 const secretsStream = (agentId: string) => streamId('agent_secrets', agentId);
@@ -70,7 +70,8 @@ export class AgentIdentities {
     private readonly agents: AgentWriter,
     private readonly streams: StreamWriter,
     @Inject(EVENT_STORE) private readonly events: EventStore,
-    private readonly modules: ModuleRef,
+    // Optional: a composition that leaves out the auth module binds none (and the agent's tools get no rights).
+    @Optional() @Inject(CAPABILITY_LOOKUP) private readonly lookup?: CapabilityLookup,
   ) {}
 
   private async agent(agentKey: string) {
@@ -134,12 +135,12 @@ export class AgentIdentities {
       agentRoles: identity.agent_roles.map((r) => ({ agentKey: r.agent_key, role: r.role as AgentRoleName })),
     });
     const configurers = await this.configurers(agentKey, agent.agentId, identity.mode);
-    const authenticator = this.authenticator();
-    // Fails closed: without the authenticator (a composition that leaves out the auth module) nobody's rights can be
+    const lookup = this.lookup;
+    // Fails closed: without the lookup (a composition that leaves out the auth module) nobody's rights can be
     // read now, so the agent's tools get none rather than the identity's unbounded.
-    if (!authenticator && configurers.length) return [];
+    if (!lookup && configurers.length) return [];
     for (const actor of configurers) {
-      const bound = await authenticator!.capabilitiesNow(actor);
+      const bound = await lookup!.capabilitiesNow(actor);
       if (bound) caps = intersect(caps, bound);
     }
     return caps;
@@ -156,17 +157,6 @@ export class AgentIdentities {
       if (set[0]) actors.push(set[0].metadata.actor);
     }
     return actors;
-  }
-
-  private found?: Authenticator;
-
-  // Looked up on first use (then kept): the authenticator belongs to the auth module, which this one does not import.
-  private authenticator(): Authenticator | undefined {
-    try {
-      return (this.found ??= this.modules.get(Authenticator, { strict: false }));
-    } catch {
-      return undefined;
-    }
   }
 
   /** Whether the agent, acting as its identity, may read a corpus (its tools use the identity's permissions). */

@@ -1,11 +1,9 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
-import { CLOCK, Clock, CommandContext, DomainError, EVENT_STORE, EventStore, Fold, LEASES, Leases, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, WokenRunner } from '@lib/platform';
+import { CLOCK, Clock, CommandContext, DomainError, EVENT_STORE, EventStore, LEASES, Leases, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, WokenRunner } from '@lib/platform';
 import { connectorMessageFold, ConnectorMessageEvent, ConnectorMessageState, decideAnswer, decideDelivery } from '../../domain/connector-message';
 import { CONNECTOR_DELIVERIES, ConnectorDeliveryRow } from '../../read-models';
-import { Sessions } from '../sessions/sessions';
-import { SessionInputs } from '../turn/session-inputs';
+import { AGENT_RUNS, AgentRuns } from '../runs/agent-runs.port';
 import { Connectors } from './connectors';
 import { ConnectorPlatforms } from './connector-webhooks';
 import { connectorPlatformSettings } from './platform';
@@ -48,7 +46,9 @@ export class ConnectorReplier implements OnApplicationBootstrap, OnApplicationSh
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly streams: StreamWriter,
-    private readonly modules: ModuleRef,
+    @Inject(AGENT_RUNS) private readonly runs: AgentRuns,
+    private readonly connectors: Connectors,
+    private readonly platforms: ConnectorPlatforms,
   ) {
     this.maxConcurrent = connectorPlatformSettings(config.env).maxConcurrentReplies;
   }
@@ -85,7 +85,7 @@ export class ConnectorReplier implements OnApplicationBootstrap, OnApplicationSh
       if (state.status !== 'received' || state.done) return;
       if (state.retryAt && Date.parse(state.retryAt) > this.clock.now().getTime()) return;
       const r = state.received;
-      const connector = await this.modules.get(Connectors, { strict: false }).live(r.agentKey, r.connectorId);
+      const connector = await this.connectors.live(r.agentKey, r.connectorId);
       if (!connector) return; // Deleted: its deliveries went with it.
       if (state.answer === undefined) {
         const { text, failed } = await this.answer(state, lease.signal);
@@ -97,13 +97,13 @@ export class ConnectorReplier implements OnApplicationBootstrap, OnApplicationSh
       const attempt = s.attempts + 1;
       let outcome: { ok: true } | { ok: false; error: string };
       try {
-        await this.modules.get(ConnectorPlatforms, { strict: false }).of(r.type).reply(connector, r.replyTo, s.answer ?? '');
+        await this.platforms.of(r.type).reply(connector, r.replyTo, s.answer ?? '');
         outcome = { ok: true };
       } catch (e) {
         outcome = { ok: false, error: (e as Error).message };
         this.log.warn(`connector ${r.connectorId} reply attempt ${attempt} failed: ${outcome.error}`);
       }
-      const base = this.modules.get(ConnectorPlatforms, { strict: false }).settings.retryBaseMs;
+      const base = this.platforms.settings.retryBaseMs;
       await this.write(stream, (st) => decideDelivery(st, attempt, outcome, base, this.clock.now()), `deliver-${attempt}`);
     } finally {
       await lease.release();
@@ -113,17 +113,15 @@ export class ConnectorReplier implements OnApplicationBootstrap, OnApplicationSh
   /** Runs the turn once: a retry after a crash finds its input by `external_id` and reads the answer it left. */
   private async answer(state: Received, signal: AbortSignal): Promise<{ text: string; failed: boolean }> {
     const r = state.received;
-    const sessions = this.modules.get(Sessions, { strict: false });
-    const inputs = this.modules.get(SessionInputs, { strict: false });
     const ctx = this.ctx(`connector:${r.connectorId}:${r.deliveryId}`, 'turn');
     try {
-      await sessions.create(r.agentKey, { key: r.sessionKey, name: `${r.type} ${r.conversation}`.slice(0, 255), metadata: { connector: { id: r.connectorId, type: r.type, conversation: r.conversation } } }, ctx);
+      await this.runs.create(r.agentKey, { key: r.sessionKey, name: `${r.type} ${r.conversation}`.slice(0, 255), metadata: { connector: { id: r.connectorId, type: r.type, conversation: r.conversation } } }, ctx);
     } catch (e) {
       if (!(e instanceof DomainError && e.code === 'session.key_taken')) return { text: `Sorry, I cannot answer right now (${(e as Error).message}).`, failed: true };
     }
     const externalId = `connector:${r.deliveryId}`;
     try {
-      const result = await inputs.input(r.agentKey, r.sessionKey, { type: 'input_message', messages: [{ type: 'text', content: r.text || '(empty message)' }], external_id: externalId }, ctx, undefined, false, signal);
+      const result = await this.runs.input(r.agentKey, r.sessionKey, { type: 'input_message', messages: [{ type: 'text', content: r.text || '(empty message)' }], external_id: externalId }, ctx, undefined, false, signal);
       // The final response: a text answer, or a structured step's JSON (always posted, whatever is hidden).
       const outputs = result.events.filter((e) => e.type === 'agent_output' || e.type === 'structured_output');
       if (outputs.length) return { text: textOf(outputs[outputs.length - 1].content), failed: false };
@@ -136,7 +134,7 @@ export class ConnectorReplier implements OnApplicationBootstrap, OnApplicationSh
   }
 
   private async earlierAnswer(agentKey: string, sessionKey: string, externalId: string): Promise<string | undefined> {
-    const { session } = await this.modules.get(Sessions, { strict: false }).active(agentKey, sessionKey);
+    const { session } = await this.runs.active(agentKey, sessionKey);
     const inputId = session.externalIds.get(externalId);
     const from = session.events.findIndex((e) => e.data.eventId === inputId);
     if (from < 0) return undefined;

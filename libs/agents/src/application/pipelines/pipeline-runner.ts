@@ -1,18 +1,15 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
 import pLimit from 'p-limit';
 import { ExtractionPool } from '@lib/extraction';
-import { SecretBox } from '@lib/llms';
-import { CLOCK, Clock, CommandContext, DURABLE_TIMERS, DueTimer, DurableTimers, EVENT_STORE, EventStore, Fold, LEASES, Leases, PIPELINES_OUTBOUND_HTTP, OutboundHttp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, WokenRunner, WokenWork } from '@lib/platform';
+import { CLOCK, Clock, CommandContext, DURABLE_TIMERS, DueTimer, DurableTimers, EVENT_STORE, EventStore, LEASES, Leases, PIPELINES_OUTBOUND_HTTP, OutboundHttp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, WokenRunner, WokenWork } from '@lib/platform';
 import { decideCloseRun, decideFireTrigger, decideSourceSynced, PipelineEvent, pipelineFold, PipelineState } from '../../domain/pipeline';
 import { ActiveRun, boundRecord, pendingRecords } from '../../domain/pipeline-run';
 import { PIPELINES, PipelineRow } from '../../read-models';
-import { Sessions } from '../sessions/sessions';
-import { SessionInputs } from '../turn/session-inputs';
+import { AGENT_RUNS, AgentRuns } from '../runs/agent-runs.port';
 import { nextTriggerDue, PIPELINE_TIMER_KIND, pipelineTimerId, PipelineTimerPayload } from './pipeline-cadence';
 import { ensureRunCreated, runStream } from './pipeline-runs';
-import { pipelineStream } from './pipelines';
+import { Pipelines, pipelineStream } from './pipelines';
 import { processRecord } from './record-processor';
 import { RunLog } from './run-log';
 import { SOURCE_CLIENTS, SourceFetchResult } from './sources';
@@ -60,7 +57,9 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     @Inject(PIPELINES_OUTBOUND_HTTP) private readonly outbound: OutboundHttp,
     private readonly streams: StreamWriter,
-    private readonly modules: ModuleRef,
+    @Inject(AGENT_RUNS) private readonly runs: AgentRuns,
+    private readonly extraction: ExtractionPool,
+    private readonly pipelines: Pipelines,
   ) {}
 
   onModuleInit(): void {
@@ -178,7 +177,7 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
           // Incremental: what the last full sync saw is asked for conditionally (a 304 is no record).
           versions: created.syncMode === 'incremental' && !created.retry ? (pipeline.synced?.versions ?? {}) : null,
           known: new Set((log.state as ActiveRun).order),
-          extract: (file, name) => this.modules.get(ExtractionPool, { strict: false }).extract(file, name, { extractTables: false }),
+          extract: (file, name) => this.extraction.extract(file, name, { extractTables: false }),
           signal: stop,
           env: this.config.env,
           onRecord: (record) => log.write((s) => (s.status === 'running' && !s.records[record.recordId] ? [{ type: 'PipelineRecordFetched', data: { runId, record: boundRecord(record), fetchedAt: this.clock.now().toISOString() } }] : []), this.ctx(runId, `fetch|${record.recordId}`)),
@@ -190,10 +189,8 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
       const { seen, complete } = result;
       if (!cancelled.aborted) await log.write((s) => (s.status === 'running' && !s.fetchEnded ? [{ type: 'PipelineRunFetchEnded', data: { runId, fetched: s.counts.fetched, error, seen, complete: complete && !error, endedAt: this.clock.now().toISOString() } }] : []), this.ctx(runId, 'fetched'));
     }
-    const sessions = this.modules.get(Sessions, { strict: false });
-    const inputs = this.modules.get(SessionInputs, { strict: false });
     const limit = pLimit(created.processingOptions.max_concurrent_records);
-    const deps = { sessions, inputs, clock: this.clock, ctx: (step: string) => this.ctx(runId, step) };
+    const deps = { sessions: this.runs, inputs: this.runs, clock: this.clock, ctx: (step: string) => this.ctx(runId, step) };
     // Records already dispatched finish; a cancel or a lost lease stops the ones still queued.
     await Promise.all(pendingRecords(log.state as ActiveRun).map((id) => limit(() => (stop.aborted ? undefined : processRecord(deps, log, id, leaseSignal, this.shutdown.signal)))));
     if (leaving.aborted) return;
@@ -223,7 +220,7 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
   /** The source's sealed credential, opened only here, for one run's fetch. */
   private opened(pipeline: Extract<PipelineState, { status: 'active' }>): Record<string, string> {
     if (!pipeline.sealedAuth) return {};
-    return this.modules.get(SecretBox, { strict: false }).open(pipeline.sealedAuth as unknown as Parameters<SecretBox['open']>[0], `pipeline:${pipeline.pipelineId}`) as Record<string, string>;
+    return this.pipelines.openAuth(pipeline.pipelineId, pipeline.sealedAuth);
   }
 
   /** The generic `auth` (bearer / header) as request headers. */

@@ -155,6 +155,11 @@ export class Pipelines {
     if (pending) await this.timers.cancel(pipelineTimerId(pipelineId, pending));
   }
 
+  /** A pipeline's source credential in clear, for one run's fetch (sealed here, bound to `pipeline:<pipelineId>`). */
+  openAuth(pipelineId: string, sealedAuth: Sealed): Record<string, string> {
+    return this.box.open(sealedAuth as unknown as Parameters<SecretBox['open']>[0], `pipeline:${pipelineId}`) as Record<string, string>;
+  }
+
   async get(key: string): Promise<Record<string, unknown>> {
     const row = await this.reads.get<PipelineRow>(PIPELINES, key);
     if (!row) throw pipelineNotFound(key);

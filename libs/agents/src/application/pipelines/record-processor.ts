@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Clock, CommandContext, DomainError } from '@lib/platform';
 import { ActiveRun, FetchedRecord, PIPELINE_MAX_ATTEMPTS } from '../../domain/pipeline-run';
-import type { Sessions } from '../sessions/sessions';
-import type { SessionInputs } from '../turn/session-inputs';
+import type { AgentRuns } from '../runs/agent-runs.port';
 import { NO_SINK } from '../turn/turn-sink';
 import type { RunLog } from './run-log';
 
@@ -22,6 +21,9 @@ interface AttemptOutcome {
   readonly reason: string | null;
 }
 
+/** What a record's attempts use: the agent's sessions (created, read) and inputs, through the run-an-agent port. */
+type Runs = { sessions: Pick<AgentRuns, 'create' | 'active'>; inputs: Pick<AgentRuns, 'input'> };
+
 /**
  * One record through the pipeline's agent (docs/pipelines.md, Runs): each attempt in its own session whose key
  * and input id derive from (run, record, attempt), so an attempt resumed after a crash finds its session and
@@ -29,7 +31,7 @@ interface AttemptOutcome {
  * or when the record's budget (twice the timeout, from its first attempt) is spent; then one dead letter.
  */
 /** `leaseSignal` aborts the attempt in progress (another worker may hold the run); `stopping` only stops retries (shutdown). */
-export async function processRecord(deps: { sessions: Sessions; inputs: SessionInputs; clock: Clock; ctx: (step: string) => CommandContext }, log: RunLog, recordId: string, leaseSignal: AbortSignal, stopping: AbortSignal = new AbortController().signal): Promise<void> {
+export async function processRecord(deps: Runs & { clock: Clock; ctx: (step: string) => CommandContext }, log: RunLog, recordId: string, leaseSignal: AbortSignal, stopping: AbortSignal = new AbortController().signal): Promise<void> {
   const run = log.state as ActiveRun;
   const { runId, pipelineId, pipelineKey, agentKey, processingOptions, sourceRecordMetadata } = run.created;
   const record = await log.record(recordId);
@@ -64,7 +66,7 @@ export async function processRecord(deps: { sessions: Sessions; inputs: SessionI
 }
 
 async function attemptOnce(
-  deps: { sessions: Sessions; inputs: SessionInputs; ctx: (step: string) => CommandContext },
+  deps: Runs & { ctx: (step: string) => CommandContext },
   a: { runId: string; pipelineKey: string; agentKey: string; attempt: number; record: FetchedRecord; metadata: Record<string, unknown> },
   limitMs: number,
   leaseSignal: AbortSignal,
@@ -93,7 +95,7 @@ async function attemptOnce(
 }
 
 /** The input was stored before a crash: the session says how its turn went (an answer, or nothing). */
-async function resumed(deps: { sessions: Sessions }, agentKey: string, sessionKey: string): Promise<AttemptOutcome> {
+async function resumed(deps: Pick<Runs, 'sessions'>, agentKey: string, sessionKey: string): Promise<AttemptOutcome> {
   const { session } = await deps.sessions.active(agentKey, sessionKey);
   const answer = [...session.events].reverse().find((e) => e.type === 'SessionAgentOutput');
   if (!session.turn && answer) return { status: 'completed', sessionKey, reason: cut(String((answer.data as { content?: string }).content ?? ''), 1000) || null };

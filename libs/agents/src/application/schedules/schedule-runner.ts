@@ -1,11 +1,9 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
-import { CLOCK, Clock, CommandContext, DomainError, DURABLE_TIMERS, DueTimer, DurableTimers, EVENT_STORE, EventStore, Fold, LEASES, Leases, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, WokenRunner } from '@lib/platform';
+import { CLOCK, Clock, CommandContext, DomainError, DURABLE_TIMERS, DueTimer, DurableTimers, EVENT_STORE, EventStore, LEASES, Leases, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, WokenRunner } from '@lib/platform';
 import { decideAttempt, decideFireSchedule, SCHEDULE_MAX_ATTEMPTS, ScheduleEvent, scheduleFold, ScheduleState } from '../../domain/schedule';
 import { AGENTS, AgentRow, SCHEDULE_EXECUTIONS, ScheduleExecutionRow, scheduleIdentity, SCHEDULE_RUNS, ScheduleRunRow } from '../../read-models';
-import { Sessions } from '../sessions/sessions';
-import { SessionInputs } from '../turn/session-inputs';
+import { AGENT_RUNS, AgentRuns } from '../runs/agent-runs.port';
 import { NO_SINK, TurnSink } from '../turn/turn-sink';
 import { dueTimesBetween, nextDue } from './cadence';
 import { SCHEDULE_TIMER_KIND, scheduleStream, scheduleTimerId, ScheduleTimerPayload } from './schedules';
@@ -47,7 +45,7 @@ export class ScheduleRunner implements OnModuleInit, OnApplicationBootstrap, OnA
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly streams: StreamWriter,
-    private readonly modules: ModuleRef,
+    @Inject(AGENT_RUNS) private readonly runs: AgentRuns,
   ) {}
 
   onModuleInit(): void {
@@ -143,12 +141,10 @@ export class ScheduleRunner implements OnModuleInit, OnApplicationBootstrap, OnA
 
   /** One attempt: a new tagged session with the schedule's message, its turn watched for stalls. */
   private async attempt(state: Extract<ScheduleState, { status: 'active' }>, runId: string, dueAt: string, attempt: number, leaseSignal: AbortSignal): Promise<{ status: 'success' | 'error'; sessionKey: string | null; errorMessage: string | null }> {
-    const sessions = this.modules.get(Sessions, { strict: false });
-    const inputs = this.modules.get(SessionInputs, { strict: false });
     const sessionKey = `sched-${createHash('sha256').update(`${runId}#${attempt}`).digest('hex').slice(0, 20)}`;
     const ctx = this.ctx(`${runId}#${attempt}`, 'run');
     try {
-      await sessions.create(state.agentKey, { key: sessionKey, name: `${state.settings.name} (${dueAt})`, metadata: { ...state.settings.session_metadata, scheduled_execution: { schedule_key: state.key, run_id: runId, due_at: dueAt, attempt } } }, ctx);
+      await this.runs.create(state.agentKey, { key: sessionKey, name: `${state.settings.name} (${dueAt})`, metadata: { ...state.settings.session_metadata, scheduled_execution: { schedule_key: state.key, run_id: runId, due_at: dueAt, attempt } } }, ctx);
     } catch (e) {
       // Created by an earlier try of this attempt (a crash between creating and recording): go on with it.
       if (!(e instanceof DomainError && e.code === 'session.key_taken')) return { status: 'error', sessionKey: null, errorMessage: (e as Error).message };
@@ -162,7 +158,7 @@ export class ScheduleRunner implements OnModuleInit, OnApplicationBootstrap, OnA
     };
     const sink: TurnSink = { ...NO_SINK, event: progress, delta: progress, contextConsumed: progress, activity: progress };
     try {
-      await inputs.input(state.agentKey, sessionKey, { type: 'input_message', messages: state.settings.message.map((m) => ({ type: 'text', content: m.content })), external_id: `${runId}#${attempt}` }, ctx, sink, true, AbortSignal.any([stall.signal, leaseSignal]));
+      await this.runs.input(state.agentKey, sessionKey, { type: 'input_message', messages: state.settings.message.map((m) => ({ type: 'text', content: m.content })), external_id: `${runId}#${attempt}` }, ctx, sink, true, AbortSignal.any([stall.signal, leaseSignal]));
       if (stall.signal.aborted) return { status: 'error', sessionKey, errorMessage: `stalled: no progress for ${state.settings.stall_timeout_seconds} s` };
       return { status: 'success', sessionKey, errorMessage: null };
     } catch (e) {

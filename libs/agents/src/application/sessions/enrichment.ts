@@ -7,6 +7,7 @@ import { ToolConfigurations } from '../tool-configurations/tool-configurations';
 import { ToolServers } from '../tool-servers/tool-servers';
 import { ToolCaller } from '../tools/tool-caller';
 import { applyOverrides, UnresolvedRef } from '../tools/argument-overrides';
+import type { ToolContext } from '../tools/tool.port';
 import type { ActiveAgent } from '../../domain/agent';
 
 /** Who creates a session, as enrichment sees it (`session.caller`): from the authenticated request only. */
@@ -68,7 +69,7 @@ export class SessionEnrichment {
         currentDate: this.clock.now().toISOString(),
         tools: {},
       };
-      const ctx = { agentKey: agent.key, sessionKey: key, now: this.clock.now(), signal: new AbortController().signal, canReadCorpus: async () => false, refs };
+      const ctx: ToolContext = { agentKey: agent.key, sessionKey: key, now: this.clock.now(), signal: new AbortController().signal, canReadCorpus: async () => false, refs, callTool: (t, n, a, c, tc) => this.caller.call(t, n, a, c, tc) };
       const result = await this.caller.call({ ...tool, max_execution_time_seconds: call.timeout_seconds ?? DEFAULT_TIMEOUT_S }, call.tool, args, ctx, context);
       if (result.failure) {
         const reason = String(result.output.error ?? 'failed');

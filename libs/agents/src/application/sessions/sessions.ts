@@ -12,22 +12,8 @@ import { AgentWriter } from '../agent-writer';
 import { compileCondition } from '../conditions';
 import { SessionStore, sessionStream } from './session-store';
 
-export interface SessionRequest {
-  readonly key?: string;
-  readonly name?: string;
-  readonly description?: string;
-  readonly metadata?: Record<string, unknown>;
-  readonly enabled?: boolean;
-  readonly tti_minutes?: number;
-  readonly secrets?: Record<string, string>;
-  readonly from_session?: { readonly agent_key?: string; readonly session_key: string; readonly include_up_to_event_id?: string | null };
-  /** Set by the sub_agent tool, never from a request body. */
-  readonly created_by?: SessionCreator;
-  /** Set when the session is created through an alias, never from a request body. */
-  readonly alias_key?: string;
-  /** Set for end-user sessions, never from a request body. */
-  readonly end_user?: string;
-}
+import type { SessionRequest } from '../runs/agent-runs.port';
+export type { SessionRequest };
 
 export type { ActiveAgent };
 

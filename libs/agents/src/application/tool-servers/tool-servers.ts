@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
 import { SecretBox } from '@lib/llms';
 import { CommandContext, conflict, DomainError, findMatching, ID_GENERATOR, IdGenerator, invalid, notFound, TOOLS_OUTBOUND_HTTP, OutboundHttp, outboundRefusal, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
 import { listServerTools, McpTarget } from '../../adapters/mcp/mcp-client';
@@ -9,7 +8,8 @@ import { decideCreateToolServer, decideUpdateToolServer, ToolServerEvent, toolSe
 import { AGENTS, AgentRow, CatalogToolRow, catalogToolView, TOOL_CATALOG, TOOL_SERVERS, ToolServerRow, toolServerView, USER_TOOLS, UserToolRow, userToolView } from '../../read-models';
 import type { ReferenceCheck } from '../agent-writer';
 import { builtinTools } from '../tools/builtin-catalog';
-import { AGENT_TOOLS, ToolAttachments, ToolRegistry } from '../tools/tool.port';
+import { ToolAttachments, ToolRegistry } from '../tools/tool.port';
+import { ToolRegistryHolder } from '../tools/tool-registry-holder';
 import { Configurer, ConfigurerRights, SharedConfiguration } from '../access/configurer-rights';
 
 const stream = (id: string) => streamId('tool_server', id);
@@ -40,13 +40,13 @@ export class ToolServers implements ToolAttachments {
     @Inject(TOOLS_OUTBOUND_HTTP) private readonly outbound: OutboundHttp,
     @Inject(PROJECTION_PROGRESS) private readonly progress: ProjectionProgress,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
-    private readonly modules: ModuleRef,
+    private readonly registryHolder: ToolRegistryHolder,
     private readonly rights: ConfigurerRights,
   ) {}
 
-  /** The tool registry, looked up when needed: the mcp tool in it needs this service first. */
+  /** The tool registry, bound after this service is built: the mcp tool in it needs this service first. */
   private get registry(): ToolRegistry {
-    return this.modules.get<symbol, ToolRegistry>(AGENT_TOOLS, { strict: false });
+    return this.registryHolder.registry;
   }
 
   private write(id: string, decide: (s: ToolServerState) => ToolServerEvent[], ctx: CommandContext) {

@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
 import { CommandContext, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
 import { LambdaOutcome, LambdaSandbox, LambdaToolSpec } from '../../adapters/lambda/lambda-sandbox';
 import type { ToolConfig } from '../../domain/agent-config';
@@ -7,9 +6,9 @@ import { LAMBDA_MAX_DEPTH, lambdaDeadlineSeconds, LambdaToolSettings } from '../
 import { USER_TOOLS, UserToolRow } from '../../read-models';
 import { ArtifactStore } from '../sessions/artifact-store';
 import { ToolServers } from '../tool-servers/tool-servers';
-import { ToolCaller } from './tool-caller';
 import { applyOverrides, RefSources, UnresolvedRef } from './argument-overrides';
-import { AGENT_TOOLS, Tool, ToolContext, ToolDefinition, ToolRegistry, ToolResult } from './tool.port';
+import { Tool, ToolContext, ToolDefinition, ToolRegistry, ToolResult } from './tool.port';
+import { ToolRegistryHolder } from './tool-registry-holder';
 
 /** Largest artifact `artifacts.download` copies into a sandbox. */
 const MAX_DOWNLOAD_BYTES = 50 * 1024 * 1024;
@@ -26,7 +25,8 @@ export class LambdaTool implements Tool {
     private readonly sandbox: LambdaSandbox,
     private readonly store: ArtifactStore,
     @Inject(READ_STORE) private readonly reads: ReadStore,
-    private readonly modules: ModuleRef,
+    private readonly servers: ToolServers,
+    private readonly tools: ToolRegistryHolder,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
   ) {}
 
@@ -55,7 +55,7 @@ export class LambdaTool implements Tool {
     });
     // The lambda's tools see the hosting agent's metadata and secrets and the session's metadata: nothing else.
     const refs: RefSources = { agentSecrets: ctx.refs?.agentSecrets ?? {}, agentMetadata: ctx.refs?.agentMetadata ?? {}, sessionSecrets: {}, sessionMetadata: ctx.refs?.sessionMetadata ?? {} };
-    const inner: ToolContext = { agentKey: ctx.agentKey, sessionKey: ctx.sessionKey, session: ctx.session, now: ctx.now, signal: ctx.signal, canReadCorpus: ctx.canReadCorpus, canWriteCorpus: ctx.canWriteCorpus, canUseAgent: ctx.canUseAgent, command: ctx.command, refs, lambdaDepth: (ctx.lambdaDepth ?? 0) + 1 };
+    const inner: ToolContext = { agentKey: ctx.agentKey, sessionKey: ctx.sessionKey, session: ctx.session, now: ctx.now, signal: ctx.signal, canReadCorpus: ctx.canReadCorpus, canWriteCorpus: ctx.canWriteCorpus, canUseAgent: ctx.canUseAgent, command: ctx.command, refs, lambdaDepth: (ctx.lambdaDepth ?? 0) + 1, runs: ctx.runs, callTool: ctx.callTool };
     return this.sandbox.run({
       code: settings.code,
       run: true,
@@ -75,7 +75,9 @@ export class LambdaTool implements Tool {
           if (e instanceof UnresolvedRef) return { ok: false, error: e.message };
           throw e;
         }
-        const result = await this.caller.call(tool, name, resolved, inner, { agent: { key: ctx.agentKey }, session: { key: ctx.sessionKey, metadata: refs.sessionMetadata }, currentDate: ctx.now.toISOString(), tools: {} });
+        // Whoever runs a lambda gives the way to call its composed tools (a turn, enrichment, the test route).
+        if (!ctx.callTool) throw new Error('a lambda called a composed tool without a way to call tools in its context');
+        const result = await ctx.callTool(tool, name, resolved, inner, { agent: { key: ctx.agentKey }, session: { key: ctx.sessionKey, metadata: refs.sessionMetadata }, currentDate: ctx.now.toISOString(), tools: {} });
         return result.error ? { ok: false, error: String(result.output.error ?? 'the tool failed') } : { ok: true, output: result.output };
       },
       onArtifact: async (artifactId) => {
@@ -106,16 +108,9 @@ export class LambdaTool implements Tool {
     return most;
   }
 
+  /** Bound after this tool is built: the registry holds it. */
   private get registry(): ToolRegistry {
-    return this.modules.get<symbol, ToolRegistry>(AGENT_TOOLS, { strict: false });
-  }
-
-  private get caller(): ToolCaller {
-    return this.modules.get(ToolCaller, { strict: false });
-  }
-
-  private get servers(): ToolServers {
-    return this.modules.get(ToolServers, { strict: false });
+    return this.tools.registry;
   }
 }
 

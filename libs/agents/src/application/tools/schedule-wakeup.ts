@@ -1,9 +1,8 @@
 import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
 import { Clock, CLOCK, CommandContext, ConcurrencyError, DURABLE_TIMERS, DueTimer, DurableTimers, EVENT_STORE, EventStore, ID_GENERATOR, IdGenerator, streamId } from '@lib/platform';
 import type { ToolConfig } from '../../domain/agent-config';
 import { WAKEUP_SCHEDULER, WAKEUP_TIMER_KIND } from '../agent-timers';
-import { SessionInputs } from '../turn/session-inputs';
+import { AGENT_RUNS, AgentRuns } from '../runs/agent-runs.port';
 import type { Tool, ToolContext, ToolDefinition, ToolResult } from './tool.port';
 
 /** Longest a wakeup may be put off. */
@@ -87,7 +86,7 @@ export class WakeupHandler implements OnModuleInit {
 
   constructor(
     @Optional() @Inject(DURABLE_TIMERS) private readonly timers: DurableTimers | undefined,
-    private readonly modules: ModuleRef,
+    @Inject(AGENT_RUNS) private readonly runs: AgentRuns,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -97,11 +96,10 @@ export class WakeupHandler implements OnModuleInit {
 
   async fire(timer: DueTimer): Promise<void> {
     const p = timer.payload as WakeupPayload;
-    const inputs = this.modules.get(SessionInputs, { strict: false });
     const ctx: CommandContext = { actor: { type: 'system', id: 'wakeup' }, requestId: timer.timerId, commandId: timer.timerId, now: this.clock.now() };
     const content = p.reason ? `[Scheduled wakeup — ${p.reason}] ${p.prompt}` : `[Scheduled wakeup] ${p.prompt}`;
     try {
-      await inputs.input(p.agentKey, p.sessionKey, { type: 'input_message', messages: [{ type: 'text', content }], behavior: 'follow_up', external_id: timer.timerId }, ctx);
+      await this.runs.input(p.agentKey, p.sessionKey, { type: 'input_message', messages: [{ type: 'text', content }], behavior: 'follow_up', external_id: timer.timerId }, ctx);
     } catch (e) {
       this.log.warn(`wakeup ${timer.timerId} of session ${p.agentKey}/${p.sessionKey} could not run: ${(e as Error).message}`);
     }

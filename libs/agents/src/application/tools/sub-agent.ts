@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
 import { CommandContext, DomainError, ID_GENERATOR, IdGenerator } from '@lib/platform';
 import type { ToolConfig } from '../../domain/agent-config';
-import { Sessions } from '../sessions/sessions';
-import { SessionInputs } from '../turn/session-inputs';
+import type { AgentRuns } from '../runs/agent-runs.port';
 import type { Tool, ToolContext, ToolDefinition, ToolResult } from './tool.port';
 import { NO_SINK } from '../turn/turn-sink';
 
@@ -26,10 +24,7 @@ const err = (message: string): ToolResult => ({ output: { error: message }, erro
  */
 @Injectable()
 export class SubAgentTool implements Tool {
-  constructor(
-    private readonly modules: ModuleRef,
-    @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
-  ) {}
+  constructor(@Inject(ID_GENERATOR) private readonly ids: IdGenerator) {}
 
   definition(name: string, config: ToolConfig): ToolDefinition {
     const c = config.sub_agent_configuration as { agent_key: string; session_mode?: string };
@@ -58,8 +53,10 @@ export class SubAgentTool implements Tool {
     const depth = (ctx.command && SUB_AGENT_DEPTH.get(ctx.command)) ?? 0;
     if (depth >= MAX_SUB_AGENT_DEPTH) return err(`sub-agents may call sub-agents ${MAX_SUB_AGENT_DEPTH} deep at most`);
     if (!ctx.canUseAgent || !(await ctx.canUseAgent(c.agent_key))) return err(`agent "${c.agent_key}" does not exist or this agent's identity may not use it`);
-    const sessions = this.modules.get(Sessions, { strict: false });
-    const inputs = this.modules.get(SessionInputs, { strict: false });
+    // The turn that runs this tool gives the run-an-agent port (the tool cannot inject it: the port's sessions run
+    // turns, whose tools include this one).
+    if (!ctx.runs) throw new Error('the sub_agent tool ran without the run-an-agent port in its context');
+    const runs = ctx.runs;
     const child: CommandContext = {
       actor: { type: 'agent', id: ctx.agentKey },
       requestId: ctx.command?.requestId ?? `sub-${this.ids.uuid()}`,
@@ -71,8 +68,8 @@ export class SubAgentTool implements Tool {
     let key: string;
     let exists = false;
     try {
-      ({ key, exists } = await this.sessionFor(sessions, c.agent_key, mode, args.session_key, creator));
-      if (!exists) await sessions.create(c.agent_key, { key, metadata: c.session_metadata ?? {}, ...(Number.isInteger(args.session_tti_minutes) ? { tti_minutes: args.session_tti_minutes as number } : {}), created_by: creator }, child);
+      ({ key, exists } = await this.sessionFor(runs, c.agent_key, mode, args.session_key, creator));
+      if (!exists) await runs.create(c.agent_key, { key, metadata: c.session_metadata ?? {}, ...(Number.isInteger(args.session_tti_minutes) ? { tti_minutes: args.session_tti_minutes as number } : {}), created_by: creator }, child);
     } catch (e) {
       if (e instanceof DomainError) return err(e.message);
       throw e;
@@ -82,7 +79,7 @@ export class SubAgentTool implements Tool {
       ? { ...NO_SINK, event: (agentEvent: Record<string, unknown>) => activity({ type: 'tool_activity', tool_call_id: ctx.toolCallId, tool_configuration_name: ctx.toolConfigurationName, tool_name: 'sub_agent', activity_type: 'sub_agent', agent_event: agentEvent, created_at: new Date().toISOString() }) }
       : NO_SINK;
     try {
-      const result = await inputs.input(c.agent_key, key, { type: 'input_message', messages: [{ type: 'text', content: args.message }] }, child, sink, false, ctx.signal);
+      const result = await runs.input(c.agent_key, key, { type: 'input_message', messages: [{ type: 'text', content: args.message }] }, child, sink, false, ctx.signal);
       const answer = [...result.events].reverse().find((e) => e.type === 'agent_output' || e.type === 'structured_output');
       if (result.error) return { output: { agent_key: c.agent_key, session_key: key, error: result.error.message }, error: true };
       if (result.outcome === 'client_tool') return { output: { agent_key: c.agent_key, session_key: key, error: 'the agent waits for a client tool, which a sub-agent cannot run' }, error: true };
@@ -94,15 +91,15 @@ export class SubAgentTool implements Tool {
   }
 
   /** The session a call goes to, by mode; scoped sessions answer only to who created them. */
-  private async sessionFor(sessions: Sessions, agentKey: string, mode: Mode, requested: unknown, creator: { agentKey: string; sessionKey: string; toolConfigurationName: string }): Promise<{ key: string; exists: boolean }> {
+  private async sessionFor(runs: AgentRuns, agentKey: string, mode: Mode, requested: unknown, creator: { agentKey: string; sessionKey: string; toolConfigurationName: string }): Promise<{ key: string; exists: boolean }> {
     if (mode === 'ephemeral') return { key: `sub_${this.ids.uuid().replace(/-/g, '')}`, exists: false };
     if (mode === 'persistent') {
       const key = `sub_${createHash('sha256').update(`${creator.agentKey}\u0000${creator.sessionKey}\u0000${creator.toolConfigurationName}`).digest('hex').slice(0, 40)}`;
-      return { key, exists: (await sessions.exists(agentKey, key)) !== undefined };
+      return { key, exists: (await runs.exists(agentKey, key)) !== undefined };
     }
     if (typeof requested !== 'string' || !requested) return { key: `sub_${this.ids.uuid().replace(/-/g, '')}`, exists: false };
     if (!/^[0-9a-zA-Z_-]{1,50}$/.test(requested)) throw new DomainError('invalid', 'sub_agent.bad_session_key', 'session_key must be 1 to 50 letters, digits, underscores or hyphens');
-    const found = await sessions.exists(agentKey, requested);
+    const found = await runs.exists(agentKey, requested);
     if (!found) return { key: requested, exists: false };
     const allowed = found.agentKey === creator.agentKey && (mode === 'agent_scoped' || found.sessionKey === creator.sessionKey);
     if (!allowed) throw new DomainError('forbidden', 'sub_agent.session_not_yours', `session "${requested}" of agent "${agentKey}" was not created by this ${mode === 'agent_scoped' ? 'agent' : 'session'}`);

@@ -2,6 +2,7 @@ import type { CommandContext } from '@lib/platform';
 import type { AgentConfig, ToolConfig } from '../../domain/agent-config';
 import type { ActiveSession } from '../../domain/session';
 import type { SessionArtifactRecord } from '../../domain/session-events';
+import type { AgentRuns } from '../runs/agent-runs.port';
 import type { RefSources } from './argument-overrides';
 
 /** A function the model may call, in OpenAI's tool shape. */
@@ -41,7 +42,14 @@ export interface ToolContext {
   readonly refs?: RefSources;
   /** How deep in lambdas calling lambdas this call is (0 or absent: called by the model or enrichment). */
   readonly lambdaDepth?: number;
+  /** Runs other agents (the sub_agent tool): given by the turn, absent where no agent may be used. */
+  readonly runs?: AgentRuns;
+  /** Calls another configured tool as a turn calls one (transforms, time limit): a lambda's composed tools. */
+  readonly callTool?: ToolCall;
 }
+
+/** One call of a configured tool by the name it is configured under (`ToolCaller.call`). */
+export type ToolCall = (tool: ToolConfig, name: string, args: Record<string, unknown>, ctx: ToolContext, transformContext: Record<string, unknown>) => Promise<ToolResult>;
 
 export type ToolResult = { readonly output: Record<string, unknown>; readonly error: boolean };
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { findLlm } from '@lib/llms';
 import { Clock, CLOCK, CommandContext, ConcurrencyError, conflict, DomainError, ID_GENERATOR, IdGenerator, invalid, Leases, READ_STORE, ReadStore } from '@lib/platform';
-import type { AgentInput, InputBehavior, SessionApiEvent, SessionEvent } from '../../domain/session-events';
+import type { SessionApiEvent, SessionEvent } from '../../domain/session-events';
 import { apiEventView } from '../../domain/session-events';
 import { ActiveSession, sessionFold } from '../../domain/session';
 import { decideCompactionRequest, decideInputMessage, decideInterrupt, decideToolOutputs, heldInput, pendingCall, Stamp } from '../../domain/session-input';
@@ -14,7 +14,7 @@ import { ToolConfigurations } from '../tool-configurations/tool-configurations';
 import { applyOverrides } from '../tools/argument-overrides';
 import { USER_TOOLS, UserToolRow } from '../../read-models';
 import { clientOutputProblems } from '../tools/client-tool';
-import { TurnOutcome, TurnRunner } from './turn-runner';
+import { TurnRunner } from './turn-runner';
 import { NO_SINK, TurnSink } from './turn-sink';
 
 export const AGENT_LEASES = Symbol('AgentLeases');
@@ -25,18 +25,9 @@ export type AgentCorpusAccess = (agentKey: string, corpusKey: string) => Promise
 export const AGENT_SECRET_VALUES = Symbol('AgentSecretValues');
 export type AgentSecretValues = (agentKey: string) => Promise<Record<string, string>>;
 
-export type InputRequest =
-  | { readonly type: 'input_message'; readonly messages: readonly AgentInput[]; readonly behavior?: InputBehavior; readonly entry_step?: string; readonly external_id?: string; readonly since?: string }
-  | { readonly type: 'interrupt' }
-  | { readonly type: 'compact'; readonly compact_up_to_event_id?: string; readonly compaction_message?: string }
-  | { readonly type: 'tool_output'; readonly tool_outputs: readonly ({ readonly type: 'success'; readonly event_id: string; readonly output: Record<string, unknown> } | { readonly type: 'error'; readonly event_id: string; readonly error: unknown })[] };
-
-export interface InputResult {
-  readonly events: Record<string, unknown>[];
-  /** The turn's failure, after its events were stored (a model that failed, a structured answer that never fit). */
-  readonly error?: DomainError;
-  readonly outcome?: TurnOutcome;
-}
+import type { InputRequest, InputResult } from '../runs/agent-runs.port';
+import { SessionAgentRuns } from '../runs/session-agent-runs';
+export type { InputRequest, InputResult };
 
 /** One turn to run: the session as decided on, the events stored with its start, and where it reports. */
 interface TurnRequest {
@@ -209,6 +200,7 @@ export class SessionInputs {
         canReadCorpus: (corpusKey: string) => this.corpusAccess(agent.key, corpusKey),
         canUseAgent: (agentKey: string) => this.identities.canUseAgent(agent.key, agentKey),
         canWriteCorpus: (corpusKey: string) => this.identities.canWriteCorpus(agent.key, corpusKey),
+        runs: new SessionAgentRuns(this.sessions, this),
         ctx,
         sink,
         streaming,

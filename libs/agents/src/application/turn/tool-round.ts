@@ -73,6 +73,8 @@ export class ToolRound {
       refs: setup.refs,
       canUseAgent: setup.canUseAgent,
       canWriteCorpus: setup.canWriteCorpus,
+      runs: setup.runs,
+      callTool: (tool, name, args, ctx, transformContext) => this.caller.call(tool, name, args, ctx, transformContext),
       activity: setup.sink.activity ? (e) => setup.sink.activity!(e) : undefined,
       command: setup.ctx,
       artifactsNow: () => turn.state.artifacts,

@@ -1,6 +1,7 @@
 import type { CommandContext } from '@lib/platform';
 import type { ActiveSession } from '../../domain/session';
 import type { ActiveAgent } from '../sessions/sessions';
+import type { AgentRuns } from '../runs/agent-runs.port';
 import type { RefSources } from '../tools/argument-overrides';
 import type { TurnSink } from './turn-sink';
 
@@ -18,6 +19,8 @@ export interface TurnSetup {
   readonly canReadCorpus: (corpusKey: string) => Promise<boolean>;
   readonly canUseAgent?: (agentKey: string) => Promise<boolean>;
   readonly canWriteCorpus?: (corpusKey: string) => Promise<boolean>;
+  /** Runs other agents, for the turn's tools (sub_agent). */
+  readonly runs?: AgentRuns;
   /** Whether the agent's model takes images (its registration's `capabilities.image_support`). */
   readonly imageSupport?: boolean;
   readonly ctx: CommandContext;

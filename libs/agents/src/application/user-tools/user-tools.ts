@@ -8,6 +8,7 @@ import { AGENTS, AgentRow, CatalogToolRow, TOOL_CATALOG, USER_TOOLS, UserToolRow
 import type { ReferenceCheck } from '../agent-writer';
 import { builtinToolId } from '../tools/builtin-catalog';
 import { LambdaTool, principalOf } from '../tools/lambda';
+import { ToolCaller } from '../tools/tool-caller';
 import { Configurer, ConfigurerRights, SharedConfiguration } from '../access/configurer-rights';
 
 const stream = (id: string) => streamId('user_tool', id);
@@ -46,6 +47,7 @@ export class UserTools {
     private readonly sandbox: LambdaSandbox,
     private readonly lambda: LambdaTool,
     private readonly rights: ConfigurerRights,
+    private readonly caller: ToolCaller,
   ) {}
 
   private shared = (id: string): SharedConfiguration => ({ kind: 'user_tool', id, label: `Tool "${id}"` });
@@ -224,6 +226,7 @@ export class UserTools {
       canReadCorpus: async () => false,
       refs: { agentSecrets: context?.agent?.secrets ?? {}, agentMetadata: context?.agent?.metadata ?? {}, sessionSecrets: {}, sessionMetadata: context?.session?.metadata ?? {} },
       command: ctx,
+      callTool: (tool, name, args, inner, transformContext) => this.caller.call(tool, name, args, inner, transformContext),
     }, seconds * 1000);
   }
 
