@@ -9,9 +9,10 @@ const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }];
 const moduleNameMapper = {
   '^@lib/platform/(engines|sqlite)$': '<rootDir>/libs/platform/src/$1.ts',
   '^@lib/platform/(kernel|filter|projections)$': '<rootDir>/libs/platform/src/$1/index.ts',
-  '^@lib/(corpora|auth|llms|agents|retrieval)/events$': '<rootDir>/libs/$1/src/events.ts',
-  '^@lib/(platform|corpora|auth|extraction|encoders|llms|retrieval|agents|testing)$': '<rootDir>/libs/$1/src/index.ts',
-  '^@lib/(corpora|auth|llms|agents|retrieval)/read-models$': '<rootDir>/libs/$1/src/read-models/index.ts',
+  '^@lib/(corpora|auth|llms|agents|retrieval|tools|schedules|pipelines|connectors|aliases)/events$': '<rootDir>/libs/$1/src/events.ts',
+  '^@lib/(platform|corpora|auth|extraction|encoders|llms|retrieval|agents|testing|tools|schedules|pipelines|connectors|aliases)$': '<rootDir>/libs/$1/src/index.ts',
+  '^@lib/(corpora|auth|llms|agents|retrieval|tools|schedules|pipelines|connectors|aliases)/read-models$': '<rootDir>/libs/$1/src/read-models/index.ts',
+  '^@lib/agents/runs$': '<rootDir>/libs/agents/src/runs.ts',
   '^@projections$': '<rootDir>/projections/index.ts',
   // @a2a-js/sdk brings jose 6, ESM only: Node loads it (require(esm), Node >= 20.19), jest's module system does
   // not. Under jest the SDK gets the project's jose 5 (CommonJS); it uses jose only to sign agent cards.
