@@ -30,3 +30,4 @@ export * from './work/leases';
 export * from './work/timer';
 export * from './work/durable-timers';
 export * from './work/woken-runner';
+export * from './work/cadence';

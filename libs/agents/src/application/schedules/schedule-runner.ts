@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
-import { CLOCK, Clock, CommandContext, DomainError, DURABLE_TIMERS, DueTimer, DurableTimers, EVENT_STORE, EventStore, LEASES, Leases, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, WokenRunner } from '@lib/platform';
+import { CLOCK, Clock, CommandContext, DomainError, DueTimer, dueTimesBetween, DURABLE_TIMERS, DurableTimers, EVENT_STORE, EventStore, LEASES, Leases, nextDue, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, WokenRunner } from '@lib/platform';
 import { decideAttempt, decideFireSchedule, SCHEDULE_MAX_ATTEMPTS, ScheduleEvent, scheduleFold, ScheduleState } from '../../domain/schedule';
 import { AGENTS, AgentRow, SCHEDULE_EXECUTIONS, ScheduleExecutionRow, scheduleIdentity, SCHEDULE_RUNS, ScheduleRunRow } from '../../read-models';
 import { AGENT_RUNS, AgentRuns } from '../runs/agent-runs.port';
 import { NO_SINK, TurnSink } from '../turn/turn-sink';
-import { dueTimesBetween, nextDue } from './cadence';
 import { SCHEDULE_TIMER_KIND, scheduleStream, scheduleTimerId, ScheduleTimerPayload } from './schedules';
 
 /**

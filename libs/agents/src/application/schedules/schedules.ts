@@ -1,10 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandContext, DurableTimers, ID_GENERATOR, IdGenerator, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
+import { CommandContext, DurableTimers, ID_GENERATOR, IdGenerator, nextDue, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, scheduleProblem, SERVICE_CONFIG, ServiceConfig, streamId, StreamWriter } from '@lib/platform';
 import { agentNotFound } from '../../domain/agent';
 import { decideCreateSchedule, decideDeleteSchedule, decideUpdateSchedule, invalidSchedule, SCHEDULE_DEFAULTS, ScheduleEvent, scheduleFold, scheduleNotFound, ScheduleSettings, ScheduleSpec, ScheduleState } from '../../domain/schedule';
 import { AGENTS, AgentRow, SCHEDULE_EXECUTIONS, ScheduleExecutionRow, scheduleExecutionView, scheduleIdentity, scheduleReadId, ScheduleRow, SCHEDULES, scheduleView } from '../../read-models';
 import { WAKEUP_SCHEDULER } from '../agent-timers';
-import { nextDue, scheduleProblem } from './cadence';
 
 export const SCHEDULE_TIMER_KIND = 'agent_schedule';
 export const scheduleStream = (agentId: string, key: string) => streamId('agent_schedule', agentId, key);

@@ -1,8 +1,13 @@
 import { CronTime } from 'cron';
 import { DateTime, Duration } from 'luxon';
-import type { ScheduleSpec } from '../../domain/schedule';
 
-/** Interval and cron arithmetic of schedules (docs/schedules.md): luxon for ISO 8601 durations, cron's parser. */
+/** When something recurs: every ISO 8601 interval, or on a cron expression (schedules' and pipelines' triggers). */
+export type ScheduleSpec = { readonly type: 'interval'; readonly interval: string } | { readonly type: 'cron'; readonly cron_expression: string };
+
+/**
+ * Interval and cron arithmetic of schedules and pipeline triggers (docs/schedules.md): luxon for ISO 8601
+ * durations, cron's parser. In the platform's work module because more than one context recurs.
+ */
 const ISO_DURATION = /^P(?:\d+Y)?(?:\d+M)?(?:\d+W)?(?:\d+D)?(?:T(?:\d+H)?(?:\d+M)?(?:\d+(?:\.\d+)?S)?)?$/;
 
 /** What is wrong with a schedule specification, as `[field, reason]`; `minSeconds` is the shortest gap allowed. */
