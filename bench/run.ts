@@ -1,4 +1,5 @@
 import { agentsBench } from './agents';
+import { apiParityBench } from './api-parity';
 import { pipelinesBench } from './pipelines';
 import { toolsBench } from './tools';
 import { appendBench } from './append';
@@ -42,6 +43,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   encoders: { run: encodersBench, usage: 'encoders [glove-6b-100d|universal-sentence-encoder-lite] [titled-sentences|sentences|whole] [threads=2] [documents=all]' },
   chat: { run: chatBench, usage: 'chat [requests=2000]' },
   tools: { run: toolsBench, usage: 'tools [calls=2000]' },
+  'api-parity': { run: apiParityBench, usage: 'api-parity <the other build dist directory> [this build dist directory]' },
   agents: { run: agentsBench, usage: 'agents [turns=1000] [concurrent-seconds=10] [idle-sessions=2000]' },
   connectors: { run: connectorsBench, usage: 'connectors [messages=300] [concurrency=8]' },
   pipelines: { run: pipelinesBench, usage: 'pipelines [pages=500] [requests-per-second=50] [fetchers=4]' },
