@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
-import { PipelineRuns } from '@lib/agents';
+import { PipelineRuns } from '@lib/pipelines';
 import { CommandContext, invalid, listFilter } from '@lib/platform';
 import { pageLimit } from '../http/paging';
 import { Ctx } from '../http/command-context';
