@@ -9,7 +9,7 @@ import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
-import { KEY_PATTERN } from './agents.dto';
+import { KEY_PATTERN } from '../agents/agents.dto';
 
 /** Nested objects (source, trigger, transform, options) are checked by the domain, which names the field. */
 class UpdatePipelineDto {
