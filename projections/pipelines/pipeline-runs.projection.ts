@@ -1,5 +1,5 @@
-import type { PipelineEvent, PipelineRunEvent } from '@lib/agents/events';
-import { PIPELINE_DEAD_LETTERS, PIPELINE_RUN_EVENTS, PIPELINE_RUNS, PipelineRunEventRow } from '@lib/agents/read-models';
+import type { PipelineEvent, PipelineRunEvent } from '@lib/pipelines/events';
+import { PIPELINE_DEAD_LETTERS, PIPELINE_RUN_EVENTS, PIPELINE_RUNS, PipelineRunEventRow } from '@lib/pipelines/read-models';
 import { assertNever, patch, put, ReadModelProjection, ReadOp, RecordedEvent, remove } from '@lib/platform/projections';
 
 const runEvent = (recorded: RecordedEvent, runId: string, type: string, recordId: string | null, body: Record<string, unknown>, at: string): ReadOp =>

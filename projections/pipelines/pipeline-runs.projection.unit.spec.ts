@@ -1,4 +1,4 @@
-import { PIPELINE_DEAD_LETTERS, PIPELINE_RUN_EVENTS, PIPELINE_RUNS } from '@lib/agents/read-models';
+import { PIPELINE_DEAD_LETTERS, PIPELINE_RUN_EVENTS, PIPELINE_RUNS } from '@lib/pipelines/read-models';
 import { EventLog, given, onceAndTwice } from '@lib/testing';
 import { pipelineRunsProjection } from './pipeline-runs.projection';
 

@@ -1,5 +1,5 @@
-import type { PipelineEvent } from '@lib/agents/events';
-import { PIPELINES } from '@lib/agents/read-models';
+import type { PipelineEvent } from '@lib/pipelines/events';
+import { PIPELINES } from '@lib/pipelines/read-models';
 import { assertNever, patch, put, ReadModelProjection, ReadOp, RecordedEvent, remove } from '@lib/platform/projections';
 
 /** Pipelines by key (docs/pipelines.md); the sealed credential is not copied here. */

@@ -1,4 +1,4 @@
-import { PIPELINES } from '@lib/agents/read-models';
+import { PIPELINES } from '@lib/pipelines/read-models';
 import { EventLog, given, onceAndTwice } from '@lib/testing';
 import { pipelinesProjection } from './pipelines.projection';
 

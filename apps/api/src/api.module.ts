@@ -7,6 +7,7 @@ import { EncodersModule, loadEncoderConfig } from '@lib/encoders';
 import { RetrievalModule } from '@lib/retrieval';
 import { AgentsModule, CAPABILITY_LOOKUP } from '@lib/agents';
 import { LlmsModule } from '@lib/llms';
+import { PipelinesModule } from '@lib/pipelines';
 import {
   AddressLookup,
   Clock,
@@ -61,8 +62,8 @@ import { ToolServersController } from './agents/tool-servers.controller';
 import { ToolsController } from './agents/tools.controller';
 import { SchedulesController } from './agents/schedules.controller';
 import { ConnectorsController } from './agents/connectors.controller';
-import { PipelinesController } from './agents/pipelines.controller';
-import { PipelineRunsController } from './agents/pipeline-runs.controller';
+import { PipelinesController } from './pipelines/pipelines.controller';
+import { PipelineRunsController } from './pipelines/pipeline-runs.controller';
 import { AliasesController } from './agents/aliases.controller';
 import { EndUserSessionsController } from './agents/end-user-sessions.controller';
 import { A2aController } from './agents/a2a.controller';
@@ -215,6 +216,7 @@ export class ApiModule {
         llms,
         RetrievalModule.forRoot({ llms }),
         AgentsModule.forRoot({ llms, leaseTtlMs: options.config.leaseTtlMs, leaseRenewMs: options.config.leaseRenewMs, capabilities: AgentCapabilitiesModule.forRoot(auth) }),
+        PipelinesModule.forRoot({ llms }),
         EncodersModule.forRoot(loadEncoderConfig(options.config.env), outbound.models.fetch),
       ],
       controllers: options.routes === 'health' ? [HealthController] : API_CONTROLLERS,

@@ -24,12 +24,12 @@ import { TOOL_PROVIDERS, toolRegistry } from './application/tools/tool-catalogue
 import { ToolRegistryHolder } from './application/tools/tool-registry-holder';
 import { AGENT_RUNS } from './application/runs/agent-runs.port';
 import { SessionAgentRuns } from './application/runs/session-agent-runs';
+import { AGENT_USE } from './application/runs/agent-use.port';
+import { CapabilityAgentUse } from './application/runs/capability-agent-use';
 import { SandboxPool } from './adapters/sandbox/sandbox-pool';
 import { WAKEUP_SCHEDULER } from './application/agent-timers';
 import { Glossaries, glossaryReminderCheck } from './application/glossaries/glossaries';
 import { mcpToolCheck, ToolServers } from './application/tool-servers/tool-servers';
-import { Pipelines } from './application/pipelines/pipelines';
-import { PipelineRuns } from './application/pipelines/pipeline-runs';
 import { TurnRunner } from './application/turn/turn-runner';
 import { PromptBuilder } from './application/turn/prompt-builder';
 import { ToolRound } from './application/turn/tool-round';
@@ -56,7 +56,7 @@ export interface AgentsModuleOptions {
   readonly capabilities?: DynamicModule;
 }
 
-/** The agent half: agents, instructions, sessions and their turns, tools, pipelines, schedules, aliases, connectors, A2A. Ports come from the platform module; models from the llms module. */
+/** The agent half: agents, instructions, sessions and their turns, tools, schedules, aliases, connectors, A2A. Ports come from the platform module; models from the llms module. */
 @Module({})
 export class AgentsModule {
   static forRoot(options: AgentsModuleOptions): DynamicModule {
@@ -109,8 +109,6 @@ export class AgentsModule {
         SandboxPool,
         ToolServers,
         { provide: ToolAttachments, useExisting: ToolServers },
-        Pipelines,
-        PipelineRuns,
         {
           provide: WAKEUP_SCHEDULER,
           inject: [EVENT_STORE, CLOCK, AGENT_LEASES],
@@ -146,8 +144,9 @@ export class AgentsModule {
         SessionInputs,
         ToolRegistryHolder,
         { provide: AGENT_RUNS, inject: [Sessions, SessionInputs], useFactory: (sessions: Sessions, inputs: SessionInputs) => new SessionAgentRuns(sessions, inputs) },
+        { provide: AGENT_USE, useClass: CapabilityAgentUse },
       ],
-      exports: [AGENT_RUNS, AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ConfigurerRights, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, EndUserSessions, A2aServer, Connectors, ConnectorPlatforms, ConnectorWebhooks, Pipelines, PipelineRuns],
+      exports: [AGENT_RUNS, AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ConfigurerRights, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, EndUserSessions, A2aServer, Connectors, ConnectorPlatforms, ConnectorWebhooks, AGENT_USE, WAKEUP_SCHEDULER],
     };
   }
 }

@@ -7,3 +7,5 @@
 export * from './application/runs/agent-runs.port';
 export type { TurnSink } from './application/turn/turn-sink';
 export { NO_SINK } from './application/turn/turn-sink';
+export * from './application/runs/agent-use.port';
+export { WAKEUP_SCHEDULER } from './application/agent-timers';

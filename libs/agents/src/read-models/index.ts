@@ -8,5 +8,3 @@ export * from './user-tools';
 export * from './schedules';
 export * from './aliases';
 export * from './connectors';
-export * from './pipelines';
-export * from './pipeline-runs';

@@ -1,0 +1,26 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { Pipelines } from './application/pipelines/pipelines';
+import { PipelineRuns } from './application/runs/pipeline-runs';
+
+export interface PipelinesModuleOptions {
+  /** The LlmsModule instance of the process, for its SecretBox (a source credential is sealed with it). */
+  readonly llms: DynamicModule;
+}
+
+/**
+ * Pipelines and their runs (docs/pipelines.md). The agents they run are reached through the run-an-agent entry
+ * (`@lib/agents/runs`, provided by the global AgentsModule); the runner is composed by the worker wing.
+ */
+@Module({})
+export class PipelinesModule {
+  static forRoot(options: PipelinesModuleOptions): DynamicModule {
+    return {
+      module: PipelinesModule,
+      // Global: the worker wing's PipelineRunner uses the pipelines of this module.
+      global: true,
+      imports: [options.llms],
+      providers: [Pipelines, PipelineRuns],
+      exports: [Pipelines, PipelineRuns],
+    };
+  }
+}

@@ -1,0 +1,2 @@
+export * from './pipelines';
+export * from './pipeline-runs';
