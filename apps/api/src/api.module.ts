@@ -7,6 +7,7 @@ import { EncodersModule, loadEncoderConfig } from '@lib/encoders';
 import { RetrievalModule } from '@lib/retrieval';
 import { AgentsModule, CAPABILITY_LOOKUP } from '@lib/agents';
 import { LlmsModule } from '@lib/llms';
+import { SchedulesModule } from '@lib/schedules';
 import {
   AddressLookup,
   Clock,
@@ -215,6 +216,7 @@ export class ApiModule {
         llms,
         RetrievalModule.forRoot({ llms }),
         AgentsModule.forRoot({ llms, leaseTtlMs: options.config.leaseTtlMs, leaseRenewMs: options.config.leaseRenewMs, capabilities: AgentCapabilitiesModule.forRoot(auth) }),
+        SchedulesModule,
         EncodersModule.forRoot(loadEncoderConfig(options.config.env), outbound.models.fetch),
       ],
       controllers: options.routes === 'health' ? [HealthController] : API_CONTROLLERS,

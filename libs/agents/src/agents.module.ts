@@ -24,6 +24,8 @@ import { TOOL_PROVIDERS, toolRegistry } from './application/tools/tool-catalogue
 import { ToolRegistryHolder } from './application/tools/tool-registry-holder';
 import { AGENT_RUNS } from './application/runs/agent-runs.port';
 import { SessionAgentRuns } from './application/runs/session-agent-runs';
+import { AGENT_DIRECTORY } from './application/runs/agent-directory.port';
+import { ReadModelAgentDirectory } from './application/runs/read-model-agent-directory';
 import { SandboxPool } from './adapters/sandbox/sandbox-pool';
 import { WAKEUP_SCHEDULER } from './application/agent-timers';
 import { Glossaries, glossaryReminderCheck } from './application/glossaries/glossaries';
@@ -36,7 +38,6 @@ import { ToolRound } from './application/turn/tool-round';
 import { ToolCaller } from './application/tools/tool-caller';
 import { LambdaSandbox } from './adapters/lambda/lambda-sandbox';
 import { lambdaToolCheck, UserTools } from './application/user-tools/user-tools';
-import { Schedules } from './application/schedules/schedules';
 import { Aliases } from './application/aliases/aliases';
 import { EndUserSessions } from './application/aliases/end-user-sessions';
 import { A2aServer } from './adapters/a2a/a2a-server';
@@ -119,7 +120,6 @@ export class AgentsModule {
         Glossaries,
         LambdaSandbox,
         UserTools,
-        Schedules,
         Aliases,
         EndUserSessions,
         A2aServer,
@@ -146,8 +146,9 @@ export class AgentsModule {
         SessionInputs,
         ToolRegistryHolder,
         { provide: AGENT_RUNS, inject: [Sessions, SessionInputs], useFactory: (sessions: Sessions, inputs: SessionInputs) => new SessionAgentRuns(sessions, inputs) },
+        { provide: AGENT_DIRECTORY, inject: [READ_STORE], useFactory: (reads: ReadStore) => new ReadModelAgentDirectory(reads) },
       ],
-      exports: [AGENT_RUNS, AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ConfigurerRights, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, EndUserSessions, A2aServer, Connectors, ConnectorPlatforms, ConnectorWebhooks, Pipelines, PipelineRuns],
+      exports: [AGENT_RUNS, AGENT_DIRECTORY, AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ConfigurerRights, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Aliases, EndUserSessions, A2aServer, Connectors, ConnectorPlatforms, ConnectorWebhooks, Pipelines, PipelineRuns],
     };
   }
 }

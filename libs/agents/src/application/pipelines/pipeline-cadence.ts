@@ -1,6 +1,5 @@
 import type { PipelineTrigger } from '../../domain/pipeline';
-import type { ScheduleSpec } from '../../domain/schedule';
-import { nextDue, scheduleProblem } from '@lib/platform';
+import { nextDue, scheduleProblem, ScheduleSpec } from '@lib/platform';
 
 /** Interval and cron triggers share the schedules' arithmetic (docs/schedules.md) under the reference's field names. */
 export const PIPELINE_TIMER_KIND = 'pipeline_trigger';
