@@ -8,6 +8,7 @@ import { RetrievalModule } from '@lib/retrieval';
 import { AgentsModule, CAPABILITY_LOOKUP } from '@lib/agents';
 import { LlmsModule } from '@lib/llms';
 import { SchedulesModule } from '@lib/schedules';
+import { AliasesModule } from '@lib/aliases';
 import {
   AddressLookup,
   Clock,
@@ -217,6 +218,7 @@ export class ApiModule {
         RetrievalModule.forRoot({ llms }),
         AgentsModule.forRoot({ llms, leaseTtlMs: options.config.leaseTtlMs, leaseRenewMs: options.config.leaseRenewMs, capabilities: AgentCapabilitiesModule.forRoot(auth) }),
         SchedulesModule,
+        AliasesModule,
         EncodersModule.forRoot(loadEncoderConfig(options.config.env), outbound.models.fetch),
       ],
       controllers: options.routes === 'health' ? [HealthController] : API_CONTROLLERS,

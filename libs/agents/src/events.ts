@@ -12,8 +12,6 @@ export type { ToolServerEvent } from './domain/tool-server';
 export { serverToolId } from './domain/tool-server';
 export type { GlossaryEvent } from './domain/glossary';
 export type { UserToolEvent } from './domain/user-tool';
-export type { AliasEvent, AliasSessionEvent } from './domain/alias';
-export { policyAgents } from './domain/alias';
 export type { ConnectorEvent, ConnectorSettings } from './domain/connector';
 export type { ConnectorMessageEvent } from './domain/connector-message';
 export type { PipelineEvent } from './domain/pipeline';

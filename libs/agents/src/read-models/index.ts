@@ -5,7 +5,6 @@ export * from './tool-configurations';
 export * from './tool-servers';
 export * from './glossaries';
 export * from './user-tools';
-export * from './aliases';
 export * from './connectors';
 export * from './pipelines';
 export * from './pipeline-runs';
