@@ -1,4 +1,4 @@
-import { pickWeighted } from '@lib/agents';
+import { pickWeighted } from '@lib/aliases';
 import { ScriptedOpenAIServer } from '@lib/testing';
 import { createUser } from './support/auth-fixtures';
 import { registerScripted } from './support/llm-fixtures';

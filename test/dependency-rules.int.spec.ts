@@ -32,6 +32,10 @@ describe('dependency rules, by reachability', () => {
     ['a use case → @nestjs/core (a ModuleRef look-up)', 'libs/agents/src/application/lint-probe.ts', "import { ModuleRef } from '@nestjs/core';\nexport const probe = ModuleRef;\n", 'libs-never-reach-nest-core'],
     ['a use case → the SQLite adapters entry', 'libs/corpora/src/application/lint-probe.ts', "import { SqliteReadStore } from '@lib/platform/sqlite';\nexport const probe = SqliteReadStore;\n", 'only-apps-reach-adapters'],
     ['a pipelines use case → the agents barrel (its use cases)', 'libs/pipelines/src/application/lint-probe.ts', "import { Sessions } from '@lib/agents';\nexport const probe = Sessions;\n", 'contexts-reach-agents-through-the-run-port'],
+    ['a schedules use case → the agents barrel (its use cases)', 'libs/schedules/src/application/lint-probe.ts', "import { Sessions } from '@lib/agents';\nexport const probe = Sessions;\n", 'contexts-reach-agents-through-the-run-port'],
+    ['a schedules use case → the aliases context', 'libs/schedules/src/application/lint-probe.ts', "import { Aliases } from '@lib/aliases';\nexport const probe = Aliases;\n", 'contexts-never-reach-each-other'],
+    ['a pipelines use case → the schedules context', 'libs/pipelines/src/application/lint-probe.ts', "import { Schedules } from '@lib/schedules';\nexport const probe = Schedules;\n", 'contexts-never-reach-each-other'],
+    ['an aliases use case → the agents barrel (its use cases)', 'libs/aliases/src/application/lint-probe.ts', "import { Sessions } from '@lib/agents';\nexport const probe = Sessions;\n", 'contexts-reach-agents-through-the-run-port'],
   ])('refuses %s', async (_what, path, source, rule) => {
     expect(await lintWith(path, source)).toContain(`error ${rule}: ${path}`);
   }, 60_000);
@@ -42,5 +46,13 @@ describe('dependency rules, by reachability', () => {
 
   it('accepts a pipelines use case reaching agents through the run-an-agent entry', async () => {
     expect(await lintWith('libs/pipelines/src/application/lint-probe.ts', "import { AGENT_RUNS } from '@lib/agents/runs';\nexport const probe = AGENT_RUNS;\n")).toBe('');
+  }, 60_000);
+
+  it('accepts a schedules use case reaching agents through the run-an-agent entry', async () => {
+    expect(await lintWith('libs/schedules/src/application/lint-probe.ts', "import { AGENT_RUNS } from '@lib/agents/runs';\nexport const probe = AGENT_RUNS;\n")).toBe('');
+  }, 60_000);
+
+  it('accepts an aliases use case reaching agents through the run-an-agent entry and read models', async () => {
+    expect(await lintWith('libs/aliases/src/application/lint-probe.ts', "import { CONDITION_COMPILER } from '@lib/agents/runs';\nimport { SESSIONS } from '@lib/agents/read-models';\nexport const probe = [CONDITION_COMPILER, SESSIONS];\n")).toBe('');
   }, 60_000);
 });

@@ -1,6 +1,6 @@
-import type { AliasEvent } from '@lib/agents/events';
-import { policyAgents } from '@lib/agents/events';
-import { ALIASES } from '@lib/agents/read-models';
+import type { AliasEvent } from '@lib/aliases/events';
+import { policyAgents } from '@lib/aliases/events';
+import { ALIASES } from '@lib/aliases/read-models';
 import { assertNever, patch, put, ReadModelProjection, ReadOp, RecordedEvent, remove } from '@lib/platform/projections';
 
 /** Agent aliases (`/v2/agent_aliases`), with the agents each can route to (the `aliased_agent_key` filter). */

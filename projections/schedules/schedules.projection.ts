@@ -1,7 +1,8 @@
-import type { AgentEvent, ScheduleEvent } from '@lib/agents/events';
-import { SCHEDULE_EXECUTIONS, SCHEDULE_RUNS, scheduleIdentity, scheduleReadId, SCHEDULES } from '@lib/agents/read-models';
+import type { AgentEvent } from '@lib/agents/events';
+import type { ScheduleEvent } from '@lib/schedules/events';
+import { SCHEDULE_EXECUTIONS, SCHEDULE_RUNS, scheduleIdentity, scheduleReadId, SCHEDULES } from '@lib/schedules/read-models';
 import { assertNever, patch, put, ReadModelProjection, ReadOp, RecordedEvent, remove } from '@lib/platform/projections';
-import { SCHEDULE_MAX_ATTEMPTS } from '@lib/agents/events';
+import { SCHEDULE_MAX_ATTEMPTS } from '@lib/schedules/events';
 
 /**
  * Agent schedules, their open runs and their executions (docs/schedules.md). Rows of a schedule whose agent was

@@ -1,4 +1,4 @@
-import { SCHEDULE_EXECUTIONS, SCHEDULE_RUNS, SCHEDULES } from '@lib/agents/read-models';
+import { SCHEDULE_EXECUTIONS, SCHEDULE_RUNS, SCHEDULES } from '@lib/schedules/read-models';
 import { EventLog, given, onceAndTwice } from '@lib/testing';
 import { schedulesProjection } from './schedules.projection';
 

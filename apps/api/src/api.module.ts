@@ -8,6 +8,8 @@ import { RetrievalModule } from '@lib/retrieval';
 import { AgentsModule, CAPABILITY_LOOKUP } from '@lib/agents';
 import { LlmsModule } from '@lib/llms';
 import { PipelinesModule } from '@lib/pipelines';
+import { SchedulesModule } from '@lib/schedules';
+import { AliasesModule } from '@lib/aliases';
 import {
   AddressLookup,
   Clock,
@@ -217,6 +219,8 @@ export class ApiModule {
         RetrievalModule.forRoot({ llms }),
         AgentsModule.forRoot({ llms, leaseTtlMs: options.config.leaseTtlMs, leaseRenewMs: options.config.leaseRenewMs, capabilities: AgentCapabilitiesModule.forRoot(auth) }),
         PipelinesModule.forRoot({ llms }),
+        SchedulesModule,
+        AliasesModule,
         EncodersModule.forRoot(loadEncoderConfig(options.config.env), outbound.models.fetch),
       ],
       controllers: options.routes === 'health' ? [HealthController] : API_CONTROLLERS,

@@ -1,7 +1,8 @@
 import { DynamicModule, Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
-import { ConnectorReplier, ScheduleRunner, TurnSweeper, WakeupHandler } from '@lib/agents';
+import { ConnectorReplier, TurnSweeper, WakeupHandler } from '@lib/agents';
 import { PipelineRunner } from '@lib/pipelines';
+import { ScheduleRunner } from '@lib/schedules';
 import { CorporaModule, JobRunner } from '@lib/corpora';
 import { CLOCK, Clock, DURABLE_TIMERS, DurableTimers, EVENT_STORE, EventStore, EventStoreLeases, LEASES, Leases, ServiceConfig } from '@lib/platform';
 import type { Logger } from 'pino';

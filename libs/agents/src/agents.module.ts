@@ -26,6 +26,10 @@ import { AGENT_RUNS } from './application/runs/agent-runs.port';
 import { SessionAgentRuns } from './application/runs/session-agent-runs';
 import { AGENT_USE } from './application/runs/agent-use.port';
 import { CapabilityAgentUse } from './application/runs/capability-agent-use';
+import { AGENT_DIRECTORY } from './application/runs/agent-directory.port';
+import { ReadModelAgentDirectory } from './application/runs/read-model-agent-directory';
+import { CONDITION_COMPILER, ConditionCompiler } from './application/runs/condition-compiler.port';
+import { compileCondition } from './application/conditions';
 import { SandboxPool } from './adapters/sandbox/sandbox-pool';
 import { WAKEUP_SCHEDULER } from './application/agent-timers';
 import { Glossaries, glossaryReminderCheck } from './application/glossaries/glossaries';
@@ -36,9 +40,6 @@ import { ToolRound } from './application/turn/tool-round';
 import { ToolCaller } from './application/tools/tool-caller';
 import { LambdaSandbox } from './adapters/lambda/lambda-sandbox';
 import { lambdaToolCheck, UserTools } from './application/user-tools/user-tools';
-import { Schedules } from './application/schedules/schedules';
-import { Aliases } from './application/aliases/aliases';
-import { EndUserSessions } from './application/aliases/end-user-sessions';
 import { A2aServer } from './adapters/a2a/a2a-server';
 import { Connectors } from './application/connectors/connectors';
 import { ConnectorPlatforms, ConnectorWebhooks } from './application/connectors/connector-webhooks';
@@ -117,9 +118,6 @@ export class AgentsModule {
         Glossaries,
         LambdaSandbox,
         UserTools,
-        Schedules,
-        Aliases,
-        EndUserSessions,
         A2aServer,
         Connectors,
         ConnectorPlatforms,
@@ -145,8 +143,10 @@ export class AgentsModule {
         ToolRegistryHolder,
         { provide: AGENT_RUNS, inject: [Sessions, SessionInputs], useFactory: (sessions: Sessions, inputs: SessionInputs) => new SessionAgentRuns(sessions, inputs) },
         { provide: AGENT_USE, useClass: CapabilityAgentUse },
+        { provide: AGENT_DIRECTORY, inject: [READ_STORE], useFactory: (reads: ReadStore) => new ReadModelAgentDirectory(reads) },
+        { provide: CONDITION_COMPILER, useValue: { compile: compileCondition } satisfies ConditionCompiler },
       ],
-      exports: [AGENT_RUNS, AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ConfigurerRights, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, EndUserSessions, A2aServer, Connectors, ConnectorPlatforms, ConnectorWebhooks, AGENT_USE, WAKEUP_SCHEDULER],
+      exports: [AGENT_RUNS, AGENT_USE, AGENT_DIRECTORY, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ConfigurerRights, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, A2aServer, Connectors, ConnectorPlatforms, ConnectorWebhooks],
     };
   }
 }

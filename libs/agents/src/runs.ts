@@ -9,3 +9,5 @@ export type { TurnSink } from './application/turn/turn-sink';
 export { NO_SINK } from './application/turn/turn-sink';
 export * from './application/runs/agent-use.port';
 export { WAKEUP_SCHEDULER } from './application/agent-timers';
+export * from './application/runs/agent-directory.port';
+export * from './application/runs/condition-compiler.port';

@@ -1,7 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { IsBoolean, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
-import { AliasInput, AliasPolicy, Aliases, SessionInputs, Sessions } from '@lib/agents';
+import { SessionInputs, Sessions } from '@lib/agents';
+import { AliasInput, AliasPolicy, Aliases } from '@lib/aliases';
 import { Action, allows, Principal, scopesOf } from '@lib/auth';
 import { CommandContext, notFound } from '@lib/platform';
 import { pageLimit } from '../http/paging';

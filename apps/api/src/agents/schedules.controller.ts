@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res
 import type { Response } from 'express';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
-import { ScheduleInput, Schedules, ScheduleSpec } from '@lib/agents';
+import { ScheduleInput, Schedules, ScheduleSpec } from '@lib/schedules';
 import { CommandContext } from '@lib/platform';
 import { pageLimit } from '../http/paging';
 import { Ctx } from '../http/command-context';

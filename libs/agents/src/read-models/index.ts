@@ -5,6 +5,4 @@ export * from './tool-configurations';
 export * from './tool-servers';
 export * from './glossaries';
 export * from './user-tools';
-export * from './schedules';
-export * from './aliases';
 export * from './connectors';

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandContext, DomainError, ID_GENERATOR, IdGenerator, notFound, READ_STORE, ReadStore } from '@lib/platform';
+import { AGENT_RUNS, AgentRuns } from '@lib/agents/runs';
 import { aliasNotFound } from '../../domain/alias';
 import { agentUsable, aliasReachable, checkEndUserMetadata, shownEndUserKey, storedEndUserKey } from '../../domain/alias-end-users';
 import { ALIASES, AliasRow } from '../../read-models';
-import { Sessions } from '../sessions/sessions';
 import { Aliases } from './aliases';
 
 /** Who calls the end-user routes, as the API's credential says. */
@@ -25,7 +25,7 @@ export interface EndUserCaller {
 export class EndUserSessions {
   constructor(
     private readonly aliases: Aliases,
-    private readonly sessions: Sessions,
+    @Inject(AGENT_RUNS) private readonly runs: AgentRuns,
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
   ) {}
@@ -72,8 +72,9 @@ export class EndUserSessions {
     for (const sessionKey of [storedEndUserKey(caller.owner, key), key]) {
       const agentKey = await this.aliases.agentOf(aliasKey, sessionKey);
       if (!agentKey || !agentUsable(agentKey, caller.agents)) continue;
-      const view = await this.sessions.get(agentKey, sessionKey).catch(() => undefined);
-      if (view && view.end_user === caller.owner) return { agentKey, sessionKey };
+      // The session's creator as its stream holds it (what its view shows as end_user).
+      const held = await this.runs.active(agentKey, sessionKey).catch(() => undefined);
+      if (held && held.session.endUser === caller.owner) return { agentKey, sessionKey };
     }
     throw missing();
   }

@@ -2,9 +2,8 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
 import { CLOCK, Clock, CommandContext, DomainError, DueTimer, dueTimesBetween, DURABLE_TIMERS, DurableTimers, EVENT_STORE, EventStore, LEASES, Leases, nextDue, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, WokenRunner } from '@lib/platform';
 import { decideAttempt, decideFireSchedule, SCHEDULE_MAX_ATTEMPTS, ScheduleEvent, scheduleFold, ScheduleState } from '../../domain/schedule';
-import { AGENTS, AgentRow, SCHEDULE_EXECUTIONS, ScheduleExecutionRow, scheduleIdentity, SCHEDULE_RUNS, ScheduleRunRow } from '../../read-models';
-import { AGENT_RUNS, AgentRuns } from '../runs/agent-runs.port';
-import { NO_SINK, TurnSink } from '../turn/turn-sink';
+import { AGENT_DIRECTORY, AGENT_RUNS, AgentDirectory, AgentRuns, NO_SINK, TurnSink } from '@lib/agents/runs';
+import { SCHEDULE_EXECUTIONS, ScheduleExecutionRow, scheduleIdentity, SCHEDULE_RUNS, ScheduleRunRow } from '../../read-models';
 import { SCHEDULE_TIMER_KIND, scheduleStream, scheduleTimerId, ScheduleTimerPayload } from './schedules';
 
 /**
@@ -45,6 +44,7 @@ export class ScheduleRunner implements OnModuleInit, OnApplicationBootstrap, OnA
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly streams: StreamWriter,
     @Inject(AGENT_RUNS) private readonly runs: AgentRuns,
+    @Inject(AGENT_DIRECTORY) private readonly agents: AgentDirectory,
   ) {}
 
   onModuleInit(): void {
@@ -84,8 +84,8 @@ export class ScheduleRunner implements OnModuleInit, OnApplicationBootstrap, OnA
     const p = timer.payload as ScheduleTimerPayload;
     const { state } = await this.state(p.agentId, p.key);
     if (state.status !== 'active' || !state.settings.enabled || state.nextDueAt !== timer.dueAt.toISOString()) return;
-    const agent = await this.reads.get<AgentRow>(AGENTS, p.agentKey);
-    if (!agent || agent.agent_id !== p.agentId) return; // The agent was deleted: its schedules stop.
+    const agent = await this.agents.find(p.agentKey);
+    if (!agent || agent.agentId !== p.agentId) return; // The agent was deleted: its schedules stop.
     const now = this.clock.now();
     const anchor = new Date(state.anchorAt);
     const missed = dueTimesBetween(state.settings.schedule, anchor, timer.dueAt, now);

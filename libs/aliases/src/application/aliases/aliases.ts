@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, Clock, CommandContext, ConcurrencyError, conflict, DomainError, EVENT_STORE, EventStore, findMatching, ID_GENERATOR, IdGenerator, invalid, notFound, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, toNewEvents } from '@lib/platform';
-import { allows } from '@lib/auth';
+import { allows, Capability } from '@lib/auth';
+import { AGENT_RUNS, AgentRuns, CONDITION_COMPILER, ConditionCompiler, SessionRequest } from '@lib/agents/runs';
+import { AGENTS, AgentRow, SESSIONS, SessionRow, sessionRowId, sessionView } from '@lib/agents/read-models';
 import { AliasEvent, aliasFold, aliasNotFound, AliasPolicy, aliasPolicyProblem, AliasSessionEvent, AliasSettings, AliasState, decideCreateAlias, decideDeleteAlias, decideUpdateAlias, invalidAlias, policyAgents } from '../../domain/alias';
-import { AGENTS, AgentRow, ALIASES, AliasRow, aliasView, SESSIONS, SessionRow, sessionRowId, sessionView } from '../../read-models';
-import { compileCondition } from '../conditions';
-import { SessionRequest, Sessions } from '../sessions/sessions';
-import type { Configurer } from '../access/configurer-rights';
+import { ALIASES, AliasRow, aliasView } from '../../read-models';
 
 const aliasStream = (key: string) => streamId('agent_alias', key);
 const aliasSessionStream = (aliasKey: string, sessionKey: string) => streamId('alias_session', aliasKey, sessionKey);
@@ -18,6 +17,11 @@ export interface AliasInput {
   readonly policy?: AliasPolicy;
   readonly enabled?: boolean;
   readonly metadata?: Record<string, unknown> | null;
+}
+
+/** Who writes an alias: only their capabilities matter here (a Principal fits; the agents' Configurer is the same). */
+export interface Configurer {
+  readonly caps: readonly Capability[];
 }
 
 /** Where an alias sends a session: the agent, and which rule chose it. */
@@ -35,7 +39,8 @@ export interface Routing {
 export class Aliases {
   constructor(
     private readonly streams: StreamWriter,
-    private readonly sessions: Sessions,
+    @Inject(AGENT_RUNS) private readonly runs: AgentRuns,
+    @Inject(CONDITION_COMPILER) private readonly conditions: ConditionCompiler,
     @Inject(EVENT_STORE) private readonly events: EventStore,
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(PROJECTION_PROGRESS) private readonly progress: ProjectionProgress,
@@ -55,8 +60,8 @@ export class Aliases {
     if (problem) throw invalidAlias(problem[0], problem[1]);
     const p = policy as AliasPolicy;
     for (const [i, rule] of p.rules.entries()) {
-      if (rule.match !== undefined) compileCondition(rule.match, `policy.rules[${i}].match`);
-      if (rule.targets.type === 'weighted') compileCondition(rule.targets.partition_by, `policy.rules[${i}].targets.partition_by`);
+      if (rule.match !== undefined) this.conditions.compile(rule.match, `policy.rules[${i}].match`);
+      if (rule.targets.type === 'weighted') this.conditions.compile(rule.targets.partition_by, `policy.rules[${i}].targets.partition_by`);
       const targets = rule.targets.type === 'single' ? [[`policy.rules[${i}].targets.agent_key`, rule.targets.agent_key]] : rule.targets.options.map((o, j) => [`policy.rules[${i}].targets.options[${j}].agent_key`, o.agent_key]);
       for (const [field, agentKey] of targets) if (!(await this.reads.get<AgentRow>(AGENTS, agentKey))) throw invalidAlias(field, `no agent "${agentKey}"`);
     }
@@ -167,7 +172,7 @@ export class Aliases {
       if (rule.match !== undefined) {
         let matched: unknown;
         try {
-          matched = compileCondition(rule.match, `policy.rules[${i}].match`)(context);
+          matched = this.conditions.compile(rule.match, `policy.rules[${i}].match`)(context);
         } catch (e) {
           throw invalid('alias.routing_failed', `No session created: rule ${i} of alias "${alias.id}" could not be evaluated: ${(e as Error).message}`, { [`policy.rules[${i}].match`]: (e as Error).message });
         }
@@ -175,7 +180,7 @@ export class Aliases {
       }
       const t = rule.targets;
       if (t.type === 'single') return { agentKey: t.agent_key, rule: i };
-      const value = compileCondition(t.partition_by, `policy.rules[${i}].targets.partition_by`)(context);
+      const value = this.conditions.compile(t.partition_by, `policy.rules[${i}].targets.partition_by`)(context);
       if (value === null || value === undefined) throw invalid('alias.routing_failed', `No session created: the partition_by of rule ${i} of alias "${alias.id}" gave null; give the field it reads, or a default with get('$.path', '')`, { [`policy.rules[${i}].targets.partition_by`]: 'evaluated to null' });
       return { agentKey: pickWeighted(t.options, String(value)), rule: i };
     }
@@ -210,7 +215,7 @@ export class Aliases {
       throw e;
     }
     try {
-      return await this.sessions.create(routing.agentKey, { ...req, key, alias_key: aliasKey }, ctx);
+      return await this.runs.create(routing.agentKey, { ...req, key, alias_key: aliasKey }, ctx);
     } catch (e) {
       const after = await this.events.readStream(stream);
       await this.events.append(stream, toNewEvents([{ type: 'AliasSessionReleased', data: { aliasKey, sessionKey: key, releasedAt: ctx.now.toISOString() } }], ctx, stream, 2), { expectedRevision: after[after.length - 1].revision }).catch(() => undefined);

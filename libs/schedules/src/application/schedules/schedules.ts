@@ -1,11 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandContext, DurableTimers, ID_GENERATOR, IdGenerator, nextDue, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, scheduleProblem, SERVICE_CONFIG, ServiceConfig, streamId, StreamWriter } from '@lib/platform';
-import { agentNotFound } from '../../domain/agent';
+import { AGENT_DIRECTORY, AgentDirectory } from '@lib/agents/runs';
 import { decideCreateSchedule, decideDeleteSchedule, decideUpdateSchedule, invalidSchedule, SCHEDULE_DEFAULTS, ScheduleEvent, scheduleFold, scheduleNotFound, ScheduleSettings, ScheduleSpec, ScheduleState } from '../../domain/schedule';
-import { AGENTS, AgentRow, SCHEDULE_EXECUTIONS, ScheduleExecutionRow, scheduleExecutionView, scheduleIdentity, scheduleReadId, ScheduleRow, SCHEDULES, scheduleView } from '../../read-models';
-import { WAKEUP_SCHEDULER } from '../agent-timers';
+import { SCHEDULE_EXECUTIONS, ScheduleExecutionRow, scheduleExecutionView, scheduleIdentity, scheduleReadId, ScheduleRow, SCHEDULES, scheduleView } from '../../read-models';
 
 export const SCHEDULE_TIMER_KIND = 'agent_schedule';
+/** Schedules and cancels schedule timers from any process; the worker wing's DURABLE_TIMERS fires them. */
+export const SCHEDULE_TIMERS = Symbol('ScheduleTimers');
 export const scheduleStream = (agentId: string, key: string) => streamId('agent_schedule', agentId, key);
 export const scheduleTimerId = (agentId: string, key: string, dueAt: Date | string) => `agent_schedule:${agentId}.${key}:${typeof dueAt === 'string' ? dueAt : dueAt.toISOString()}`;
 export interface ScheduleTimerPayload {
@@ -34,14 +35,13 @@ export class Schedules {
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(PROJECTION_PROGRESS) private readonly progress: ProjectionProgress,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
-    @Inject(WAKEUP_SCHEDULER) private readonly timers: DurableTimers,
+    @Inject(SCHEDULE_TIMERS) private readonly timers: DurableTimers,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
+    @Inject(AGENT_DIRECTORY) private readonly agents: AgentDirectory,
   ) {}
 
-  private async agent(agentKey: string): Promise<{ agentId: string; agentKey: string }> {
-    const row = await this.reads.get<AgentRow>(AGENTS, agentKey);
-    if (!row) throw agentNotFound(agentKey);
-    return { agentId: row.agent_id, agentKey };
+  private agent(agentKey: string): Promise<{ agentId: string; agentKey: string }> {
+    return this.agents.require(agentKey);
   }
 
   private async write(agentId: string, key: string, decide: (s: ScheduleState) => ScheduleEvent[], ctx: CommandContext): Promise<void> {

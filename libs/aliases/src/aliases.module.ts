@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { Aliases } from './application/aliases/aliases';
+import { EndUserSessions } from './application/aliases/end-user-sessions';
+
+/**
+ * Agent aliases, their routing and end-user sessions (docs/aliases.md, docs/end-user-sessions.md). The agents are
+ * reached through `@lib/agents/runs` (AGENT_RUNS, CONDITION_COMPILER, provided by the global AgentsModule).
+ */
+@Module({
+  providers: [Aliases, EndUserSessions],
+  exports: [Aliases, EndUserSessions],
+})
+export class AliasesModule {}

@@ -1,0 +1,6 @@
+/**
+ * The events entry of the aliases context (`@lib/aliases/events`): the event types of its streams. Domain code
+ * only.
+ */
+export type { AliasEvent, AliasSessionEvent } from './domain/alias';
+export { policyAgents } from './domain/alias';
