@@ -1,6 +1,6 @@
 /**
- * The agents' durable timers, shared by session wakeups, schedules and pipelines (each fires its own kind), so
- * none of them imports another to reach the token.
+ * The agents' durable timers, shared by session wakeups and pipeline triggers (each fires its own kind; pipelines
+ * reach the token through `@lib/agents/runs`). Schedules arm theirs through their own module's handle.
  */
 
 /** Schedules and cancels timers from any process; only the worker wing fires them (its own DurableTimers). */
