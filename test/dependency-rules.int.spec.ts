@@ -31,11 +31,18 @@ describe('dependency rules, by reachability', () => {
     ['a projection → a context barrel (use cases, SDKs)', 'projections/corpora/lint-probe.ts', "import { corpusStream } from '@lib/corpora';\nexport const probe = corpusStream;\n", 'projections-reach-only-events-and-ports'],
     ['a use case → @nestjs/core (a ModuleRef look-up)', 'libs/agents/src/application/lint-probe.ts', "import { ModuleRef } from '@nestjs/core';\nexport const probe = ModuleRef;\n", 'libs-never-reach-nest-core'],
     ['a use case → the SQLite adapters entry', 'libs/corpora/src/application/lint-probe.ts', "import { SqliteReadStore } from '@lib/platform/sqlite';\nexport const probe = SqliteReadStore;\n", 'only-apps-reach-adapters'],
+    ['a tool → the agents barrel', 'libs/tools/src/application/lint-probe.ts', "import { Sessions } from '@lib/agents';\nexport const probe = Sessions;\n", 'tools-never-reach-agents'],
+    ['a tool → the run-an-agent entry', 'libs/tools/src/application/lint-probe.ts', "import { AGENT_RUNS } from '@lib/agents/runs';\nexport const probe = AGENT_RUNS;\n", 'tools-never-reach-agents'],
+    ["the agents' domain → the tools barrel (use cases, Nest)", 'libs/agents/src/domain/lint-probe.ts', "import { ToolCaller } from '@lib/tools';\nexport const probe = ToolCaller;\n", 'domain-reaches-only-the-kernel'],
   ])('refuses %s', async (_what, path, source, rule) => {
     expect(await lintWith(path, source)).toContain(`error ${rule}: ${path}`);
   }, 60_000);
 
   it('accepts the same domain file through the kernel entry', async () => {
     expect(await lintWith('libs/corpora/src/domain/lint-probe.ts', "import { invalid } from '@lib/platform/kernel';\nexport const probe = invalid;\n")).toBe('');
+  }, 60_000);
+
+  it("accepts the agents' domain reaching the tools' domain through its pure entry", async () => {
+    expect(await lintWith('libs/agents/src/domain/lint-probe.ts', "import { toolProblems } from '@lib/tools/domain';\nexport const probe = toolProblems;\n")).toBe('');
   }, 60_000);
 });
