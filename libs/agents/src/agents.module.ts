@@ -119,8 +119,9 @@ export class AgentsModule {
         ConnectorPlatforms,
         ConnectorWebhooks,
         ...AGENT_TOOL_PROVIDERS,
-        // Every tool type's entry (libs/tools' and the agent-level ones) names its Tool (tool-catalogue.ts): the registry and the catalogue come from them,
-        // bound into the holder as it is built (ToolServers and the lambda tool read it there: ToolRegistryHolder).
+        // Every tool type's entry (libs/tools' and the agent-level ones) names its Tool (tool-catalogue.ts): the
+        // registry and the catalogue come from them, bound into the holder as it is built (ToolServers and the lambda
+        // tool read it there: ToolRegistryHolder).
         {
           provide: AGENT_TOOLS,
           inject: [ToolRegistryHolder, ...TOOL_PROVIDERS],
