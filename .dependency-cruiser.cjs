@@ -61,6 +61,7 @@ module.exports = {
           '^libs/$2/src/',
           '^libs/[^/]+/src/(index|events)\\.ts$',
           '^libs/agents/src/runs\\.ts$',
+          '^libs/tools/src/domain/index\\.ts$',
           '^libs/[^/]+/src/read-models/index\\.ts$',
           '^libs/platform/src/(engines|sqlite)\\.ts$',
           '^libs/platform/src/(kernel|filter|projections)/index\\.ts$',
@@ -80,6 +81,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^libs/(schedules|pipelines|connectors|aliases)/' },
       to: { path: '^libs/agents/src/', pathNot: ['^libs/agents/src/(runs|events)\\.ts$', '^libs/agents/src/read-models/'] },
+    },
+    {
+      name: 'tools-never-reach-agents',
+      comment: 'the tools context (libs/tools) never knows the agents context: session abilities reach a tool through its ToolContext callbacks or ports libs/tools owns and libs/agents implements (docs/agent-rooms.md)',
+      severity: 'error',
+      from: { path: '^libs/tools/' },
+      to: { path: '^libs/agents/', reachable: true },
     },
     {
       name: 'agents-never-reach-what-drives-them',

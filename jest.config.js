@@ -13,6 +13,7 @@ const moduleNameMapper = {
   '^@lib/(platform|corpora|auth|extraction|encoders|llms|retrieval|agents|testing|tools|schedules|pipelines|connectors|aliases)$': '<rootDir>/libs/$1/src/index.ts',
   '^@lib/(corpora|auth|llms|agents|retrieval|tools|schedules|pipelines|connectors|aliases)/read-models$': '<rootDir>/libs/$1/src/read-models/index.ts',
   '^@lib/agents/runs$': '<rootDir>/libs/agents/src/runs.ts',
+  '^@lib/tools/domain$': '<rootDir>/libs/tools/src/domain/index.ts',
   '^@projections$': '<rootDir>/projections/index.ts',
   // @a2a-js/sdk brings jose 6, ESM only: Node loads it (require(esm), Node >= 20.19), jest's module system does
   // not. Under jest the SDK gets the project's jose 5 (CommonJS); it uses jose only to sign agent cards.

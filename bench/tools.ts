@@ -2,9 +2,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { callServerTool } from '../libs/agents/src/adapters/mcp/mcp-client';
-import { SandboxPool } from '../libs/agents/src/adapters/sandbox/sandbox-pool';
-import { LambdaSandbox } from '../libs/agents/src/adapters/lambda/lambda-sandbox';
+import { callServerTool } from '../libs/tools/src/adapters/mcp/mcp-client';
+import { SandboxPool } from '../libs/tools/src/adapters/sandbox/sandbox-pool';
+import { LambdaSandbox } from '../libs/tools/src/adapters/lambda/lambda-sandbox';
 import type { ServiceConfig } from '../libs/platform/src';
 import { now, percentile, report, round } from './common';
 

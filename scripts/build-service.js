@@ -16,5 +16,5 @@ const bin = (name) => join(root, 'node_modules', '.bin', name);
 const run = (name, extra) => execFileSync(bin(name), ['-p', 'tsconfig.build.json', ...extra], { cwd: root, stdio: 'inherit' });
 run('tsc', [...(args.includes('--noCheck') ? ['--noCheck'] : []), ...out]);
 run('tsc-alias', out);
-const runtime = 'libs/agents/src/adapters/lambda/runtime';
+const runtime = 'libs/tools/src/adapters/lambda/runtime';
 cpSync(join(root, runtime), join(outDir, runtime), { recursive: true });

@@ -36,6 +36,9 @@ describe('dependency rules, by reachability', () => {
     ['a schedules use case → the aliases context', 'libs/schedules/src/application/lint-probe.ts', "import { Aliases } from '@lib/aliases';\nexport const probe = Aliases;\n", 'contexts-never-reach-each-other'],
     ['a pipelines use case → the schedules context', 'libs/pipelines/src/application/lint-probe.ts', "import { Schedules } from '@lib/schedules';\nexport const probe = Schedules;\n", 'contexts-never-reach-each-other'],
     ['an aliases use case → the agents barrel (its use cases)', 'libs/aliases/src/application/lint-probe.ts', "import { Sessions } from '@lib/agents';\nexport const probe = Sessions;\n", 'contexts-reach-agents-through-the-run-port'],
+    ['a tool → the agents barrel', 'libs/tools/src/application/lint-probe.ts', "import { Sessions } from '@lib/agents';\nexport const probe = Sessions;\n", 'tools-never-reach-agents'],
+    ['a tool → the run-an-agent entry', 'libs/tools/src/application/lint-probe.ts', "import { AGENT_RUNS } from '@lib/agents/runs';\nexport const probe = AGENT_RUNS;\n", 'tools-never-reach-agents'],
+    ["the agents' domain → the tools barrel (use cases, Nest)", 'libs/agents/src/domain/lint-probe.ts', "import { ToolCaller } from '@lib/tools';\nexport const probe = ToolCaller;\n", 'domain-reaches-only-the-kernel'],
   ])('refuses %s', async (_what, path, source, rule) => {
     expect(await lintWith(path, source)).toContain(`error ${rule}: ${path}`);
   }, 60_000);
@@ -54,5 +57,9 @@ describe('dependency rules, by reachability', () => {
 
   it('accepts an aliases use case reaching agents through the run-an-agent entry and read models', async () => {
     expect(await lintWith('libs/aliases/src/application/lint-probe.ts', "import { CONDITION_COMPILER } from '@lib/agents/runs';\nimport { SESSIONS } from '@lib/agents/read-models';\nexport const probe = [CONDITION_COMPILER, SESSIONS];\n")).toBe('');
+  }, 60_000);
+
+  it("accepts the agents' domain reaching the tools' domain through its pure entry", async () => {
+    expect(await lintWith('libs/agents/src/domain/lint-probe.ts', "import { toolProblems } from '@lib/tools/domain';\nexport const probe = toolProblems;\n")).toBe('');
   }, 60_000);
 });

@@ -1,5 +1,5 @@
-import type { ToolConfigurationEvent } from '@lib/agents/events';
-import { TOOL_CONFIGURATIONS, toolConfigurationRow } from '@lib/agents/read-models';
+import type { ToolConfigurationEvent } from '@lib/tools/events';
+import { TOOL_CONFIGURATIONS, toolConfigurationRow } from '@lib/tools/read-models';
 import { assertNever, patch, put, ReadModelProjection, ReadOp, RecordedEvent, remove } from '@lib/platform/projections';
 
 /** Reusable tool configurations, for `/v2/tool_configurations` and for resolving agents' `reference` tools. */

@@ -1,4 +1,4 @@
-import { TOOL_CONFIGURATIONS } from '@lib/agents/read-models';
+import { TOOL_CONFIGURATIONS } from '@lib/tools/read-models';
 import { EventLog, given, onceAndTwice } from '@lib/testing';
 import { toolConfigurationsProjection } from './tool-configurations.projection';
 

@@ -1,5 +1,5 @@
-import { serverToolId, ToolServerEvent } from '@lib/agents/events';
-import { TOOL_CATALOG, TOOL_SERVERS } from '@lib/agents/read-models';
+import { serverToolId, ToolServerEvent } from '@lib/tools/events';
+import { TOOL_CATALOG, TOOL_SERVERS } from '@lib/tools/read-models';
 import { assertNever, patch, put, ReadModelProjection, ReadOp, RecordedEvent, remove } from '@lib/platform/projections';
 
 /** Tool servers and the tools they listed at their last sync (`/v2/tool_servers`, `/v2/tools`). */

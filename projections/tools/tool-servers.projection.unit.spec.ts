@@ -1,4 +1,4 @@
-import { TOOL_CATALOG, TOOL_SERVERS } from '@lib/agents/read-models';
+import { TOOL_CATALOG, TOOL_SERVERS } from '@lib/tools/read-models';
 import { EventLog, given, onceAndTwice } from '@lib/testing';
 import { toolServersProjection } from './tool-servers.projection';
 

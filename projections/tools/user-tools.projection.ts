@@ -1,5 +1,5 @@
-import { UserToolEvent } from '@lib/agents/events';
-import { USER_TOOLS } from '@lib/agents/read-models';
+import { UserToolEvent } from '@lib/tools/events';
+import { USER_TOOLS } from '@lib/tools/read-models';
 import { assertNever, patch, put, ReadModelProjection, ReadOp, RecordedEvent, remove } from '@lib/platform/projections';
 
 /** User-defined tools (`/v2/tools`: lambdas). */

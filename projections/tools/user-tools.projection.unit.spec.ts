@@ -1,4 +1,4 @@
-import { USER_TOOLS } from '@lib/agents/read-models';
+import { USER_TOOLS } from '@lib/tools/read-models';
 import { EventLog, given, onceAndTwice } from '@lib/testing';
 import { userToolsProjection } from './user-tools.projection';
 

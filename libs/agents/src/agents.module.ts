@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { CLOCK, Clock, DurableTimers, EVENT_STORE, EventStore, EventStoreLeases, Leases, READ_STORE, ReadStore } from '@lib/platform';
 import { CORPORA, CorpusRow } from '@lib/corpora/read-models';
+import { AGENT_TOOLS, ArtifactBytes, lambdaToolCheck, mcpToolCheck, SharedConfigurationRights, Tool, toolReferenceCheck, ToolRegistryHolder, ToolsModule, ToolUsers } from '@lib/tools';
 import { GetAgentHandler, ListAgentsHandler } from './application/agent-queries/agent-queries';
 import { AGENT_REFERENCE_CHECKS, AgentWriter, ReferenceCheck } from './application/agent-writer';
 import { CreateAgentHandler, DeleteAgentHandler, UpdateAgentHandler } from './application/agents/agent-commands';
@@ -12,16 +13,14 @@ import { InstructionWriter } from './application/instruction-writer';
 import { CreateInstructionHandler, DeleteInstructionHandler, DeleteInstructionVersionHandler, UpdateInstructionHandler } from './application/instructions/instruction-commands';
 import { ArtifactStore } from './application/sessions/artifact-store';
 import { SessionStore } from './application/sessions/session-store';
-import { ToolConfigurations, toolReferenceCheck } from './application/tool-configurations/tool-configurations';
 import { Sessions } from './application/sessions/sessions';
 import { SessionEnrichment } from './application/sessions/enrichment';
 import { AgentQuotas } from './application/turn/agent-quotas';
 import { AGENT_CORPUS_ACCESS, AGENT_LEASES, AGENT_SECRET_VALUES, AgentCorpusAccess, AgentSecretValues, SessionInputs } from './application/turn/session-inputs';
 import { AgentIdentities, AgentSecrets } from './application/access/agent-access';
 import { ConfigurerRights } from './application/access/configurer-rights';
-import { AGENT_TOOLS, Tool, ToolAttachments } from './application/tools/tool.port';
-import { TOOL_PROVIDERS, toolRegistry } from './application/tools/tool-catalogue';
-import { ToolRegistryHolder } from './application/tools/tool-registry-holder';
+import { AGENT_TOOL_PROVIDERS, TOOL_PROVIDERS, toolRegistry } from './application/tools/tool-catalogue';
+import { AgentToolUsers } from './application/tools/agent-tool-users';
 import { AGENT_RUNS } from './application/runs/agent-runs.port';
 import { SessionAgentRuns } from './application/runs/session-agent-runs';
 import { AGENT_USE } from './application/runs/agent-use.port';
@@ -30,16 +29,11 @@ import { AGENT_DIRECTORY } from './application/runs/agent-directory.port';
 import { ReadModelAgentDirectory } from './application/runs/read-model-agent-directory';
 import { CONDITION_COMPILER, ConditionCompiler } from './application/runs/condition-compiler.port';
 import { compileCondition } from './application/conditions';
-import { SandboxPool } from './adapters/sandbox/sandbox-pool';
 import { WAKEUP_SCHEDULER } from './application/agent-timers';
 import { Glossaries, glossaryReminderCheck } from './application/glossaries/glossaries';
-import { mcpToolCheck, ToolServers } from './application/tool-servers/tool-servers';
 import { TurnRunner } from './application/turn/turn-runner';
 import { PromptBuilder } from './application/turn/prompt-builder';
 import { ToolRound } from './application/turn/tool-round';
-import { ToolCaller } from './application/tools/tool-caller';
-import { LambdaSandbox } from './adapters/lambda/lambda-sandbox';
-import { lambdaToolCheck, UserTools } from './application/user-tools/user-tools';
 import { A2aServer } from './adapters/a2a/a2a-server';
 import { Connectors } from './application/connectors/connectors';
 import { ConnectorPlatforms, ConnectorWebhooks } from './application/connectors/connector-webhooks';
@@ -66,7 +60,7 @@ export class AgentsModule {
       module: AgentsModule,
       // Global: the worker wing's sweep of crashed turns uses the session inputs of this module.
       global: true,
-      imports: [CqrsModule, options.llms, ...(options.capabilities ? [options.capabilities] : [])],
+      imports: [CqrsModule, options.llms, ToolsModule.forRoot({ llms: options.llms }), ...(options.capabilities ? [options.capabilities] : [])],
       providers: [
         { provide: AGENT_REFERENCE_CHECKS, useFactory: referenceChecks, inject: [READ_STORE] },
         {
@@ -102,29 +96,28 @@ export class AgentsModule {
         GetInstructionHandler,
         ListInstructionsHandler,
         TestInstructionHandler,
-        ToolConfigurations,
         SessionStore,
         ArtifactStore,
+        // The ports libs/tools owns for what only the agents context knows.
+        { provide: ArtifactBytes, useExisting: ArtifactStore },
+        { provide: SharedConfigurationRights, useExisting: ConfigurerRights },
+        { provide: ToolUsers, useClass: AgentToolUsers },
         SessionEnrichment,
         Sessions,
-        SandboxPool,
-        ToolServers,
-        { provide: ToolAttachments, useExisting: ToolServers },
         {
           provide: WAKEUP_SCHEDULER,
           inject: [EVENT_STORE, CLOCK, AGENT_LEASES],
           useFactory: (store: EventStore, clock: Clock, leases: Leases) => new DurableTimers(store, clock, leases, { pollMs: 60_000 }),
         },
         Glossaries,
-        LambdaSandbox,
-        UserTools,
         A2aServer,
         Connectors,
         ConnectorPlatforms,
         ConnectorWebhooks,
-        ...TOOL_PROVIDERS,
-        // Every tool type's entry names its Tool (tool-catalogue.ts): the registry and the catalogue come from them,
-        // bound into the holder as it is built (ToolServers and the lambda tool read it there: ToolRegistryHolder).
+        ...AGENT_TOOL_PROVIDERS,
+        // Every tool type's entry (libs/tools' and the agent-level ones) names its Tool (tool-catalogue.ts): the
+        // registry and the catalogue come from them, bound into the holder as it is built (ToolServers and the lambda
+        // tool read it there: ToolRegistryHolder).
         {
           provide: AGENT_TOOLS,
           inject: [ToolRegistryHolder, ...TOOL_PROVIDERS],
@@ -135,18 +128,16 @@ export class AgentsModule {
           },
         },
         AgentQuotas,
-        ToolCaller,
         PromptBuilder,
         ToolRound,
         TurnRunner,
         SessionInputs,
-        ToolRegistryHolder,
         { provide: AGENT_RUNS, inject: [Sessions, SessionInputs], useFactory: (sessions: Sessions, inputs: SessionInputs) => new SessionAgentRuns(sessions, inputs) },
         { provide: AGENT_USE, useClass: CapabilityAgentUse },
         { provide: AGENT_DIRECTORY, inject: [READ_STORE], useFactory: (reads: ReadStore) => new ReadModelAgentDirectory(reads) },
         { provide: CONDITION_COMPILER, useValue: { compile: compileCondition } satisfies ConditionCompiler },
       ],
-      exports: [AGENT_RUNS, AGENT_USE, AGENT_DIRECTORY, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ConfigurerRights, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, A2aServer, Connectors, ConnectorPlatforms, ConnectorWebhooks],
+      exports: [AGENT_RUNS, AGENT_USE, AGENT_DIRECTORY, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, Glossaries, A2aServer, Connectors, ConnectorPlatforms, ConnectorWebhooks],
     };
   }
 }

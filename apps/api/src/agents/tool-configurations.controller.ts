@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { IsBoolean, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
-import { ToolConfigurations } from '@lib/agents';
+import { ToolConfigurations } from '@lib/tools';
 import { Principal } from '@lib/auth';
 import { CommandContext, invalid, listFilter } from '@lib/platform';
 import { pageLimit } from '../http/paging';

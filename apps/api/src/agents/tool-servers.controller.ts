@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res
 import type { Response } from 'express';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsObject, IsOptional, IsString, MaxLength, MinLength, ValidateNested } from 'class-validator';
-import { ToolServerInput, ToolServers } from '@lib/agents';
+import { ToolServerInput, ToolServers } from '@lib/tools';
 import { Principal } from '@lib/auth';
 import { CommandContext, invalid, listFilter } from '@lib/platform';
 import { pageLimit } from '../http/paging';

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, HttpCode, Param, Patch, Post, Res } from '@ne
 import type { Response } from 'express';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
-import { LambdaToolInput, ToolConfig, UserTools } from '@lib/agents';
+import { LambdaToolInput, ToolConfig, UserTools } from '@lib/tools';
 import { Principal } from '@lib/auth';
 import { CommandContext, invalid } from '@lib/platform';
 import { Caller } from '../http/caller';

@@ -2,9 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { findLlm, quotaProblems } from '@lib/llms';
 import { VelocityText } from '@lib/retrieval';
 import { CommandContext, invalid, READ_STORE, ReadStore, StreamWriter, streamId } from '@lib/platform';
-import type { AgentConfig, ToolConfig } from '../domain/agent-config';
+import { SandboxPool, type ToolConfig, transformProblems } from '@lib/tools';
+import type { AgentConfig } from '../domain/agent-config';
 import { AgentEvent, agentFold, AgentState } from '../domain/agent';
-import { SandboxError, SandboxPool } from '../adapters/sandbox/sandbox-pool';
 import { compileCondition } from './conditions';
 import { AGENTS, AgentRow } from '../read-models';
 
@@ -72,24 +72,9 @@ export class AgentWriter {
     if (first) throw invalid('agent.invalid_reference', `Invalid ${first[0]}: ${first[1]}`, problems);
   }
 
-  /**
-   * Tools' jq transforms must compile. jq has no compile-only mode here, so each runs once over `null` with a
-   * short deadline: a compile error is a 400; a runtime error or the deadline says nothing about the program.
-   */
-  async transformProblems(tools: Readonly<Record<string, ToolConfig>>, prefix: string): Promise<Record<string, string>> {
-    const problems: Record<string, string> = {};
-    for (const [name, tool] of Object.entries(tools)) {
-      for (const field of ['input_transform', 'output_transform'] as const) {
-        const program = tool[field];
-        if (typeof program !== 'string') continue;
-        const failure = await this.sandbox.jq(program, null, 500).then(
-          () => undefined,
-          (e: unknown) => (e instanceof SandboxError && /compile error/.test(e.message) ? e.message : undefined),
-        );
-        if (failure) problems[`${prefix}${name ? `${name}.` : ''}${field}`] = `not a jq program: ${failure.split('\n')[0]}`;
-      }
-    }
-    return problems;
+  /** Tools' jq transforms must compile (libs/tools' check, in the sandbox). */
+  transformProblems(tools: Readonly<Record<string, ToolConfig>>, prefix: string): Promise<Record<string, string>> {
+    return transformProblems(this.sandbox, tools, prefix);
   }
 
   row(key: string): Promise<AgentRow | undefined> {

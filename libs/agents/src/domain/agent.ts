@@ -1,5 +1,6 @@
 import { assertNever, conflict, invalid, notFound } from '@lib/platform/kernel';
-import { AgentConfig, normaliseStep, StepConfig, ToolConfig, validateAgentConfig } from './agent-config';
+import type { ToolConfig } from '@lib/tools/domain';
+import { AgentConfig, normaliseStep, StepConfig, validateAgentConfig } from './agent-config';
 
 export type AgentEvent =
   | { type: 'AgentCreated'; data: { agentId: string; agentKey: string; config: AgentConfig; createdAt: string } }

@@ -27,3 +27,12 @@ export function uuidV5(name: string, namespace: Buffer = NAMESPACE): string {
 }
 
 export const ID_GENERATOR = Symbol('IdGenerator');
+
+/**
+ * A key from a name when none is given (the reference: "auto-generated based on the agent name"): agents,
+ * glossaries and reusable tool configurations.
+ */
+export function keyFromName(name: string, suffix: string): string {
+  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 40) || 'agent';
+  return `${slug}_${suffix}`;
+}

@@ -2,13 +2,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { allows, allowsSome, Capability, CorpusAction } from '@lib/auth';
 import { corpusNotFound } from '@lib/corpora';
 import { DomainError, notFound, READ_STORE, ReadStore } from '@lib/platform';
-import type { AgentConfig, ToolConfig } from '../../domain/agent-config';
-import { AGENTS, AgentRow, CatalogToolRow, TOOL_CATALOG, TOOL_CONFIGURATIONS, ToolConfigurationRow, USER_TOOLS, UserToolRow } from '../../read-models';
+import { CatalogToolRow, Configurer, SharedConfiguration, SharedConfigurationRights, TOOL_CATALOG, TOOL_CONFIGURATIONS, ToolConfig, ToolConfigurationRow, USER_TOOLS, UserToolRow } from '@lib/tools';
+import type { AgentConfig } from '../../domain/agent-config';
+import { AGENTS, AgentRow } from '../../read-models';
 
-/** Who writes a configuration: only their capabilities matter here (a Principal fits). */
-export interface Configurer {
-  readonly caps: readonly Capability[];
-}
+/** Who writes a configuration, and a configuration agents share: libs/tools' types (its port, which this class implements). */
+export type { Configurer, SharedConfiguration } from '@lib/tools';
 
 /** One right a configuration makes its agents use, and the field (the agent's tool) that asks for it. */
 export type Reached =
@@ -26,9 +25,6 @@ export interface Dependencies {
   readonly toolServers: Set<string>;
   readonly instructions: Set<string>;
 }
-
-/** A shared configuration other agents may use: a change to it is a change to each of them. */
-export type SharedConfiguration = { readonly kind: 'tool_configuration' | 'user_tool' | 'tool_server' | 'instruction'; readonly id: string; readonly label: string };
 
 interface Walk {
   readonly reached: Reached[];
@@ -84,7 +80,7 @@ const forbidden = (code: string, message: string, field: string, why: string): D
  * - a shared configuration in use needs `agent.develop` on every agent using it.
  */
 @Injectable()
-export class ConfigurerRights {
+export class ConfigurerRights implements SharedConfigurationRights {
   constructor(@Inject(READ_STORE) private readonly reads: ReadStore) {}
 
   /** What an agent's whole configuration reaches (references and lambdas resolved as a turn would). */

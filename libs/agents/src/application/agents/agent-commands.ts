@@ -1,16 +1,10 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { CommandContext, ID_GENERATOR, IdGenerator, WriteResult } from '@lib/platform';
+import { CommandContext, ID_GENERATOR, IdGenerator, keyFromName, WriteResult } from '@lib/platform';
 import { AgentConfig } from '../../domain/agent-config';
 import { AgentRequest, configFromRequest, decideCreateAgent, decideDeleteAgent, decideUpdateAgent, mergeAgentPatch } from '../../domain/agent';
 import { AgentWriter } from '../agent-writer';
 import { Configurer, ConfigurerRights } from '../access/configurer-rights';
-
-/** A key from the name when none is given (the reference: "auto-generated based on the agent name"). */
-export function keyFromName(name: string, suffix: string): string {
-  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 40) || 'agent';
-  return `${slug}_${suffix}`;
-}
 
 export class CreateAgent {
   constructor(

@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandContext, findMatching, ID_GENERATOR, IdGenerator, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
+import { CommandContext, findMatching, ID_GENERATOR, IdGenerator, keyFromName, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
 import { checkEntries, decideCreateGlossary, GlossaryEvent, glossaryFold, glossaryNotFound, GlossaryState } from '../../domain/glossary';
 import { GLOSSARIES, GLOSSARY_ENTRIES, GlossaryEntryRow, GlossaryRow } from '../../read-models';
-import { keyFromName } from '../agents/agent-commands';
 import type { ReferenceCheck } from '../agent-writer';
 
 const stream = (key: string) => streamId('glossary', key);

@@ -1,13 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { USERS, UserRow } from '@lib/auth/read-models';
 import { Actor, Clock, CLOCK, DomainError, READ_STORE, ReadStore } from '@lib/platform';
+import { applyOverrides, ToolCaller, ToolConfigurations, ToolServers, UnresolvedRef } from '@lib/tools';
+import type { ToolContext } from '@lib/tools';
 import type { SessionFields } from '../../domain/session-events';
 import { AgentSecrets } from '../access/agent-access';
-import { ToolConfigurations } from '../tool-configurations/tool-configurations';
-import { ToolServers } from '../tool-servers/tool-servers';
-import { ToolCaller } from '../tools/tool-caller';
-import { applyOverrides, UnresolvedRef } from '../tools/argument-overrides';
-import type { ToolContext } from '../tools/tool.port';
 import type { ActiveAgent } from '../../domain/agent';
 
 /** Who creates a session, as enrichment sees it (`session.caller`): from the authenticated request only. */

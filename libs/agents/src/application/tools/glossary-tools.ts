@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError } from '@lib/platform';
-import type { ToolConfig } from '../../domain/agent-config';
 import { Glossaries } from '../glossaries/glossaries';
-import type { Tool, ToolContext, ToolDefinition, ToolResult } from './tool.port';
+import type { Tool, ToolConfig, ToolContext, ToolDefinition, ToolResult } from '@lib/tools';
 
 const err = (message: string): ToolResult => ({ output: { error: message }, error: true });
 

@@ -1,9 +1,8 @@
 import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { Clock, CLOCK, CommandContext, ConcurrencyError, DURABLE_TIMERS, DueTimer, DurableTimers, EVENT_STORE, EventStore, ID_GENERATOR, IdGenerator, streamId } from '@lib/platform';
-import type { ToolConfig } from '../../domain/agent-config';
 import { WAKEUP_SCHEDULER, WAKEUP_TIMER_KIND } from '../agent-timers';
 import { AGENT_RUNS, AgentRuns } from '../runs/agent-runs.port';
-import type { Tool, ToolContext, ToolDefinition, ToolResult } from './tool.port';
+import type { Tool, ToolConfig, ToolContext, ToolDefinition, ToolResult } from '@lib/tools';
 
 /** Longest a wakeup may be put off. */
 export const MAX_WAKEUP_DELAY_S = 30 * 24 * 3600;

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandContext, DomainError, ID_GENERATOR, IdGenerator } from '@lib/platform';
-import type { ToolConfig } from '../../domain/agent-config';
 import type { AgentRuns } from '../runs/agent-runs.port';
-import type { Tool, ToolContext, ToolDefinition, ToolResult } from './tool.port';
+import type { Tool, ToolConfig, ToolDefinition, ToolResult } from '@lib/tools';
+import type { AgentToolContext } from './agent-tool-context';
 import { NO_SINK } from '../turn/turn-sink';
 
 /** How deep sub-agents may call sub-agents (an agent calling itself stops here). */
@@ -46,7 +46,7 @@ export class SubAgentTool implements Tool {
     };
   }
 
-  async run(config: ToolConfig, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+  async run(config: ToolConfig, args: Record<string, unknown>, ctx: AgentToolContext): Promise<ToolResult> {
     const c = config.sub_agent_configuration as { agent_key: string; session_mode?: string; session_metadata?: Record<string, unknown> };
     const mode = (c.session_mode === 'llm_controlled' ? 'session_scoped' : (c.session_mode ?? 'ephemeral')) as Mode;
     if (typeof args.message !== 'string' || !args.message.trim()) return err('message must be a non-empty string');

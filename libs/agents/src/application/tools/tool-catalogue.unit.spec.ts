@@ -1,9 +1,6 @@
-import { SUPPORTED_TOOL_TYPES, TOOL_TYPE_CHECKS } from '../../domain/tool-types';
-import { toolProblems } from '../../domain/agent-config';
-import { builtinTools } from './builtin-catalog';
-import { CorporaSearchTool } from './corpora-search';
+import { builtinTools, CorporaSearchTool, SUPPORTED_TOOL_TYPES, TOOL_TYPE_CHECKS, toolProblems } from '@lib/tools';
+import type { Tool } from '@lib/tools';
 import { TOOL_PROVIDERS, TOOL_TYPE_ENTRIES, toolRegistry } from './tool-catalogue';
-import type { Tool } from './tool.port';
 
 /** A stand-in for each provider's instance, telling which provider it stands for. */
 const fakes = (): (Tool & { provider: string })[] =>

@@ -1,8 +1,8 @@
 import { ChatCompletions, ChatRequest } from '@lib/llms';
 import { CommandContext, DomainError } from '@lib/platform';
+import type { ToolDefinition } from '@lib/tools';
 import type { ModelConfig } from '../../domain/agent-config';
 import type { PromptMessage } from '../../domain/history';
-import type { ToolDefinition } from '../tools/tool.port';
 
 export interface ModelToolCall {
   readonly id: string;

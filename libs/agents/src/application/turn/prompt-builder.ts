@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Clock, CLOCK, DomainError } from '@lib/platform';
+import { AGENT_TOOLS, clientToolDefinition, ToolDefinition, ToolRegistry } from '@lib/tools';
 import type { AgentConfig, GlossaryExpansionReminder, StepConfig, TemplatedReminder } from '../../domain/agent-config';
 import { expandTerms } from '../../domain/glossary';
 import { historyMessages, PromptMessage } from '../../domain/history';
@@ -7,8 +8,6 @@ import type { ActiveSession } from '../../domain/session';
 import { Glossaries } from '../glossaries/glossaries';
 import { InstructionTexts } from '../instruction-texts';
 import { ArtifactStore } from '../sessions/artifact-store';
-import { clientToolDefinition } from '../tools/client-tool';
-import { AGENT_TOOLS, ToolDefinition, ToolRegistry } from '../tools/tool.port';
 import { renderTemplate, templateContext } from './turn-parts';
 import type { TurnSetup } from './turn-setup';
 

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { findLlm } from '@lib/llms';
 import { Clock, CLOCK, CommandContext, ConcurrencyError, conflict, DomainError, ID_GENERATOR, IdGenerator, invalid, Leases, READ_STORE, ReadStore } from '@lib/platform';
+import { applyOverrides, clientOutputProblems, ToolAttachments, ToolConfigurations, USER_TOOLS, UserToolRow } from '@lib/tools';
 import type { SessionApiEvent, SessionEvent } from '../../domain/session-events';
 import { apiEventView } from '../../domain/session-events';
 import { ActiveSession, sessionFold } from '../../domain/session';
@@ -9,11 +10,6 @@ import { decideCloseCrashedTurn, decideStartTurn } from '../../domain/session-tu
 import { ActiveAgent, Sessions } from '../sessions/sessions';
 import { AgentQuotas } from './agent-quotas';
 import { AgentIdentities } from '../access/agent-access';
-import { ToolAttachments } from '../tools/tool.port';
-import { ToolConfigurations } from '../tool-configurations/tool-configurations';
-import { applyOverrides } from '../tools/argument-overrides';
-import { USER_TOOLS, UserToolRow } from '../../read-models';
-import { clientOutputProblems } from '../tools/client-tool';
 import { TurnRunner } from './turn-runner';
 import { NO_SINK, TurnSink } from './turn-sink';
 

@@ -1,13 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Clock, CLOCK, ID_GENERATOR, IdGenerator } from '@lib/platform';
-import type { AgentConfig, OffloadingConfig, ToolConfig } from '../../domain/agent-config';
+import { applyOverrides, ToolCaller, type ToolConfig, UnresolvedRef } from '@lib/tools';
+import type { AgentConfig, OffloadingConfig } from '../../domain/agent-config';
+import type { AgentToolContext } from '../tools/agent-tool-context';
 import type { PendingClientCall } from '../../domain/session-events';
 import { ArtifactStore } from '../sessions/artifact-store';
 import type { ModelAnswer } from './model-call';
 import { offloadDecision, truncateOutput } from './offload';
-import { applyOverrides, UnresolvedRef } from '../tools/argument-overrides';
-import { ToolCaller } from '../tools/tool-caller';
-import { ToolContext } from '../tools/tool.port';
 import { DEFAULT_CONTEXT_WINDOW, latestToolOutputs, templateContext } from './turn-parts';
 import type { TurnSetup } from './turn-setup';
 import type { TurnState } from './turn-state';
@@ -63,7 +62,7 @@ export class ToolRound {
       })),
     );
     const pending: PendingClientCall[] = [];
-    const toolCtx: ToolContext = {
+    const toolCtx: AgentToolContext = {
       agentKey: setup.agent.key,
       sessionKey: setup.state.key,
       session: turn.state,

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ChatCompletions } from '@lib/llms';
 import { Clock, CLOCK, DomainError, ID_GENERATOR, IdGenerator } from '@lib/platform';
+import type { ToolDefinition } from '@lib/tools';
 import type { AgentConfig, StepConfig } from '../../domain/agent-config';
 import { effectiveCompaction } from '../../domain/agent-config';
 import type { PromptMessage } from '../../domain/history';
@@ -13,7 +14,6 @@ import { AgentQuotas } from './agent-quotas';
 import { eventsToCompact, summarise } from './compaction';
 import { callModel, ModelAnswer, ModelCallOptions } from './model-call';
 import { PromptBuilder } from './prompt-builder';
-import type { ToolDefinition } from '../tools/tool.port';
 import { ToolRound } from './tool-round';
 import { DEFAULT_CONTEXT_WINDOW, estimateTokens, latestToolOutputs, structuredProblem, templateContext } from './turn-parts';
 import type { TurnOutcome, TurnSetup } from './turn-setup';

@@ -1,8 +1,8 @@
 import type { CommandContext } from '@lib/platform';
+import type { RefSources } from '@lib/tools';
 import type { ActiveSession } from '../../domain/session';
 import type { ActiveAgent } from '../sessions/sessions';
 import type { AgentRuns } from '../runs/agent-runs.port';
-import type { RefSources } from '../tools/argument-overrides';
 import type { TurnSink } from './turn-sink';
 
 export type { TurnOutcome } from '../../domain/session-turn';

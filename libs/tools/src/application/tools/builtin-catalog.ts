@@ -1,0 +1,27 @@
+import type { ToolConfig } from '../../domain/tool-config';
+import type { ToolRegistry } from './tool.port';
+
+export const builtinToolId = (type: string): string => `tol_builtin_${type}`;
+
+/**
+ * The built-in tools as `/v2/tools` lists them (type, metadata: category, lineage — the family —, version,
+ * groups; the arguments the model fills). Undated tools are version 1 of their own family; a dated variant (`corpora_search_20260608`) names its family and date.
+ */
+export function builtinTools(tools: ToolRegistry): Record<string, unknown>[] {
+  return tools.catalogue.filter((b) => tools.has(b.type)).map((b) => {
+    const definition = tools.get(b.type)!.definition(b.type, { type: b.type, ...b.sample } as unknown as ToolConfig);
+    return {
+      id: builtinToolId(b.type),
+      type: b.type,
+      name: b.type,
+      title: b.title,
+      description: definition.function.description,
+      input_schema: definition.function.parameters,
+      enabled: true,
+      category: b.category,
+      lineage: b.lineage ?? b.type,
+      version: b.version ?? '1',
+      tool_groups: b.tool_groups,
+    };
+  });
+}

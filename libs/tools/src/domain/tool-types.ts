@@ -1,0 +1,113 @@
+/**
+ * The tool types an agent may configure and the checks of each type's own fields (the agent-level types' too:
+ * reusable configurations and lambdas, which live here, are checked as agents are). The tool type entries
+ * (application/tools/tool-catalogue.ts here and in libs/agents) name these checks; a unit spec holds the two
+ * lists to each other.
+ */
+
+/** Tool types this service runs today; the others of the reference are refused with a 400 that says so. */
+export const SUPPORTED_TOOL_TYPES = ['corpora_search', 'client', 'web_get', 'artifact_read', 'artifact_grep', 'artifact_jq', 'sub_agent', 'get_document_text', 'scratch_pad', 'mcp', 'web_search', 'document_index', 'schedule_wakeup', 'glossary_put_entries', 'glossary_delete_entries', 'image_read', 'get_document', 'lambda', 'image_analysis', 'corpora_search_20260608'] as const;
+export type ToolType = (typeof SUPPORTED_TOOL_TYPES)[number];
+
+/** A tool configuration as its checks read it (every `ToolConfig` is one). */
+export interface CheckedTool {
+  readonly type: string;
+  readonly [field: string]: unknown;
+}
+
+/** The first wrong field of a tool configuration (a path under the configuration) and why. */
+export type ToolFieldProblem = [field: string, problem: string];
+
+/** The checks of one tool type's own fields (docs/tools.md). */
+export interface ToolTypeCheck {
+  /** What the type cannot be described without, checked before the fields every tool shares. */
+  readonly needs?: (tool: CheckedTool) => ToolFieldProblem | undefined;
+  /** Its own fields' shapes and bounds, checked after the fields every tool shares. */
+  readonly fields?: (tool: CheckedTool) => ToolFieldProblem | undefined;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const intIn = (v: unknown, min: number, max: number) => Number.isInteger(v) && (v as number) >= min && (v as number) <= max;
+
+function isCorporaSearch(q: unknown): boolean {
+  const corpora = (q as { search?: { corpora?: unknown } } | undefined)?.search?.corpora;
+  return Array.isArray(corpora) && corpora.length > 0 && corpora.every((c) => typeof (c as { corpus_key?: unknown } | null)?.corpus_key === 'string');
+}
+
+/** `secret_origins` of a web_get tool: where the secrets its overrides resolve may be sent (docs/tools.md). */
+function isOriginList(v: unknown): boolean {
+  if (!Array.isArray(v) || v.length > 20) return false;
+  return v.every((o) => {
+    if (typeof o !== 'string' || o.length > 2048) return false;
+    try {
+      const u = new URL(o);
+      return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password && u.pathname === '/' && !u.search && !u.hash;
+    } catch {
+      return false;
+    }
+  });
+}
+
+export const corporaSearchCheck: ToolTypeCheck = {
+  needs: (tool) => (isCorporaSearch(tool.query_configuration) ? undefined : ['query_configuration', `a ${tool.type} tool needs query_configuration.search.corpora with at least one corpus_key`]),
+};
+
+export const subAgentCheck: ToolTypeCheck = {
+  fields: (tool) => {
+    const c = tool.sub_agent_configuration;
+    if (!isObject(c) || typeof c.agent_key !== 'string') return ['sub_agent_configuration.agent_key', 'a sub_agent tool names the agent it calls'];
+    if (c.session_mode !== undefined && !['ephemeral', 'persistent', 'session_scoped', 'agent_scoped', 'llm_controlled'].includes(c.session_mode as string)) return ['sub_agent_configuration.session_mode', 'must be ephemeral, persistent, session_scoped or agent_scoped (llm_controlled: deprecated, session_scoped)'];
+    if (c.session_metadata !== undefined && !isObject(c.session_metadata)) return ['sub_agent_configuration.session_metadata', 'must be an object'];
+    return undefined;
+  },
+};
+
+/** lambda and mcp: the configuration names the registered tool it calls. */
+export const namedToolCheck: ToolTypeCheck = {
+  fields: (tool) => (typeof tool.tool_id !== 'string' || !tool.tool_id ? ['tool_id', `a ${tool.type} tool names its tool by tool_id (GET /v2/tools lists them)`] : undefined),
+};
+
+export const imageAnalysisCheck: ToolTypeCheck = {
+  fields: (tool) => {
+    if (tool.tool_configuration === undefined) return undefined;
+    const p = isObject(tool.tool_configuration) ? tool.tool_configuration.preprocessing : undefined;
+    if (!isObject(tool.tool_configuration) || (p !== undefined && (!isObject(p) || Object.entries(p).some(([k, v]) => !['upscale', 'enhance_contrast', 'sharpen', 'tile'].includes(k) || typeof v !== 'boolean')))) return ['tool_configuration.preprocessing', 'must be {upscale?, enhance_contrast?, sharpen?, tile?} with true or false'];
+    return undefined;
+  },
+};
+
+export const scratchPadCheck: ToolTypeCheck = {
+  fields: (tool) => (tool.max_bytes !== undefined && !intIn(tool.max_bytes, 1, 10_485_760) ? ['max_bytes', 'must be an integer from 1 to 10485760 (10 MB)'] : undefined),
+};
+
+export const webGetCheck: ToolTypeCheck = {
+  fields: (tool) => {
+    if (tool.max_body_bytes !== undefined && !intIn(tool.max_body_bytes, 1024, 4_194_304)) return ['max_body_bytes', 'must be an integer from 1024 to 4194304'];
+    if (tool.secret_origins !== undefined && !isOriginList(tool.secret_origins)) return ['secret_origins', 'must be an array of at most 20 http(s) origins such as "https://api.example.com" (scheme, host and port: no path, query or credentials)'];
+    return undefined;
+  },
+};
+
+export const artifactReadCheck: ToolTypeCheck = {
+  fields: (tool) => {
+    const c = tool.tool_configuration;
+    if (c === undefined) return undefined;
+    if (!isObject(c)) return ['tool_configuration', 'must be an object'];
+    if (c.max_size_bytes !== undefined && !intIn(c.max_size_bytes, 1, 10_485_760)) return ['tool_configuration.max_size_bytes', 'must be an integer from 1 to 10485760'];
+    if (c.max_lines !== undefined && !intIn(c.max_lines, 1, 10_000)) return ['tool_configuration.max_lines', 'must be an integer from 1 to 10000'];
+    return undefined;
+  },
+};
+
+/** Each type's own checks, by type; a type without one is checked only on the fields every tool shares. */
+export const TOOL_TYPE_CHECKS: { readonly [T in ToolType]?: ToolTypeCheck } = {
+  corpora_search: corporaSearchCheck,
+  corpora_search_20260608: corporaSearchCheck,
+  sub_agent: subAgentCheck,
+  lambda: namedToolCheck,
+  mcp: namedToolCheck,
+  image_analysis: imageAnalysisCheck,
+  scratch_pad: scratchPadCheck,
+  web_get: webGetCheck,
+  artifact_read: artifactReadCheck,
+};

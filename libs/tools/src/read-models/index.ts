@@ -1,0 +1,3 @@
+export * from './tool-configurations';
+export * from './tool-servers';
+export * from './user-tools';

@@ -1,0 +1,34 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { CqrsModule } from '@nestjs/cqrs';
+import { SandboxPool } from './adapters/sandbox/sandbox-pool';
+import { LambdaSandbox } from './adapters/lambda/lambda-sandbox';
+import { ToolConfigurations } from './application/tool-configurations/tool-configurations';
+import { ToolServers } from './application/tool-servers/tool-servers';
+import { UserTools } from './application/user-tools/user-tools';
+import { ToolCaller } from './application/tools/tool-caller';
+import { SERVICE_TOOL_PROVIDERS } from './application/tools/tool-catalogue';
+import { ToolRegistryHolder } from './application/tools/tool-registry-holder';
+import { ToolAttachments } from './application/tools/tool.port';
+
+export interface ToolsModuleOptions {
+  /** The module that provides SecretBox (tool servers' credentials are sealed with it). */
+  readonly llms: DynamicModule;
+}
+
+/**
+ * The tools context: its own tools, tool configurations, tool servers, user tools, the sandboxes and the tool
+ * caller. Imported by the agents module, which provides the ports these need from it (ArtifactBytes,
+ * SharedConfigurationRights, ToolUsers) and builds the registry (AGENT_TOOLS) from every tool type's entry.
+ */
+@Module({})
+export class ToolsModule {
+  static forRoot(options: ToolsModuleOptions): DynamicModule {
+    const providers = [SandboxPool, LambdaSandbox, ToolRegistryHolder, ToolConfigurations, ToolServers, UserTools, ToolCaller, ...SERVICE_TOOL_PROVIDERS];
+    return {
+      module: ToolsModule,
+      imports: [CqrsModule, options.llms],
+      providers: [...providers, { provide: ToolAttachments, useExisting: ToolServers }],
+      exports: [...providers, ToolAttachments],
+    };
+  }
+}
