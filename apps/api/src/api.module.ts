@@ -7,6 +7,7 @@ import { EncodersModule, loadEncoderConfig } from '@lib/encoders';
 import { RetrievalModule } from '@lib/retrieval';
 import { AgentsModule, CAPABILITY_LOOKUP } from '@lib/agents';
 import { LlmsModule } from '@lib/llms';
+import { ConnectorsModule } from '@lib/connectors';
 import {
   AddressLookup,
   Clock,
@@ -60,12 +61,13 @@ import { ToolConfigurationsController } from './agents/tool-configurations.contr
 import { ToolServersController } from './agents/tool-servers.controller';
 import { ToolsController } from './agents/tools.controller';
 import { SchedulesController } from './agents/schedules.controller';
-import { ConnectorsController } from './agents/connectors.controller';
+import { ConnectorsController } from './connectors/connectors.controller';
 import { PipelinesController } from './agents/pipelines.controller';
 import { PipelineRunsController } from './agents/pipeline-runs.controller';
 import { AliasesController } from './agents/aliases.controller';
 import { EndUserSessionsController } from './agents/end-user-sessions.controller';
-import { A2aController } from './agents/a2a.controller';
+import { A2aController } from './a2a/a2a.controller';
+import { A2aServer } from './a2a/a2a-server';
 import { GlossariesController } from './agents/glossaries.controller';
 import { SessionsController } from './agents/sessions.controller';
 import { InstructionsController } from './agents/instructions.controller';
@@ -215,12 +217,14 @@ export class ApiModule {
         llms,
         RetrievalModule.forRoot({ llms }),
         AgentsModule.forRoot({ llms, leaseTtlMs: options.config.leaseTtlMs, leaseRenewMs: options.config.leaseRenewMs, capabilities: AgentCapabilitiesModule.forRoot(auth) }),
+        ConnectorsModule.forRoot({ llms }),
         EncodersModule.forRoot(loadEncoderConfig(options.config.env), outbound.models.fetch),
       ],
       controllers: options.routes === 'health' ? [HealthController] : API_CONTROLLERS,
       providers: [
         { provide: APP_FILTER, useValue: new ErrorFilter(options.log, drainBounds(options.config.requestBodyTimeoutMs)) },
         { provide: APP_PIPE, useClass: SingleQueryParams },
+        A2aServer,
         { provide: AuthFailures, useValue: new AuthFailures(options.infra.rateLimits('auth_failures', options.config.authFailuresPerMinute, 60)) },
         { provide: RequestBodies, useValue: new RequestBodies(bodyLimits(options.config)) },
         { provide: WebhookLimits, useFactory: (failures: AuthFailures) => new WebhookLimits(options.infra.rateLimits('connector_webhook', options.config.rateLimitPerConnectorPerMinute, 60), failures), inject: [AuthFailures] },

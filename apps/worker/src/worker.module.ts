@@ -1,6 +1,7 @@
 import { DynamicModule, Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
-import { ConnectorReplier, PipelineRunner, ScheduleRunner, TurnSweeper, WakeupHandler } from '@lib/agents';
+import { PipelineRunner, ScheduleRunner, TurnSweeper, WakeupHandler } from '@lib/agents';
+import { ConnectorReplier } from '@lib/connectors';
 import { CorporaModule, JobRunner } from '@lib/corpora';
 import { CLOCK, Clock, DURABLE_TIMERS, DurableTimers, EVENT_STORE, EventStore, EventStoreLeases, LEASES, Leases, ServiceConfig } from '@lib/platform';
 import type { Logger } from 'pino';

@@ -24,6 +24,9 @@ import { TOOL_PROVIDERS, toolRegistry } from './application/tools/tool-catalogue
 import { ToolRegistryHolder } from './application/tools/tool-registry-holder';
 import { AGENT_RUNS } from './application/runs/agent-runs.port';
 import { SessionAgentRuns } from './application/runs/session-agent-runs';
+import { AGENT_DIRECTORY } from './application/runs/agent-directory.port';
+import { AGENT_SECRET_READER } from './application/runs/agent-secret-reader.port';
+import { StoredAgentDirectory } from './application/runs/stored-agent-directory';
 import { SandboxPool } from './adapters/sandbox/sandbox-pool';
 import { WAKEUP_SCHEDULER } from './application/agent-timers';
 import { Glossaries, glossaryReminderCheck } from './application/glossaries/glossaries';
@@ -39,9 +42,6 @@ import { lambdaToolCheck, UserTools } from './application/user-tools/user-tools'
 import { Schedules } from './application/schedules/schedules';
 import { Aliases } from './application/aliases/aliases';
 import { EndUserSessions } from './application/aliases/end-user-sessions';
-import { A2aServer } from './adapters/a2a/a2a-server';
-import { Connectors } from './application/connectors/connectors';
-import { ConnectorPlatforms, ConnectorWebhooks } from './application/connectors/connector-webhooks';
 
 export interface AgentsModuleOptions {
   /** The module that provides ChatCompletions and SecretBox (one instance per process: quotas, model clients). */
@@ -56,7 +56,7 @@ export interface AgentsModuleOptions {
   readonly capabilities?: DynamicModule;
 }
 
-/** The agent half: agents, instructions, sessions and their turns, tools, pipelines, schedules, aliases, connectors, A2A. Ports come from the platform module; models from the llms module. */
+/** The agent half: agents, instructions, sessions and their turns, tools, pipelines, schedules, aliases. Ports come from the platform module; models from the llms module. */
 @Module({})
 export class AgentsModule {
   static forRoot(options: AgentsModuleOptions): DynamicModule {
@@ -122,10 +122,6 @@ export class AgentsModule {
         Schedules,
         Aliases,
         EndUserSessions,
-        A2aServer,
-        Connectors,
-        ConnectorPlatforms,
-        ConnectorWebhooks,
         ...TOOL_PROVIDERS,
         // Every tool type's entry names its Tool (tool-catalogue.ts): the registry and the catalogue come from them,
         // bound into the holder as it is built (ToolServers and the lambda tool read it there: ToolRegistryHolder).
@@ -146,8 +142,10 @@ export class AgentsModule {
         SessionInputs,
         ToolRegistryHolder,
         { provide: AGENT_RUNS, inject: [Sessions, SessionInputs], useFactory: (sessions: Sessions, inputs: SessionInputs) => new SessionAgentRuns(sessions, inputs) },
+        { provide: AGENT_DIRECTORY, useClass: StoredAgentDirectory },
+        { provide: AGENT_SECRET_READER, useExisting: AgentSecrets },
       ],
-      exports: [AGENT_RUNS, AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ConfigurerRights, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, EndUserSessions, A2aServer, Connectors, ConnectorPlatforms, ConnectorWebhooks, Pipelines, PipelineRuns],
+      exports: [AGENT_RUNS, AGENT_DIRECTORY, AGENT_SECRET_READER, AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ConfigurerRights, ToolConfigurations, ToolServers, Glossaries, UserTools, LambdaSandbox, Schedules, Aliases, EndUserSessions, Pipelines, PipelineRuns],
     };
   }
 }

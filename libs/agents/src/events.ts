@@ -16,7 +16,5 @@ export type { ScheduleEvent } from './domain/schedule';
 export { SCHEDULE_MAX_ATTEMPTS } from './domain/schedule';
 export type { AliasEvent, AliasSessionEvent } from './domain/alias';
 export { policyAgents } from './domain/alias';
-export type { ConnectorEvent, ConnectorSettings } from './domain/connector';
-export type { ConnectorMessageEvent } from './domain/connector-message';
 export type { PipelineEvent } from './domain/pipeline';
 export type { PipelineRunEvent } from './domain/pipeline-run';

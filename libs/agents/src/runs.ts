@@ -7,3 +7,5 @@
 export * from './application/runs/agent-runs.port';
 export type { TurnSink } from './application/turn/turn-sink';
 export { NO_SINK } from './application/turn/turn-sink';
+export * from './application/runs/agent-directory.port';
+export * from './application/runs/agent-secret-reader.port';

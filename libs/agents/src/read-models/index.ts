@@ -7,6 +7,5 @@ export * from './glossaries';
 export * from './user-tools';
 export * from './schedules';
 export * from './aliases';
-export * from './connectors';
 export * from './pipelines';
 export * from './pipeline-runs';
