@@ -31,11 +31,24 @@ describe('dependency rules, by reachability', () => {
     ['a projection → a context barrel (use cases, SDKs)', 'projections/corpora/lint-probe.ts', "import { corpusStream } from '@lib/corpora';\nexport const probe = corpusStream;\n", 'projections-reach-only-events-and-ports'],
     ['a use case → @nestjs/core (a ModuleRef look-up)', 'libs/agents/src/application/lint-probe.ts', "import { ModuleRef } from '@nestjs/core';\nexport const probe = ModuleRef;\n", 'libs-never-reach-nest-core'],
     ['a use case → the SQLite adapters entry', 'libs/corpora/src/application/lint-probe.ts', "import { SqliteReadStore } from '@lib/platform/sqlite';\nexport const probe = SqliteReadStore;\n", 'only-apps-reach-adapters'],
+    ['connectors → the agents barrel (its use cases)', 'libs/connectors/src/application/lint-probe.ts', "import { AgentWriter } from '@lib/agents';\nexport const probe = AgentWriter;\n", 'contexts-reach-agents-through-the-run-port'],
+    ['an adapter → a use case of its library', 'libs/connectors/src/adapters/lint-probe.ts', "import { Connectors } from '../application/connectors/connectors';\nexport const probe = Connectors;\n", 'adapters-never-reach-application'],
+    ['an adapter → its own library barrel', 'libs/connectors/src/adapters/lint-probe.ts', "import { ConnectorWebhooks } from '../index';\nexport const probe = ConnectorWebhooks;\n", 'adapters-never-reach-application'],
+    ['an adapter of another library → a use case of its library', 'libs/llms/src/adapters/lint-probe.ts', "import { ChatCompletions } from '../application/chat/chat-completions';\nexport const probe = ChatCompletions;\n", 'adapters-never-reach-application'],
+    ['a use case → an adapter of its library', 'libs/connectors/src/application/lint-probe.ts', "import { SlackPlatform } from '../adapters/slack/slack';\nexport const probe = SlackPlatform;\n", 'application-reaches-adapters-through-ports'],
   ])('refuses %s', async (_what, path, source, rule) => {
     expect(await lintWith(path, source)).toContain(`error ${rule}: ${path}`);
   }, 60_000);
 
   it('accepts the same domain file through the kernel entry', async () => {
     expect(await lintWith('libs/corpora/src/domain/lint-probe.ts', "import { invalid } from '@lib/platform/kernel';\nexport const probe = invalid;\n")).toBe('');
+  }, 60_000);
+
+  it.each([
+    ['connectors → agents through the run-an-agent entry', 'libs/connectors/src/application/lint-probe.ts', "import { AGENT_RUNS } from '@lib/agents/runs';\nexport const probe = AGENT_RUNS;\n"],
+    ['an adapter → the port it implements', 'libs/connectors/src/adapters/lint-probe.ts', "import { CONNECTOR_PLATFORMS } from '../application/connectors/connector-platform.port';\nexport const probe = CONNECTOR_PLATFORMS;\n"],
+    ['a use case → another library\'s entry', 'libs/connectors/src/application/lint-probe.ts', "import { OutboundHttp } from '@lib/platform';\nexport const probe = OutboundHttp;\n"],
+  ])('accepts %s', async (_what, path, source) => {
+    expect(await lintWith(path, source)).toBe('');
   }, 60_000);
 });
