@@ -1,6 +1,6 @@
 import { Role, TaskState } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver, RestTransportFactory } from '@a2a-js/sdk/client';
-import { A2aServer } from '@lib/agents';
+import { A2aServer } from '../apps/api/src/a2a/a2a-server';
 import { ScriptedOpenAIServer } from '@lib/testing';
 import { createUser } from './support/auth-fixtures';
 import { registerScripted } from './support/llm-fixtures';

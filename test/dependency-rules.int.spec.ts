@@ -39,6 +39,11 @@ describe('dependency rules, by reachability', () => {
     ['a tool → the agents barrel', 'libs/tools/src/application/lint-probe.ts', "import { Sessions } from '@lib/agents';\nexport const probe = Sessions;\n", 'tools-never-reach-agents'],
     ['a tool → the run-an-agent entry', 'libs/tools/src/application/lint-probe.ts', "import { AGENT_RUNS } from '@lib/agents/runs';\nexport const probe = AGENT_RUNS;\n", 'tools-never-reach-agents'],
     ["the agents' domain → the tools barrel (use cases, Nest)", 'libs/agents/src/domain/lint-probe.ts', "import { ToolCaller } from '@lib/tools';\nexport const probe = ToolCaller;\n", 'domain-reaches-only-the-kernel'],
+    ['connectors → the agents barrel (its use cases)', 'libs/connectors/src/application/lint-probe.ts', "import { AgentWriter } from '@lib/agents';\nexport const probe = AgentWriter;\n", 'contexts-reach-agents-through-the-run-port'],
+    ['an adapter → a use case of its library', 'libs/connectors/src/adapters/lint-probe.ts', "import { Connectors } from '../application/connectors/connectors';\nexport const probe = Connectors;\n", 'adapters-never-reach-application'],
+    ['an adapter → its own library barrel', 'libs/connectors/src/adapters/lint-probe.ts', "import { ConnectorWebhooks } from '../index';\nexport const probe = ConnectorWebhooks;\n", 'adapters-never-reach-application'],
+    ['an adapter of another library → a use case of its library', 'libs/llms/src/adapters/lint-probe.ts', "import { ChatCompletions } from '../application/chat/chat-completions';\nexport const probe = ChatCompletions;\n", 'adapters-never-reach-application'],
+    ['a use case → an adapter of its library', 'libs/connectors/src/application/lint-probe.ts', "import { SlackPlatform } from '../adapters/slack/slack';\nexport const probe = SlackPlatform;\n", 'application-reaches-adapters-through-ports'],
   ])('refuses %s', async (_what, path, source, rule) => {
     expect(await lintWith(path, source)).toContain(`error ${rule}: ${path}`);
   }, 60_000);
@@ -61,5 +66,13 @@ describe('dependency rules, by reachability', () => {
 
   it("accepts the agents' domain reaching the tools' domain through its pure entry", async () => {
     expect(await lintWith('libs/agents/src/domain/lint-probe.ts', "import { toolProblems } from '@lib/tools/domain';\nexport const probe = toolProblems;\n")).toBe('');
+  }, 60_000);
+
+  it.each([
+    ['connectors → agents through the run-an-agent entry', 'libs/connectors/src/application/lint-probe.ts', "import { AGENT_RUNS } from '@lib/agents/runs';\nexport const probe = AGENT_RUNS;\n"],
+    ['an adapter → the port it implements', 'libs/connectors/src/adapters/lint-probe.ts', "import { CONNECTOR_PLATFORMS } from '../application/connectors/connector-platform.port';\nexport const probe = CONNECTOR_PLATFORMS;\n"],
+    ['a use case → another library\'s entry', 'libs/connectors/src/application/lint-probe.ts', "import { OutboundHttp } from '@lib/platform';\nexport const probe = OutboundHttp;\n"],
+  ])('accepts %s', async (_what, path, source) => {
+    expect(await lintWith(path, source)).toBe('');
   }, 60_000);
 });

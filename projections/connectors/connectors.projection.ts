@@ -1,5 +1,6 @@
-import type { AgentEvent, ConnectorEvent, ConnectorMessageEvent } from '@lib/agents/events';
-import { CONNECTOR_DELIVERIES, CONNECTORS } from '@lib/agents/read-models';
+import type { AgentEvent } from '@lib/agents/events';
+import type { ConnectorEvent, ConnectorMessageEvent } from '@lib/connectors/events';
+import { CONNECTOR_DELIVERIES, CONNECTORS } from '@lib/connectors/read-models';
 import { assertNever, patch, put, ReadModelProjection, ReadOp, RecordedEvent, remove } from '@lib/platform/projections';
 
 /**

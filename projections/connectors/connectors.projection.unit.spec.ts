@@ -1,4 +1,4 @@
-import { CONNECTOR_DELIVERIES, CONNECTORS } from '@lib/agents/read-models';
+import { CONNECTOR_DELIVERIES, CONNECTORS } from '@lib/connectors/read-models';
 import { EventLog, given, onceAndTwice } from '@lib/testing';
 import { connectorsProjection } from './connectors.projection';
 

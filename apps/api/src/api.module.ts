@@ -10,6 +10,7 @@ import { LlmsModule } from '@lib/llms';
 import { PipelinesModule } from '@lib/pipelines';
 import { SchedulesModule } from '@lib/schedules';
 import { AliasesModule } from '@lib/aliases';
+import { ConnectorsModule } from '@lib/connectors';
 import {
   AddressLookup,
   Clock,
@@ -63,12 +64,13 @@ import { ToolConfigurationsController } from './agents/tool-configurations.contr
 import { ToolServersController } from './agents/tool-servers.controller';
 import { ToolsController } from './agents/tools.controller';
 import { SchedulesController } from './agents/schedules.controller';
-import { ConnectorsController } from './agents/connectors.controller';
+import { ConnectorsController } from './connectors/connectors.controller';
 import { PipelinesController } from './pipelines/pipelines.controller';
 import { PipelineRunsController } from './pipelines/pipeline-runs.controller';
 import { AliasesController } from './agents/aliases.controller';
 import { EndUserSessionsController } from './agents/end-user-sessions.controller';
-import { A2aController } from './agents/a2a.controller';
+import { A2aController } from './a2a/a2a.controller';
+import { A2aServer } from './a2a/a2a-server';
 import { GlossariesController } from './agents/glossaries.controller';
 import { SessionsController } from './agents/sessions.controller';
 import { InstructionsController } from './agents/instructions.controller';
@@ -221,12 +223,14 @@ export class ApiModule {
         PipelinesModule.forRoot({ llms }),
         SchedulesModule,
         AliasesModule,
+        ConnectorsModule.forRoot({ llms }),
         EncodersModule.forRoot(loadEncoderConfig(options.config.env), outbound.models.fetch),
       ],
       controllers: options.routes === 'health' ? [HealthController] : API_CONTROLLERS,
       providers: [
         { provide: APP_FILTER, useValue: new ErrorFilter(options.log, drainBounds(options.config.requestBodyTimeoutMs)) },
         { provide: APP_PIPE, useClass: SingleQueryParams },
+        A2aServer,
         { provide: AuthFailures, useValue: new AuthFailures(options.infra.rateLimits('auth_failures', options.config.authFailuresPerMinute, 60)) },
         { provide: RequestBodies, useValue: new RequestBodies(bodyLimits(options.config)) },
         { provide: WebhookLimits, useFactory: (failures: AuthFailures) => new WebhookLimits(options.infra.rateLimits('connector_webhook', options.config.rateLimitPerConnectorPerMinute, 60), failures), inject: [AuthFailures] },

@@ -1,6 +1,7 @@
 import { DynamicModule, Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
-import { ConnectorReplier, TurnSweeper, WakeupHandler } from '@lib/agents';
+import { TurnSweeper, WakeupHandler } from '@lib/agents';
+import { ConnectorReplier } from '@lib/connectors';
 import { PipelineRunner } from '@lib/pipelines';
 import { ScheduleRunner } from '@lib/schedules';
 import { CorporaModule, JobRunner } from '@lib/corpora';

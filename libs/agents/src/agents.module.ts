@@ -26,17 +26,15 @@ import { SessionAgentRuns } from './application/runs/session-agent-runs';
 import { AGENT_USE } from './application/runs/agent-use.port';
 import { CapabilityAgentUse } from './application/runs/capability-agent-use';
 import { AGENT_DIRECTORY } from './application/runs/agent-directory.port';
-import { ReadModelAgentDirectory } from './application/runs/read-model-agent-directory';
 import { CONDITION_COMPILER, ConditionCompiler } from './application/runs/condition-compiler.port';
 import { compileCondition } from './application/conditions';
+import { AGENT_SECRET_READER } from './application/runs/agent-secret-reader.port';
+import { StoredAgentDirectory } from './application/runs/stored-agent-directory';
 import { WAKEUP_SCHEDULER } from './application/agent-timers';
 import { Glossaries, glossaryReminderCheck } from './application/glossaries/glossaries';
 import { TurnRunner } from './application/turn/turn-runner';
 import { PromptBuilder } from './application/turn/prompt-builder';
 import { ToolRound } from './application/turn/tool-round';
-import { A2aServer } from './adapters/a2a/a2a-server';
-import { Connectors } from './application/connectors/connectors';
-import { ConnectorPlatforms, ConnectorWebhooks } from './application/connectors/connector-webhooks';
 
 export interface AgentsModuleOptions {
   /** The module that provides ChatCompletions and SecretBox (one instance per process: quotas, model clients). */
@@ -51,7 +49,7 @@ export interface AgentsModuleOptions {
   readonly capabilities?: DynamicModule;
 }
 
-/** The agent half: agents, instructions, sessions and their turns, tools, schedules, aliases, connectors, A2A. Ports come from the platform module; models from the llms module. */
+/** The agent half: agents, instructions, sessions and their turns, the agent-level tools. Ports come from the platform module; models from the llms module; tools from libs/tools. */
 @Module({})
 export class AgentsModule {
   static forRoot(options: AgentsModuleOptions): DynamicModule {
@@ -110,10 +108,6 @@ export class AgentsModule {
           useFactory: (store: EventStore, clock: Clock, leases: Leases) => new DurableTimers(store, clock, leases, { pollMs: 60_000 }),
         },
         Glossaries,
-        A2aServer,
-        Connectors,
-        ConnectorPlatforms,
-        ConnectorWebhooks,
         ...AGENT_TOOL_PROVIDERS,
         // Every tool type's entry (libs/tools' and the agent-level ones) names its Tool (tool-catalogue.ts): the
         // registry and the catalogue come from them, bound into the holder as it is built (ToolServers and the lambda
@@ -134,10 +128,11 @@ export class AgentsModule {
         SessionInputs,
         { provide: AGENT_RUNS, inject: [Sessions, SessionInputs], useFactory: (sessions: Sessions, inputs: SessionInputs) => new SessionAgentRuns(sessions, inputs) },
         { provide: AGENT_USE, useClass: CapabilityAgentUse },
-        { provide: AGENT_DIRECTORY, inject: [READ_STORE], useFactory: (reads: ReadStore) => new ReadModelAgentDirectory(reads) },
+        { provide: AGENT_DIRECTORY, useClass: StoredAgentDirectory },
+        { provide: AGENT_SECRET_READER, useExisting: AgentSecrets },
         { provide: CONDITION_COMPILER, useValue: { compile: compileCondition } satisfies ConditionCompiler },
       ],
-      exports: [AGENT_RUNS, AGENT_USE, AGENT_DIRECTORY, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, Glossaries, A2aServer, Connectors, ConnectorPlatforms, ConnectorWebhooks],
+      exports: [AGENT_RUNS, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, Glossaries],
     };
   }
 }

@@ -8,5 +8,3 @@ export type { SessionEvent } from './domain/session-events';
 export type { InstructionEvent, InstructionContent } from './domain/instruction';
 export type { AgentSecretsEvent, AgentIdentityEvent } from './domain/agent-access';
 export type { GlossaryEvent } from './domain/glossary';
-export type { ConnectorEvent, ConnectorSettings } from './domain/connector';
-export type { ConnectorMessageEvent } from './domain/connector-message';

@@ -11,3 +11,4 @@ export * from './application/runs/agent-use.port';
 export { WAKEUP_SCHEDULER } from './application/agent-timers';
 export * from './application/runs/agent-directory.port';
 export * from './application/runs/condition-compiler.port';
+export * from './application/runs/agent-secret-reader.port';

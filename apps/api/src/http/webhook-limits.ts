@@ -1,5 +1,5 @@
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { WebhookGate } from '@lib/agents';
+import type { WebhookGate } from '@lib/connectors';
 import { AuthFailures, consumeOr429, rateLimited } from './auth-failures';
 
 const WHAT_FAILED = 'failed authentications from this address';

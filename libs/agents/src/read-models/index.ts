@@ -2,4 +2,3 @@ export * from './agents';
 export * from './sessions';
 export * from './instructions';
 export * from './glossaries';
-export * from './connectors';

@@ -5,6 +5,7 @@ import { Actor, CommandContext, EVENT_STORE, EventStore, invalid, StreamWriter, 
 import { agentNotFound } from '../../domain/agent';
 import { AgentIdentityEvent, AgentSecretsEvent, autoRoles, checkSecrets, identityFold, IdentityRoles, IdentityState, masked, secretsFold, SecretsState } from '../../domain/agent-access';
 import { AgentWriter, agentStream } from '../agent-writer';
+import type { AgentSecretReader } from '../runs/agent-secret-reader.port';
 import { CAPABILITY_LOOKUP, CapabilityLookup } from './capability-lookup.port';
 import type { Configurer } from './configurer-rights';
 
@@ -13,7 +14,7 @@ const identityStream = (agentId: string) => streamId('agent_identity', agentId);
 
 /** An agent's secrets (`/v2/agents/{key}/secrets`): sealed at rest, `****` on every read and write response. */
 @Injectable()
-export class AgentSecrets {
+export class AgentSecrets implements AgentSecretReader {
   constructor(
     private readonly agents: AgentWriter,
     private readonly streams: StreamWriter,

@@ -5,11 +5,7 @@ import { AgentCard, Message, Part, Task, TaskState } from '@a2a-js/sdk';
 import { AgentEvent, AgentExecutor, DefaultRequestHandler, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import { agentCardHandler, restHandler } from '@a2a-js/sdk/server/express';
 import { Actor, CommandContext, DomainError, EVENT_STORE, EventStore, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, streamId, toNewEvents } from '@lib/platform';
-import { apiEventView, SessionApiEvent } from '../../domain/session-events';
-import type { AgentConfig } from '../../domain/agent-config';
-import { AGENTS, AgentRow } from '../../read-models';
-import { AGENT_RUNS, AgentRuns } from '../../application/runs/agent-runs.port';
-import { NO_SINK, TurnSink } from '../../application/turn/turn-sink';
+import { AGENT_RUNS, AgentConfig, AgentRuns, AGENTS, AgentRow, apiEventView, NO_SINK, SessionApiEvent, TurnSink } from '@lib/agents';
 import { A2aTaskBounds, DEFAULT_A2A_TASK_BOUNDS, ScopedTaskStore } from './a2a-task-store';
 
 /** The request an A2A call serves: who calls (its command context) and on which agent. */

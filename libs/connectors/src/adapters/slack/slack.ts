@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { invalid } from '@lib/platform';
-import type { LiveConnector } from './connectors';
-import { ConnectorPlatform, ConnectorPlatformSettings, header, Inbound, InboundRequest, upstreamFailure } from './platform';
+import type { ConnectorPlatform, ConnectorPlatformSettings, Inbound, InboundRequest, LiveConnector } from '../../application/connectors/connector-platform.port';
+import { header, upstreamFailure } from '../platform-http';
 
 /** Slack refuses signatures older than five minutes; so does this (replays of a captured request). */
 const MAX_SKEW_SECONDS = 300;

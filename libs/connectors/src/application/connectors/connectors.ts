@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import { AGENT_DIRECTORY, AGENT_SECRET_READER, AgentDirectory, AgentSecretReader } from '@lib/agents/runs';
 import { SecretBox } from '@lib/llms';
 import { CommandContext, ID_GENERATOR, IdGenerator, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
-import { agentNotFound } from '../../domain/agent';
 import { connectorFold, ConnectorEvent, connectorNotFound, ConnectorSettings, ConnectorState, ConnectorType, decideCreateConnector, decideDeleteConnector, decideUpdateConnector, invalidConnector } from '../../domain/connector';
 import { parseConfiguration, serviceAccountDisplay } from '../../domain/connector-config';
-import { AGENTS, AgentRow, connectorView, CONNECTORS, ConnectorRow, webhookPath } from '../../read-models';
-import { AgentSecrets } from '../access/agent-access';
-import { AgentWriter } from '../agent-writer';
+import { connectorView, CONNECTORS, ConnectorRow, webhookPath } from '../../read-models';
+import type { LiveConnector } from './connector-platform.port';
 
 export const connectorStream = (connectorId: string) => streamId('agent_connector', connectorId);
 const aad = (connectorId: string) => `agent-connector:${connectorId}`;
@@ -20,22 +19,13 @@ export interface ConnectorInput {
   readonly configuration?: Record<string, unknown>;
 }
 
-/** A connector as the webhook and the replier use it: its settings and every credential in clear. */
-export interface LiveConnector {
-  readonly agentId: string;
-  readonly agentKey: string;
-  readonly connectorId: string;
-  readonly settings: ConnectorSettings;
-  readonly credentials: Readonly<Record<string, string>>;
-}
-
 /** Agent connectors (`/v2/agents/{key}/connectors`, docs/connectors.md): settings as events, credentials sealed. */
 @Injectable()
 export class Connectors {
   constructor(
     private readonly streams: StreamWriter,
-    private readonly secrets: AgentSecrets,
-    private readonly agents: AgentWriter,
+    @Inject(AGENT_SECRET_READER) private readonly secrets: AgentSecretReader,
+    @Inject(AGENT_DIRECTORY) private readonly agents: AgentDirectory,
     private readonly box: SecretBox,
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(PROJECTION_PROGRESS) private readonly progress: ProjectionProgress,
@@ -43,10 +33,8 @@ export class Connectors {
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
   ) {}
 
-  private async agent(agentKey: string): Promise<{ agentId: string; agentKey: string }> {
-    const row = await this.reads.get<AgentRow>(AGENTS, agentKey);
-    if (!row) throw agentNotFound(agentKey);
-    return { agentId: row.agent_id, agentKey };
+  private agent(agentKey: string): Promise<{ agentId: string; agentKey: string }> {
+    return this.agents.require(agentKey);
   }
 
   private async write(connectorId: string, decide: (s: ConnectorState) => ConnectorEvent[], ctx: CommandContext): Promise<void> {
@@ -155,8 +143,7 @@ export class Connectors {
     const state = await this.streams.state(connectorStream(connectorId), connectorFold);
     if (state.status !== 'active' || state.agentKey !== agentKey) return undefined;
     // A deleted agent's connectors answer nothing, nor do they serve an agent re-created under the key.
-    const agent = await this.agents.state(agentKey);
-    if (agent.status === 'absent' || agent.agentId !== state.agentId) return undefined;
+    if ((await this.agents.currentId(agentKey)) !== state.agentId) return undefined;
     const literals = this.open(connectorId, state.sealed);
     const refs = Object.values(state.settings.secrets).some((s) => 'ref' in s) ? await this.secrets.resolve(agentKey) : {};
     const credentials: Record<string, string> = {};

@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { AGENT_RUNS, AgentRuns } from '@lib/agents/runs';
 import { CLOCK, Clock, CommandContext, DomainError, EVENT_STORE, EventStore, LEASES, Leases, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, WokenRunner } from '@lib/platform';
 import { connectorMessageFold, ConnectorMessageEvent, ConnectorMessageState, decideAnswer, decideDelivery } from '../../domain/connector-message';
 import { CONNECTOR_DELIVERIES, ConnectorDeliveryRow } from '../../read-models';
-import { AGENT_RUNS, AgentRuns } from '../runs/agent-runs.port';
 import { Connectors } from './connectors';
-import { ConnectorPlatforms } from './connector-webhooks';
-import { connectorPlatformSettings } from './platform';
+import { CONNECTOR_PLATFORMS, ConnectorPlatformSet, connectorPlatformSettings } from './connector-platform.port';
 
 type Received = Extract<ConnectorMessageState, { status: 'received' }>;
 
@@ -48,7 +47,7 @@ export class ConnectorReplier implements OnApplicationBootstrap, OnApplicationSh
     private readonly streams: StreamWriter,
     @Inject(AGENT_RUNS) private readonly runs: AgentRuns,
     private readonly connectors: Connectors,
-    private readonly platforms: ConnectorPlatforms,
+    @Inject(CONNECTOR_PLATFORMS) private readonly platforms: ConnectorPlatformSet,
   ) {
     this.maxConcurrent = connectorPlatformSettings(config.env).maxConcurrentReplies;
   }

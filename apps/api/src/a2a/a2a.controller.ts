@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { A2aServer } from '@lib/agents';
 import { CommandContext } from '@lib/platform';
+import { A2aServer } from './a2a-server';
 import { Ctx } from '../http/command-context';
 import { BodyLimit } from '../http/body-limit';
 import { Policy } from '../http/policy';

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { invalid } from '@lib/platform';
-import type { LiveConnector } from './connectors';
-import { ConnectorPlatform, header, Inbound, InboundRequest, upstreamFailure } from './platform';
+import type { ConnectorPlatform, Inbound, InboundRequest, LiveConnector } from '../../application/connectors/connector-platform.port';
+import { header, upstreamFailure } from '../platform-http';
 
 type ZoomBody = { engagement_id?: string; engagementId?: string; message_id?: string; messageId?: string; message?: string | { text?: string }; text?: string; payload?: ZoomBody };
 

@@ -1,4 +1,13 @@
-import type { LiveConnector } from './connectors';
+import type { ConnectorSettings, ConnectorType } from '../../domain/connector';
+
+/** A connector as the webhook and the replier use it: its settings and every credential in clear. */
+export interface LiveConnector {
+  readonly agentId: string;
+  readonly agentKey: string;
+  readonly connectorId: string;
+  readonly settings: ConnectorSettings;
+  readonly credentials: Readonly<Record<string, string>>;
+}
 
 /** Where each platform's API is, and how replies are retried (read from the environment: docs/connectors.md). */
 export interface ConnectorPlatformSettings {
@@ -65,13 +74,9 @@ export interface ConnectorPlatform {
   reply(connector: LiveConnector, replyTo: Readonly<Record<string, string>>, text: string): Promise<void>;
 }
 
-export const header = (req: InboundRequest, name: string): string | undefined => {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-};
-
-/** The reason an upstream answer gives, short and without echoing the request. */
-export async function upstreamFailure(what: string, res: Response): Promise<Error> {
-  const text = (await res.text().catch(() => '')).slice(0, 200);
-  return new Error(`${what} answered ${res.status}${text ? `: ${text}` : ''}`);
+/** The platforms of this process, one per connector type (built once, on the guarded outbound client). */
+export interface ConnectorPlatformSet {
+  readonly settings: ConnectorPlatformSettings;
+  of(type: ConnectorType): ConnectorPlatform;
 }
+export const CONNECTOR_PLATFORMS = Symbol('ConnectorPlatforms');

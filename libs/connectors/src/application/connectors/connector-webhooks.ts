@@ -1,35 +1,16 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandContext, DomainError, TOOLS_OUTBOUND_HTTP, OutboundHttp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
+import { SESSIONS, sessionRowId } from '@lib/agents/read-models';
+import { CommandContext, DomainError, READ_STORE, ReadStore, StreamWriter, streamId } from '@lib/platform';
 import { connectorNotFound, ConnectorType } from '../../domain/connector';
 import { connectorMessageFold, ConnectorMessageEvent, ConnectorMessageState, decideReceive } from '../../domain/connector-message';
-import { SESSIONS, sessionRowId } from '../../read-models';
 import { Connectors } from './connectors';
-import { GoogleChatPlatform } from './gchat';
-import { ConnectorPlatform, connectorPlatformSettings, ConnectorPlatformSettings, InboundRequest } from './platform';
-import { SlackPlatform } from './slack';
-import { ZoomPlatform } from './zoom';
+import { CONNECTOR_PLATFORMS, ConnectorPlatformSet, InboundRequest } from './connector-platform.port';
 
 const hash = (text: string, length: number) => createHash('sha256').update(text).digest('hex').slice(0, length);
 export const connectorMessageStream = (connectorId: string, deliveryId: string) => streamId('connector_message', `${connectorId}.${hash(deliveryId, 32)}`);
 /** One session per conversation of a connector, found again by the same key for its next message. */
 export const connectorSessionKey = (connectorId: string, conversation: string) => `con-${hash(`${connectorId}|${conversation}`, 24)}`;
-
-/** The platforms, built once per process on the guarded outbound client. */
-@Injectable()
-export class ConnectorPlatforms {
-  readonly settings: ConnectorPlatformSettings;
-  private readonly byType: Record<ConnectorType, ConnectorPlatform>;
-
-  constructor(@Inject(TOOLS_OUTBOUND_HTTP) outbound: OutboundHttp, @Inject(SERVICE_CONFIG) config: ServiceConfig) {
-    this.settings = connectorPlatformSettings(config.env);
-    this.byType = { slack: new SlackPlatform(this.settings, outbound.fetch), gchat: new GoogleChatPlatform(this.settings, outbound.fetch), zoom: new ZoomPlatform(outbound.fetch) };
-  }
-
-  of(type: ConnectorType): ConnectorPlatform {
-    return this.byType[type];
-  }
-}
 
 /**
  * The edge's say on a delivery, told once its platform authentication is known (before anything is stored): it may
@@ -47,7 +28,7 @@ export type WebhookGate = (authenticated: boolean) => Promise<void>;
 export class ConnectorWebhooks {
   constructor(
     private readonly connectors: Connectors,
-    private readonly platforms: ConnectorPlatforms,
+    @Inject(CONNECTOR_PLATFORMS) private readonly platforms: ConnectorPlatformSet,
     private readonly streams: StreamWriter,
     @Inject(READ_STORE) private readonly reads: ReadStore,
   ) {}

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { IsBoolean, IsObject, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
-import { ConnectorInput, Connectors, ConnectorType, ConnectorWebhooks, CONNECTOR_TYPES } from '@lib/agents';
+import { ConnectorInput, Connectors, ConnectorType, ConnectorWebhooks, CONNECTOR_TYPES } from '@lib/connectors';
 import { CommandContext, invalid } from '@lib/platform';
 import { pageLimit } from '../http/paging';
 import { Ctx } from '../http/command-context';

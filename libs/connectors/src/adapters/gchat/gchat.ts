@@ -1,7 +1,7 @@
 import { createLocalJWKSet, importPKCS8, JSONWebKeySet, jwtVerify, SignJWT } from 'jose';
 import { invalid } from '@lib/platform';
-import type { LiveConnector } from './connectors';
-import { ConnectorPlatform, ConnectorPlatformSettings, header, Inbound, InboundRequest, upstreamFailure } from './platform';
+import type { ConnectorPlatform, ConnectorPlatformSettings, Inbound, InboundRequest, LiveConnector } from '../../application/connectors/connector-platform.port';
+import { header, upstreamFailure } from '../platform-http';
 
 /** Who Google Chat's ID tokens name as their subject email (Chat apps with the endpoint URL as audience). */
 const CHAT_SENDER = 'chat@system.gserviceaccount.com';
