@@ -137,9 +137,6 @@ module.exports = {
           // factory of adapters), and discovery takes the OpenAI endpoint type from the provider adapter.
           '^libs/llms/src/application/provider/llm-providers\\.ts$',
           '^libs/llms/src/application/discover/discover-llm\\.ts$',
-          // The sandbox pool, lambda sandbox and MCP client are used directly by the tools that run in them: ports to come.
-          '^libs/tools/src/application/tools/(tool-caller|mcp|lambda|artifact-tools|transform-check)\\.ts$',
-          '^libs/tools/src/application/(tool-servers/tool-servers|user-tools/user-tools|tool-configurations/tool-configurations)\\.ts$',
         ],
       },
       to: { path: '^libs/$1/src/(adapters/|index\\.ts$|[^/]+\\.module\\.ts$)', pathNot: '\\.port\\.ts$' },
