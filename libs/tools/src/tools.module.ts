@@ -2,6 +2,10 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { SandboxPool } from './adapters/sandbox/sandbox-pool';
 import { LambdaSandbox } from './adapters/lambda/lambda-sandbox';
+import { McpClient } from './adapters/mcp/mcp-client';
+import { LambdaRunner } from './application/lambda-runner.port';
+import { McpConnector } from './application/mcp-connector.port';
+import { Sandbox } from './application/sandbox.port';
 import { ToolConfigurations } from './application/tool-configurations/tool-configurations';
 import { ToolServers } from './application/tool-servers/tool-servers';
 import { UserTools } from './application/user-tools/user-tools';
@@ -24,11 +28,13 @@ export interface ToolsModuleOptions {
 export class ToolsModule {
   static forRoot(options: ToolsModuleOptions): DynamicModule {
     const providers = [SandboxPool, LambdaSandbox, ToolRegistryHolder, ToolConfigurations, ToolServers, UserTools, ToolCaller, ...SERVICE_TOOL_PROVIDERS];
+    // The use cases know the sandboxes and the MCP client by their ports (application/*.port.ts).
+    const ports = [{ provide: Sandbox, useExisting: SandboxPool }, { provide: LambdaRunner, useExisting: LambdaSandbox }, { provide: McpConnector, useClass: McpClient }];
     return {
       module: ToolsModule,
       imports: [CqrsModule, options.llms],
-      providers: [...providers, { provide: ToolAttachments, useExisting: ToolServers }],
-      exports: [...providers, ToolAttachments],
+      providers: [...providers, ...ports, { provide: ToolAttachments, useExisting: ToolServers }],
+      exports: [...providers, Sandbox, LambdaRunner, McpConnector, ToolAttachments],
     };
   }
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { invalid } from '@lib/platform';
 import type { LlmType } from '../domain/llm';
-import type { ChatBody } from '../application/provider/chat-upstream';
+import type { ChatBody } from '../application/provider/chat-upstream.port';
 
 /** A content part the translating adapters understand: text, or an image as a data URL or a web URL. */
 export type ChatPart = { readonly type: 'text'; readonly text: string } | { readonly type: 'image'; readonly url: string; readonly mimeType?: string; readonly base64?: string };

@@ -2,7 +2,7 @@ import { splitSystem, translateRequest } from './chat-translation';
 import { Readable } from 'node:stream';
 import { serverSentChunks } from './openai/openai-compatible-chat';
 import type { OpenAiHttpResponse } from './openai/openai-http';
-import { classifyOpenAiError } from '../application/provider/upstream-errors';
+import { classifyOpenAiError } from './openai/openai-errors';
 
 describe('translating OpenAI chat requests for other providers', () => {
   const body = (extra: Record<string, unknown> = {}, messages: unknown[] = [{ role: 'user', content: 'hi' }]) => ({ model: 'm', messages: messages as never, ...extra });

@@ -5,11 +5,12 @@ import type { ContentBlockParam, Message, MessageCreateParamsBase, RawMessageStr
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { LlmAuth, secretValues } from '../../domain/auth';
 import { ANTHROPIC_DEFAULT_URI } from '../../domain/llm';
-import { ChatUpstream, sdkLogger, StreamItem, UpstreamFailure } from '../../application/provider/chat-upstream';
+import { ChatUpstream, StreamItem, UpstreamFailure } from '../../application/provider/chat-upstream.port';
+import { sdkLogger } from '../sdk-logger';
 import { ChatTurn, chunkMaker, completionOf, FinishReason, openAiUsage, splitSystem, translateRequest } from '../chat-translation';
 import { GoogleTokenSource, serviceAccountTokens, staticAccessToken } from '../google/google-credentials';
 import type { ProviderEndpoint } from '../provider-endpoint';
-import { connectionReason } from '../../application/provider/upstream-errors';
+import { connectionReason } from '../../application/provider/upstream-failure.port';
 
 /** Anthropic requires `max_tokens`; OpenAI callers often omit it. 4096 is what every Claude model can give. */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;

@@ -1,11 +1,11 @@
 import { ApiError, Content, FinishReason as GeminiFinish, GenerateContentParameters, GenerateContentResponse, GoogleGenAI, Part } from '@google/genai';
 import { LlmAuth, secretValues } from '../../domain/auth';
 import { geminiEndpoint } from '../../domain/llm';
-import type { ChatUpstream, StreamItem, UpstreamFailure } from '../../application/provider/chat-upstream';
+import type { ChatUpstream, StreamItem, UpstreamFailure } from '../../application/provider/chat-upstream.port';
 import { ChatTurn, chunkMaker, completionOf, FinishReason, openAiUsage, splitSystem, translateRequest } from '../chat-translation';
 import { serviceAccountTokens } from './google-credentials';
 import type { ProviderEndpoint } from '../provider-endpoint';
-import { connectionReason } from '../../application/provider/upstream-errors';
+import { connectionReason } from '../../application/provider/upstream-failure.port';
 
 /**
  * `type: vertex-ai` through Google's official Gen AI SDK (`@google/genai`): Gemini on Vertex AI with a

@@ -1,7 +1,7 @@
 import { importPKCS8, SignJWT } from 'jose';
 import { DomainError, outboundRefusal } from '@lib/platform';
 import { parseServiceAccountKey } from '../../domain/auth';
-import { scrub } from '../../application/provider/upstream-errors';
+import { scrub } from '../../application/provider/upstream-failure.port';
 
 /** Google's OAuth token endpoint, used when a service-account key names none (`token_uri`). */
 export const GOOGLE_TOKEN_URI = 'https://oauth2.googleapis.com/token';

@@ -1,8 +1,8 @@
 import { APIError } from 'openai';
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
-import type { ChatUpstream, StreamItem } from '../../application/provider/chat-upstream';
+import type { ChatUpstream, StreamItem } from '../../application/provider/chat-upstream.port';
 import type { Upstream } from './openai-provider';
-import { classifyOpenAiError } from '../../application/provider/upstream-errors';
+import { classifyOpenAiError } from './openai-errors';
 import { connectionError, MAX_ANSWER_BYTES, OpenAiHttpResponse, readJson, webHeaders } from './openai-http';
 
 const CONTEXT_FIELDS = ['max_model_len', 'context_length', 'context_window', 'max_context_length', 'max_input_tokens'];

@@ -4,8 +4,8 @@ import { DomainError, OUTBOUND_HTTP, OutboundHttp, outboundRefusal } from '@lib/
 import { joinAuth, LlmAuth, secretValues, StoredAuth } from '../../domain/auth';
 import type { LlmType } from '../../domain/llm';
 import { SecretBox } from '../../application/secrets/secret-box';
-import { sdkLogger } from '../../application/provider/chat-upstream';
-import { scrub } from '../../application/provider/upstream-errors';
+import { sdkLogger } from '../sdk-logger';
+import { scrub } from '../../application/provider/upstream-failure.port';
 import { OpenAiHttpResponse, postJson } from './openai-http';
 
 /** Read timeout when a model sets no `idle_timeout_seconds` (what OpenAI's and Anthropic's SDKs use). */

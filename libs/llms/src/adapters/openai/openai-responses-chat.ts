@@ -1,9 +1,9 @@
 import type { Response as OpenAiResponse, ResponseCreateParamsBase, ResponseInputItem, ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { invalid } from '@lib/platform';
-import type { ChatUpstream, StreamItem } from '../../application/provider/chat-upstream';
+import type { ChatUpstream, StreamItem } from '../../application/provider/chat-upstream.port';
 import { ChatTurn, chunkMaker, completionOf, FinishReason, openAiUsage, translateRequest } from '../chat-translation';
 import type { Upstream } from './openai-provider';
-import { classifyOpenAiError } from '../../application/provider/upstream-errors';
+import { classifyOpenAiError } from './openai-errors';
 
 /**
  * `type: openai-responses` through the official `openai` SDK's Responses API (OpenAI's reasoning models).

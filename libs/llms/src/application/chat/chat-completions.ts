@@ -4,7 +4,7 @@ import { CommandContext, DomainError, invalid } from '@lib/platform';
 import { alternateRoles, ChatMessage } from '../../domain/capabilities';
 import type { TokenUsage } from '../../domain/quota';
 import { estimateTokens, LlmUsageEvent, usageFromReport } from '../../domain/usage';
-import type { ChatBody, ChatUpstream, StreamItem } from '../provider/chat-upstream';
+import type { ChatBody, ChatUpstream, StreamItem } from '../provider/chat-upstream.port';
 import { LlmProviders } from '../provider/llm-providers';
 import { upstreamError } from '../provider/upstream-errors';
 import type { LlmRow } from '../../read-models';

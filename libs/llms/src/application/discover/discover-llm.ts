@@ -5,7 +5,7 @@ import { authContentProblems } from '../../domain/auth';
 import { inferCapabilities, LlmCapabilities } from '../../domain/capabilities';
 import { defaultUri, validateCombination, validateSettings } from '../../domain/llm';
 import { checkOutboundTargets } from '../outbound-targets';
-import type { ChatUpstream } from '../provider/chat-upstream';
+import type { ChatUpstream } from '../provider/chat-upstream.port';
 import { LlmProviders } from '../provider/llm-providers';
 import type { Endpoint } from '../../adapters/openai/openai-provider';
 import { upstreamError } from '../provider/upstream-errors';

@@ -3,7 +3,7 @@ import { assertNever, invalid, OUTBOUND_HTTP, OutboundHttp } from '@lib/platform
 import type { LlmAuth } from '../../domain/auth';
 import type { LlmRow } from '../../read-models';
 import { anthropicChat } from '../../adapters/anthropic/anthropic-chat';
-import type { ChatUpstream } from './chat-upstream';
+import type { ChatUpstream } from './chat-upstream.port';
 import { geminiChat } from '../../adapters/google/gemini-chat';
 import { openAiCompatibleChat } from '../../adapters/openai/openai-compatible-chat';
 import { DEFAULT_IDLE_TIMEOUT_SECONDS, Endpoint, OpenAiProvider } from '../../adapters/openai/openai-provider';

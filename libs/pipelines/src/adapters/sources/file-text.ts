@@ -1,8 +1,8 @@
-import { ExtractedDocument, ExtractionError, SUPPORTED_EXTENSIONS } from '@lib/extraction';
+import { ExtractionError, SUPPORTED_EXTENSIONS } from '@lib/extraction';
+import type { ExtractFile } from '../../application/sources.port';
 import { documentText } from './extract-text';
 
-/** The service's file parser (libs/extraction: the upload formats), on its worker pool when the process has one. */
-export type ExtractFile = (file: Buffer, filename: string) => Promise<ExtractedDocument>;
+export type { ExtractFile } from '../../application/sources.port';
 
 /** Extensions whose files are sent to the parser; any other file is skipped without being downloaded. */
 const READABLE = new Set(SUPPORTED_EXTENSIONS);

@@ -1,6 +1,5 @@
-import type { SourceFetchJob, SourceFetchResult } from './source-job';
+import type { SourceCatalogue, SourceClient } from '../../application/sources.port';
 import type { PipelineSource } from '../../domain/pipeline';
-import type { Problem } from '../../domain/pipeline-source';
 import { parseWebSource } from '../../domain/pipeline-source';
 import { parseScimSource } from '../../domain/pipeline-scim-source';
 import { parseS3Source } from '../../domain/pipeline-s3-source';
@@ -24,23 +23,7 @@ import { fetchGoogleDriveSource } from './google-drive/google-drive-source';
 import { fetchWebSource } from './web/web-source';
 import { createPrivateKey } from 'node:crypto';
 
-export type { SourceFetchJob, SourceFetchResult } from './source-job';
-
-/**
- * One source type (docs/pipelines.md, Sources): its checks and its client. A source takes its credential either
- * through the generic `auth` object (bearer / header: `genericAuth`) or through its own secret fields
- * (`secretFields`, dot paths such as `secret_access_key` or `auth.client_secret`), which the edge takes out of
- * the settings before `parse`, seals, masks on reads, and keeps on a PATCH that omits them or sends `****`.
- */
-export interface SourceClient<S extends PipelineSource = PipelineSource> {
-  readonly type: S['type'];
-  readonly genericAuth: boolean;
-  /** `check`: a reason the given value is unusable (a 400 naming the field), checked at the edge before it is sealed. */
-  readonly secretFields?: readonly { readonly path: string; readonly required: boolean; readonly check?: (value: string) => string | null }[];
-  /** The settings without their secrets; `base`: the stored source of the same type a PATCH merges into. */
-  parse(v: Record<string, unknown>, base: S | undefined, env: Readonly<Record<string, string | undefined>>): Omit<S, 'auth'> | Problem;
-  fetch(job: SourceFetchJob<S>): Promise<SourceFetchResult>;
-}
+export type { SourceClient, SourceFetchJob, SourceFetchResult } from '../../application/sources.port';
 
 const web: SourceClient<Extract<PipelineSource, { type: 'web' }>> = { type: 'web', genericAuth: true, parse: parseWebSource, fetch: fetchWebSource };
 const scim: SourceClient<Extract<PipelineSource, { type: 'scim' }>> = { type: 'scim', genericAuth: true, parse: parseScimSource, fetch: fetchScimSource };
@@ -61,8 +44,8 @@ const sharepoint: SourceClient<Extract<PipelineSource, { type: 'sharepoint' }>> 
 const box: SourceClient<Extract<PipelineSource, { type: 'box' }>> = { type: 'box', genericAuth: false, secretFields: [{ path: 'auth.client_secret', required: true }], parse: parseBoxSource, fetch: fetchBoxSource };
 const googleDrive: SourceClient<Extract<PipelineSource, { type: 'google_drive' }>> = { type: 'google_drive', genericAuth: false, secretFields: [{ path: 'private_key', required: true, check: pkcs8Problem }], parse: parseGoogleDriveSource, fetch: fetchGoogleDriveSource };
 
-/** Every built source, by type. A new source adds its one entry here. */
-export const SOURCE_CLIENTS: Readonly<Record<string, SourceClient>> = Object.fromEntries([web, scim, s3, fileShare, confluence, wolken, fluidTopics, sharepoint, box, googleDrive].map((c) => [c.type, c as unknown as SourceClient]));
+/** Every built source, by type: the catalogue PipelinesModule binds to SOURCE_CATALOGUE. A new source adds its one entry here. */
+export const SOURCE_CLIENTS: SourceCatalogue = Object.fromEntries([web, scim, s3, fileShare, confluence, wolken, fluidTopics, sharepoint, box, googleDrive].map((c) => [c.type, c as unknown as SourceClient]));
 
 /** A service account's `private_key` must be the PEM PKCS#8 RSA key Google issues (read without keeping it). */
 function pkcs8Problem(pem: string): string | null {

@@ -1,7 +1,7 @@
 import type { PipelineSettings } from '../../domain/pipeline';
 import { isProblem, Problem, UNBUILT_SOURCE_TYPES, WebAuthSettings } from '../../domain/pipeline-source';
 import { invalidPipeline, PipelineSource, type Sealed } from '../../domain/pipeline';
-import { SOURCE_CLIENTS, SourceClient } from '../../adapters/sources/sources';
+import type { SourceCatalogue, SourceClient } from '../sources.port';
 
 type Seal = (secret: Record<string, string>) => Sealed;
 
@@ -69,14 +69,14 @@ function takeSecrets(client: SourceClient, v: Record<string, unknown>, stored: R
 }
 
 /**
- * A source from a request, checked by its type's client (`SOURCE_CLIENTS`); a type of the reference with no
+ * A source from a request, checked by its type's client (`sources`, the catalogue of SOURCE_CATALOGUE); a type of the reference with no
  * client yet is refused by name. On a PATCH (`base`) of the same type, top-level fields merge, an omitted `auth`
  * or secret field keeps the stored credential; a source of another type is a whole new source, credential included.
  */
-export function parseSource(v: Record<string, unknown>, base: { settings: PipelineSettings; sealed?: Sealed } | undefined, seal: Seal, open: (sealed: Sealed) => Record<string, string>, env: Readonly<Record<string, string | undefined>> = {}): { source: PipelineSource; sealed?: Sealed } {
+export function parseSource(sources: SourceCatalogue, v: Record<string, unknown>, base: { settings: PipelineSettings; sealed?: Sealed } | undefined, seal: Seal, open: (sealed: Sealed) => Record<string, string>, env: Readonly<Record<string, string | undefined>> = {}): { source: PipelineSource; sealed?: Sealed } {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalidPipeline(['source', 'must be an object with a type']);
-  const built = Object.keys(SOURCE_CLIENTS);
-  const client = typeof v.type === 'string' ? SOURCE_CLIENTS[v.type] : undefined;
+  const built = Object.keys(sources);
+  const client = typeof v.type === 'string' ? sources[v.type] : undefined;
   if (!client && (UNBUILT_SOURCE_TYPES as readonly unknown[]).includes(v.type)) throw invalidPipeline(['source.type', `the "${String(v.type)}" source is not built yet; these are: ${built.join(', ')}`]);
   if (!client) throw invalidPipeline(['source.type', `"${String(v.type)}" is not a source type here: must be one of ${built.join(', ')}`]);
   const stored = base?.settings.source;

@@ -6,6 +6,7 @@ import { AGENTS, AgentRow } from '@lib/agents/read-models';
 import { decideCreatePipeline, decideDeletePipeline, decideUpdatePipeline, invalidPipeline, PipelineEvent, pipelineFold, pipelineNotFound, PipelineSettings, PipelineState, processingProblem, PROCESSING_DEFAULTS, type Sealed, triggerProblem } from '../../domain/pipeline';
 import { PIPELINES, PipelineRow, pipelineView } from '../../read-models';
 import { parseSource } from './pipeline-input';
+import { SOURCE_CATALOGUE, SourceCatalogue } from '../sources.port';
 import { cadenceProblem, nextTriggerDue, PIPELINE_TIMER_KIND, pipelineTimerId, PipelineTimerPayload } from './pipeline-cadence';
 
 export const pipelineStream = (key: string) => streamId('pipeline', key);
@@ -37,6 +38,7 @@ export class Pipelines {
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     @Inject(WAKEUP_SCHEDULER) private readonly timers: DurableTimers,
     @Inject(AGENT_USE) private readonly agentUse: AgentUse,
+    @Inject(SOURCE_CATALOGUE) private readonly sources: SourceCatalogue,
   ) {}
 
   /** Arms the timer of a due time (durable: the worker wing holding the `timers` lease fires it once). */
@@ -81,7 +83,7 @@ export class Pipelines {
       const p = processingProblem(input.processing_options);
       if (p) throw invalidPipeline(p);
     }
-    const source = input.source !== undefined ? parseSource(input.source, base, (secret) => this.box.seal(secret, `pipeline:${id}`) as unknown as Sealed, (sealed) => this.box.open(sealed as unknown as Parameters<SecretBox['open']>[0], `pipeline:${id}`) as Record<string, string>, this.config.env) : { source: base!.settings.source, sealed: base!.sealed };
+    const source = input.source !== undefined ? parseSource(this.sources, input.source, base, (secret) => this.box.seal(secret, `pipeline:${id}`) as unknown as Sealed, (sealed) => this.box.open(sealed as unknown as Parameters<SecretBox['open']>[0], `pipeline:${id}`) as Record<string, string>, this.config.env) : { source: base!.settings.source, sealed: base!.sealed };
     const description = input.description === null ? undefined : (input.description ?? base?.settings.description);
     const settings: PipelineSettings = {
       name: input.name ?? base!.settings.name,

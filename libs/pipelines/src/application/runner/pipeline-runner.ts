@@ -12,7 +12,7 @@ import { ensureRunCreated, runStream } from '../runs/pipeline-runs';
 import { Pipelines, pipelineStream } from '../pipelines/pipelines';
 import { processRecord } from './record-processor';
 import { RunLog } from './run-log';
-import { SOURCE_CLIENTS, SourceFetchResult } from '../../adapters/sources/sources';
+import { SOURCE_CATALOGUE, SourceCatalogue, SourceFetchResult } from '../sources.port';
 
 /**
  * The worker wing's part of pipelines (docs/pipelines.md): a claimed run executes under its lease
@@ -60,6 +60,7 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
     @Inject(AGENT_RUNS) private readonly runs: AgentRuns,
     private readonly extraction: ExtractionPool,
     private readonly pipelines: Pipelines,
+    @Inject(SOURCE_CATALOGUE) private readonly sources: SourceCatalogue,
   ) {}
 
   onModuleInit(): void {
@@ -165,7 +166,7 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
       let result: SourceFetchResult = { fetched: 0, seen: {}, complete: false };
       try {
         const source = pipeline.settings.source;
-        const client = SOURCE_CLIENTS[source.type];
+        const client = this.sources[source.type];
         if (!client) throw new Error(`the "${source.type}" source has no client in this version`);
         const opened = this.opened(pipeline);
         result = await client.fetch({

@@ -8,51 +8,9 @@ import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { SERVICE_CONFIG, ServiceConfig, unavailable } from '@lib/platform';
 import { CallLease, LambdaBudgetError, LambdaSlots, runningLambda } from './lambda-budget';
 import { OsBoundary, resolveOsBoundary, SandboxUnavailable } from './os-boundary';
+import type { ArtifactAnswer, HostAnswer, LambdaJob, LambdaOutcome, LambdaRunner } from '../../application/lambda-runner.port';
 
-/** A tool the lambda declared, as its code sees it in `tool.list()`. */
-export interface LambdaToolSpec {
-  readonly name: string;
-  readonly description: string;
-  readonly input_schema: Record<string, unknown>;
-}
-
-export type HostAnswer = { readonly ok: true; readonly output: unknown } | { readonly ok: false; readonly error: string };
-export type ArtifactAnswer = { readonly ok: true; readonly data: Buffer; readonly filename: string } | { readonly ok: false; readonly error: string };
-
-export interface LambdaJob {
-  readonly code: string;
-  /** false: only validate the code and discover its schemas. */
-  readonly run: boolean;
-  readonly args?: Record<string, unknown>;
-  readonly tools?: readonly LambdaToolSpec[];
-  readonly deadlineMs: number;
-  /** How many levels of lambdas this lambda may start below itself (0: none); its call reserves one sandbox a level. */
-  readonly height?: number;
-  /** Whose call this is (the per-principal share of the sandboxes); absent: the service's own. */
-  readonly principal?: string;
-  readonly signal?: AbortSignal;
-  /** Runs `tool.<name>(...)`; the sandbox runs at most 8 such calls at once, more wait. */
-  readonly onTool?: (name: string, args: Record<string, unknown>) => Promise<HostAnswer>;
-  readonly onArtifact?: (artifactId: string) => Promise<ArtifactAnswer>;
-}
-
-export interface LambdaOutcome {
-  readonly validation: { readonly status: 'valid' | 'invalid'; readonly errors: string[] };
-  readonly input_schema: Record<string, unknown> | null;
-  readonly output_schema: Record<string, unknown> | null;
-  readonly execution?: {
-    readonly success: boolean;
-    readonly output?: unknown;
-    readonly error?: { readonly message: string; readonly traceback?: string };
-    readonly latency_millis: number;
-  };
-  /** Peak resident memory of the sandbox process (Pyodide included), in MB; 0 where /proc is not readable. */
-  readonly memory_used_mb: number;
-  /** Whether the job waited for a sandbox to start (cold) or took one already waiting (warm). */
-  readonly cold: boolean;
-  /** Set when the sandbox was stopped (deadline, memory, crash) rather than the code answering. */
-  readonly stopped?: string;
-}
+export type { ArtifactAnswer, HostAnswer, LambdaJob, LambdaOutcome, LambdaToolSpec } from '../../application/lambda-runner.port';
 
 /** Composed tool calls a lambda runs at once (the spec: up to 8 concurrent). */
 export const LAMBDA_TOOL_CONCURRENCY = 8;
@@ -78,7 +36,7 @@ interface Sandbox {
  * state passes from one call to the next. Warm sandboxes (started, Pyodide loaded) wait once lambdas are in use.
  */
 @Injectable()
-export class LambdaSandbox implements OnModuleDestroy {
+export class LambdaSandbox implements LambdaRunner, OnModuleDestroy {
   private readonly warm: Sandbox[] = [];
   private warming = 0;
   private used = false;

@@ -1,21 +1,11 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { ServerTool, ToolServerSettings } from '../../domain/tool-server';
+import { Injectable } from '@nestjs/common';
+import type { ServerTool } from '../../domain/tool-server';
+import type { McpCallResult, McpConnector, McpTarget } from '../../application/mcp-connector.port';
 
-/** How to reach one server: its settings, the auth header value in clear, and the guarded fetch. */
-export interface McpTarget {
-  readonly settings: ToolServerSettings;
-  readonly authHeaders: Readonly<Record<string, string>>;
-  readonly fetch: typeof fetch;
-}
-
-/** What a tool call gave: its content parts, structured content, and whether the server reported an error. */
-export interface McpCallResult {
-  readonly content: unknown[];
-  readonly structured?: unknown;
-  readonly isError: boolean;
-}
+export type { McpCallResult, McpTarget } from '../../application/mcp-connector.port';
 
 const CLIENT = { name: 'agent-retrieval-service', version: '0.1.0' };
 
@@ -58,5 +48,17 @@ export async function callServerTool(target: McpTarget, name: string, args: Reco
     return { content: (res.content as unknown[]) ?? [], ...(res.structuredContent !== undefined ? { structured: res.structuredContent } : {}), isError: res.isError === true };
   } finally {
     await client.close().catch(() => undefined);
+  }
+}
+
+/** The MCP connector of the service (ToolsModule binds it to McpConnector): the two calls above. */
+@Injectable()
+export class McpClient implements McpConnector {
+  listTools(target: McpTarget, signal?: AbortSignal): Promise<ServerTool[]> {
+    return listServerTools(target, signal);
+  }
+
+  callTool(target: McpTarget, name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<McpCallResult> {
+    return callServerTool(target, name, args, signal);
   }
 }

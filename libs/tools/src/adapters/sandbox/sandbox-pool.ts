@@ -2,14 +2,12 @@ import type { Worker } from 'node:worker_threads';
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { SandboxReply, SandboxTask } from './sandbox-worker';
 import { siblingWorker } from '@lib/platform';
+import { Sandbox, SANDBOX_DEADLINE_MS, SandboxError } from '../../application/sandbox.port';
 
-/** Longest a jq program or a pattern may run when the tool gives no shorter bound. */
-export const SANDBOX_DEADLINE_MS = 2_000;
+export { SANDBOX_DEADLINE_MS, SandboxError } from '../../application/sandbox.port';
+
 const WORKERS = 2;
 const HEAP_MB = 256;
-
-/** A program that failed (its message is the tool error the model sees). */
-export class SandboxError extends Error {}
 
 /** A task without its id (the pool numbers them): distributed over the union. */
 type TaskBody = SandboxTask extends infer T ? (T extends SandboxTask ? Omit<T, 'id'> : never) : never;
@@ -22,7 +20,7 @@ type Job = { task: TaskBody; deadlineMs: number; resolve: (v: unknown) => void; 
  * caller a tool error and the service nothing. Two workers; tasks queue beyond that.
  */
 @Injectable()
-export class SandboxPool implements OnModuleDestroy {
+export class SandboxPool implements Sandbox, OnModuleDestroy {
   private readonly idle: Worker[] = [];
   private readonly busy = new Map<Worker, { id: number; job: Job; timer: NodeJS.Timeout }>();
   private readonly starting = new Set<Worker>();

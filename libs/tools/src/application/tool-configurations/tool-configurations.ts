@@ -12,7 +12,7 @@ import {
   ToolConfigurationState,
 } from '../../domain/tool-configuration';
 import { TOOL_CONFIGURATIONS, ToolConfigurationRow, toolConfigurationView } from '../../read-models';
-import { SandboxPool } from '../../adapters/sandbox/sandbox-pool';
+import { Sandbox } from '../sandbox.port';
 import { Configurer, SharedConfiguration, SharedConfigurationRights } from '../configuration-rights.port';
 import { ToolReferenceCheck, ToolUsers } from '../tool-users.port';
 import type { ConfiguredTools } from '../tools/tool.port';
@@ -26,7 +26,7 @@ const IDENTITY = ['key', 'created_at', 'updated_at'];
 export class ToolConfigurations {
   constructor(
     private readonly streams: StreamWriter,
-    private readonly sandbox: SandboxPool,
+    private readonly sandbox: Sandbox,
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     @Inject(PROJECTION_PROGRESS) private readonly progress: ProjectionProgress,

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SecretBox } from '@lib/llms';
 import { CommandContext, conflict, DomainError, findMatching, ID_GENERATOR, IdGenerator, invalid, notFound, TOOLS_OUTBOUND_HTTP, OutboundHttp, outboundRefusal, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
-import { listServerTools, McpTarget } from '../../adapters/mcp/mcp-client';
+import { McpConnector, McpTarget } from '../mcp-connector.port';
 import type { ToolConfig } from '../../domain/tool-config';
 import { decideCreateToolServer, decideUpdateToolServer, Sealed, ToolServerEvent, toolServerFold, toolServerNotFound, ToolServerSettings, ToolServerState } from '../../domain/tool-server';
 import { CatalogToolRow, catalogToolView, TOOL_CATALOG, TOOL_SERVERS, ToolServerRow, toolServerView, USER_TOOLS, UserToolRow, userToolView } from '../../read-models';
@@ -42,6 +42,7 @@ export class ToolServers implements ToolAttachments {
     private readonly registryHolder: ToolRegistryHolder,
     private readonly rights: SharedConfigurationRights,
     private readonly users: ToolUsers,
+    private readonly mcp: McpConnector,
   ) {}
 
   /** The tool registry, bound after this service is built: the mcp tool in it needs this service first. */
@@ -121,7 +122,7 @@ export class ToolServers implements ToolAttachments {
     await this.rights.assertSharedChange(caller, this.shared(id));
     let tools;
     try {
-      tools = await listServerTools(this.target(row), AbortSignal.timeout(30_000));
+      tools = await this.mcp.listTools(this.target(row), AbortSignal.timeout(30_000));
     } catch (e) {
       const refused = outboundRefusal(e);
       throw new DomainError('upstream', 'tool_server.unreachable', `Tool server "${row.name}" could not be synced: ${refused ? refused.message : ((e as Error).message ?? 'failed')}`);

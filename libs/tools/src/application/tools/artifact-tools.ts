@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { SandboxError, SandboxPool } from '../../adapters/sandbox/sandbox-pool';
+import { Sandbox, SandboxError } from '../sandbox.port';
 import type { ToolConfig } from '../../domain/tool-config';
 import { ArtifactBytes } from './artifact-bytes.port';
 import type { Tool, ToolContext, ToolDefinition, ToolResult } from './tool.port';
@@ -62,7 +62,7 @@ export class ArtifactReadTool implements Tool {
 export class ArtifactGrepTool implements Tool {
   constructor(
     private readonly store: ArtifactBytes,
-    private readonly sandbox: SandboxPool,
+    private readonly sandbox: Sandbox,
   ) {}
 
   definition(name: string, config: ToolConfig): ToolDefinition {
@@ -105,7 +105,7 @@ export class ArtifactGrepTool implements Tool {
 export class ArtifactJqTool implements Tool {
   constructor(
     private readonly store: ArtifactBytes,
-    private readonly sandbox: SandboxPool,
+    private readonly sandbox: Sandbox,
   ) {}
 
   definition(name: string, config: ToolConfig): ToolDefinition {

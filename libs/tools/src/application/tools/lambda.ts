@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandContext, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
-import { LambdaOutcome, LambdaSandbox, LambdaToolSpec } from '../../adapters/lambda/lambda-sandbox';
+import { LambdaOutcome, LambdaRunner, LambdaToolSpec } from '../lambda-runner.port';
 import type { ToolConfig } from '../../domain/tool-config';
 import { LAMBDA_MAX_DEPTH, lambdaDeadlineSeconds, LambdaToolSettings } from '../../domain/user-tool';
 import { USER_TOOLS, UserToolRow } from '../../read-models';
@@ -22,7 +22,7 @@ const MAX_DOWNLOAD_BYTES = 50 * 1024 * 1024;
 @Injectable()
 export class LambdaTool implements Tool {
   constructor(
-    private readonly sandbox: LambdaSandbox,
+    private readonly sandbox: LambdaRunner,
     private readonly store: ArtifactBytes,
     @Inject(READ_STORE) private readonly reads: ReadStore,
     private readonly servers: ToolServers,

@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { outboundRefusal, READ_STORE, ReadStore } from '@lib/platform';
-import { callServerTool } from '../../adapters/mcp/mcp-client';
 import type { ToolConfig } from '../../domain/tool-config';
 import type { ServerTool } from '../../domain/tool-server';
 import { TOOL_SERVERS, ToolServerRow } from '../../read-models';
 import { ToolServers } from '../tool-servers/tool-servers';
 import type { Tool, ToolContext, ToolDefinition, ToolResult } from './tool.port';
+import { McpConnector } from '../mcp-connector.port';
 
 /** A tool of an MCP server (`mcp` configurations name it by its `/v2/tools` id), called through the official SDK. */
 @Injectable()
@@ -13,6 +13,7 @@ export class McpTool implements Tool {
   constructor(
     private readonly servers: ToolServers,
     @Inject(READ_STORE) private readonly reads: ReadStore,
+    private readonly mcp: McpConnector,
   ) {}
 
   definition(name: string, config: ToolConfig): ToolDefinition {
@@ -25,7 +26,7 @@ export class McpTool implements Tool {
     const server = await this.reads.get<ToolServerRow>(TOOL_SERVERS, String(config.mcp_server_id));
     if (!tool || !server) return { output: { error: 'the tool server is gone' }, error: true };
     try {
-      const result = await callServerTool(this.servers.target(server), tool.name, args, ctx.signal);
+      const result = await this.mcp.callTool(this.servers.target(server), tool.name, args, ctx.signal);
       return { output: { content: result.content, ...(result.structured !== undefined ? { structured_content: result.structured } : {}) }, error: result.isError };
     } catch (e) {
       const refused = outboundRefusal(e);

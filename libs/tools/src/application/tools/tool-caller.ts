@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DomainError } from '@lib/platform';
-import { SANDBOX_DEADLINE_MS, SandboxError, SandboxPool } from '../../adapters/sandbox/sandbox-pool';
+import { Sandbox, SANDBOX_DEADLINE_MS, SandboxError } from '../sandbox.port';
 import type { ToolConfig } from '../../domain/tool-config';
 import { AGENT_TOOLS, ToolContext, ToolRegistry, ToolResult } from './tool.port';
 
@@ -18,7 +18,7 @@ export class ToolCaller {
 
   constructor(
     @Inject(AGENT_TOOLS) private readonly tools: ToolRegistry,
-    private readonly sandbox: SandboxPool,
+    private readonly sandbox: Sandbox,
   ) {}
 
   async call(tool: ToolConfig, name: string, args: Record<string, unknown>, ctx: ToolContext, transformContext: Record<string, unknown>): Promise<ToolResult & { failure?: ToolFailure }> {

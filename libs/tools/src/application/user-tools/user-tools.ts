@@ -1,7 +1,7 @@
 import Ajv from 'ajv';
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandContext, conflict, findMatching, invalid, notFound, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, linearRegExp } from '@lib/platform';
-import { LambdaOutcome, LambdaSandbox } from '../../adapters/lambda/lambda-sandbox';
+import { LambdaOutcome, LambdaRunner } from '../lambda-runner.port';
 import { ToolConfig, toolProblems } from '../../domain/tool-config';
 import { ClientToolSettings, decideCreateUserTool, decideDeleteUserTool, decideUpdateUserTool, invalidLambda, lambdaDeadlineProblems, lambdaDeadlineSeconds, LambdaToolSettings, userToolFold, userToolId, UserToolEvent, UserToolState, userToolNotFound } from '../../domain/user-tool';
 import { CatalogToolRow, TOOL_CATALOG, USER_TOOLS, UserToolRow, userToolView } from '../../read-models';
@@ -44,7 +44,7 @@ export class UserTools {
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(PROJECTION_PROGRESS) private readonly progress: ProjectionProgress,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
-    private readonly sandbox: LambdaSandbox,
+    private readonly sandbox: LambdaRunner,
     private readonly lambda: LambdaTool,
     private readonly rights: SharedConfigurationRights,
     private readonly caller: ToolCaller,

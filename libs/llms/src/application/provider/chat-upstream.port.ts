@@ -1,8 +1,7 @@
-import { Logger } from '@nestjs/common';
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import type { ChatMessage } from '../../domain/capabilities';
 import type { LlmType } from '../../domain/llm';
-import { scrub, UpstreamFailure } from './upstream-errors';
+import type { UpstreamFailure } from './upstream-failure.port';
 
 export type { UpstreamFailure };
 
@@ -48,15 +47,4 @@ export interface ChatUpstream {
   classify(e: unknown): UpstreamFailure;
   /** The model's context window as the provider reports it; undefined when it does not. */
   contextLimit(): Promise<ReportedLimit | undefined>;
-}
-
-/**
- * The logger handed to a provider SDK (they log to the console by default, and to debug when an environment
- * variable says so): warnings and errors go to the service's log, scrubbed of the credential; nothing finer.
- */
-export function sdkLogger(provider: string, secrets: readonly string[]) {
-  const log = new Logger(`llms.${provider}`);
-  const line = (args: unknown[]) => scrub(args.map((a) => (typeof a === 'string' ? a : a instanceof Error ? a.message : '')).filter(Boolean).join(' '), secrets);
-  const ignore = () => undefined;
-  return { error: (...args: unknown[]) => log.error(line(args)), warn: (...args: unknown[]) => log.warn(line(args)), info: ignore, debug: ignore };
 }
