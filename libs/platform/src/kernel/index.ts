@@ -5,6 +5,7 @@
  */
 export * from './errors';
 export * from './ids';
+export * from './recurrence';
 export * from './clock';
 export * from './yield';
 export * from '../event-store/events';

@@ -1,8 +1,7 @@
 import { CronTime } from 'cron';
 import { DateTime, Duration } from 'luxon';
+import type { ScheduleSpec } from '../kernel/recurrence';
 
-/** When something recurs: every ISO 8601 interval, or on a cron expression (schedules' and pipelines' triggers). */
-export type ScheduleSpec = { readonly type: 'interval'; readonly interval: string } | { readonly type: 'cron'; readonly cron_expression: string };
 
 /**
  * Interval and cron arithmetic of schedules and pipeline triggers (docs/schedules.md): luxon for ISO 8601

@@ -1,7 +1,7 @@
-import { assertNever, conflict, invalid, notFound } from '@lib/platform/kernel';
+import { assertNever, conflict, invalid, notFound, ScheduleSpec } from '@lib/platform/kernel';
 
-/** When a schedule fires: every ISO 8601 duration, or at the times of a 5-field cron expression (UTC). */
-export type ScheduleSpec = { readonly type: 'interval'; readonly interval: string } | { readonly type: 'cron'; readonly cron_expression: string };
+/** When a schedule fires: every ISO 8601 duration, or at the times of a 5-field cron expression (UTC); the platform kernel's type. */
+export type { ScheduleSpec };
 
 /** An agent schedule (docs/schedules.md), stream `agent_schedule-<agent id>.<key>`. */
 export interface ScheduleSettings {

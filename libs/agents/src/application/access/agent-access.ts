@@ -7,7 +7,7 @@ import { AgentIdentityEvent, AgentSecretsEvent, autoRoles, checkSecrets, identit
 import { AgentWriter, agentStream } from '../agent-writer';
 import type { AgentSecretReader } from '../runs/agent-secret-reader.port';
 import { CAPABILITY_LOOKUP, CapabilityLookup } from './capability-lookup.port';
-import type { Configurer } from './configurer-rights';
+import type { Configurer } from '@lib/tools';
 
 const secretsStream = (agentId: string) => streamId('agent_secrets', agentId);
 const identityStream = (agentId: string) => streamId('agent_identity', agentId);

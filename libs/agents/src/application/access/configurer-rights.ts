@@ -7,7 +7,6 @@ import type { AgentConfig } from '../../domain/agent-config';
 import { AGENTS, AgentRow } from '../../read-models';
 
 /** Who writes a configuration, and a configuration agents share: libs/tools' types (its port, which this class implements). */
-export type { Configurer, SharedConfiguration } from '@lib/tools';
 
 /** One right a configuration makes its agents use, and the field (the agent's tool) that asks for it. */
 export type Reached =

@@ -4,7 +4,8 @@ import { CommandContext, ID_GENERATOR, IdGenerator, keyFromName, WriteResult } f
 import { AgentConfig } from '../../domain/agent-config';
 import { AgentRequest, configFromRequest, decideCreateAgent, decideDeleteAgent, decideUpdateAgent, mergeAgentPatch } from '../../domain/agent';
 import { AgentWriter } from '../agent-writer';
-import { Configurer, ConfigurerRights } from '../access/configurer-rights';
+import type { Configurer } from '@lib/tools';
+import { ConfigurerRights } from '../access/configurer-rights';
 
 export class CreateAgent {
   constructor(

@@ -14,7 +14,8 @@ import {
 } from '../../domain/instruction';
 import { agentsReferring, versionUsage } from '../instruction-references';
 import { checkTemplate, InstructionWriter } from '../instruction-writer';
-import { Configurer, ConfigurerRights, SharedConfiguration } from '../access/configurer-rights';
+import type { Configurer, SharedConfiguration } from '@lib/tools';
+import { ConfigurerRights } from '../access/configurer-rights';
 
 /** What a write answers: the instruction and the version the caller should read. */
 export type InstructionWritten = WriteResult<{ id: string; version: number }>;
