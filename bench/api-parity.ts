@@ -87,8 +87,8 @@ export function masked(text: string): string {
 }
 
 async function send(s: Service, step: Step): Promise<string> {
-  // An input right after a turn's answer can meet the turn's lease still held (409 session.turn_running, issue 43):
-  // a pause before each input keeps the scenario the same on every run.
+  // In builds before issue 43's fix an input right after a turn's answer could meet the turn's lease still held (409
+  // session.turn_running): a pause before each input keeps the scenario the same on every run of any build.
   const wait = step.waitMs ?? (step.method === 'POST' && step.path.endsWith('/events') ? 300 : 0);
   if (wait) await new Promise((ok) => setTimeout(ok, wait));
   if (step.script) s.upstream.enqueue(...step.script);

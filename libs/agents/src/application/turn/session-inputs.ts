@@ -208,15 +208,12 @@ export class SessionInputs {
       if (compaction) return await this.runner.runCompaction(setup, turnId, compaction.upTo, compaction.message);
       return await this.runner.run(setup, turnId);
     } finally {
-      // The caller is answered without waiting for the release; a follow-up woken by `done` comes after it and
-      // takes the lease at once.
-      void lease
-        .release()
-        .catch(() => undefined)
-        .then(() => {
-          this.running.delete(streamId);
-          finished();
-        });
+      // Released before the caller is answered (issue 43, the false "turn already running"): a client that sends
+      // its next input as soon as it has the answer finds the session free. A follow-up woken by `done` takes the
+      // lease at once. A release that fails leaves the lease to expire (the next input waits for its TTL).
+      await lease.release().catch(() => undefined);
+      this.running.delete(streamId);
+      finished();
     }
   }
 
