@@ -33,5 +33,6 @@ export * from './application/tool-configurations/tool-configurations';
 export * from './application/tool-servers/tool-servers';
 export * from './application/user-tools/user-tools';
 export * from './adapters/sandbox/sandbox-pool';
+export { Sandbox } from './application/sandbox.port';
 export * from './adapters/lambda/lambda-sandbox';
 export * from './tools.module';

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { findLlm, quotaProblems } from '@lib/llms';
 import { VelocityText } from '@lib/retrieval';
 import { CommandContext, invalid, READ_STORE, ReadStore, StreamWriter, streamId } from '@lib/platform';
-import { SandboxPool, type ToolConfig, transformProblems } from '@lib/tools';
+import { Sandbox, type ToolConfig, transformProblems } from '@lib/tools';
 import type { AgentConfig } from '../domain/agent-config';
 import { AgentEvent, agentFold, AgentState } from '../domain/agent';
 import { compileCondition } from './conditions';
@@ -49,7 +49,7 @@ export class AgentWriter {
     private readonly streams: StreamWriter,
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(AGENT_REFERENCE_CHECKS) private readonly checks: readonly ReferenceCheck[],
-    private readonly sandbox: SandboxPool,
+    private readonly sandbox: Sandbox,
   ) {}
 
   write(key: string, decide: (state: AgentState) => readonly AgentEvent[], ctx: CommandContext) {
