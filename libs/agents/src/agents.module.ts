@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
-import { CLOCK, Clock, DurableTimers, EVENT_STORE, EventStore, EventStoreLeases, Leases, READ_STORE, ReadStore } from '@lib/platform';
+import { CLOCK, Clock, DurableTimers, EVENT_STORE, EventStore, EventStoreLeases, Leases, ProcessLiveness, READ_STORE, ReadStore } from '@lib/platform';
 import { CORPORA, CorpusRow } from '@lib/corpora/read-models';
 import { AGENT_TOOLS, ArtifactBytes, lambdaToolCheck, mcpToolCheck, SharedConfigurationRights, Tool, toolReferenceCheck, ToolRegistryHolder, ToolsModule, ToolUsers } from '@lib/tools';
 import { GetAgentHandler, ListAgentsHandler } from './application/agent-queries/agent-queries';
@@ -16,7 +16,7 @@ import { SessionStore } from './application/sessions/session-store';
 import { Sessions } from './application/sessions/sessions';
 import { SessionEnrichment } from './application/sessions/enrichment';
 import { AgentQuotas } from './application/turn/agent-quotas';
-import { AGENT_CORPUS_ACCESS, AGENT_LEASES, AGENT_SECRET_VALUES, AgentCorpusAccess, AgentSecretValues, SessionInputs } from './application/turn/session-inputs';
+import { AGENT_CORPUS_ACCESS, AGENT_LEASES, AGENT_LIVENESS, AGENT_SECRET_VALUES, AgentCorpusAccess, AgentSecretValues, SessionInputs } from './application/turn/session-inputs';
 import { AgentIdentities, AgentSecrets } from './application/access/agent-access';
 import { ConfigurerRights } from './application/access/configurer-rights';
 import { AGENT_TOOL_PROVIDERS, TOOL_PROVIDERS, toolRegistry } from './application/tools/tool-catalogue';
@@ -66,6 +66,7 @@ export class AgentsModule {
           inject: [EVENT_STORE, CLOCK],
           useFactory: (store: EventStore, clock: Clock) => new EventStoreLeases(store, clock, { ttlMs: options.leaseTtlMs, renewMs: options.leaseRenewMs }),
         },
+        { provide: AGENT_LIVENESS, inject: [AGENT_LEASES], useFactory: (leases: Leases) => new ProcessLiveness(leases) },
         AgentSecrets,
         AgentIdentities,
         ConfigurerRights,

@@ -27,6 +27,7 @@ export * from './commands/stream-decider';
 export * from './commands/stream-writer';
 export * from './work/lease';
 export * from './work/leases';
+export * from './work/liveness';
 export * from './work/timer';
 export * from './work/durable-timers';
 export * from './work/woken-runner';

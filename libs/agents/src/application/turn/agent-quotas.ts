@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
-import { Quota, QuotaEngine, UsageLedgerSpec } from '@lib/llms';
+import { Quota, QuotaEngine, UsageCarrier, UsageLedgerSpec } from '@lib/llms';
 import { Clock, CLOCK, CommandContext, EVENT_STORE, EventStore, RecordedEvent, streamId } from '@lib/platform';
 import type { ActiveAgent } from '../sessions/sessions';
 
@@ -36,13 +36,14 @@ export class AgentQuotas implements OnModuleDestroy {
   }
 
   /** `call` numbers the model calls of one request, so each is its own usage event. */
-  record(agent: ActiveAgent, usage: { input_tokens: number; output_tokens: number }, ctx: CommandContext, call: string): Promise<void> {
+  record(agent: ActiveAgent, usage: { input_tokens: number; output_tokens: number }, ctx: CommandContext, call: string, carrier?: UsageCarrier): Promise<void> {
     if (!agent.config.llm_quota) return Promise.resolve();
     return this.engine.record(
       agent.agentId,
       { input: usage.input_tokens, output: usage.output_tokens },
       (at) => ({ type: 'AgentUsageRecorded', data: { agentId: agent.agentId, agentKey: agent.key, input: usage.input_tokens, output: usage.output_tokens, at: at.toISOString() } }),
       { ...ctx, commandId: `${ctx.commandId}:${call}` },
+      carrier,
     );
   }
 

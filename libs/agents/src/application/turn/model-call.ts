@@ -1,4 +1,4 @@
-import { ChatCompletions, ChatRequest } from '@lib/llms';
+import { ChatCompletions, ChatRequest, UsageCarrier } from '@lib/llms';
 import { CommandContext, DomainError } from '@lib/platform';
 import type { ToolDefinition } from '@lib/tools';
 import type { ModelConfig } from '../../domain/agent-config';
@@ -23,6 +23,8 @@ export interface ModelCallOptions {
   /** Called with each piece of answer text as it streams; absent: one non-streamed call. */
   readonly onDelta?: (text: string) => void;
   readonly signal: AbortSignal;
+  /** Takes the call's usage record to commit with the turn's next append (UsageCarrier). */
+  readonly usage?: UsageCarrier;
 }
 
 /** Parameters an agent may not set: the turn owns them. */
@@ -58,7 +60,7 @@ async function callOnce(chat: ChatCompletions, model: ModelConfig, options: Mode
     ...(options.responseFormat ? { response_format: options.responseFormat } : {}),
   };
   if (!options.onDelta) {
-    const completion = await chat.complete(request, ctx, options.signal);
+    const completion = await chat.complete(request, ctx, options.signal, options.usage);
     const message = completion.choices[0]?.message;
     return {
       content: message?.content ?? '',
@@ -66,7 +68,7 @@ async function callOnce(chat: ChatCompletions, model: ModelConfig, options: Mode
       usage: { input_tokens: completion.usage?.prompt_tokens ?? 0, output_tokens: completion.usage?.completion_tokens ?? 0 },
     };
   }
-  const chunks = await chat.stream({ ...request, stream: true, stream_options: { include_usage: true } }, ctx, options.signal);
+  const chunks = await chat.stream({ ...request, stream: true, stream_options: { include_usage: true } }, ctx, options.signal, options.usage);
   let content = '';
   const calls = new Map<number, { id: string; name: string; arguments: string }>();
   const usage = { input_tokens: 0, output_tokens: 0 };

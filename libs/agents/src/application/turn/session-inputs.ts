@@ -1,6 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { findLlm } from '@lib/llms';
-import { Clock, CLOCK, CommandContext, ConcurrencyError, conflict, DomainError, ID_GENERATOR, IdGenerator, invalid, Leases, READ_STORE, ReadStore } from '@lib/platform';
+import { Clock, CLOCK, CommandContext, ConcurrencyError, conflict, DomainError, ID_GENERATOR, IdGenerator, invalid, ProcessLiveness, READ_STORE, ReadStore } from '@lib/platform';
 import { applyOverrides, clientOutputProblems, ToolAttachments, ToolConfigurations, USER_TOOLS, UserToolRow } from '@lib/tools';
 import type { SessionApiEvent, SessionEvent } from '../../domain/session-events';
 import { apiEventView } from '../../domain/session-events';
@@ -14,6 +14,8 @@ import { TurnRunner } from './turn-runner';
 import { NO_SINK, TurnSink } from './turn-sink';
 
 export const AGENT_LEASES = Symbol('AgentLeases');
+/** This process's liveness lease: a running turn is marked with its holder id (docs/agents.md, What a turn commits). */
+export const AGENT_LIVENESS = Symbol('AgentLiveness');
 /** Whether the agent acting as its identity may read a corpus (filled by the identity of the agent). */
 export const AGENT_CORPUS_ACCESS = Symbol('AgentCorpusAccess');
 export type AgentCorpusAccess = (agentKey: string, corpusKey: string) => Promise<boolean>;
@@ -46,13 +48,14 @@ interface TurnRequest {
 const FOLLOW_UP_WAIT_MS = 120_000;
 
 /**
- * The inputs of a session (`POST …/events`): a message starts a turn in this process under the session's lease;
- * a second message while a turn runs is a 409 unless it steers (picked up at the turn's next model call) or
- * follows up (waits for the turn, then starts its own). A turn whose runner died (its lease expired) is closed
- * as interrupted by crash before anything else happens.
+ * The inputs of a session (`POST …/events`): a message starts a turn in this process, its start appended at the
+ * session's revision (so two processes cannot both start one) and marked with this process's holder id; a second
+ * message while a turn runs is a 409 unless it steers (picked up at the turn's next model call) or follows up
+ * (waits for the turn, then starts its own). A turn whose runner died (its process's liveness lease expired) is
+ * closed as interrupted by crash before anything else happens.
  */
 @Injectable()
-export class SessionInputs {
+export class SessionInputs implements OnApplicationShutdown {
   private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
 
   constructor(
@@ -63,12 +66,20 @@ export class SessionInputs {
     private readonly identities: AgentIdentities,
     private readonly toolServers: ToolAttachments,
     @Inject(READ_STORE) private readonly reads: ReadStore,
-    @Inject(AGENT_LEASES) private readonly leases: Leases,
+    @Inject(AGENT_LIVENESS) private readonly liveness: ProcessLiveness,
     @Inject(AGENT_CORPUS_ACCESS) private readonly corpusAccess: AgentCorpusAccess,
     @Inject(AGENT_SECRET_VALUES) private readonly agentSecrets: AgentSecretValues,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
+
+  /**
+   * A process that stops with no turn running says so at once (its liveness lease released); with turns running,
+   * the lease is left to expire and another process closes them as interrupted by crash.
+   */
+  async onApplicationShutdown(): Promise<void> {
+    if (this.running.size === 0) await this.liveness.release();
+  }
 
   /** Turns running in this process (for shutdown and tests). */
   get runningTurns(): number {
@@ -98,7 +109,7 @@ export class SessionInputs {
       if (duplicate.held) sink.event(apiEventView(duplicate.held, sessionKey));
       return {};
     }
-    if (session.turn && !this.running.has(streamId) && !(await this.leases.holderOf(leaseName(streamId)))) {
+    if (session.turn && !(await this.turnAlive(session.turn.holder, streamId))) {
       ({ session, revision } = await this.closeCrashedTurn(session, streamId, revision, ctx));
     }
     const turn = { agent, session, streamId, revision, ctx, sink, streaming, signal };
@@ -132,7 +143,7 @@ export class SessionInputs {
       return {};
     }
     if (decided.kind === 'follow_up') {
-      await this.waitForTurn(streamId);
+      await this.waitForTurn(agentKey, sessionKey, streamId);
       throw new ConcurrencyError(streamId, revision, revision);
     }
     return this.runTurn({ ...turn, first: decided.events, step: decided.step });
@@ -164,21 +175,27 @@ export class SessionInputs {
     const { agent, session, streamId, revision, first, step, ctx, sink, streaming, signal, compaction } = request;
     // A quota already used up refuses the input before anything is stored (429).
     await this.quotas.admit(agent);
-    const lease = await this.leases.tryAcquire(leaseName(streamId));
-    if (!lease) throw conflict('session.turn_running', 'A turn is already running in this session: send the input with behavior "steer" or "follow_up"');
+    // One turn per session and process at a time; across processes the start's append at the session's revision
+    // decides (a ConcurrencyError makes the input decide again, on a session that now shows the turn).
+    if (this.running.has(streamId)) throw conflict('session.turn_running', 'A turn is already running in this session: send the input with behavior "steer" or "follow_up"');
     const abort = new AbortController();
     let finished!: () => void;
     const done = new Promise<void>((r) => (finished = r));
     this.running.set(streamId, { abort, done });
+    const stop = () => abort.abort();
+    let alive: AbortSignal | undefined;
     try {
       const turnId = `turn_${this.ids.uuid()}`;
       const before = first.reduce((s, e) => foldActive(s, e), session);
-      const started = decideStartTurn(before, { turnId, step, holder: this.leases.holder, agentRevision: agent.revision, now: this.clock.now() });
+      // Held before the start is stored: another process that reads the start finds its holder alive.
+      const held = (await this.liveness.lease()).signal;
+      alive = held;
+      const started = decideStartTurn(before, { turnId, step, holder: this.liveness.holder, agentRevision: agent.revision, now: this.clock.now() });
       const appended = await this.sessions.store.append(streamId, revision, [...first, ...started], ctx);
       const state = started.reduce((s, e) => foldActive(s, e), before);
       for (const e of first) if ('eventId' in e.data) sink.event(apiEventView(e as SessionApiEvent, session.key));
-      const stop = () => abort.abort();
-      lease.signal.addEventListener('abort', stop, { once: true });
+      // This process's liveness lost (not renewed in time): another process may close the turn as crashed; stop it.
+      held.addEventListener('abort', stop, { once: true });
       // A streaming caller that goes away cancels the model call; what was stored stays (docs/agents.md).
       let disconnected = false;
       signal?.addEventListener('abort', () => ((disconnected = true), abort.abort()), { once: true });
@@ -208,10 +225,10 @@ export class SessionInputs {
       if (compaction) return await this.runner.runCompaction(setup, turnId, compaction.upTo, compaction.message);
       return await this.runner.run(setup, turnId);
     } finally {
-      // Released before the caller is answered (issue 43, the false "turn already running"): a client that sends
-      // its next input as soon as it has the answer finds the session free. A follow-up woken by `done` takes the
-      // lease at once. A release that fails leaves the lease to expire (the next input waits for its TTL).
-      await lease.release().catch(() => undefined);
+      // The turn's end is stored before the caller is answered, and nothing else needs releasing: a client that
+      // sends its next input as soon as it has the answer finds the session free (issue 43). A follow-up waiting
+      // on `done` starts its turn at once.
+      alive?.removeEventListener('abort', stop);
       this.running.delete(streamId);
       finished();
     }
@@ -223,7 +240,7 @@ export class SessionInputs {
    */
   async recoverCrashed(agentKey: string, sessionKey: string): Promise<boolean> {
     const { session, revision, streamId } = await this.sessions.active(agentKey, sessionKey);
-    if (!session.turn || this.running.has(streamId) || (await this.leases.holderOf(leaseName(streamId)))) return false;
+    if (!session.turn || (await this.turnAlive(session.turn.holder, streamId))) return false;
     const ctx: CommandContext = { actor: { type: 'system', id: 'turn-sweeper' }, requestId: `sweep-${session.turn.turnId}`, commandId: `sweep-${session.turn.turnId}`, now: this.clock.now() };
     await this.closeCrashedTurn(session, streamId, revision, ctx);
     return true;
@@ -235,12 +252,23 @@ export class SessionInputs {
     return { session: events.reduce((s, e) => foldActive(s, e), session), revision: appended.nextExpectedRevision };
   }
 
-  private async waitForTurn(streamId: string): Promise<void> {
+  /**
+   * Whether the turn a session shows can still be running: in this process, when it marked it; elsewhere, while the
+   * marking process's liveness lease is held.
+   */
+  private async turnAlive(holder: string, streamId: string): Promise<boolean> {
+    if (holder === this.liveness.holder) return this.running.has(streamId);
+    return this.liveness.isAlive(holder);
+  }
+
+  private async waitForTurn(agentKey: string, sessionKey: string, streamId: string): Promise<void> {
     const local = this.running.get(streamId);
     if (local) return local.done;
     const deadline = Date.now() + FOLLOW_UP_WAIT_MS;
     while (Date.now() < deadline) {
-      if (!(await this.leases.holderOf(leaseName(streamId)))) return;
+      // A turn of another process: its end (or its runner's death) shows in the session.
+      const { session } = await this.sessions.active(agentKey, sessionKey);
+      if (!session.turn || !(await this.turnAlive(session.turn.holder, streamId))) return;
       await new Promise((r) => setTimeout(r, 200));
     }
     throw conflict('session.turn_running', 'The running turn did not end in time for the follow-up; send it again');
@@ -283,7 +311,6 @@ export class SessionInputs {
   }
 }
 
-export const leaseName = (sessionStreamId: string): string => sessionStreamId;
 
 function foldActive(s: ActiveSession, e: SessionEvent): ActiveSession {
   const next = sessionFold.evolve(s, e);

@@ -162,7 +162,7 @@ export class TurnRunner {
     const started = turn.base(turnId);
     await turn.record({ type: 'SessionCompactionStarted', data: started }, { emit: false });
     setup.sink.compactionStarted({ type: 'compaction_started', id: started.eventId, session_key: turn.state.key, created_at: started.createdAt });
-    const { summary, usage, turns } = await summarise((o) => this.model(setup, o), config, turn.state, events, message, turn.signal);
+    const { summary, usage, turns } = await summarise((o) => this.model(setup, { ...o, usage: turn }), config, turn.state, events, message, turn.signal);
     turn.addUsage(usage);
     await turn.record({ type: 'SessionCompacted', data: { ...turn.base(turnId), turnsCompacted: turns, eventsCompacted: events.length, summaryText: summary, summaryKey: `summary_${started.eventId.slice(4)}`, compactedEventIds: events.map((e) => e.data.eventId) } });
     return true;
@@ -188,7 +188,7 @@ export class TurnRunner {
   private async model(setup: TurnSetup, options: ModelCallOptions): Promise<ModelAnswer> {
     await this.quotas.admit(setup.agent);
     const answer = await callModel(this.chat, setup.agent.config.model, options, setup.ctx);
-    await this.quotas.record(setup.agent, answer.usage, setup.ctx, `call${++this.calls}`);
+    await this.quotas.record(setup.agent, answer.usage, setup.ctx, `call${++this.calls}`, options.usage);
     return answer;
   }
 
@@ -201,6 +201,7 @@ export class TurnRunner {
       // A structured answer is delivered whole, never in pieces (the reference).
       ...(setup.streaming && !structured ? { onDelta: (t: string) => setup.sink.delta(t) } : {}),
       signal: turn.signal,
+      usage: turn,
     });
   }
 
@@ -220,7 +221,7 @@ export class TurnRunner {
       }
       if (attempt >= STRUCTURED_ATTEMPTS) break;
       const retry: PromptMessage[] = [...messages, { role: 'assistant', content: current.content }, { role: 'user', content: `Your answer does not match the JSON schema ${schema.name}: ${problem}. Answer again with JSON only.` }];
-      current = await this.model(setup, { messages: retry, tools: [], signal: turn.signal });
+      current = await this.model(setup, { messages: retry, tools: [], signal: turn.signal, usage: turn });
       turn.addUsage(current.usage);
     }
     // Nothing is lost: the last answer is kept as text, and the turn reports why it is not structured.

@@ -1,11 +1,15 @@
 import { Clock, ConcurrencyError } from '@lib/platform';
+import type { UsageCarrier } from '@lib/llms';
 import { apiEventView, SessionApiEvent, SessionEvent } from '../../domain/session-events';
 import { ActiveSession, sessionFold, SessionState } from '../../domain/session';
 import { SessionStore } from '../sessions/session-store';
 import type { TurnSetup } from './turn-setup';
 
-/** A turn's view of its session while it runs: appends at the revision it knows, catching up on conflicts. */
-export class TurnState {
+/**
+ * A turn's view of its session while it runs: appends at the revision it knows, catching up on conflicts. It
+ * carries the usage records of the turn's model calls into its next append, so they share its commit.
+ */
+export class TurnState implements UsageCarrier {
   state: ActiveSession;
   revision: number;
   usage = { input_tokens: 0, output_tokens: 0 };
@@ -15,6 +19,8 @@ export class TurnState {
   promptTokens = 0;
   private readonly abort = new AbortController();
   private interrupted = false;
+  /** Usage appends of model calls, started with the next append of the session (one commit for both). */
+  private readonly riders: (() => Promise<void>)[] = [];
 
   constructor(
     private readonly store: SessionStore,
@@ -41,6 +47,10 @@ export class TurnState {
 
   interruptRecorded(): boolean {
     return this.interrupted;
+  }
+
+  carry(append: () => Promise<void>): void {
+    this.riders.push(append);
   }
 
   addUsage(u: { input_tokens: number; output_tokens: number }): void {
@@ -75,15 +85,22 @@ export class TurnState {
   }
 
   private async appendNow(events: SessionEvent[], options: { emit: boolean }): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const result = await this.store.append(this.setup.streamId, this.revision, events, this.setup.ctx);
-        this.revision = result.nextExpectedRevision;
-        break;
-      } catch (e) {
-        if (!(e instanceof ConcurrencyError) || attempt >= 20) throw e;
-        await this.catchUp();
+    // Started in the same turn of the loop as the session's append, so the store commits them together. They
+    // never reject (a failed usage append is logged by the quota engine).
+    const riding = this.riders.splice(0).map((append) => append());
+    try {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const result = await this.store.append(this.setup.streamId, this.revision, events, this.setup.ctx);
+          this.revision = result.nextExpectedRevision;
+          break;
+        } catch (e) {
+          if (!(e instanceof ConcurrencyError) || attempt >= 20) throw e;
+          await this.catchUp();
+        }
       }
+    } finally {
+      await Promise.all(riding);
     }
     for (const e of events) {
       if (e.type === 'SessionInterrupted') this.interrupted = true;

@@ -9,7 +9,7 @@ import { LlmProviders } from '../provider/llm-providers';
 import { upstreamError } from '../provider/upstream-errors';
 import type { LlmRow } from '../../read-models';
 import { LLM_QUOTAS } from '../quotas/llm-quotas';
-import type { QuotaEngine } from '../quotas/quota-engine';
+import type { QuotaEngine, UsageCarrier } from '../quotas/quota-engine';
 import { ModelResolver } from './model-resolver';
 
 /** An OpenAI chat completion request; fields other than these are passed to the upstream unchanged. */
@@ -43,7 +43,8 @@ export class ChatCompletions {
     @Inject(LLM_QUOTAS) private readonly quotas: QuotaEngine,
   ) {}
 
-  async complete(request: ChatRequest, ctx: CommandContext, signal?: AbortSignal): Promise<ChatCompletion> {
+  /** With `carrier`, the usage record is handed to the caller to commit with its own next append (UsageCarrier). */
+  async complete(request: ChatRequest, ctx: CommandContext, signal?: AbortSignal, carrier?: UsageCarrier): Promise<ChatCompletion> {
     const call = await this.prepare(request, signal);
     const deadline = call.deadline();
     let completion: ChatCompletion;
@@ -56,7 +57,7 @@ export class ChatCompletions {
     }
     const text = completion.choices.map((c) => c.message?.content ?? '').join('');
     // Durable before the answer is sent.
-    await this.record(call, request, ctx, usageFromReport(completion.usage), text, 'completed');
+    await this.record(call, request, ctx, usageFromReport(completion.usage), text, 'completed', carrier);
     return { ...completion, model: request.model };
   }
 
@@ -64,8 +65,8 @@ export class ChatCompletions {
    * Starts a streamed completion. Resolves once the upstream answered (so a refusal is still a plain HTTP
    * error); the chunks then fail with a 504-kind error when nothing arrives within the idle timeout.
    */
-  async stream(request: ChatRequest, ctx: CommandContext, signal?: AbortSignal): Promise<AsyncIterable<ChatCompletionChunk>> {
-    const items = await this.streamItems(request, ctx, signal);
+  async stream(request: ChatRequest, ctx: CommandContext, signal?: AbortSignal, carrier?: UsageCarrier): Promise<AsyncIterable<ChatCompletionChunk>> {
+    const items = await this.streamItems(request, ctx, signal, carrier);
     return (async function* () {
       for await (const item of items) yield item.chunk;
     })();
@@ -82,7 +83,7 @@ export class ChatCompletions {
     })();
   }
 
-  private async streamItems(request: ChatRequest, ctx: CommandContext, signal?: AbortSignal): Promise<AsyncIterable<StreamItem>> {
+  private async streamItems(request: ChatRequest, ctx: CommandContext, signal?: AbortSignal, carrier?: UsageCarrier): Promise<AsyncIterable<StreamItem>> {
     const call = await this.prepare(request, signal);
     const { upstream, row } = call;
     const deadline = call.deadline();
@@ -121,7 +122,7 @@ export class ChatCompletions {
           // A caller that stops reading (disconnect) lands here too: cancel the upstream call.
           if (outcome !== 'completed') call.abort.abort();
           // Durable before the stream ends: the caller's response ends only after this.
-          await record(call, request, ctx, usage, text, outcome);
+          await record(call, request, ctx, usage, text, outcome, carrier);
         }
       },
     };
@@ -150,13 +151,13 @@ export class ChatCompletions {
     return { row, upstream, body, abort, deadline, fail };
   }
 
-  private record(call: Call, request: ChatRequest, ctx: CommandContext, reported: TokenUsage | undefined, output: string, outcome: LlmUsageEvent['data']['outcome']): Promise<void> {
+  private record(call: Call, request: ChatRequest, ctx: CommandContext, reported: TokenUsage | undefined, output: string, outcome: LlmUsageEvent['data']['outcome'], carrier?: UsageCarrier): Promise<void> {
     const usage = reported ?? { input: estimateTokens(JSON.stringify(request.messages)), output: estimateTokens(output) };
     const event = (at: Date): LlmUsageEvent => ({
       type: 'LlmUsageRecorded',
       data: { llmId: call.row.id, llmName: call.row.name, input: usage.input, output: usage.output, estimated: !reported, outcome, at: at.toISOString() },
     });
-    return this.quotas.record(call.row.id, usage, event, ctx);
+    return this.quotas.record(call.row.id, usage, event, ctx, carrier);
   }
 }
 

@@ -21,6 +21,15 @@ interface Ledger {
   refreshing?: Promise<void>;
 }
 
+/**
+ * Takes a call's usage append from a caller that stores its own result next: the caller starts the append in the
+ * same turn of the event loop as its own, so both commit together (the embedded store's group commit: one fsync
+ * instead of two) and the usage is durable when the caller's result is (docs/agents.md, What a turn commits).
+ */
+export interface UsageCarrier {
+  carry(append: () => Promise<void>): void;
+}
+
 /** How often (real time, ms) a ledger re-reads its stream to count other processes' calls. */
 const REFRESH_MS = 1000;
 
@@ -68,9 +77,10 @@ export class QuotaEngine {
    * Counts a finished call at once (so concurrent admissions see it) and appends its usage event; resolves once
    * the event is durable, so a caller that waits before ending its response loses no usage record on a crash.
    * Concurrent calls share one commit: the embedded store groups the appends made in one turn of the event loop.
-   * A failed append is reported to `onError` and does not reject: the call itself succeeded upstream.
+   * A failed append is reported to `onError` and does not reject: the call itself succeeded upstream. With a
+   * `carrier`, the call is counted at once and the append is handed to it (resolves at once).
    */
-  async record(subject: string, usage: TokenUsage, event: (at: Date) => { type: string; data: unknown }, ctx: CommandContext): Promise<void> {
+  async record(subject: string, usage: TokenUsage, event: (at: Date) => { type: string; data: unknown }, ctx: CommandContext, carrier?: UsageCarrier): Promise<void> {
     const at = this.clock.now();
     const ledger = this.ledgers.get(subject);
     const stream = this.spec.stream(subject, at);
@@ -80,13 +90,17 @@ export class QuotaEngine {
       count(ledger.buckets, usage, at);
       ledger.own.add(stored.id);
     }
-    const append = this.store.append(stream, [stored], { expectedRevision: 'any' }).catch(this.onError);
-    this.pending.add(append);
-    try {
-      await append;
-    } finally {
-      this.pending.delete(append);
-    }
+    const write = async (): Promise<void> => {
+      const append = this.store.append(stream, [stored], { expectedRevision: 'any' }).catch(this.onError);
+      this.pending.add(append);
+      try {
+        await append;
+      } finally {
+        this.pending.delete(append);
+      }
+    };
+    if (carrier) carrier.carry(write);
+    else await write();
   }
 
   /** Waits for every usage append in flight (shutdown). */

@@ -57,6 +57,7 @@ export class SqliteEventStore implements EventStore {
   private readonly writer: SqliteWriter | undefined;
   private readonly inline: { item: PendingAppend; settle: (r: GroupOutcome, index: number) => void }[] = [];
   private readonly recent = new RecentEvents();
+  private readonly commitObservers = new Set<(streams: readonly string[]) => void>();
 
   constructor(
     private readonly sqlite: SqliteDatabase,
@@ -119,6 +120,10 @@ export class SqliteEventStore implements EventStore {
    */
   private notifyGroup(items: readonly PendingAppend[], result: GroupOutcome): void {
     if ('failed' in result) return;
+    if (this.commitObservers.size) {
+      const streams = items.filter((_, i) => 'ok' in result.outcomes[i]).map((item) => item.streamId);
+      for (const observe of this.commitObservers) observe(streams);
+    }
     let head = 0;
     let after = Number.MAX_SAFE_INTEGER;
     const types = new Set<string>();
@@ -132,6 +137,15 @@ export class SqliteEventStore implements EventStore {
       categories.add(categoryOf(items[i].streamId));
     }
     if (head > 0) this.notifyAppended({ after, head, types, categories });
+  }
+
+  /**
+   * Hears every commit of `append` (one transaction, one fsync) with the streams it wrote, for tests and benches
+   * that count what an operation costs in commits. Returns the function that stops it.
+   */
+  observeCommits(listener: (streams: readonly string[]) => void): () => void {
+    this.commitObservers.add(listener);
+    return () => this.commitObservers.delete(listener);
   }
 
   private notifyAppended(appended: Appended): void {
