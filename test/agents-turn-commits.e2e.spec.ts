@@ -1,5 +1,5 @@
 import { ScriptedOpenAIServer } from '@lib/testing';
-import { SqliteEventStore } from '@lib/platform';
+import { SqliteEventStore } from '@lib/platform/sqlite';
 import { registerScripted } from './support/llm-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 

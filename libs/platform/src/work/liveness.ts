@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Lease, Leases } from './leases';
 
 /** The lease a process holds while it is alive and may run work it marked with its holder id. */
@@ -58,7 +59,11 @@ export class ProcessLiveness {
     // refusal is a race with a renewal of an earlier lease of this process, judged lost meanwhile. Try again.
     for (let attempt = 0; attempt < 5; attempt++) {
       const lease = await this.leases.tryAcquire(livenessLeaseName(this.holder));
-      if (lease) return lease;
+      if (lease) {
+        // Every running turn of the process listens on it.
+        setMaxListeners(0, lease.signal);
+        return lease;
+      }
     }
     throw new Error(`the liveness lease of ${this.holder} could not be taken`);
   }
