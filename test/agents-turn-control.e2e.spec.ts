@@ -60,6 +60,30 @@ describe('agent turn control', () => {
     expect(follow.body.events[1].content).toBe('second');
   });
 
+  it('follow-ups are taken one at a time, in the order they arrived', async () => {
+    await app.call('POST', '/v2/agents/a/sessions', { key: 'queue' });
+    upstream.enqueue({ content: 'to zero', firstByteDelayMs: 400 }, { content: 'to one', firstByteDelayMs: 50 }, { content: 'to two', firstByteDelayMs: 50 }, { content: 'to three', firstByteDelayMs: 50 });
+    const calls = upstream.chatRequests().length;
+    const running = say('queue', 'zero');
+    await until('the turn', async () => (upstream.chatRequests().length > calls ? true : undefined));
+    const follows: Promise<{ status: number; body: any }>[] = [];
+    for (const text of ['one', 'two', 'three']) {
+      follows.push(say('queue', text, { behavior: 'follow_up' }));
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    const answers = await Promise.all(follows);
+    expect((await running).status).toBe(201);
+    expect(answers.map((a) => a.status)).toEqual([201, 201, 201]);
+    // Each follow-up had a turn of its own, in arrival order, and its answer is to it.
+    expect(answers.map((a) => a.body.events.map((e: Ev) => e.content ?? e.messages?.[0].content))).toEqual([
+      ['one', 'to one'],
+      ['two', 'to two'],
+      ['three', 'to three'],
+    ]);
+    const asked = upstream.chatRequests().slice(calls).map((r) => (r.body as any).messages.at(-1).content);
+    expect(asked).toEqual(['zero', 'one', 'two', 'three']);
+  });
+
   it('an interrupt stops the model call, is recorded, and the session takes input again', async () => {
     await app.call('POST', '/v2/agents/a/sessions', { key: 'stop' });
     const calls = upstream.chatRequests().length;

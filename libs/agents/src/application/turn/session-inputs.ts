@@ -57,6 +57,8 @@ const FOLLOW_UP_WAIT_MS = 120_000;
 @Injectable()
 export class SessionInputs implements OnApplicationShutdown {
   private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  /** The last follow-up of each session in this process: follow-ups are taken one at a time, in arrival order. */
+  private readonly followUps = new Map<string, Promise<void>>();
 
   constructor(
     private readonly sessions: Sessions,
@@ -87,6 +89,32 @@ export class SessionInputs implements OnApplicationShutdown {
   }
 
   async input(agentKey: string, sessionKey: string, req: InputRequest, ctx: CommandContext, sink: TurnSink = NO_SINK, streaming = false, signal?: AbortSignal): Promise<InputResult> {
+    if (req.type === 'input_message' && req.behavior === 'follow_up') return this.followUp(agentKey, sessionKey, req, ctx, sink, streaming, signal);
+    return this.decideAndRun(agentKey, sessionKey, req, ctx, sink, streaming, signal);
+  }
+
+  /**
+   * Follow-ups are consumed one at a time (the reference's InputBehavior): each waits for the follow-ups that
+   * arrived before it in this process to have had their turn, then for the running turn, then runs its own.
+   * Across processes the order is the order in which their starts reach the log.
+   */
+  private async followUp(agentKey: string, sessionKey: string, req: InputRequest, ctx: CommandContext, sink: TurnSink, streaming: boolean, signal?: AbortSignal): Promise<InputResult> {
+    const key = `${agentKey}\u0000${sessionKey}`;
+    const before = this.followUps.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((r) => (release = r));
+    const tail = before.then(() => mine);
+    this.followUps.set(key, tail);
+    try {
+      await before;
+      return await this.decideAndRun(agentKey, sessionKey, req, ctx, sink, streaming, signal);
+    } finally {
+      release();
+      if (this.followUps.get(key) === tail) this.followUps.delete(key);
+    }
+  }
+
+  private async decideAndRun(agentKey: string, sessionKey: string, req: InputRequest, ctx: CommandContext, sink: TurnSink, streaming: boolean, signal?: AbortSignal): Promise<InputResult> {
     const collected: Record<string, unknown>[] = [];
     const tee: TurnSink = { ...sink, event: (v) => (collected.push(v), sink.event(v)) };
     for (let attempt = 0; ; attempt++) {
