@@ -2,7 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { CLOCK, Clock, DurableTimers, EVENT_STORE, EventStore, EventStoreLeases, Leases, READ_STORE, ReadStore } from '@lib/platform';
 import { CORPORA, CorpusRow } from '@lib/corpora/read-models';
-import { AGENT_TOOLS, ArtifactBytes, lambdaToolCheck, mcpToolCheck, SharedConfigurationRights, Tool, toolReferenceCheck, ToolRegistryHolder, ToolsModule, ToolUsers } from '@lib/tools';
+import { AGENT_TOOLS, ArtifactBytes, ConditionSyntax, lambdaToolCheck, mcpToolCheck, SharedConfigurationRights, Tool, toolReferenceCheck, ToolRegistryHolder, ToolsModule, ToolUsers } from '@lib/tools';
 import { GetAgentHandler, ListAgentsHandler } from './application/agent-queries/agent-queries';
 import { AGENT_REFERENCE_CHECKS, AgentWriter, ReferenceCheck } from './application/agent-writer';
 import { CreateAgentHandler, DeleteAgentHandler, UpdateAgentHandler } from './application/agents/agent-commands';
@@ -47,6 +47,16 @@ export interface AgentsModuleOptions {
    * authenticator. Without it an agent's tools get no rights (fail closed).
    */
   readonly capabilities?: DynamicModule;
+}
+
+/** The condition's compile error (agent.invalid_condition's words), for libs/tools' ConditionSyntax port. */
+function conditionProblem(source: string, field: string): string | undefined {
+  try {
+    compileCondition(source, field);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
 }
 
 /** The agent half: agents, instructions, sessions and their turns, the agent-level tools. Ports come from the platform module; models from the llms module; tools from libs/tools. */
@@ -100,6 +110,7 @@ export class AgentsModule {
         { provide: ArtifactBytes, useExisting: ArtifactStore },
         { provide: SharedConfigurationRights, useExisting: ConfigurerRights },
         { provide: ToolUsers, useClass: AgentToolUsers },
+        { provide: ConditionSyntax, useValue: { problem: conditionProblem } satisfies ConditionSyntax },
         SessionEnrichment,
         Sessions,
         {
@@ -132,7 +143,7 @@ export class AgentsModule {
         { provide: AGENT_SECRET_READER, useExisting: AgentSecrets },
         { provide: CONDITION_COMPILER, useValue: { compile: compileCondition } satisfies ConditionCompiler },
       ],
-      exports: [AGENT_RUNS, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, Glossaries],
+      exports: [AGENT_RUNS, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, ConditionSyntax, Glossaries],
     };
   }
 }

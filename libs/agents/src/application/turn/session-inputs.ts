@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { findLlm } from '@lib/llms';
 import { Clock, CLOCK, CommandContext, ConcurrencyError, conflict, DomainError, ID_GENERATOR, IdGenerator, invalid, Leases, READ_STORE, ReadStore } from '@lib/platform';
-import { applyOverrides, clientOutputProblems, ToolAttachments, ToolConfigurations, USER_TOOLS, UserToolRow } from '@lib/tools';
+import { AGENT_TOOLS, applyOverrides, clientOutputProblems, clientToolDefinition, ToolAttachments, ToolConfigurations, ToolRegistry, USER_TOOLS, UserToolRow } from '@lib/tools';
 import type { SessionApiEvent, SessionEvent } from '../../domain/session-events';
 import { apiEventView } from '../../domain/session-events';
 import { ActiveSession, sessionFold } from '../../domain/session';
-import { decideCompactionRequest, decideInputMessage, decideInterrupt, decideToolOutputs, heldInput, pendingCall, Stamp } from '../../domain/session-input';
+import { ApprovedCall, decideApprovalExpiry, decideCompactionRequest, decideInputMessage, decideInterrupt, decideToolApproval, decideToolOutputs, heldInput, pendingCall, ResumeDecision, Stamp } from '../../domain/session-input';
 import { decideCloseCrashedTurn, decideStartTurn } from '../../domain/session-turn';
 import { ActiveAgent, Sessions } from '../sessions/sessions';
 import { AgentQuotas } from './agent-quotas';
@@ -40,6 +40,10 @@ interface TurnRequest {
   readonly signal?: AbortSignal;
   /** A compaction asked for by an input, run as the turn. */
   readonly compaction?: { readonly upTo?: string; readonly message?: string };
+  /** Calls a person approved, run first by the resumed turn. */
+  readonly approved?: readonly ApprovedCall[];
+  /** Who may decide the turn's `session_user` approvals, when it resumes a turn that asked for some. */
+  readonly sessionUser?: string;
 }
 
 /** How long a follow-up waits for the running turn before it is refused. */
@@ -66,6 +70,7 @@ export class SessionInputs {
     @Inject(AGENT_LEASES) private readonly leases: Leases,
     @Inject(AGENT_CORPUS_ACCESS) private readonly corpusAccess: AgentCorpusAccess,
     @Inject(AGENT_SECRET_VALUES) private readonly agentSecrets: AgentSecretValues,
+    @Inject(AGENT_TOOLS) private readonly tools: ToolRegistry,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -113,10 +118,13 @@ export class SessionInputs {
       }
       case 'tool_output': {
         const decided = decideToolOutputs(session, { ...ref, ...this.stamp(), outputs: req.tool_outputs, firstStep, schemaProblems: await this.schemaProblems(agent, session, req) });
-        if (decided.resume) return this.runTurn({ ...turn, first: decided.events, step: decided.step });
-        await this.sessions.store.append(streamId, revision, decided.events, ctx);
-        for (const e of decided.events) sink.event(apiEventView(e as SessionApiEvent, session.key));
-        return {};
+        return this.resume(turn, decided);
+      }
+      case 'tool_approval': {
+        const decider = req.decider ?? { principal: `${ctx.actor.type}:${ctx.actor.id}`, agentAdmin: false };
+        const argumentProblems = req.arguments !== undefined && req.decision === 'approve' ? await this.argumentProblems(agent, session, req.tool_call_id, req.arguments) : undefined;
+        const decided = decideToolApproval(session, { ...ref, ...this.stamp(), toolCallId: req.tool_call_id, decision: req.decision, arguments: req.arguments, reason: req.reason, decider, argumentProblems, firstStep });
+        return this.resume(turn, decided);
       }
       case 'compact': {
         const { step } = decideCompactionRequest(session, { ...ref, firstStep });
@@ -136,6 +144,62 @@ export class SessionInputs {
       throw new ConcurrencyError(streamId, revision, revision);
     }
     return this.runTurn({ ...turn, first: decided.events, step: decided.step });
+  }
+
+  /**
+   * A decision on what a paused turn waits for: the turn resumes (running the approved calls first) when nothing
+   * is waited for any more, else the decision is only stored.
+   */
+  private async resume(turn: Omit<TurnRequest, 'first' | 'step'>, decided: ResumeDecision): Promise<Omit<InputResult, 'events'>> {
+    const sessionUser = turn.session.approvals[0]?.sessionUser;
+    if (decided.resume) return this.runTurn({ ...turn, first: decided.events, step: decided.step, approved: decided.run, ...(sessionUser ? { sessionUser } : {}) });
+    await this.sessions.store.append(turn.streamId, turn.revision, decided.events, turn.ctx);
+    for (const e of decided.events) if ('eventId' in e.data) turn.sink.event(apiEventView(e as SessionApiEvent, turn.session.key));
+    return {};
+  }
+
+  /**
+   * Edited arguments of an approval that do not fit the parameters of the tool as the model was offered it (its
+   * JSON schema), as problems; the decider refuses them (400, nothing stored).
+   */
+  private async argumentProblems(agent: ActiveAgent, session: ActiveSession, toolCallId: string, args: Record<string, unknown>): Promise<string[] | undefined> {
+    const approval = session.approvals.find((a) => a.toolCallId === toolCallId);
+    if (!approval) return undefined;
+    const config = await this.toolServers.attach(await this.toolConfigs.resolve(agent.config));
+    const tool = config.tool_configurations[approval.toolConfigurationName];
+    if (!tool) return [`the agent has no tool ${approval.toolConfigurationName} any more`];
+    const runner = this.tools.get(tool.type);
+    const parameters = (runner ? runner.definition(approval.toolConfigurationName, tool) : clientToolDefinition(approval.toolConfigurationName, tool)).function.parameters as Record<string, unknown> | undefined;
+    return clientOutputProblems(parameters, args);
+  }
+
+  /**
+   * The approval's timer fired (the worker wing): a call still undecided is resolved as expired and, when nothing
+   * else is waited for, the turn resumes here. Nothing when it was decided meanwhile or the session is gone; a
+   * turn running elsewhere or a contended append throws, and the timer fires again.
+   */
+  async expireApproval(agentKey: string, sessionKey: string, toolCallId: string, timerId: string): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const { agent, session, revision, streamId } = await this.sessions.active(agentKey, sessionKey);
+        const ctx: CommandContext = { actor: { type: 'system', id: 'approval_timeout' }, requestId: timerId, commandId: timerId, now: this.clock.now() };
+        const decided = decideApprovalExpiry(session, { agentKey, sessionKey, ...this.stamp(), toolCallId, firstStep: agent.config.first_step_name });
+        if (!decided.events.length) return;
+        await this.resume({ agent, session, streamId, revision, ctx, sink: NO_SINK, streaming: false }, decided);
+        return;
+      } catch (e) {
+        if (e instanceof DomainError && e.kind === 'not_found') return;
+        if (!(e instanceof ConcurrencyError) || attempt >= 5) throw e;
+      }
+    }
+  }
+
+  /** The tool calls the session waits to have approved, as `GET …/pending_approvals` lists them. */
+  async pendingApprovals(agentKey: string, sessionKey: string): Promise<Record<string, unknown>[]> {
+    const { session } = await this.sessions.active(agentKey, sessionKey);
+    return session.approvals
+      .filter((a) => !a.decision)
+      .map((a) => ({ id: a.eventId, tool_call_id: a.toolCallId, tool_name: a.toolName, tool_configuration_name: a.toolConfigurationName, arguments: a.arguments, approvers: a.approvers, created_at: a.createdAt, expires_at: a.expiresAt }));
   }
 
   /**
@@ -161,7 +225,7 @@ export class SessionInputs {
   }
 
   private async runTurn(request: TurnRequest) {
-    const { agent, session, streamId, revision, first, step, ctx, sink, streaming, signal, compaction } = request;
+    const { agent, session, streamId, revision, first, step, ctx, sink, streaming, signal, compaction, approved, sessionUser } = request;
     // A quota already used up refuses the input before anything is stored (429).
     await this.quotas.admit(agent);
     const lease = await this.leases.tryAcquire(leaseName(streamId));
@@ -204,6 +268,8 @@ export class SessionInputs {
         contextWindow: llm?.capabilities.context_limit,
         imageSupport: llm?.capabilities.image_support,
         disconnected: () => disconnected,
+        sessionUser: sessionUser ?? session.endUser ?? `${ctx.actor.type}:${ctx.actor.id}`,
+        approved,
       };
       if (compaction) return await this.runner.runCompaction(setup, turnId, compaction.upTo, compaction.message);
       return await this.runner.run(setup, turnId);
