@@ -84,6 +84,11 @@ describe('tool approval decisions', () => {
     givenEvents(sessionFold, [...waiting, resolved(1, { eventId: 'aev_r1', decision: 'deny', decidedBy: 'user:ada' })])
       .when((s) => decideToolApproval(s, command({})).events)
       .thenFails({ kind: 'conflict', code: 'session.approval_resolved', message: 'The tool call tc_1 was already resolved (deny)' });
+    // Resolved, then the turn resumed (and dropped its approvals): still a 409, not "unknown".
+    const resumed: SessionEvent = { type: 'SessionTurnStarted', data: { turnId: 'turn_2', step: 'review', holder: 'h1', agentRevision: 1, createdAt: at } };
+    givenEvents(sessionFold, [...waiting, resolved(1, { eventId: 'aev_r1', decision: 'expired', decidedBy: 'system:approval_timeout' }), resumed])
+      .when((s) => decideToolApproval(s, command({})).events)
+      .thenFails({ kind: 'conflict', code: 'session.approval_resolved', message: 'The tool call tc_1 was already resolved (expired)' });
   });
 
   it('refuses a decision past the approval’s expiry (409), even before its timer fired', () => {

@@ -166,6 +166,8 @@ export interface ToolApprovalCommand extends SessionRef, Stamp {
 export function decideToolApproval(state: SessionState, command: ToolApprovalCommand): ResumeDecision {
   const s = requireSession(state, command.agentKey, command.sessionKey);
   const approval = s.approvals.find((a) => a.toolCallId === command.toolCallId);
+  const earlier = approval ? undefined : s.events.findLast((e) => e.type === 'SessionToolApprovalResolved' && e.data.toolCallId === command.toolCallId);
+  if (earlier?.type === 'SessionToolApprovalResolved') throw conflict('session.approval_resolved', `The tool call ${command.toolCallId} was already resolved (${earlier.data.decision})`);
   if (!approval) throw invalid('session.no_pending_approval', `tool_call_id "${command.toolCallId}" is not a tool call this session waits to have approved`, { tool_call_id: 'not a tool call waiting for approval' });
   if (approval.decision) throw conflict('session.approval_resolved', `The tool call ${command.toolCallId} was already resolved (${approval.decision})`);
   if (command.now.getTime() >= Date.parse(approval.expiresAt)) throw conflict('session.approval_resolved', `The approval of tool call ${command.toolCallId} expired at ${approval.expiresAt}`);

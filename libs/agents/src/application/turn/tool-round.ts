@@ -151,7 +151,7 @@ export class ToolRound {
       await this.timers.schedule({ timerId, kind: APPROVAL_TIMER_KIND, dueAt: expiresAt, payload: { agentKey: setup.agent.key, sessionKey: setup.state.key, toolCallId: p.call.id } satisfies ApprovalTimerPayload });
       events.push({
         type: 'SessionToolApprovalRequested',
-        data: { ...turn.base(turnId), toolCallId: p.call.id, toolName: p.tool!.type, toolConfigurationName: p.call.name, arguments: p.shown, expiresAt: expiresAt.toISOString(), approvers: policy.approvers, sessionUser, timerId },
+        data: { ...turn.base(turnId), createdAt: now.toISOString(), toolCallId: p.call.id, toolName: p.tool!.type, toolConfigurationName: p.call.name, arguments: p.shown, expiresAt: expiresAt.toISOString(), approvers: policy.approvers, sessionUser, timerId },
       });
     }
     await turn.recordMany(events);
