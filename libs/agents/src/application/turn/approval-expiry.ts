@@ -6,8 +6,8 @@ import type { ApprovalTimerPayload } from './tool-round';
 
 /**
  * The worker wing's side of tool approvals: a due approval timer resolves its call as expired and resumes the
- * turn (`SessionInputs.expireApproval`). A handler that throws (the session's turn running elsewhere) leaves the
- * timer pending, and it fires again; one that fires twice finds the call decided and does nothing.
+ * turn (`SessionInputs.expireApproval`). A handler that throws (the store failing) leaves the timer pending, and
+ * it fires again; one that fires twice finds the call decided and does nothing.
  */
 @Injectable()
 export class ApprovalExpiryHandler implements OnModuleInit {

@@ -176,7 +176,7 @@ export class SessionInputs {
   /**
    * The approval's timer fired (the worker wing): a call still undecided is resolved as expired and, when nothing
    * else is waited for, the turn resumes here. Nothing when it was decided meanwhile or the session is gone; a
-   * turn running elsewhere or a contended append throws, and the timer fires again.
+   * contended append is decided again.
    */
   async expireApproval(agentKey: string, sessionKey: string, toolCallId: string, timerId: string): Promise<void> {
     for (let attempt = 0; ; attempt++) {
@@ -185,7 +185,14 @@ export class SessionInputs {
         const ctx: CommandContext = { actor: { type: 'system', id: 'approval_timeout' }, requestId: timerId, commandId: timerId, now: this.clock.now() };
         const decided = decideApprovalExpiry(session, { agentKey, sessionKey, ...this.stamp(), toolCallId, firstStep: agent.config.first_step_name });
         if (!decided.events.length) return;
-        await this.resume({ agent, session, streamId, revision, ctx, sink: NO_SINK, streaming: false }, decided);
+        try {
+          await this.resume({ agent, session, streamId, revision, ctx, sink: NO_SINK, streaming: false }, decided);
+        } catch (e) {
+          // The turn could not start (its quota used up, its lease taken): the expiry is stored all the same, and
+          // the conversation goes on at the next input. A timer fired again would only meet the same refusal.
+          if (!(e instanceof DomainError) || e instanceof ConcurrencyError) throw e;
+          await this.sessions.store.append(streamId, revision, decided.events, ctx);
+        }
         return;
       } catch (e) {
         if (e instanceof DomainError && e.kind === 'not_found') return;
