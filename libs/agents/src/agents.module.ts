@@ -35,6 +35,7 @@ import { Glossaries, glossaryReminderCheck } from './application/glossaries/glos
 import { TurnRunner } from './application/turn/turn-runner';
 import { PromptBuilder } from './application/turn/prompt-builder';
 import { ToolRound } from './application/turn/tool-round';
+import { ApprovalArguments } from './application/turn/approval-arguments';
 
 export interface AgentsModuleOptions {
   /** The module that provides ChatCompletions and SecretBox (one instance per process: quotas, model clients). */
@@ -136,6 +137,7 @@ export class AgentsModule {
         PromptBuilder,
         ToolRound,
         TurnRunner,
+        ApprovalArguments,
         SessionInputs,
         { provide: AGENT_RUNS, inject: [Sessions, SessionInputs], useFactory: (sessions: Sessions, inputs: SessionInputs) => new SessionAgentRuns(sessions, inputs) },
         { provide: AGENT_USE, useClass: CapabilityAgentUse },

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { findLlm } from '@lib/llms';
 import { Clock, CLOCK, CommandContext, ConcurrencyError, conflict, DomainError, ID_GENERATOR, IdGenerator, invalid, Leases, READ_STORE, ReadStore } from '@lib/platform';
-import { AGENT_TOOLS, applyOverrides, clientOutputProblems, clientToolDefinition, ToolAttachments, ToolConfigurations, ToolRegistry, USER_TOOLS, UserToolRow } from '@lib/tools';
+import { applyOverrides, clientOutputProblems, ToolAttachments, ToolConfigurations, USER_TOOLS, UserToolRow } from '@lib/tools';
 import type { SessionApiEvent, SessionEvent } from '../../domain/session-events';
 import { apiEventView } from '../../domain/session-events';
 import { ActiveSession, sessionFold } from '../../domain/session';
@@ -11,6 +11,7 @@ import { ActiveAgent, Sessions } from '../sessions/sessions';
 import { AgentQuotas } from './agent-quotas';
 import { AgentIdentities } from '../access/agent-access';
 import { TurnRunner } from './turn-runner';
+import { ApprovalArguments, pendingApprovalViews } from './approval-arguments';
 import { NO_SINK, TurnSink } from './turn-sink';
 
 export const AGENT_LEASES = Symbol('AgentLeases');
@@ -70,7 +71,7 @@ export class SessionInputs {
     @Inject(AGENT_LEASES) private readonly leases: Leases,
     @Inject(AGENT_CORPUS_ACCESS) private readonly corpusAccess: AgentCorpusAccess,
     @Inject(AGENT_SECRET_VALUES) private readonly agentSecrets: AgentSecretValues,
-    @Inject(AGENT_TOOLS) private readonly tools: ToolRegistry,
+    private readonly approvalArguments: ApprovalArguments,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -122,7 +123,7 @@ export class SessionInputs {
       }
       case 'tool_approval': {
         const decider = req.decider ?? { principal: `${ctx.actor.type}:${ctx.actor.id}`, agentAdmin: false };
-        const argumentProblems = req.arguments !== undefined && req.decision === 'approve' ? await this.argumentProblems(agent, session, req.tool_call_id, req.arguments) : undefined;
+        const argumentProblems = req.arguments !== undefined && req.decision === 'approve' ? await this.approvalArguments.problems(agent, session, req.tool_call_id, req.arguments) : undefined;
         const decided = decideToolApproval(session, { ...ref, ...this.stamp(), toolCallId: req.tool_call_id, decision: req.decision, arguments: req.arguments, reason: req.reason, decider, argumentProblems, firstStep });
         return this.resume(turn, decided);
       }
@@ -159,21 +160,6 @@ export class SessionInputs {
   }
 
   /**
-   * Edited arguments of an approval that do not fit the parameters of the tool as the model was offered it (its
-   * JSON schema), as problems; the decider refuses them (400, nothing stored).
-   */
-  private async argumentProblems(agent: ActiveAgent, session: ActiveSession, toolCallId: string, args: Record<string, unknown>): Promise<string[] | undefined> {
-    const approval = session.approvals.find((a) => a.toolCallId === toolCallId);
-    if (!approval) return undefined;
-    const config = await this.toolServers.attach(await this.toolConfigs.resolve(agent.config));
-    const tool = config.tool_configurations[approval.toolConfigurationName];
-    if (!tool) return [`the agent has no tool ${approval.toolConfigurationName} any more`];
-    const runner = this.tools.get(tool.type);
-    const parameters = (runner ? runner.definition(approval.toolConfigurationName, tool) : clientToolDefinition(approval.toolConfigurationName, tool)).function.parameters as Record<string, unknown> | undefined;
-    return clientOutputProblems(parameters, args);
-  }
-
-  /**
    * The approval's timer fired (the worker wing): a call still undecided is resolved as expired and, when nothing
    * else is waited for, the turn resumes here. Nothing when it was decided meanwhile or the session is gone; a
    * contended append is decided again.
@@ -203,10 +189,7 @@ export class SessionInputs {
 
   /** The tool calls the session waits to have approved, as `GET …/pending_approvals` lists them. */
   async pendingApprovals(agentKey: string, sessionKey: string): Promise<Record<string, unknown>[]> {
-    const { session } = await this.sessions.active(agentKey, sessionKey);
-    return session.approvals
-      .filter((a) => !a.decision)
-      .map((a) => ({ id: a.eventId, tool_call_id: a.toolCallId, tool_name: a.toolName, tool_configuration_name: a.toolConfigurationName, arguments: a.arguments, approvers: a.approvers, created_at: a.createdAt, expires_at: a.expiresAt }));
+    return pendingApprovalViews((await this.sessions.active(agentKey, sessionKey)).session);
   }
 
   /**
