@@ -232,6 +232,19 @@ describe('tool approvals', () => {
     expect(good.body.requires_approval).toEqual({ approvers: 'session_user', timeout: 'PT2H' });
   });
 
+  it('an A2A task whose turn waits for an approval is input-required', async () => {
+    upstream.enqueue({ toolCalls: [{ id: 'call_a2a', name: 'pay', arguments: JSON.stringify({ url: `${siteUrl}/a2a` }) }] });
+    const res = await fetch(`${app.url}/v2/agents/payer/a2a/v1/message:send`, {
+      method: 'POST',
+      headers: { 'x-api-key': app.key, 'content-type': 'application/json', 'a2a-version': '0.3' },
+      body: JSON.stringify({ message: { messageId: 'approve-1', role: 'ROLE_USER', content: [{ text: 'pay the ferry' }] } }),
+    });
+    const body = (await res.json()) as any;
+    expect(res.status).toBe(201);
+    expect(JSON.stringify(body)).toMatch(/"state":"(input-required|TASK_STATE_INPUT_REQUIRED)"/);
+    expect(hits).not.toContain('/a2a');
+  });
+
   it('an approval outlives a restart: a new process on the same data resumes the turn on the decision', async () => {
     await paused('s-restart', 'pay', '/invoice/7');
     await app.close();

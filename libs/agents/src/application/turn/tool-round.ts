@@ -47,7 +47,7 @@ export class ToolRound {
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  /** Records the calls, runs the service's tools concurrently, and returns the client calls left to the caller. */
+  /** Records the calls, asks for the approvals they need, runs the service's other tools concurrently, and returns what the turn waits on. */
   async run(config: AgentConfig, step: string, answer: ModelAnswer, turn: TurnState, turnId: string, setup: TurnSetup): Promise<RoundWaits> {
     const modelCallId = `mc_${this.ids.uuid()}`;
     const planned = answer.toolCalls.map((call): Planned & { args: Record<string, unknown> } => {
