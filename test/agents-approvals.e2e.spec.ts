@@ -180,6 +180,20 @@ describe('tool approvals', () => {
     expect((await app.call('GET', '/v2/agents/payer/sessions/s-mine/pending_approvals', undefined, as(viewer))).status).toBe(403);
   });
 
+  it('the alias routes list and decide approvals as the agent routes do', async () => {
+    await app.call('POST', '/v2/agent_aliases', { key: 'desk', name: 'Desk', policy: { type: 'routed', rules: [{ targets: { type: 'single', agent_key: 'payer' } }] } });
+    expect((await app.call('POST', '/v2/agent_aliases/desk/sessions', { key: 'via-alias' })).status).toBe(201);
+    upstream.enqueue({ toolCalls: [{ id: 'call_alias', name: 'pay', arguments: JSON.stringify({ url: `${siteUrl}/alias` }) }] });
+    const asked = await app.call('POST', '/v2/agent_aliases/desk/sessions/via-alias/events', { messages: [{ type: 'text', content: 'pay' }] });
+    expect(asked.body.events.map((e: Ev) => e.type)).toEqual(['input_message', 'tool_input', 'tool_approval_requested']);
+    expect((await app.call('GET', '/v2/agent_aliases/desk/sessions/via-alias/pending_approvals')).body.approvals).toEqual([expect.objectContaining({ tool_call_id: 'call_alias' })]);
+    upstream.enqueue({ content: 'Paid through the desk.' });
+    const approved = await app.call('POST', '/v2/agent_aliases/desk/sessions/via-alias/events', { type: 'tool_approval', tool_call_id: 'call_alias', decision: 'approve' });
+    expect(approved.status).toBe(201);
+    expect(approved.body.events.map((e: Ev) => e.type)).toEqual(['tool_approval_resolved', 'tool_output', 'agent_output']);
+    expect(hits).toContain('/alias');
+  });
+
   it('an end user approves its own session’s call through the end-user routes', async () => {
     await app.call('POST', '/v2/agent_aliases', { key: 'shop', name: 'Shop', policy: { type: 'routed', rules: [{ targets: { type: 'single', agent_key: 'payer' } }] } });
     const client = await createClient(app, 'storefront', { api_roles: ['agent_end_user'], agent_roles: [{ agent_key: 'payer', role: 'agent_user' }] });
@@ -245,9 +259,11 @@ describe('tool approvals', () => {
     expect(hits).not.toContain('/a2a');
   });
 
-  it('an approval outlives a restart: a new process on the same data resumes the turn on the decision', async () => {
+  it('an approval outlives a restart: a new process on the same data resumes the turn on the decision, and fires the timers that fell due meanwhile', async () => {
     await paused('s-restart', 'pay', '/invoice/7');
+    await paused('s-restart-expiry', 'quick', '/big-restart');
     await app.close();
+    await new Promise((r) => setTimeout(r, 1500));
     app = await startTestApp({ dataDir, env });
     await registerScripted(app, upstream, 'm').catch(() => undefined);
     expect(await pendingOf('s-restart')).toEqual([expect.objectContaining({ tool_call_id: 'call_s-restart' })]);
@@ -257,5 +273,12 @@ describe('tool approvals', () => {
     expect(approved.body.events.map((e: Ev) => e.type)).toEqual(['tool_approval_resolved', 'tool_output', 'agent_output']);
     expect(approved.body.events[2].content).toBe('Paid after the restart.');
     expect(hits).toContain('/invoice/7');
+    upstream.enqueue({ content: 'It expired while the service was down.' });
+    const expired = await until('the timer that fell due while down to fire', async () => {
+      const e = await stored('s-restart-expiry');
+      return e.some((x) => x.type === 'agent_output') ? e : undefined;
+    }, 30_000);
+    expect(expired.find((e) => e.type === 'tool_approval_resolved')).toMatchObject({ decision: 'expired' });
+    expect(hits).not.toContain('/big-restart');
   });
 });
