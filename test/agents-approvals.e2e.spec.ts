@@ -262,11 +262,19 @@ describe('tool approvals', () => {
   it('an approval outlives a restart: a new process on the same data resumes the turn on the decision, and fires the timers that fell due meanwhile', async () => {
     await paused('s-restart', 'pay', '/invoice/7');
     await paused('s-restart-expiry', 'quick', '/big-restart');
+    upstream.enqueue({ toolCalls: [{ id: 'call_a2a_restart', name: 'pay', arguments: JSON.stringify({ url: `${siteUrl}/a2a-restart` }) }] });
+    const a2a = (await (await fetch(`${app.url}/v2/agents/payer/a2a/v1/message:send`, { method: 'POST', headers: { 'x-api-key': app.key, 'content-type': 'application/json', 'a2a-version': '0.3' }, body: JSON.stringify({ message: { messageId: 'approve-2', role: 'ROLE_USER', content: [{ text: 'pay the bus' }] } }) })).json()) as any;
+    const taskId = (a2a.task ?? a2a.result ?? a2a).id as string;
     await app.close();
     await new Promise((r) => setTimeout(r, 1500));
     app = await startTestApp({ dataDir, env });
     await registerScripted(app, upstream, 'm').catch(() => undefined);
     expect(await pendingOf('s-restart')).toEqual([expect.objectContaining({ tool_call_id: 'call_s-restart' })]);
+    // The A2A task, rebuilt from the session's events by the new process, still needs input.
+    const task = await fetch(`${app.url}/v2/agents/payer/a2a/v1/tasks/${taskId}`, { headers: { 'x-api-key': app.key, 'a2a-version': '0.3' } });
+    const taskBody = await task.text();
+    expect(task.status).toBe(200);
+    expect(taskBody).toMatch(/"state":"(input-required|TASK_STATE_INPUT_REQUIRED)"/);
     upstream.enqueue({ content: 'Paid after the restart.' });
     const approved = await decide('s-restart', { tool_call_id: 'call_s-restart', decision: 'approve' });
     expect(approved.status).toBe(201);
