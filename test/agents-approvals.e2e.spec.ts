@@ -244,6 +244,14 @@ describe('tool approvals', () => {
     const good = await app.call('POST', '/v2/tool_configurations', { key: 'pay-ok', name: 'pay', type: 'web_get', requires_approval: { approvers: 'session_user', timeout: 'PT2H' } });
     expect(good.status).toBe(201);
     expect(good.body.requires_approval).toEqual({ approvers: 'session_user', timeout: 'PT2H' });
+    // An agent using the reusable configuration asks as it says.
+    expect((await app.call('POST', '/v2/agents', { ...base, key: 'byref', tool_configurations: { pay: { type: 'reference', tool_configuration_key: 'pay-ok' } } })).status).toBe(201);
+    await app.call('POST', '/v2/agents/byref/sessions', { key: 'r' });
+    upstream.enqueue({ toolCalls: [{ id: 'call_ref', name: 'pay', arguments: JSON.stringify({ url: `${siteUrl}/by-ref` }) }] });
+    const asked = await app.call('POST', '/v2/agents/byref/sessions/r/events', { messages: [{ type: 'text', content: 'pay' }] });
+    expect(asked.body.events.at(-1)).toMatchObject({ type: 'tool_approval_requested', approvers: 'session_user', tool_configuration_name: 'pay' });
+    expect(Date.parse(asked.body.events.at(-1).expires_at) - Date.parse(asked.body.events.at(-1).created_at)).toBe(2 * 3600 * 1000);
+    expect(hits).not.toContain('/by-ref');
   });
 
   it('an A2A task whose turn waits for an approval is input-required', async () => {
