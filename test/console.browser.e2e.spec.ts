@@ -32,6 +32,11 @@ const NOTE = 'Sea otters sleep wrapped in kelp so that they do not drift apart. 
 function script(req: CapturedRequest): ScriptedReply {
   const body = req.body as { tools?: { function: { name: string } }[]; messages: { role: string; content: unknown }[] };
   if (!body.tools?.length) return { chunks: ['Otters sleep ', 'wrapped in kelp [1].'] };
+  if (body.tools.some((t) => t.function.name === 'refund')) {
+    const output = body.messages.find((m) => m.role === 'tool');
+    if (output) return { content: String(output.content).includes('Kelp forests') ? 'The refund went through.' : 'The refund failed.' };
+    return { toolCalls: [{ id: 'call_refund', name: 'refund', arguments: '{"url":"http://127.0.0.1:9/refund"}' }] };
+  }
   if (body.tools.some((t) => t.function.name === 'index')) {
     if (body.messages.some((m) => m.role === 'tool')) return { content: 'Indexed the page.' };
     return { toolCalls: [{ id: 'c1', name: 'index', arguments: JSON.stringify({ documents: [{ id: 'kelp', title: 'Kelp', text: 'Kelp forests shelter otters.' }] }) }] };
@@ -211,6 +216,29 @@ suite('the web console in a browser', () => {
     const forked = (await app.call('GET', `/v2/agents/helper/sessions/${fork}/events?limit=100`)).body.events as { id: string; type: string }[];
     expect(forked.map((e) => e.type)).toEqual(['input_message']);
     await page.getByRole('list', { name: 'Conversation' }).getByText('How do otters sleep?').waitFor();
+  });
+
+  it('shows a tool call waiting for approval in the chat; Edit then Approve runs it as edited and the turn answers; the history shows it too', async () => {
+    const siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    await app.call('POST', '/v2/agents', { key: 'refunds', name: 'Refunds', model: { name: 'scripted' }, tool_configurations: { refund: { type: 'web_get', requires_approval: true } }, first_step_name: 'main', steps: { main: { instructions: [] } } });
+    await app.call('POST', '/v2/agents/refunds/sessions', { key: 'r1' });
+    await open('#/agents/refunds/sessions/r1');
+    await page.getByLabel('Message', { exact: true }).fill('Refund order 7');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const waiting = page.getByRole('region', { name: 'Tool calls waiting for approval' });
+    await waiting.getByText('refund', { exact: true }).waitFor();
+    await page.getByRole('list', { name: 'Conversation' }).locator('.ev-tool_approval_requested').waitFor();
+    await waiting.getByRole('button', { name: 'Edit' }).click();
+    await waiting.getByLabel('Arguments (JSON)').fill(JSON.stringify({ url: `${siteUrl}/refund/7` }));
+    await waiting.getByLabel('Reason (optional)').fill('the right refund service');
+    await shot('approval');
+    await waiting.getByRole('button', { name: 'Approve as edited' }).click();
+    await page.getByRole('list', { name: 'Conversation' }).locator('.ev-agent_output').getByText('The refund went through.').waitFor();
+    await until('the approval panel to empty', async () => ((await waiting.count()) === 0 ? true : undefined), 10_000);
+    const stored = (await app.call('GET', '/v2/agents/refunds/sessions/r1/events?limit=100')).body.events as { type: string; [k: string]: unknown }[];
+    expect(stored.find((e) => e.type === 'tool_approval_resolved')).toMatchObject({ decision: 'approve', edited: true, reason: 'the right refund service', arguments: { url: `${siteUrl}/refund/7` } });
+    await page.getByRole('link', { name: 'Timeline and forks' }).click();
+    await page.getByRole('region', { name: 'Timeline' }).getByText('Approval', { exact: true }).waitFor();
   });
 
   it('runs a pipeline from its page, shows the per-record events of the run, and reprocesses a dead letter', async () => {

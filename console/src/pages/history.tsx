@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorBox, Field, href, Json, Page, useLoad } from '../ui';
+import { ApprovalDecision, PendingApproval, PendingApprovals } from './approvals';
 import { EventItem, labelOf, SessionEvent } from './session-event';
 
 /** Every event of the session, hidden ones included, page by page (the API gives at most 100 at a time). */
@@ -23,6 +24,12 @@ async function allEvents(base: string, asOf?: string): Promise<SessionEvent[]> {
 export function HistoryPage({ agent, session }: { agent: string; session: string }) {
   const base = `/v2/agents/${encodeURIComponent(agent)}/sessions/${encodeURIComponent(session)}`;
   const timeline = useLoad(() => allEvents(base), [base]);
+  const pending = useLoad(() => api<{ approvals: PendingApproval[] }>('GET', `${base}/pending_approvals`).then((r) => r.approvals), [base]);
+  async function decide(d: ApprovalDecision) {
+    await api('POST', `${base}/events`, d);
+    timeline.reload();
+    pending.reload();
+  }
   const events = timeline.data ?? [];
   const [at, setAt] = useState<number>();
   const [showHidden, setShowHidden] = useState(false);
@@ -60,6 +67,7 @@ export function HistoryPage({ agent, session }: { agent: string; session: string
   return (
     <Page title={`History of ${session}`} actions={<a href={href('agents', agent, 'sessions', session)}>Back to the chat</a>}>
       <ErrorBox error={timeline.error ?? error} />
+      <PendingApprovals approvals={pending.data ?? []} decide={decide} />
       {events.length === 0 && timeline.data && <p>This session has no events yet.</p>}
       {current && (
         <div class="card">

@@ -30,6 +30,8 @@ const LABELS: Record<string, string> = {
   structured_output: 'Structured output',
   session_interrupted: 'Interrupted',
   client_tool_pending: 'Waiting for the client',
+  tool_approval_requested: 'Waiting for approval',
+  tool_approval_resolved: 'Approval',
 };
 
 export const labelOf = (type: string) => LABELS[type] ?? type.replace(/_/g, ' ');
@@ -68,6 +70,23 @@ export function EventBody({ event }: { event: SessionEvent }) {
       );
     case 'compaction':
       return <p>{event.summary_text}</p>;
+    case 'tool_approval_requested':
+      return (
+        <>
+          <p>
+            <strong>{event.tool_configuration_name}</strong> ({event.tool_name}) waits for {event.approvers === 'session_user' ? 'the session user' : 'an agent administrator'} until <time>{when(String(event.expires_at))}</time>
+          </p>
+          <Json value={event.arguments} />
+        </>
+      );
+    case 'tool_approval_resolved':
+      return (
+        <p>
+          <strong>{event.tool_configuration_name}</strong>: {String(event.decision)} by {String(event.decided_by)}
+          {event.edited ? ' (arguments edited)' : ''}
+          {event.reason ? ` — ${String(event.reason)}` : ''}
+        </p>
+      );
     default: {
       const { id: _id, type: _type, created_at: _at, ...rest } = event;
       return <Json value={rest} />;

@@ -2,7 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { CLOCK, Clock, DurableTimers, EVENT_STORE, EventStore, EventStoreLeases, Leases, ProcessLiveness, READ_STORE, ReadStore } from '@lib/platform';
 import { CORPORA, CorpusRow } from '@lib/corpora/read-models';
-import { AGENT_TOOLS, ArtifactBytes, lambdaToolCheck, mcpToolCheck, SharedConfigurationRights, Tool, toolReferenceCheck, ToolRegistryHolder, ToolsModule, ToolUsers } from '@lib/tools';
+import { AGENT_TOOLS, ArtifactBytes, ConditionSyntax, lambdaToolCheck, mcpToolCheck, SharedConfigurationRights, Tool, toolReferenceCheck, ToolRegistryHolder, ToolsModule, ToolUsers } from '@lib/tools';
 import { GetAgentHandler, ListAgentsHandler } from './application/agent-queries/agent-queries';
 import { AGENT_REFERENCE_CHECKS, AgentWriter, ReferenceCheck } from './application/agent-writer';
 import { CreateAgentHandler, DeleteAgentHandler, UpdateAgentHandler } from './application/agents/agent-commands';
@@ -35,6 +35,7 @@ import { Glossaries, glossaryReminderCheck } from './application/glossaries/glos
 import { TurnRunner } from './application/turn/turn-runner';
 import { PromptBuilder } from './application/turn/prompt-builder';
 import { ToolRound } from './application/turn/tool-round';
+import { ApprovalArguments } from './application/turn/approval-arguments';
 
 export interface AgentsModuleOptions {
   /** The module that provides ChatCompletions and SecretBox (one instance per process: quotas, model clients). */
@@ -47,6 +48,16 @@ export interface AgentsModuleOptions {
    * authenticator. Without it an agent's tools get no rights (fail closed).
    */
   readonly capabilities?: DynamicModule;
+}
+
+/** The condition's compile error (agent.invalid_condition's words), for libs/tools' ConditionSyntax port. */
+function conditionProblem(source: string, field: string): string | undefined {
+  try {
+    compileCondition(source, field);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
 }
 
 /** The agent half: agents, instructions, sessions and their turns, the agent-level tools. Ports come from the platform module; models from the llms module; tools from libs/tools. */
@@ -101,6 +112,7 @@ export class AgentsModule {
         { provide: ArtifactBytes, useExisting: ArtifactStore },
         { provide: SharedConfigurationRights, useExisting: ConfigurerRights },
         { provide: ToolUsers, useClass: AgentToolUsers },
+        { provide: ConditionSyntax, useValue: { problem: conditionProblem } satisfies ConditionSyntax },
         SessionEnrichment,
         Sessions,
         {
@@ -126,6 +138,7 @@ export class AgentsModule {
         PromptBuilder,
         ToolRound,
         TurnRunner,
+        ApprovalArguments,
         SessionInputs,
         { provide: AGENT_RUNS, inject: [Sessions, SessionInputs], useFactory: (sessions: Sessions, inputs: SessionInputs) => new SessionAgentRuns(sessions, inputs) },
         { provide: AGENT_USE, useClass: CapabilityAgentUse },
@@ -133,7 +146,7 @@ export class AgentsModule {
         { provide: AGENT_SECRET_READER, useExisting: AgentSecrets },
         { provide: CONDITION_COMPILER, useValue: { compile: compileCondition } satisfies ConditionCompiler },
       ],
-      exports: [AGENT_RUNS, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, Glossaries],
+      exports: [AGENT_RUNS, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, ConditionSyntax, Glossaries],
     };
   }
 }

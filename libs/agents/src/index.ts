@@ -13,6 +13,7 @@ export * from './application/turn/turn-runner';
 export * from './application/turn/turn-sink';
 export * from './agents.module';
 export * from './application/turn/turn-sweeper';
+export * from './application/turn/approval-expiry';
 export * from './application/turn/agent-quotas';
 export * from './domain/instruction';
 export * from './application/instruction-writer';

@@ -11,6 +11,7 @@ export * from './application/tools/tool-catalogue';
 export * from './application/tools/tool-registry-holder';
 export * from './application/tools/artifact-bytes.port';
 export * from './application/configuration-rights.port';
+export * from './application/condition-syntax.port';
 export * from './application/tool-users.port';
 export * from './application/tools/argument-overrides';
 export * from './application/tools/secret-destinations';

@@ -105,8 +105,8 @@ export class A2aServer {
 
   /**
    * A task this process does not hold, from the log: its session's events after the input it made (external id
-   * `a2a:<task id>`) say how it ended — the answer (completed), an interruption (canceled), a client tool call
-   * waiting (input-required), an error (failed), or nothing yet (working).
+   * `a2a:<task id>`) say how it ended — the answer (completed), an interruption (canceled), a client tool call or
+   * a tool approval waiting (input-required), an error (failed), or nothing yet (working).
    */
   private async taskFromLog(agentKey: string, taskId: string, owner: string): Promise<Task | undefined> {
     const recorded = (await this.events.readStream(streamId('a2a_task', taskId)))[0];
@@ -127,7 +127,7 @@ export class A2aServer {
     const answer = [...turn].reverse().find((e) => e.type === 'agent_output');
     const input = events[at] as { messages?: { content?: string }[] };
     const userMessage = { messageId: `${taskId}-input`, contextId: started.contextId, taskId, role: 1, parts: (input.messages ?? []).map((m) => text(m.content ?? '')), metadata: undefined, extensions: [], referenceTaskIds: [] };
-    const state = answer ? TaskState.TASK_STATE_COMPLETED : turn.some((e) => e.type === 'session_interrupted') ? TaskState.TASK_STATE_CANCELED : turn.some((e) => e.type === 'tool_input' && (e as { tool_name?: string }).tool_name === 'client') ? TaskState.TASK_STATE_INPUT_REQUIRED : turn.some((e) => e.type === 'error') ? TaskState.TASK_STATE_FAILED : TaskState.TASK_STATE_WORKING;
+    const state = answer ? TaskState.TASK_STATE_COMPLETED : turn.some((e) => e.type === 'session_interrupted') ? TaskState.TASK_STATE_CANCELED : turn.some((e) => (e.type === 'tool_input' && (e as { tool_name?: string }).tool_name === 'client') || e.type === 'tool_approval_requested') ? TaskState.TASK_STATE_INPUT_REQUIRED : turn.some((e) => e.type === 'error') ? TaskState.TASK_STATE_FAILED : TaskState.TASK_STATE_WORKING;
     const artifacts = answer ? [{ artifactId: `${taskId}-answer`, name: 'answer', description: "The agent's answer", parts: [text(String(answer.content ?? ''))], metadata: undefined, extensions: [] }] : [];
     return { id: taskId, contextId: started.contextId, status: { state, message: undefined, timestamp: String((answer ?? events[at]).created_at ?? now()) }, artifacts, history: [userMessage], metadata: { session_key: started.sessionKey } } as unknown as Task;
   }
@@ -178,7 +178,8 @@ export class A2aServer {
           const interrupted = result.events.some((e) => e.type === 'session_interrupted');
           if (interrupted) {
             bus.publish(AgentEvent.statusUpdate({ ...base, status: status(TaskState.TASK_STATE_CANCELED) } as never));
-          } else if ((await this.runs.outstanding(agentKey, sessionKey)).length) {
+          } else if (result.outcome === 'approval' || (await this.runs.outstanding(agentKey, sessionKey)).length) {
+            // A client tool call or a tool call waiting for a person's approval: the task needs input to go on.
             bus.publish(AgentEvent.statusUpdate({ ...base, status: status(TaskState.TASK_STATE_INPUT_REQUIRED) } as never));
           } else {
             bus.publish(AgentEvent.artifactUpdate({ ...base, artifact: { artifactId: `${rc.taskId}-answer`, name: 'answer', description: 'The agent\'s answer', parts: [text(answer)], metadata: undefined, extensions: [] }, append: false, lastChunk: true } as never));

@@ -142,7 +142,13 @@ export class AliasesController {
   @BodyLimit(50) // up to 100 messages of 1,000,000 characters
   @Policy('alias.use')
   async input(@Param('alias_key') aliasKey: string, @Param('session_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Req() req: Request, @Res() res: Response) {
-    return this.inner.input(await this.agentOf(aliasKey, key, caller, ['agent.use']), key, body, ctx, req, res);
+    return this.inner.input(await this.agentOf(aliasKey, key, caller, ['agent.use']), key, body, ctx, req, res, caller);
+  }
+
+  @Get(':alias_key/sessions/:session_key/pending_approvals')
+  @Policy('alias.use')
+  async pendingApprovals(@Param('alias_key') aliasKey: string, @Param('session_key') key: string, @Caller() caller: Principal) {
+    return this.inner.pendingApprovals(await this.agentOf(aliasKey, key, caller, ['agent.use']), key);
   }
 
   @Get(':alias_key/sessions/:session_key/events')

@@ -32,10 +32,24 @@ class EndUserInputDto {
   @IsOptional() @IsBoolean() stream_response?: boolean;
 }
 
-/** What an end user sees of its sessions: the conversation, nothing of the machinery. */
+class EndUserApprovalDto {
+  @IsIn(['tool_approval']) type!: 'tool_approval';
+  @IsOptional() @IsBoolean() stream_response?: boolean;
+  @IsString() @MinLength(1) @MaxLength(255) tool_call_id!: string;
+  @IsIn(['approve', 'deny'], { message: 'decision must be approve or deny' }) decision!: 'approve' | 'deny';
+  @IsOptional() @IsObject() arguments?: Record<string, unknown>;
+  @IsOptional() @IsString() @MaxLength(10000) reason?: string;
+}
+
+/**
+ * What an end user sees of its sessions: the conversation, nothing of the machinery, except the tool calls it is
+ * asked to approve (`approvers: session_user`) and their resolution.
+ */
 const CONVERSATION = new Set(['input_message', 'agent_output']);
+const APPROVALS = new Set(['tool_approval_requested', 'tool_approval_resolved']);
+const shownToEndUser = (view: Record<string, unknown>) => CONVERSATION.has(String(view.type)) || (APPROVALS.has(String(view.type)) && view.approvers === 'session_user');
 /** `key`: the session's key as the end user gave it (stored in its own namespace). */
-const endUserEvent = (view: Record<string, unknown>, key: string): Record<string, unknown> | undefined => (CONVERSATION.has(String(view.type)) ? { ...view, ...('session_key' in view ? { session_key: key } : {}) } : undefined);
+const endUserEvent = (view: Record<string, unknown>, key: string): Record<string, unknown> | undefined => (shownToEndUser(view) ? { ...view, ...('session_key' in view ? { session_key: key } : {}) } : undefined);
 
 /** Who owns an end-user session (the end user of an app client's token, else the caller itself) and what it reaches. */
 function endUserCaller(caller: Principal): EndUserCaller {
@@ -95,14 +109,27 @@ export class EndUserSessionsController {
     return { events: shown.slice(offset, offset + n), metadata: offset + n < shown.length ? { page_key: offsetPageKey(offset + n) } : {} };
   }
 
+  /** The tool calls of the end user's session that wait for its own approval (`approvers: session_user`). */
+  @Get(':session_key/pending_approvals')
+  @Policy('alias.end_user')
+  async pendingApprovals(@Param('alias_key') aliasKey: string, @Param('session_key') key: string, @Caller() caller: Principal) {
+    const { agentKey, sessionKey } = await this.endUsers.own(aliasKey, endUserCaller(caller), key);
+    return { approvals: (await this.inputs.pendingApprovals(agentKey, sessionKey)).filter((a) => a.approvers === 'session_user') };
+  }
+
   /** A message from the end user; the answer comes back as the conversation's events (or streamed). */
   @Post(':session_key/events')
   @BodyLimit(50) // up to 20 messages of 100,000 characters
   @Policy('alias.end_user')
   async input(@Param('alias_key') aliasKey: string, @Param('session_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res() res: Response) {
-    const { agentKey, sessionKey } = await this.endUsers.own(aliasKey, endUserCaller(caller), key);
-    const dto = validateBody(EndUserInputDto, body);
-    const request = { type: 'input_message' as const, messages: dto.messages.map((m) => ({ type: 'text' as const, content: m.content })) };
+    const who = endUserCaller(caller);
+    const { agentKey, sessionKey } = await this.endUsers.own(aliasKey, who, key);
+    const approval = (body as { type?: unknown } | null)?.type === 'tool_approval' ? validateBody(EndUserApprovalDto, body) : undefined;
+    const dto = approval ?? validateBody(EndUserInputDto, body);
+    // An end user decides only what names it (approvers: session_user); it is never the agent's administrator.
+    const request = approval
+      ? { type: 'tool_approval' as const, tool_call_id: approval.tool_call_id, decision: approval.decision, ...(approval.arguments ? { arguments: approval.arguments } : {}), ...(approval.reason ? { reason: approval.reason } : {}), decider: { principal: who.owner, agentAdmin: false } }
+      : { type: 'input_message' as const, messages: (dto as EndUserInputDto).messages.map((m) => ({ type: 'text' as const, content: m.content })) };
     if (!dto.stream_response) {
       const result = await this.inputs.input(agentKey, sessionKey, request, ctx);
       if (result.error && result.events.length === 0) throw result.error;

@@ -2,15 +2,17 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req
 import type { Request, Response } from 'express';
 import multer from 'multer';
 import { apiEventView, InputRequest, isApiEvent, SessionApiEvent, SessionEvent, SessionInputs, Sessions, TurnSink } from '@lib/agents';
+import { allows, Principal } from '@lib/auth';
 import { CommandContext, DomainError, invalid, listFilter } from '@lib/platform';
 import { offsetOfPageKey, offsetPageKey, pageLimit } from '../http/paging';
+import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
 import { BodyLimit } from '../http/body-limit';
 import { Policy } from '../http/policy';
 import { SseStream } from '../http/sse';
 import { jsonFormField, runMultipart } from '../http/form-fields';
 import { validateBody } from '../http/validation';
-import { CompactDto, CreateSessionDto, InputMessageDto, InterruptDto, ToolOutputDto, UpdateSessionDto } from './sessions.dto';
+import { CompactDto, CreateSessionDto, InputMessageDto, InterruptDto, ToolApprovalDto, ToolOutputDto, UpdateSessionDto } from './sessions.dto';
 
 /** Artifacts per upload and their size: files are held in memory until stored. */
 export const MAX_ARTIFACT_BYTES = 25 * 1024 * 1024;
@@ -29,7 +31,16 @@ function parseArtifacts(req: Request, res: Response): Promise<void> {
   });
 }
 
-const INPUT_DTOS = { input_message: InputMessageDto, interrupt: InterruptDto, compact: CompactDto, tool_output: ToolOutputDto } as const;
+const INPUT_DTOS = { input_message: InputMessageDto, interrupt: InterruptDto, compact: CompactDto, tool_output: ToolOutputDto, tool_approval: ToolApprovalDto } as const;
+
+/**
+ * Who decides on a tool approval, from the credential: the principal as `decided_by` shows it (`user:<name>`,
+ * `api_key:<id>`, `app_client:<id>`; an end user as `<app client id>/<end user>`) and whether it administers the agent.
+ */
+export function approverOf(caller: Principal, agentKey: string): { principal: string; agentAdmin: boolean } {
+  const principal = caller.endUser && caller.appClientId ? `${caller.appClientId}/${caller.endUser}` : `${caller.actor.type}:${caller.actor.id}`;
+  return { principal, agentAdmin: caller.endUser === undefined && allows(caller.caps, 'agent.administer', agentKey) };
+}
 
 function booleanParam(name: string, raw: string | undefined): boolean {
   if (raw === undefined || raw === '' || raw === 'false') return false;
@@ -87,13 +98,13 @@ export class SessionsController {
   @Post(':session_key/events')
   @BodyLimit(50) // up to 100 messages of 1,000,000 characters
   @Policy('agent.use')
-  async input(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Req() req: Request, @Res() res: Response) {
+  async input(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Req() req: Request, @Res() res: Response, @Caller() caller: Principal) {
     if (req.is('multipart/form-data')) return this.uploadInput(agentKey, key, req, res, ctx);
     const type = (body as { type?: unknown } | null)?.type ?? 'input_message';
     const dto = INPUT_DTOS[type as keyof typeof INPUT_DTOS];
     if (!dto) throw invalid('request.invalid', `type must be one of ${Object.keys(INPUT_DTOS).join(', ')}`, { type: 'unknown input type' });
     validateBody(dto as new () => object, body);
-    const request = { ...(body as object), type } as InputRequest & { stream_response?: boolean };
+    const request = { ...(body as object), type, ...(type === 'tool_approval' ? { decider: approverOf(caller, agentKey) } : {}) } as InputRequest & { stream_response?: boolean };
     if (!request.stream_response) {
       const result = await this.inputs.input(agentKey, key, request, ctx);
       if (result.error && result.events.length === 0) throw result.error;
@@ -217,6 +228,13 @@ export class SessionsController {
   @Policy('agent.use')
   async outstanding(@Param('agent_key') agentKey: string, @Param('session_key') key: string) {
     return { client_tool_calls: await this.inputs.outstanding(agentKey, key) };
+  }
+
+  /** The tool calls the session waits to have approved (decided with a `tool_approval` input on the events route). */
+  @Get(':session_key/pending_approvals')
+  @Policy('agent.use')
+  async pendingApprovals(@Param('agent_key') agentKey: string, @Param('session_key') key: string) {
+    return { approvals: await this.inputs.pendingApprovals(agentKey, key) };
   }
 
   @Get(':session_key/events/:event_id')

@@ -63,3 +63,13 @@ export class ToolOutputDto {
   @IsOptional() @IsBoolean() stream_response?: boolean;
   @IsArray() @ArrayMinSize(1) @ArrayMaxSize(100) @ValidateNested({ each: true }) @Type(() => ToolOutputItemDto) tool_outputs!: ToolOutputItemDto[];
 }
+
+/** A person's decision on a tool call waiting for approval (docs/agents.md, "A human approves tool calls"). */
+export class ToolApprovalDto {
+  @IsIn(['tool_approval']) type!: 'tool_approval';
+  @IsOptional() @IsBoolean() stream_response?: boolean;
+  @IsString() @MinLength(1) @MaxLength(255) tool_call_id!: string;
+  @IsIn(['approve', 'deny'], { message: 'decision must be approve or deny' }) decision!: 'approve' | 'deny';
+  @IsOptional() @IsObject() arguments?: Record<string, unknown>;
+  @IsOptional() @IsString() @MaxLength(10000) reason?: string;
+}

@@ -8,3 +8,6 @@ export const WAKEUP_SCHEDULER = Symbol('WakeupScheduler');
 
 /** The kind of a session's wakeup timer (the `schedule_wakeup` tool sets it, the worker's wakeup handler fires it). */
 export const WAKEUP_TIMER_KIND = 'session_wakeup';
+
+/** The kind of a tool approval's expiry timer (a turn sets it with the request, the worker's handler fires it). */
+export const APPROVAL_TIMER_KIND = 'tool_approval_expiry';

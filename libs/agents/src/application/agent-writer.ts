@@ -20,6 +20,10 @@ function conditionProblems(config: AgentConfig): Record<string, string> {
     }
   };
   tryCompile(config.run_condition, 'run_condition');
+  for (const [name, tool] of Object.entries(config.tool_configurations)) {
+    const when = (tool.requires_approval as { when?: unknown } | undefined)?.when;
+    if (typeof when === 'string') tryCompile(when, `tool_configurations.${name}.requires_approval.when`);
+  }
   const tryTemplate = (source: string, type: string | undefined, field: string) => {
     if (type === 'text') return;
     try {

@@ -18,6 +18,28 @@ export interface PendingClientCall {
   readonly arguments: Record<string, unknown>;
 }
 
+/** Who may decide on a tool call waiting for approval (a tool configuration's `requires_approval.approvers`). */
+export type ApprovalApprovers = 'agent_admins' | 'session_user';
+export type ApprovalDecision = 'approve' | 'deny' | 'expired';
+
+/** A tool call of the paused turn that waits, or waited, for a person's decision (the session's fold). */
+export interface ToolApproval {
+  readonly eventId: string;
+  readonly turnId: string;
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly toolConfigurationName: string;
+  /** As shown: secrets masked. */
+  readonly arguments: Record<string, unknown>;
+  readonly createdAt: string;
+  readonly expiresAt: string;
+  readonly approvers: ApprovalApprovers;
+  readonly sessionUser: string;
+  readonly decision?: ApprovalDecision;
+  /** The approver's arguments, when they edited the call's. */
+  readonly editedArguments?: Record<string, unknown>;
+}
+
 export interface TurnUsage {
   readonly input_tokens: number;
   readonly output_tokens: number;
@@ -89,13 +111,21 @@ export type SessionEvent =
   | { type: 'SessionStructuredOutput'; data: ApiEvent & { schemaName: string; content: unknown; step: string; inputsSeen?: number } }
   | { type: 'SessionLimitExceeded'; data: ApiEvent & { limit: 'step_transition' | 'context'; message: string; value?: number; actual?: number } }
   | { type: 'SessionClientToolPending'; data: ApiEvent & { pendingCalls: PendingClientCall[] } }
+  /**
+   * A call of a tool that `requires_approval` waits for a person's decision (nothing ran). `sessionUser`: who may
+   * decide when `approvers` is `session_user` (the end user of an end-user session, else the caller of the turn);
+   * `timerId`: the durable timer that resolves it as expired at `expiresAt`.
+   */
+  | { type: 'SessionToolApprovalRequested'; data: ApiEvent & { turnId: string; toolCallId: string; toolName: string; toolConfigurationName: string; arguments: Record<string, unknown>; expiresAt: string; approvers: ApprovalApprovers; sessionUser: string; timerId: string } }
+  /** The decision on it: `decidedBy` is the principal (`user:<name>`, `api_key:<id>`, an end user), or `system:approval_timeout`. */
+  | { type: 'SessionToolApprovalResolved'; data: ApiEvent & { toolCallId: string; toolName: string; toolConfigurationName: string; decision: ApprovalDecision; decidedBy: string; edited: boolean; arguments?: Record<string, unknown>; reason?: string; approvers: ApprovalApprovers } }
   | { type: 'SessionInterrupted'; data: ApiEvent & { reason: 'request' | 'crash' | 'disconnect' } }
   | { type: 'SessionCompactionStarted'; data: ApiEvent }
   | { type: 'SessionCompacted'; data: ApiEvent & { turnsCompacted: number; eventsCompacted: number; summaryText: string; summaryKey: string; compactedEventIds: string[] } }
   | { type: 'SessionArtifactUploaded'; data: ApiEvent & { artifacts: SessionArtifactRecord[]; message?: string } }
   /** An image artifact loaded into the model's view by `image_read`. */
   | { type: 'SessionImageRead'; data: ApiEvent & { artifactId: string; detail: 'auto' | 'low' | 'high' } }
-  | { type: 'SessionTurnEnded'; data: At & { turnId: string; outcome: 'answered' | 'interrupted' | 'client_tool' | 'failed' | 'limit'; usage: TurnUsage; error?: string; nextStep?: string } }
+  | { type: 'SessionTurnEnded'; data: At & { turnId: string; outcome: 'answered' | 'interrupted' | 'client_tool' | 'approval' | 'failed' | 'limit'; usage: TurnUsage; error?: string; nextStep?: string } }
   | { type: 'SessionEventHidden'; data: At & { eventId: string } }
   | { type: 'SessionEventUnhidden'; data: At & { eventId: string } }
   | { type: 'SessionEventDeleted'; data: At & { eventId: string } };
@@ -116,6 +146,8 @@ export const SESSION_EVENT_TYPES: readonly SessionEventType[] = [
   'SessionStructuredOutput',
   'SessionLimitExceeded',
   'SessionClientToolPending',
+  'SessionToolApprovalRequested',
+  'SessionToolApprovalResolved',
   'SessionInterrupted',
   'SessionCompactionStarted',
   'SessionCompacted',
@@ -140,6 +172,8 @@ const API_TYPES = new Set<string>([
   'SessionStructuredOutput',
   'SessionLimitExceeded',
   'SessionClientToolPending',
+  'SessionToolApprovalRequested',
+  'SessionToolApprovalResolved',
   'SessionInterrupted',
   'SessionCompacted',
   'SessionArtifactUploaded',
@@ -172,6 +206,22 @@ export function apiEventView(e: SessionApiEvent, sessionKey: string): Record<str
         : { ...base, type: 'context_limit_exceeded', context_limit: e.data.value, actual_tokens: e.data.actual, message: e.data.message };
     case 'SessionClientToolPending':
       return { ...base, type: 'client_tool_pending', pending_calls: e.data.pendingCalls.map(({ tool_call_id: _t, ...c }) => c) };
+    case 'SessionToolApprovalRequested':
+      return { ...base, type: 'tool_approval_requested', tool_call_id: e.data.toolCallId, tool_name: e.data.toolName, tool_configuration_name: e.data.toolConfigurationName, arguments: e.data.arguments, approvers: e.data.approvers, expires_at: e.data.expiresAt };
+    case 'SessionToolApprovalResolved':
+      return {
+        ...base,
+        type: 'tool_approval_resolved',
+        tool_call_id: e.data.toolCallId,
+        tool_name: e.data.toolName,
+        tool_configuration_name: e.data.toolConfigurationName,
+        decision: e.data.decision,
+        decided_by: e.data.decidedBy,
+        edited: e.data.edited,
+        ...(e.data.arguments ? { arguments: e.data.arguments } : {}),
+        ...(e.data.reason ? { reason: e.data.reason } : {}),
+        approvers: e.data.approvers,
+      };
     case 'SessionInterrupted':
       return { ...base, type: 'session_interrupted', reason: e.data.reason };
     case 'SessionCompacted':

@@ -115,7 +115,7 @@ describe('client tool output decisions', () => {
 
   it('records each output against its pending call; the turn resumes once none is pending', () => {
     const { state } = givenEvents(sessionFold, waitingForTools);
-    expect(decideToolOutputs(state, { ...base, ...ids(), outputs: [{ type: 'success', event_id: 'aev_call2', output: { a: 2 } }] })).toEqual({ events: [returned('aev_1', 2, { a: 2 })], resume: false, step: 'review' });
+    expect(decideToolOutputs(state, { ...base, ...ids(), outputs: [{ type: 'success', event_id: 'aev_call2', output: { a: 2 } }] })).toEqual({ events: [returned('aev_1', 2, { a: 2 })], resume: false, step: 'review', run: [] });
     expect(
       decideToolOutputs(state, {
         ...base,
@@ -125,7 +125,7 @@ describe('client tool output decisions', () => {
           { type: 'success', event_id: 'aev_call2', output: { a: 2 } },
         ],
       }),
-    ).toEqual({ events: [returned('aev_1', 1, { error: 'denied' }, true), returned('aev_2', 2, { a: 2 })], resume: true, step: 'review' });
+    ).toEqual({ events: [returned('aev_1', 1, { error: 'denied' }, true), returned('aev_2', 2, { a: 2 })], resume: true, step: 'review', run: [] });
   });
 
   it('an output already recorded leaves its call answered: the rest resumes the turn', () => {

@@ -8,7 +8,7 @@ import type { Stamp } from './session-input';
  * with each outcome, the interrupt a stopped turn records, and the close of a turn whose runner died.
  */
 
-export type TurnOutcome = 'answered' | 'interrupted' | 'client_tool' | 'failed' | 'limit';
+export type TurnOutcome = 'answered' | 'interrupted' | 'client_tool' | 'approval' | 'failed' | 'limit';
 
 /** A turn starts on a session with none running (the lease keeps two processes from both starting one). */
 export function decideStartTurn(s: ActiveSession, command: { readonly turnId: string; readonly step: string; readonly holder: string; readonly agentRevision: number; readonly now: Date }): SessionEvent[] {
@@ -44,10 +44,10 @@ export interface EndTurnCommand {
 
 /**
  * The end of a turn, always recorded (even when a sweep closed it meanwhile: what the turn did is kept). A turn
- * waiting for client tools resumes on its step; an ended one re-enters where the step says (`reentry_step`).
+ * waiting for client tools or approvals resumes on its step; an ended one re-enters where the step says (`reentry_step`).
  */
 export function decideEndTurn(_s: ActiveSession, command: EndTurnCommand): SessionEvent[] {
-  const nextStep = command.compaction || command.outcome === 'client_tool' ? command.step : (command.steps[command.step]?.reentry_step ?? command.step);
+  const nextStep = command.compaction || command.outcome === 'client_tool' || command.outcome === 'approval' ? command.step : (command.steps[command.step]?.reentry_step ?? command.step);
   const ended: SessionEvent = {
     type: 'SessionTurnEnded',
     data: { turnId: command.turnId, outcome: command.outcome, usage: command.usage, ...(command.error !== undefined ? { error: command.error } : {}), nextStep, createdAt: command.now.toISOString() },

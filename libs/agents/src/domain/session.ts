@@ -1,6 +1,6 @@
 import { assertNever, conflict, invalid, notFound } from '@lib/platform/kernel';
 import type { CompactionConfig } from './agent-config';
-import { ForkOrigin, isApiEvent, PendingClientCall, Sealed, SessionApiEvent, SessionArtifactRecord, SessionCreator, SessionEvent, SessionFields, TurnUsage } from './session-events';
+import { ForkOrigin, isApiEvent, PendingClientCall, Sealed, SessionApiEvent, SessionArtifactRecord, SessionCreator, SessionEvent, SessionFields, ToolApproval, TurnUsage } from './session-events';
 
 /** A turn in progress: who runs it (a lease holder) and since when. */
 export interface RunningTurn {
@@ -39,6 +39,8 @@ export type SessionState =
       readonly hidden: ReadonlySet<string>;
       readonly externalIds: ReadonlyMap<string, string>;
       readonly pending: readonly PendingClientCall[];
+      /** The paused turn's tool calls that wait (or waited) for approval, with their decisions so far. */
+      readonly approvals: readonly ToolApproval[];
       /** Uploaded files, with when they came. */
       readonly artifacts: readonly (SessionArtifactRecord & { readonly createdAt: string })[];
       readonly usage: TurnUsage;
@@ -83,6 +85,7 @@ export const sessionFold = {
         hidden: base?.hidden ?? new Set(),
         externalIds: base?.externalIds ?? new Map(),
         pending: base?.pending ?? [],
+        approvals: base?.approvals ?? [],
         artifacts: base?.artifacts ?? [],
         usage: EMPTY_USAGE,
         interruptRequested: false,
@@ -105,15 +108,24 @@ export const sessionFold = {
         return withEvent({ ...state, externalIds: ids, updatedAt: event.data.createdAt });
       }
       case 'SessionTurnStarted':
-        return { ...state, turn: { turnId: event.data.turnId, holder: event.data.holder, step: event.data.step, startedAt: event.data.createdAt }, turns: state.turns + 1, pending: [], interruptRequested: false };
+        return { ...state, turn: { turnId: event.data.turnId, holder: event.data.holder, step: event.data.step, startedAt: event.data.createdAt }, turns: state.turns + 1, pending: [], approvals: [], interruptRequested: false };
       case 'SessionToolReturned':
         return withEvent({ ...state, pending: state.pending.filter((p) => p.tool_call_id !== event.data.toolCallId) });
       case 'SessionStepTransitioned':
         return withEvent({ ...state, turn: state.turn && { ...state.turn, step: event.data.toStep } });
       case 'SessionClientToolPending':
         return withEvent({ ...state, pending: event.data.pendingCalls });
+      case 'SessionToolApprovalRequested': {
+        const d = event.data;
+        const approval: ToolApproval = { eventId: d.eventId, turnId: d.turnId, toolCallId: d.toolCallId, toolName: d.toolName, toolConfigurationName: d.toolConfigurationName, arguments: d.arguments, createdAt: d.createdAt, expiresAt: d.expiresAt, approvers: d.approvers, sessionUser: d.sessionUser };
+        return withEvent({ ...state, approvals: [...state.approvals, approval] });
+      }
+      case 'SessionToolApprovalResolved': {
+        const d = event.data;
+        return withEvent({ ...state, approvals: state.approvals.map((a) => (a.toolCallId === d.toolCallId ? { ...a, decision: d.decision, ...(d.arguments ? { editedArguments: d.arguments } : {}) } : a)) });
+      }
       case 'SessionInterrupted':
-        return withEvent({ ...state, interruptRequested: state.turn !== undefined, pending: [] });
+        return withEvent({ ...state, interruptRequested: state.turn !== undefined, pending: [], approvals: [] });
       case 'SessionTurnEnded':
         return {
           ...state,

@@ -5,6 +5,7 @@
  */
 export * from './tool-types';
 export * from './tool-config';
+export * from './tool-approval';
 export * from './tool-configuration';
 export * from './tool-server';
 export * from './user-tool';

@@ -1,3 +1,4 @@
+import { approvalProblem, type ApprovalRule } from './tool-approval';
 import { SUPPORTED_TOOL_TYPES, TOOL_TYPE_CHECKS, type ToolType } from './tool-types';
 
 /** One tool an agent (or a reusable configuration, or a lambda) configures, in the reference's field names. */
@@ -14,6 +15,8 @@ export interface ToolConfig {
   readonly tool_id?: string;
   /** client: the JSON schema of the arguments the model fills (an extension until `/v2/tools` exists). */
   readonly parameters?: Record<string, unknown>;
+  /** A person approves each call (or those its `when` picks) before it runs (docs/agents.md). */
+  readonly requires_approval?: boolean | ApprovalRule;
   readonly [field: string]: unknown;
 }
 
@@ -30,7 +33,9 @@ export function toolProblems(prefix: string, name: string, tool: ToolConfig, whe
   if (!isObject(tool)) return { [prefix]: 'must be a tool configuration object' };
   if (where === 'agent' && !/^[a-zA-Z0-9_-]{1,64}$/.test(name)) return { [prefix]: 'a tool configuration name is 1 to 64 letters, digits, underscores or hyphens (the model calls it by this name)' };
   if (where === 'agent' && tool.type === 'reference') {
-    return typeof tool.tool_configuration_key === 'string' ? {} : { [`${prefix}.tool_configuration_key`]: 'a reference names a reusable tool configuration by its key' };
+    if (typeof tool.tool_configuration_key !== 'string') return { [`${prefix}.tool_configuration_key`]: 'a reference names a reusable tool configuration by its key' };
+    const approval = approvalProblem(tool.requires_approval);
+    return approval ? { [`${prefix}.${approval[0]}`]: approval[1] } : {};
   }
   if (where === 'reusable' && INLINE_ONLY.includes(tool.type)) return { [`${prefix}.type`]: `a ${tool.type} tool is defined inline on its agent, not as a reusable configuration` };
   if (!(SUPPORTED_TOOL_TYPES as readonly string[]).includes(tool.type)) return { [`${prefix}.type`]: `tool type ${String(tool.type)} is not available in this service yet; available: ${[...SUPPORTED_TOOL_TYPES, 'reference'].join(', ')}` };
@@ -50,6 +55,9 @@ function sharedFieldProblem(tool: ToolConfig): [string, string] | undefined {
   }
   if (tool.max_execution_time_seconds !== undefined && !intIn(tool.max_execution_time_seconds, 1, 3600)) return ['max_execution_time_seconds', 'must be an integer from 1 to 3600'];
   if (tool.argument_override !== undefined && !isObject(tool.argument_override)) return ['argument_override', 'must be an object'];
+  const approval = approvalProblem(tool.requires_approval);
+  if (approval) return approval;
+  if (tool.type === 'client' && tool.requires_approval) return ['requires_approval', 'a client tool is run by the caller of the session, who decides on each call already'];
   const o = tool.tool_output_offloading;
   if (o !== undefined) {
     if (!isObject(o)) return ['tool_output_offloading', 'must be an object'];

@@ -51,6 +51,8 @@ export type InputRequest =
   | { readonly type: 'input_message'; readonly messages: readonly AgentInput[]; readonly behavior?: InputBehavior; readonly entry_step?: string; readonly external_id?: string; readonly since?: string }
   | { readonly type: 'interrupt' }
   | { readonly type: 'compact'; readonly compact_up_to_event_id?: string; readonly compaction_message?: string }
+  /** `decider` is set by the route from the caller's credential, never from a request body. */
+  | { readonly type: 'tool_approval'; readonly tool_call_id: string; readonly decision: 'approve' | 'deny'; readonly arguments?: Record<string, unknown>; readonly reason?: string; readonly decider?: { readonly principal: string; readonly agentAdmin: boolean } }
   | { readonly type: 'tool_output'; readonly tool_outputs: readonly ({ readonly type: 'success'; readonly event_id: string; readonly output: Record<string, unknown> } | { readonly type: 'error'; readonly event_id: string; readonly error: unknown })[] };
 
 export interface InputResult {

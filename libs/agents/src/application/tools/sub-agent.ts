@@ -83,6 +83,8 @@ export class SubAgentTool implements Tool {
       const answer = [...result.events].reverse().find((e) => e.type === 'agent_output' || e.type === 'structured_output');
       if (result.error) return { output: { agent_key: c.agent_key, session_key: key, error: result.error.message }, error: true };
       if (result.outcome === 'client_tool') return { output: { agent_key: c.agent_key, session_key: key, error: 'the agent waits for a client tool, which a sub-agent cannot run' }, error: true };
+      // Its approvers decide on the sub-agent's session (GET …/pending_approvals); this call does not wait for them.
+      if (result.outcome === 'approval') return { output: { agent_key: c.agent_key, session_key: key, error: `the agent waits for a person to approve a tool call in its session ${key}` }, error: true };
       return { output: { agent_key: c.agent_key, session_key: key, output: answer?.content ?? null }, error: false };
     } catch (e) {
       if (e instanceof DomainError) return { output: { agent_key: c.agent_key, session_key: key, error: e.message }, error: true };

@@ -5,12 +5,13 @@ import { applyOverrides, clientOutputProblems, ToolAttachments, ToolConfiguratio
 import type { SessionApiEvent, SessionEvent } from '../../domain/session-events';
 import { apiEventView } from '../../domain/session-events';
 import { ActiveSession, sessionFold } from '../../domain/session';
-import { decideCompactionRequest, decideInputMessage, decideInterrupt, decideToolOutputs, heldInput, pendingCall, Stamp } from '../../domain/session-input';
+import { ApprovedCall, decideApprovalExpiry, decideCompactionRequest, decideInputMessage, decideInterrupt, decideToolApproval, decideToolOutputs, heldInput, pendingCall, ResumeDecision, Stamp } from '../../domain/session-input';
 import { decideCloseCrashedTurn, decideStartTurn } from '../../domain/session-turn';
 import { ActiveAgent, Sessions } from '../sessions/sessions';
 import { AgentQuotas } from './agent-quotas';
 import { AgentIdentities } from '../access/agent-access';
 import { TurnRunner } from './turn-runner';
+import { ApprovalArguments, pendingApprovalViews } from './approval-arguments';
 import { NO_SINK, TurnSink } from './turn-sink';
 
 export const AGENT_LEASES = Symbol('AgentLeases');
@@ -42,6 +43,10 @@ interface TurnRequest {
   readonly signal?: AbortSignal;
   /** A compaction asked for by an input, run as the turn. */
   readonly compaction?: { readonly upTo?: string; readonly message?: string };
+  /** Calls a person approved, run first by the resumed turn. */
+  readonly approved?: readonly ApprovedCall[];
+  /** Who may decide the turn's `session_user` approvals, when it resumes a turn that asked for some. */
+  readonly sessionUser?: string;
 }
 
 /** How long a follow-up waits for the running turn before it is refused. */
@@ -71,6 +76,7 @@ export class SessionInputs implements OnApplicationShutdown {
     @Inject(AGENT_LIVENESS) private readonly liveness: ProcessLiveness,
     @Inject(AGENT_CORPUS_ACCESS) private readonly corpusAccess: AgentCorpusAccess,
     @Inject(AGENT_SECRET_VALUES) private readonly agentSecrets: AgentSecretValues,
+    private readonly approvalArguments: ApprovalArguments,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -152,10 +158,13 @@ export class SessionInputs implements OnApplicationShutdown {
       }
       case 'tool_output': {
         const decided = decideToolOutputs(session, { ...ref, ...this.stamp(), outputs: req.tool_outputs, firstStep, schemaProblems: await this.schemaProblems(agent, session, req) });
-        if (decided.resume) return this.runTurn({ ...turn, first: decided.events, step: decided.step });
-        await this.sessions.store.append(streamId, revision, decided.events, ctx);
-        for (const e of decided.events) sink.event(apiEventView(e as SessionApiEvent, session.key));
-        return {};
+        return this.resume(turn, decided);
+      }
+      case 'tool_approval': {
+        const decider = req.decider ?? { principal: `${ctx.actor.type}:${ctx.actor.id}`, agentAdmin: false };
+        const argumentProblems = req.arguments !== undefined && req.decision === 'approve' ? await this.approvalArguments.problems(agent, session, req.tool_call_id, req.arguments) : undefined;
+        const decided = decideToolApproval(session, { ...ref, ...this.stamp(), toolCallId: req.tool_call_id, decision: req.decision, arguments: req.arguments, reason: req.reason, decider, argumentProblems, firstStep });
+        return this.resume(turn, decided);
       }
       case 'compact': {
         const { step } = decideCompactionRequest(session, { ...ref, firstStep });
@@ -175,6 +184,51 @@ export class SessionInputs implements OnApplicationShutdown {
       throw new ConcurrencyError(streamId, revision, revision);
     }
     return this.runTurn({ ...turn, first: decided.events, step: decided.step });
+  }
+
+  /**
+   * A decision on what a paused turn waits for: the turn resumes (running the approved calls first) when nothing
+   * is waited for any more, else the decision is only stored.
+   */
+  private async resume(turn: Omit<TurnRequest, 'first' | 'step'>, decided: ResumeDecision): Promise<Omit<InputResult, 'events'>> {
+    const sessionUser = turn.session.approvals[0]?.sessionUser;
+    if (decided.resume) return this.runTurn({ ...turn, first: decided.events, step: decided.step, approved: decided.run, ...(sessionUser ? { sessionUser } : {}) });
+    await this.sessions.store.append(turn.streamId, turn.revision, decided.events, turn.ctx);
+    for (const e of decided.events) if ('eventId' in e.data) turn.sink.event(apiEventView(e as SessionApiEvent, turn.session.key));
+    return {};
+  }
+
+  /**
+   * The approval's timer fired (the worker wing): a call still undecided is resolved as expired and, when nothing
+   * else is waited for, the turn resumes here. Nothing when it was decided meanwhile or the session is gone; a
+   * contended append is decided again.
+   */
+  async expireApproval(agentKey: string, sessionKey: string, toolCallId: string, timerId: string): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const { agent, session, revision, streamId } = await this.sessions.active(agentKey, sessionKey);
+        const ctx: CommandContext = { actor: { type: 'system', id: 'approval_timeout' }, requestId: timerId, commandId: timerId, now: this.clock.now() };
+        const decided = decideApprovalExpiry(session, { agentKey, sessionKey, ...this.stamp(), toolCallId, firstStep: agent.config.first_step_name });
+        if (!decided.events.length) return;
+        try {
+          await this.resume({ agent, session, streamId, revision, ctx, sink: NO_SINK, streaming: false }, decided);
+        } catch (e) {
+          // The turn could not start (its quota used up, its lease taken): the expiry is stored all the same, and
+          // the conversation goes on at the next input. A timer fired again would only meet the same refusal.
+          if (!(e instanceof DomainError) || e instanceof ConcurrencyError) throw e;
+          await this.sessions.store.append(streamId, revision, decided.events, ctx);
+        }
+        return;
+      } catch (e) {
+        if (e instanceof DomainError && e.kind === 'not_found') return;
+        if (!(e instanceof ConcurrencyError) || attempt >= 5) throw e;
+      }
+    }
+  }
+
+  /** The tool calls the session waits to have approved, as `GET …/pending_approvals` lists them. */
+  async pendingApprovals(agentKey: string, sessionKey: string): Promise<Record<string, unknown>[]> {
+    return pendingApprovalViews((await this.sessions.active(agentKey, sessionKey)).session);
   }
 
   /**
@@ -200,7 +254,7 @@ export class SessionInputs implements OnApplicationShutdown {
   }
 
   private async runTurn(request: TurnRequest) {
-    const { agent, session, streamId, revision, first, step, ctx, sink, streaming, signal, compaction } = request;
+    const { agent, session, streamId, revision, first, step, ctx, sink, streaming, signal, compaction, approved, sessionUser } = request;
     // A quota already used up refuses the input before anything is stored (429).
     await this.quotas.admit(agent);
     // One turn per session and process at a time; across processes the start's append at the session's revision
@@ -249,6 +303,8 @@ export class SessionInputs implements OnApplicationShutdown {
         contextWindow: llm?.capabilities.context_limit,
         imageSupport: llm?.capabilities.image_support,
         disconnected: () => disconnected,
+        sessionUser: sessionUser ?? session.endUser ?? `${ctx.actor.type}:${ctx.actor.id}`,
+        approved,
       };
       if (compaction) return await this.runner.runCompaction(setup, turnId, compaction.upTo, compaction.message);
       return await this.runner.run(setup, turnId);

@@ -1,9 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Clock, CLOCK, ID_GENERATOR, IdGenerator } from '@lib/platform';
-import { applyOverrides, ToolCaller, type ToolConfig, UnresolvedRef } from '@lib/tools';
+import { Clock, CLOCK, DurableTimers, ID_GENERATOR, IdGenerator } from '@lib/platform';
+import { applyOverrides, approvalPolicy, ToolCaller, type ToolConfig, UnresolvedRef } from '@lib/tools';
 import type { AgentConfig, OffloadingConfig } from '../../domain/agent-config';
+import type { ApprovedCall } from '../../domain/session-input';
 import type { AgentToolContext } from '../tools/agent-tool-context';
-import type { PendingClientCall } from '../../domain/session-events';
+import type { PendingClientCall, SessionEvent } from '../../domain/session-events';
+import { APPROVAL_TIMER_KIND, WAKEUP_SCHEDULER } from '../agent-timers';
+import { compileCondition } from '../conditions';
 import { ArtifactStore } from '../sessions/artifact-store';
 import type { ModelAnswer } from './model-call';
 import { offloadDecision, truncateOutput } from './offload';
@@ -13,24 +16,41 @@ import type { TurnState } from './turn-state';
 
 const ARTIFACT_TOOLS = ['artifact_read', 'artifact_grep', 'artifact_jq'];
 
+/** What a round leaves the turn to wait on: client calls, and calls waiting for a person's approval. */
+export interface RoundWaits {
+  readonly pending: PendingClientCall[];
+  readonly approvals: number;
+}
+
+/** Where an approval's timer points: the session and the call it resolves as expired. */
+export interface ApprovalTimerPayload {
+  readonly agentKey: string;
+  readonly sessionKey: string;
+  readonly toolCallId: string;
+}
+
+type Planned = { call: { id: string; name: string; arguments: string }; tool?: ToolConfig; resolved: Record<string, unknown>; shown: Record<string, unknown>; problem?: string; eventId: string };
+
 /**
  * The tool calls of one model answer: each checked (a known tool, allowed in the step, arguments a JSON object,
  * its `$ref`s resolved) and recorded, the service's tools run concurrently with their outputs fitted to the
- * context, the client tools' calls returned for the turn to wait on.
+ * context, the client tools' calls returned for the turn to wait on, and the calls of tools that
+ * `requires_approval` recorded as waiting for a decision (they do not run; `runApproved` runs them once approved).
  */
 @Injectable()
 export class ToolRound {
   constructor(
     private readonly caller: ToolCaller,
     private readonly artifacts: ArtifactStore,
+    @Inject(WAKEUP_SCHEDULER) private readonly timers: DurableTimers,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  /** Records the calls, runs the service's tools concurrently, and returns the client calls left to the caller. */
-  async run(config: AgentConfig, step: string, answer: ModelAnswer, turn: TurnState, turnId: string, setup: TurnSetup): Promise<PendingClientCall[]> {
+  /** Records the calls, asks for the approvals they need, runs the service's other tools concurrently, and returns what the turn waits on. */
+  async run(config: AgentConfig, step: string, answer: ModelAnswer, turn: TurnState, turnId: string, setup: TurnSetup): Promise<RoundWaits> {
     const modelCallId = `mc_${this.ids.uuid()}`;
-    const planned = answer.toolCalls.map((call) => {
+    const planned = answer.toolCalls.map((call): Planned & { args: Record<string, unknown> } => {
       const tool = config.tool_configurations[call.name];
       let args: Record<string, unknown> = {};
       let problem: string | undefined;
@@ -53,7 +73,7 @@ export class ToolRound {
           problem = e.message;
         }
       }
-      return { call, tool, resolved, shown, problem, eventId: turn.newEventId() };
+      return { call, tool, args, resolved, shown, problem, eventId: turn.newEventId() };
     });
     await turn.recordMany(
       planned.map((p) => ({
@@ -61,8 +81,91 @@ export class ToolRound {
         data: { eventId: p.eventId, turnId, createdAt: this.clock.now().toISOString(), toolCallId: p.call.id, modelCallId, toolConfigurationName: p.call.name, toolName: p.tool?.type ?? 'unknown', toolInput: p.shown, arguments: p.call.arguments || '{}', step, inputsSeen: turn.inputsSeen },
       })),
     );
+    const waiting = planned.filter((p) => !p.problem && p.tool && p.tool.type !== 'client' && this.needsApproval(p.tool, p.args, setup, turn));
+    await this.requestApprovals(waiting, turn, turnId, setup);
     const pending: PendingClientCall[] = [];
-    const toolCtx: AgentToolContext = {
+    const toolCtx = this.toolContext(turn, turnId, setup);
+    await Promise.all(
+      planned.map(async (p) => {
+        if (waiting.includes(p)) return;
+        if (!p.problem && p.tool?.type === 'client') {
+          pending.push({ event_id: p.eventId, tool_call_id: p.call.id, tool_configuration_name: p.call.name, tool_name: 'client', arguments: p.shown });
+          return;
+        }
+        await this.execute(p, config, step, toolCtx, turn, turnId, setup);
+      }),
+    );
+    return { pending, approvals: waiting.length };
+  }
+
+  /**
+   * The calls a person approved, run as the resumed turn's first work (concurrently, as a round's calls): the
+   * approver's arguments or the model's, with the configuration's overrides applied as for any call.
+   */
+  async runApproved(config: AgentConfig, step: string, approved: readonly ApprovedCall[], turn: TurnState, turnId: string, setup: TurnSetup): Promise<void> {
+    const toolCtx = this.toolContext(turn, turnId, setup);
+    await Promise.all(
+      approved.map(async (a) => {
+        const tool = config.tool_configurations[a.toolConfigurationName];
+        const call = { id: a.toolCallId, name: a.toolConfigurationName, arguments: JSON.stringify(a.arguments) };
+        let problem = tool ? undefined : `there is no tool named ${a.toolConfigurationName} any more`;
+        let resolved = a.arguments;
+        if (tool) {
+          try {
+            ({ resolved } = applyOverrides(a.arguments, tool.argument_override, setup.refs));
+          } catch (e) {
+            if (!(e instanceof UnresolvedRef)) throw e;
+            problem = e.message;
+          }
+        }
+        await this.execute({ call, tool, resolved, shown: a.arguments, problem, eventId: '' }, config, step, toolCtx, turn, turnId, setup);
+      }),
+    );
+  }
+
+  /** Whether a call waits for approval: its tool requires one and the rule's `when` (if any) holds; a `when` that fails to evaluate holds (fail closed). */
+  private needsApproval(tool: ToolConfig, args: Record<string, unknown>, setup: TurnSetup, turn: TurnState): boolean {
+    const policy = approvalPolicy(tool);
+    if (!policy) return false;
+    if (policy.when === undefined) return true;
+    try {
+      return compileCondition(policy.when, 'requires_approval.when')({ ...templateContext(setup.agent.config, setup.agent.key, turn.state, this.clock.now()), args }) !== false;
+    } catch {
+      return true;
+    }
+  }
+
+  /**
+   * Records the calls as waiting for approval, each with a durable timer that resolves it as expired. The timers
+   * are set first: one whose request was never stored finds nothing to expire.
+   */
+  private async requestApprovals(waiting: readonly Planned[], turn: TurnState, turnId: string, setup: TurnSetup): Promise<void> {
+    if (!waiting.length) return;
+    const now = this.clock.now();
+    const sessionUser = setup.sessionUser ?? setup.state.endUser ?? `${setup.ctx.actor.type}:${setup.ctx.actor.id}`;
+    const events: SessionEvent[] = [];
+    for (const p of waiting) {
+      const policy = approvalPolicy(p.tool!)!;
+      const expiresAt = new Date(now.getTime() + policy.timeoutMs);
+      const timerId = `approval-${this.ids.uuid()}`;
+      await this.timers.schedule({ timerId, kind: APPROVAL_TIMER_KIND, dueAt: expiresAt, payload: { agentKey: setup.agent.key, sessionKey: setup.state.key, toolCallId: p.call.id } satisfies ApprovalTimerPayload });
+      events.push({
+        type: 'SessionToolApprovalRequested',
+        data: { ...turn.base(turnId), createdAt: now.toISOString(), toolCallId: p.call.id, toolName: p.tool!.type, toolConfigurationName: p.call.name, arguments: p.shown, expiresAt: expiresAt.toISOString(), approvers: policy.approvers, sessionUser, timerId },
+      });
+    }
+    await turn.recordMany(events);
+  }
+
+  private async execute(p: Planned, config: AgentConfig, step: string, toolCtx: AgentToolContext, turn: TurnState, turnId: string, setup: TurnSetup): Promise<void> {
+    const transformContext = { ...templateContext(setup.agent.config, setup.agent.key, turn.state, this.clock.now()), tools: latestToolOutputs(turn.state) };
+    const result = p.problem || !p.tool ? { output: { error: p.problem }, error: true } : await this.caller.call(p.tool, p.call.name, p.resolved, { ...toolCtx, toolCallId: p.call.id, toolConfigurationName: p.call.name }, transformContext);
+    const output = await this.fitted(result.output, p.tool, p.call, config, setup, turn, turnId);
+    await turn.record({ type: 'SessionToolReturned', data: { ...turn.base(turnId), toolCallId: p.call.id, toolConfigurationName: p.call.name, toolName: p.tool?.type ?? 'unknown', toolOutput: output, error: result.error, step } });
+  }
+
+  private toolContext(turn: TurnState, turnId: string, setup: TurnSetup): AgentToolContext {
+    return {
       agentKey: setup.agent.key,
       sessionKey: setup.state.key,
       session: turn.state,
@@ -88,19 +191,6 @@ export class ToolRound {
         return artifactId;
       },
     };
-    await Promise.all(
-      planned.map(async (p) => {
-        if (!p.problem && p.tool?.type === 'client') {
-          pending.push({ event_id: p.eventId, tool_call_id: p.call.id, tool_configuration_name: p.call.name, tool_name: 'client', arguments: p.shown });
-          return;
-        }
-        const transformContext = { ...templateContext(setup.agent.config, setup.agent.key, turn.state, this.clock.now()), tools: latestToolOutputs(turn.state) };
-        const result = p.problem || !p.tool ? { output: { error: p.problem }, error: true } : await this.caller.call(p.tool, p.call.name, p.resolved, { ...toolCtx, toolCallId: p.call.id, toolConfigurationName: p.call.name }, transformContext);
-        const output = await this.fitted(result.output, p.tool, p.call, config, setup, turn, turnId);
-        await turn.record({ type: 'SessionToolReturned', data: { ...turn.base(turnId), toolCallId: p.call.id, toolConfigurationName: p.call.name, toolName: p.tool?.type ?? 'unknown', toolOutput: output, error: result.error, step } });
-      }),
-    );
-    return pending;
   }
 
   /**

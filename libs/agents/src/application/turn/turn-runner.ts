@@ -60,6 +60,7 @@ export class TurnRunner {
     let failure: DomainError | undefined;
     let final: Extract<SessionEvent, { type: 'SessionAgentOutput' | 'SessionStructuredOutput' }> | undefined;
     try {
+      if (setup.approved?.length) await this.toolRound.runApproved(config, step, setup.approved, turn, turnId, setup);
       for (let calls = 0; ; calls++) {
         await turn.catchUp();
         if (turn.state.interruptRequested || setup.signal.aborted) {
@@ -93,10 +94,10 @@ export class TurnRunner {
         setup.sink.contextConsumed({ ...turn.usage, model_context_window: window });
         if (answer.toolCalls.length) {
           setup.sink.deltaEnd(undefined);
-          const pending = await this.toolRound.run(config, step, answer, turn, turnId, setup);
-          if (pending.length) {
-            await turn.record({ type: 'SessionClientToolPending', data: { ...turn.base(turnId), pendingCalls: pending } });
-            outcome = 'client_tool';
+          const { pending, approvals } = await this.toolRound.run(config, step, answer, turn, turnId, setup);
+          if (pending.length) await turn.record({ type: 'SessionClientToolPending', data: { ...turn.base(turnId), pendingCalls: pending } });
+          if (pending.length || approvals) {
+            outcome = approvals ? 'approval' : 'client_tool';
             break;
           }
           continue;

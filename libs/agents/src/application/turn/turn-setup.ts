@@ -1,6 +1,7 @@
 import type { CommandContext } from '@lib/platform';
 import type { RefSources } from '@lib/tools';
 import type { ActiveSession } from '../../domain/session';
+import type { ApprovedCall } from '../../domain/session-input';
 import type { ActiveAgent } from '../sessions/sessions';
 import type { AgentRuns } from '../runs/agent-runs.port';
 import type { TurnSink } from './turn-sink';
@@ -30,4 +31,8 @@ export interface TurnSetup {
   /** Whether the turn was stopped because its streaming caller went away. */
   readonly disconnected?: () => boolean;
   readonly signal: AbortSignal;
+  /** Who may decide the turn's approvals that name `session_user` (the caller the turn answers, or its end user). */
+  readonly sessionUser?: string;
+  /** Calls a person approved, which the resumed turn runs first. */
+  readonly approved?: readonly ApprovedCall[];
 }

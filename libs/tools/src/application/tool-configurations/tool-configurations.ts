@@ -14,6 +14,7 @@ import {
 import { TOOL_CONFIGURATIONS, ToolConfigurationRow, toolConfigurationView } from '../../read-models';
 import { Sandbox } from '../sandbox.port';
 import { Configurer, SharedConfiguration, SharedConfigurationRights } from '../configuration-rights.port';
+import { approvalConditionProblems, ConditionSyntax } from '../condition-syntax.port';
 import { ToolReferenceCheck, ToolUsers } from '../tool-users.port';
 import type { ConfiguredTools } from '../tools/tool.port';
 import { transformProblems } from '../tools/transform-check';
@@ -33,6 +34,7 @@ export class ToolConfigurations {
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly rights: SharedConfigurationRights,
     private readonly users: ToolUsers,
+    private readonly conditions: ConditionSyntax,
   ) {}
 
   private shared = (key: string): SharedConfiguration => ({ kind: 'tool_configuration', id: key, label: `Tool configuration "${key}"` });
@@ -87,7 +89,7 @@ export class ToolConfigurations {
   }
 
   private async checkTransforms(config: ReusableToolConfig): Promise<void> {
-    const problems = await transformProblems(this.sandbox, { '': config }, '');
+    const problems = { ...approvalConditionProblems(this.conditions, { '': config }, ''), ...(await transformProblems(this.sandbox, { '': config }, '')) };
     const first = Object.entries(problems)[0];
     if (first) throw invalid('tool_configuration.invalid', `Invalid ${first[0]}: ${first[1]}`, problems);
   }
