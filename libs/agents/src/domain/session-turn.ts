@@ -4,7 +4,7 @@ import type { ActiveSession } from './session';
 import type { Stamp } from './session-input';
 
 /**
- * A turn's bookkeeping, decided on the session's folded state: its start (under the session's lease), its end
+ * A turn's bookkeeping, decided on the session's folded state: its start (appended at the session's revision), its end
  * with each outcome, the interrupt a stopped turn records, and the close of a turn whose runner died.
  */
 

@@ -213,7 +213,7 @@ export class SessionInputs implements OnApplicationShutdown {
         try {
           await this.resume({ agent, session, streamId, revision, ctx, sink: NO_SINK, streaming: false }, decided);
         } catch (e) {
-          // The turn could not start (its quota used up, its lease taken): the expiry is stored all the same, and
+          // The turn could not start (its quota used up, a turn already running): the expiry is stored all the same, and
           // the conversation goes on at the next input. A timer fired again would only meet the same refusal.
           if (!(e instanceof DomainError) || e instanceof ConcurrencyError) throw e;
           await this.sessions.store.append(streamId, revision, decided.events, ctx);
