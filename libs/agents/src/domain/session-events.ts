@@ -89,7 +89,8 @@ export type SessionEvent =
   | { type: 'SessionStructuredOutput'; data: ApiEvent & { schemaName: string; content: unknown; step: string; inputsSeen?: number } }
   | { type: 'SessionLimitExceeded'; data: ApiEvent & { limit: 'step_transition' | 'context'; message: string; value?: number; actual?: number } }
   | { type: 'SessionClientToolPending'; data: ApiEvent & { pendingCalls: PendingClientCall[] } }
-  | { type: 'SessionInterrupted'; data: ApiEvent & { reason: 'request' | 'crash' | 'disconnect' } }
+  // `disconnect` (a streaming caller went away) is written no more since issue 43; older logs hold it.
+  | { type: 'SessionInterrupted'; data: ApiEvent & { reason: 'request' | 'crash' | 'cancelled' | 'disconnect' } }
   | { type: 'SessionCompactionStarted'; data: ApiEvent }
   | { type: 'SessionCompacted'; data: ApiEvent & { turnsCompacted: number; eventsCompacted: number; summaryText: string; summaryKey: string; compactedEventIds: string[] } }
   | { type: 'SessionArtifactUploaded'; data: ApiEvent & { artifacts: SessionArtifactRecord[]; message?: string } }

@@ -11,6 +11,7 @@ import { ActiveAgent, Sessions } from '../sessions/sessions';
 import { AgentQuotas } from './agent-quotas';
 import { AgentIdentities } from '../access/agent-access';
 import { TurnRunner } from './turn-runner';
+import { LiveTurn, LiveTurns } from './live-turns';
 import { NO_SINK, TurnSink } from './turn-sink';
 
 export const AGENT_LEASES = Symbol('AgentLeases');
@@ -68,6 +69,7 @@ export class SessionInputs {
     @Inject(AGENT_SECRET_VALUES) private readonly agentSecrets: AgentSecretValues,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     @Inject(CLOCK) private readonly clock: Clock,
+    private readonly live: LiveTurns,
   ) {}
 
   /** Turns running in this process (for shutdown and tests). */
@@ -77,7 +79,7 @@ export class SessionInputs {
 
   async input(agentKey: string, sessionKey: string, req: InputRequest, ctx: CommandContext, sink: TurnSink = NO_SINK, streaming = false, signal?: AbortSignal): Promise<InputResult> {
     const collected: Record<string, unknown>[] = [];
-    const tee: TurnSink = { ...sink, event: (v) => (collected.push(v), sink.event(v)) };
+    const tee: TurnSink = { ...sink, event: (v, id) => (collected.push(v), sink.event(v, id)) };
     for (let attempt = 0; ; attempt++) {
       try {
         const result = await this.once(agentKey, sessionKey, req, ctx, tee, streaming, signal);
@@ -170,18 +172,25 @@ export class SessionInputs {
     let finished!: () => void;
     const done = new Promise<void>((r) => (finished = r));
     this.running.set(streamId, { abort, done });
+    let live: LiveTurn | undefined;
     try {
       const turnId = `turn_${this.ids.uuid()}`;
+      // What the turn streams is kept while it runs, for a client re-attaching (`GET …/stream`, docs/agents.md).
+      live = this.live.open(streamId, turnId, revision);
+      const out = live.tee(sink);
       const before = first.reduce((s, e) => foldActive(s, e), session);
       const started = decideStartTurn(before, { turnId, step, holder: this.leases.holder, agentRevision: agent.revision, now: this.clock.now() });
       const appended = await this.sessions.store.append(streamId, revision, [...first, ...started], ctx);
       const state = started.reduce((s, e) => foldActive(s, e), before);
-      for (const e of first) if ('eventId' in e.data) sink.event(apiEventView(e as SessionApiEvent, session.key));
+      const firstRevision = appended.nextExpectedRevision - first.length - started.length + 1;
+      for (const [i, e] of first.entries()) if ('eventId' in e.data) out.event(apiEventView(e as SessionApiEvent, session.key), String(firstRevision + i));
+      out.reached?.(appended.nextExpectedRevision);
       const stop = () => abort.abort();
       lease.signal.addEventListener('abort', stop, { once: true });
-      // A streaming caller that goes away cancels the model call; what was stored stays (docs/agents.md).
-      let disconnected = false;
-      signal?.addEventListener('abort', () => ((disconnected = true), abort.abort()), { once: true });
+      // An in-process caller's signal (a pipeline record's timeout, a schedule's stall, a parent turn) cancels the
+      // turn; what was stored stays. HTTP callers pass none: a turn outlives its caller (issue 43, docs/agents.md).
+      let cancelled = false;
+      signal?.addEventListener('abort', () => ((cancelled = true), abort.abort()), { once: true });
       const secrets = await this.agentSecrets(agent.key);
       const llm = await findLlm(this.reads, agent.config.model.name);
       // Reusable tool configurations are read at each turn: a change to one applies to every agent using it.
@@ -198,12 +207,12 @@ export class SessionInputs {
         canWriteCorpus: (corpusKey: string) => this.identities.canWriteCorpus(agent.key, corpusKey),
         runs: new SessionAgentRuns(this.sessions, this),
         ctx,
-        sink,
+        sink: out,
         streaming,
         signal: abort.signal,
         contextWindow: llm?.capabilities.context_limit,
         imageSupport: llm?.capabilities.image_support,
-        disconnected: () => disconnected,
+        cancelled: () => cancelled,
       };
       if (compaction) return await this.runner.runCompaction(setup, turnId, compaction.upTo, compaction.message);
       return await this.runner.run(setup, turnId);
@@ -212,6 +221,7 @@ export class SessionInputs {
       // its next input as soon as it has the answer finds the session free. A follow-up woken by `done` takes the
       // lease at once. A release that fails leaves the lease to expire (the next input waits for its TTL).
       await lease.release().catch(() => undefined);
+      if (live) this.live.close(live);
       this.running.delete(streamId);
       finished();
     }

@@ -49,13 +49,14 @@ export class TurnState {
 
   async catchUp(): Promise<void> {
     const { events, revision } = await this.store.after(this.setup.streamId, this.revision);
-    for (const e of events) {
+    for (const [i, e] of events.entries()) {
       if (e.type === 'SessionInterrupted') this.interrupted = true;
       this.fold(e);
       // Inputs and interrupts other requests stored while the turn ran reach its stream too.
-      if ('eventId' in e.data && (e.type === 'SessionInputReceived' || e.type === 'SessionInterrupted')) this.setup.sink.event(apiEventView(e as SessionApiEvent, this.state.key));
+      if ('eventId' in e.data && (e.type === 'SessionInputReceived' || e.type === 'SessionInterrupted')) this.setup.sink.event(apiEventView(e as SessionApiEvent, this.state.key), String(this.revision + 1 + i));
     }
     this.revision = revision;
+    this.setup.sink.reached?.(revision);
     if (this.state.interruptRequested) this.abort.abort();
   }
 
@@ -85,11 +86,13 @@ export class TurnState {
         await this.catchUp();
       }
     }
-    for (const e of events) {
+    const first = this.revision - events.length + 1;
+    for (const [i, e] of events.entries()) {
       if (e.type === 'SessionInterrupted') this.interrupted = true;
       this.fold(e);
-      if (options.emit && 'eventId' in e.data) this.setup.sink.event(apiEventView(e as SessionApiEvent, this.state.key));
+      if (options.emit && 'eventId' in e.data) this.setup.sink.event(apiEventView(e as SessionApiEvent, this.state.key), String(first + i));
     }
+    this.setup.sink.reached?.(this.revision);
   }
 
   private fold(e: SessionEvent): void {
