@@ -1,6 +1,7 @@
 import { ScriptedOpenAIServer } from '@lib/testing';
 import { asBearer, asKey, createClient, createUser, endUserTokenFor } from './support/auth-fixtures';
 import { registerScripted } from './support/llm-fixtures';
+import { spawnService } from './support/service-process';
 import { startTestApp, TestApp } from './support/test-app';
 import { sleep, until } from './support/wait';
 
@@ -161,6 +162,28 @@ describe('re-attaching to a running turn', () => {
     expect(late.map((f) => f.event)).toEqual(['agent_output', 'end']);
     expect(late[0].data.content).toBe(ANSWER);
   });
+
+  it('re-attached on another API process (same log): the stored events as they come, the answer whole, no pieces, then end', async () => {
+    const other = await spawnService({ DATA_DIR: app.dataDir, ADMIN_API_KEY: app.key, SQLITE_SYNCHRONOUS: 'NORMAL' }, 60_000, [], ['--role=api']);
+    try {
+      await app.call('POST', '/v2/agents/tides/sessions', { key: 'elsewhere' });
+      const caller = await startHeld('/v2/agents/tides/sessions/elsewhere', owner());
+      await caller.until('a piece', (f) => deltas(f).length >= 1);
+      caller.leave();
+      const there = await openSse(`${other.url}/v2/agents/tides/sessions/elsewhere/stream?until=turn_end`, { headers: owner() });
+      await there.until('the stored input', (f) => f.some((x) => x.event === 'input_message'));
+      await sleep(300);
+      expect(there.frames.map((f) => f.event)).toEqual(['input_message']);
+      upstream.release();
+      const frames = await there.done();
+      expect(frames.map((f) => f.event)).toEqual(['input_message', 'agent_output', 'end']);
+      expect(frames[1].data.content).toBe(ANSWER);
+      expect(frames.slice(0, 2).map((f) => f.id)).toEqual([expect.stringMatching(/^\d+$/), expect.stringMatching(/^\d+$/)]);
+    } finally {
+      other.child.kill('SIGKILL');
+      await other.exited;
+    }
+  }, 120_000);
 
   it('without until the stream stays open; a bad Last-Event-ID or until is a 400 with nothing streamed', async () => {
     await app.call('POST', '/v2/agents/tides/sessions', { key: 'open' });

@@ -51,10 +51,6 @@ export class LiveTurn {
     this.last = { revision: startRevision, n: 0 };
   }
 
-  get closed(): boolean {
-    return this.ended;
-  }
-
   /**
    * The caller's sink, teed into this turn's items: each callback reaches the caller with the item's id. Stored
    * events come with their revision (from the turn's appends); the rest are numbered after the last of them.
