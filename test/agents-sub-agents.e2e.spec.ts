@@ -71,7 +71,7 @@ describe('sub-agents', () => {
     await app.call('POST', '/v2/agents/lead/sessions', { key: 'l4' });
     upstream.enqueue({ toolCalls: [{ id: 't', name: 'ask', arguments: JSON.stringify({ message: 'Hi expert' }) }] }, { content: 'Hello lead' }, { content: 'done' });
     const res = await fetch(`${app.url}/v2/agents/lead/sessions/l4/events`, { method: 'POST', headers: { 'x-api-key': app.key, 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ type: 'text', content: 'go' }], stream_response: true }) });
-    const frames = (await res.text()).split('\n\n').filter((f) => f.startsWith('event:tool_activity')).map((f) => JSON.parse(/^data:(.*)$/m.exec(f)![1]));
+    const frames = (await res.text()).split('\n\n').filter((f) => /^event:tool_activity$/m.test(f)).map((f) => JSON.parse(/^data:(.*)$/m.exec(f)![1]));
     expect(frames.map((f) => [f.activity_type, f.tool_call_id, f.agent_event.type])).toEqual([
       ['sub_agent', 't', 'input_message'],
       ['sub_agent', 't', 'agent_output'],

@@ -132,7 +132,9 @@ describe('agent turns', () => {
     });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/event-stream');
-    const frames = (await res.text()).split('\n\n').filter((f) => f.startsWith('event:'));
+    // Each frame of the turn carries an id a client can re-attach after (GET …/stream, issue 43); `end` has none.
+    const frames = (await res.text()).split('\n\n').filter((f) => /^event:/m.test(f));
+    expect(frames.slice(0, -1).every((f) => /^id:\d+(\.\d+)?$/m.test(f))).toBe(true);
     const parsed = frames.map((f) => ({ name: /^event:(.*)$/m.exec(f)![1], data: JSON.parse(/^data:(.*)$/m.exec(f)![1]) }));
     for (const p of parsed) expect(p.data.type).toBe(p.name);
     const types = parsed.map((p) => p.name);
@@ -277,7 +279,9 @@ describe('agent turns', () => {
             const frame = buffer.slice(0, at);
             buffer = buffer.slice(at + 2);
             const data = /^data:(.*)$/m.exec(frame);
-            if (data) frames.push({ id: /^id:(.*)$/m.exec(frame)?.[1], type: /^event:(.*)$/m.exec(frame)![1], data: JSON.parse(data[1]) });
+            const id = /^id:(.*)$/m.exec(frame)?.[1];
+            // Stored events only: a turn of this process adds what it streams (usage here), ids `N.M` (issue 43).
+            if (data && !id?.includes('.')) frames.push({ id, type: /^event:(.*)$/m.exec(frame)![1], data: JSON.parse(data[1]) });
           }
         }
         return frames.slice(0, n);

@@ -195,6 +195,25 @@ suite('the web console in a browser', () => {
     await shot('chat');
   });
 
+  it('re-attaches the chat to its running turn after a reload: the reply so far, then the rest (issue 43)', async () => {
+    upstream.enqueue({ chunks: ['Otters ', 'float ', 'on ', 'their ', 'backs.'], holdAfterChunks: 3 });
+    await page.getByLabel('Message', { exact: true }).fill('Do otters float?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const chat = page.getByRole('list', { name: 'Conversation' });
+    await upstream.whenHeld();
+    await chat.locator('[data-event-id="streaming"]').getByText('Otters float on').waitFor();
+    await page.reload();
+    // The page came back while the model holds its answer: what was streamed so far is on screen again.
+    await chat.locator('[data-event-id="streaming"]').getByText('Otters float on').waitFor();
+    await page.getByRole('button', { name: 'Agent is answering…' }).waitFor();
+    upstream.release();
+    await chat.locator('.ev-agent_output').getByText('Otters float on their backs.').waitFor();
+    await page.getByRole('button', { name: 'Send' }).waitFor();
+    expect(await chat.locator('[data-event-id="streaming"]').count()).toBe(0);
+    expect(await chat.locator('.ev-input_message').getByText('Do otters float?').count()).toBe(1);
+    expect(await chat.locator('.ev-agent_output').getByText('They sleep in kelp, holding hands.').count()).toBe(1);
+  });
+
   it('shows the session timeline, moves the slider back, and forks from that event', async () => {
     const session = decodeURIComponent(page.url().split('/sessions/')[1]);
     await page.getByRole('link', { name: 'Timeline and forks' }).click();

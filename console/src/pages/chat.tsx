@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, sse } from '../api';
+import { api, sse, SseMessage } from '../api';
 import { ErrorBox, Field, href, Page } from '../ui';
 import { ApprovalDecision, PendingApproval, PendingApprovals } from './approvals';
 import { EventItem, SessionEvent } from './session-event';
@@ -9,7 +9,9 @@ const STREAMING_ID = 'streaming';
 /**
  * Chat in a session. The reply streams in as `streaming_agent_output` deltas and is replaced by the stored
  * `agent_output` when it ends; tool calls and their results appear as the turn records them. Tool calls waiting
- * for approval are listed above the input with Approve, Deny and Edit; a decision streams the resumed turn in.
+ * for approval are listed above the input with Approve, Deny and Edit; a decision streams the resumed turn in. A
+ * turn outlives the page: opened (or reloaded) while one runs, the page re-attaches to it
+ * (`GET …/stream?until=turn_end`, which gives the history, the answer streamed so far, then the rest live).
  */
 export function ChatPage({ agent, session }: { agent: string; session: string }) {
   const base = `/v2/agents/${encodeURIComponent(agent)}/sessions/${encodeURIComponent(session)}`;
@@ -22,12 +24,19 @@ export function ChatPage({ agent, session }: { agent: string; session: string })
   const loadApprovals = () => api<{ approvals: PendingApproval[] }>('GET', `${base}/pending_approvals`).then((r) => setApprovals(r.approvals), () => setApprovals([]));
 
   useEffect(() => {
-    api<{ events: SessionEvent[] }>('GET', `${base}/events?limit=100`).then((r) => setEvents(r.events), setError);
+    const ctrl = (aborter.current = new AbortController());
     void loadApprovals();
-    return () => aborter.current?.abort();
+    api<{ status?: string }>('GET', base)
+      .then(async (s) => {
+        if (s.status !== 'running') return setEvents((await api<{ events: SessionEvent[] }>('GET', `${base}/events?limit=100`)).events);
+        setEvents([]);
+        await follow(sse('GET', `${base}/stream?until=turn_end`, undefined, ctrl.signal), ctrl);
+      })
+      .catch((err) => !ctrl.signal.aborted && setError(err));
+    return () => ctrl.abort();
   }, [base]);
 
-  const add = (e: SessionEvent) => setEvents((list) => [...list.filter((x) => x.id !== STREAMING_ID || e.type !== 'agent_output'), e]);
+  const add = (e: SessionEvent) => setEvents((list) => [...list.filter((x) => x.id !== e.id && (x.id !== STREAMING_ID || e.type !== 'agent_output')), e]);
   const delta = (content: string) =>
     setEvents((list) => {
       const last = list[list.length - 1];
@@ -38,19 +47,27 @@ export function ChatPage({ agent, session }: { agent: string; session: string })
   /** Sends an input and streams the turn's events in; a refusal before the stream opens is thrown to the caller. */
   async function stream(body: Record<string, unknown>) {
     const ctrl = (aborter.current = new AbortController());
-    setBusy(true);
     setError(undefined);
+    await follow(sse('POST', `${base}/events`, { ...body, stream_response: true }, ctrl.signal), ctrl, body.type === 'tool_approval');
+  }
+
+  /**
+   * Shows a turn's stream as it comes: the input's own answer, or a running turn re-attached to. With `rethrow`, a
+   * refusal is thrown to the caller (an approval's form shows it) instead of shown here.
+   */
+  async function follow(stream: AsyncGenerator<SseMessage>, ctrl: AbortController, rethrow = false) {
+    setBusy(true);
     try {
-      for await (const m of sse('POST', `${base}/events`, { ...body, stream_response: true }, ctrl.signal)) {
+      for await (const m of stream) {
         if (m.event === 'streaming_agent_output') delta(m.data.content);
         else if (m.event === 'error') setError(new Error(m.data.messages?.join('; ') ?? 'the turn failed'));
         else if (m.data && typeof m.data === 'object' && typeof m.data.id === 'string') add(m.data as SessionEvent);
       }
     } catch (err) {
-      if (body.type === 'tool_approval') throw err;
+      if (rethrow) throw err;
       if (!ctrl.signal.aborted) setError(err);
     } finally {
-      setBusy(false);
+      if (!ctrl.signal.aborted || aborter.current === ctrl) setBusy(false);
       void loadApprovals();
     }
   }

@@ -33,6 +33,8 @@ import { StoredAgentDirectory } from './application/runs/stored-agent-directory'
 import { WAKEUP_SCHEDULER } from './application/agent-timers';
 import { Glossaries, glossaryReminderCheck } from './application/glossaries/glossaries';
 import { TurnRunner } from './application/turn/turn-runner';
+import { LiveTurns } from './application/turn/live-turns';
+import { SessionFeed } from './application/sessions/session-feed';
 import { PromptBuilder } from './application/turn/prompt-builder';
 import { ToolRound } from './application/turn/tool-round';
 import { ApprovalArguments } from './application/turn/approval-arguments';
@@ -139,14 +141,16 @@ export class AgentsModule {
         ToolRound,
         TurnRunner,
         ApprovalArguments,
+        LiveTurns,
         SessionInputs,
+        SessionFeed,
         { provide: AGENT_RUNS, inject: [Sessions, SessionInputs], useFactory: (sessions: Sessions, inputs: SessionInputs) => new SessionAgentRuns(sessions, inputs) },
         { provide: AGENT_USE, useClass: CapabilityAgentUse },
         { provide: AGENT_DIRECTORY, useClass: StoredAgentDirectory },
         { provide: AGENT_SECRET_READER, useExisting: AgentSecrets },
         { provide: CONDITION_COMPILER, useValue: { compile: compileCondition } satisfies ConditionCompiler },
       ],
-      exports: [AGENT_RUNS, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, InstructionTexts, Sessions, SessionInputs, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, ConditionSyntax, Glossaries],
+      exports: [AGENT_RUNS, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, InstructionTexts, Sessions, SessionInputs, SessionFeed, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, ConditionSyntax, Glossaries],
     };
   }
 }

@@ -11,6 +11,8 @@ export * from './application/sessions/sessions';
 export * from './application/turn/session-inputs';
 export * from './application/turn/turn-runner';
 export * from './application/turn/turn-sink';
+export * from './application/turn/live-turns';
+export * from './application/sessions/session-feed';
 export * from './agents.module';
 export * from './application/turn/turn-sweeper';
 export * from './application/turn/approval-expiry';

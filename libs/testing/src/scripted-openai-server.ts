@@ -22,6 +22,11 @@ export interface ScriptedReply {
   readonly hang?: boolean;
   /** Streaming only: send this many chunks, then stall with the connection open (for idle timeouts). */
   readonly stallAfterChunks?: number;
+  /**
+   * Streaming only: send this many chunks, then wait until {@link ScriptedOpenAIServer.release} before sending the
+   * rest (a test holds an answer mid-stream: a caller disconnecting, a client re-attaching).
+   */
+  readonly holdAfterChunks?: number;
 }
 
 /** A request as the server received it, so tests can check what the service sent (headers, body). */
@@ -51,6 +56,8 @@ export class ScriptedOpenAIServer {
   private readonly queue: ScriptedReply[] = [];
   private readonly routes = new Map<string, RouteHandler>();
   private counter = 0;
+  private readonly holding: (() => void)[] = [];
+  private holdWaiters: (() => void)[] = [];
 
   private constructor(private readonly server: Server) {}
 
@@ -82,6 +89,21 @@ export class ScriptedOpenAIServer {
     return this;
   }
 
+  /** Answers held mid-stream now (`holdAfterChunks`). */
+  get held(): number {
+    return this.holding.length;
+  }
+
+  /** Resolves once an answer is held mid-stream. */
+  whenHeld(): Promise<void> {
+    return this.holding.length ? Promise.resolve() : new Promise((r) => this.holdWaiters.push(r));
+  }
+
+  /** Lets every held answer stream on. */
+  release(): void {
+    for (const go of this.holding.splice(0)) go();
+  }
+
   route(method: string, path: string, handler: RouteHandler): this {
     this.routes.set(`${method.toUpperCase()} ${path}`, handler);
     return this;
@@ -92,6 +114,7 @@ export class ScriptedOpenAIServer {
   }
 
   async close(): Promise<void> {
+    this.release();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -144,6 +167,12 @@ export class ScriptedOpenAIServer {
     send({ choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
     for (const [i, piece] of pieces.entries()) {
       if (reply.stallAfterChunks !== undefined && i >= reply.stallAfterChunks) return;
+      if (reply.holdAfterChunks === i) {
+        await new Promise<void>((go) => {
+          this.holding.push(go);
+          for (const w of this.holdWaiters.splice(0)) w();
+        });
+      }
       await sleep(reply.chunkDelayMs);
       if (res.destroyed) return;
       send({ choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { IsBoolean, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
-import { SessionInputs, Sessions } from '@lib/agents';
+import { SessionFeed, SessionInputs, Sessions } from '@lib/agents';
 import { AliasInput, AliasPolicy, Aliases } from '@lib/aliases';
 import { Action, allows, Principal, scopesOf } from '@lib/auth';
 import { CommandContext, notFound } from '@lib/platform';
@@ -49,8 +49,9 @@ export class AliasesController {
     private readonly aliases: Aliases,
     sessions: Sessions,
     inputs: SessionInputs,
+    feed: SessionFeed,
   ) {
-    this.inner = new SessionsController(sessions, inputs);
+    this.inner = new SessionsController(sessions, inputs, feed);
   }
 
   /** The agent of an alias-routed session, if the caller may act on it so (404 as if absent otherwise). */
@@ -155,6 +156,13 @@ export class AliasesController {
   @Policy('alias.read')
   async events(@Param('alias_key') aliasKey: string, @Param('session_key') key: string, @Caller() caller: Principal, @Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('include_hidden') includeHidden?: string, @Query('as_of') asOf?: string) {
     return this.inner.events(await this.agentOf(aliasKey, key, caller, ['agent.view']), key, limit, pageKey, includeHidden, asOf);
+  }
+
+  /** The session's stream, re-attachable to a running turn (as on the agent's route; docs/agents.md). */
+  @Get(':alias_key/sessions/:session_key/stream')
+  @Policy('alias.read')
+  async stream(@Param('alias_key') aliasKey: string, @Param('session_key') key: string, @Caller() caller: Principal, @Query('until') until: string | undefined, @Req() req: Request, @Res() res: Response) {
+    return this.inner.stream(await this.agentOf(aliasKey, key, caller, ['agent.view']), key, until, req, res);
   }
 
   @Get(':alias_key/sessions/:session_key/outstanding_client_tool_calls')

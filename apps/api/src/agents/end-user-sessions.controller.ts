@@ -1,8 +1,8 @@
-import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
-import type { Response } from 'express';
+import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
 import { IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateNested, ArrayMinSize, ArrayMaxSize } from 'class-validator';
 import { Type } from 'class-transformer';
-import { apiEventView, isApiEvent, SessionApiEvent, SessionInputs, Sessions, TurnSink } from '@lib/agents';
+import { apiEventView, isApiEvent, SessionApiEvent, SessionFeed, SessionInputs, Sessions } from '@lib/agents';
 import { EndUserCaller, EndUserSessions } from '@lib/aliases';
 import { endUserAgentsOf, Principal } from '@lib/auth';
 import { CommandContext, DomainError } from '@lib/platform';
@@ -14,6 +14,7 @@ import { Policy } from '../http/policy';
 import { SseStream } from '../http/sse';
 import { validateBody } from '../http/validation';
 import { KEY_PATTERN } from './agents.dto';
+import { END_FRAME, followSession, sseSink, StreamView } from './session-sse';
 
 class EndUserSessionDto {
   @IsOptional() @IsString() @MinLength(1) @MaxLength(50) @Matches(KEY_PATTERN, { message: 'key may hold only letters, digits, underscores and hyphens' }) key?: string;
@@ -51,6 +52,9 @@ const shownToEndUser = (view: Record<string, unknown>) => CONVERSATION.has(Strin
 /** `key`: the session's key as the end user gave it (stored in its own namespace). */
 const endUserEvent = (view: Record<string, unknown>, key: string): Record<string, unknown> | undefined => (shownToEndUser(view) ? { ...view, ...('session_key' in view ? { session_key: key } : {}) } : undefined);
 
+/** An end user's streams: the conversation and the answer's pieces, none of the machinery. */
+const endUserView = (key: string): StreamView => ({ event: (view) => endUserEvent(view, key), machinery: false });
+
 /** Who owns an end-user session (the end user of an app client's token, else the caller itself) and what it reaches. */
 function endUserCaller(caller: Principal): EndUserCaller {
   const owner = caller.endUser && caller.appClientId ? `${caller.appClientId}/${caller.endUser}` : `${caller.actor.type}:${caller.actor.id}`;
@@ -69,6 +73,7 @@ export class EndUserSessionsController {
     private readonly endUsers: EndUserSessions,
     private readonly sessions: Sessions,
     private readonly inputs: SessionInputs,
+    private readonly feed: SessionFeed,
   ) {}
 
   /**
@@ -137,27 +142,28 @@ export class EndUserSessionsController {
       return;
     }
     const stream = SseStream.open(res);
-    const send = (event: Record<string, unknown> | undefined) => event && stream.send({ event: String(event.type), data: JSON.stringify(event) });
-    const now = () => new Date().toISOString();
-    const sink: TurnSink = {
-      event: (v) => send(endUserEvent(v, key)),
-      delta: (content) => send({ type: 'streaming_agent_output', content, created_at: now() }),
-      deltaEnd: (eventId) => (eventId !== undefined ? send({ type: 'streaming_agent_output_end', event_id: eventId, created_at: now() }) : undefined),
-      contextConsumed: () => undefined,
-      compactionStarted: () => undefined,
-    };
-    const gone = new AbortController();
-    res.once('close', () => {
-      if (!res.writableEnded) gone.abort();
-    });
+    const send = (event: Record<string, unknown>) => stream.send({ event: String(event.type), data: JSON.stringify(event) });
     try {
-      const result = await this.inputs.input(agentKey, sessionKey, request, ctx, sink, true, gone.signal);
+      const result = await this.inputs.input(agentKey, sessionKey, request, ctx, sseSink(stream, endUserView(key)), true);
       if (result.error) send({ type: 'error', messages: [result.error.message], request_id: ctx.requestId });
     } catch (e) {
       send({ type: 'error', messages: [e instanceof DomainError ? e.message : 'Internal server error.'], request_id: ctx.requestId });
     } finally {
-      stream.end({ event: 'end', data: JSON.stringify({ type: 'end' }) });
+      stream.end(END_FRAME);
     }
+  }
+
+  /**
+   * The conversation as server-sent events, re-attachable to a running turn: the answer streamed so far, then the
+   * rest live (`Last-Event-ID`, `until=turn_end`: docs/agents.md). Only what the events route shows, and the
+   * answer's pieces.
+   */
+  @Get(':session_key/stream')
+  @Policy('alias.end_user')
+  async stream(@Param('alias_key') aliasKey: string, @Param('session_key') key: string, @Caller() caller: Principal, @Query('until') until: string | undefined, @Req() req: Request, @Res() res: Response) {
+    const { agentKey, sessionKey } = await this.endUsers.own(aliasKey, endUserCaller(caller), key);
+    const { streamId } = await this.sessions.active(agentKey, sessionKey);
+    await followSession(this.feed, streamId, sessionKey, until, req, res, endUserView(key));
   }
 }
 

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import multer from 'multer';
-import { apiEventView, InputRequest, isApiEvent, SessionApiEvent, SessionEvent, SessionInputs, Sessions, TurnSink } from '@lib/agents';
+import { apiEventView, InputRequest, isApiEvent, SessionApiEvent, SessionEvent, SessionFeed, SessionInputs, Sessions, TurnSink } from '@lib/agents';
 import { allows, Principal } from '@lib/auth';
 import { CommandContext, DomainError, invalid, listFilter } from '@lib/platform';
 import { offsetOfPageKey, offsetPageKey, pageLimit } from '../http/paging';
@@ -12,6 +12,7 @@ import { Policy } from '../http/policy';
 import { SseStream } from '../http/sse';
 import { jsonFormField, runMultipart } from '../http/form-fields';
 import { validateBody } from '../http/validation';
+import { END_FRAME, followSession, FULL_VIEW, sseSink } from './session-sse';
 import { CompactDto, CreateSessionDto, InputMessageDto, InterruptDto, ToolApprovalDto, ToolOutputDto, UpdateSessionDto } from './sessions.dto';
 
 /** Artifacts per upload and their size: files are held in memory until stored. */
@@ -54,6 +55,7 @@ export class SessionsController {
   constructor(
     private readonly sessions: Sessions,
     private readonly inputs: SessionInputs,
+    private readonly feed: SessionFeed,
   ) {}
 
   @Post()
@@ -93,7 +95,9 @@ export class SessionsController {
 
   /**
    * An input: a JSON `AgentResponse` with the events it made (201), or with `stream_response` the events as
-   * server-sent events as they happen, answer text in `streaming_agent_output` pieces, ending with `end`.
+   * server-sent events as they happen, answer text in `streaming_agent_output` pieces, ending with `end`. Each
+   * frame of a turn carries an `id:` a client can re-attach after (`GET …/stream`); a caller that goes away stops
+   * nothing: the turn runs to its end (issue 43).
    */
   @Post(':session_key/events')
   @BodyLimit(50) // up to 100 messages of 1,000,000 characters
@@ -113,28 +117,15 @@ export class SessionsController {
     }
     await this.sessions.active(agentKey, key);
     const stream = SseStream.open(res);
+    const sink = sseSink(stream, FULL_VIEW);
     const send = (event: Record<string, unknown>) => stream.send({ event: String(event.type), data: JSON.stringify(event) });
-    const now = () => new Date().toISOString();
-    const sink: TurnSink = {
-      event: send,
-      delta: (content) => send({ type: 'streaming_agent_output', content, created_at: now() }),
-      deltaEnd: (eventId) => (eventId !== undefined ? send({ type: 'streaming_agent_output_end', event_id: eventId, created_at: now() }) : undefined),
-      contextConsumed: (u) => send({ type: 'context_consumed', session_context_usage: { input_tokens: { count: u.input_tokens }, output_tokens: { count: u.output_tokens }, total_tokens: u.input_tokens + u.output_tokens, ...(u.model_context_window ? { model_context_window: u.model_context_window } : {}) }, created_at: now() }),
-      compactionStarted: send,
-      activity: send,
-    };
-    // The response closing before it ended is the caller going away (a request's own 'close' fires once its body is read).
-    const gone = new AbortController();
-    res.once('close', () => {
-      if (!res.writableEnded) gone.abort();
-    });
     try {
-      const result = await this.inputs.input(agentKey, key, request, ctx, sink, true, gone.signal);
+      const result = await this.inputs.input(agentKey, key, request, ctx, sink, true);
       if (result.error) send({ type: 'error', messages: [result.error.message], request_id: ctx.requestId });
     } catch (e) {
       send({ type: 'error', messages: [e instanceof DomainError ? e.message : 'Internal server error.'], request_id: ctx.requestId });
     } finally {
-      stream.end({ event: 'end', data: JSON.stringify({ type: 'end' }) });
+      stream.end(END_FRAME);
     }
   }
 
@@ -196,32 +187,16 @@ export class SessionsController {
   /**
    * The session's events as server-sent events: what is stored, then live as it is appended. Each carries its
    * stream revision as `id`, so a client that reconnects with `Last-Event-ID` resumes after it (a fork's
-   * inherited history comes first, without ids). Deltas are not events: they reach only the input's caller.
+   * inherited history comes first, without ids). A turn running in this process adds what it streams to its
+   * caller (answer pieces, their end, usage) with the same ids as the caller got them: a client re-attaching to a
+   * running turn gets the answer so far, then the rest live; `until=turn_end` ends the stream with `end` once no
+   * turn runs (docs/agents.md, "Re-attaching to a running turn").
    */
   @Get(':session_key/stream')
   @Policy('agent.view')
-  async stream(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Req() req: Request, @Res() res: Response) {
+  async stream(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Query('until') until: string | undefined, @Req() req: Request, @Res() res: Response) {
     const { streamId } = await this.sessions.active(agentKey, key);
-    const last = req.header('last-event-id');
-    if (last !== undefined && !/^\d+$/.test(last)) throw invalid('request.invalid', 'Last-Event-ID must be an id this stream sent', { 'Last-Event-ID': 'not an id of this stream' });
-    const inherited = last === undefined ? await this.sessions.store.inherited(streamId) : [];
-    const sub = this.sessions.store.subscribe(streamId, last === undefined ? undefined : Number(last));
-    const stream = SseStream.open(res);
-    req.on('close', () => void sub.close());
-    const send = async (e: { type: string; data: unknown }, id?: number) => {
-      if (!isApiEvent(e as SessionEvent)) return;
-      const view = apiEventView(e as SessionApiEvent, key);
-      await stream.paced({ ...(id !== undefined ? { id } : {}), event: String(view.type), data: JSON.stringify(view) });
-    };
-    try {
-      for (const e of inherited) await send(e);
-      for await (const e of sub) {
-        if (stream.closed) break;
-        await send(e, e.revision);
-      }
-    } finally {
-      stream.end();
-    }
+    await followSession(this.feed, streamId, key, until, req, res, FULL_VIEW);
   }
 
   @Get(':session_key/outstanding_client_tool_calls')

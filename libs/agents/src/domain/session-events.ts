@@ -119,7 +119,8 @@ export type SessionEvent =
   | { type: 'SessionToolApprovalRequested'; data: ApiEvent & { turnId: string; toolCallId: string; toolName: string; toolConfigurationName: string; arguments: Record<string, unknown>; expiresAt: string; approvers: ApprovalApprovers; sessionUser: string; timerId: string } }
   /** The decision on it: `decidedBy` is the principal (`user:<name>`, `api_key:<id>`, an end user), or `system:approval_timeout`. */
   | { type: 'SessionToolApprovalResolved'; data: ApiEvent & { toolCallId: string; toolName: string; toolConfigurationName: string; decision: ApprovalDecision; decidedBy: string; edited: boolean; arguments?: Record<string, unknown>; reason?: string; approvers: ApprovalApprovers } }
-  | { type: 'SessionInterrupted'; data: ApiEvent & { reason: 'request' | 'crash' | 'disconnect' } }
+  // `disconnect` (a streaming caller went away) is written no more since issue 43; older logs hold it.
+  | { type: 'SessionInterrupted'; data: ApiEvent & { reason: 'request' | 'crash' | 'cancelled' | 'disconnect' } }
   | { type: 'SessionCompactionStarted'; data: ApiEvent }
   | { type: 'SessionCompacted'; data: ApiEvent & { turnsCompacted: number; eventsCompacted: number; summaryText: string; summaryKey: string; compactedEventIds: string[] } }
   | { type: 'SessionArtifactUploaded'; data: ApiEvent & { artifacts: SessionArtifactRecord[]; message?: string } }

@@ -17,12 +17,14 @@ export function decideStartTurn(s: ActiveSession, command: { readonly turnId: st
 }
 
 /**
- * A stopped turn (outcome `interrupted`) whose interrupt was not stored by a request records one: `disconnect`
- * when its streaming caller went away, else `request`. Nothing otherwise.
+ * A stopped turn (outcome `interrupted`) whose interrupt was not stored by a request records one: `cancelled`
+ * when its in-process caller cancelled it (a pipeline record's timeout, a schedule's stall, a parent turn), else
+ * `request`. Nothing otherwise. A streaming HTTP caller that goes away stops nothing (issue 43): `disconnect` is
+ * only in logs written before.
  */
-export function decideStopInterrupt(_s: ActiveSession, command: Stamp & { readonly turnId: string; readonly outcome: TurnOutcome; readonly interruptRecorded: boolean; readonly disconnected: boolean }): SessionEvent[] {
+export function decideStopInterrupt(_s: ActiveSession, command: Stamp & { readonly turnId: string; readonly outcome: TurnOutcome; readonly interruptRecorded: boolean; readonly cancelled: boolean }): SessionEvent[] {
   if (command.outcome !== 'interrupted' || command.interruptRecorded) return [];
-  return [{ type: 'SessionInterrupted', data: { eventId: command.newEventId(), turnId: command.turnId, createdAt: command.now.toISOString(), reason: command.disconnected ? 'disconnect' : 'request' } }];
+  return [{ type: 'SessionInterrupted', data: { eventId: command.newEventId(), turnId: command.turnId, createdAt: command.now.toISOString(), reason: command.cancelled ? 'cancelled' : 'request' } }];
 }
 
 export interface EndTurnCommand {

@@ -1,5 +1,5 @@
 import { givenEvents } from '@lib/testing';
-import type { SessionEvent } from './session-events';
+import { apiEventView, SessionApiEvent, SessionEvent } from './session-events';
 import { ActiveSession, sessionFold, SessionState } from './session';
 import { decideCloseCrashedTurn, decideEndTurn, decideStartTurn, decideStopInterrupt, EndTurnCommand } from './session-turn';
 
@@ -70,19 +70,26 @@ describe('turn end decisions', () => {
 });
 
 describe('stopped turn interrupt decisions', () => {
-  const stop = (command: { outcome?: 'interrupted' | 'answered' | 'failed'; interruptRecorded?: boolean; disconnected?: boolean }, drawn = ids()) => (s: SessionState) =>
-    decideStopInterrupt(active(s), { turnId: 'turn_1', outcome: 'interrupted', interruptRecorded: false, disconnected: false, ...drawn, now, ...command });
+  const stop = (command: { outcome?: 'interrupted' | 'answered' | 'failed'; interruptRecorded?: boolean; cancelled?: boolean }, drawn = ids()) => (s: SessionState) =>
+    decideStopInterrupt(active(s), { turnId: 'turn_1', outcome: 'interrupted', interruptRecorded: false, cancelled: false, ...drawn, now, ...command });
 
-  it('a turn stopped without a stored interrupt records one: disconnect when its streaming caller left, else request', () => {
+  it('a turn stopped without a stored interrupt records one: cancelled when its in-process caller cancelled it, else request', () => {
     givenEvents(sessionFold, running).when(stop({})).then([{ type: 'SessionInterrupted', data: { eventId: 'aev_1', turnId: 'turn_1', createdAt: at, reason: 'request' } }]);
-    givenEvents(sessionFold, running).when(stop({ disconnected: true })).then([{ type: 'SessionInterrupted', data: { eventId: 'aev_1', turnId: 'turn_1', createdAt: at, reason: 'disconnect' } }]);
+    givenEvents(sessionFold, running).when(stop({ cancelled: true })).then([{ type: 'SessionInterrupted', data: { eventId: 'aev_1', turnId: 'turn_1', createdAt: at, reason: 'cancelled' } }]);
+  });
+
+  it('an interrupt stored by an older build for a streaming caller that went away still reads (reason disconnect)', () => {
+    const old = JSON.parse('{"type":"SessionInterrupted","data":{"eventId":"aev_9","turnId":"turn_1","createdAt":"2026-11-01T00:00:00.000Z","reason":"disconnect"}}') as SessionEvent;
+    const after = [...running, old].reduce<SessionState>((s, e) => sessionFold.evolve(s, e), sessionFold.initialState);
+    expect(after.status === 'active' && after.interruptRequested).toBe(true);
+    expect(apiEventView(old as SessionApiEvent, 's')).toMatchObject({ type: 'session_interrupted', id: 'aev_9', reason: 'disconnect' });
   });
 
   it('nothing when the interrupt was stored by its request, or the turn was not interrupted (no event id drawn)', () => {
     const drawn = ids();
     givenEvents(sessionFold, running).when(stop({ interruptRecorded: true }, drawn)).then([]);
     givenEvents(sessionFold, running).when(stop({ outcome: 'answered' }, drawn)).then([]);
-    givenEvents(sessionFold, running).when(stop({ outcome: 'failed', disconnected: true }, drawn)).then([]);
+    givenEvents(sessionFold, running).when(stop({ outcome: 'failed', cancelled: true }, drawn)).then([]);
     expect(drawn.drawn()).toBe(0);
   });
 });

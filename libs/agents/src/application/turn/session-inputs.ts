@@ -12,6 +12,7 @@ import { AgentQuotas } from './agent-quotas';
 import { AgentIdentities } from '../access/agent-access';
 import { TurnRunner } from './turn-runner';
 import { ApprovalArguments, pendingApprovalViews } from './approval-arguments';
+import { LiveTurn, LiveTurns } from './live-turns';
 import { NO_SINK, TurnSink } from './turn-sink';
 
 export const AGENT_LEASES = Symbol('AgentLeases');
@@ -79,6 +80,7 @@ export class SessionInputs implements OnApplicationShutdown {
     private readonly approvalArguments: ApprovalArguments,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     @Inject(CLOCK) private readonly clock: Clock,
+    private readonly live: LiveTurns,
   ) {}
 
   /**
@@ -122,7 +124,7 @@ export class SessionInputs implements OnApplicationShutdown {
 
   private async decideAndRun(agentKey: string, sessionKey: string, req: InputRequest, ctx: CommandContext, sink: TurnSink, streaming: boolean, signal?: AbortSignal): Promise<InputResult> {
     const collected: Record<string, unknown>[] = [];
-    const tee: TurnSink = { ...sink, event: (v) => (collected.push(v), sink.event(v)) };
+    const tee: TurnSink = { ...sink, event: (v, id) => (collected.push(v), sink.event(v, id)) };
     for (let attempt = 0; ; attempt++) {
       try {
         const result = await this.once(agentKey, sessionKey, req, ctx, tee, streaming, signal);
@@ -266,8 +268,12 @@ export class SessionInputs implements OnApplicationShutdown {
     this.running.set(streamId, { abort, done });
     const stop = () => abort.abort();
     let alive: AbortSignal | undefined;
+    let live: LiveTurn | undefined;
     try {
       const turnId = `turn_${this.ids.uuid()}`;
+      // What the turn streams is kept while it runs, for a client re-attaching (`GET …/stream`, docs/agents.md).
+      live = this.live.open(streamId, turnId, revision);
+      const out = live.tee(sink);
       const before = first.reduce((s, e) => foldActive(s, e), session);
       // Held before the start is stored: another process that reads the start finds its holder alive.
       const held = (await this.liveness.lease()).signal;
@@ -275,12 +281,15 @@ export class SessionInputs implements OnApplicationShutdown {
       const started = decideStartTurn(before, { turnId, step, holder: this.liveness.holder, agentRevision: agent.revision, now: this.clock.now() });
       const appended = await this.sessions.store.append(streamId, revision, [...first, ...started], ctx);
       const state = started.reduce((s, e) => foldActive(s, e), before);
-      for (const e of first) if ('eventId' in e.data) sink.event(apiEventView(e as SessionApiEvent, session.key));
+      const firstRevision = appended.nextExpectedRevision - first.length - started.length + 1;
+      for (const [i, e] of first.entries()) if ('eventId' in e.data) out.event(apiEventView(e as SessionApiEvent, session.key), String(firstRevision + i));
+      out.reached?.(appended.nextExpectedRevision);
       // This process's liveness lost (not renewed in time): another process may close the turn as crashed; stop it.
       held.addEventListener('abort', stop, { once: true });
-      // A streaming caller that goes away cancels the model call; what was stored stays (docs/agents.md).
-      let disconnected = false;
-      signal?.addEventListener('abort', () => ((disconnected = true), abort.abort()), { once: true });
+      // An in-process caller's signal (a pipeline record's timeout, a schedule's stall, a parent turn) cancels the
+      // turn; what was stored stays. HTTP callers pass none: a turn outlives its caller (issue 43, docs/agents.md).
+      let cancelled = false;
+      signal?.addEventListener('abort', () => ((cancelled = true), abort.abort()), { once: true });
       const secrets = await this.agentSecrets(agent.key);
       const llm = await findLlm(this.reads, agent.config.model.name);
       // Reusable tool configurations are read at each turn: a change to one applies to every agent using it.
@@ -297,12 +306,12 @@ export class SessionInputs implements OnApplicationShutdown {
         canWriteCorpus: (corpusKey: string) => this.identities.canWriteCorpus(agent.key, corpusKey),
         runs: new SessionAgentRuns(this.sessions, this),
         ctx,
-        sink,
+        sink: out,
         streaming,
         signal: abort.signal,
         contextWindow: llm?.capabilities.context_limit,
         imageSupport: llm?.capabilities.image_support,
-        disconnected: () => disconnected,
+        cancelled: () => cancelled,
         sessionUser: sessionUser ?? session.endUser ?? `${ctx.actor.type}:${ctx.actor.id}`,
         approved,
       };
@@ -313,6 +322,7 @@ export class SessionInputs implements OnApplicationShutdown {
       // sends its next input as soon as it has the answer finds the session free (issue 43). A follow-up waiting
       // on `done` starts its turn at once.
       alive?.removeEventListener('abort', stop);
+      if (live) this.live.close(live);
       this.running.delete(streamId);
       finished();
     }

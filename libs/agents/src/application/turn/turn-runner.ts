@@ -144,7 +144,7 @@ export class TurnRunner {
     }
     // The interrupt that stopped the turn was stored by its request; an abort for another reason is recorded here.
     if (outcome === 'interrupted') await turn.catchUp().catch(() => undefined);
-    const stop = decideStopInterrupt(turn.state, { turnId, outcome, interruptRecorded: turn.interruptRecorded(), disconnected: setup.disconnected?.() ?? false, newEventId: turn.newEventId, now: this.clock.now() });
+    const stop = decideStopInterrupt(turn.state, { turnId, outcome, interruptRecorded: turn.interruptRecorded(), cancelled: setup.cancelled?.() ?? false, newEventId: turn.newEventId, now: this.clock.now() });
     if (stop.length) await turn.recordMany(stop).catch(() => undefined);
     await turn.recordMany(decideEndTurn(turn.state, { turnId, outcome, usage: turn.usage, error: failure?.message, step, steps: config.steps, final, now: this.clock.now() }));
     if (final) setup.sink.deltaEnd(final.data.eventId);

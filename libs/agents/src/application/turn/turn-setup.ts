@@ -28,8 +28,8 @@ export interface TurnSetup {
   readonly sink: TurnSink;
   /** Whether the caller reads the answer as it streams. */
   readonly streaming: boolean;
-  /** Whether the turn was stopped because its streaming caller went away. */
-  readonly disconnected?: () => boolean;
+  /** Whether the turn was stopped by its in-process caller's signal (not by an interrupt input). */
+  readonly cancelled?: () => boolean;
   readonly signal: AbortSignal;
   /** Who may decide the turn's approvals that name `session_user` (the caller the turn answers, or its end user). */
   readonly sessionUser?: string;

@@ -59,13 +59,14 @@ export class TurnState implements UsageCarrier {
 
   async catchUp(): Promise<void> {
     const { events, revision } = await this.store.after(this.setup.streamId, this.revision);
-    for (const e of events) {
+    for (const [i, e] of events.entries()) {
       if (e.type === 'SessionInterrupted') this.interrupted = true;
       this.fold(e);
       // Inputs and interrupts other requests stored while the turn ran reach its stream too.
-      if ('eventId' in e.data && (e.type === 'SessionInputReceived' || e.type === 'SessionInterrupted')) this.setup.sink.event(apiEventView(e as SessionApiEvent, this.state.key));
+      if ('eventId' in e.data && (e.type === 'SessionInputReceived' || e.type === 'SessionInterrupted')) this.setup.sink.event(apiEventView(e as SessionApiEvent, this.state.key), String(this.revision + 1 + i));
     }
     this.revision = revision;
+    this.setup.sink.reached?.(revision);
     if (this.state.interruptRequested) this.abort.abort();
   }
 
@@ -102,11 +103,13 @@ export class TurnState implements UsageCarrier {
     } finally {
       await Promise.all(riding);
     }
-    for (const e of events) {
+    const first = this.revision - events.length + 1;
+    for (const [i, e] of events.entries()) {
       if (e.type === 'SessionInterrupted') this.interrupted = true;
       this.fold(e);
-      if (options.emit && 'eventId' in e.data) this.setup.sink.event(apiEventView(e as SessionApiEvent, this.state.key));
+      if (options.emit && 'eventId' in e.data) this.setup.sink.event(apiEventView(e as SessionApiEvent, this.state.key), String(first + i));
     }
+    this.setup.sink.reached?.(this.revision);
   }
 
   private fold(e: SessionEvent): void {
