@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { ScriptedOpenAIServer } from '@lib/testing';
+import { registerScripted } from './support/llm-fixtures';
 import { spawnService, ServiceProcess } from './support/service-process';
+import { startTestApp } from './support/test-app';
 import { until } from './support/wait';
 import { WebhookReceiver } from './support/webhook-receiver';
 
@@ -11,7 +13,8 @@ import { WebhookReceiver } from './support/webhook-receiver';
  * Issue 43, part 4: a webhook is delivered at least once across a worker's death (docs/webhooks.md). The service
  * runs in a process of its own; the receiver holds the first request open, the test kills the process (SIGKILL)
  * mid-delivery and starts another on the same data directory, which sends the delivery again with the same
- * `webhook-id` once the dead holder's lease has expired (LEASE_TTL_MS 2 s here).
+ * `webhook-id` once the dead holder's lease has expired (LEASE_TTL_MS 2 s here). And the gentler case: an app closed
+ * mid-delivery aborts the attempt, records nothing, and the next app on the same data sends it.
  */
 const KEY = 'zut_test_bootstrap_key_0123456789abcdef';
 
@@ -75,4 +78,36 @@ describe('webhook delivery across a killed worker', () => {
     expect(row).toMatchObject({ webhook_message_id: first.headers['webhook-id'], attempts: 1, last_response_code: 200 });
     expect(receiver.at('/hook')).toHaveLength(2);
   }, 180_000);
+
+  it('delivers what a closing app was sending when it stopped: the attempt is dropped, not recorded, and sent by the next app', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ars-webhooks-close-'));
+    const appEnv = { WORKER_POLL_MS: '200', WEBHOOK_RETRY_BASE_MS: '200' };
+    let app = await startTestApp({ dataDir: dir, env: appEnv });
+    try {
+      await registerScripted(app, upstream, 'm');
+      await app.call('POST', '/v2/agents', { key: 'desk', name: 'desk', model: { name: 'm' }, tool_configurations: {}, first_step_name: 'main', steps: { main: { instructions: [] } } });
+      const hook = await app.call('POST', '/v2/webhooks', { url: `${receiver.url}/closing`, event_types: ['session.turn_completed'] });
+      receiver.reply('/closing', 'hold');
+      await app.call('POST', '/v2/agents/desk/sessions', { key: 's1' });
+      await app.call('POST', '/v2/agents/desk/sessions/s1/events', { messages: [{ type: 'text', content: 'hello' }] });
+      const [first] = await until('the held attempt', () => (receiver.at('/closing').length ? receiver.at('/closing') : undefined), 20_000);
+      const closed = Date.now();
+      await app.close();
+      // The in-flight attempt was aborted at shutdown, not waited out for its 10 s.
+      expect(Date.now() - closed).toBeLessThan(8_000);
+      receiver.release();
+      app = await startTestApp({ dataDir: dir, env: appEnv });
+      const second = await until('the delivery from the next app', () => (receiver.at('/closing').length >= 2 ? receiver.at('/closing')[1] : undefined), 20_000);
+      expect(second.headers['webhook-id']).toBe(first.headers['webhook-id']);
+      expect(() => new Webhook(hook.body.secret).verify(second.body, second.headers)).not.toThrow();
+      const [row] = await until('delivered', async () => {
+        const rows = (await app.call('GET', `/v2/webhooks/${hook.body.id}/deliveries`)).body.deliveries;
+        return rows?.[0]?.status === 'delivered' ? rows : undefined;
+      }, 10_000);
+      expect(row).toMatchObject({ attempts: 1, last_response_code: 200 });
+    } finally {
+      await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

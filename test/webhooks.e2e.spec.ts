@@ -155,6 +155,19 @@ describe('webhooks', () => {
     await app.call('DELETE', `/v2/webhooks/${hook.body.id}`);
   });
 
+  it('tells that a pipeline run ended, naming the pipeline from the run’s first event, whatever agents it lists', async () => {
+    const hook = await create('/runs', { event_types: ['pipeline_run.completed', 'pipeline_run.failed'], agent_keys: ['other'] });
+    const source = { type: 'web', pages_source: { type: 'sitemap', sitemap_urls: [`${receiver.url}/sitemap.xml`] } };
+    expect((await app.call('POST', '/v2/pipelines', { key: 'site', name: 'Site', source, trigger: { type: 'manual' }, transform: { type: 'agent', agent_key: 'desk' } })).status).toBe(201);
+    const run = await app.call('POST', '/v2/pipelines/site/trigger');
+    expect(run.status).toBeLessThan(300);
+    const [got] = await until('the run’s webhook', () => (receiver.at('/runs').length ? receiver.at('/runs') : undefined), 30_000);
+    const body = new Webhook(hook.body.secret).verify(got.body, got.headers) as { type: string; data: Record<string, unknown> };
+    expect(['pipeline_run.completed', 'pipeline_run.failed']).toContain(body.type);
+    expect(body.data).toMatchObject({ pipeline_key: 'site', run_id: run.body.id, agent_key: 'desk', trigger_type: 'manual', status: body.type.split('.')[1] });
+    await app.call('DELETE', `/v2/webhooks/${hook.body.id}`);
+  });
+
   it('tells of a failed turn with its error, and disables a webhook whose deliveries failed for the whole retry window', async () => {
     const hook = await create('/down', { event_types: ['session.turn_failed'], agent_keys: ['desk'] });
     // 200 ms, then 1.2 s (±20 %); the third wait (7.2 s) would pass the 4 s window: three attempts, then it gives up.

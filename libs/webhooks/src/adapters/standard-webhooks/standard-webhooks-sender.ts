@@ -43,8 +43,8 @@ export class StandardWebhooksSender extends WebhookSender {
     }
   }
 
-  /** Nest calls it on shutdown: the client's connections close with the module. */
-  onModuleDestroy(): Promise<void> {
+  /** Nest calls it on shutdown, after the deliverer stopped sending (at module destruction). */
+  onApplicationShutdown(): Promise<void> {
     return this.http.close();
   }
 }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { CLOCK, Clock, CommandContext, EVENT_STORE, EventStore, LEASES, Leases, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, WokenRunner } from '@lib/platform';
 import { AttemptOutcome, decideAttempt, deliveryFold, DeliveryState, isOpen, WebhookDeliveryEvent } from '../../domain/delivery';
 import { decideDisableWebhook, WebhookEvent, webhookFold, WebhookState } from '../../domain/webhook';
@@ -17,7 +17,7 @@ type Open = Exclude<DeliveryState, { status: 'absent' }>;
  * dies mid-request leaves the delivery open and the next one sends it again with the same `webhook-id`.
  */
 @Injectable()
-export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationShutdown {
+export class WebhookDeliverer implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly log = new Logger('webhooks');
   private readonly settings: WebhookDeliverySettings;
   private readonly work = new WokenRunner<null>({
@@ -53,7 +53,8 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
     await this.work.start({ events: this.events, sweepMs: this.config.workerPollMs, maxConcurrent: this.settings.maxConcurrent });
   }
 
-  onApplicationShutdown(): Promise<void> {
+  /** Before the sender's client closes (at application shutdown): attempts in flight are aborted, not recorded. */
+  onModuleDestroy(): Promise<void> {
     return this.work.stop();
   }
 
