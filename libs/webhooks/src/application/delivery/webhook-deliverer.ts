@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { CLOCK, Clock, CommandContext, EVENT_STORE, EventStore, LEASES, Leases, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, WokenRunner } from '@lib/platform';
+import { CLOCK, Clock, CommandContext, EVENT_STORE, EventStore, Lease, LEASES, Leases, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, WokenRunner } from '@lib/platform';
 import { AttemptOutcome, decideAttempt, deliveryFold, DeliveryState, isOpen, WebhookDeliveryEvent } from '../../domain/delivery';
 import { decideDisableWebhook, WebhookEvent, webhookFold, WebhookState } from '../../domain/webhook';
 import { WEBHOOK_DELIVERIES, WebhookDeliveryRow, WEBHOOKS, WebhookRow } from '../../read-models';
@@ -73,28 +73,37 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnModuleDestroy
       const hook = await this.streams.state(webhookStream(state.scheduled.webhookId), webhookFold);
       if (hook.status !== 'active') return; // Deleted: its deliveries went with it.
       const attempt = state.attempts + 1;
-      let outcome: AttemptOutcome;
-      if (!hook.settings.enabled) {
-        // Recorded, so the sweep stops finding it; a redelivery after enabling sends it.
-        outcome = { delivered: false, statusCode: null, error: 'not sent: the webhook is disabled', durationMs: 0 };
-      } else {
-        const started = Date.now();
-        const result = await this.sender.send({ url: hook.settings.url, secret: this.webhooks.openSecret(hook), messageId: state.scheduled.messageId, body: JSON.stringify(state.scheduled.payload), timeoutMs: this.settings.timeoutMs, signal: AbortSignal.any([lease.signal, this.work.signal]) });
-        // Stopped or lost mid-request: nothing is recorded, the next holder sends it again (same webhook-id).
-        if (!lease.held || this.work.stopping) return;
-        const durationMs = Date.now() - started;
-        if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) outcome = { delivered: true, statusCode: result.statusCode, durationMs };
-        else outcome = { delivered: false, statusCode: result.statusCode, error: result.statusCode === null ? result.error : `the receiver answered ${result.statusCode}`, durationMs };
-      }
+      const outcome = await this.attempt(hook, state, lease);
+      if (!outcome) return;
       const giveUpNow = !hook.settings.enabled;
       const policy = giveUpNow ? { ...this.settings.retry, giveUpAfterMs: 0 } : this.settings.retry;
       const { events } = await this.streams.write<DeliveryState, WebhookDeliveryEvent>(stream, deliveryFold, (s) => decideAttempt(s, attempt, outcome, policy, Math.random(), this.clock.now()), this.ctx(stream, `attempt-${attempt}`), []);
       const recorded = events[0];
-      if (recorded?.type === 'WebhookDeliveryAttempted' && !recorded.data.delivered && recorded.data.nextAttemptAt === null && !giveUpNow) await this.disableIfFailing(state as Open, recorded.data.attemptedAt);
+      if (recorded?.type === 'WebhookDeliveryAttempted' && !recorded.data.delivered && recorded.data.nextAttemptAt === null && !giveUpNow) await this.disableIfFailing(state, recorded.data.attemptedAt);
       else if (recorded?.type === 'WebhookDeliveryAttempted' && !recorded.data.delivered) this.log.warn(`webhook ${state.scheduled.webhookId} delivery ${id} attempt ${attempt} failed: ${recorded.data.error}`);
     } finally {
       await lease.release();
     }
+  }
+
+  /** One attempt's outcome; undefined when stopped or the lease was lost mid-request (nothing is recorded then). */
+  private async attempt(hook: Extract<WebhookState, { status: 'active' }>, state: Open, lease: Lease): Promise<AttemptOutcome | undefined> {
+    // Recorded, so the sweep stops finding it; a redelivery after enabling sends it.
+    if (!hook.settings.enabled) return { delivered: false, statusCode: null, error: 'not sent: the webhook is disabled', durationMs: 0 };
+    let secret: string;
+    try {
+      secret = this.webhooks.openSecret(hook);
+    } catch (e) {
+      // Another SECRETS_KEY, or a corrupt record: a failed attempt, so it is retried with backoff, not every sweep.
+      return { delivered: false, statusCode: null, error: `not sent: ${(e as Error).message}`, durationMs: 0 };
+    }
+    const started = Date.now();
+    const result = await this.sender.send({ url: hook.settings.url, secret, messageId: state.scheduled.messageId, body: JSON.stringify(state.scheduled.payload), timeoutMs: this.settings.timeoutMs, signal: AbortSignal.any([lease.signal, this.work.signal]) });
+    // The next holder sends it again, with the same webhook-id.
+    if (!lease.held || this.work.stopping) return undefined;
+    const durationMs = Date.now() - started;
+    if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) return { delivered: true, statusCode: result.statusCode, durationMs };
+    return { delivered: false, statusCode: result.statusCode, error: result.statusCode === null ? result.error : `the receiver answered ${result.statusCode}`, durationMs };
   }
 
   /**
