@@ -27,6 +27,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private checkpointed = 0;
   private checkpointedAt = 0;
   private reached = 0;
+  /** Whether the last dispatch found any webhook. */
+  private anyWebhook = false;
 
   constructor(
     @Inject(EVENT_STORE) private readonly events: EventStore,
@@ -65,9 +67,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     return oldest.items.length ? oldest.items[0].from_position : this.events.headPosition();
   }
 
+  /** Without any webhook nothing is written: a restart then starts from the first webhook's creation, or now. */
   private async checkpoint(): Promise<void> {
     this.checkpointedAt = Date.now();
-    if (this.reached <= this.checkpointed) return;
+    if (this.reached <= this.checkpointed || !this.anyWebhook) return;
     const position = this.reached;
     const event: WebhookDispatchEvent = { type: 'WebhookDispatchAdvanced', data: { position, at: this.clock.now().toISOString() } };
     await this.events.append(CHECKPOINT_STREAM, [{ id: randomUUID(), ...event, metadata: { actor: { type: 'system', id: 'webhooks' }, correlationId: CHECKPOINT_STREAM, schemaVersion: 1 } }], { expectedRevision: 'any' });
@@ -91,7 +94,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     if (!type) return;
     // Every webhook created before the event must be in the read model: else a fresh one could miss it.
     if (!(await this.progress.waitFor(e.position, [WEBHOOKS_PROJECTION], 30_000))) throw new Error('the webhooks projection is behind');
-    const hooks = (await this.reads.find<WebhookRow>(WEBHOOKS, { where: [{ field: 'enabled', op: 'eq', value: true }], limit: 1000 })).items.filter((h) => h.from_position < e.position && h.event_types.includes(type));
+    const all = (await this.reads.find<WebhookRow>(WEBHOOKS, { limit: 1000 })).items;
+    this.anyWebhook = all.length > 0;
+    const hooks = all.filter((h) => h.enabled && h.from_position < e.position && h.event_types.includes(type));
     if (!hooks.length) return;
     const origin = needsOrigin(type) ? (await this.events.readStream(e.streamId, { maxCount: 1 }))[0] : undefined;
     const message = webhookMessage(e, origin);
