@@ -96,6 +96,8 @@ describe('webhooks', () => {
     }
     expect((await app.call('POST', '/v2/webhooks', { url: `${receiver.url}/x`, event_types: ['session.turn_completed'], secret: 'mine' })).status).toBe(400);
     expect((await app.call('POST', '/v2/webhooks', { url: `${receiver.url}/x`, event_types: [] })).status).toBe(400);
+    const badAgent = await create('/bad', { agent_keys: ['not a key'] });
+    expect([badAgent.status, Object.keys(badAgent.body.field_errors ?? {})]).toEqual([400, ['agent_keys']]);
     expect((await app.call('GET', '/v2/webhooks?limit=100')).body.webhooks.length).toBe(before);
   });
 

@@ -3,12 +3,12 @@ import type { Response } from 'express';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateIf } from 'class-validator';
 import { WebhookInput, Webhooks, WEBHOOK_EVENT_TYPES } from '@lib/webhooks';
 import { CommandContext, invalid } from '@lib/platform';
+import { KEY_PATTERN } from '../agents/agents.dto';
 import { pageLimit } from '../http/paging';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
 
-const AGENT_KEY = /^[A-Za-z0-9_\-.]{1,64}$/;
 const DELIVERY_STATUSES = ['pending', 'retrying', 'delivered', 'failed'];
 
 class UpdateWebhookDto {
@@ -16,7 +16,7 @@ class UpdateWebhookDto {
   @IsOptional() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(WEBHOOK_EVENT_TYPES.length) @IsIn(WEBHOOK_EVENT_TYPES, { each: true, message: `each value in event_types must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}` }) event_types?: string[];
   @IsOptional() @IsString() @MaxLength(1000) description?: string;
   /** null: every agent's session events again. */
-  @IsOptional() @ValidateIf((_, v) => v !== null) @IsArray() @ArrayMinSize(1) @ArrayMaxSize(100) @IsString({ each: true }) @Matches(AGENT_KEY, { each: true, message: 'each value in agent_keys must be an agent key' }) agent_keys?: string[] | null;
+  @IsOptional() @ValidateIf((_, v) => v !== null) @IsArray() @ArrayMinSize(1) @ArrayMaxSize(100) @IsString({ each: true }) @MaxLength(50, { each: true }) @Matches(KEY_PATTERN, { each: true, message: 'each value in agent_keys must be an agent key' }) agent_keys?: string[] | null;
   @IsOptional() @IsBoolean() enabled?: boolean;
 }
 
@@ -24,7 +24,7 @@ class CreateWebhookDto {
   @IsString() @MinLength(1) @MaxLength(2048) url!: string;
   @IsArray() @ArrayMinSize(1) @ArrayMaxSize(WEBHOOK_EVENT_TYPES.length) @IsIn(WEBHOOK_EVENT_TYPES, { each: true, message: `each value in event_types must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}` }) event_types!: string[];
   @IsOptional() @IsString() @MaxLength(1000) description?: string;
-  @IsOptional() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(100) @IsString({ each: true }) @Matches(AGENT_KEY, { each: true, message: 'each value in agent_keys must be an agent key' }) agent_keys?: string[];
+  @IsOptional() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(100) @IsString({ each: true }) @MaxLength(50, { each: true }) @Matches(KEY_PATTERN, { each: true, message: 'each value in agent_keys must be an agent key' }) agent_keys?: string[];
   @IsOptional() @IsBoolean() enabled?: boolean;
 }
 
