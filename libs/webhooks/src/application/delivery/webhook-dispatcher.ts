@@ -47,7 +47,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       for await (const e of sub) {
         await this.dispatchPersistently(e);
         this.reached = e.position;
-        if (Date.now() - this.checkpointedAt >= CHECKPOINT_EVERY_MS) await this.checkpoint();
+        if (Date.now() - this.checkpointedAt >= CHECKPOINT_EVERY_MS) await this.checkpoint().catch((error: unknown) => this.log.warn(`webhook dispatch checkpoint failed (a restart replays a little more): ${(error as Error).message}`));
       }
     })().catch((e: unknown) => this.log.error(`webhook dispatch stopped: ${(e as Error).message}`));
   }
@@ -84,7 +84,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         return await this.dispatch(e);
       } catch (error) {
         this.log.warn(`webhook dispatch of event ${e.id} failed, retrying in ${wait} ms: ${(error as Error).message}`);
-        await new Promise((r) => setTimeout(r, wait));
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, wait);
+          this.shutdown.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+        });
       }
     }
   }
