@@ -103,6 +103,13 @@ module.exports = {
       from: { path: '^libs/(schedules|pipelines|connectors|aliases)/' },
       to: { path: '^libs/(schedules|pipelines|connectors|aliases)/', pathNot: '^libs/$1/' },
     },
+    {
+      name: 'webhooks-reach-no-other-context',
+      comment: 'webhooks hear the other contexts through the log only (their stored event type strings, docs/webhooks.md): libs/webhooks imports no library but the platform and the SecretBox of libs/llms, which seals every stored credential',
+      severity: 'error',
+      from: { path: '^libs/webhooks/' },
+      to: { path: '^libs/', pathNot: ['^libs/(webhooks|platform)/', '^libs/llms/src/index\\.ts$'] },
+    },
     // Inside one library (issue 42). Direct imports, and the library's own barrels (index.ts, its module), through
     // which the rest of it is reached: dependency-cruiser 17 does not carry a `$1` back-reference into the check of
     // a `reachable` rule (matchesReachesRule matches `to.path` without the groups), so a same-library rule cannot

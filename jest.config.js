@@ -9,9 +9,9 @@ const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }];
 const moduleNameMapper = {
   '^@lib/platform/(engines|sqlite)$': '<rootDir>/libs/platform/src/$1.ts',
   '^@lib/platform/(kernel|filter|projections)$': '<rootDir>/libs/platform/src/$1/index.ts',
-  '^@lib/(corpora|auth|llms|agents|retrieval|tools|schedules|pipelines|connectors|aliases)/events$': '<rootDir>/libs/$1/src/events.ts',
-  '^@lib/(platform|corpora|auth|extraction|encoders|llms|retrieval|agents|testing|tools|schedules|pipelines|connectors|aliases)$': '<rootDir>/libs/$1/src/index.ts',
-  '^@lib/(corpora|auth|llms|agents|retrieval|tools|schedules|pipelines|connectors|aliases)/read-models$': '<rootDir>/libs/$1/src/read-models/index.ts',
+  '^@lib/(corpora|auth|llms|agents|retrieval|tools|schedules|pipelines|connectors|aliases|webhooks)/events$': '<rootDir>/libs/$1/src/events.ts',
+  '^@lib/(platform|corpora|auth|extraction|encoders|llms|retrieval|agents|testing|tools|schedules|pipelines|connectors|aliases|webhooks)$': '<rootDir>/libs/$1/src/index.ts',
+  '^@lib/(corpora|auth|llms|agents|retrieval|tools|schedules|pipelines|connectors|aliases|webhooks)/read-models$': '<rootDir>/libs/$1/src/read-models/index.ts',
   '^@lib/agents/runs$': '<rootDir>/libs/agents/src/runs.ts',
   '^@lib/tools/domain$': '<rootDir>/libs/tools/src/domain/index.ts',
   '^@projections$': '<rootDir>/projections/index.ts',

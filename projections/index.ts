@@ -21,6 +21,7 @@ import { encodersProjection } from './llms/encoders.projection';
 import { searchProjection } from './search/search.projection';
 import { chatsProjection } from './chats/chats.projection';
 import { queryHistoryProjection } from './query-history/query-history.projection';
+import { webhooksProjection } from './webhooks/webhooks.projection';
 
 export * from './agents/agents.projection';
 export * from './agents/sessions.projection';
@@ -44,6 +45,7 @@ export * from './llms/encoders.projection';
 export * from './search/search.projection';
 export * from './chats/chats.projection';
 export * from './query-history/query-history.projection';
+export * from './webhooks/webhooks.projection';
 
 /** Every projection the service runs. */
-export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection, glossariesProjection, userToolsProjection, schedulesProjection, pipelinesProjection, pipelineRunsProjection, aliasesProjection, connectorsProjection, generationPresetsProjection, chatsProjection, queryHistoryProjection, encodersProjection];
+export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection, glossariesProjection, userToolsProjection, schedulesProjection, pipelinesProjection, pipelineRunsProjection, aliasesProjection, connectorsProjection, generationPresetsProjection, chatsProjection, queryHistoryProjection, encodersProjection, webhooksProjection];

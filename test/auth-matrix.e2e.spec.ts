@@ -137,6 +137,9 @@ function expected(route: Route, who: CallerSpec | 'unauthenticated', callerName 
     case 'clients.manage':
     case 'audit.read':
       return who.account.includes(route.policy) ? 'allow' : 403;
+    case 'webhook.manage':
+      // Webhooks send what happens across the account outside: the audit log's reach (owner, administrator).
+      return who.account.includes('audit.read') ? 'allow' : 403;
     case 'llm.use':
       return who.llm !== 'none' ? 'allow' : 403;
     case 'llm.manage':
@@ -229,7 +232,7 @@ const ONE_PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4n
 describe('route × role matrix', () => {
   let app: TestApp;
   const headers: Record<string, Record<string, string>> = {};
-  const fixture = { chatId: '', turnId: '', queryId: '', keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '', toolServerId: '', toolId: '', aliasEventId: '', aliasArtifactId: '', presetId: '', taskId: '', runId: '', deadLetterId: '' };
+  const fixture = { chatId: '', turnId: '', queryId: '', keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '', toolServerId: '', toolId: '', aliasEventId: '', aliasArtifactId: '', presetId: '', taskId: '', runId: '', deadLetterId: '', webhookId: '', deliveryId: '' };
   /** One fixture connector per webhook kind (each webhook answers only for its own type). */
   const connectors: Record<string, string> = { input: '', gchat: '', zoom: '' };
   let mcp: Awaited<ReturnType<typeof startMcpServer>>;
@@ -247,6 +250,13 @@ describe('route × role matrix', () => {
     }
     // Never called: the LLM routes are checked for who may reach them, not for what the model answers.
     await app.call('POST', '/v2/llms', { name: 'fixture-llm', model: 'm', uri: 'http://127.0.0.1:9/v1/chat/completions' });
+    // A webhook hearing failed turns, before the fixture turn below fails: its delivery (to a closed port) is the
+    // deliveries fixture. Deleted by a caller, it comes back with a delivery of a new failed turn.
+    let webhookRecreated = false;
+    if (!fixture.webhookId || (await app.call('GET', `/v2/webhooks/${fixture.webhookId}`)).status === 404) {
+      fixture.webhookId = (await app.call('POST', '/v2/webhooks', { url: 'http://127.0.0.1:9/hook', event_types: ['session.turn_failed'], description: 'fixture' })).body.id ?? '';
+      webhookRecreated = fixture.deliveryId !== '';
+    }
     await app.call('POST', '/v2/agents', { key: 'a1', name: 'A1', model: { name: 'fixture-llm' }, tool_configurations: {}, first_step_name: 'main', steps: { main: { instructions: [] } } });
     await app.call('POST', '/v2/agents/a1/sessions', { key: 's1' });
     if (!fixture.eventId || (await app.call('GET', `/v2/agents/a1/sessions/s1/events/${fixture.eventId}`)).status === 404) {
@@ -259,6 +269,16 @@ describe('route × role matrix', () => {
       form.append('files', new Blob(['fixture artifact'], { type: 'text/plain' }), 'fixture.txt');
       const uploaded = await fetch(`${app.url}/v2/agents/a1/sessions/s1/events`, { method: 'POST', headers: { 'x-api-key': app.key }, body: form });
       fixture.artifactId = ((await uploaded.json()) as { events?: { artifacts?: { artifact_id: string }[] }[] }).events?.[0]?.artifacts?.[0]?.artifact_id ?? '';
+    }
+    if (webhookRecreated) await app.call('POST', '/v2/agents/a1/sessions/s1/events', { messages: [{ type: 'text', content: 'fixture' }] });
+    if (webhookRecreated || !fixture.deliveryId) {
+      for (const deadline = Date.now() + 20_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+        const delivery = (await app.call('GET', `/v2/webhooks/${fixture.webhookId}/deliveries`)).body.deliveries?.[0]?.id;
+        if (delivery) {
+          fixture.deliveryId = delivery;
+          break;
+        }
+      }
     }
     await app.call('POST', '/v2/tool_configurations', { key: 'tc1', name: 'TC1', type: 'web_get' });
     await app.call('POST', '/v2/glossaries', { key: 'g1', name: 'G1' });
@@ -418,7 +438,9 @@ describe('route × role matrix', () => {
       .replace(':version', '1')
       .replace(':chat_id', fixture.chatId)
       .replace(':turn_id', fixture.turnId)
-      .replace(':query_id', fixture.queryId);
+      .replace(':query_id', fixture.queryId)
+      .replace(':webhook_id', fixture.webhookId)
+      .replace(':delivery_id', fixture.deliveryId);
     if (route.method === 'POST' && (route.policy === 'query.corpora' || route.policy === 'chat.turn')) return { path, body: { search: { corpora: [{ corpus_key: 'c1' }] } } };
     if (route.method === 'POST' || route.method === 'PATCH' || route.method === 'PUT') return { path, body: {} };
     return { path };

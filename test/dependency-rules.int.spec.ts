@@ -44,6 +44,8 @@ describe('dependency rules, by reachability', () => {
     ['an adapter → its own library barrel', 'libs/connectors/src/adapters/lint-probe.ts', "import { ConnectorWebhooks } from '../index';\nexport const probe = ConnectorWebhooks;\n", 'adapters-never-reach-application'],
     ['an adapter of another library → a use case of its library', 'libs/llms/src/adapters/lint-probe.ts', "import { ChatCompletions } from '../application/chat/chat-completions';\nexport const probe = ChatCompletions;\n", 'adapters-never-reach-application'],
     ['a use case → an adapter of its library', 'libs/connectors/src/application/lint-probe.ts', "import { SlackPlatform } from '../adapters/slack/slack';\nexport const probe = SlackPlatform;\n", 'application-reaches-adapters-through-ports'],
+    ['webhooks → the agents events entry (they read the log by type string)', 'libs/webhooks/src/application/lint-probe.ts', "import type { SessionEvent } from '@lib/agents/events';\nexport type Probe = SessionEvent;\n", 'webhooks-reach-no-other-context'],
+    ['webhooks → the pipelines context', 'libs/webhooks/src/domain/lint-probe.ts', "import { PIPELINES } from '@lib/pipelines/read-models';\nexport const probe = PIPELINES;\n", 'webhooks-reach-no-other-context'],
   ])('refuses %s', async (_what, path, source, rule) => {
     expect(await lintWith(path, source)).toContain(`error ${rule}: ${path}`);
   }, 60_000);
@@ -71,6 +73,7 @@ describe('dependency rules, by reachability', () => {
   it.each([
     ['connectors → agents through the run-an-agent entry', 'libs/connectors/src/application/lint-probe.ts', "import { AGENT_RUNS } from '@lib/agents/runs';\nexport const probe = AGENT_RUNS;\n"],
     ['an adapter → the port it implements', 'libs/connectors/src/adapters/lint-probe.ts', "import { CONNECTOR_PLATFORMS } from '../application/connectors/connector-platform.port';\nexport const probe = CONNECTOR_PLATFORMS;\n"],
+    ['webhooks → the SecretBox of libs/llms', 'libs/webhooks/src/application/lint-probe.ts', "import { SecretBox } from '@lib/llms';\nexport const probe = SecretBox;\n"],
     ['a use case → another library\'s entry', 'libs/connectors/src/application/lint-probe.ts', "import { OutboundHttp } from '@lib/platform';\nexport const probe = OutboundHttp;\n"],
   ])('accepts %s', async (_what, path, source) => {
     expect(await lintWith(path, source)).toBe('');

@@ -23,7 +23,7 @@ export async function spawnService(env: Record<string, string>, timeoutMs = 30_0
   const consoleDir = existsSync(join(root, 'dist', 'console')) ? { CONSOLE_DIR: join(root, 'dist', 'console') } : {};
   const child = spawn(process.execPath, [...entry, ...args], {
     cwd: root,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_TOOLS_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_PIPELINES_ALLOWED_HOSTS: '127.0.0.1', ...consoleDir, ...env },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_TOOLS_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_PIPELINES_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_WEBHOOKS_ALLOWED_HOSTS: '127.0.0.1', ...consoleDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];

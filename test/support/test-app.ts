@@ -38,11 +38,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ADMIN_API_KEY: TEST_KEY,
     LOG_LEVEL: 'info',
     SQLITE_SYNCHRONOUS: 'NORMAL',
-    // The scripted model servers, and the sites, tool servers and sources tests start, listen on 127.0.0.1, which
+    // The scripted model servers, and the sites, tool servers, sources and webhook receivers tests start, listen on 127.0.0.1, which
     // the outbound policy refuses by default: each purpose's allow list names it (docs/security.md).
     OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
     OUTBOUND_TOOLS_ALLOWED_HOSTS: '127.0.0.1',
     OUTBOUND_PIPELINES_ALLOWED_HOSTS: '127.0.0.1',
+    OUTBOUND_WEBHOOKS_ALLOWED_HOSTS: '127.0.0.1',
     ...options.env,
   });
   const logLines: string[] = [];

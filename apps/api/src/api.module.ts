@@ -11,6 +11,7 @@ import { PipelinesModule } from '@lib/pipelines';
 import { SchedulesModule } from '@lib/schedules';
 import { AliasesModule } from '@lib/aliases';
 import { ConnectorsModule } from '@lib/connectors';
+import { WebhooksModule } from '@lib/webhooks';
 import {
   AddressLookup,
   Clock,
@@ -65,6 +66,7 @@ import { ToolServersController } from './agents/tool-servers.controller';
 import { ToolsController } from './agents/tools.controller';
 import { SchedulesController } from './agents/schedules.controller';
 import { ConnectorsController } from './connectors/connectors.controller';
+import { WebhooksController } from './webhooks/webhooks.controller';
 import { PipelinesController } from './pipelines/pipelines.controller';
 import { PipelineRunsController } from './pipelines/pipeline-runs.controller';
 import { AliasesController } from './agents/aliases.controller';
@@ -187,6 +189,7 @@ export const API_CONTROLLERS = [
   GlossariesController,
   SessionsController,
   InstructionsController,
+  WebhooksController,
 ];
 
 /** What an agent's configurers may do now (libs/agents' CapabilityLookup port): the auth module's authenticator. */
@@ -224,6 +227,7 @@ export class ApiModule {
         SchedulesModule,
         AliasesModule,
         ConnectorsModule.forRoot({ llms }),
+        WebhooksModule.forRoot({ llms }),
         EncodersModule.forRoot(loadEncoderConfig(options.config.env), outbound.models.fetch),
       ],
       controllers: options.routes === 'health' ? [HealthController] : API_CONTROLLERS,

@@ -4,6 +4,7 @@ import { ApprovalExpiryHandler, TurnSweeper, WakeupHandler } from '@lib/agents';
 import { ConnectorReplier } from '@lib/connectors';
 import { PipelineRunner } from '@lib/pipelines';
 import { ScheduleRunner } from '@lib/schedules';
+import { WebhookDeliverer, WebhookDispatcher } from '@lib/webhooks';
 import { CorporaModule, JobRunner } from '@lib/corpora';
 import { CLOCK, Clock, DURABLE_TIMERS, DurableTimers, EVENT_STORE, EventStore, EventStoreLeases, LEASES, Leases, ServiceConfig } from '@lib/platform';
 import type { Logger } from 'pino';
@@ -56,6 +57,8 @@ export class WorkerModule {
         ScheduleRunner,
         ConnectorReplier,
         PipelineRunner,
+        WebhookDispatcher,
+        WebhookDeliverer,
       ],
       exports: [LEASES, DURABLE_TIMERS],
     };

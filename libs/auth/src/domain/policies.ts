@@ -54,6 +54,11 @@ export const POLICIES = {
   'users.read': { kind: 'account', action: 'users.read' },
   'clients.manage': { kind: 'account', action: 'clients.manage' },
   'audit.read': { kind: 'account', action: 'audit.read' },
+  /**
+   * Webhooks send what happens across the account (every agent's sessions, pipelines, schedules) to a URL outside:
+   * the reach of the audit log, so its holders (owner, administrator) manage them (docs/webhooks.md).
+   */
+  'webhook.manage': { kind: 'account', action: 'audit.read' },
   'llm.use': { kind: 'account', action: 'llm.use' },
   'llm.manage': { kind: 'account', action: 'llm.manage' },
   'agent.create': { kind: 'account', action: 'agent.create' },

@@ -18,9 +18,9 @@ export interface OutboundPolicyConfig {
  * What the calls leaving the service are for: each purpose has its own allow settings, so an entry that lets the
  * service reach a local model does not let an agent's `web_get` or a pipeline reach it too (docs/security.md).
  * `models`: registered models, encoders, rerankers, scorers. `tools`: agent tools (`web_get`, `web_search`, MCP tool
- * servers) and connectors' platform calls. `pipelines`: pipeline sources.
+ * servers) and connectors' platform calls. `pipelines`: pipeline sources. `webhooks`: webhook deliveries.
  */
-export type OutboundPurpose = 'models' | 'tools' | 'pipelines';
+export type OutboundPurpose = 'models' | 'tools' | 'pipelines' | 'webhooks';
 
 export interface OutboundSettingNames {
   readonly allowedHosts: string;
@@ -31,6 +31,7 @@ export const OUTBOUND_SETTINGS: Readonly<Record<OutboundPurpose, OutboundSetting
   models: { allowedHosts: 'OUTBOUND_ALLOWED_HOSTS', allowPrivate: 'OUTBOUND_ALLOW_PRIVATE' },
   tools: { allowedHosts: 'OUTBOUND_TOOLS_ALLOWED_HOSTS', allowPrivate: 'OUTBOUND_TOOLS_ALLOW_PRIVATE' },
   pipelines: { allowedHosts: 'OUTBOUND_PIPELINES_ALLOWED_HOSTS', allowPrivate: 'OUTBOUND_PIPELINES_ALLOW_PRIVATE' },
+  webhooks: { allowedHosts: 'OUTBOUND_WEBHOOKS_ALLOWED_HOSTS', allowPrivate: 'OUTBOUND_WEBHOOKS_ALLOW_PRIVATE' },
 };
 
 export const DEFAULT_OUTBOUND_POLICY: OutboundPolicyConfig = { allowPrivate: false, allowedHosts: [], deniedHosts: [] };

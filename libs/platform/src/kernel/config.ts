@@ -89,6 +89,8 @@ export interface ServiceConfig {
   readonly outboundTools: OutboundPolicyConfig;
   /** Which addresses pipeline sources may reach (OUTBOUND_PIPELINES_* and OUTBOUND_DENIED_HOSTS). */
   readonly outboundPipelines: OutboundPolicyConfig;
+  /** Webhook deliveries (OUTBOUND_WEBHOOKS_ALLOWED_HOSTS, OUTBOUND_WEBHOOKS_ALLOW_PRIVATE; docs/webhooks.md). */
+  readonly outboundWebhooks: OutboundPolicyConfig;
   /** Upload parser threads (EXTRACTION_WORKERS, default 2): files parsed at once (docs/security.md). */
   readonly extractionWorkers: number;
   /** Wall-clock limit of one file's parse (EXTRACTION_TIMEOUT_MS, default 30 s): past it the upload is a 422. */
@@ -194,7 +196,8 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
   const outbound = outboundPolicyFromEnv(env);
   const outboundTools = outboundPolicyFromEnv(env, 'tools');
   const outboundPipelines = outboundPolicyFromEnv(env, 'pipelines');
-  problems.push(...outbound.problems, ...outboundTools.problems, ...outboundPipelines.problems);
+  const outboundWebhooks = outboundPolicyFromEnv(env, 'webhooks');
+  problems.push(...outbound.problems, ...outboundTools.problems, ...outboundPipelines.problems, ...outboundWebhooks.problems);
   const lambdaIsolation = (text('LAMBDA_SANDBOX_ISOLATION') ?? 'os').toLowerCase();
   if (lambdaIsolation !== 'os' && lambdaIsolation !== 'javascript') problems.push(`LAMBDA_SANDBOX_ISOLATION must be os or javascript, got "${lambdaIsolation}"`);
   const config: ServiceConfig = {
@@ -242,6 +245,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     outbound: outbound.config,
     outboundTools: outboundTools.config,
     outboundPipelines: outboundPipelines.config,
+    outboundWebhooks: outboundWebhooks.config,
     extractionWorkers: int('EXTRACTION_WORKERS', 2, 1, 64),
     extractionTimeoutMs: int('EXTRACTION_TIMEOUT_MS', 30_000, 100, 600_000),
     lambdaWarmSandboxes: int('LAMBDA_WARM_SANDBOXES', 1, 0, 16),
