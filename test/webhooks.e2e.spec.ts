@@ -137,6 +137,25 @@ describe('webhooks', () => {
     for (const id of [desk.body.id, other.body.id]) await app.call('DELETE', `/v2/webhooks/${id}`);
   });
 
+  it('tells that a tool call waits for approval, with what an approver needs and not the arguments', async () => {
+    const tool = { type: 'web_get', description: 'Pays an invoice', requires_approval: true };
+    expect((await app.call('POST', '/v2/agents', { key: 'gate', name: 'gate', model: { name: 'm' }, tool_configurations: { pay: tool }, first_step_name: 'main', steps: { main: { instructions: [], allowed_tools: ['pay'] } } })).status).toBe(201);
+    const hook = await create('/approvals', { event_types: ['session.approval_requested'], agent_keys: ['gate'] });
+    expect(hook.status).toBe(201);
+    expect((await app.call('POST', '/v2/agents/gate/sessions', { key: 'g1' })).status).toBe(201);
+    upstream.enqueue({ toolCalls: [{ id: 'call_g1', name: 'pay', arguments: JSON.stringify({ url: 'http://127.0.0.1:9/invoice/secret-path' }) }] });
+    const paused = await app.call('POST', '/v2/agents/gate/sessions/g1/events', { messages: [{ type: 'text', content: 'pay it' }] });
+    expect(paused.status).toBe(201);
+    const request = paused.body.events.find((e: { type: string }) => e.type === 'tool_approval_requested');
+    expect(request).toBeDefined();
+    const [got] = await until('the delivery', () => (receiver.at('/approvals').length ? receiver.at('/approvals') : undefined), 20_000);
+    const verified = new Webhook(hook.body.secret).verify(got.body, got.headers) as { type: string; data: Record<string, unknown> };
+    expect(verified.type).toBe('session.approval_requested');
+    expect(verified.data).toMatchObject({ agent_key: 'gate', session_key: 'g1', event_id: request.id, tool_call_id: 'call_g1', tool_name: 'web_get', tool_configuration_name: 'pay', expires_at: request.expires_at });
+    expect(got.body).not.toContain('secret-path');
+    await app.call('DELETE', `/v2/webhooks/${hook.body.id}`);
+  });
+
   it('retries a failing receiver (500, then 200) with the same webhook-id and shows the attempts; a redelivery sends the same id again', async () => {
     receiver.reply('/flaky', 500);
     const hook = await create('/flaky', { agent_keys: ['desk'] });
