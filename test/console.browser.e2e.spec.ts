@@ -225,7 +225,7 @@ suite('the web console in a browser', () => {
     await page.keyboard.press('Home');
     await page.getByText(`As of event 1 of ${all.length}`).waitFor();
     const then = page.getByRole('region', { name: 'The session as of the selected event' });
-    await then.locator('.ev-input_message').waitFor();
+    await then.locator('.ev-input_message').first().waitFor();
     // Polled from here: a string predicate polled in the page needs eval, which the console's CSP refuses.
     await until('the session as of event 1 to show one event', async () => ((await then.locator('.event').count()) === 1 ? true : undefined), 30_000);
     await shot('history');

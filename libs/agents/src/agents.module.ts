@@ -33,6 +33,7 @@ import { StoredAgentDirectory } from './application/runs/stored-agent-directory'
 import { WAKEUP_SCHEDULER } from './application/agent-timers';
 import { Glossaries, glossaryReminderCheck } from './application/glossaries/glossaries';
 import { TurnRunner } from './application/turn/turn-runner';
+import { RunningTurns } from './application/turn/running-turns';
 import { LiveTurns } from './application/turn/live-turns';
 import { SessionFeed } from './application/sessions/session-feed';
 import { PromptBuilder } from './application/turn/prompt-builder';
@@ -142,6 +143,7 @@ export class AgentsModule {
         TurnRunner,
         ApprovalArguments,
         LiveTurns,
+        RunningTurns,
         SessionInputs,
         SessionFeed,
         { provide: AGENT_RUNS, inject: [Sessions, SessionInputs], useFactory: (sessions: Sessions, inputs: SessionInputs) => new SessionAgentRuns(sessions, inputs) },
@@ -150,7 +152,7 @@ export class AgentsModule {
         { provide: AGENT_SECRET_READER, useExisting: AgentSecrets },
         { provide: CONDITION_COMPILER, useValue: { compile: compileCondition } satisfies ConditionCompiler },
       ],
-      exports: [AGENT_RUNS, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, InstructionTexts, Sessions, SessionInputs, SessionFeed, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, ConditionSyntax, Glossaries],
+      exports: [AGENT_RUNS, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, InstructionTexts, Sessions, SessionInputs, RunningTurns, SessionFeed, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, ConditionSyntax, Glossaries],
     };
   }
 }

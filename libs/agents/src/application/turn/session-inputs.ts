@@ -1,57 +1,19 @@
-import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
-import { findLlm } from '@lib/llms';
-import { Clock, CLOCK, CommandContext, ConcurrencyError, conflict, DomainError, ID_GENERATOR, IdGenerator, invalid, ProcessLiveness, READ_STORE, ReadStore } from '@lib/platform';
-import { applyOverrides, clientOutputProblems, ToolAttachments, ToolConfigurations, USER_TOOLS, UserToolRow } from '@lib/tools';
-import type { SessionApiEvent, SessionEvent } from '../../domain/session-events';
+import { Inject, Injectable } from '@nestjs/common';
+import { Clock, CLOCK, CommandContext, ConcurrencyError, DomainError, ID_GENERATOR, IdGenerator, invalid, READ_STORE, ReadStore } from '@lib/platform';
+import { applyOverrides, clientOutputProblems, USER_TOOLS, UserToolRow } from '@lib/tools';
+import type { SessionApiEvent } from '../../domain/session-events';
 import { apiEventView } from '../../domain/session-events';
-import { ActiveSession, sessionFold } from '../../domain/session';
-import { ApprovedCall, decideApprovalExpiry, decideCompactionRequest, decideInputMessage, decideInterrupt, decideToolApproval, decideToolOutputs, heldInput, pendingCall, ResumeDecision, Stamp } from '../../domain/session-input';
-import { decideCloseCrashedTurn, decideStartTurn } from '../../domain/session-turn';
+import type { ActiveSession } from '../../domain/session';
+import { decideApprovalExpiry, decideCompactionRequest, decideInputMessage, decideInterrupt, decideToolApproval, decideToolOutputs, heldInput, pendingCall, ResumeDecision, Stamp } from '../../domain/session-input';
 import { ActiveAgent, Sessions } from '../sessions/sessions';
-import { AgentQuotas } from './agent-quotas';
-import { AgentIdentities } from '../access/agent-access';
-import { TurnRunner } from './turn-runner';
 import { ApprovalArguments, pendingApprovalViews } from './approval-arguments';
-import { LiveTurn, LiveTurns } from './live-turns';
+import { AGENT_SECRET_VALUES, AgentSecretValues, RunningTurns, TurnRequest } from './running-turns';
 import { NO_SINK, TurnSink } from './turn-sink';
-
-export const AGENT_LEASES = Symbol('AgentLeases');
-/** This process's liveness lease: a running turn is marked with its holder id (docs/agents.md, What a turn commits). */
-export const AGENT_LIVENESS = Symbol('AgentLiveness');
-/** Whether the agent acting as its identity may read a corpus (filled by the identity of the agent). */
-export const AGENT_CORPUS_ACCESS = Symbol('AgentCorpusAccess');
-export type AgentCorpusAccess = (agentKey: string, corpusKey: string) => Promise<boolean>;
-/** Clear values of an agent's secrets, for `$ref`s in tool arguments. */
-export const AGENT_SECRET_VALUES = Symbol('AgentSecretValues');
-export type AgentSecretValues = (agentKey: string) => Promise<Record<string, string>>;
-
 import type { InputRequest, InputResult } from '../runs/agent-runs.port';
 import { SessionAgentRuns } from '../runs/session-agent-runs';
 export type { InputRequest, InputResult };
-
-/** One turn to run: the session as decided on, the events stored with its start, and where it reports. */
-interface TurnRequest {
-  readonly agent: ActiveAgent;
-  readonly session: ActiveSession;
-  readonly streamId: string;
-  readonly revision: number;
-  /** Stored in the same append as the turn's start (the input, or the client tool outputs it resumes on). */
-  readonly first: SessionEvent[];
-  readonly step: string;
-  readonly ctx: CommandContext;
-  readonly sink: TurnSink;
-  readonly streaming: boolean;
-  readonly signal?: AbortSignal;
-  /** A compaction asked for by an input, run as the turn. */
-  readonly compaction?: { readonly upTo?: string; readonly message?: string };
-  /** Calls a person approved, run first by the resumed turn. */
-  readonly approved?: readonly ApprovedCall[];
-  /** Who may decide the turn's `session_user` approvals, when it resumes a turn that asked for some. */
-  readonly sessionUser?: string;
-}
-
-/** How long a follow-up waits for the running turn before it is refused. */
-const FOLLOW_UP_WAIT_MS = 120_000;
+export { AGENT_CORPUS_ACCESS, AGENT_LEASES, AGENT_LIVENESS, AGENT_SECRET_VALUES } from './running-turns';
+export type { AgentCorpusAccess, AgentSecretValues } from './running-turns';
 
 /**
  * The inputs of a session (`POST …/events`): a message starts a turn in this process, its start appended at the
@@ -61,40 +23,19 @@ const FOLLOW_UP_WAIT_MS = 120_000;
  * closed as interrupted by crash before anything else happens.
  */
 @Injectable()
-export class SessionInputs implements OnApplicationShutdown {
-  private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
+export class SessionInputs {
   /** The last follow-up of each session in this process: follow-ups are taken one at a time, in arrival order. */
   private readonly followUps = new Map<string, Promise<void>>();
 
   constructor(
     private readonly sessions: Sessions,
-    private readonly runner: TurnRunner,
-    private readonly quotas: AgentQuotas,
-    private readonly toolConfigs: ToolConfigurations,
-    private readonly identities: AgentIdentities,
-    private readonly toolServers: ToolAttachments,
+    private readonly turns: RunningTurns,
     @Inject(READ_STORE) private readonly reads: ReadStore,
-    @Inject(AGENT_LIVENESS) private readonly liveness: ProcessLiveness,
-    @Inject(AGENT_CORPUS_ACCESS) private readonly corpusAccess: AgentCorpusAccess,
     @Inject(AGENT_SECRET_VALUES) private readonly agentSecrets: AgentSecretValues,
     private readonly approvalArguments: ApprovalArguments,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     @Inject(CLOCK) private readonly clock: Clock,
-    private readonly live: LiveTurns,
   ) {}
-
-  /**
-   * A process that stops with no turn running says so at once (its liveness lease released); with turns running,
-   * the lease is left to expire and another process closes them as interrupted by crash.
-   */
-  async onApplicationShutdown(): Promise<void> {
-    if (this.running.size === 0) await this.liveness.release();
-  }
-
-  /** Turns running in this process (for shutdown and tests). */
-  get runningTurns(): number {
-    return this.running.size;
-  }
 
   async input(agentKey: string, sessionKey: string, req: InputRequest, ctx: CommandContext, sink: TurnSink = NO_SINK, streaming = false, signal?: AbortSignal): Promise<InputResult> {
     if (req.type === 'input_message' && req.behavior === 'follow_up') return this.followUp(agentKey, sessionKey, req, ctx, sink, streaming, signal);
@@ -145,8 +86,8 @@ export class SessionInputs implements OnApplicationShutdown {
       if (duplicate.held) sink.event(apiEventView(duplicate.held, sessionKey));
       return {};
     }
-    if (session.turn && !(await this.turnAlive(session.turn.holder, streamId))) {
-      ({ session, revision } = await this.closeCrashedTurn(session, streamId, revision, ctx));
+    if (session.turn && !(await this.turns.turnAlive(session.turn.holder, streamId))) {
+      ({ session, revision } = await this.turns.closeCrashedTurn(session, streamId, revision, ctx));
     }
     const turn = { agent, session, streamId, revision, ctx, sink, streaming, signal };
     const firstStep = agent.config.first_step_name;
@@ -155,7 +96,7 @@ export class SessionInputs implements OnApplicationShutdown {
         const events = decideInterrupt(session, { ...ref, ...this.stamp() });
         await this.sessions.store.append(streamId, revision, events, ctx);
         for (const e of events) sink.event(apiEventView(e as SessionApiEvent, sessionKey));
-        this.running.get(streamId)?.abort.abort();
+        this.turns.abort(streamId);
         return {};
       }
       case 'tool_output': {
@@ -182,7 +123,7 @@ export class SessionInputs implements OnApplicationShutdown {
       return {};
     }
     if (decided.kind === 'follow_up') {
-      await this.waitForTurn(agentKey, sessionKey, streamId);
+      await this.turns.waitForTurn(agentKey, sessionKey, streamId);
       throw new ConcurrencyError(streamId, revision, revision);
     }
     return this.runTurn({ ...turn, first: decided.events, step: decided.step });
@@ -192,7 +133,7 @@ export class SessionInputs implements OnApplicationShutdown {
    * A decision on what a paused turn waits for: the turn resumes (running the approved calls first) when nothing
    * is waited for any more, else the decision is only stored.
    */
-  private async resume(turn: Omit<TurnRequest, 'first' | 'step'>, decided: ResumeDecision): Promise<Omit<InputResult, 'events'>> {
+  private async resume(turn: Omit<TurnRequest, 'first' | 'step' | 'runs'>, decided: ResumeDecision): Promise<Omit<InputResult, 'events'>> {
     const sessionUser = turn.session.approvals[0]?.sessionUser;
     if (decided.resume) return this.runTurn({ ...turn, first: decided.events, step: decided.step, approved: decided.run, ...(sessionUser ? { sessionUser } : {}) });
     await this.sessions.store.append(turn.streamId, turn.revision, decided.events, turn.ctx);
@@ -255,118 +196,6 @@ export class SessionInputs implements OnApplicationShutdown {
     return found;
   }
 
-  private async runTurn(request: TurnRequest) {
-    const { agent, session, streamId, revision, first, step, ctx, sink, streaming, signal, compaction, approved, sessionUser } = request;
-    // A quota already used up refuses the input before anything is stored (429).
-    await this.quotas.admit(agent);
-    // One turn per session and process at a time; across processes the start's append at the session's revision
-    // decides (a ConcurrencyError makes the input decide again, on a session that now shows the turn).
-    if (this.running.has(streamId)) throw conflict('session.turn_running', 'A turn is already running in this session: send the input with behavior "steer" or "follow_up"');
-    const abort = new AbortController();
-    let finished!: () => void;
-    const done = new Promise<void>((r) => (finished = r));
-    this.running.set(streamId, { abort, done });
-    const stop = () => abort.abort();
-    let alive: AbortSignal | undefined;
-    let live: LiveTurn | undefined;
-    try {
-      const turnId = `turn_${this.ids.uuid()}`;
-      // What the turn streams is kept while it runs, for a client re-attaching (`GET …/stream`, docs/agents.md).
-      live = this.live.open(streamId, turnId, revision);
-      const out = live.tee(sink);
-      const before = first.reduce((s, e) => foldActive(s, e), session);
-      // Held before the start is stored: another process that reads the start finds its holder alive.
-      const held = (await this.liveness.lease()).signal;
-      alive = held;
-      const started = decideStartTurn(before, { turnId, step, holder: this.liveness.holder, agentRevision: agent.revision, now: this.clock.now() });
-      const appended = await this.sessions.store.append(streamId, revision, [...first, ...started], ctx);
-      const state = started.reduce((s, e) => foldActive(s, e), before);
-      const firstRevision = appended.nextExpectedRevision - first.length - started.length + 1;
-      for (const [i, e] of first.entries()) if ('eventId' in e.data) out.event(apiEventView(e as SessionApiEvent, session.key), String(firstRevision + i));
-      out.reached?.(appended.nextExpectedRevision);
-      // This process's liveness lost (not renewed in time): another process may close the turn as crashed; stop it.
-      held.addEventListener('abort', stop, { once: true });
-      // An in-process caller's signal (a pipeline record's timeout, a schedule's stall, a parent turn) cancels the
-      // turn; what was stored stays. HTTP callers pass none: a turn outlives its caller (issue 43, docs/agents.md).
-      let cancelled = false;
-      signal?.addEventListener('abort', () => ((cancelled = true), abort.abort()), { once: true });
-      const secrets = await this.agentSecrets(agent.key);
-      const llm = await findLlm(this.reads, agent.config.model.name);
-      // Reusable tool configurations are read at each turn: a change to one applies to every agent using it.
-      const resolved = { ...agent, config: await this.toolServers.attach(await this.toolConfigs.resolve(agent.config)) };
-      const setup = {
-        agent: resolved,
-        streamId,
-        state,
-        revision: appended.nextExpectedRevision,
-        step,
-        refs: { agentSecrets: secrets, agentMetadata: agent.config.metadata, sessionSecrets: this.sessions.openSecrets(session), sessionMetadata: session.fields.metadata },
-        canReadCorpus: (corpusKey: string) => this.corpusAccess(agent.key, corpusKey),
-        canUseAgent: (agentKey: string) => this.identities.canUseAgent(agent.key, agentKey),
-        canWriteCorpus: (corpusKey: string) => this.identities.canWriteCorpus(agent.key, corpusKey),
-        runs: new SessionAgentRuns(this.sessions, this),
-        ctx,
-        sink: out,
-        streaming,
-        signal: abort.signal,
-        contextWindow: llm?.capabilities.context_limit,
-        imageSupport: llm?.capabilities.image_support,
-        cancelled: () => cancelled,
-        sessionUser: sessionUser ?? session.endUser ?? `${ctx.actor.type}:${ctx.actor.id}`,
-        approved,
-      };
-      if (compaction) return await this.runner.runCompaction(setup, turnId, compaction.upTo, compaction.message);
-      return await this.runner.run(setup, turnId);
-    } finally {
-      // The turn's end is stored before the caller is answered, and nothing else needs releasing: a client that
-      // sends its next input as soon as it has the answer finds the session free (issue 43). A follow-up waiting
-      // on `done` starts its turn at once.
-      alive?.removeEventListener('abort', stop);
-      if (live) this.live.close(live);
-      this.running.delete(streamId);
-      finished();
-    }
-  }
-
-  /**
-   * Closes the running turn of a session as interrupted by crash when nobody holds its lease any more (the
-   * worker's sweep calls this); true when it did.
-   */
-  async recoverCrashed(agentKey: string, sessionKey: string): Promise<boolean> {
-    const { session, revision, streamId } = await this.sessions.active(agentKey, sessionKey);
-    if (!session.turn || (await this.turnAlive(session.turn.holder, streamId))) return false;
-    const ctx: CommandContext = { actor: { type: 'system', id: 'turn-sweeper' }, requestId: `sweep-${session.turn.turnId}`, commandId: `sweep-${session.turn.turnId}`, now: this.clock.now() };
-    await this.closeCrashedTurn(session, streamId, revision, ctx);
-    return true;
-  }
-
-  private async closeCrashedTurn(session: ActiveSession, streamId: string, revision: number, ctx: CommandContext) {
-    const events = decideCloseCrashedTurn(session, this.stamp());
-    const appended = await this.sessions.store.append(streamId, revision, events, ctx);
-    return { session: events.reduce((s, e) => foldActive(s, e), session), revision: appended.nextExpectedRevision };
-  }
-
-  /**
-   * Whether the turn a session shows can still be running: in this process, when it marked it; elsewhere, while the
-   * marking process's liveness lease is held.
-   */
-  private async turnAlive(holder: string, streamId: string): Promise<boolean> {
-    if (holder === this.liveness.holder) return this.running.has(streamId);
-    return this.liveness.isAlive(holder);
-  }
-
-  private async waitForTurn(agentKey: string, sessionKey: string, streamId: string): Promise<void> {
-    const local = this.running.get(streamId);
-    if (local) return local.done;
-    const deadline = Date.now() + FOLLOW_UP_WAIT_MS;
-    while (Date.now() < deadline) {
-      // A turn of another process: its end (or its runner's death) shows in the session.
-      const { session } = await this.sessions.active(agentKey, sessionKey);
-      if (!session.turn || !(await this.turnAlive(session.turn.holder, streamId))) return;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    throw conflict('session.turn_running', 'The running turn did not end in time for the follow-up; send it again');
-  }
 
   /**
    * The client tool calls the session waits for, with their arguments as the tool gets them, except that a secret
@@ -391,6 +220,10 @@ export class SessionInputs implements OnApplicationShutdown {
     });
   }
 
+  private runTurn(request: Omit<TurnRequest, 'runs'>) {
+    return this.turns.run({ ...request, runs: new SessionAgentRuns(this.sessions, this) });
+  }
+
   /** All events after `since` (`start`: from the beginning), for a caller that queued input. */
   private async since(agentKey: string, sessionKey: string, since: string): Promise<Record<string, unknown>[]> {
     const { session } = await this.sessions.active(agentKey, sessionKey);
@@ -403,10 +236,4 @@ export class SessionInputs implements OnApplicationShutdown {
   private stamp(): Stamp {
     return { newEventId: () => `aev_${this.ids.uuid()}`, now: this.clock.now() };
   }
-}
-
-
-function foldActive(s: ActiveSession, e: SessionEvent): ActiveSession {
-  const next = sessionFold.evolve(s, e);
-  return next.status === 'active' ? next : s;
 }

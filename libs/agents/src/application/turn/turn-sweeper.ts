@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { Clock, CLOCK, CommandContext, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
 import { Sessions } from '../sessions/sessions';
 import { SESSIONS, SessionRow } from '../../read-models';
-import { SessionInputs } from './session-inputs';
+import { RunningTurns } from './running-turns';
 
 /**
  * The worker's sweep for turns whose runner died (a process killed mid-turn): a session shown running whose
@@ -17,7 +17,7 @@ export class TurnSweeper implements OnApplicationBootstrap, OnApplicationShutdow
   private sweeping = false;
 
   constructor(
-    private readonly inputs: SessionInputs,
+    private readonly turns: RunningTurns,
     private readonly sessions: Sessions,
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
@@ -43,7 +43,7 @@ export class TurnSweeper implements OnApplicationBootstrap, OnApplicationShutdow
       const running = await this.reads.find<SessionRow>(SESSIONS, { where: [{ field: 'status', op: 'eq', value: 'running' }], limit: 100 });
       for (const row of running.items) {
         try {
-          if (await this.inputs.recoverCrashed(row.agent_key, row.key)) {
+          if (await this.turns.recoverCrashed(row.agent_key, row.key)) {
             closed++;
             this.log.warn(`closed the turn of session ${row.agent_key}/${row.key}: its runner stopped`);
           }
