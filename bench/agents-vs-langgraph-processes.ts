@@ -61,11 +61,11 @@ const parsed = (line: string): Record<string, unknown> | undefined => {
 };
 
 /**
- * The built service (dist/apps/main.js) in its own process on a fresh data directory, the event log at the
+ * A built service (`dist`/apps/main.js, run from the directory above it) in its own process on a fresh data directory, the event log at the
  * synchronous level asked (FULL, the service's default), logs at info only to see it start and its default encoder
  * load: that load takes a core for seconds, so the bench waits for it before measuring anything.
  */
-export async function startService(apiKey: string, synchronous: string): Promise<Started> {
+export async function startService(apiKey: string, synchronous: string, dist: string): Promise<Started> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-vs-langgraph-ours-'));
   const env = {
     ...process.env,
@@ -82,11 +82,11 @@ export async function startService(apiKey: string, synchronous: string): Promise
     OUTBOUND_PIPELINES_ALLOWED_HOSTS: '127.0.0.1',
     ...serviceEnv(),
   };
-  const main = resolve(__dirname, '..', 'apps', 'main.js');
+  const main = join(dist, 'apps', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run through npm run bench (it builds first)`);
   let started: Record<string, unknown> | undefined;
   let startedAt = 0;
-  const p = startProcess([main], ROOT, env, (line) => {
+  const p = startProcess([main], resolve(dist, '..'), env, (line) => {
     const entry = parsed(line);
     if (entry?.msg === 'service started') {
       started = entry;

@@ -1,5 +1,6 @@
 import { ChildProcess, fork } from 'node:child_process';
-import { join } from 'node:path';
+import { loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
 // The server file alone: the testing index also holds jest helpers, which a built bench cannot load.
 import { ScriptedOpenAIServer, ScriptedReply } from '../libs/testing/src/scripted-openai-server';
 import type { ClientOrder, ConcurrentResult, SequentialResult, System } from './agents-vs-langgraph-client';
@@ -19,9 +20,11 @@ const KEY = 'zut_bench_key_0123456789abcdefghijkl';
  * The systems take turns input by input (a, c) or round by round (b) so that all see the same machine noise.
  */
 export async function agentsVsLanggraphBench(args: string[]): Promise<void> {
-  const turns = Number(args[0] ?? 500);
+  const turns = Number(args[0] ?? 300);
   const conversations = Number(args[1] ?? 50);
   const rounds = Number(args[2] ?? 3);
+  // Another build's dist (e.g. main before a change, built in a worktree): measured in the same run as a fourth system.
+  const otherDist = args[3] ? resolve(args[3]) : undefined;
   const synchronous = (process.env.SQLITE_SYNCHRONOUS ?? 'FULL').toUpperCase();
   ensurePeerInstalled();
   const model = await ScriptedOpenAIServer.start();
@@ -29,24 +32,31 @@ export async function agentsVsLanggraphBench(args: string[]): Promise<void> {
   const started: Started[] = [];
   let client: ChildProcess | undefined;
   try {
-    // All three settled before going on, so that one failing to start leaves none of the others running.
-    const starting = await Promise.allSettled([startService(KEY, synchronous), startPeer('FULL', model.baseURL), startPeer('installed', model.baseURL)]);
+    // All settled before going on, so that one failing to start leaves none of the others running.
+    const starting = await Promise.allSettled([
+      startService(KEY, synchronous, resolve(__dirname, '..')),
+      startPeer('FULL', model.baseURL),
+      startPeer('installed', model.baseURL),
+      ...(otherDist ? [startService(KEY, synchronous, otherDist)] : []),
+    ]);
     for (const s of starting) if (s.status === 'fulfilled') started.push(s.value);
     const failed = starting.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
-    const [ours, full, installed] = started;
-    await setUpAgent(ours.url, model.baseURL);
+    const [ours, full, installed, other] = started;
     const systems: System[] = [
       { name: 'service', kind: 'ours', url: ours.url, apiKey: KEY },
       { name: 'langgraph FULL', kind: 'peer', url: full.url },
       { name: 'langgraph as installed', kind: 'peer', url: installed.url },
+      ...(other ? [{ name: 'service, other build', kind: 'ours' as const, url: other.url, apiKey: KEY }] : []),
     ];
-    const processes = { service: ours, 'langgraph FULL': full, 'langgraph as installed': installed } as Record<string, Started>;
+    const processes: Record<string, Started> = Object.fromEntries(systems.map((s, i) => [s.name, started[i]]));
+    for (const s of systems) if (s.kind === 'ours') await setUpAgent(s.url, model.baseURL);
     client = fork(join(__dirname, 'agents-vs-langgraph-client.js'), [], { stdio: 'inherit' });
     const ask = orders(client);
 
     const perConversation = 10;
     const began = Date.now();
+    const loadBefore = loadavg().map((l) => round(l, 1));
     const progress = (what: string) => process.stdout.write(`${what} (${Math.round((Date.now() - began) / 1000)} s)\n`);
     progress('started: the service, LangGraph at synchronous=FULL and as installed, the client');
     const plain = await ask<SequentialResult>({ op: 'sequential', systems, modelUrl: model.baseURL, turns, warmup: 50, perConversation, tool: false, prefix: 'p' });
@@ -88,35 +98,38 @@ export async function agentsVsLanggraphBench(args: string[]): Promise<void> {
       const s = syncs[name];
       return s ? round(Object.entries(s.perTurn).filter(([f]) => pick(f)).reduce((n, [, v]) => n + v, 0), 2) : 'n/a';
     };
-    const row = (measure: string, value: (name: string) => number | string, better: 'lower' | 'higher' | '' = '') => {
-      const v = names.map(value);
-      const ratio = (i: number) => (typeof v[0] === 'number' && typeof v[i] === 'number' && v[i] !== 0 ? round((v[0] as number) / (v[i] as number), 2) : '');
-      return { measure, [names[0]]: v[0], [names[1]]: v[1], [names[2]]: v[2], [`÷ ${names[1]}`]: better ? ratio(1) : '', [`÷ ${names[2]}`]: better ? ratio(2) : '' };
+    // Each system's figure, and the service's (this build's) ratio to each peer's.
+    const row = (measure: string, value: (name: string) => number | string, ratios = false) => {
+      const v = Object.fromEntries(names.map((n) => [n, value(n)]));
+      const ratio = (peer: string) => (ratios && typeof v.service === 'number' && typeof v[peer] === 'number' && v[peer] !== 0 ? round(v.service / (v[peer] as number), 2) : '');
+      return { measure, ...v, '÷ langgraph FULL': ratio('langgraph FULL'), '÷ langgraph as installed': ratio('langgraph as installed') };
     };
     const ms = (x: number) => round(x, 2);
     report(
       'agents-vs-langgraph',
       [
-        row('plain turn p50 ms', (n) => ms(percentile(plain[n].turnMs, 50)), 'lower'),
+        row('plain turn p50 ms', (n) => ms(percentile(plain[n].turnMs, 50)), true),
         row('  same model call, direct p50 ms', (n) => ms(percentile(plain[n].modelMs, 50))),
-        row('plain turn overhead p50 ms', (n) => ms(percentile(overhead(plain[n]), 50)), 'lower'),
-        row('plain turn overhead p99 ms', (n) => ms(percentile(overhead(plain[n]), 99)), 'lower'),
-        row(`${conversations} conversations at once, turns/s`, (n) => round(rate(n), 1), 'higher'),
-        row(`  turn p50 ms at ${conversations} at once`, (n) => ms(latency(n, 50)), 'lower'),
-        row(`  turn p99 ms at ${conversations} at once`, (n) => ms(latency(n, 99)), 'lower'),
+        row('plain turn overhead p50 ms', (n) => ms(percentile(overhead(plain[n]), 50)), true),
+        row('plain turn overhead p99 ms', (n) => ms(percentile(overhead(plain[n]), 99)), true),
+        row(`${conversations} conversations at once, turns/s`, (n) => round(rate(n), 1), true),
+        row(`  turn p50 ms at ${conversations} at once`, (n) => ms(latency(n, 50)), true),
+        row(`  turn p99 ms at ${conversations} at once`, (n) => ms(latency(n, 99)), true),
         row('  turns refused or failed', failures),
-        row('tool turn p50 ms', (n) => ms(percentile(tool[n].turnMs, 50)), 'lower'),
-        row('tool turn overhead p50 ms', (n) => ms(percentile(overhead(tool[n]), 50)), 'lower'),
+        row('tool turn p50 ms', (n) => ms(percentile(tool[n].turnMs, 50)), true),
+        row('tool turn overhead p50 ms', (n) => ms(percentile(overhead(tool[n]), 50)), true),
         row('fsyncs per plain turn, log/checkpoint file', (n) => syncsOf(n, (f) => /^(events|checkpoints)\.db/.test(f))),
         row('fsyncs per plain turn, all files', (n) => syncsOf(n, () => true)),
       ],
       {
-        command: `npm run bench -- agents-vs-langgraph ${turns} ${conversations} ${rounds}`,
+        command: `npm run bench -- agents-vs-langgraph ${turns} ${conversations} ${rounds}${otherDist ? ` ${otherDist}` : ''}`,
         sequential_turns: turns,
         tool_turns: tool[names[0]].turnMs.length,
         turns_per_conversation: perConversation,
         concurrent: `${conversations} conversations × 10 turns, ${rounds} rounds, median of rounds`,
         service_synchronous: synchronous,
+        // The machine is shared: its load (1, 5, 15 min) when the timed phases began and when they ended.
+        load: { before: loadBefore, after: loadavg().map((l) => round(l, 1)) },
         peer: { FULL: full.info.pragmas, installed: installed.info.pragmas, versions: full.info.versions },
         tools: 'service: scratch_pad "notes", operation read of an empty pad (no I/O); peer: a tool "notes" returning the same constant',
         fsyncs: strace ? syncs : 'strace not found: not counted',
