@@ -19,8 +19,11 @@ export const ANSWER = 'Refunds are paid within 14 days.';
 export const INSTRUCTIONS = 'Answer briefly.';
 
 export type ClientOrder =
-  /** Conversations of `perConversation` turns, one turn at a time, the systems taking turns; `warmup` turns not kept. */
-  | { readonly op: 'sequential'; readonly systems: readonly System[]; readonly modelUrl: string; readonly turns: number; readonly warmup: number; readonly perConversation: number; readonly tool: boolean; readonly prefix: string }
+  /**
+   * Conversations of `perConversation` turns, one turn at a time, the systems taking turns: `turns` plain turns after
+   * `warmup` not kept, and a tool turn after every `toolEvery` plain ones.
+   */
+  | { readonly op: 'sequential'; readonly systems: readonly System[]; readonly modelUrl: string; readonly turns: number; readonly warmup: number; readonly perConversation: number; readonly toolEvery: number; readonly prefix: string }
   /** `conversations` at once, each sending `turnsEach` inputs back to back. */
   | { readonly op: 'concurrent'; readonly system: System; readonly conversations: number; readonly turnsEach: number; readonly prefix: string }
   /** Creates the conversations (sessions on our side) so a later order's time or commits do not include it. */
@@ -28,10 +31,14 @@ export type ClientOrder =
   /** Plain turns in the given (opened) conversations, one at a time. */
   | { readonly op: 'turns'; readonly system: System; readonly keys: readonly string[]; readonly turnsEach: number };
 
-export interface SequentialResult {
-  /** Per system: each kept turn's time, and the time of the same model calls made straight to the model server. */
-  readonly [system: string]: { readonly turnMs: number[]; readonly modelMs: number[] };
+/** Each kept turn's time, and the time of the same model calls made straight to the model server. */
+export interface Timings {
+  readonly turnMs: number[];
+  readonly modelMs: number[];
 }
+
+/** Per system. */
+export type SequentialResult = Readonly<Record<string, Timings>>;
 
 export interface ConcurrentResult {
   readonly elapsedMs: number;
@@ -90,17 +97,27 @@ async function modelCalls(modelUrl: string, history: number, content: string, to
   return now() - t;
 }
 
-async function sequential(order: Extract<ClientOrder, { op: 'sequential' }>): Promise<SequentialResult> {
-  const out: Record<string, { turnMs: number[]; modelMs: number[] }> = {};
-  for (const s of order.systems) out[s.name] = { turnMs: [], modelMs: [] };
+async function sequential(order: Extract<ClientOrder, { op: 'sequential' }>): Promise<{ plain: SequentialResult; tool: SequentialResult }> {
+  const out = { plain: {} as Record<string, Timings>, tool: {} as Record<string, Timings> };
+  for (const s of order.systems) {
+    out.plain[s.name] = { turnMs: [], modelMs: [] };
+    out.tool[s.name] = { turnMs: [], modelMs: [] };
+  }
+  // Plain and tool turns interleaved (a tool turn after every `toolEvery` plain ones, in conversations of their own),
+  // so both meet the stores in the same state: a fresh SQLite file is slower to sync until its WAL first wraps.
+  const steps: { tool: boolean; index: number; kept: boolean }[] = [];
   for (let i = 0; i < order.warmup + order.turns; i++) {
-    const key = `${order.prefix}${Math.floor(i / order.perConversation)}`;
-    const history = i % order.perConversation;
-    const content = `${order.tool ? `${TOOL_MARKER} ` : ''}Question ${history}`;
+    steps.push({ tool: false, index: i, kept: i >= order.warmup });
+    if (i % order.toolEvery === order.toolEvery - 1) steps.push({ tool: true, index: Math.floor(i / order.toolEvery), kept: i >= order.warmup });
+  }
+  for (const [n, step] of steps.entries()) {
+    const key = `${order.prefix}${step.tool ? 'k' : 'p'}${Math.floor(step.index / order.perConversation)}`;
+    const history = step.index % order.perConversation;
+    const content = `${step.tool ? `${TOOL_MARKER} ` : ''}Question ${history}`;
     // The systems take turns, in an order that rotates, and within a system the model call straight to the model
-    // server goes before or after the turn on alternate rounds: every column sees the same machine noise.
+    // server goes before or after the turn on alternate steps: every column sees the same machine noise.
     for (let k = 0; k < order.systems.length; k++) {
-      const system = order.systems[(i + k) % order.systems.length];
+      const system = order.systems[(n + k) % order.systems.length];
       if (history === 0) await open(system, key);
       let turnMs = 0;
       let modelMs = 0;
@@ -108,18 +125,18 @@ async function sequential(order: Extract<ClientOrder, { op: 'sequential' }>): Pr
         const t = now();
         const res = await turn(system, key, content);
         turnMs = now() - t;
-        check(system, res, order.tool);
+        check(system, res, step.tool);
       };
-      if (i % 2) {
-        modelMs = await modelCalls(order.modelUrl, history, content, order.tool);
+      if (n % 2) {
+        modelMs = await modelCalls(order.modelUrl, history, content, step.tool);
         await timedTurn();
       } else {
         await timedTurn();
-        modelMs = await modelCalls(order.modelUrl, history, content, order.tool);
+        modelMs = await modelCalls(order.modelUrl, history, content, step.tool);
       }
-      if (i >= order.warmup) {
-        out[system.name].turnMs.push(turnMs);
-        out[system.name].modelMs.push(modelMs);
+      if (step.kept) {
+        out[step.tool ? 'tool' : 'plain'][system.name].turnMs.push(turnMs);
+        out[step.tool ? 'tool' : 'plain'][system.name].modelMs.push(modelMs);
       }
     }
   }
