@@ -28,8 +28,8 @@ export type ClientOrder =
   | { readonly op: 'concurrent'; readonly system: System; readonly conversations: number; readonly turnsEach: number; readonly prefix: string }
   /** Creates the conversations (sessions on our side) so a later order's time or commits do not include it. */
   | { readonly op: 'open'; readonly system: System; readonly keys: readonly string[] }
-  /** Plain turns in the given (opened) conversations, one at a time. */
-  | { readonly op: 'turns'; readonly system: System; readonly keys: readonly string[]; readonly turnsEach: number };
+  /** Plain (or tool) turns in the given (opened) conversations, one at a time. */
+  | { readonly op: 'turns'; readonly system: System; readonly keys: readonly string[]; readonly turnsEach: number; readonly tool: boolean };
 
 /** Each kept turn's time, and the time of the same model calls made straight to the model server. */
 export interface Timings {
@@ -180,7 +180,9 @@ async function handle(order: ClientOrder): Promise<unknown> {
       for (const key of order.keys) await open(order.system, key);
       return {};
     case 'turns':
-      for (let i = 0; i < order.turnsEach; i++) for (const key of order.keys) check(order.system, await turn(order.system, key, `Question ${i}`), false);
+      for (let i = 0; i < order.turnsEach; i++) {
+        for (const key of order.keys) check(order.system, await turn(order.system, key, `${order.tool ? `${TOOL_MARKER} ` : ''}Question ${i}`), order.tool);
+      }
       return {};
     default: {
       const _exhaustive: never = order;

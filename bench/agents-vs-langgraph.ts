@@ -16,7 +16,8 @@ const KEY = 'zut_bench_key_0123456789abcdefghijkl';
  * sets itself), each in a process of its own, one scripted model server answering at once for all three, the client in
  * a fourth process. Measured: (a) a plain turn's overhead beyond the model, one turn at a time, conversations of 10
  * turns; (b) turns/s with `conversations` conversations sending inputs back to back at once; (c) a tool turn (the
- * model calls a trivial tool, then answers); (d) fsyncs per plain turn, counted by strace apart from the timings.
+ * model calls a trivial tool, then answers); (d) fsyncs per plain and per tool turn, counted by strace apart from the
+ * timings.
  * The systems take turns input by input (a, c) or round by round (b) so that all see the same machine noise.
  */
 export async function agentsVsLanggraphBench(args: string[]): Promise<void> {
@@ -70,23 +71,29 @@ export async function agentsVsLanggraphBench(args: string[]): Promise<void> {
     }
 
     progress(`(b) ${conversations} conversations at once done`);
-    // Durable commits: fsyncs per plain turn (strace, apart from the timed phases), less those of as long idle.
-    const syncs: Record<string, { perTurn: Record<string, number>; idle: Record<string, number> } | undefined> = {};
+    // Durable commits: fsyncs per plain turn and per tool turn (strace, apart from the timed phases), less what the
+    // process syncs idle (traced for 2 s first, scaled to the turns' time; nothing so far).
+    type Syncs = { perTurn: Record<string, number>; idle: Record<string, number> };
+    const syncs: Record<string, { plain: Syncs; tool: Syncs } | undefined> = {};
     let syncsNote = straceAvailable() ? '' : 'strace not found: not counted';
     const syncTurns = 20;
-    for (const system of syncsNote ? [] : systems) {
-      const keys = ['s0', 's1'];
+    const idleMs = 2_000;
+    const countTurns = async (system: System, tool: boolean, idle: Record<string, number>): Promise<Syncs> => {
+      const keys = tool ? ['st0', 'st1'] : ['sp0', 'sp1'];
       await ask({ op: 'open', system, keys });
       let spentMs = 0;
+      const busy = await countSyncs(processes[system.name].child.pid!, async () => {
+        const t = Date.now();
+        await ask({ op: 'turns', system, keys, turnsEach: syncTurns / keys.length, tool });
+        spentMs = Date.now() - t;
+      });
+      const perTurn = Object.entries(busy).map(([file, n]) => [file, round(Math.max(0, n - ((idle[file] ?? 0) * spentMs) / idleMs) / syncTurns, 2)] as const);
+      return { perTurn: Object.fromEntries(perTurn.filter(([, n]) => n > 0)), idle };
+    };
+    for (const system of syncsNote ? [] : systems) {
       try {
-        const busy = await countSyncs(processes[system.name].child.pid!, async () => {
-          const t = Date.now();
-          await ask({ op: 'turns', system, keys, turnsEach: syncTurns / keys.length });
-          spentMs = Date.now() - t;
-        });
-        const idle = await countSyncs(processes[system.name].child.pid!, () => new Promise((ok) => setTimeout(ok, spentMs)));
-        const perTurn = Object.entries(busy).map(([file, n]) => [file, round(Math.max(0, n - (idle[file] ?? 0)) / syncTurns, 2)] as const);
-        syncs[system.name] = { perTurn: Object.fromEntries(perTurn.filter(([, n]) => n > 0)), idle };
+        const idle = await countSyncs(processes[system.name].child.pid!, () => new Promise((ok) => setTimeout(ok, idleMs)));
+        syncs[system.name] = { plain: await countTurns(system, false, idle), tool: await countTurns(system, true, idle) };
       } catch (e) {
         // strace present but not allowed to attach (ptrace refused): the timings stand without the count.
         syncsNote = `not counted: ${e instanceof Error ? e.message : String(e)}`;
@@ -99,10 +106,11 @@ export async function agentsVsLanggraphBench(args: string[]): Promise<void> {
     const rate = (name: string) => median(concurrent[name].map((c) => (c.completed / c.elapsedMs) * 1000));
     const latency = (name: string, q: number) => percentile(concurrent[name].flatMap((c) => c.turnMs), q);
     const failures = (name: string) => concurrent[name].reduce((n, c) => n + Object.values(c.failures).reduce((a, b) => a + b, 0), 0);
-    const syncsOf = (name: string, pick: (file: string) => boolean) => {
-      const s = syncs[name];
+    const syncsOf = (name: string, kind: 'plain' | 'tool', pick: (file: string) => boolean) => {
+      const s = syncs[name]?.[kind];
       return s ? round(Object.entries(s.perTurn).filter(([f]) => pick(f)).reduce((n, [, v]) => n + v, 0), 2) : 'n/a';
     };
+    const logFile = (f: string) => /^(events|checkpoints)\.db/.test(f);
     // Each system's figure, and the service's (this build's) ratio to each peer's.
     const row = (measure: string, value: (name: string) => number | string, ratios = false) => {
       const v = Object.fromEntries(names.map((n) => [n, value(n)]));
@@ -123,8 +131,9 @@ export async function agentsVsLanggraphBench(args: string[]): Promise<void> {
         row('  turns refused or failed', failures),
         row('tool turn p50 ms', (n) => ms(percentile(tool[n].turnMs, 50)), true),
         row('tool turn overhead p50 ms', (n) => ms(percentile(overhead(tool[n]), 50)), true),
-        row('fsyncs per plain turn, log/checkpoint file', (n) => syncsOf(n, (f) => /^(events|checkpoints)\.db/.test(f))),
-        row('fsyncs per plain turn, all files', (n) => syncsOf(n, () => true)),
+        row('fsyncs per plain turn, log/checkpoint file', (n) => syncsOf(n, 'plain', logFile)),
+        row('fsyncs per plain turn, all files', (n) => syncsOf(n, 'plain', () => true)),
+        row('fsyncs per tool turn, log/checkpoint file', (n) => syncsOf(n, 'tool', logFile)),
       ],
       {
         command: `npm run bench -- agents-vs-langgraph ${turns} ${conversations} ${rounds}${otherDist ? ` ${otherDist}` : ''}`,
