@@ -21,8 +21,9 @@ const moduleNameMapper = {
 };
 // The node environment, which also removes the temporary directories a file made through test/support/scratch-dir.ts.
 // `.test-build/` holds the service compiled for the processes and threads tests start (test/support/service-build.ts): not
-// crawled; compiled-threads.ts points the threads there.
-const base = { transform: { '^.+\\.ts$': tsJest }, moduleNameMapper, modulePathIgnorePatterns: ['<rootDir>/.test-build/'], setupFiles: ['<rootDir>/test/support/compiled-threads.ts'], testEnvironment: '<rootDir>/test/support/scratch-environment.js', rootDir: __dirname };
+// crawled; compiled-threads.ts points the threads there. Nor is `bench/peers/`, the agents-vs-langgraph bench's peer
+// with its own node_modules.
+const base = { transform: { '^.+\\.ts$': tsJest }, moduleNameMapper, modulePathIgnorePatterns: ['<rootDir>/.test-build/', '<rootDir>/bench/peers/'], setupFiles: ['<rootDir>/test/support/compiled-threads.ts'], testEnvironment: '<rootDir>/test/support/scratch-environment.js', rootDir: __dirname };
 module.exports = {
   // e2e tests start services and child processes (compiled once a run): a slow CI machine needs more than jest's 5 s.
   // (testTimeout is a global option; jest ignores it inside a project.)

@@ -1,4 +1,5 @@
 import { agentsBench } from './agents';
+import { agentsVsLanggraphBench } from './agents-vs-langgraph';
 import { apiParityBench } from './api-parity';
 import { pipelinesBench } from './pipelines';
 import { toolsBench } from './tools';
@@ -45,6 +46,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   tools: { run: toolsBench, usage: 'tools [calls=2000]' },
   'api-parity': { run: apiParityBench, usage: 'api-parity <the other build dist directory> [this build dist directory]' },
   agents: { run: agentsBench, usage: 'agents [turns=1000] [concurrent-seconds=10] [idle-sessions=2000]' },
+  'agents-vs-langgraph': { run: agentsVsLanggraphBench, usage: 'agents-vs-langgraph [turns=300] [conversations=50] [rounds=3] [another build\'s dist, measured alongside] (the peer installs into bench/peers on first use)' },
   connectors: { run: connectorsBench, usage: 'connectors [messages=300] [concurrency=8]' },
   pipelines: { run: pipelinesBench, usage: 'pipelines [pages=500] [requests-per-second=50] [fetchers=4]' },
   'upload-stall': { run: uploadStallBench, usage: 'upload-stall [uploads=6]' },
