@@ -15,6 +15,12 @@ export interface LoadedSession {
 
 /** Forks of forks are followed this deep at most (each level is one stream read). */
 const MAX_FORK_DEPTH = 32;
+/**
+ * How much folded session state this process keeps (least recently loaded out first): at most this many sessions,
+ * and their events together at most CACHED_EVENTS (the states hold their API events).
+ */
+const CACHED_SESSIONS = 1000;
+const CACHED_EVENTS = 50_000;
 
 /**
  * Reads and writes session streams. A fork's state is its parent's events up to the fork point, folded, then
@@ -22,6 +28,14 @@ const MAX_FORK_DEPTH = 32;
  */
 @Injectable()
 export class SessionStore {
+  /**
+   * The last state loaded of recently used sessions: a load reads only the events appended after it (the log is
+   * append-only and the fold pure, so the state at a revision never changes). Before, each input read and folded
+   * the whole stream (and its forks' parents) again.
+   */
+  private readonly cache = new Map<string, LoadedSession>();
+  private cachedEvents = 0;
+
   constructor(@Inject(EVENT_STORE) private readonly store: EventStore) {}
 
   /**
@@ -32,6 +46,13 @@ export class SessionStore {
   async load(agentId: string, sessionKey: string, asOf: string): Promise<LoadedSession | undefined>;
   async load(agentId: string, sessionKey: string, asOf?: string): Promise<LoadedSession | undefined> {
     const id = sessionStream(agentId, sessionKey);
+    const cached = asOf === undefined ? this.cache.get(id) : undefined;
+    if (cached) {
+      const added = await this.store.readStream(id, { fromRevision: cached.revision + 1 });
+      const last = added[added.length - 1];
+      const loaded = last ? { streamId: id, state: added.reduce<SessionState>((s, e) => sessionFold.evolve(s, e as unknown as SessionEvent), cached.state), revision: last.revision, position: last.position } : cached;
+      return this.remember(loaded);
+    }
     const own = await this.store.readStream(id);
     let events = [...(await this.ancestry(own, 0)), ...own];
     if (asOf !== undefined) {
@@ -41,7 +62,25 @@ export class SessionStore {
     }
     const state = events.reduce<SessionState>((s, e) => sessionFold.evolve(s, e as unknown as SessionEvent), sessionFold.initialState);
     const last = own[own.length - 1];
-    return { streamId: id, state, revision: last ? last.revision : -1, position: last ? last.position : 0 };
+    const loaded = { streamId: id, state, revision: last ? last.revision : -1, position: last ? last.position : 0 };
+    return asOf === undefined && last ? this.remember(loaded) : loaded;
+  }
+
+  private remember(loaded: LoadedSession): LoadedSession {
+    this.forget(loaded.streamId);
+    const size = sizeOf(loaded);
+    if (size > CACHED_EVENTS) return loaded;
+    this.cache.set(loaded.streamId, loaded);
+    this.cachedEvents += size;
+    while (this.cache.size > CACHED_SESSIONS || this.cachedEvents > CACHED_EVENTS) this.forget(this.cache.keys().next().value!);
+    return loaded;
+  }
+
+  private forget(streamId: string): void {
+    const was = this.cache.get(streamId);
+    if (!was) return;
+    this.cache.delete(streamId);
+    this.cachedEvents -= sizeOf(was);
   }
 
   /** The parent's events a fork starts from (recursively), up to the fork point. */
@@ -100,3 +139,8 @@ export class SessionStore {
 }
 
 export type { ActiveSession };
+
+/** A cached session's weight: its API events (an absent session weighs one). */
+function sizeOf(loaded: LoadedSession): number {
+  return loaded.state.status === 'active' ? loaded.state.events.length + 1 : 1;
+}
