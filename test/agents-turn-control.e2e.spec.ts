@@ -31,7 +31,7 @@ describe('agent turn control', () => {
   it('refuses a second input while a turn runs, and a steer joins the running turn', async () => {
     await app.call('POST', '/v2/agents/a/sessions', { key: 'steer' });
     const calls = upstream.chatRequests().length;
-    upstream.enqueue({ content: 'Looking at Paris.', firstByteDelayMs: 400 }, { content: 'Lyon, then.' });
+    upstream.enqueue({ content: 'Looking at Paris.', firstByteDelayMs: 1500 }, { content: 'Lyon, then.' });
     const running = say('steer', 'Weather in Paris?');
     await until('the turn', async () => (upstream.chatRequests().length > calls ? true : undefined));
     const plain = await say('steer', 'another');

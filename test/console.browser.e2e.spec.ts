@@ -76,7 +76,7 @@ suite('the web console in a browser', () => {
     // A CSP violation or a script error is a defect whatever the page shows.
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     page.on('console', (m) => m.type() === 'error' && !/status of (400|401|404)/.test(m.text()) && problems.push(`console: ${m.text()}`));
-  }, 60_000);
+  }, 150_000);
   afterAll(async () => {
     await browser?.close();
     await app?.close();

@@ -14,6 +14,7 @@ import { Policy } from '../http/policy';
 import { SseStream } from '../http/sse';
 import { validateBody } from '../http/validation';
 import { KEY_PATTERN } from './agents.dto';
+import { ToolApprovalDto } from './sessions.dto';
 import { END_FRAME, followSession, sseSink, StreamView } from './session-sse';
 
 class EndUserSessionDto {
@@ -31,15 +32,6 @@ class EndUserInputDto {
   @IsOptional() @IsIn(['input_message'], { message: 'an end user sends input_message' }) type?: 'input_message';
   @IsArray() @ArrayMinSize(1) @ArrayMaxSize(20) @ValidateNested({ each: true }) @Type(() => EndUserTextDto) messages!: EndUserTextDto[];
   @IsOptional() @IsBoolean() stream_response?: boolean;
-}
-
-class EndUserApprovalDto {
-  @IsIn(['tool_approval']) type!: 'tool_approval';
-  @IsOptional() @IsBoolean() stream_response?: boolean;
-  @IsString() @MinLength(1) @MaxLength(255) tool_call_id!: string;
-  @IsIn(['approve', 'deny'], { message: 'decision must be approve or deny' }) decision!: 'approve' | 'deny';
-  @IsOptional() @IsObject() arguments?: Record<string, unknown>;
-  @IsOptional() @IsString() @MaxLength(10000) reason?: string;
 }
 
 /**
@@ -129,7 +121,7 @@ export class EndUserSessionsController {
   async input(@Param('alias_key') aliasKey: string, @Param('session_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res() res: Response) {
     const who = endUserCaller(caller);
     const { agentKey, sessionKey } = await this.endUsers.own(aliasKey, who, key);
-    const approval = (body as { type?: unknown } | null)?.type === 'tool_approval' ? validateBody(EndUserApprovalDto, body) : undefined;
+    const approval = (body as { type?: unknown } | null)?.type === 'tool_approval' ? validateBody(ToolApprovalDto, body) : undefined;
     const dto = approval ?? validateBody(EndUserInputDto, body);
     // An end user decides only what names it (approvers: session_user); it is never the agent's administrator.
     const request = approval
