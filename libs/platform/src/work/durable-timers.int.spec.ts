@@ -63,4 +63,38 @@ describe('durable timers', () => {
     expect(await c.timers.fireDue()).toEqual([]);
     expect(fired).toHaveLength(1);
   });
+
+  it('a handler that keeps failing is tried again later, not at once, and the timer fires once it succeeds', async () => {
+    const w = await worker('w4');
+    let failing = true;
+    const calls: string[] = [];
+    w.timers.handle('flaky', async (t) => {
+      calls.push(t.timerId);
+      if (failing) throw new Error('downstream is down');
+    });
+    await w.timers.schedule({ timerId: 'flaky-1', kind: 'flaky', dueAt: new Date(clock.now().getTime() + 1000) });
+    // The timer reaches the runner's index from the log.
+    for (let i = 0; i < 100 && !w.timers.pendingIds().includes('flaky-1'); i++) await new Promise((r) => setTimeout(r, 20));
+    clock.advance(1000);
+    const leaseAppends = async () => (await w.store.readAll({ filter: { categories: ['lease'] } })).length;
+    expect(await w.timers.fireDue()).toEqual([]);
+    expect(calls).toEqual(['flaky-1']);
+    const leasesAfterFirst = await leaseAppends();
+    // Asked again at once (the worker's loop re-arms with no delay for an overdue timer): nothing is tried, nothing written.
+    for (let i = 0; i < 20; i++) expect(await w.timers.fireDue()).toEqual([]);
+    expect(calls).toEqual(['flaky-1']);
+    expect(await leaseAppends()).toBe(leasesAfterFirst);
+    // After 1 s it is tried again and fails again: the next try waits 2 s.
+    clock.advance(1000);
+    await w.timers.fireDue();
+    clock.advance(1000);
+    await w.timers.fireDue();
+    expect(calls).toEqual(['flaky-1', 'flaky-1']);
+    failing = false;
+    clock.advance(1000);
+    expect(await w.timers.fireDue()).toEqual(['flaky-1']);
+    expect(calls).toHaveLength(3);
+    expect(w.timers.pendingIds()).toEqual([]);
+    await w.close();
+  });
 });

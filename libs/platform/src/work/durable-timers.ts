@@ -17,6 +17,10 @@ export interface DueTimer {
 /** Reacts to a timer of its kind; may run more than once, so its own writes derive their ids from `timerId`. */
 export type TimerHandler = (timer: DueTimer) => Promise<void>;
 
+/** A failed handler is tried again after 1 s, then 2 s, 4 s, … up to 5 minutes between tries. */
+const RETRY_FIRST_MS = 1_000;
+const RETRY_MAX_MS = 300_000;
+
 export interface DurableTimerOptions {
   /** The longest the wake-up sleeps (a timer scheduled by another process is seen through the log anyway). */
   readonly pollMs: number;
@@ -42,6 +46,12 @@ const systemCtx = (timerId: string, step: string, now: Date): CommandContext => 
 export class DurableTimers {
   private readonly handlers = new Map<string, TimerHandler>();
   private readonly pending = new Map<string, { kind: string; dueAt: number }>();
+  /**
+   * Timers whose handler failed: when to try again and how many failures so far (in this process). Without it an
+   * overdue timer whose handler keeps throwing was fired again at once, without end: each round took and released
+   * the `timers` lease, two appends to the log, on a busy loop.
+   */
+  private readonly retries = new Map<string, { at: number; failures: number }>();
   private subscription?: Subscription;
   private following?: Promise<void>;
   private wake?: NodeJS.Timeout;
@@ -111,7 +121,7 @@ export class DurableTimers {
 
   private async fireDueNow(): Promise<string[]> {
     const now = this.clock.now().getTime();
-    const due = [...this.pending].filter(([, t]) => t.dueAt <= now && this.handlers.has(t.kind)).sort((a, b) => a[1].dueAt - b[1].dueAt);
+    const due = [...this.pending].filter(([id, t]) => this.nextTry(id, t) <= now && this.handlers.has(t.kind)).sort((a, b) => a[1].dueAt - b[1].dueAt);
     if (!due.length) return [];
     const lease = await this.leases.tryAcquire(TIMERS_LEASE);
     if (!lease) return [];
@@ -140,7 +150,10 @@ export class DurableTimers {
     try {
       await this.handlers.get(state.kind)!({ timerId, kind: state.kind, dueAt: new Date(state.dueAt), payload: state.payload });
     } catch (e) {
-      this.options.log?.('warn', 'timer handler failed; it stays pending', { timerId, kind: state.kind, err: (e as Error).message });
+      const failures = (this.retries.get(timerId)?.failures ?? 0) + 1;
+      const delayMs = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (failures - 1));
+      this.retries.set(timerId, { at: this.clock.now().getTime() + delayMs, failures });
+      this.options.log?.('warn', 'timer handler failed; it stays pending and is tried again later', { timerId, kind: state.kind, failures, retryInMs: delayMs, err: (e as Error).message });
       return false;
     }
     try {
@@ -150,7 +163,13 @@ export class DurableTimers {
       return false;
     }
     this.pending.delete(timerId);
+    this.retries.delete(timerId);
     return true;
+  }
+
+  /** When a pending timer is next tried: its due time, or later after its handler failed. */
+  private nextTry(timerId: string, timer: { dueAt: number }): number {
+    return Math.max(timer.dueAt, this.retries.get(timerId)?.at ?? 0);
   }
 
   private note(event: TimerEvent): void {
@@ -161,6 +180,7 @@ export class DurableTimers {
       case 'TimerFired':
       case 'TimerCancelled':
         this.pending.delete(event.data.timerId);
+        this.retries.delete(event.data.timerId);
         return;
       default:
         return assertNever(event);
@@ -171,7 +191,7 @@ export class DurableTimers {
   private arm(): void {
     if (this.stopped) return;
     if (this.wake) clearTimeout(this.wake);
-    const next = Math.min(...[...this.pending.values()].map((t) => t.dueAt));
+    const next = Math.min(...[...this.pending].map(([id, t]) => this.nextTry(id, t)));
     const delay = Math.max(0, Math.min(this.options.pollMs, next - this.clock.now().getTime()));
     this.wake = setTimeout(() => {
       void this.fireDue()
