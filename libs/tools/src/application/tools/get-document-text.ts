@@ -10,6 +10,24 @@ const err = (message: string): ToolResult => ({ output: { error: message }, erro
 /** Text a document gives the model at most (the rest is said to be cut; artifact offloading takes big ones). */
 const MAX_TEXT = 1_000_000;
 
+/** What both document tools take: a corpus and a document in it. */
+const DOCUMENT_PARAMETERS = { type: 'object', properties: { corpus_key: { type: 'string' }, document_id: { type: 'string' } }, required: ['corpus_key', 'document_id'] };
+
+/**
+ * The document a call names, read only where the agent's identity may read its corpus (as for `corpora_search`),
+ * or the tool error to give the model.
+ */
+async function readableDocument(reads: ReadStore, args: Record<string, unknown>, ctx: ToolContext, needsSession = false): Promise<{ corpus: string; id: string; row: DocumentRow } | ToolResult> {
+  const corpus = args.corpus_key;
+  const id = args.document_id;
+  if (typeof corpus !== 'string' || typeof id !== 'string' || !corpus || !id) return err('corpus_key and document_id are required');
+  if (needsSession && !ctx.storeArtifact) return err('documents are read within a session');
+  if (!(await ctx.canReadCorpus(corpus))) return err(`corpus "${corpus}" does not exist or the agent's identity may not read it`);
+  const row = await reads.get<DocumentRow>(DOCUMENTS, documentReadId(corpus, id));
+  if (!row) return err(`document "${id}" is not in corpus "${corpus}"`);
+  return { corpus, id, row };
+}
+
 /**
  * A whole document's text from a corpus, section by section, with its metadata (the reference's
  * `get_document_text`; `metadata.include` and `exclude_paths` from its configuration). The agent's identity must
@@ -25,18 +43,15 @@ export class GetDocumentTextTool implements Tool {
       function: {
         name,
         description: config.description ?? 'Returns the full text of a document of a corpus, by its id (found with a search first).',
-        parameters: { type: 'object', properties: { corpus_key: { type: 'string' }, document_id: { type: 'string' } }, required: ['corpus_key', 'document_id'] },
+        parameters: DOCUMENT_PARAMETERS,
       },
     };
   }
 
   async run(config: ToolConfig, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
-    const corpus = args.corpus_key;
-    const id = args.document_id;
-    if (typeof corpus !== 'string' || typeof id !== 'string' || !corpus || !id) return err('corpus_key and document_id are required');
-    if (!(await ctx.canReadCorpus(corpus))) return err(`corpus "${corpus}" does not exist or the agent's identity may not read it`);
-    const row = await this.reads.get<DocumentRow>(DOCUMENTS, documentReadId(corpus, id));
-    if (!row) return err(`document "${id}" is not in corpus "${corpus}"`);
+    const found = await readableDocument(this.reads, args, ctx);
+    if ('output' in found) return found;
+    const { corpus, id, row } = found;
     const sections: string[] = [];
     let current: string | undefined;
     for (const part of row.parts) {
@@ -82,25 +97,22 @@ export class GetDocumentTool implements Tool {
       function: {
         name,
         description: config.description ?? "Returns a document of a corpus: its text, and its tables and images as artifacts to read when needed.",
-        parameters: { type: 'object', properties: { corpus_key: { type: 'string' }, document_id: { type: 'string' } }, required: ['corpus_key', 'document_id'] },
+        parameters: DOCUMENT_PARAMETERS,
       },
     };
   }
 
   async run(_config: ToolConfig, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
-    const corpus = args.corpus_key;
-    const id = args.document_id;
-    if (typeof corpus !== 'string' || typeof id !== 'string' || !corpus || !id) return err('corpus_key and document_id are required');
-    if (!ctx.storeArtifact) return err('documents are read within a session');
-    if (!(await ctx.canReadCorpus(corpus))) return err(`corpus "${corpus}" does not exist or the agent's identity may not read it`);
-    const row = await this.reads.get<DocumentRow>(DOCUMENTS, documentReadId(corpus, id));
-    if (!row) return err(`document "${id}" is not in corpus "${corpus}"`);
+    const found = await readableDocument(this.reads, args, ctx, true);
+    if ('output' in found) return found;
+    const { corpus, id, row } = found;
+    const store = ctx.storeArtifact!; // checked by readableDocument (needsSession)
     const parts = row.parts.filter((p) => !p.tableId && !p.imageId).map((p) => ({ text: p.text, ...(p.sectionTitle ? { section: p.sectionTitle } : {}) }));
     const tables = [];
-    for (const t of row.tables ?? []) tables.push(await storeTable(ctx.storeArtifact, corpus, id, t));
+    for (const t of row.tables ?? []) tables.push(await storeTable(store, corpus, id, t));
     const images = [];
     for (const meta of row.images ?? []) {
-      const image = await storeImage(ctx.storeArtifact, this.reads, corpus, id, meta);
+      const image = await storeImage(store, this.reads, corpus, id, meta);
       if (image) images.push(image);
     }
     return { output: { corpus_key: corpus, document_id: id, ...(row.title ? { title: row.title } : {}), metadata: row.metadata, parts, tables, images }, error: false };
