@@ -56,6 +56,8 @@ export interface SubscribeToAllOptions {
   /** Exclusive start position; defaults to the start of the log. */
   readonly after?: number;
   readonly filter?: EventFilter;
+  /** As `ReadAllOptions.shared`: the subscriber never changes the events it gets. */
+  readonly shared?: boolean;
 }
 
 export interface SubscribeToStreamOptions {

@@ -242,7 +242,7 @@ export class SqliteEventStore implements EventStore {
   subscribeToAll(options: SubscribeToAllOptions = {}): Subscription {
     return catchUpSubscription(
       {
-        readPage: async (after, pageSize) => this.readAllSync({ after, maxCount: pageSize, maxBytes: SUBSCRIPTION_PAGE_BYTES, filter: options.filter }),
+        readPage: async (after, pageSize) => this.readAllSync({ after, maxCount: pageSize, maxBytes: SUBSCRIPTION_PAGE_BYTES, filter: options.filter, shared: options.shared }),
         // A subscription to some types (the job, pipeline, schedule and connector runners) or categories (the durable
         // timers) is not woken, to read an empty page, by every append of others: six of them did that on each chat
         // answer's usage record, before its response was written.

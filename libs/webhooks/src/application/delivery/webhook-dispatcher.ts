@@ -41,7 +41,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   async onApplicationBootstrap(): Promise<void> {
     const after = await this.startPosition();
     this.checkpointed = this.reached = after;
-    const sub = this.events.subscribeToAll({ after, filter: { types: SOURCE_EVENT_TYPES } });
+    // Shared: it only reads the events, so a live one comes from the store's tail of recent appends, not the file.
+    const sub = this.events.subscribeToAll({ after, filter: { types: SOURCE_EVENT_TYPES }, shared: true });
     this.subscription = sub;
     this.following = (async () => {
       for await (const e of sub) {
