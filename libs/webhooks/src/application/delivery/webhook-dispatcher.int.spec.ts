@@ -66,4 +66,25 @@ describe('webhook dispatch', () => {
     await dispatcher().dispatch(e);
     expect(await scheduled('whk_all', e)).toEqual([]);
   });
+
+  it('reads the webhooks once for the events between two changes of webhooks, and again after a change', async () => {
+    hooks = [row('whk_first')];
+    const finds = jest.spyOn(reads, 'find');
+    const one = dispatcher();
+    const [a, b] = [await turnEnded('s4', 'desk'), await turnEnded('s5', 'desk')];
+    await one.dispatch(a);
+    await one.dispatch(b);
+    expect(finds).toHaveBeenCalledTimes(1);
+    // A webhook created after b: the next event is heard by it, once the dispatch has met its creation.
+    hooks = [row('whk_first'), row('whk_second', { from_position: b.position })];
+    await events.append('webhook-whk_second', [{ id: crypto.randomUUID(), type: 'WebhookCreated', data: { webhookId: 'whk_second' }, metadata: meta }]);
+    const [created] = await events.readStream('webhook-whk_second');
+    await one.dispatch(created);
+    const c = await turnEnded('s6', 'desk');
+    await one.dispatch(c);
+    expect(finds).toHaveBeenCalledTimes(2);
+    expect(await scheduled('whk_second', c)).toEqual(['WebhookDeliveryScheduled']);
+    expect(await scheduled('whk_second', b)).toEqual([]);
+    finds.mockRestore();
+  });
 });

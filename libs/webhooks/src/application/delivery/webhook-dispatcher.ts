@@ -10,6 +10,8 @@ import { deliveryStream } from '../webhooks/webhooks';
 const CHECKPOINT_STREAM = streamId('webhook_dispatch', 'log');
 /** A checkpoint is written at most this often (and at shutdown): a crash replays at most this much, idempotently. */
 const CHECKPOINT_EVERY_MS = 5_000;
+/** The events that change what the webhooks read model holds: the dispatch follows them to know when to read it again. */
+const WEBHOOK_CHANGES: readonly string[] = ['WebhookCreated', 'WebhookUpdated', 'WebhookDisabled', 'WebhookDeleted'];
 
 /**
  * The worker wing's half of webhooks that turns source events into deliveries (docs/webhooks.md). It follows the
@@ -27,6 +29,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private checkpointed = 0;
   private checkpointedAt = 0;
   private reached = 0;
+  /**
+   * The webhooks as the read model held them once it had applied the log up to an event this dispatch followed, kept
+   * until the dispatch meets a change of webhooks in the log (it follows those too, in order): the list is then the
+   * same for every event in between, and a turn's end costs no read of it.
+   */
+  private webhooks?: readonly WebhookRow[];
   /** Whether the last dispatch found any webhook. */
   private anyWebhook = false;
 
@@ -42,7 +50,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     const after = await this.startPosition();
     this.checkpointed = this.reached = after;
     // Shared: it only reads the events, so a live one comes from the store's tail of recent appends, not the file.
-    const sub = this.events.subscribeToAll({ after, filter: { types: SOURCE_EVENT_TYPES }, shared: true });
+    const sub = this.events.subscribeToAll({ after, filter: { types: [...SOURCE_EVENT_TYPES, ...WEBHOOK_CHANGES] }, shared: true });
     this.subscription = sub;
     this.following = (async () => {
       for await (const e of sub) {
@@ -94,11 +102,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   }
 
   async dispatch(e: RecordedEvent): Promise<void> {
+    if (WEBHOOK_CHANGES.includes(e.type)) {
+      this.webhooks = undefined;
+      return;
+    }
     const type = webhookTypeOf(e);
     if (!type) return;
-    // Every webhook created before the event must be in the read model: else a fresh one could miss it.
-    if (!(await this.progress.waitFor(e.position, [WEBHOOKS_PROJECTION], 30_000))) throw new Error('the webhooks projection is behind');
-    const all = (await this.reads.find<WebhookRow>(WEBHOOKS, { limit: 1000 })).items;
+    const all = await this.webhooksAt(e.position);
     this.anyWebhook = all.length > 0;
     const hooks = all.filter((h) => h.enabled && h.from_position < e.position && h.event_types.includes(type));
     if (!hooks.length) return;
@@ -112,5 +122,14 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       const ctx: CommandContext = { actor: { type: 'system', id: 'webhooks' }, requestId: e.id, commandId: `webhook:${deliveryId}`, now: this.clock.now() };
       await this.streams.write<DeliveryState, WebhookDeliveryEvent>(deliveryStream(deliveryId), deliveryFold, (s) => decideSchedule(s, scheduled), ctx, []);
     }
+  }
+
+  private async webhooksAt(position: number): Promise<readonly WebhookRow[]> {
+    if (this.webhooks) return this.webhooks;
+    // Every webhook created before the event must be in the read model: else a fresh one could miss it.
+    if (!(await this.progress.waitFor(position, [WEBHOOKS_PROJECTION], 30_000))) throw new Error('the webhooks projection is behind');
+    const all = (await this.reads.find<WebhookRow>(WEBHOOKS, { limit: 1000 })).items;
+    this.webhooks = all;
+    return all;
   }
 }
