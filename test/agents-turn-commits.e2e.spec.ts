@@ -66,4 +66,37 @@ describe('what a turn commits', () => {
     expect(commits[1].some((s) => s.startsWith('agentusage-'))).toBe(true);
     expect(commits[1].some((s) => s.startsWith('session-'))).toBe(true);
   });
+
+  it('a turn whose session moved before its start was stored stores nothing of it, and the input is decided again', async () => {
+    expect((await app.call('POST', '/v2/agents/a/sessions', { key: 'moved' })).status).toBe(201);
+    await turn('a', 'moved', 'first');
+    // The start is stored while the model call is on its way (a turn not streamed): a change of the session that
+    // lands first (here a PATCH, as another process could make) refuses it.
+    const original = store.append.bind(store);
+    let moved = false;
+    const spy = jest.spyOn(store, 'append').mockImplementation(async (streamId, events, options) => {
+      if (!moved && events.some((e) => e.type === 'SessionTurnStarted')) {
+        moved = true;
+        expect((await app.call('PATCH', '/v2/agents/a/sessions/moved', { metadata: { topic: 'tides' } })).status).toBe(200);
+      }
+      return original(streamId, events, options);
+    });
+    try {
+      upstream.enqueue({ content: 'answer to second' });
+      upstream.enqueue({ content: 'answer to second' });
+      const res = await app.call('POST', '/v2/agents/a/sessions/moved/events', { messages: [{ type: 'text', content: 'second' }] });
+      expect(res.status).toBe(201);
+      expect(res.body.events.map((e: { type: string }) => e.type)).toEqual(['input_message', 'agent_output']);
+      expect(res.body.events[1].content).toBe('answer to second');
+    } finally {
+      spy.mockRestore();
+    }
+    expect(moved).toBe(true);
+    const stream = (await store.readAll({ filter: { categories: ['session'] } })).filter((e) => e.streamId.endsWith('.moved')).map((e) => e.type);
+    const after = stream.slice(stream.indexOf('SessionUpdated'));
+    // One input, one start and one end after the change: the refused start left nothing, the decided-again one ran.
+    expect(after).toEqual(['SessionUpdated', 'SessionInputReceived', 'SessionTurnStarted', 'SessionAgentOutput', 'SessionTurnEnded']);
+    await turn('a', 'moved', 'third');
+  });
 });
+

@@ -119,11 +119,23 @@ export class RunningTurns implements OnApplicationShutdown {
       const held = (await this.liveness.lease()).signal;
       alive = held;
       const started = decideStartTurn(before, { turnId, step, holder: this.liveness.holder, agentRevision: agent.revision, now: this.clock.now() });
-      const appended = await this.sessions.store.append(streamId, revision, [...first, ...started], ctx);
       const state = started.reduce((s, e) => foldActive(s, e), before);
-      const firstRevision = appended.nextExpectedRevision - first.length - started.length + 1;
-      for (const [i, e] of first.entries()) if ('eventId' in e.data) out.event(apiEventView(e as SessionApiEvent, session.key), String(firstRevision + i));
-      out.reached?.(appended.nextExpectedRevision);
+      const startEvents = [...first, ...started];
+      const emitStart = () => {
+        for (const [i, e] of first.entries()) if ('eventId' in e.data) out.event(apiEventView(e as SessionApiEvent, session.key), String(revision + 1 + i));
+        out.reached?.(revision + startEvents.length);
+      };
+      // A turn whose caller sees nothing before its end (not streamed, no compaction, no approved calls to run first)
+      // stores its start while its first model call is on its way: the start's commit no longer waits for the call,
+      // nor the call for the commit (issue 43: the overhead of a turn). Anything else stores it first, as before.
+      const overlap = !streaming && !compaction && !approved?.length;
+      let storing: Promise<void> | undefined;
+      const storeStart = () =>
+        (storing ??= this.sessions.store.append(streamId, revision, startEvents, ctx).then(emitStart, (e: unknown) => {
+          abort.abort();
+          throw e;
+        }));
+      if (!overlap) await storeStart();
       // This process's liveness lost (not renewed in time): another process may close the turn as crashed; stop it.
       held.addEventListener('abort', stop, { once: true });
       // An in-process caller's signal (a pipeline record's timeout, a schedule's stall, a parent turn) cancels the
@@ -138,7 +150,8 @@ export class RunningTurns implements OnApplicationShutdown {
         agent: resolved,
         streamId,
         state,
-        revision: appended.nextExpectedRevision,
+        revision: revision + startEvents.length,
+        ...(overlap ? { storeStart } : {}),
         step,
         refs: { agentSecrets: secrets, agentMetadata: agent.config.metadata, sessionSecrets: this.sessions.openSecrets(session), sessionMetadata: session.fields.metadata },
         canReadCorpus: (corpusKey: string) => this.corpusAccess(agent.key, corpusKey),

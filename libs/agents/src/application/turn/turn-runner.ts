@@ -88,7 +88,7 @@ export class TurnRunner {
           break;
         }
         const tools = this.prompts.toolDefinitions(config, stepConfig);
-        const answer = await this.answer(config, stepConfig, messages, tools, setup, turn);
+        const answer = await turn.afterStart(this.answer(config, stepConfig, messages, tools, setup, turn));
         turn.inputsSeen = inputsSeen;
         turn.addUsage(answer.usage);
         setup.sink.contextConsumed({ ...turn.usage, model_context_window: window });
@@ -135,6 +135,8 @@ export class TurnRunner {
         step = next;
       }
     } catch (e) {
+      // The session moved before the turn's start was stored: there is no turn to end; the input decides again.
+      if (turn.startRefused) throw e;
       if (setup.signal.aborted || turn.state.interruptRequested) outcome = 'interrupted';
       else {
         outcome = 'failed';

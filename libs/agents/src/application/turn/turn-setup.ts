@@ -13,7 +13,16 @@ export interface TurnSetup {
   readonly agent: ActiveAgent;
   readonly streamId: string;
   readonly state: ActiveSession;
+  /** The session's revision once the turn's start is stored. */
   readonly revision: number;
+  /**
+   * Stores the turn's start (once, whoever calls first); resolves once it is durable, rejects when it was refused (the
+   * session moved: the turn is then aborted and its caller gets the refusal). Given when the start is stored while the
+   * turn's first model call is on its way (a turn not streamed: its caller sees nothing before the end); absent when
+   * the start was stored before the turn began. Nothing the turn does that anyone sees (an append, a tool call, an
+   * event out) comes before it is durable (TurnState).
+   */
+  readonly storeStart?: () => Promise<void>;
   readonly step: string;
   readonly refs: RefSources;
   readonly contextWindow?: number;

@@ -19,6 +19,10 @@ export class TurnState implements UsageCarrier {
   promptTokens = 0;
   private readonly abort = new AbortController();
   private interrupted = false;
+  /** Whether the turn's start is stored (always, unless the setup stores it with the first model call). */
+  private started: boolean;
+  /** The start was refused: the turn ends with that refusal, recording nothing. */
+  startRefused = false;
   /** Usage appends of model calls, started with the next append of the session (one commit for both). */
   private readonly riders: (() => Promise<void>)[] = [];
 
@@ -30,6 +34,7 @@ export class TurnState implements UsageCarrier {
   ) {
     this.state = setup.state;
     this.revision = setup.revision;
+    this.started = !setup.storeStart;
     setup.signal.addEventListener('abort', () => this.abort.abort(), { once: true });
   }
 
@@ -57,7 +62,36 @@ export class TurnState implements UsageCarrier {
     this.usage = { input_tokens: this.usage.input_tokens + u.input_tokens, output_tokens: this.usage.output_tokens + u.output_tokens };
   }
 
+  /** Stores the turn's start if it is not yet (setup.storeStart), and waits until it is durable. */
+  async ensureStarted(): Promise<void> {
+    if (this.started) return;
+    try {
+      await this.setup.storeStart!();
+      this.started = true;
+    } catch (e) {
+      this.startRefused = true;
+      throw e;
+    }
+  }
+
+  /**
+   * The model's answer once the turn's start is durable too: the start's commit and the model call overlap (the call
+   * is on its way first). A refused start rejects at once (the setup aborts the call).
+   */
+  async afterStart<T>(answer: Promise<T>): Promise<T> {
+    if (this.started) return answer;
+    // Handled from now on: a call that fails while the start is stored is not an unhandled rejection meanwhile.
+    const settled = answer.catch(() => undefined);
+    // The call's request goes out in this turn of the loop (the HTTP client writes it in a later phase of it); the
+    // commit, which holds the loop for its fsync, comes after.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    await Promise.all([settled, this.ensureStarted()]);
+    return answer;
+  }
+
   async catchUp(): Promise<void> {
+    // Before the start is stored, nothing can follow it: there is nothing to catch up on.
+    if (!this.started) return;
     const { events, revision } = await this.store.after(this.setup.streamId, this.revision);
     for (const [i, e] of events.entries()) {
       if (e.type === 'SessionInterrupted') this.interrupted = true;
@@ -86,6 +120,7 @@ export class TurnState implements UsageCarrier {
   }
 
   private async appendNow(events: SessionEvent[], options: { emit: boolean }): Promise<void> {
+    await this.ensureStarted();
     // Started in the same turn of the loop as the session's append, so the store commits them together. They
     // never reject (a failed usage append is logged by the quota engine).
     const riding = this.riders.splice(0).map((append) => append());
