@@ -150,7 +150,10 @@ export class SqliteEventStore implements EventStore {
 
   private notifyAppended(appended: Appended): void {
     this.head = Math.max(this.head, appended.head);
-    this.sqlite.notifier.emit('appended', appended);
+    // Waiters (projections, subscriptions, the worker wing's runners) hear of the commit after the appenders' own
+    // continuations have run: a turn about to answer is not held behind the reads and writes of the projections its
+    // append woke (issue 43). Nothing is missed meanwhile: a waiter that starts waiting reads the head first.
+    setImmediate(() => this.sqlite.notifier.emit('appended', appended));
   }
 
   /**
