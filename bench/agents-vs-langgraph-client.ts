@@ -24,6 +24,12 @@ export type ClientOrder =
    * `warmup` not kept, and a tool turn after every `toolEvery` plain ones.
    */
   | { readonly op: 'sequential'; readonly systems: readonly System[]; readonly modelUrl: string; readonly turns: number; readonly warmup: number; readonly perConversation: number; readonly toolEvery: number; readonly prefix: string }
+  /**
+   * Plain turns back to back, one system at a time: `blocks` rounds in which each system in turn (the order rotating)
+   * takes `turnsPerBlock` turns, the first `warmupPerBlock` of each block not kept. A server that is never idle between
+   * turns, where `sequential` has it wait out the other systems' turns (and wake up) before each of its own.
+   */
+  | { readonly op: 'blocks'; readonly systems: readonly System[]; readonly modelUrl: string; readonly blocks: number; readonly turnsPerBlock: number; readonly warmupPerBlock: number; readonly perConversation: number; readonly prefix: string }
   /** `conversations` at once, each sending `turnsEach` inputs back to back. */
   | { readonly op: 'concurrent'; readonly system: System; readonly conversations: number; readonly turnsEach: number; readonly prefix: string }
   /** Creates the conversations (sessions on our side) so a later order's time or commits do not include it. */
@@ -143,6 +149,34 @@ async function sequential(order: Extract<ClientOrder, { op: 'sequential' }>): Pr
   return out;
 }
 
+async function blocks(order: Extract<ClientOrder, { op: 'blocks' }>): Promise<SequentialResult> {
+  const out: Record<string, Timings> = Object.fromEntries(order.systems.map((s) => [s.name, { turnMs: [], modelMs: [] }]));
+  for (let b = 0; b < order.blocks; b++) {
+    for (let k = 0; k < order.systems.length; k++) {
+      const system = order.systems[(b + k) % order.systems.length];
+      for (let i = 0; i < order.turnsPerBlock; i++) {
+        const key = `${order.prefix}${b}-${Math.floor(i / order.perConversation)}`;
+        const history = i % order.perConversation;
+        const content = `Question ${history}`;
+        if (history === 0) await open(system, key);
+        // The model call straight to the model server before or after the turn on alternate turns, as in `sequential`.
+        const direct = () => modelCalls(order.modelUrl, history, content, false);
+        const modelBefore = i % 2 ? await direct() : 0;
+        const t = now();
+        const res = await turn(system, key, content);
+        const turnMs = now() - t;
+        check(system, res, false);
+        const modelMs = i % 2 ? modelBefore : await direct();
+        if (i >= order.warmupPerBlock) {
+          out[system.name].turnMs.push(turnMs);
+          out[system.name].modelMs.push(modelMs);
+        }
+      }
+    }
+  }
+  return out;
+}
+
 async function concurrent(order: Extract<ClientOrder, { op: 'concurrent' }>): Promise<ConcurrentResult> {
   const keys = Array.from({ length: order.conversations }, (_, c) => `${order.prefix}${c}`);
   for (const key of keys) await open(order.system, key);
@@ -174,6 +208,8 @@ async function handle(order: ClientOrder): Promise<unknown> {
   switch (order.op) {
     case 'sequential':
       return sequential(order);
+    case 'blocks':
+      return blocks(order);
     case 'concurrent':
       return concurrent(order);
     case 'open':

@@ -17,8 +17,11 @@ const KEY = 'zut_bench_key_0123456789abcdefghijkl';
  * a fourth process. Measured: (a) a plain turn's overhead beyond the model, one turn at a time, conversations of 10
  * turns; (b) turns/s with `conversations` conversations sending inputs back to back at once; (c) a tool turn (the
  * model calls a trivial tool, then answers); (d) fsyncs per plain and per tool turn, counted by strace apart from the
- * timings.
- * The systems take turns input by input (a, c) or round by round (b) so that all see the same machine noise.
+ * timings; (a') the same plain turns back to back, each system in blocks of its own (a server kept busy, where in (a)
+ * it idles through the other systems' turns and wakes up for each of its own: on this machine's VM the idle case costs
+ * every system 1.3–1.7 ms more a turn, the direct model call too).
+ * The systems take turns input by input (a, c), block by block (a') or round by round (b) so that all see the same
+ * machine noise.
  */
 export async function agentsVsLanggraphBench(args: string[]): Promise<void> {
   const turns = Number(args[0] ?? 300);
@@ -62,6 +65,10 @@ export async function agentsVsLanggraphBench(args: string[]): Promise<void> {
     progress('started: the service, LangGraph at synchronous=FULL and as installed, the client');
     const { plain, tool } = await ask<{ plain: SequentialResult; tool: SequentialResult }>({ op: 'sequential', systems, modelUrl: model.baseURL, turns, warmup: 100, perConversation, toolEvery: 2, prefix: 'q' });
     progress('(a) plain and (c) tool turns done');
+    // (a') the same plain turns with each server kept busy: blocks of back-to-back turns, the systems taking turns by block.
+    const blockCount = 4;
+    const busy = await ask<SequentialResult>({ op: 'blocks', systems, modelUrl: model.baseURL, blocks: blockCount, turnsPerBlock: Math.ceil(turns / blockCount) + 20, warmupPerBlock: 20, perConversation, prefix: 'b' });
+    progress("(a') plain turns back to back done");
     const concurrent: Record<string, ConcurrentResult[]> = Object.fromEntries(systems.map((s) => [s.name, []]));
     for (let r = 0; r < rounds; r++) {
       for (let k = 0; k < systems.length; k++) {
@@ -125,6 +132,9 @@ export async function agentsVsLanggraphBench(args: string[]): Promise<void> {
         row('  same model call, direct p50 ms', (n) => ms(percentile(plain[n].modelMs, 50))),
         row('plain turn overhead p50 ms', (n) => ms(percentile(overhead(plain[n]), 50)), true),
         row('plain turn overhead p99 ms', (n) => ms(percentile(overhead(plain[n]), 99)), true),
+        row('plain turn overhead p50 ms, back to back', (n) => ms(percentile(overhead(busy[n]), 50)), true),
+        row('  same model call, direct p50 ms, back to back', (n) => ms(percentile(busy[n].modelMs, 50))),
+        row('plain turn overhead p99 ms, back to back', (n) => ms(percentile(overhead(busy[n]), 99)), true),
         row(`${conversations} conversations at once, turns/s`, (n) => round(rate(n), 1), true),
         row(`  turn p50 ms at ${conversations} at once`, (n) => ms(latency(n, 50)), true),
         row(`  turn p99 ms at ${conversations} at once`, (n) => ms(latency(n, 99)), true),
