@@ -184,6 +184,7 @@ describe('agent traces', () => {
     expect(Object.keys(bad.body.field_errors).sort()).toEqual(['min_duration_ms', 'started_after', 'status']);
     expect(bad.body.request_id).toEqual(expect.any(String));
     expect((await traces('?limit=0')).status).toBe(400);
+    expect((await traces('?page_key=nonsense')).body.field_errors).toHaveProperty('page_key');
     expect((await app.call('GET', `/v2/agent_analytics/traces/${t.trace_id}/spans?operation=nap`)).body.field_errors).toHaveProperty('operation');
   });
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Condition, encodePageKey, notFound, READ_STORE, ReadStore } from '@lib/platform';
+import { Condition, decodePageKey, encodePageKey, invalid, notFound, READ_STORE, ReadStore } from '@lib/platform';
 import { traceSpans, traceView, type SpanView, type TraceAgent } from '../../domain/trace-spans';
 import { flagKey, type TracePartRow, type TraceRow } from '../../domain/traces';
 import { AGENTS, AgentRow, SESSIONS, SessionRow, TRACE_PARTS, TRACES } from '../../read-models';
@@ -37,6 +37,7 @@ export class TraceQueries {
 
   /** Ended turns, newest first; traces of agents the caller may not see are left out. */
   async list(filters: TraceFilters, scope: TraceScope, limit: number, pageKey?: string): Promise<{ traces: Record<string, unknown>[]; metadata: { page_key?: string } }> {
+    if (pageKey !== undefined && typeof decodePageKey(pageKey)?.sortValue !== 'number') throw invalid('request.invalid', 'page_key is not a key this list returned', { page_key: 'unknown page key' });
     const where: Condition[] = [{ field: 'ended', op: 'eq', value: true }];
     const visible = await this.visibleAgentIds(scope);
     if (filters.agentKey !== undefined) {
