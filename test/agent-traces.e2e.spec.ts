@@ -209,6 +209,29 @@ describe('agent traces', () => {
     expect((await app.call('GET', `/v2/agent_analytics/traces/${t.trace_id}`, undefined, queryKey)).status).toBe(403);
   });
 
+  it("a sub-agent call is a tool span of the parent, and the sub-agent's turn a trace of its own that names its parent", async () => {
+    const agent = (key: string, tools: object) => app.call('POST', '/v2/agents', { key, name: key, model: { name: 'm' }, tool_configurations: tools, first_step_name: 'main', steps: { main: { instructions: [{ type: 'inline', template: `I am ${key}.` }] } } });
+    expect((await agent('expert', {})).status).toBe(201);
+    expect((await agent('lead', { ask: { type: 'sub_agent', sub_agent_configuration: { agent_key: 'expert' } } })).status).toBe(201);
+    await app.call('POST', '/v2/agents/lead/sessions', { key: 'l1' });
+    upstream.enqueue({ toolCalls: [{ id: 'sub_1', name: 'ask', arguments: '{"message":"6 x 7?"}' }] }, { content: '42' }, { content: 'The expert says 42.' });
+    const events = (await app.call('POST', '/v2/agents/lead/sessions/l1/events', { messages: [{ type: 'text', content: 'ask the expert' }] })).body.events as Json[];
+    const childSession = events.find((e) => e.type === 'tool_output')!.tool_output.session_key;
+    let lead: Json[] = [];
+    let expert: Json[] = [];
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline && !(lead.length && expert.length); await new Promise((r) => setTimeout(r, 50))) {
+      lead = (await traces('?agent_key=lead')).body.traces;
+      expert = (await traces('?agent_key=expert')).body.traces;
+    }
+    expect(expert).toEqual([expect.objectContaining({ agent_key: 'expert', session_key: childSession, status: 'ok' })]);
+    const leadSpans = await spansOf(lead[0].trace_id);
+    expect(leadSpans.map((s) => s.operation)).toEqual(['invoke_agent', 'chat', 'execute_tool', 'chat', 'output']);
+    expect(leadSpans[2].attributes).toMatchObject({ tool_name: 'ask', tool_type: 'sub_agent', tool_call_id: 'sub_1' });
+    const [childInvoke] = await spansOf(expert[0].trace_id);
+    expect(childInvoke.attributes).toMatchObject({ parent_agent_id: expect.stringMatching(/^agt_/), parent_session_id: 'l1', depth: 1, agent_name: 'expert' });
+    expect(leadSpans[0].attributes).toMatchObject({ parent_agent_id: null, parent_session_id: null, depth: 0 });
+  });
+
   it('a rebuild replays the log from its start and gives every trace and span the id it had', async () => {
     const before = (await traces('?limit=100')).body.traces;
     const spansBefore = await spansOf(before[1].trace_id);
