@@ -1,6 +1,7 @@
 import type { Projection } from '@lib/platform/projections';
 import { agentsProjection } from './agents/agents.projection';
 import { sessionsProjection } from './agents/sessions.projection';
+import { tracesProjection } from './agents/traces.projection';
 import { toolConfigurationsProjection } from './tools/tool-configurations.projection';
 import { toolServersProjection } from './tools/tool-servers.projection';
 import { glossariesProjection } from './agents/glossaries.projection';
@@ -25,6 +26,7 @@ import { webhooksProjection } from './webhooks/webhooks.projection';
 
 export * from './agents/agents.projection';
 export * from './agents/sessions.projection';
+export * from './agents/traces.projection';
 export * from './tools/tool-configurations.projection';
 export * from './tools/tool-servers.projection';
 export * from './agents/glossaries.projection';
@@ -48,4 +50,4 @@ export * from './query-history/query-history.projection';
 export * from './webhooks/webhooks.projection';
 
 /** Every projection the service runs. */
-export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection, glossariesProjection, userToolsProjection, schedulesProjection, pipelinesProjection, pipelineRunsProjection, aliasesProjection, connectorsProjection, generationPresetsProjection, chatsProjection, queryHistoryProjection, encodersProjection, webhooksProjection];
+export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, tracesProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection, glossariesProjection, userToolsProjection, schedulesProjection, pipelinesProjection, pipelineRunsProjection, aliasesProjection, connectorsProjection, generationPresetsProjection, chatsProjection, queryHistoryProjection, encodersProjection, webhooksProjection];

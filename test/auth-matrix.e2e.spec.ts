@@ -157,6 +157,10 @@ function expected(route: Route, who: CallerSpec | 'unauthenticated', callerName 
       return who.someAgent.includes('develop') ? 'allow' : 403;
     case 'glossary.manage':
       return who.someAgent.includes('administer') ? 'allow' : 403;
+    case 'trace.read':
+      // A view role on some agent; the fixture trace is a1's: a caller viewing other agents only is told it does not exist.
+      if (!who.someAgent.includes('view')) return 403;
+      return route.path.includes(':trace_id') && !who.a1.includes('view') ? 404 : 'allow';
     case 'pipeline.read':
       return who.pipeline !== 'none' ? 'allow' : 403;
     case 'pipeline.manage':
@@ -232,7 +236,7 @@ const ONE_PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4n
 describe('route × role matrix', () => {
   let app: TestApp;
   const headers: Record<string, Record<string, string>> = {};
-  const fixture = { chatId: '', turnId: '', queryId: '', keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '', toolServerId: '', toolId: '', aliasEventId: '', aliasArtifactId: '', presetId: '', taskId: '', runId: '', deadLetterId: '', webhookId: '', deliveryId: '' };
+  const fixture = { chatId: '', turnId: '', queryId: '', keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '', toolServerId: '', toolId: '', aliasEventId: '', aliasArtifactId: '', presetId: '', taskId: '', runId: '', deadLetterId: '', webhookId: '', deliveryId: '', traceId: '', spanId: '' };
   /** One fixture connector per webhook kind (each webhook answers only for its own type). */
   const connectors: Record<string, string> = { input: '', gchat: '', zoom: '' };
   let mcp: Awaited<ReturnType<typeof startMcpServer>>;
@@ -263,6 +267,14 @@ describe('route × role matrix', () => {
       // The fixture model is not reachable: the input is stored, the turn fails, the event remains.
       const input = await app.call('POST', '/v2/agents/a1/sessions/s1/events', { messages: [{ type: 'text', content: 'fixture' }] });
       fixture.eventId = input.body.events?.[0]?.id ?? '';
+    }
+    if (!fixture.traceId || (await app.call('GET', `/v2/agent_analytics/traces/${fixture.traceId}`)).status === 404) {
+      // The failed fixture turn is a trace of a1 (its agent or session deleted, a new turn above made another).
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+        fixture.traceId = (await app.call('GET', '/v2/agent_analytics/traces?agent_key=a1&limit=1')).body.traces?.[0]?.trace_id ?? '';
+        if (fixture.traceId) break;
+      }
+      fixture.spanId = (await app.call('GET', `/v2/agent_analytics/traces/${fixture.traceId}/spans`)).body.spans?.[0]?.span_id ?? '';
     }
     if (!fixture.artifactId || (await app.call('GET', `/v2/agents/a1/sessions/s1/artifacts/${fixture.artifactId}`)).status === 404) {
       const form = new FormData();
@@ -440,7 +452,9 @@ describe('route × role matrix', () => {
       .replace(':turn_id', fixture.turnId)
       .replace(':query_id', fixture.queryId)
       .replace(':webhook_id', fixture.webhookId)
-      .replace(':delivery_id', fixture.deliveryId);
+      .replace(':delivery_id', fixture.deliveryId)
+      .replace(':trace_id', fixture.traceId)
+      .replace(':span_id', fixture.spanId);
     if (route.method === 'POST' && (route.policy === 'query.corpora' || route.policy === 'chat.turn')) return { path, body: { search: { corpora: [{ corpus_key: 'c1' }] } } };
     if (route.method === 'POST' || route.method === 'PATCH' || route.method === 'PUT') return { path, body: {} };
     return { path };
@@ -478,6 +492,7 @@ describe('route × role matrix', () => {
     expect(routes.length).toBeGreaterThan(20);
     // The chat, turn and recorded-query routes are called on real fixtures, not on empty ids.
     expect([fixture.chatId, fixture.turnId, fixture.queryId]).toEqual([expect.stringMatching(/^cht_/), expect.stringMatching(/^trn_/), expect.stringMatching(/^qry_/)]);
+    expect([fixture.traceId, fixture.spanId]).toEqual([expect.stringMatching(/^[0-9a-f]{32}$/), expect.stringMatching(/^[0-9a-f]{16}$/)]);
     const problems = routes.flatMap((r) => {
       try {
         expected(r, CALLERS.owner);

@@ -13,6 +13,7 @@ import { InstructionWriter } from './application/instruction-writer';
 import { CreateInstructionHandler, DeleteInstructionHandler, DeleteInstructionVersionHandler, UpdateInstructionHandler } from './application/instructions/instruction-commands';
 import { ArtifactStore } from './application/sessions/artifact-store';
 import { SessionStore } from './application/sessions/session-store';
+import { TraceQueries } from './application/traces/trace-queries';
 import { Sessions } from './application/sessions/sessions';
 import { SessionEnrichment } from './application/sessions/enrichment';
 import { AgentQuotas } from './application/turn/agent-quotas';
@@ -118,6 +119,7 @@ export class AgentsModule {
         { provide: ConditionSyntax, useValue: { problem: conditionProblem } satisfies ConditionSyntax },
         SessionEnrichment,
         Sessions,
+        TraceQueries,
         {
           provide: WAKEUP_SCHEDULER,
           inject: [EVENT_STORE, CLOCK, AGENT_LEASES],
@@ -152,7 +154,7 @@ export class AgentsModule {
         { provide: AGENT_SECRET_READER, useExisting: AgentSecrets },
         { provide: CONDITION_COMPILER, useValue: { compile: compileCondition } satisfies ConditionCompiler },
       ],
-      exports: [AGENT_RUNS, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, InstructionTexts, Sessions, SessionInputs, RunningTurns, SessionFeed, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, ConditionSyntax, Glossaries],
+      exports: [AGENT_RUNS, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, InstructionTexts, Sessions, SessionInputs, RunningTurns, SessionFeed, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, ConditionSyntax, Glossaries, TraceQueries],
     };
   }
 }

@@ -37,3 +37,5 @@ export * from './application/agent-timers';
 export * from './domain/glossary';
 export * from './application/glossaries/glossaries';
 export * from './application/tools/glossary-tools';
+export * from './application/traces/trace-queries';
+export * from './domain/trace-spans';

@@ -2,3 +2,4 @@ export * from './agents';
 export * from './sessions';
 export * from './instructions';
 export * from './glossaries';
+export * from './traces';

@@ -84,6 +84,11 @@ export const POLICIES = {
   /** Pipelines are account-wide (the reference's pipeline_viewer / pipeline_administrator API roles). */
   'pipeline.read': { kind: 'account', action: 'pipeline.view' },
   'pipeline.manage': { kind: 'account', action: 'pipeline.administer' },
+  /**
+   * Agent traces (docs/traces.md): every turn of every session of an agent, as its session list shows them, so a view
+   * role on some agent (the reference's roles); the handler keeps to the agents the caller views (others: 404).
+   */
+  'trace.read': { kind: 'any', action: 'agent.view' },
   'agent.view': { kind: 'agent', actions: ['agent.view'] },
   'agent.use': { kind: 'agent', actions: ['agent.use'] },
   /** Read one session: its users and its viewers (the reference's get-session roles). */
