@@ -73,4 +73,43 @@ describe('MCP tool servers', () => {
     expect((await app.call('GET', '/v2/tools/tol_builtin_sub_agent')).body).toMatchObject({ category: 'agents', input_schema: { required: ['message'] } });
     expect((await app.call('GET', '/v2/tools/tol_nothing')).status).toBe(404);
   });
+  it('lists one server\'s tools by tool_server_id, and enables or disables an MCP tool with the reference\'s UpdateMcpToolRequest', async () => {
+    const orders = (await app.call('GET', '/v2/tool_servers')).body.tool_servers.find((s: any) => s.name === 'Orders').id;
+    const other = (await app.call('POST', '/v2/tool_servers', { name: 'Other', type: 'mcp', uri: mcp.url, transport: 'streamable-http', auth: { type: 'bearer', token: TOKEN } })).body.id;
+    expect((await app.call('POST', `/v2/tool_servers/${other}/sync`)).status).toBe(204);
+    const ofServer = async (query: string) => (await app.call('GET', `/v2/tools?${query}`)).body.tools.map((t: any) => `${t.server_id}/${t.name}`).sort();
+    expect(await ofServer(`tool_server_id=${orders}`)).toEqual([`${orders}/lookup_order`, `${orders}/ping`]);
+    expect(await ofServer(`tool_server_id=${other}&type=mcp`)).toEqual([`${other}/lookup_order`, `${other}/ping`]);
+    expect(await ofServer('tool_server_id=tsr_none')).toEqual([]);
+    expect((await app.call('GET', '/v2/tools?tool_server_id=orders')).status).toBe(400);
+
+    const lookup = (await app.call('GET', `/v2/tools?tool_server_id=${orders}`)).body.tools.find((t: any) => t.name === 'lookup_order');
+    const off = await app.call('PATCH', `/v2/tools/${lookup.id}`, { type: 'mcp', enabled: false });
+    expect(off.status).toBe(200);
+    expect(off.body).toMatchObject({ id: lookup.id, type: 'mcp', server_id: orders, enabled: false });
+    expect((await app.call('GET', `/v2/tools/${lookup.id}`)).body.enabled).toBe(false);
+    expect(await ofServer('type=mcp&enabled=false')).toEqual([`${orders}/lookup_order`]);
+    // The other server's tool of the same name, and the server, are unchanged; a sync keeps the tool disabled.
+    expect(await ofServer(`tool_server_id=${other}&enabled=true`)).toEqual([`${other}/lookup_order`, `${other}/ping`]);
+    expect((await app.call('POST', `/v2/tool_servers/${orders}/sync`)).status).toBe(204);
+    expect((await app.call('GET', `/v2/tools/${lookup.id}`)).body.enabled).toBe(false);
+    // A disabled tool is not offered: the agent using it talks to its model without it.
+    await app.call('POST', '/v2/agents/support/sessions', { key: 'without-orders' });
+    upstream.enqueue({ content: 'I cannot look orders up now.' });
+    expect((await app.call('POST', '/v2/agents/support/sessions/without-orders/events', { messages: [{ type: 'text', content: 'where is A-17?' }] })).status).toBe(201);
+    expect(((upstream.chatRequests().at(-1)!.body as any).tools ?? []).map((t: any) => t.function.name)).not.toContain('orders');
+
+    expect((await app.call('PATCH', `/v2/tools/${lookup.id}`, { type: 'mcp', enabled: true })).body.enabled).toBe(true);
+    // Mismatched types and fields the reference's UpdateMcpToolRequest has not are refused, naming the field.
+    const asLambda = await app.call('PATCH', `/v2/tools/${lookup.id}`, { type: 'lambda', enabled: false });
+    expect([asLambda.status, asLambda.body.field_errors]).toEqual([400, { type: 'must be mcp' }]);
+    const titled = await app.call('PATCH', `/v2/tools/${lookup.id}`, { type: 'mcp', title: 'Orders' });
+    expect([titled.status, Object.keys(titled.body.field_errors)]).toEqual([400, ['title']]);
+    const client = (await app.call('POST', '/v2/tools', { type: 'client', name: 'sign', description: 'Collects a signature' })).body.id;
+    const clientAsMcp = await app.call('PATCH', `/v2/tools/${client}`, { type: 'mcp', enabled: false });
+    expect([clientAsMcp.status, clientAsMcp.body.field_errors]).toEqual([400, { type: 'must be client' }]);
+    expect((await app.call('GET', `/v2/tools/${client}`)).body.enabled).toBe(true);
+    expect((await app.call('PATCH', '/v2/tools/tol_nothing', { type: 'mcp', enabled: false })).status).toBe(404);
+    expect((await app.call('GET', `/v2/tools/${lookup.id}`)).body.enabled).toBe(true);
+  });
 });

@@ -216,9 +216,12 @@ describe('agent turns', () => {
     // The session as it was: its metadata then, its usage then.
     await app.call('PATCH', '/v2/agents/hist/sessions/h1', { metadata: { phase: 'later' } });
     const then = await app.call('GET', `/v2/agents/hist/sessions/h1?as_of=${all[0].id}`);
-    // Just after the first input its turn had not started; just after the answer it had not ended yet.
-    expect(then.body).toMatchObject({ as_of: all[0].id, metadata: {}, status: 'unstarted', session_context_usage: { total_tokens: 0 } });
-    expect((await app.call('GET', `/v2/agents/hist/sessions/h1?as_of=${all[1].id}`)).body).toMatchObject({ status: 'running', metadata: {} });
+    // Just after the first input the agent was producing its answer; just after the answer it was idle (the
+    // reference's status: running while the agent produces events, stopped with none in flight), that turn's usage counted.
+    expect(then.body).toMatchObject({ as_of: all[0].id, metadata: {}, status: 'running', session_context_usage: { total_tokens: 0 } });
+    const answered = (await app.call('GET', `/v2/agents/hist/sessions/h1?as_of=${all[1].id}`)).body;
+    expect(answered).toMatchObject({ status: 'stopped', metadata: {}, current_step_name: 'main' });
+    expect(answered.session_context_usage.total_tokens).toBeGreaterThan(0);
     expect((await app.call('GET', '/v2/agents/hist/sessions/h1')).body).toMatchObject({ metadata: { phase: 'later' }, status: 'stopped' });
     expect((await app.call('GET', '/v2/agents/hist/sessions/h1?as_of=aev_unknown')).status).toBe(404);
 

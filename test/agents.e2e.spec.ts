@@ -64,8 +64,7 @@ describe('agents', () => {
       expect(typeof res.body.request_id).toBe('string');
     };
     await bad({ model: { name: 'nope' } }, 'model.name');
-    // Required by the reference's CreateAgentRequest: absent, a 400 naming it (it was a 500).
-    await bad({ tool_configurations: undefined }, 'tool_configurations');
+    await bad({ model: undefined }, 'model');
     await bad({ first_step_name: 'missing' }, 'first_step_name');
     await bad({ steps: { triage: { instructions: [], next_steps: [{ step_name: 'ghost' }] } } }, 'steps.triage.next_steps[0].step_name');
     await bad({ steps: { triage: { instructions: [], allowed_tools: ['web'] } } }, 'steps.triage.allowed_tools');
@@ -74,10 +73,40 @@ describe('agents', () => {
     await bad({ steps: { triage: { instructions: [{ type: 'inline', template: '#if($x' }] } } }, 'steps.triage.instructions[0].template');
     await bad({ steps: { triage: { instructions: [{ type: 'inline', template: 'x'.repeat(50_001) }] } } }, 'steps.triage.instructions[0].template');
     await bad({ steps: { triage: { instructions: [], reminders: [{ type: 'templated', template: '#foreach($i in [1..$n])x#end', hooks: ['tool_output'] }] } } }, 'steps.triage.reminders[0].template');
-    await bad({ steps: { triage: { instructions: [], next_steps: [{ condition: 'get(', step_name: 'sales' }] } } }, 'steps.triage.next_steps[0].condition');
+    await bad({ steps: { ...support.steps, triage: { instructions: [], next_steps: [{ condition: 'get(', step_name: 'sales' }] } } }, 'steps.triage.next_steps[0].condition');
     expect((await app.call('GET', '/v2/agents/bad')).status).toBe(404);
     const unknownField = await app.call('POST', '/v2/agents', { ...support, key: 'bad', skills: {} });
     expect(unknownField.status).toBe(400);
+  });
+
+  it('says which field is missing: a required field, and an inline instruction without its template (create, PATCH and PUT)', async () => {
+    const missing = await app.call('POST', '/v2/agents', { ...support, key: 'nameless', name: undefined });
+    expect([missing.status, missing.body.field_errors, missing.body.messages]).toEqual([400, { name: 'name is required' }, ['Invalid name: name is required']]);
+    const field = 'steps.triage.instructions[0].template';
+    const untemplated = { ...support, key: 'untemplated', steps: { ...support.steps, triage: { instructions: [{ type: 'inline' }] } } };
+    const created = await app.call('POST', '/v2/agents', untemplated);
+    expect([created.status, created.body.field_errors, created.body.messages]).toEqual([400, { [field]: 'is required (an inline instruction holds its template text)' }, [`${field} is required (an inline instruction holds its template text)`]]);
+    expect((await app.call('GET', '/v2/agents/untemplated')).status).toBe(404);
+    expect((await app.call('POST', '/v2/agents', { ...untemplated, first_step_name: undefined, steps: undefined, first_step: { name: 'triage', instructions: [{ type: 'inline', template_type: 'text' }] } })).body.field_errors).toEqual({ [field]: 'is required (an inline instruction holds its template text)' });
+    await app.call('POST', '/v2/agents', { ...support, key: 'patched' });
+    const patched = await app.call('PATCH', '/v2/agents/patched', { steps: { triage: { instructions: [{ type: 'inline' }] } } });
+    expect([patched.status, patched.body.field_errors]).toEqual([400, { [field]: 'is required (an inline instruction holds its template text)' }]);
+    const replaced = await app.call('PUT', '/v2/agents/patched', untemplated);
+    expect([replaced.status, replaced.body.field_errors]).toEqual([400, { [field]: 'is required (an inline instruction holds its template text)' }]);
+    const reminder = await app.call('PATCH', '/v2/agents/patched', { steps: { triage: { reminders: [{ type: 'templated', hooks: ['tool_output'] }] } } });
+    expect(reminder.body.field_errors).toEqual({ 'steps.triage.reminders[0].template': 'is required (a templated reminder holds its template text)' });
+    expect((await app.call('GET', '/v2/agents/patched')).body.steps.triage.instructions).toEqual(support.steps.triage.instructions);
+    await app.call('DELETE', '/v2/agents/patched');
+  });
+
+  it('creates an agent without tools when tool_configurations is omitted', async () => {
+    const { tool_configurations: _tools, ...toolless } = support;
+    const res = await app.call('POST', '/v2/agents', { ...toolless, key: 'toolless', steps: { triage: { instructions: [{ type: 'inline', template: 'Hi' }] } }, first_step_name: 'triage' });
+    expect(res.status).toBe(201);
+    expect(res.body.tool_configurations).toEqual({});
+    const put = await app.call('PUT', '/v2/agents/toolless', { name: 'Toolless', model: { name: 'agent-model' }, first_step_name: 'only', steps: { only: { instructions: [] } } });
+    expect([put.status, put.body.tool_configurations]).toEqual([200, {}]);
+    await app.call('DELETE', '/v2/agents/toolless');
   });
 
   it('merges a PATCH: omitted fields kept, null clears, steps and tools merge by key', async () => {

@@ -94,6 +94,9 @@ suite('the web console in a browser', () => {
     expect(res!.headers()['content-security-policy']).toContain("script-src 'self'");
     expect(res!.headers()['content-type']).toContain('text/html');
     await shot('sign-in');
+    // Where the key is, whatever DATA_DIR is, without showing anonymous visitors the server's own path.
+    expect(await page.locator('main').textContent()).toContain('<DATA_DIR>/admin-api-key');
+    expect(await page.locator('main').textContent()).not.toContain(app.dataDir);
     await page.getByLabel('API key', { exact: true }).fill('not-a-key');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('alert').getByText('That credential is not valid').waitFor();

@@ -2,7 +2,9 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { loadConfig } from '@lib/platform';
 import { ScriptedOpenAIServer } from '@lib/testing';
+import { BOOTSTRAP_KEY_FILE } from '../apps/api/src/bootstrap-key';
 import { startTestApp, TestApp } from './support/test-app';
 
 const run = promisify(execFile);
@@ -33,6 +35,18 @@ describe('README examples', () => {
     const firstBlock = readme.match(/```sh\n([\s\S]*?)```/)?.[1] ?? '';
     expect(firstBlock).toMatch(/^npm ci && npm start/m);
     expect(firstBlock).toMatch(/^npm test/m);
+  });
+
+  it('say after them how to pick the port, the address and the data directory, and where the key then is', () => {
+    const readme = readFileSync(join(__dirname, '..', 'README.md'), 'utf8');
+    const afterSetUp = readme.split('```').slice(2).join('```').trimStart().split('\n')[0];
+    const command = afterSetUp.match(/`((?:[A-Z_]+=\S+ )+)npm start`/)?.[1] ?? '';
+    const env = Object.fromEntries(command.trim().split(' ').map((a) => a.split('=') as [string, string]));
+    expect(Object.keys(env).sort()).toEqual(['DATA_DIR', 'HOST', 'PORT']);
+    // The names are the service's own: the settings it reads from them are the ones the line shows.
+    const config = loadConfig(env);
+    expect([String(config.port), config.host, config.dataDir]).toEqual([env.PORT, env.HOST, env.DATA_DIR]);
+    expect(afterSetUp).toContain(`\`${join(env.DATA_DIR, BOOTSTRAP_KEY_FILE)}\``);
   });
 
   it('run against the service: every curl succeeds and the query finds the document', async () => {

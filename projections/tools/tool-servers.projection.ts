@@ -7,13 +7,13 @@ export const toolServersProjection: ReadModelProjection = {
   name: 'tool_servers',
   version: 1,
   target: 'read',
-  eventTypes: ['ToolServerCreated', 'ToolServerUpdated', 'ToolServerDeleted', 'ToolServerSynced'],
+  eventTypes: ['ToolServerCreated', 'ToolServerUpdated', 'ToolServerDeleted', 'ToolServerSynced', 'ServerToolUpdated'],
   collections: [{ name: TOOL_SERVERS }, { name: TOOL_CATALOG, indexes: [{ fields: ['server_id'] }] }],
   apply(recorded: RecordedEvent): ReadOp[] {
     const event = recorded as unknown as ToolServerEvent;
     switch (event.type) {
       case 'ToolServerCreated':
-        return [put(TOOL_SERVERS, { id: event.data.id, name: event.data.settings.name, enabled: event.data.settings.enabled, settings: event.data.settings, sealed_auth: event.data.sealedAuth ?? null, synced_at: null, created_at: event.data.createdAt, updated_at: event.data.createdAt })];
+        return [put(TOOL_SERVERS, { id: event.data.id, name: event.data.settings.name, enabled: event.data.settings.enabled, settings: event.data.settings, sealed_auth: event.data.sealedAuth ?? null, synced_at: null, disabled_tools: [], created_at: event.data.createdAt, updated_at: event.data.createdAt })];
       case 'ToolServerUpdated':
         return [patch(TOOL_SERVERS, event.data.id, { set: { name: event.data.settings.name, enabled: event.data.settings.enabled, settings: event.data.settings, sealed_auth: event.data.sealedAuth ?? null, updated_at: event.data.updatedAt } })];
       case 'ToolServerDeleted':
@@ -24,6 +24,8 @@ export const toolServersProjection: ReadModelProjection = {
           { op: 'deleteWhere', collection: TOOL_CATALOG, where: [{ field: 'server_id', op: 'eq', value: event.data.id }] },
           ...event.data.tools.map((tool) => put(TOOL_CATALOG, { id: serverToolId(event.data.id, tool.name), type: 'mcp' as const, server_id: event.data.id, tool, synced_at: event.data.syncedAt })),
         ];
+      case 'ServerToolUpdated':
+        return [patch(TOOL_SERVERS, event.data.id, { set: { disabled_tools: event.data.disabledTools } })];
       default:
         return assertNever(event);
     }

@@ -50,7 +50,10 @@ export function SignIn({ notice, onSignedIn }: { notice?: string; onSignedIn: (c
   return (
     <main class="sign-in" id="main">
       <h1>Sign in to the console</h1>
-      <p>Use the API key the service printed on its first start (also in <code>data/admin-api-key</code>), or an app client.</p>
+      {/* The page is public: it names the file, not the server's own path (DATA_DIR, ./data unless set). */}
+      <p>
+        Use the API key the service printed on its first start (also stored on the server in <code>&lt;DATA_DIR&gt;/admin-api-key</code>, <code>./data</code> unless <code>DATA_DIR</code> is set), or an app client.
+      </p>
       {notice && <p class="notice">{notice}</p>}
       <form onSubmit={submit}>
         <fieldset>

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
+import { IsBoolean, IsDefined, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
 import { QuotaDto } from '../llms/llms.dto';
 
 export const KEY_PATTERN = /^[0-9a-zA-Z_-]+$/;
@@ -57,8 +57,9 @@ class AgentFieldsDto {
 export class CreateAgentDto extends AgentFieldsDto {
   @IsOptional() @IsString() @MinLength(1) @MaxLength(50) @Matches(KEY_PATTERN, { message: 'key may hold only letters, digits, underscores and hyphens' }) key?: string;
   @IsString() @MinLength(1) @MaxLength(50) name!: string;
-  @IsObject() tool_configurations!: Record<string, unknown>;
-  @ValidateNested() @Type(() => AgentModelDto) model!: AgentModelDto;
+  /** Required by the reference's CreateAgentRequest; omitted here means none (`{}`), docs/conformance.md. */
+  @IsOptional() @IsObject() tool_configurations?: Record<string, unknown>;
+  @IsDefined() @ValidateNested() @Type(() => AgentModelDto) model!: AgentModelDto;
 }
 
 export class UpdateAgentDto extends AgentFieldsDto {

@@ -92,8 +92,10 @@ export class ToolServersController {
 
   @Get('tools')
   @Policy('tool_config.read')
-  async tools(@Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('type') type?: string, @Query('filter') filter?: string) {
-    return this.servers.tools(pageLimit(limit, 10, 100), pageKey, type, listFilter(filter));
+  async tools(@Query('limit') limit?: string, @Query('page_key') pageKey?: string, @Query('type') type?: string, @Query('filter') filter?: string, @Query('tool_server_id') toolServerId?: unknown, @Query('enabled') enabled?: unknown) {
+    if (toolServerId !== undefined && (typeof toolServerId !== 'string' || !/^tsr_[0-9a-zA-Z_-]+$/.test(toolServerId))) throw invalid('request.invalid', 'Invalid tool_server_id: must be a tool server id (tsr_…)', { tool_server_id: 'must be a tool server id (tsr_…)' });
+    if (enabled !== undefined && enabled !== 'true' && enabled !== 'false') throw invalid('request.invalid', 'Invalid enabled: must be true or false', { enabled: 'must be true or false' });
+    return this.servers.tools(pageLimit(limit, 10, 100), pageKey, type, listFilter(filter), { toolServerId, enabled: enabled === undefined ? undefined : enabled === 'true' });
   }
 
   @Get('tools/:tool_id')

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, HttpCode, Param, Patch, Post, Res } from '@ne
 import type { Response } from 'express';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
-import { LambdaToolInput, ToolConfig, UserTools } from '@lib/tools';
+import { LambdaToolInput, ToolConfig, ToolServers, UserTools } from '@lib/tools';
 import { Principal } from '@lib/auth';
 import { CommandContext, invalid } from '@lib/platform';
 import { Caller } from '../http/caller';
@@ -17,7 +17,7 @@ class ExecutionConfigurationDto {
 }
 
 class UpdateLambdaToolDto {
-  @IsIn(['lambda'], { message: 'type must be lambda or client' }) type!: 'lambda';
+  @IsIn(['lambda'], { message: 'type must be mcp, lambda or client' }) type!: 'lambda';
   @IsOptional() @IsString() @MinLength(1) @MaxLength(255) title?: string;
   @IsOptional() @IsString() @MinLength(1) @MaxLength(5000) description?: string;
   @IsOptional() @IsBoolean() enabled?: boolean;
@@ -40,13 +40,19 @@ class CreateLambdaToolDto {
 }
 
 class UpdateClientToolDto {
-  @IsIn(['client'], { message: 'type must be lambda or client' }) type!: 'client';
+  @IsIn(['client'], { message: 'type must be mcp, lambda or client' }) type!: 'client';
   @IsOptional() @IsString() @MinLength(1) @MaxLength(128) title?: string;
   @IsOptional() @IsString() @MinLength(1) @MaxLength(5000) description?: string;
   @IsOptional() @IsBoolean() enabled?: boolean;
   @IsOptional() @IsObject() input_schema?: Record<string, unknown>;
   /** `{}` clears it: any output is then accepted. */
   @IsOptional() @IsObject() output_schema?: Record<string, unknown>;
+}
+
+/** The reference's UpdateMcpToolRequest: a tool a server's sync listed can only be enabled or disabled. */
+class UpdateMcpToolDto {
+  @IsIn(['mcp']) type!: 'mcp';
+  @IsOptional() @IsBoolean() enabled?: boolean;
 }
 
 class CreateClientToolDto {
@@ -84,7 +90,8 @@ function checkContext(context: TestContextDto | undefined): void {
   for (const [k, v] of Object.entries(context?.agent?.secrets ?? {})) if (typeof v !== 'string') throw invalid('request.invalid', `Invalid test_context.agent.secrets.${k}: must be a string`, { [`test_context.agent.secrets.${k}`]: 'must be a string' });
 }
 
-const isClient = (body: unknown): boolean => body !== null && typeof body === 'object' && (body as { type?: unknown }).type === 'client';
+const typeOf = (body: unknown): unknown => (body !== null && typeof body === 'object' ? (body as { type?: unknown }).type : undefined);
+const isClient = (body: unknown): boolean => typeOf(body) === 'client';
 
 function input(dto: (UpdateLambdaToolDto | CreateLambdaToolDto) & { name?: string }): LambdaToolInput {
   const { type: _type, language: _language, ...rest } = dto as UpdateLambdaToolDto & { language?: string };
@@ -97,7 +104,10 @@ function input(dto: (UpdateLambdaToolDto | CreateLambdaToolDto) & { name?: strin
  */
 @Controller('v2/tools')
 export class ToolsController {
-  constructor(private readonly tools: UserTools) {}
+  constructor(
+    private readonly tools: UserTools,
+    private readonly servers: ToolServers,
+  ) {}
 
   @Post()
   @Policy('tool_config.manage')
@@ -119,6 +129,7 @@ export class ToolsController {
   @Patch(':tool_id')
   @Policy('tool_config.manage')
   async update(@Param('tool_id') id: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {
+    if (typeOf(body) === 'mcp') return this.servers.updateTool(id, validateBody(UpdateMcpToolDto, body).enabled, caller, ctx);
     return this.tools.update(id, isClient(body) ? ({ ...validateBody(UpdateClientToolDto, body) } as LambdaToolInput) : { ...input(validateBody(UpdateLambdaToolDto, body)), type: 'lambda' }, caller, ctx);
   }
 

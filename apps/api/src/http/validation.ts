@@ -5,12 +5,16 @@ import { rememberValidationRules } from './validation-rules';
 
 rememberValidationRules();
 
-/** Flattens class-validator errors into `field_errors`, keyed by the dotted path of the offending field. */
+/**
+ * Flattens class-validator errors into `field_errors`, keyed by the dotted path of the offending field. A field
+ * that is absent but required says so ("name is required"), not every constraint a value would have to meet; a
+ * field that is present and wrong lists the constraints it breaks.
+ */
 export function fieldErrors(errors: ValidationError[], prefix = ''): Record<string, string> {
   const out: Record<string, string> = {};
   for (const e of errors) {
     const path = prefix ? `${prefix}.${e.property}` : e.property;
-    if (e.constraints) out[path] = Object.values(e.constraints).join('; ');
+    if (e.constraints) out[path] = e.value === undefined ? `${path} is required` : Object.values(e.constraints).join('; ');
     if (e.children?.length) Object.assign(out, fieldErrors(e.children, path));
   }
   return out;

@@ -1,5 +1,6 @@
 import { isDomainError, turnsDuring } from '@lib/platform';
 import { CoreDocumentDto, StructuredDocumentDto } from '../corpora/document.dto';
+import { CreateAgentDto } from '../agents/agents.dto';
 import { validateBody, validateBodyInSlices } from './validation';
 
 const fieldErrorsOf = async (run: () => unknown): Promise<Record<string, string> | 'valid'> => {
@@ -37,5 +38,19 @@ describe('validating a document of many parts a slice at a time', () => {
     const { value: dto, turns } = await turnsDuring(() => validateBodyInSlices(CoreDocumentDto, { id: 'd', type: 'core', document_parts: parts(5_000) }));
     expect(dto.document_parts).toHaveLength(5_000);
     expect(turns).toBeGreaterThanOrEqual(9);
+  });
+});
+
+describe('the field errors of a body', () => {
+  it('say a missing required field is required, and list the broken constraints of a present one', async () => {
+    const agent = { name: 'Support', tool_configurations: {}, model: { name: 'm' } };
+    expect(await fieldErrorsOf(() => validateBody(CreateAgentDto, { ...agent, name: undefined }))).toEqual({ name: 'name is required' });
+    expect(await fieldErrorsOf(() => validateBody(CreateAgentDto, { ...agent, model: {} }))).toEqual({ 'model.name': 'model.name is required' });
+    expect(await fieldErrorsOf(() => validateBody(CreateAgentDto, { tool_configurations: {} }))).toEqual({ name: 'name is required', model: 'model is required' });
+    const wrong = await fieldErrorsOf(() => validateBody(CreateAgentDto, { ...agent, name: 7 }));
+    expect(wrong).toEqual({ name: expect.stringContaining('name must be a string') });
+    expect((await fieldErrorsOf(() => validateBody(CreateAgentDto, { ...agent, name: '' }))) as Record<string, string>).toEqual({ name: 'name must be longer than or equal to 1 characters' });
+    // null is a value (a merge patch's "remove"): where it is not allowed, the constraints say why.
+    expect(((await fieldErrorsOf(() => validateBody(CreateAgentDto, { ...agent, name: null }))) as Record<string, string>).name).toContain('must be a string');
   });
 });

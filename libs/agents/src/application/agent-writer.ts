@@ -3,7 +3,7 @@ import { findLlm, quotaProblems } from '@lib/llms';
 import { VelocityText } from '@lib/retrieval';
 import { CommandContext, invalid, READ_STORE, ReadStore, StreamWriter, streamId } from '@lib/platform';
 import { Sandbox, type ToolConfig, transformProblems } from '@lib/tools';
-import type { AgentConfig } from '../domain/agent-config';
+import { type AgentConfig, validateAgentConfig } from '../domain/agent-config';
 import { AgentEvent, agentFold, AgentState } from '../domain/agent';
 import { compileCondition } from './conditions';
 import { AGENTS, AgentRow } from '../read-models';
@@ -64,8 +64,12 @@ export class AgentWriter {
     return this.streams.state(agentStream(key), agentFold);
   }
 
-  /** The model is registered, and every other reference resolves (instructions, …): else 400 on the field. */
+  /**
+   * The configuration's shape is whole (the domain's check, so what follows reads only fields that are there), the
+   * model is registered, and every other reference resolves (instructions, …): else 400 on the field.
+   */
   async checkReferences(config: AgentConfig): Promise<void> {
+    validateAgentConfig(config);
     const problems: Record<string, string> = {};
     if (!(await findLlm(this.reads, config.model.name))) problems['model.name'] = `no LLM named "${config.model.name}" is registered (GET /v2/llms lists them)`;
     Object.assign(problems, conditionProblems(config));

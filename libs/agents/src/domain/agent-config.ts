@@ -177,7 +177,7 @@ export function validateAgentConfig(config: AgentConfig): void {
     });
   }
   const first = Object.entries(problems)[0];
-  if (first) throw invalid('agent.invalid', `Invalid ${first[0]}: ${first[1]}`, problems);
+  if (first) throw invalid('agent.invalid', first[1].startsWith('is required') ? `${first[0]} ${first[1]}` : `Invalid ${first[0]}: ${first[1]}`, problems);
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -192,6 +192,7 @@ function stepShapeProblem(step: StepConfig): [string, string] | undefined {
   for (const [i, ins] of (step.instructions as unknown[]).entries()) {
     if (!isObject(ins)) return [`instructions[${i}]`, 'must be an object'];
     if (ins.type === 'inline') {
+      if (ins.template === undefined) return [`instructions[${i}].template`, 'is required (an inline instruction holds its template text)'];
       if (typeof ins.template !== 'string') return [`instructions[${i}].template`, 'must be a string'];
       if (ins.template_type !== undefined && !TEMPLATE_TYPES.includes(ins.template_type as string)) return [`instructions[${i}].template_type`, 'must be velocity or text'];
     } else if (ins.type === 'reference') {
@@ -210,6 +211,7 @@ function stepShapeProblem(step: StepConfig): [string, string] | undefined {
     if (!isObject(r)) return [`reminders[${i}]`, 'must be an object'];
     if (r.type === 'glossary_expansion' && typeof r.glossary_key !== 'string') return [`reminders[${i}].glossary_key`, 'names a glossary'];
     if (r.type !== 'templated') continue;
+    if (r.template === undefined) return [`reminders[${i}].template`, 'is required (a templated reminder holds its template text)'];
     if (typeof r.template !== 'string') return [`reminders[${i}].template`, 'must be a string'];
     if (!Array.isArray(r.hooks) || r.hooks.length === 0 || !r.hooks.every((h) => h === 'input_message' || h === 'tool_output')) return [`reminders[${i}].hooks`, 'must list input_message and/or tool_output'];
     if (r.fire_every !== undefined && !(Number.isInteger(r.fire_every) && (r.fire_every as number) >= 1)) return [`reminders[${i}].fire_every`, 'must be an integer from 1'];

@@ -35,7 +35,9 @@ export const agentFold = {
 export const agentNotFound = (key: string) => notFound('agent.not_found', `Agent "${key}" does not exist`, key);
 
 /** A create or replace request's body, as the edge validated it (snake_case, the reference's fields). */
-export type AgentRequest = Omit<AgentConfig, 'first_step_name' | 'steps' | 'metadata' | 'enabled'> & {
+export type AgentRequest = Omit<AgentConfig, 'first_step_name' | 'steps' | 'metadata' | 'enabled' | 'tool_configurations'> & {
+  /** Omitted: the agent has no tools (the reference requires the field; docs/conformance.md). */
+  readonly tool_configurations?: AgentConfig['tool_configurations'];
   readonly first_step?: Record<string, unknown> & { readonly name?: string };
   readonly first_step_name?: string;
   readonly steps?: Record<string, Record<string, unknown>>;
@@ -59,9 +61,9 @@ export function configFromRequest(req: AgentRequest): AgentConfig {
     steps[name] = step;
     first = name;
   }
-  if (first === undefined) throw invalid('agent.invalid', 'first_step_name is required (or the deprecated first_step)', { first_step_name: 'required' });
+  if (first === undefined) throw invalid('agent.invalid', 'first_step_name is required (or the deprecated first_step)', { first_step_name: 'first_step_name is required (or the deprecated first_step)' });
   const { first_step: _f, first_step_name: _n, steps: _s, ...rest } = req;
-  return stripUndefined({ ...rest, first_step_name: first, steps, metadata: req.metadata ?? {}, enabled: req.enabled ?? true }) as unknown as AgentConfig;
+  return stripUndefined({ ...rest, tool_configurations: req.tool_configurations ?? {}, first_step_name: first, steps, metadata: req.metadata ?? {}, enabled: req.enabled ?? true }) as unknown as AgentConfig;
 }
 
 /**

@@ -30,21 +30,31 @@ export type ToolServerEvent =
   | { type: 'ToolServerUpdated'; data: { id: string; settings: ToolServerSettings; sealedAuth?: Sealed; updatedAt: string } }
   | { type: 'ToolServerDeleted'; data: { id: string; deletedAt: string } }
   /** The whole tool list of the server at a sync: tools it no longer lists are gone. */
-  | { type: 'ToolServerSynced'; data: { id: string; tools: ServerTool[]; syncedAt: string } };
+  | { type: 'ToolServerSynced'; data: { id: string; tools: ServerTool[]; syncedAt: string } }
+  /**
+   * One of the server's tools enabled or disabled (`PATCH /v2/tools/{id}` with `type: mcp`); `disabledTools` is the
+   * server's whole set after the change, kept across syncs (a tool's id is stable). A disabled tool is not offered.
+   */
+  | { type: 'ServerToolUpdated'; data: { id: string; toolName: string; enabled: boolean; disabledTools: string[]; updatedAt: string } };
 
-export type ToolServerState = { readonly status: 'absent' } | { readonly status: 'active'; readonly settings: ToolServerSettings; readonly sealedAuth?: Sealed };
+export type ToolServerState =
+  | { readonly status: 'absent' }
+  | { readonly status: 'active'; readonly settings: ToolServerSettings; readonly sealedAuth?: Sealed; readonly disabledTools?: readonly string[] };
 
 export const toolServerFold = {
   initialState: { status: 'absent' } as ToolServerState,
   evolve(state: ToolServerState, event: ToolServerEvent): ToolServerState {
     switch (event.type) {
       case 'ToolServerCreated':
-      case 'ToolServerUpdated':
         return { status: 'active', settings: event.data.settings, sealedAuth: event.data.sealedAuth };
+      case 'ToolServerUpdated':
+        return { status: 'active', settings: event.data.settings, sealedAuth: event.data.sealedAuth, disabledTools: state.status === 'active' ? state.disabledTools : undefined };
       case 'ToolServerDeleted':
         return { status: 'absent' };
       case 'ToolServerSynced':
         return state;
+      case 'ServerToolUpdated':
+        return state.status === 'active' ? { ...state, disabledTools: event.data.disabledTools } : state;
       default:
         return assertNever(event);
     }
@@ -80,4 +90,14 @@ export function decideUpdateToolServer(state: ToolServerState, id: string, setti
   if (state.status === 'absent') throw toolServerNotFound(id);
   checkToolServer(settings);
   return [{ type: 'ToolServerUpdated', data: { id, settings, ...(sealedAuth ? { sealedAuth } : {}), updatedAt: now.toISOString() } }];
+}
+
+/** Enables or disables one of the server's tools; nothing when it already is so. */
+export function decideUpdateServerTool(state: ToolServerState, id: string, toolName: string, enabled: boolean, now: Date): ToolServerEvent[] {
+  if (state.status === 'absent') throw toolServerNotFound(id);
+  const disabled = new Set(state.disabledTools ?? []);
+  if (disabled.has(toolName) === !enabled) return [];
+  if (enabled) disabled.delete(toolName);
+  else disabled.add(toolName);
+  return [{ type: 'ServerToolUpdated', data: { id, toolName, enabled, disabledTools: [...disabled].sort(), updatedAt: now.toISOString() } }];
 }

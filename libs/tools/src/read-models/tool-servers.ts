@@ -9,6 +9,8 @@ export type ToolServerRow = {
   readonly settings: ToolServerSettings;
   readonly sealed_auth?: Sealed | null;
   readonly synced_at?: string | null;
+  /** The names of the server's tools disabled by `PATCH /v2/tools/{id}` (absent on rows written before it). */
+  readonly disabled_tools?: readonly string[];
   readonly created_at: string;
   readonly updated_at: string;
 };
@@ -38,8 +40,11 @@ export function toolServerView(row: ToolServerRow): Record<string, unknown> {
   };
 }
 
-/** The reference's McpTool. */
-export const catalogToolView = (row: CatalogToolRow): Record<string, unknown> => ({
+/** Whether a server's tool is offered: not disabled by a PATCH (the server's own `enabled` is the server's). */
+export const serverToolEnabled = (server: Pick<ToolServerRow, 'disabled_tools'> | undefined, toolName: string): boolean => !server?.disabled_tools?.includes(toolName);
+
+/** The reference's McpTool; `enabled` is the tool's own (`serverToolEnabled`). */
+export const catalogToolView = (row: CatalogToolRow, enabled = true): Record<string, unknown> => ({
   id: row.id,
   type: row.type,
   server_id: row.server_id,
@@ -48,6 +53,6 @@ export const catalogToolView = (row: CatalogToolRow): Record<string, unknown> =>
   description: row.tool.description,
   input_schema: row.tool.input_schema,
   ...(row.tool.annotations ? { annotations: row.tool.annotations } : {}),
-  enabled: true,
+  enabled,
   updated_at: row.synced_at,
 });

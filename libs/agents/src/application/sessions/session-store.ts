@@ -15,6 +15,10 @@ export interface LoadedSession {
 
 /** Forks of forks are followed this deep at most (each level is one stream read). */
 const MAX_FORK_DEPTH = 32;
+
+/** Stored events that bound a turn and carry no API event id: `as_of` an event takes the ones right after it. */
+const TURN_BOUNDARIES = new Set<string>(['SessionTurnStarted', 'SessionTurnEnded'] satisfies SessionEvent['type'][]);
+
 /**
  * How much folded session state this process keeps (least recently loaded out first): at most this many sessions,
  * and their events together at most CACHED_EVENTS (the states hold their API events).
@@ -56,8 +60,12 @@ export class SessionStore {
     const own = await this.store.readStream(id);
     let events = [...(await this.ancestry(own, 0)), ...own];
     if (asOf !== undefined) {
-      const at = events.findIndex((e) => (e.data as { eventId?: unknown }).eventId === asOf && !/^SessionEvent(Hidden|Unhidden|Deleted)$/.test(e.type));
+      let at = events.findIndex((e) => (e.data as { eventId?: unknown }).eventId === asOf && !/^SessionEvent(Hidden|Unhidden|Deleted)$/.test(e.type));
       if (at < 0) return undefined;
+      // The turn's start or end stored right after the event (they are no API events of their own) is part of
+      // "just after it": after a turn's last output the session is stopped, after the input that starts one it
+      // is running, as the reference's `status` says.
+      while (at + 1 < events.length && TURN_BOUNDARIES.has(events[at + 1].type)) at++;
       events = events.slice(0, at + 1);
     }
     const state = events.reduce<SessionState>((s, e) => sessionFold.evolve(s, e as unknown as SessionEvent), sessionFold.initialState);

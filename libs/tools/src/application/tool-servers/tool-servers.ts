@@ -3,8 +3,8 @@ import { SecretBox } from '@lib/llms';
 import { CommandContext, conflict, DomainError, findMatching, ID_GENERATOR, IdGenerator, invalid, notFound, TOOLS_OUTBOUND_HTTP, OutboundHttp, outboundRefusal, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, type TextPattern } from '@lib/platform';
 import { McpConnector, McpTarget } from '../mcp-connector.port';
 import type { ToolConfig } from '../../domain/tool-config';
-import { decideCreateToolServer, decideUpdateToolServer, Sealed, ToolServerEvent, toolServerFold, toolServerNotFound, ToolServerSettings, ToolServerState } from '../../domain/tool-server';
-import { CatalogToolRow, catalogToolView, TOOL_CATALOG, TOOL_SERVERS, ToolServerRow, toolServerView, USER_TOOLS, UserToolRow, userToolView } from '../../read-models';
+import { decideCreateToolServer, decideUpdateServerTool, decideUpdateToolServer, Sealed, ToolServerEvent, toolServerFold, toolServerNotFound, ToolServerSettings, ToolServerState } from '../../domain/tool-server';
+import { CatalogToolRow, catalogToolView, serverToolEnabled, TOOL_CATALOG, TOOL_SERVERS, ToolServerRow, toolServerView, USER_TOOLS, UserToolRow, userToolView } from '../../read-models';
 import { builtinTools } from '../tools/builtin-catalog';
 import { ConfiguredTools, ToolAttachments, ToolRegistry } from '../tools/tool.port';
 import { ToolRegistryHolder } from '../tools/tool-registry-holder';
@@ -135,15 +135,21 @@ export class ToolServers implements ToolAttachments {
    * The built-in tools (on the first page, beside the limit: there are a handful) and the tools MCP syncs listed
    * (paged), filtered by `type` and by a regular expression over name and description.
    */
-  async tools(limit: number, pageKey?: string, type?: string, filter?: TextPattern): Promise<Record<string, unknown>> {
+  async tools(limit: number, pageKey?: string, type?: string, filter?: TextPattern, filters: { readonly toolServerId?: string; readonly enabled?: boolean } = {}): Promise<Record<string, unknown>> {
+    const { toolServerId, enabled } = filters;
     const matches = (name: string, description: string) => !filter || filter.test(name) || filter.test(description);
     const first = !pageKey;
-    const builtins = first ? builtinTools(this.registry).filter((t) => (!type || t.type === type) && matches(String(t.name), String(t.description))) : [];
+    // Built-in and user-defined tools belong to no tool server: a tool_server_id filter lists that server's only.
+    const unserved = first && toolServerId === undefined;
+    const builtins = unserved ? builtinTools(this.registry).filter((t) => (!type || t.type === type) && (enabled === undefined || t.enabled === enabled) && matches(String(t.name), String(t.description))) : [];
     // User-defined tools come on the first page too (beside the limit, like the built-ins); MCP tools are paged.
-    const users = first && (!type || type === 'lambda' || type === 'client') ? (await findMatching<UserToolRow>(this.reads, USER_TOOLS, { limit: 1000 }, (r) => (!type || r.type === type) && matches(r.name, r.settings.description))).items.map(userToolView) : [];
+    const users = unserved && (!type || type === 'lambda' || type === 'client') ? (await findMatching<UserToolRow>(this.reads, USER_TOOLS, { limit: 1000 }, (r) => (!type || r.type === type) && (enabled === undefined || r.enabled === enabled) && matches(r.name, r.settings.description))).items.map(userToolView) : [];
     if (type && type !== 'mcp') return { tools: [...builtins, ...users], metadata: {} };
-    const page = await findMatching<CatalogToolRow>(this.reads, TOOL_CATALOG, { limit, pageKey }, (r) => matches(r.tool.name, r.tool.description));
-    return { tools: [...builtins, ...users, ...page.items.map(catalogToolView)], metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
+    const servers = new Map((await this.reads.find<ToolServerRow>(TOOL_SERVERS, { where: toolServerId === undefined ? [] : [{ field: 'id', op: 'eq', value: toolServerId }], limit: 1000 })).items.map((r) => [r.id, r]));
+    const on = (r: CatalogToolRow) => serverToolEnabled(servers.get(r.server_id), r.tool.name);
+    const where = toolServerId === undefined ? [] : [{ field: 'server_id', op: 'eq' as const, value: toolServerId }];
+    const page = await findMatching<CatalogToolRow>(this.reads, TOOL_CATALOG, { where, limit, pageKey }, (r) => (enabled === undefined || on(r) === enabled) && matches(r.tool.name, r.tool.description));
+    return { tools: [...builtins, ...users, ...page.items.map((r) => catalogToolView(r, on(r)))], metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {} };
   }
 
   async tool(id: string): Promise<Record<string, unknown>> {
@@ -153,7 +159,27 @@ export class ToolServers implements ToolAttachments {
     if (user) return userToolView(user);
     const row = await this.reads.get<CatalogToolRow>(TOOL_CATALOG, id);
     if (!row) throw notFound('tool.not_found', `Tool "${id}" does not exist`, id);
-    return catalogToolView(row);
+    return catalogToolView(row, serverToolEnabled(await this.reads.get<ToolServerRow>(TOOL_SERVERS, row.server_id), row.tool.name));
+  }
+
+  /**
+   * `PATCH /v2/tools/{id}` with the reference's UpdateMcpToolRequest: enables or disables a tool a server's sync
+   * listed. The server's other tools and the server itself are unchanged; a disabled tool is not offered to agents.
+   */
+  async updateTool(id: string, enabled: boolean | undefined, caller: Configurer, ctx: CommandContext): Promise<Record<string, unknown>> {
+    const row = await this.reads.get<CatalogToolRow>(TOOL_CATALOG, id);
+    if (!row) {
+      const user = await this.reads.get<UserToolRow>(USER_TOOLS, id);
+      if (user) throw invalid('request.invalid', `Invalid type: tool "${id}" is a ${user.type} tool`, { type: `must be ${user.type}` });
+      throw notFound('tool.not_found', `Tool "${id}" does not exist`, id);
+    }
+    if (enabled !== undefined) {
+      // Which tools the agents using the server are offered changes.
+      await this.rights.assertSharedChange(caller, this.shared(row.server_id));
+      const { position } = await this.write(row.server_id, (s) => decideUpdateServerTool(s, row.server_id, row.tool.name, enabled, ctx.now), ctx);
+      await this.progress.waitFor(position, ['tool_servers'], this.config.readYourWritesTimeoutMs);
+    }
+    return this.tool(id);
   }
 
   /** How to reach a server: its settings, the secret opened for the auth header, the guarded fetch. */
@@ -188,7 +214,7 @@ export class ToolServers implements ToolAttachments {
       }
       const listed = await this.reads.get<CatalogToolRow>(TOOL_CATALOG, String(tool.tool_id));
       const server = listed ? await this.reads.get<ToolServerRow>(TOOL_SERVERS, listed.server_id) : undefined;
-      if (!listed || !server?.enabled) continue;
+      if (!listed || !server?.enabled || !serverToolEnabled(server, listed.tool.name)) continue;
       tools[name] = { ...tool, mcp_tool: listed.tool, mcp_server_id: server.id } as ToolConfig;
     }
     return tools;

@@ -97,7 +97,12 @@ export class UserTools {
    * of them (ConfigurerRights).
    */
   async update(id: string, input: LambdaToolInput, caller: Configurer, ctx: CommandContext): Promise<Record<string, unknown>> {
-    const row = await this.row(id);
+    const row = await this.reads.get<UserToolRow>(USER_TOOLS, id);
+    if (!row) {
+      // A tool a server's sync listed is updated with the reference's UpdateMcpToolRequest (ToolServers.updateTool).
+      if (await this.reads.get<CatalogToolRow>(TOOL_CATALOG, id)) throw invalid('request.invalid', `Invalid type: tool "${id}" is an mcp tool (a tool server's); only its enabled can change, with type mcp`, { type: 'must be mcp' });
+      throw userToolNotFound(id);
+    }
     if (input.type && input.type !== row.type) throw invalid('request.invalid', `Invalid type: tool "${id}" is a ${row.type} tool`, { type: `must be ${row.type}` });
     if (row.settings.type === 'client') {
       checkSchemas(input);

@@ -1,0 +1,80 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { ScriptedOpenAIServer } from '@lib/testing';
+import { registerScripted } from './support/llm-fixtures';
+import { startTestApp, TestApp } from './support/test-app';
+
+const run = promisify(execFile);
+
+/** A docs example block between its markers (`<!-- doc-test:<name>:start -->`), its shell commands. */
+function docScript(file: string, name: string): string {
+  const doc = readFileSync(join(__dirname, '..', 'docs', file), 'utf8');
+  const block = doc.split(`<!-- doc-test:${name}:start -->`)[1]?.split(`<!-- doc-test:${name}:end -->`)[0];
+  const script = block?.match(/```sh\n([\s\S]*?)```/)?.[1];
+  if (!script) throw new Error(`docs/${file} has no doc-test:${name} block`);
+  return script;
+}
+
+type Ev = { type: string; id: string; content?: string };
+
+/**
+ * The requests docs/agents.md (forks, as_of) and docs/schedules.md give to paste, run as written with bash and
+ * curl against the service (issue 44: the docs had none), on the README's `helper` agent and its session `chat-1`.
+ */
+describe('docs examples', () => {
+  let app: TestApp;
+  let model: ScriptedOpenAIServer;
+  const runBlock = async (file: string, name: string) => {
+    // One JSON document per line: curl itself prints no trailing newline.
+    const script = `curl() { command curl "$@"; echo; }\n${docScript(file, name)}`;
+    const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], { env: { ...process.env, BASE: app.url, KEY: app.key }, cwd: app.dataDir });
+    return stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  };
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    model = await ScriptedOpenAIServer.start();
+    await registerScripted(app, model, 'local');
+    const helper = { key: 'helper', name: 'Helper', model: { name: 'local' }, first_step_name: 'main', steps: { main: { instructions: [{ type: 'inline', template: 'Answer ${session.metadata.user}.' }] } } };
+    expect((await app.call('POST', '/v2/agents', helper)).status).toBe(201);
+    expect((await app.call('POST', '/v2/agents/helper/sessions', { key: 'chat-1', metadata: { user: 'Ada' } })).status).toBe(201);
+    model.enqueue({ content: 'The moon pulls the oceans.' }, { content: 'Thanks.' });
+    await app.call('POST', '/v2/agents/helper/sessions/chat-1/events', { messages: [{ type: 'text', content: 'What causes tides?' }] });
+    await app.call('POST', '/v2/agents/helper/sessions/chat-1/events', { messages: [{ type: 'text', content: 'Thank you' }] });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await model?.close();
+  });
+
+  it('docs/agents.md forks a session at an event, goes on in the fork, and reads the parent as it was', async () => {
+    const parent = (await app.call('GET', '/v2/agents/helper/sessions/chat-1/events?limit=100')).body.events as Ev[];
+    const answer = parent.find((e) => e.type === 'agent_output')!;
+    model.enqueue({ content: 'Spring tides come with a full or new moon.' });
+    const [created, turn, asOf, eventsThen] = await runBlock('agents.md', 'forks');
+    expect(created).toMatchObject({ key: 'chat-1-retry', agent_key: 'helper', metadata: { user: 'Ada' } });
+    expect(turn.events.map((e: Ev) => [e.type, e.content ?? ''])).toEqual([
+      ['input_message', ''],
+      ['agent_output', 'Spring tides come with a full or new moon.'],
+    ]);
+    // The fork's model saw chat-1 up to its first answer, not what came after.
+    const sent = (model.chatRequests().at(-1)!.body as { messages: { content: string }[] }).messages.map((m) => m.content);
+    expect(sent).toEqual(['Answer Ada.', 'What causes tides?', 'The moon pulls the oceans.', 'And the spring tides?']);
+    expect(asOf).toMatchObject({ key: 'chat-1', as_of: answer.id, status: 'stopped' });
+    expect(eventsThen.events.map((e: Ev) => e.id)).toEqual(parent.slice(0, 2).map((e) => e.id));
+    expect((await app.call('GET', '/v2/agents/helper/sessions/chat-1/events?limit=100')).body.events).toEqual(parent);
+  });
+
+  it('docs/schedules.md creates a cron and an interval schedule, lists, pauses, reads executions, deletes', async () => {
+    const [morning, sixHourly, list, paused, executions, deleted] = await runBlock('schedules.md', 'schedules');
+    expect(morning).toMatchObject({ key: 'morning', enabled: true, schedule: { type: 'cron', cron_expression: '0 7 * * 1-5' }, session_metadata: { user: 'Ada' } });
+    expect(sixHourly).toMatchObject({ key: 'six-hourly', schedule: { type: 'interval', interval: 'PT6H' } });
+    expect(list.schedules.map((s: { key: string }) => s.key).sort()).toEqual(['morning', 'six-hourly']);
+    expect(paused).toMatchObject({ key: 'six-hourly', enabled: false, schedule: { type: 'interval', interval: 'P1D' } });
+    expect(executions).toMatchObject({ executions: [] });
+    expect(deleted).toBe(204);
+    expect((await app.call('GET', '/v2/agents/helper/schedules/six-hourly')).status).toBe(404);
+  });
+});
