@@ -93,8 +93,9 @@ describe('agent traces', () => {
     expect(spans.map((s) => s.operation)).toEqual(['invoke_agent', 'chat', 'execute_tool', 'chat', 'output']);
     const [invoke, firstChat, exec, secondChat] = spans;
     expect(invoke.attributes).toMatchObject({ input_tokens: 50, output_tokens: 12 });
-    // Tokens are recorded per turn: with two model calls neither chat span claims a share.
-    expect(firstChat.attributes.input_tokens).toBeUndefined();
+    // Each model answer records its own tokens: the call that asked for the tool, then the one that answered.
+    expect(firstChat.attributes).toMatchObject({ input_tokens: 20, output_tokens: 5 });
+    expect(secondChat.attributes).toMatchObject({ input_tokens: 30, output_tokens: 7 });
     expect(firstChat.has_children).toBe(true);
     const called = turns.tool.find((e) => e.type === 'tool_input')!;
     const returned = turns.tool.find((e) => e.type === 'tool_output')!;

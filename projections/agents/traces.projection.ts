@@ -10,6 +10,9 @@ const patchPart = (id: string, set: Record<string, unknown>): ReadOp => ({ op: '
 /** What a failed tool call said: its output's `error` (or `message`) text, as the model read it. */
 const errorText = (output: Record<string, unknown>): string => (typeof output.error === 'string' ? output.error : typeof output.message === 'string' ? output.message : 'The tool call failed');
 
+/** A model answer's tokens as its event recorded them (events stored before they were: nothing). */
+const tokens = (usage: { input_tokens: number; output_tokens: number } | undefined) => (usage ? { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens } : {});
+
 const SESSION_PREFIX = 'session-';
 const agentIdOf = (streamId: string): string => streamId.slice(SESSION_PREFIX.length).split('.')[0];
 const sessionKeyOf = (streamId: string): string => streamId.slice(SESSION_PREFIX.length).split('.').slice(1).join('.');
@@ -78,7 +81,7 @@ export const tracesProjection: ReadModelProjection = {
       case 'SessionToolCalled': {
         const d = event.data;
         return [
-          part({ id: toolSpanIdOf(streamId, d.toolCallId), kind: 'tool', at: d.createdAt, step: d.step, model_call_id: d.modelCallId, tool_call_id: d.toolCallId, tool_key: d.toolConfigurationName, tool_type: d.toolName, input_event_id: d.eventId, arguments: clip(JSON.stringify(d.toolInput)) }),
+          part({ id: toolSpanIdOf(streamId, d.toolCallId), kind: 'tool', at: d.createdAt, step: d.step, model_call_id: d.modelCallId, tool_call_id: d.toolCallId, tool_key: d.toolConfigurationName, tool_type: d.toolName, input_event_id: d.eventId, arguments: clip(JSON.stringify(d.toolInput)), ...tokens(d.usage) }),
           flags({ 'ops.chat': true, 'ops.execute_tool': true, [`tools.${flagKey(d.toolConfigurationName)}`]: true }),
         ];
       }
@@ -93,7 +96,7 @@ export const tracesProjection: ReadModelProjection = {
       case 'SessionStructuredOutput': {
         const d = event.data;
         const text = event.type === 'SessionAgentOutput' ? event.data.content : JSON.stringify(event.data.content);
-        return [part({ id: spanIdOf(traceId, 'answer', d.eventId), kind: 'answer', at: d.createdAt, step: d.step, event_id: d.eventId, text: clip(text), structured: event.type === 'SessionStructuredOutput' }), flags({ 'ops.chat': true, 'ops.output': true })];
+        return [part({ id: spanIdOf(traceId, 'answer', d.eventId), kind: 'answer', at: d.createdAt, step: d.step, event_id: d.eventId, text: clip(text), structured: event.type === 'SessionStructuredOutput', ...tokens(d.usage) }), flags({ 'ops.chat': true, 'ops.output': true })];
       }
       case 'SessionThinking':
         return [part({ id: spanIdOf(traceId, 'thinking', event.data.eventId), kind: 'thinking', at: event.data.createdAt, event_id: event.data.eventId, text: clip(event.data.content) }), flags({ 'ops.thinking': true })];

@@ -99,16 +99,20 @@ export type SessionEvent =
   | { type: 'SessionDeleted'; data: { deletedAt: string } }
   | { type: 'SessionInputReceived'; data: ApiEvent & { messages: AgentInput[]; externalId?: string; behavior?: InputBehavior; step: string } }
   | { type: 'SessionTurnStarted'; data: At & { turnId: string; step: string; holder: string; agentRevision: number } }
-  | { type: 'SessionAgentOutput'; data: ApiEvent & { content: string; step: string; inputsSeen?: number } }
+  /** `usage`: the tokens of the model call(s) that made it (absent on events stored before it was recorded). */
+  | { type: 'SessionAgentOutput'; data: ApiEvent & { content: string; step: string; inputsSeen?: number; usage?: TurnUsage } }
   | { type: 'SessionThinking'; data: ApiEvent & { content: string } }
   | {
       type: 'SessionToolCalled';
-      /** `modelCallId`: the calls one model answer made share it (they are one assistant message in the history). */
-      data: ApiEvent & { toolCallId: string; modelCallId: string; toolConfigurationName: string; toolName: string; toolInput: Record<string, unknown>; arguments: string; step: string; inputsSeen?: number };
+      /**
+       * `modelCallId`: the calls one model answer made share it (they are one assistant message in the history), and
+       * `usage`, that answer's tokens (the same on each of its calls; absent on events stored before it was recorded).
+       */
+      data: ApiEvent & { toolCallId: string; modelCallId: string; toolConfigurationName: string; toolName: string; toolInput: Record<string, unknown>; arguments: string; step: string; inputsSeen?: number; usage?: TurnUsage };
     }
   | { type: 'SessionToolReturned'; data: ApiEvent & { toolCallId: string; toolConfigurationName: string; toolName: string; toolOutput: Record<string, unknown>; error: boolean; step: string } }
   | { type: 'SessionStepTransitioned'; data: ApiEvent & { fromStep: string; toStep: string; content: string } }
-  | { type: 'SessionStructuredOutput'; data: ApiEvent & { schemaName: string; content: unknown; step: string; inputsSeen?: number } }
+  | { type: 'SessionStructuredOutput'; data: ApiEvent & { schemaName: string; content: unknown; step: string; inputsSeen?: number; usage?: TurnUsage } }
   | { type: 'SessionLimitExceeded'; data: ApiEvent & { limit: 'step_transition' | 'context'; message: string; value?: number; actual?: number } }
   | { type: 'SessionClientToolPending'; data: ApiEvent & { pendingCalls: PendingClientCall[] } }
   /**

@@ -33,6 +33,8 @@ export function traceSpans(trace: TraceRow, parts: readonly TracePartRow[], agen
   const rootId = spanIdOf(trace.id, 'invoke');
   const spans: SpanView[] = [];
   const chats: SpanView[] = [];
+  /** Chat spans whose answer recorded its own tokens (turns stored before that have only the turn's total). */
+  let chatsWithTokens = 0;
   const chatOfCall = new Map<string, string>();
   const toolsOfCall = new Map<string, Part<'tool'>[]>();
   let boundary = trace.started_at;
@@ -49,8 +51,10 @@ export function traceSpans(trace: TraceRow, parts: readonly TracePartRow[], agen
     step_name: step ?? null,
     has_children: false,
   });
-  const chat = (id: string, startedAt: string, endedAt: string, step: string | undefined, error?: string): SpanView => {
-    const span = { ...base(id, rootId, startedAt, endedAt, step, error), operation: 'chat', attributes: { ...(agent.model ? { model: agent.model } : {}) } };
+  const chat = (id: string, startedAt: string, endedAt: string, step: string | undefined, error?: string, tokens?: { input_tokens?: number; output_tokens?: number }): SpanView => {
+    const recorded = tokens?.input_tokens !== undefined ? { input_tokens: tokens.input_tokens, output_tokens: tokens.output_tokens ?? 0 } : {};
+    if (recorded.input_tokens !== undefined) chatsWithTokens += 1;
+    const span = { ...base(id, rootId, startedAt, endedAt, step, error), operation: 'chat', attributes: { ...(agent.model ? { model: agent.model } : {}), ...recorded } };
     chats.push(span);
     spans.push(span);
     return span;
@@ -64,7 +68,7 @@ export function traceSpans(trace: TraceRow, parts: readonly TracePartRow[], agen
         if (!chatId) {
           chatId = spanIdOf(trace.id, 'chat', part.model_call_id);
           chatOfCall.set(part.model_call_id, chatId);
-          chat(chatId, boundary, part.at, part.step);
+          chat(chatId, boundary, part.at, part.step, undefined, part);
         }
         toolsOfCall.set(part.model_call_id, [...(toolsOfCall.get(part.model_call_id) ?? []), part]);
         const done = toolsOfCall.get(part.model_call_id)!.map((t) => t.ended_at ?? t.at);
@@ -86,7 +90,7 @@ export function traceSpans(trace: TraceRow, parts: readonly TracePartRow[], agen
         break;
       }
       case 'answer':
-        chat(spanIdOf(trace.id, 'chat', part.event_id), boundary, part.at, part.step);
+        chat(spanIdOf(trace.id, 'chat', part.event_id), boundary, part.at, part.step, undefined, part);
         spans.push({ ...base(spanIdOf(trace.id, 'output', part.event_id), rootId, part.at, part.at, part.step), operation: 'output', event_id: part.event_id, ...content({ output_text: part.text }) });
         boundary = part.at;
         break;
@@ -125,8 +129,9 @@ export function traceSpans(trace: TraceRow, parts: readonly TracePartRow[], agen
   const error = trace.status === 'error' ? (trace.error ?? limit?.message ?? `The turn ended: ${trace.outcome}`) : undefined;
   // A model call that failed left no answer: its span runs from the last work to the turn's end.
   if (trace.outcome === 'failed' && trace.ended_at && failureType(trace.error) === 'llm_generation_error') chat(spanIdOf(trace.id, 'chat', 'failed'), boundary, trace.ended_at, undefined, trace.error);
-  // Tokens are recorded per turn: a chat span has them when it is the turn's only model call.
-  if (chats.length === 1 && trace.ended) Object.assign(chats[0].attributes as object, { input_tokens: trace.input_tokens ?? 0, output_tokens: trace.output_tokens ?? 0 });
+  // Each answer records its tokens; a turn stored before that has only its total: its chat span has them when it is
+  // the turn's only model call.
+  if (chatsWithTokens === 0 && chats.length === 1 && trace.ended) Object.assign(chats[0].attributes as object, { input_tokens: trace.input_tokens ?? 0, output_tokens: trace.output_tokens ?? 0 });
   const invoke: SpanView = {
     ...base(rootId, null, trace.started_at, trace.ended_at, root?.step ?? trace.step, error),
     operation: 'invoke_agent',

@@ -94,8 +94,11 @@ export type TracePartRow = {
       readonly error_message?: string;
       readonly output_event_id?: string;
       readonly result?: string;
+      /** The tokens of the model answer that asked for the call (events stored before they were recorded: none). */
+      readonly input_tokens?: number;
+      readonly output_tokens?: number;
     }
-  | { readonly kind: 'answer'; readonly step: string; readonly event_id: string; readonly text: string; readonly structured: boolean }
+  | { readonly kind: 'answer'; readonly step: string; readonly event_id: string; readonly text: string; readonly structured: boolean; readonly input_tokens?: number; readonly output_tokens?: number }
   | { readonly kind: 'thinking'; readonly event_id: string; readonly text: string }
   | { readonly kind: 'transition'; readonly event_id: string; readonly from_step: string; readonly to_step: string }
   | { readonly kind: 'limit'; readonly event_id: string; readonly message: string }

@@ -78,7 +78,7 @@ export class ToolRound {
     await turn.recordMany(
       planned.map((p) => ({
         type: 'SessionToolCalled' as const,
-        data: { eventId: p.eventId, turnId, createdAt: this.clock.now().toISOString(), toolCallId: p.call.id, modelCallId, toolConfigurationName: p.call.name, toolName: p.tool?.type ?? 'unknown', toolInput: p.shown, arguments: p.call.arguments || '{}', step, inputsSeen: turn.inputsSeen },
+        data: { eventId: p.eventId, turnId, createdAt: this.clock.now().toISOString(), toolCallId: p.call.id, modelCallId, toolConfigurationName: p.call.name, toolName: p.tool?.type ?? 'unknown', toolInput: p.shown, arguments: p.call.arguments || '{}', step, inputsSeen: turn.inputsSeen, usage: answer.usage },
       })),
     );
     const waiting = planned.filter((p) => !p.problem && p.tool && p.tool.type !== 'client' && this.needsApproval(p.tool, p.args, setup, turn));

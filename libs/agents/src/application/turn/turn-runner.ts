@@ -211,25 +211,28 @@ export class TurnRunner {
   /** The answer as an event: structured (validated against its schema, asked again when it does not match) or text. */
   private async outputOf(step: StepConfig, stepName: string, answer: ModelAnswer, messages: PromptMessage[], turn: TurnState, turnId: string, setup: TurnSetup): Promise<{ event: Extract<SessionEvent, { type: 'SessionAgentOutput' | 'SessionStructuredOutput' }>; value: unknown; error?: DomainError }> {
     if (step.output_parser.type !== 'structured') {
-      return { event: { type: 'SessionAgentOutput', data: { ...turn.base(turnId), content: answer.content, step: stepName, inputsSeen: turn.inputsSeen } }, value: answer.content };
+      return { event: { type: 'SessionAgentOutput', data: { ...turn.base(turnId), content: answer.content, step: stepName, inputsSeen: turn.inputsSeen, usage: answer.usage } }, value: answer.content };
     }
     const schema = step.output_parser.json_schema;
     let current = answer;
+    // The tokens of every attempt behind the output (a structured answer asked again counts each call).
+    let usage = answer.usage;
     let problem = '';
     for (let attempt = 1; ; attempt++) {
       problem = structuredProblem(current.content, schema.schema);
       if (!problem) {
         const value: unknown = JSON.parse(current.content);
-        return { event: { type: 'SessionStructuredOutput', data: { ...turn.base(turnId), schemaName: schema.name, content: value, step: stepName, inputsSeen: turn.inputsSeen } }, value };
+        return { event: { type: 'SessionStructuredOutput', data: { ...turn.base(turnId), schemaName: schema.name, content: value, step: stepName, inputsSeen: turn.inputsSeen, usage } }, value };
       }
       if (attempt >= STRUCTURED_ATTEMPTS) break;
       const retry: PromptMessage[] = [...messages, { role: 'assistant', content: current.content }, { role: 'user', content: `Your answer does not match the JSON schema ${schema.name}: ${problem}. Answer again with JSON only.` }];
       current = await this.model(setup, { messages: retry, tools: [], signal: turn.signal, usage: turn });
       turn.addUsage(current.usage);
+      usage = { input_tokens: usage.input_tokens + current.usage.input_tokens, output_tokens: usage.output_tokens + current.usage.output_tokens };
     }
     // Nothing is lost: the last answer is kept as text, and the turn reports why it is not structured.
     return {
-      event: { type: 'SessionAgentOutput', data: { ...turn.base(turnId), content: current.content, step: stepName, inputsSeen: turn.inputsSeen } },
+      event: { type: 'SessionAgentOutput', data: { ...turn.base(turnId), content: current.content, step: stepName, inputsSeen: turn.inputsSeen, usage } },
       value: current.content,
       error: new DomainError('unprocessable', 'agent.structured_output_invalid', `The model's answer did not match the output schema ${schema.name} after ${STRUCTURED_ATTEMPTS} attempts: ${problem}`),
     };
