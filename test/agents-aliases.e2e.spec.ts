@@ -94,7 +94,8 @@ describe('agent aliases', () => {
     expect(listed.every((s: any) => s.alias_key === 'support')).toBe(true);
     // The key is the alias's: taken once, whichever agent holds it; nothing is created the second time.
     const dup = await app.call('POST', '/v2/agent_aliases/support/sessions', { key: 'chat' });
-    expect(dup.status).toBe(409);
+    expect(dup.status).toBe(400); // the reference lists no 409 for createAliasSession
+    expect(dup.body.field_errors).toEqual({ key: 'already taken' });
     expect((await app.call('GET', `/v2/agents/${other}/sessions/chat`)).status).toBe(404);
     expect((await app.call('DELETE', '/v2/agent_aliases/support/sessions/chat')).status).toBe(204);
     expect((await app.call('GET', '/v2/agent_aliases/support/sessions/chat')).status).toBe(404);

@@ -138,9 +138,9 @@ describe('end users and their privileges', () => {
     expect((await app.call('GET', '/v2/agent_aliases/front/end_user_sessions/shared', undefined, bob)).body).toMatchObject({ key: 'shared', name: 'My chat' });
     const owners = (await sessionsOf('helper')).filter((s) => s.end_user?.endsWith('/alice') || s.end_user?.endsWith('/bob'));
     expect(owners.filter((s) => s.key.endsWith('-shared')).map((s) => s.end_user).sort()).toEqual([`${storefront.id}/alice`, `${storefront.id}/bob`]);
-    // A key is still one session per owner: its own second use is a conflict, in its own words.
+    // A key is still one session per owner: its own second use is refused (400 on the key), in its own words.
     const again = await app.call('POST', '/v2/agent_aliases/front/end_user_sessions', { key: 'shared' }, bob);
-    expect(again.status).toBe(409);
+    expect(again.status).toBe(400);
     expect(again.body.messages[0]).not.toMatch(/eu-/);
   });
 });

@@ -51,8 +51,9 @@ describe('agent sessions', () => {
     const viewer = asKey(await createUser(app, 'viewer1', { agent_roles: [{ agent_key: 'helper', role: 'agent_viewer' }] }));
     await refuse('/v2/agents/helper/sessions', { key: 'x1' }, 403, /./, viewer);
     await refuse('/v2/agents/ghost/sessions', { key: 'x1' }, 404, /ghost/);
-    await refuse('/v2/agents/helper/sessions', { key: 's1' }, 409, /key "s1" is already taken/);
-    await refuse('/v2/agents/helper/sessions', { key: 'x1', name: 'First' }, 409, /name "First" is already taken/);
+    // A taken key or name is a 400 on the field, as the reference lists for createAgentSession (no 409).
+    await refuse('/v2/agents/helper/sessions', { key: 's1' }, 400, /key "s1" is already taken/);
+    await refuse('/v2/agents/helper/sessions', { key: 'x1', name: 'First' }, 400, /name "First" is already taken/);
     await refuse('/v2/agents/gated/sessions', { key: 'x1', metadata: { tier: 'silver' } }, 409, /run_condition is false/);
     await refuse('/v2/agents/odd/sessions', { key: 'x1', metadata: { tier: 'silver' } }, 422, /not a boolean/);
     expect(await count('helper')).toBe(before);
@@ -75,7 +76,7 @@ describe('agent sessions', () => {
     const updated = await app.call('PATCH', '/v2/agents/helper/sessions/s2', { name: 'Second', metadata: { tier: 'gold' } });
     expect(updated.status).toBe(200);
     expect(updated.body).toMatchObject({ name: 'Second', metadata: { tier: 'gold' }, secrets: { crm_token: '****' } });
-    expect((await app.call('PATCH', '/v2/agents/helper/sessions/s2', { name: 'First' })).status).toBe(409);
+    expect((await app.call('PATCH', '/v2/agents/helper/sessions/s2', { name: 'First' })).status).toBe(400);
     const events = await app.call('GET', '/v2/events?limit=1000');
     expect(JSON.stringify(events.body)).not.toContain('crm-secret-value-123');
     expect(app.logLines.join('\n')).not.toContain('crm-secret-value-123');

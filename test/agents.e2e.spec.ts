@@ -45,7 +45,10 @@ describe('agents', () => {
       created_at: expect.any(String),
     });
     expect((await app.call('GET', '/v2/agents/support')).body).toEqual(res.body);
-    expect((await app.call('POST', '/v2/agents', support)).status).toBe(409);
+    // A taken key is a 400 on the key, as the reference lists for createAgent (no 409).
+    const again = await app.call('POST', '/v2/agents', support);
+    expect(again.status).toBe(400);
+    expect(again.body.field_errors).toEqual({ key: 'already taken' });
   });
 
   it('takes the deprecated inline first_step and generates a key from the name', async () => {

@@ -1,4 +1,4 @@
-import { assertNever, conflict, invalid, notFound } from '@lib/platform/kernel';
+import { assertNever, invalid, notFound } from '@lib/platform/kernel';
 import type { ToolConfig } from '@lib/tools/domain';
 import { AgentConfig, normaliseStep, StepConfig, validateAgentConfig } from './agent-config';
 
@@ -130,7 +130,7 @@ function mergeFields(old: object, patch: Record<string, unknown>): Record<string
 const stripUndefined = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
 export function decideCreateAgent(state: AgentState, command: { agentId: string; agentKey: string; config: AgentConfig }, now: Date): AgentEvent[] {
-  if (state.status !== 'absent') throw conflict('agent.key_taken', `An agent with key "${command.agentKey}" already exists`);
+  if (state.status !== 'absent') throw invalid('agent.key_taken', `An agent with key "${command.agentKey}" already exists: use another key`, { key: 'already taken' });
   validateAgentConfig(command.config);
   return [{ type: 'AgentCreated', data: { ...command, createdAt: now.toISOString() } }];
 }

@@ -1,4 +1,4 @@
-import { assertNever, conflict, invalid, notFound } from '@lib/platform/kernel';
+import { assertNever, invalid, notFound } from '@lib/platform/kernel';
 
 /** A glossary (`/v2/glossaries`, stream `glossary-<key>`): terms and their expansions, for agents' user messages. */
 export type GlossaryEvent =
@@ -42,7 +42,7 @@ export function checkEntries(entries: Record<string, unknown>): Record<string, s
 }
 
 export function decideCreateGlossary(state: GlossaryState, key: string, name: string, description: string | undefined, now: Date): GlossaryEvent[] {
-  if (state.status !== 'absent') throw conflict('glossary.key_taken', `A glossary with key "${key}" already exists`);
+  if (state.status !== 'absent') throw invalid('glossary.key_taken', `A glossary with key "${key}" already exists: use another key`, { key: 'already taken' });
   return [{ type: 'GlossaryCreated', data: { key, name, ...(description !== undefined ? { description } : {}), createdAt: now.toISOString() } }];
 }
 

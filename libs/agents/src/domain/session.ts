@@ -1,4 +1,4 @@
-import { assertNever, conflict, invalid, notFound } from '@lib/platform/kernel';
+import { assertNever, invalid, notFound } from '@lib/platform/kernel';
 import type { CompactionConfig } from './agent-config';
 import { ForkOrigin, isApiEvent, PendingClientCall, Sealed, SessionApiEvent, SessionArtifactRecord, SessionCreator, SessionEvent, SessionFields, ToolApproval, TurnUsage } from './session-events';
 
@@ -181,7 +181,7 @@ export function decideCreateSession(
   command: { agentId: string; agentKey: string; sessionKey: string; fields: SessionFields; secrets?: { names: string[]; sealed: Sealed }; forkedFrom?: ForkOrigin; compaction?: CompactionConfig; createdBy?: SessionCreator; aliasKey?: string; endUser?: string },
   now: Date,
 ): SessionEvent[] {
-  if (state.status !== 'absent' && !command.forkedFrom) throw conflict('session.key_taken', `A session with key "${command.sessionKey}" already exists for agent "${command.agentKey}": use another key`);
+  if (state.status !== 'absent' && !command.forkedFrom) throw invalid('session.key_taken', `A session with key "${command.sessionKey}" already exists for agent "${command.agentKey}": use another key`, { key: 'already taken' });
   return [{ type: 'SessionCreated', data: { agentId: command.agentId, agentKey: command.agentKey, sessionKey: command.sessionKey, ...command.fields, ...(command.secrets ? { secrets: command.secrets } : {}), ...(command.forkedFrom ? { forkedFrom: command.forkedFrom } : {}), ...(command.compaction ? { compaction: command.compaction } : {}), ...(command.createdBy ? { createdBy: command.createdBy } : {}), ...(command.aliasKey ? { aliasKey: command.aliasKey } : {}), ...(command.endUser ? { endUser: command.endUser } : {}), createdAt: now.toISOString() } }];
 }
 

@@ -49,9 +49,9 @@ export class Sessions {
     if (!agent.config.enabled) throw invalid('session.agent_disabled', `Agent "${agentKey}" is disabled: enable it to create sessions`, { agent_key: 'disabled' });
     const key = req.key ?? `ses_${this.ids.uuid().replace(/-/g, '')}`;
     const name = req.name ?? key;
-    if ((await this.load(agent, key)).state.status === 'active') throw conflict('session.key_taken', `No session created: the key "${key}" is already taken in agent "${agentKey}"; use another key`);
+    if ((await this.load(agent, key)).state.status === 'active') throw invalid('session.key_taken', `No session created: the key "${key}" is already taken in agent "${agentKey}"; use another key`, { key: 'already taken' });
     const sameName = await this.reads.find<SessionRow>(SESSIONS, { where: [{ field: 'agent_id', op: 'eq', value: agent.agentId }, { field: 'name', op: 'eq', value: name }], limit: 1 });
-    if (sameName.items.length) throw conflict('session.name_taken', `No session created: the name "${name}" is already taken in agent "${agentKey}"; use another name`);
+    if (sameName.items.length) throw invalid('session.name_taken', `No session created: the name "${name}" is already taken in agent "${agentKey}"; use another name`, { name: 'already taken' });
     let fields: SessionFields = { name, ...(req.description !== undefined ? { description: req.description } : {}), metadata: req.metadata ?? {}, enabled: req.enabled ?? true, ttiMinutes: req.tti_minutes ?? 0 };
     checkRunCondition(agent.config, agentKey, key, fields, ctx.now);
     const enriched = await this.enrichment.run(agent, key, fields, req.secrets ?? {}, ctx.actor);
@@ -154,7 +154,7 @@ export class Sessions {
     const agent = await this.agent(agentKey);
     if (req.name !== undefined) {
       const same = await this.reads.find<SessionRow>(SESSIONS, { where: [{ field: 'agent_id', op: 'eq', value: agent.agentId }, { field: 'name', op: 'eq', value: req.name }], limit: 1 });
-      if (same.items.some((r) => r.key !== key)) throw conflict('session.name_taken', `The name "${req.name}" is already taken in agent "${agentKey}"`);
+      if (same.items.some((r) => r.key !== key)) throw invalid('session.name_taken', `The name "${req.name}" is already taken in agent "${agentKey}"`, { name: 'already taken' });
     }
     const changes: Partial<SessionFields> = { name: req.name, description: req.description, metadata: req.metadata, enabled: req.enabled, ttiMinutes: req.tti_minutes };
     const secrets = req.secrets ? this.seal(agent.agentId, key, req.secrets) : undefined;

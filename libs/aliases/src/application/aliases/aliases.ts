@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { CLOCK, Clock, CommandContext, ConcurrencyError, conflict, DomainError, EVENT_STORE, EventStore, findMatching, ID_GENERATOR, IdGenerator, invalid, notFound, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, toNewEvents } from '@lib/platform';
+import { CLOCK, Clock, CommandContext, ConcurrencyError, DomainError, EVENT_STORE, EventStore, findMatching, ID_GENERATOR, IdGenerator, invalid, notFound, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, toNewEvents } from '@lib/platform';
 import { allows, Capability } from '@lib/auth';
 import { AGENT_RUNS, AgentRuns, CONDITION_COMPILER, ConditionCompiler, SessionRequest } from '@lib/agents/runs';
 import { AGENTS, AgentRow, SESSIONS, SessionRow, sessionRowId, sessionView } from '@lib/agents/read-models';
@@ -206,12 +206,12 @@ export class Aliases {
     // A key stays taken while its session lives; once that session is deleted, the alias may give the key again.
     if (last?.type === 'AliasSessionRouted') {
       const held = last.data as Extract<AliasSessionEvent, { type: 'AliasSessionRouted' }>['data'];
-      if (await this.reads.get<SessionRow>(SESSIONS, sessionRowId(held.agentId, key))) throw conflict('session.key_taken', `No session created: the key "${key}" is already taken in alias "${aliasKey}"; use another key`);
+      if (await this.reads.get<SessionRow>(SESSIONS, sessionRowId(held.agentId, key))) throw invalid('session.key_taken', `No session created: the key "${key}" is already taken in alias "${aliasKey}"; use another key`, { key: 'already taken' });
     }
     try {
       await this.events.append(stream, toNewEvents([routed], ctx, stream, 1), { expectedRevision: history.length ? history[history.length - 1].revision : 'no_stream' });
     } catch (e) {
-      if (e instanceof ConcurrencyError) throw conflict('session.key_taken', `No session created: the key "${key}" is already taken in alias "${aliasKey}"; use another key`);
+      if (e instanceof ConcurrencyError) throw invalid('session.key_taken', `No session created: the key "${key}" is already taken in alias "${aliasKey}"; use another key`, { key: 'already taken' });
       throw e;
     }
     try {

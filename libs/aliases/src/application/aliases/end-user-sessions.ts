@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandContext, DomainError, ID_GENERATOR, IdGenerator, notFound, READ_STORE, ReadStore } from '@lib/platform';
+import { CommandContext, DomainError, ID_GENERATOR, IdGenerator, invalid, notFound, READ_STORE, ReadStore } from '@lib/platform';
 import { AGENT_RUNS, AgentRuns } from '@lib/agents/runs';
 import { aliasNotFound } from '../../domain/alias';
 import { agentUsable, aliasReachable, checkEndUserMetadata, shownEndUserKey, storedEndUserKey } from '../../domain/alias-end-users';
@@ -48,7 +48,10 @@ export class EndUserSessions {
       return this.view(created, caller);
     } catch (e) {
       // Only the caller's own sessions can hold its key or name: say so in its words, not the stored ones.
-      if (e instanceof DomainError && e.kind === 'conflict') throw new DomainError('conflict', e.code, `No session created: you already have a session with this ${e.code === 'session.name_taken' ? `name "${req.name}"` : `key "${key}"`} in alias "${aliasKey}"`);
+      if (e instanceof DomainError && (e.code === 'session.key_taken' || e.code === 'session.name_taken')) {
+        const field = e.code === 'session.name_taken' ? 'name' : 'key';
+        throw invalid(e.code, `No session created: you already have a session with this ${field === 'name' ? `name "${req.name}"` : `key "${key}"`} in alias "${aliasKey}"`, { [field]: 'already taken' });
+      }
       throw e;
     }
   }
