@@ -71,9 +71,12 @@ describe('end-user sessions', () => {
     // Streamed, the same filter applies.
     upstream.enqueue({ toolCalls: [{ id: 't2', name: 'notes', arguments: JSON.stringify({ operation: 'read', pad: 'p' }) }] }, { content: 'Still on its way.' });
     const streamed = await fetch(`${app.url}/v2/agent_aliases/front/end_user_sessions/a1/events`, { method: 'POST', headers: { ...alice, 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ type: 'text', content: 'And now?' }], stream_response: true }) });
+    expect(streamed.status).toBe(201);
     const text = await streamed.text();
-    expect(text).toContain('event:agent_output');
-    expect(text).not.toMatch(/event:tool_|customer wants/);
+    // The reply in pieces, then the end naming the stored answer (no agent_output frame, as in the reference's stream).
+    expect(text).toContain('event:streaming_agent_output_end');
+    expect(text.match(/event:streaming_agent_output\ndata:(.*)/g)!.map((f) => JSON.parse(f.split('data:')[1]).content).join('')).toBe('Still on its way.');
+    expect(text).not.toMatch(/event:tool_|event:agent_output|customer wants/);
   });
 
   it('keeps end users apart: another end user’s session does not exist for them', async () => {

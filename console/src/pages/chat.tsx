@@ -7,8 +7,8 @@ import { EventItem, SessionEvent } from './session-event';
 const STREAMING_ID = 'streaming';
 
 /**
- * Chat in a session. The reply streams in as `streaming_agent_output` deltas and is replaced by the stored
- * `agent_output` when it ends; tool calls and their results appear as the turn records them. Tool calls waiting
+ * Chat in a session. The reply streams in as `streaming_agent_output` deltas and becomes the stored `agent_output`
+ * that `streaming_agent_output_end` names when it ends; tool calls and their results appear as the turn records them. Tool calls waiting
  * for approval are listed above the input with Approve, Deny and Edit; a decision streams the resumed turn in. A
  * turn outlives the page: opened (or reloaded) while one runs, the page re-attaches to it
  * (`GET …/stream?until=turn_end`, which gives the history, the answer streamed so far, then the rest live).
@@ -44,6 +44,14 @@ export function ChatPage({ agent, session }: { agent: string; session: string })
       return [...list, { id: STREAMING_ID, type: 'agent_output', content }];
     });
 
+  /**
+   * The streamed reply is the stored `agent_output` named by `streaming_agent_output_end` (an input's own stream sends
+   * no `agent_output` after its pieces, as the reference's does not; a re-attached one may have sent it already).
+   */
+  const ended = (eventId: string | undefined, createdAt: string | undefined) =>
+    eventId &&
+    setEvents((list) => (list.some((x) => x.id === eventId) ? list.filter((x) => x.id !== STREAMING_ID) : list.map((x) => (x.id === STREAMING_ID ? { ...x, id: eventId, created_at: createdAt ?? x.created_at } : x))));
+
   /** Sends an input and streams the turn's events in; a refusal before the stream opens is thrown to the caller. */
   async function stream(body: Record<string, unknown>) {
     const ctrl = (aborter.current = new AbortController());
@@ -60,6 +68,7 @@ export function ChatPage({ agent, session }: { agent: string; session: string })
     try {
       for await (const m of stream) {
         if (m.event === 'streaming_agent_output') delta(m.data.content);
+        else if (m.event === 'streaming_agent_output_end') ended(m.data.event_id, m.data.created_at);
         else if (m.event === 'error') setError(new Error(m.data.messages?.join('; ') ?? 'the turn failed'));
         else if (m.data && typeof m.data === 'object' && typeof m.data.id === 'string') add(m.data as SessionEvent);
       }

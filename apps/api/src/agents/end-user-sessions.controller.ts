@@ -133,7 +133,7 @@ export class EndUserSessionsController {
       res.status(201).json({ events: result.events.map((e) => endUserEvent(e, key)).filter(Boolean), session_key: key, ...(result.error ? { error: { messages: [result.error.message] } } : {}) });
       return;
     }
-    const stream = SseStream.open(res);
+    const stream = SseStream.open(res, undefined, 201);
     const send = (event: Record<string, unknown>) => stream.send({ event: String(event.type), data: JSON.stringify(event) });
     try {
       const result = await this.inputs.input(agentKey, sessionKey, request, ctx, sseSink(stream, endUserView(key)), true);

@@ -44,17 +44,28 @@ export function frameOf(item: SinkItem, view: StreamView): SseEvent | undefined 
   }
 }
 
-/** The sink of an input's streaming answer: each item as {@link frameOf} writes it. */
+/**
+ * The sink of an input's streaming answer: each item as {@link frameOf} writes it, except the stored `agent_output` of
+ * an answer that went out in `streaming_agent_output` pieces: the reference's stream has no `agent_output`, and its
+ * `streaming_agent_output_end` names the stored event (`event_id`). A re-attached stream (`GET …/stream`) keeps it.
+ */
 export function sseSink(stream: SseStream, view: StreamView): TurnSink {
   const send = (item: SinkItem) => {
     const frame = frameOf(item, view);
     if (frame) stream.send(frame);
   };
   const now = () => new Date().toISOString();
+  let inPieces = false;
   return {
-    event: (v, id) => send({ kind: 'event', id, view: v }),
-    delta: (content, id) => send({ kind: 'delta', id, content, createdAt: now() }),
-    deltaEnd: (eventId, id) => (eventId !== undefined ? send({ kind: 'delta_end', id, eventId, createdAt: now() }) : undefined),
+    event: (v, id) => (v.type === 'agent_output' && inPieces ? undefined : send({ kind: 'event', id, view: v })),
+    delta: (content, id) => {
+      inPieces = true;
+      send({ kind: 'delta', id, content, createdAt: now() });
+    },
+    deltaEnd: (eventId, id) => {
+      inPieces = false;
+      if (eventId !== undefined) send({ kind: 'delta_end', id, eventId, createdAt: now() });
+    },
     contextConsumed: (usage, id) => send({ kind: 'context', id, usage, createdAt: now() }),
     compactionStarted: (v, id) => send({ kind: 'compaction', id, view: v }),
     activity: (event, id) => send({ kind: 'activity', id, event }),

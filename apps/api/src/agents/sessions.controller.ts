@@ -116,7 +116,8 @@ export class SessionsController {
       return;
     }
     await this.sessions.active(agentKey, key);
-    const stream = SseStream.open(res);
+    // 201: the input is created, as the reference lists for the streamed answer too.
+    const stream = SseStream.open(res, undefined, 201);
     const sink = sseSink(stream, FULL_VIEW);
     const send = (event: Record<string, unknown>) => stream.send({ event: String(event.type), data: JSON.stringify(event) });
     try {

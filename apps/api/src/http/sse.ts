@@ -25,16 +25,18 @@ export class SseStream {
   private constructor(
     private readonly res: Response,
     private readonly stallMs: number,
+    status: number,
   ) {
-    res.status(200).set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    res.status(status).set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     res.flushHeaders();
     this.heartbeat = setInterval(() => this.write(': keep-alive\n\n'), 15_000);
     this.heartbeat.unref();
     res.once('close', () => clearInterval(this.heartbeat));
   }
 
-  static open(res: Response, stallMs = SSE_STALL_MS): SseStream {
-    return new SseStream(res, stallMs);
+  /** `status`: 200, or 201 for a stream that answers a creation (a session input, as the reference lists). */
+  static open(res: Response, stallMs = SSE_STALL_MS, status = 200): SseStream {
+    return new SseStream(res, stallMs, status);
   }
 
   /** Whether the client went away (writes are dropped from then on). */
