@@ -71,6 +71,13 @@ describe('MCP tool servers', () => {
     expect(all.filter((t) => t.type === 'mcp').length).toBeGreaterThan(0);
     expect((await app.call('GET', '/v2/tools?type=artifact_grep')).body.tools.map((t: any) => t.id)).toEqual(['tol_builtin_artifact_grep']);
     expect((await app.call('GET', '/v2/tools/tol_builtin_sub_agent')).body).toMatchObject({ category: 'agents', input_schema: { required: ['message'] } });
+    // Every listed type is one of the reference's Tool types (issue 44): a built-in tool it has no type for is listed as
+    // dynamic_vectara, named by the type a configuration gives; either finds it.
+    const referenceTypes = ['dynamic_vectara', 'mcp', 'corpora_search', 'web_search', 'web_get', 'lambda', 'sub_agent', 'artifact_create', 'artifact_read', 'artifact_grep', 'image_read', 'document_conversion', 'get_document_text', 'client'];
+    expect(all.filter((t) => !referenceTypes.includes(t.type))).toEqual([]);
+    expect(all.find((t) => t.id === 'tol_builtin_scratch_pad')).toMatchObject({ type: 'dynamic_vectara', name: 'scratch_pad' });
+    expect((await app.call('GET', '/v2/tools?type=scratch_pad')).body.tools.map((t: any) => t.id)).toEqual(['tol_builtin_scratch_pad']);
+    expect((await app.call('GET', '/v2/tools?type=dynamic_vectara')).body.tools.map((t: any) => t.name)).toEqual(expect.arrayContaining(['scratch_pad', 'document_index', 'corpora_search_20260608']));
     expect((await app.call('GET', '/v2/tools/tol_nothing')).status).toBe(404);
   });
   it('lists one server\'s tools by tool_server_id, and enables or disables an MCP tool with the reference\'s UpdateMcpToolRequest', async () => {

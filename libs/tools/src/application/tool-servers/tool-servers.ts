@@ -141,7 +141,8 @@ export class ToolServers implements ToolAttachments {
     const first = !pageKey;
     // Built-in and user-defined tools belong to no tool server: a tool_server_id filter lists that server's only.
     const unserved = first && toolServerId === undefined;
-    const builtins = unserved ? builtinTools(this.registry).filter((t) => (!type || t.type === type) && (enabled === undefined || t.enabled === enabled) && matches(String(t.name), String(t.description))) : [];
+    // `type` matches the listed type (dynamic_vectara for the tools the reference has no type for) or the tool's own.
+    const builtins = unserved ? builtinTools(this.registry).filter((t) => (!type || t.type === type || t.name === type) && (enabled === undefined || t.enabled === enabled) && matches(String(t.name), String(t.description))) : [];
     // User-defined tools come on the first page too (beside the limit, like the built-ins); MCP tools are paged.
     const users = unserved && (!type || type === 'lambda' || type === 'client') ? (await findMatching<UserToolRow>(this.reads, USER_TOOLS, { limit: 1000 }, (r) => (!type || r.type === type) && (enabled === undefined || r.enabled === enabled) && matches(r.name, r.settings.description))).items.map(userToolView) : [];
     if (type && type !== 'mcp') return { tools: [...builtins, ...users], metadata: {} };

@@ -3,8 +3,18 @@ import type { ToolRegistry } from './tool.port';
 
 export const builtinToolId = (type: string): string => `tol_builtin_${type}`;
 
+/** The types of the reference's `Tool` (its discriminator). A built-in tool of another type is listed as `dynamic_vectara`. */
+const REFERENCE_TOOL_TYPES: ReadonlySet<string> = new Set(['dynamic_vectara', 'mcp', 'corpora_search', 'web_search', 'web_get', 'lambda', 'sub_agent', 'artifact_create', 'artifact_read', 'artifact_grep', 'image_read', 'document_conversion', 'get_document_text', 'client']);
+
 /**
- * The built-in tools as `/v2/tools` lists them (type, metadata: category, lineage — the family —, version,
+ * The type `/v2/tools` lists a built-in tool under: its own when the reference's `Tool` has it, else `dynamic_vectara`,
+ * the reference's type for platform tools without a schema of their own (a client decoding the list by its
+ * discriminator meets no unknown type). Its `name` is the type a tool configuration gives (`{"type": "scratch_pad"}`).
+ */
+export const listedToolType = (type: string): string => (REFERENCE_TOOL_TYPES.has(type) ? type : 'dynamic_vectara');
+
+/**
+ * The built-in tools as `/v2/tools` lists them (type — see {@link listedToolType} —, name: the configuration's type, metadata: category, lineage — the family —, version,
  * groups; the arguments the model fills). Undated tools are version 1 of their own family; a dated variant (`corpora_search_20260608`) names its family and date.
  */
 export function builtinTools(tools: ToolRegistry): Record<string, unknown>[] {
@@ -12,7 +22,7 @@ export function builtinTools(tools: ToolRegistry): Record<string, unknown>[] {
     const definition = tools.get(b.type)!.definition(b.type, { type: b.type, ...b.sample } as unknown as ToolConfig);
     return {
       id: builtinToolId(b.type),
-      type: b.type,
+      type: listedToolType(b.type),
       name: b.type,
       title: b.title,
       description: definition.function.description,
