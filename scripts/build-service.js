@@ -14,7 +14,9 @@ if (!outDir) throw new Error('--outDir needs a directory');
 const out = at >= 0 ? ['--outDir', outDir] : [];
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 const run = (name, extra) => execFileSync(bin(name), ['-p', 'tsconfig.build.json', ...extra], { cwd: root, stdio: 'inherit' });
-run('tsc', [...(args.includes('--noCheck') ? ['--noCheck'] : []), ...out]);
+// Incremental: the build info sits with the output, so a build with nothing changed re-checks nothing (`npm start` builds
+// before every start: 11 s each time before, issue 44). A removed output directory takes its build info with it.
+run('tsc', [...(args.includes('--noCheck') ? ['--noCheck'] : []), ...out, '--incremental', '--tsBuildInfoFile', join(outDir, '.tsbuildinfo')]);
 run('tsc-alias', out);
 const runtime = 'libs/tools/src/adapters/lambda/runtime';
 cpSync(join(root, runtime), join(outDir, runtime), { recursive: true });
