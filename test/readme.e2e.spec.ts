@@ -65,7 +65,10 @@ describe('README examples', () => {
     const filtered = outputs.filter((o) => o.search_results)[1];
     expect(new Set(filtered.search_results.map((r: { document_id: string }) => r.document_id))).toEqual(new Set(['moon.md']));
     expect(outputs.find((o) => o.type === 'success')).toMatchObject({ updated_count: 2, skipped_count: 0, failed_count: 0 });
-    expect(outputs.find((o) => o.events)?.events[0].type).toBe('CorpusCreated');
+    // The corpus's events and its documents' (issue 44: the example showed only CorpusCreated).
+    const log = outputs.find((o) => o.events)?.events.map((e: { type: string }) => e.type);
+    expect(log[0]).toBe('CorpusCreated');
+    expect(log).toEqual(expect.arrayContaining(['DocumentIndexed']));
     expect((await app.call('GET', '/v2/corpora/my-docs/documents/fox')).status).toBe(404);
   });
 
