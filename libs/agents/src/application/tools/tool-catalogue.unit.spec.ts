@@ -64,6 +64,6 @@ describe('the tool registry', () => {
       'tol_builtin_glossary_delete_entries',
       'tol_builtin_sub_agent',
     ]);
-    expect(builtinTools(registry)[1]).toMatchObject({ type: 'corpora_search_20260608', lineage: 'corpora_search', version: '20260608', description: 'CorporaSearchTool corpora_search_20260608' });
+    expect(builtinTools(registry)[1]).toMatchObject({ type: 'dynamic_vectara', name: 'corpora_search_20260608', lineage: 'corpora_search', version: '20260608', description: 'CorporaSearchTool corpora_search_20260608' });
   });
 });
