@@ -29,6 +29,8 @@ export interface SpanFilters {
 
 /** Largest number of part rows one trace is read with (a turn makes at most 50 model calls, each with its tools). */
 const MAX_PARTS = 5000;
+/** Traces one list request looks at, at most, to fill a page filtered by duration. */
+const MAX_EXAMINED = 2000;
 
 /** Agent traces and their spans, as the reference's agent_analytics serves them (docs/traces.md). */
 @Injectable()
@@ -63,18 +65,28 @@ export class TraceQueries {
     const rows: TraceRow[] = [];
     let next = pageKey;
     let more: string | undefined;
-    // Durations are kept as start and end: a duration bound is applied here, reading on until the page is full.
+    let examined = 0;
+    // Durations are kept as start and end: a duration bound is applied here, reading on until the page is full, or
+    // until MAX_EXAMINED rows were looked at (a bound nothing matches would read every trace in one request): the
+    // page is then shorter, and its page_key goes on after the last row looked at.
     while (rows.length < limit) {
       const page = await this.reads.find<TraceRow>(TRACES, { where, sort: { field: 'started_seq', direction: 'desc' }, limit: Math.max(limit, 50), pageKey: next });
       for (const row of page.items) {
-        if (!keep(row)) continue;
-        rows.push(row);
+        examined++;
+        if (keep(row)) rows.push(row);
         if (rows.length === limit) break;
       }
       const last = rows.at(-1);
       if (rows.length === limit && last) more = last.id !== page.items.at(-1)?.id || page.nextPageKey ? encodePageKey(last.started_seq, last.id) : undefined;
-      if (!page.nextPageKey) break;
+      if (!page.nextPageKey || rows.length === limit) break;
+      if (examined >= MAX_EXAMINED) {
+        const seen = page.items.at(-1)!;
+        more = encodePageKey(seen.started_seq, seen.id);
+        break;
+      }
       next = page.nextPageKey;
+      // Other requests get the loop between pages.
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
     const keys = await this.agentKeys(rows.map((r) => r.agent_id));
     return { traces: rows.map((r) => traceView(r, keys.get(r.agent_id))), metadata: more ? { page_key: more } : {} };
