@@ -26,6 +26,10 @@ export type WebhookEvent =
   | { type: 'WebhookDisabled'; data: { webhookId: string; reason: string; failingSince: string; disabledAt: string } }
   | { type: 'WebhookDeleted'; data: { webhookId: string; deletedAt: string } };
 
+/** Every type of a webhook's own stream (a Record over the union: a new type must be listed here to compile). */
+const WEBHOOK_STREAM_TYPE_SET: Record<WebhookEvent['type'], true> = { WebhookCreated: true, WebhookUpdated: true, WebhookDisabled: true, WebhookDeleted: true };
+export const WEBHOOK_STREAM_EVENT_TYPES = Object.keys(WEBHOOK_STREAM_TYPE_SET) as readonly WebhookEvent['type'][];
+
 export type WebhookState =
   | { readonly status: 'absent' }
   | { readonly status: 'active'; readonly webhookId: string; readonly settings: WebhookSettings; readonly sealed: Readonly<Record<string, unknown>>; readonly disabledReason: string | null }

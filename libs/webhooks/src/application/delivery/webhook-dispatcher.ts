@@ -3,6 +3,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { CLOCK, Clock, CommandContext, EVENT_STORE, EventStore, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, RecordedEvent, StreamWriter, streamId, Subscription } from '@lib/platform';
 import { decideSchedule, deliveryFold, deliveryIdOf, DeliveryState, messageIdOf, WebhookDeliveryEvent } from '../../domain/delivery';
 import { hears, needsOrigin, SOURCE_EVENT_TYPES, WebhookDispatchEvent, webhookMessage, webhookTypeOf } from '../../domain/source-events';
+import { WEBHOOK_STREAM_EVENT_TYPES } from '../../domain/webhook';
 import { WEBHOOKS, WEBHOOKS_PROJECTION, WebhookRow } from '../../read-models';
 import { deliveryStream } from '../webhooks/webhooks';
 
@@ -11,7 +12,7 @@ const CHECKPOINT_STREAM = streamId('webhook_dispatch', 'log');
 /** A checkpoint is written at most this often (and at shutdown): a crash replays at most this much, idempotently. */
 const CHECKPOINT_EVERY_MS = 5_000;
 /** The events that change what the webhooks read model holds: the dispatch follows them to know when to read it again. */
-const WEBHOOK_CHANGES: readonly string[] = ['WebhookCreated', 'WebhookUpdated', 'WebhookDisabled', 'WebhookDeleted'];
+const WEBHOOK_CHANGES: readonly string[] = WEBHOOK_STREAM_EVENT_TYPES;
 
 /**
  * The worker wing's half of webhooks that turns source events into deliveries (docs/webhooks.md). It follows the
