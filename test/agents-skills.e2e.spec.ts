@@ -125,6 +125,36 @@ describe('agent skills', () => {
     expect(first.tools.find((t: Json) => t.function.name === 'invoke_skill').function.parameters.properties.skill_name.enum).toEqual(['translate']);
   });
 
+  it('takes skill parts in a multipart upload\'s messages, and refuses a misplaced field there', async () => {
+    const upload = (messages: unknown) => {
+      const form = new FormData();
+      form.append('files', new Blob([Buffer.from('def f(): pass')], { type: 'text/x-python' }), 'f.py');
+      form.append('messages', JSON.stringify(messages));
+      return fetch(`${app.url}/v2/agents/coach/sessions/s4/events`, { method: 'POST', headers: { 'x-api-key': app.key }, body: form }).then(async (r) => ({ status: r.status, body: (await r.json()) as Json }));
+    };
+    upstream.enqueue({ content: 'Reviewed the file.' });
+    const res = await upload([{ type: 'text', content: 'Review this file' }, { type: 'skill', skill_name: 'review' }]);
+    expect(res.status).toBe(201);
+    expect(res.body.events.map((e: Json) => e.type)).toEqual(['artifact_upload', 'input_message', 'skill_load', 'agent_output']);
+    expect(lastChat().messages.at(-1)).toEqual({ role: 'user', content: REVIEW.content });
+    const refused = await upload([{ type: 'text', content: 'x', skill_name: 'review' }]);
+    expect(fieldErrorsOf(refused)).toEqual([400, { 'messages.0.skill_name': 'a text input has no skill_name (use type skill)' }]);
+  });
+
+  it('shows the invoke_skill call in its turn\'s trace as an execute_tool span (the reference has no skill_load span)', async () => {
+    let spans: Json[] = [];
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline && !spans.length; await new Promise((r) => setTimeout(r, 50))) {
+      const traces = (await app.call('GET', '/v2/agent_analytics/traces?agent_key=coach&limit=100')).body.traces as Json[];
+      for (const t of traces ?? []) {
+        const found = ((await app.call('GET', `/v2/agent_analytics/traces/${t.trace_id}/spans`)).body.spans as Json[]).filter((sp) => sp.operation === 'execute_tool' && sp.attributes?.tool_key === 'invoke_skill' && sp.status === 'ok');
+        spans.push(...found);
+      }
+    }
+    expect(spans.length).toBeGreaterThan(0);
+    expect(spans[0].attributes).toMatchObject({ tool_key: 'invoke_skill', tool_type: 'invoke_skill' });
+    expect(referenceErrors('getTraceSpan', 200, spans[0])).toEqual([]);
+  });
+
   it('a step with allowed_skills [] gets neither the list nor the invoke_skill tool', async () => {
     upstream.enqueue({ content: 'Plain answer.' });
     await say('s4', 'Hello', { entry_step: 'quiet' });
