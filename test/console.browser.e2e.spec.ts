@@ -311,7 +311,8 @@ suite('the web console in a browser', () => {
     await first.getByLabel('Skill description', { exact: true }).fill('x'.repeat(501));
     await first.getByLabel('Skill content', { exact: true }).fill('Read the tide table first.');
     await page.getByRole('button', { name: 'Save configuration' }).click();
-    await page.locator('.field.invalid', { has: first.getByLabel('Skill description', { exact: true }) }).getByText('must be at most 500 characters').waitFor();
+    // The message sits in the description's own field (an inner `has` locator is queried inside the outer one).
+    await first.locator('.field.invalid', { has: page.getByLabel('Skill description', { exact: true }) }).getByText('must be at most 500 characters').waitFor();
     expect((await app.call('GET', '/v2/agents/helper')).body.skills).toBeUndefined();
     await first.getByLabel('Skill description', { exact: true }).fill('Explains tides.');
     await first.getByLabel('When to use', { exact: true }).fill('When the user asks about tides.');
