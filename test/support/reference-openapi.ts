@@ -26,7 +26,7 @@ export const describeWithReference: jest.Describe = REFERENCE_OAS_PATH
       return describe.skip(name, () => undefined);
     }) as unknown as jest.Describe);
 
-type Operation = { operationId?: string; tags?: string[]; responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> };
+type Operation = { operationId?: string; tags?: string[]; requestBody?: { content?: Record<string, { schema?: unknown }> }; responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> };
 type Document = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown> } };
 
 export interface ReferenceOperation {
@@ -103,6 +103,17 @@ export class ReferenceOpenApi {
     const json = response.content?.['application/json'];
     if (!json?.schema) return body === undefined || body === '' ? [] : [`the reference gives no JSON body for ${status}, got ${JSON.stringify(body).slice(0, 80)}`];
     return this.errorsOf(`${operationId} ${status}`, json.schema, body);
+  }
+
+  /**
+   * Errors of a request `body` against the reference's JSON request schema for the operation (so a walk's requests
+   * are ones a reference client could send); an operation without a JSON request body takes none.
+   */
+  requestErrors(operationId: string, body: unknown): string[] {
+    const op = this.operation(operationId);
+    const schema = this.doc.paths[op.path][op.method.toLowerCase()].requestBody?.content?.['application/json']?.schema;
+    if (!schema) return body === undefined ? [] : [`the reference takes no JSON body for ${operationId}`];
+    return this.errorsOf(`${operationId} request`, schema, body);
   }
 
   /**
