@@ -34,7 +34,20 @@ interface Allowed {
   readonly error: string;
   readonly reason: string;
 }
-const ALLOWED: Allowed[] = [];
+const IN_USE = 'docs/conformance.md: a tool, tool server or instruction an agent uses is not deleted (409 naming the agents), as the reference answers for an instruction version in use';
+const ALLOWED: Allowed[] = [
+  {
+    operationId: 'testLambdaToolWithoutCreation',
+    status: 200,
+    error: '/execution/output must be object',
+    reason: 'pending: a lambda returning a non-object (`-> int`) is tested with that value as execution.output, where the reference types an object; the model gets {"result": value} (docs/lambda-tools.md): wrapping the test output too, or documenting the raw value, is the lead\'s call (libs/tools user-tools.ts; agents-lambda and agents-lambda-sandbox e2e assert the raw value)',
+  },
+  { operationId: 'syncToolServer', status: 502, error: 'status 502 is not listed', reason: 'docs/conformance.md: a sync whose server cannot be reached or refuses is 502 saying why; the listed 403 and 404 would blame the caller' },
+  { operationId: 'deleteToolServer', status: 409, error: 'status 409 is not listed', reason: IN_USE },
+  { operationId: 'deleteTool', status: 409, error: 'status 409 is not listed', reason: IN_USE },
+  { operationId: 'deleteInstruction', status: 409, error: 'status 409 is not listed', reason: IN_USE },
+  { operationId: 'createAliasRoutedInput', status: 409, error: 'status 409 is not listed', reason: "docs/conformance.md: an input through an alias is createAgentInput's, whose 409 (a turn running, an interrupt with none) the alias route's listing omits" },
+];
 
 describeWithReference('the agent half answers with the reference API shapes (walker over every operation)', () => {
   const reference = new ReferenceOpenApi();
@@ -69,7 +82,7 @@ describeWithReference('the agent half answers with the reference API shapes (wal
   const op = async (operationId: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => record(operationId, await app.call(method, path, body, headers), body);
   /** A status other than the one a reference client expects is recorded (not thrown) so one run shows them all. */
   const expectStatus = (res: { status: number; body: unknown }, status: number) => {
-    if (res.status !== status) found.push({ operationId: lastOperation, status: res.status, errors: [`expected ${status}: ${JSON.stringify(res.body).slice(0, 300)}`] });
+    if (res.status !== status) found.push({ operationId: lastOperation, status: res.status, errors: [`expected ${status}: ${JSON.stringify(res.body ?? null).slice(0, 300)}`] });
   };
   /** The mismatches recorded since the last call, less the allowed ones (each `it` asserts its own). */
   const mismatches = () =>
@@ -207,6 +220,13 @@ describeWithReference('the agent half answers with the reference API shapes (wal
     const answered = { type: 'tool_output', tool_outputs: [{ type: 'success', event_id: outstanding.body.client_tool_calls?.[0]?.event_id, output: { name: 'Ada' } }] };
     expectStatus(await op('createAgentInput', 'POST', '/v2/agents/walker/sessions/walk/events', answered), 201);
 
+    // An interrupt with no turn running is a conflict; a compaction of an idle session is taken; a model that fails
+    // ends the turn with its error in the 201 (the reference's 502 is for a session's pod it cannot reach).
+    expectStatus(await op('createAgentInput', 'POST', '/v2/agents/walker/sessions/walk/events', { type: 'interrupt' }), 409);
+    upstream.enqueue({ content: 'Summary of the walk so far.' });
+    expectStatus(await op('createAgentInput', 'POST', '/v2/agents/walker/sessions/walk/events', { type: 'compact', compaction_message: 'Keep names.' }), 201);
+    upstream.enqueue({ error: { status: 500, message: 'the model is down' } });
+    expectStatus(await op('createAgentInput', 'POST', '/v2/agents/walker/sessions/walk/events', text('are you there?')), 201);
     upstream.enqueue({ content: 'I see your notes.' });
     expectStatus(await upload('createAgentInput', '/v2/agents/walker/sessions/walk/events', [['notes.txt', 'walker notes', 'text/plain']], { metadata: JSON.stringify({ kind: 'note' }), messages: JSON.stringify([{ type: 'text', content: 'Read my notes.' }]) }), 201);
     const artifacts = await op('listSessionArtifacts', 'GET', '/v2/agents/walker/sessions/walk/artifacts?limit=10');
@@ -262,6 +282,8 @@ describeWithReference('the agent half answers with the reference API shapes (wal
     const code = 'def process(value: float) -> dict:\n    """Doubles a value."""\n    return {"doubled": value * 2}\n';
     expectStatus(await op('testLambdaToolWithoutCreation', 'POST', '/v2/tools/test', { code, test_input: { value: 21 } }), 200);
     expectStatus(await op('testLambdaToolWithoutCreation', 'POST', '/v2/tools/test', { code, test_input: {}, timeout_seconds: 301 }), 400);
+    // A lambda whose return is not an object (the reference discovers such output schemas too).
+    expectStatus(await op('testLambdaToolWithoutCreation', 'POST', '/v2/tools/test', { code: 'def process(x: int) -> int:\n    return x * 2\n', test_input: { x: 21 } }), 200);
     const lambda = await op('createTool', 'POST', '/v2/tools', { type: 'lambda', name: 'double', title: 'Double', description: 'Doubles a value', code });
     expectStatus(lambda, 201);
     expectStatus(await op('createTool', 'POST', '/v2/tools', { type: 'lambda', name: 'double', description: 'Doubles a value', code }), 409);
@@ -272,6 +294,15 @@ describeWithReference('the agent half answers with the reference API shapes (wal
     expectStatus(await op('deleteTool', 'DELETE', `/v2/tools/${lambda.body.id}`), 204);
     expectStatus(await op('deleteTool', 'DELETE', `/v2/tools/${lambda.body.id}`), 404);
 
+    // A server that cannot be synced (no token) and one whose tool an agent uses.
+    const tokenless = await op('createToolServer', 'POST', '/v2/tool_servers', { name: 'Tokenless', type: 'mcp', uri: mcp.url, transport: 'streamable-http' });
+    expectStatus(tokenless, 201);
+    expectStatus(await op('syncToolServer', 'POST', `/v2/tool_servers/${tokenless.body.id}/sync`), 502);
+    expectStatus(await op('deleteToolServer', 'DELETE', `/v2/tool_servers/${tokenless.body.id}`), 204);
+    expectStatus(await op('createAgent', 'POST', '/v2/agents', agent('orders', { tool_configurations: { orders: { type: 'mcp', tool_id: lookup?.id } } })), 201);
+    expectStatus(await op('deleteToolServer', 'DELETE', `/v2/tool_servers/${server.body.id}`), 409);
+    expectStatus(await op('deleteTool', 'DELETE', `/v2/tools/${clientToolId}`), 409);
+    expectStatus(await op('deleteAgent', 'DELETE', '/v2/agents/orders'), 204);
     expectStatus(await op('deleteToolServer', 'DELETE', `/v2/tool_servers/${server.body.id}`), 204);
     expectStatus(await op('deleteToolServer', 'DELETE', `/v2/tool_servers/${server.body.id}`), 404);
     expect(mismatches()).toEqual([]);
@@ -291,6 +322,9 @@ describeWithReference('the agent half answers with the reference API shapes (wal
     expectStatus(await op('updateInstruction', 'PATCH', '/v2/instructions/ins_nope', { type: 'initial', template: 'x' }), 404);
     expectStatus(await op('testInstruction', 'POST', `/v2/instructions/${id}/test`, { context: { tier: 'gold' } }), 200);
     expectStatus(await op('testInstruction', 'POST', '/v2/instructions/ins_nope/test', {}), 404);
+    expectStatus(await op('createAgent', 'POST', '/v2/agents', agent('toned', { steps: { main: { instructions: [{ type: 'reference', id, version: 2 }], output_parser: { type: 'default' } } } })), 201);
+    expectStatus(await op('deleteInstruction', 'DELETE', `/v2/instructions/${id}`), 409);
+    expectStatus(await op('deleteAgent', 'DELETE', '/v2/agents/toned'), 204);
     expectStatus(await op('deleteInstructionVersion', 'DELETE', `/v2/instructions/${id}/versions/1`), 204);
     expectStatus(await op('deleteInstructionVersion', 'DELETE', `/v2/instructions/${id}/versions/1`), 404);
     expectStatus(await op('deleteInstructionVersion', 'DELETE', `/v2/instructions/${id}/versions/2`), 409);
@@ -399,6 +433,7 @@ describeWithReference('the agent half answers with the reference API shapes (wal
     expectStatus(await op('deleteAliasRoutedSession', 'DELETE', `${base}/doomed`), 204);
     expectStatus(await op('deleteAliasRoutedSession', 'DELETE', `${base}/doomed`), 404);
 
+    expectStatus(await op('createAliasRoutedInput', 'POST', `${base}/chat/events`, { type: 'interrupt' }), 409);
     expectStatus(await op('deleteAgentAlias', 'DELETE', '/v2/agent_aliases/doomed'), 204);
     expectStatus(await op('deleteAgentAlias', 'DELETE', '/v2/agent_aliases/doomed'), 404);
     expect(mismatches()).toEqual([]);
