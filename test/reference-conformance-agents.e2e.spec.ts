@@ -1,3 +1,5 @@
+import { createServer, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ScriptedOpenAIServer } from '@lib/testing';
 import { asKey, createUser } from './support/auth-fixtures';
 import { registerScripted } from './support/llm-fixtures';
@@ -63,6 +65,11 @@ describeWithReference('the agent half answers with the reference API shapes (wal
    */
   let nobody: Record<string, string>;
   let viewer: Record<string, string>;
+  /** A site whose answers wait until released: a pipeline run reading it stays running while the walk calls on it. */
+  let site: Server;
+  let siteUrl = '';
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((r) => (release = r));
 
   const found: Mismatch[] = [];
   let lastOperation = '';
@@ -136,6 +143,9 @@ describeWithReference('the agent half answers with the reference API shapes (wal
 
   beforeAll(async () => {
     mcp = await startMcpServer();
+    site = createServer((_req, res) => void held.then(() => res.writeHead(404).end()));
+    await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
+    siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
     upstream = await ScriptedOpenAIServer.start();
     app = await startTestApp({ env: { LOG_LEVEL: 'warn', WORKER_POLL_MS: '100' } });
     await registerScripted(app, upstream, 'walker-llm');
@@ -146,6 +156,9 @@ describeWithReference('the agent half answers with the reference API shapes (wal
     await upstream?.close();
     mcp?.server.closeAllConnections();
     await new Promise((r) => mcp?.server.close(r));
+    release();
+    site?.closeAllConnections();
+    await new Promise((r) => site?.close(r));
   });
 
   it('agents, identity and secrets', async () => {
@@ -290,6 +303,7 @@ describeWithReference('the agent half answers with the reference API shapes (wal
     expectStatus(await op('createTool', 'POST', '/v2/tools', { type: 'lambda', name: 'broken', description: 'Not Python', code: 'def process(' }), 400);
     expectStatus(await op('testTool', 'POST', `/v2/tools/${lambda.body.id}/test`, { input: { value: 4 } }), 200);
     expectStatus(await op('testTool', 'POST', '/v2/tools/tol_nope/test', { input: { value: 4 } }), 404);
+    expectStatus(await op('testTool', 'POST', `/v2/tools/${lambda.body.id}/test`, { input: 'four' }), 400);
     expectStatus(await op('updateTool', 'PATCH', `/v2/tools/${lambda.body.id}`, { type: 'lambda', description: 'Doubles any number' }), 200);
     expectStatus(await op('deleteTool', 'DELETE', `/v2/tools/${lambda.body.id}`), 204);
     expectStatus(await op('deleteTool', 'DELETE', `/v2/tools/${lambda.body.id}`), 404);
@@ -322,6 +336,7 @@ describeWithReference('the agent half answers with the reference API shapes (wal
     expectStatus(await op('updateInstruction', 'PATCH', '/v2/instructions/ins_nope', { type: 'initial', template: 'x' }), 404);
     expectStatus(await op('testInstruction', 'POST', `/v2/instructions/${id}/test`, { context: { tier: 'gold' } }), 200);
     expectStatus(await op('testInstruction', 'POST', '/v2/instructions/ins_nope/test', {}), 404);
+    expectStatus(await op('testInstruction', 'POST', `/v2/instructions/${id}/test`, { context: 'gold' }), 400);
     expectStatus(await op('createAgent', 'POST', '/v2/agents', agent('toned', { steps: { main: { instructions: [{ type: 'reference', id, version: 2 }], output_parser: { type: 'default' } } } })), 201);
     expectStatus(await op('deleteInstruction', 'DELETE', `/v2/instructions/${id}`), 409);
     expectStatus(await op('deleteAgent', 'DELETE', '/v2/agents/toned'), 204);
@@ -491,6 +506,18 @@ describeWithReference('the agent half answers with the reference API shapes (wal
     // A run that is going on is cancelled (the reprocessing run started just above, if it still runs).
     const cancel = await op('cancelPipelineRun', 'POST', `/v2/pipelines/docs/runs/${processed.body.id}/cancel`);
     expect([204, 409]).toContain(cancel.status);
+
+    // A run that is going on (its site holds the sitemap): a second trigger and a reprocessing are conflicts; it is
+    // cancelled once, and a second cancel is a conflict.
+    expectStatus(await op('createPipeline', 'POST', '/v2/pipelines', { ...pipeline, key: 'held', source: { type: 'web', pages_source: { type: 'sitemap', sitemap_urls: [`${siteUrl}/sitemap.xml`] } } }), 201);
+    expectStatus(await op('createPipelineDeadLetterEntry', 'POST', '/v2/pipelines/held/dead_letters', { source_record_id: `${siteUrl}/page` }), 201);
+    const going = await op('triggerPipeline', 'POST', '/v2/pipelines/held/trigger');
+    expectStatus(going, 201);
+    expectStatus(await op('triggerPipeline', 'POST', '/v2/pipelines/held/trigger'), 409);
+    expectStatus(await op('processPipelineDeadLetterEntries', 'POST', '/v2/pipelines/held/dead_letters/process', {}), 409);
+    expectStatus(await op('cancelPipelineRun', 'POST', `/v2/pipelines/held/runs/${going.body.id}/cancel`), 204);
+    expectStatus(await op('cancelPipelineRun', 'POST', `/v2/pipelines/held/runs/${going.body.id}/cancel`), 409);
+    release();
 
     expectStatus(await op('deletePipeline', 'DELETE', '/v2/pipelines/doomed'), 204);
     expectStatus(await op('deletePipeline', 'DELETE', '/v2/pipelines/doomed'), 404);
