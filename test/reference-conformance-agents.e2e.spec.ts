@@ -1,6 +1,6 @@
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ScriptedOpenAIServer } from '@lib/testing';
+import { makeServiceAccountKey, ScriptedOpenAIServer } from '@lib/testing';
 import { asKey, createUser } from './support/auth-fixtures';
 import { registerScripted } from './support/llm-fixtures';
 import { MCP_TOKEN, startMcpServer } from './support/mcp-fixtures';
@@ -416,6 +416,9 @@ describeWithReference('the agent half answers with the reference API shapes (wal
     expectStatus(await op('updateAgentConnector', 'PATCH', `/v2/agents/walker/connectors/${created.body.id}`, { enabled: false }), 200);
     expectStatus(await op('updateAgentConnector', 'PATCH', `/v2/agents/walker/connectors/${created.body.id}`, { configuration: { type: 'zoom', callback_url: 'ftp://x' } }), 400);
     expectStatus(await op('updateAgentConnector', 'PATCH', '/v2/agents/walker/connectors/con_nope', { enabled: false }), 404);
+    const zoom = await op('createAgentConnector', 'POST', '/v2/agents/walker/connectors', { name: 'Zoom', configuration: reference.exampleOf('CreateZoomConnectorConfiguration') });
+    expectStatus(zoom, 201);
+    expectStatus(await op('deleteAgentConnector', 'DELETE', `/v2/agents/walker/connectors/${zoom.body.id}`), 204);
     expectStatus(await op('deleteAgentConnector', 'DELETE', `/v2/agents/walker/connectors/${created.body.id}`), 204);
     expectStatus(await op('deleteAgentConnector', 'DELETE', `/v2/agents/walker/connectors/${created.body.id}`), 404);
     expect(mismatches()).toEqual([]);
@@ -551,6 +554,29 @@ describeWithReference('the agent half answers with the reference API shapes (wal
     expectStatus(await op('cancelPipelineRun', 'POST', `/v2/pipelines/held/runs/${going.body.id}/cancel`), 204);
     expectStatus(await op('cancelPipelineRun', 'POST', `/v2/pipelines/held/runs/${going.body.id}/cancel`), 409);
     release();
+
+    // A pipeline of each of the reference's source types, and each trigger type, built from the reference's own
+    // examples; the secrets it gives no example for are added, and never shown back.
+    const key = makeServiceAccountKey({ tokenUri: 'https://oauth2.googleapis.com/token' });
+    const example = (name: string) => reference.exampleOf(name);
+    const sources: [string, Record<string, unknown>][] = [
+      ['SharepointSourceConfiguration', { client_secret: 'sp-SECRET-1' }],
+      ['S3SourceConfiguration', { access_key_id: 'AKIA-SECRET-2', secret_access_key: 's3-SECRET-3' }],
+      ['GoogleDriveSourceConfiguration', { scopes: [example('SharedGoogleDriveScope')], private_key: key.privateKeyPem }],
+      ['BoxSourceConfiguration', { auth: { ...(example('BoxSourceConfiguration').auth as object), client_secret: 'box-SECRET-4' } }],
+      ['WolkenKbSourceConfiguration', { auth_code: 'wk-SECRET-5', refresh_token: 'wk-SECRET-6' }],
+      ['ConfluenceSourceConfiguration', {}],
+      ['WebSourceConfiguration', { pages_source: { type: 'crawl', urls: ['https://docs.example.com/'] } }],
+    ];
+    const triggers = ['CronTriggerConfiguration', 'IntervalTriggerConfiguration', 'ManualTriggerConfiguration'];
+    for (const [i, [schema, extra]] of sources.entries()) {
+      const source = { ...example(schema), ...extra };
+      const made = await op('createPipeline', 'POST', '/v2/pipelines', { key: `source-${i}`, name: schema, source, trigger: example(triggers[i % 3]), transform: { type: 'agent', agent_key: 'walker' } });
+      expectStatus(made, 201);
+      expect(JSON.stringify(made.body)).not.toMatch(/SECRET|PRIVATE KEY/);
+      expectStatus(await op('getPipeline', 'GET', `/v2/pipelines/source-${i}`), 200);
+      expectStatus(await op('deletePipeline', 'DELETE', `/v2/pipelines/source-${i}`), 204);
+    }
 
     expectStatus(await op('deletePipeline', 'DELETE', '/v2/pipelines/doomed'), 204);
     expectStatus(await op('deletePipeline', 'DELETE', '/v2/pipelines/doomed'), 404);

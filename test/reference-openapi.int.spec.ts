@@ -29,6 +29,13 @@ describeWithReference('the reference OpenAPI checker', () => {
     expect(reference.requestErrors('getAgent', {})).toEqual(['the reference takes no JSON body for getAgent']);
   });
 
+  it("builds a request from the reference's examples: required fields only, through allOf and references, secrets left out", () => {
+    expect(reference.exampleOf('IntervalTriggerConfiguration')).toEqual({ type: 'interval', duration: 'PT1H' });
+    const s3 = reference.exampleOf('S3SourceConfiguration');
+    expect(s3).toEqual({ type: 's3', bucket: expect.any(String), region: expect.any(String) });
+    expect(reference.requestErrors('createPipeline', { name: 'p', source: s3, trigger: { type: 'manual' }, transform: { type: 'agent', agent_key: 'a' } })).toEqual(expect.arrayContaining(["/source must have required property 'access_key_id'"]));
+  });
+
   it('checks each streamed event against the schema its type names', () => {
     const sse = (...events: object[]) => events.map((e) => `event: ${(e as { type: string }).type}\ndata: ${JSON.stringify(e)}\n\n`).join('');
     expect(reference.checkStream('query', 200, sse({ type: 'generation_chunk', generation_chunk: 'Hi' }, { type: 'end' }))).toEqual([]);
