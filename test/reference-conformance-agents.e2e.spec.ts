@@ -231,8 +231,8 @@ describeWithReference('the agent half answers with the reference API shapes (wal
     expectStatus(await op('createAgentInput', 'POST', '/v2/agents/walker/sessions/ghost/events', text('hi')), 404);
     // The model asks for the client tool: the call waits for the client, listed as outstanding, then is answered.
     upstream.enqueue({ toolCalls: [{ id: 'call_walk', name: 'lookup', arguments: '{"email":"ada@example.com"}' }] });
-    const pending = await op('createAgentInput', 'POST', '/v2/agents/walker/sessions/walk/events', text('who am I?'));
-    expectStatus(pending, 201);
+    // (Streamed: the tool call's events are checked against the reference's stream schema too.)
+    expectStatus(await stream('createAgentInput', '/v2/agents/walker/sessions/walk/events', { ...text('who am I?'), stream_response: true }), 201);
     const outstanding = await op('listOutstandingClientToolCalls', 'GET', '/v2/agents/walker/sessions/walk/outstanding_client_tool_calls');
     expectStatus(outstanding, 200);
     expectStatus(await op('listOutstandingClientToolCalls', 'GET', '/v2/agents/walker/sessions/ghost/outstanding_client_tool_calls'), 404);
