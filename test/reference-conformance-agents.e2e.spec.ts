@@ -192,6 +192,23 @@ describeWithReference('the agent half answers with the reference API shapes (wal
     expectStatus(await op('deleteAgent', 'DELETE', '/v2/agents/doomed'), 204);
     expectStatus(await op('deleteAgent', 'DELETE', '/v2/agents/doomed'), 404);
 
+    // Steps of every kind the reference has, from its examples: reminders (templated, glossary expansion), a next
+    // step on a condition, a structured output parser.
+    const glossary = reference.exampleOf('GlossaryExpansionReminder');
+    expectStatus(await op('createGlossary', 'POST', '/v2/glossaries', { key: glossary.glossary_key, name: 'Engineering acronyms' }), 201);
+    const steps = {
+      main: {
+        instructions: [{ type: 'inline', name: 'Triage', template: 'Triage the request.' }],
+        output_parser: { type: 'default' },
+        reminders: [reference.exampleOf('TemplatedReminder'), glossary],
+        next_steps: [{ condition: "get('$.output.text') == 'answer'", step_name: 'answer' }],
+      },
+      answer: { instructions: [{ type: 'inline', name: 'Answer', template_type: 'text', template: 'Answer as JSON.' }], output_parser: { type: 'structured', json_schema: { name: 'answer', schema: { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] } } } },
+    };
+    expectStatus(await op('createAgent', 'POST', '/v2/agents', agent('stepper', { steps })), 201);
+    expectStatus(await op('getAgent', 'GET', '/v2/agents/stepper'), 200);
+    expectStatus(await op('deleteAgent', 'DELETE', '/v2/agents/stepper'), 204);
+
     expectStatus(await op('getAgentIdentity', 'GET', '/v2/agents/walker/identity'), 200);
     expectStatus(await op('getAgentIdentity', 'GET', '/v2/agents/ghost/identity'), 404);
     expectStatus(await op('updateAgentIdentity', 'PATCH', '/v2/agents/walker/identity', { mode: 'manual', agent_roles: [{ agent_key: 'routed', role: 'agent_user' }] }), 200);
@@ -268,6 +285,17 @@ describeWithReference('the agent half answers with the reference API shapes (wal
     const last = eventsOf(said).at(-1)?.id;
     expectStatus(await op('deleteAgentEvent', 'DELETE', `/v2/agents/walker/sessions/walk/events/${last}`), 204);
     expectStatus(await op('deleteAgentEvent', 'DELETE', `/v2/agents/walker/sessions/walk/events/${last}`), 404);
+
+    // A turn whose step parses the answer as structured JSON ends with the reference's structured output event.
+    const structured = { instructions: [{ type: 'inline', name: 'Answer', template: 'Answer as JSON.' }], output_parser: { type: 'structured', json_schema: { name: 'answer', schema: { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] } } } };
+    expectStatus(await op('createAgent', 'POST', '/v2/agents', agent('shaper', { steps: { main: structured } })), 201);
+    expectStatus(await op('createAgentSession', 'POST', '/v2/agents/shaper/sessions', { key: 'shaped' }), 201);
+    upstream.enqueue({ content: '{"answer": "yes"}' });
+    const shaped = await op('createAgentInput', 'POST', '/v2/agents/shaper/sessions/shaped/events', text('Is it JSON?'));
+    expectStatus(shaped, 201);
+    expect(eventsOf(shaped).map((e) => e.type)).toContain('structured_output');
+    upstream.enqueue({ content: '{"answer": "still"}' });
+    expectStatus(await stream('createAgentInput', '/v2/agents/shaper/sessions/shaped/events', { ...text('And streamed?'), stream_response: true }), 201);
 
     expectStatus(await op('deleteAgentSession', 'DELETE', '/v2/agents/walker/sessions/doomed'), 204);
     expectStatus(await op('deleteAgentSession', 'DELETE', '/v2/agents/walker/sessions/doomed'), 404);
@@ -396,6 +424,9 @@ describeWithReference('the agent half answers with the reference API shapes (wal
     expectStatus(await op('updateAgentSchedule', 'PATCH', '/v2/agents/walker/schedules/pulse', { schedule: { type: 'interval', interval: 'soon' } }), 400);
     expectStatus(await op('updateAgentSchedule', 'PATCH', '/v2/agents/walker/schedules/ghost', { enabled: false }), 404);
     expectStatus(await op('listAgentScheduleExecutions', 'GET', '/v2/agents/walker/schedules/pulse/executions'), 200);
+    const cron = await op('createAgentSchedule', 'POST', '/v2/agents/walker/schedules', { ...schedule, key: 'cron', schedule: reference.exampleOf('CronScheduleConfiguration'), enabled: false });
+    expectStatus(cron, 201);
+    expectStatus(await op('deleteAgentSchedule', 'DELETE', '/v2/agents/walker/schedules/cron'), 204);
     expectStatus(await op('deleteAgentSchedule', 'DELETE', '/v2/agents/walker/schedules/pulse'), 204);
     expectStatus(await op('deleteAgentSchedule', 'DELETE', '/v2/agents/walker/schedules/pulse'), 404);
     expect(mismatches()).toEqual([]);
@@ -485,6 +516,10 @@ describeWithReference('the agent half answers with the reference API shapes (wal
     expectStatus(await op('deleteAliasRoutedSession', 'DELETE', `${base}/doomed`), 404);
 
     expectStatus(await op('createAliasRoutedInput', 'POST', `${base}/chat/events`, { type: 'interrupt' }), 409);
+    // A canary: a match rule, then a weighted split (the reference's example partition).
+    const canary = { type: 'routed', rules: [{ match: "get('$.session.metadata.tenant') == 'eu'", targets: { type: 'single', agent_key: 'walker' } }, { targets: { ...reference.exampleOf('WeightedRuleTargets'), options: [{ agent_key: 'walker', weight: 90 }, { agent_key: 'routed', weight: 10 }] } }] };
+    expectStatus(await op('replaceAgentAliasPolicy', 'PUT', '/v2/agent_aliases/doomed/policy', { policy: canary }), 200);
+    expectStatus(await op('getAgentAlias', 'GET', '/v2/agent_aliases/doomed'), 200);
     expectStatus(await op('deleteAgentAlias', 'DELETE', '/v2/agent_aliases/doomed'), 204);
     expectStatus(await op('deleteAgentAlias', 'DELETE', '/v2/agent_aliases/doomed'), 404);
     expect(mismatches()).toEqual([]);
