@@ -13,7 +13,7 @@ import { requestContext } from './api/src/http/request-context';
 import { requestLog } from './api/src/http/request-log';
 import { stopServingFirst } from './api/src/http/stop-serving-first';
 import { PinoNestLogger } from './api/src/logger';
-import { PrometheusExposition, ScrapeSources } from './api/src/ops/prometheus';
+import { PrometheusExposition } from './api/src/ops/prometheus';
 import { createInfrastructure, Infrastructure, Role } from './infrastructure/infrastructure';
 import { WorkerModule } from './worker/src/worker.module';
 
@@ -57,8 +57,7 @@ export async function startApp(
   const bootstrapKey = resolveBootstrapKey(config, print);
   const infra = await createInfrastructure(config, role, log);
   // Off unless METRICS_PORT is set: then nothing is measured and nothing more runs per request or append.
-  const sources: ScrapeSources = {};
-  const prometheus = config.metricsPort !== undefined ? new PrometheusExposition(infra, sources) : undefined;
+  const prometheus = config.metricsPort !== undefined ? new PrometheusExposition(infra) : undefined;
   try {
     await infra.runtime?.start();
     const app = await NestFactory.create<NestExpressApplication>(
@@ -93,7 +92,7 @@ export async function startApp(
     let metricsUrl: string | undefined;
     if (prometheus && config.metricsPort !== undefined) {
       const timers = role === 'api' ? undefined : app.get<symbol, DurableTimers>(DURABLE_TIMERS, { strict: false });
-      if (timers) sources.pendingTimers = () => timers.pendingIds().length;
+      if (timers) prometheus.watchTimers(() => timers.pendingIds().length);
       metricsUrl = await prometheus.listen(config.metricsHost, config.metricsPort);
       // Closed with the API's server, which app.close() closes.
       server.once('close', () => void prometheus.close());

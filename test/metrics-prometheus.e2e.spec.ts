@@ -101,6 +101,17 @@ describe('Prometheus exposition', () => {
     expect((await fetch(`${app.url}/metrics`, { headers: { 'x-api-key': app.key } })).status).toBe(404);
   });
 
+  it('an API-only process exposes no projection lag or timers, which it does not have', async () => {
+    const api = await startTestApp({ role: 'api', env: { METRICS_PORT: '0' } });
+    try {
+      const samples = parseExposition(await (await fetch(`${api.started.metricsUrl}/metrics`)).text());
+      expect(samples.some((s) => s.name === 'projection_lag_events' || s.name === 'worker_timers_pending')).toBe(false);
+      expect(samples.some((s) => s.name === 'worker_jobs')).toBe(true);
+    } finally {
+      await api.close();
+    }
+  });
+
   it('without METRICS_PORT nothing more listens and nothing is exposed', async () => {
     const before = listening();
     const plain = await startTestApp();

@@ -11,12 +11,6 @@ import type { Infrastructure } from '../../../infrastructure/infrastructure';
 const UNMATCHED = '(unmatched)';
 const JOB_STATES = ['queued', 'started'] as const;
 
-/** What the exposition reads at scrape time that the composition root only knows once the app is built. */
-export interface ScrapeSources {
-  /** Timers this process knows pending (a worker wing); undefined in an API-only process. */
-  pendingTimers?: () => number;
-}
-
 /**
  * The Prometheus exposition (docs/metrics.md): built only when METRICS_PORT is set, so with it unset nothing here is
  * created, no middleware is mounted and the event store is not wrapped. Its own registry (not prom-client's global
@@ -36,7 +30,7 @@ export class PrometheusExposition {
   private readonly tokens = new Counter({ name: 'llm_tokens_total', help: 'Model tokens of the calls this process made through registered LLMs (their LlmUsageRecorded events), by model name and direction.', labelNames: ['llm', 'direction'], registers: [this.registry] });
   private server?: Server;
 
-  constructor(private readonly infra: Infrastructure, private readonly sources: ScrapeSources = {}) {
+  constructor(infra: Infrastructure) {
     collectDefaultMetrics({ register: this.registry });
     const runtime = infra.runtime;
     if (runtime) {
@@ -68,17 +62,19 @@ export class PrometheusExposition {
         this.set(await reads.count(PIPELINE_RUNS, [{ field: 'status', op: 'eq', value: 'running' }]));
       },
     });
-    const pendingTimers = () => this.sources.pendingTimers?.();
+    this.instrument(infra.events);
+  }
+
+  /** Exposes the timers a worker wing knows pending; an API-only process has none, and no such metric. */
+  watchTimers(pending: () => number): void {
     new Gauge({
       name: 'worker_timers_pending',
       help: 'Durable timers not yet fired or cancelled, as this process\'s worker wing knows them.',
       registers: [this.registry],
       collect() {
-        const n = pendingTimers();
-        if (n !== undefined) this.set(n);
+        this.set(pending());
       },
     });
-    this.instrument(infra.events);
   }
 
   /**
