@@ -121,6 +121,15 @@ describe('metrics API', () => {
     expect(await total('llm.chat_completion.count', '&labels[llm_names]=other')).toBe(0);
   });
 
+  it('gives the same series after a rebuild from the log, as a deployment adding the projection to an old log does', async () => {
+    const names = ['agent.turn.count', 'agent.turn.input_tokens', 'query.count', 'query.latency_ms', 'llm.chat_completion.count', 'corpus.document.indexed_count'];
+    const before = await Promise.all(names.map(async (n) => (await metric(n, '&max_bins=20')).body));
+    await app.started.infra.runtime!.rebuild('metrics');
+    const after = await Promise.all(names.map(async (n) => (await metric(n, '&max_bins=20')).body));
+    expect(after).toEqual(before);
+    expect(after[0].points.reduce((n: number, p: Json) => n + p.value, 0)).toBe(4);
+  });
+
   it('refuses bad parameters with 400 and field errors, an unknown metric with 404', async () => {
     const old = new Date(Date.now() - 31 * 24 * 60 * MINUTE).toISOString();
     const bad: [string, string][] = [
