@@ -1,3 +1,4 @@
+import { AddressInfo, Server } from 'node:net';
 import { ScriptedOpenAIServer } from '@lib/testing';
 import { registerScripted } from './support/llm-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
@@ -29,7 +30,11 @@ function parseExposition(text: string): Sample[] {
   return samples;
 }
 
-const listening = () => process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap').length;
+/** The listening servers of this process (Node's handle list: the only place that names them with their ports). */
+const listeningServers = (): Set<Server> =>
+  new Set((process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles().filter((h): h is Server => h instanceof Server && h.listening));
+/** The ports listened on since `before` was taken (servers other tests close meanwhile do not count). */
+const newPorts = (before: Set<Server>): number[] => [...listeningServers()].filter((s) => !before.has(s)).map((s) => (s.address() as AddressInfo).port).sort();
 
 describe('Prometheus exposition', () => {
   let app: TestApp;
@@ -113,21 +118,22 @@ describe('Prometheus exposition', () => {
   });
 
   it('without METRICS_PORT nothing more listens and nothing is exposed', async () => {
-    const before = listening();
+    const before = listeningServers();
     const plain = await startTestApp();
     try {
       expect(plain.started.metricsUrl).toBeUndefined();
-      expect(listening()).toBe(before + 1);
+      expect(newPorts(before)).toEqual([Number(new URL(plain.url).port)]);
       expect((await plain.call('GET', '/metrics')).status).toBe(404);
     } finally {
       await plain.close();
     }
     const measured = await startTestApp({ env: { METRICS_PORT: '0' } });
     try {
-      expect(listening()).toBe(before + 2);
+      expect(newPorts(before)).toEqual([Number(new URL(measured.url).port), Number(new URL(measured.started.metricsUrl!).port)].sort());
     } finally {
       await measured.close();
     }
-    expect(listening()).toBe(before);
+    // Closed with the app.
+    expect(newPorts(before)).toEqual([]);
   });
 });
