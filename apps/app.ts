@@ -87,17 +87,18 @@ export async function startApp(
     app.set('trust proxy', config.trustProxy);
     // The owner and the bootstrap key are events like any other; the auth projection must show them first.
     if (!(await app.get(Bootstrap).ensureOwner(bootstrapKey, app.get<symbol, Clock>(CLOCK).now()))) log.warn('the auth projection has not caught up yet: the bootstrap key works once it does');
-    await app.listen(config.port, config.host);
-    const address = app.getHttpServer().address() as { port: number };
     let metricsUrl: string | undefined;
     if (prometheus && config.metricsPort !== undefined) {
       const timers = role === 'api' ? undefined : app.get<symbol, DurableTimers>(DURABLE_TIMERS, { strict: false });
       if (timers) prometheus.watchTimers(() => timers.pendingIds().length);
+      // Before the API listens: a METRICS_PORT already taken stops the start before anything is served.
       metricsUrl = await prometheus.listen(config.metricsHost, config.metricsPort);
       // Closed with the API's server, which app.close() closes.
       server.once('close', () => void prometheus.close());
       log.info({ url: `${metricsUrl}/metrics` }, 'Prometheus metrics listening');
     }
+    await app.listen(config.port, config.host);
+    const address = app.getHttpServer().address() as { port: number };
     log.info({ port: address.port, role, adapters: infra.adapters, dataDir: config.dataDir }, 'service started');
     return { app, infra, bootstrapKey, url: `http://127.0.0.1:${address.port}`, metricsUrl };
   } catch (e) {
