@@ -149,6 +149,13 @@ export function describeReadStoreContract(adapter: string, create: () => Promise
       expect(second.items[0].id).toBe('d05');
     });
 
+    it('refuses a page key no list returned instead of restarting at the first page', async () => {
+      await apply([{ op: 'put', collection: coll, doc: item('a', 'g1', 1) }]);
+      for (const pageKey of ['not-a-key', Buffer.from('{"offset":3}').toString('base64url')]) {
+        await expect(store.find(coll, { limit: 5, pageKey })).rejects.toMatchObject({ kind: 'invalid', code: 'request.invalid', details: { fieldErrors: { page_key: 'unknown page key' } } });
+      }
+    });
+
     it('deletes by condition', async () => {
       await apply([
         { op: 'put', collection: coll, doc: item('a', 'g1', 1) },

@@ -1,7 +1,7 @@
 import { filterToMongo } from './mongo-filter';
 import { assertNever } from '../../kernel/errors';
 import type { ApplyOptions, PositionedOps, ProjectionShape, ProjectionSink } from '../../projections/projection';
-import { Condition, decodePageKey, encodePageKey, FindQuery, getPath, MetadataFilter, Page, ReadDoc, ReadOp, ReadStore } from '../read-store.port';
+import { Condition, cursorOfPageKey, encodePageKey, FindQuery, getPath, MetadataFilter, Page, ReadDoc, ReadOp, ReadStore } from '../read-store.port';
 import { MongoProjectionState } from './mongo-projection-state';
 
 export type MongoFilter = Record<string, unknown>;
@@ -151,7 +151,7 @@ export class MongoReadStore implements ReadStore, ProjectionSink<ReadOp> {
     const sortField = query.sort?.field ?? 'id';
     const path = mongoPath(sortField);
     const dir = query.sort?.direction === 'desc' ? -1 : 1;
-    const key = query.pageKey ? decodePageKey(query.pageKey) : undefined;
+    const key = cursorOfPageKey(query.pageKey);
     const filter = and(where, key ? cursorFilter(path, dir, key) : {});
     const sort: Record<string, 1 | -1> = path === '_id' ? { _id: dir } : { [path]: dir, _id: dir };
     const rows = await coll.find(filter, { sort, limit: query.limit + 1 }).toArray();

@@ -1,5 +1,5 @@
 import Ajv from 'ajv';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { CommandContext, conflict, findMatching, invalid, notFound, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, linearRegExp } from '@lib/platform';
 import { LambdaOutcome, LambdaRunner } from '../lambda-runner.port';
 import { ToolConfig, toolProblems } from '../../domain/tool-config';
@@ -38,7 +38,7 @@ export interface TestContext {
 
 /** User-defined tools at `/v2/tools`: Python lambdas, checked in the sandbox before they are stored. */
 @Injectable()
-export class UserTools {
+export class UserTools implements OnApplicationBootstrap {
   constructor(
     private readonly streams: StreamWriter,
     @Inject(READ_STORE) private readonly reads: ReadStore,
@@ -50,6 +50,17 @@ export class UserTools {
     private readonly caller: ToolCaller,
     private readonly users: ToolUsers,
   ) {}
+
+  /**
+   * Where lambdas exist, their sandboxes are got ready at start (probe, snapshot, warm pool) rather than by the
+   * first request that needs one: the first create, test or call after a restart took seconds.
+   */
+  onApplicationBootstrap(): void {
+    void this.reads.find(USER_TOOLS, { where: [{ field: 'type', op: 'eq', value: 'lambda' }], limit: 1 }).then(
+      (page) => (page.items.length ? this.sandbox.prepare() : undefined),
+      () => undefined,
+    );
+  }
 
   private shared = (id: string): SharedConfiguration => ({ kind: 'user_tool', id, label: `Tool "${id}"` });
 
