@@ -75,6 +75,12 @@ export type ReadOp = (
       readonly set?: Readonly<Record<string, unknown>>;
       readonly unset?: readonly string[];
       readonly inc?: Readonly<Record<string, number>>;
+      /**
+       * When the document is missing, it is created with these top-level fields (and `id`) before the patch applies,
+       * instead of staying missing: a counter row that the first event of its kind starts. Fields named here must not
+       * be named by `set`, `unset` or `inc` (MongoDB would refuse the overlap).
+       */
+      readonly create?: Readonly<Record<string, unknown>>;
     }
   | { readonly op: 'delete'; readonly collection: string; readonly id: string }
   | { readonly op: 'deleteWhere'; readonly collection: string; readonly where: readonly Condition[] }

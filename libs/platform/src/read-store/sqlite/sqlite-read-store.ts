@@ -280,6 +280,7 @@ class PendingWrites {
       }
       case 'patch': {
         const e = this.entry(op.collection, op.id);
+        if (!e.row && op.create) e.row = { doc: { ...op.create, id: op.id }, pos: 0 };
         if (!e.row || (guarded && e.row.pos >= position)) return;
         e.row = { doc: applyPatch(e.row.doc, op), pos: Math.max(position, e.row.pos) };
         e.dirty = true;
