@@ -1,0 +1,155 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, IncomingHttpHeaders, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ScriptedOpenAIServer } from '@lib/testing';
+import { OtlpReceiver, ReceivedSpan } from './support/otlp-receiver';
+import { scratchDir } from './support/scratch-dir';
+import { spawnService } from './support/service-process';
+import { startTestApp, TEST_KEY } from './support/test-app';
+import { until } from './support/wait';
+import { WebhookReceiver } from './support/webhook-receiver';
+
+/**
+ * Issue 44: OpenTelemetry (docs/telemetry.md). Off, nothing of the SDK is loaded and no call leaving the service
+ * carries a `traceparent`; on (OTEL_EXPORTER_OTLP_ENDPOINT at an OTLP/HTTP receiver on 127.0.0.1), a request's
+ * incoming trace is continued through its server span, the agent turn's spans, the store's appends, the model and
+ * tool calls and the webhook delivery its turn's end causes. "Off" runs in this process (its module registry shows
+ * what was loaded); "on" runs the service as a process of its own, as deployed: the OTLP exporter loads `http` with
+ * a dynamic import, which jest's module system refuses, and its SIGTERM is the shutdown path that flushes the spans.
+ */
+type Call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: any }>;
+
+describe('OpenTelemetry export and traceparent propagation', () => {
+  let upstream: ScriptedOpenAIServer;
+  let hooks: WebhookReceiver;
+  let site: Server;
+  let siteUrl = '';
+  const siteHeaders: IncomingHttpHeaders[] = [];
+
+  beforeAll(async () => {
+    site = createServer((req, res) => {
+      siteHeaders.push(req.headers);
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('the weather is fine');
+    });
+    await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
+    siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    upstream = await ScriptedOpenAIServer.start();
+    hooks = await WebhookReceiver.start();
+  });
+  afterAll(async () => {
+    await upstream?.close();
+    await hooks?.close();
+    site?.closeAllConnections();
+    await new Promise((r) => site?.close(r));
+  });
+
+  const traceId = () => randomBytes(16).toString('hex');
+  const spanId = () => randomBytes(8).toString('hex');
+
+  /** An agent with a web_get tool, a webhook on its turns, and one turn that calls the tool, sent with `traceparent`. */
+  async function turnWithToolAndWebhook(call: Call, traceparent: string, path: string) {
+    expect((await call('POST', '/v2/llms', { type: 'openai-compatible', name: 'm', model: 'm-upstream', uri: `${upstream.baseURL}/chat/completions` })).status).toBe(201);
+    const agent = await call('POST', '/v2/agents', { key: 'desk', name: 'Desk', model: { name: 'm' }, tool_configurations: { weather: { type: 'web_get' } }, first_step_name: 'main', steps: { main: { instructions: [] } } });
+    expect(agent.status).toBe(201);
+    expect((await call('POST', '/v2/webhooks', { url: `${hooks.url}${path}`, event_types: ['session.turn_completed'] })).status).toBe(201);
+    expect((await call('POST', '/v2/agents/desk/sessions', { key: 'sess-1' })).status).toBe(201);
+    upstream.enqueue({ toolCalls: [{ id: 'call_w', name: 'weather', arguments: JSON.stringify({ url: `${siteUrl}/today` }) }], usage: { prompt_tokens: 31, completion_tokens: 7 } }, { content: 'Fine weather.', usage: { prompt_tokens: 45, completion_tokens: 3 } });
+    const chatsBefore = upstream.chatRequests().length;
+    const sitesBefore = siteHeaders.length;
+    const sent = await call('POST', '/v2/agents/desk/sessions/sess-1/events', { messages: [{ type: 'text', content: 'weather?' }] }, { traceparent });
+    expect(sent.status).toBe(201);
+    expect(sent.body.events.map((e: { type: string }) => e.type)).toEqual(expect.arrayContaining(['tool_input', 'tool_output', 'agent_output']));
+    const delivered = await until('the webhook delivery', () => hooks.at(path)[0]);
+    return { chats: upstream.chatRequests().slice(chatsBefore), sites: siteHeaders.slice(sitesBefore), delivered };
+  }
+
+  it('off by default: no SDK module is loaded, no span is made and nothing leaving the service carries a traceparent, even when the request brought one', async () => {
+    const app = await startTestApp({ env: { WORKER_POLL_MS: '200' } });
+    try {
+      const { chats, sites, delivered } = await turnWithToolAndWebhook(app.call, `00-${traceId()}-${spanId()}-01`, '/off');
+      expect(chats.length).toBe(2);
+      for (const chat of chats) expect(chat.headers.traceparent).toBeUndefined();
+      expect(sites.length).toBe(1);
+      expect(sites[0].traceparent).toBeUndefined();
+      expect(delivered.headers.traceparent).toBeUndefined();
+      const events = await app.started.infra.events.readAll({});
+      expect(events.filter((e) => e.metadata.traceparent !== undefined)).toEqual([]);
+      // The probe sees this file's modules (the API, which is a no-op without the SDK, is loaded), not an empty cache.
+      expect(Object.keys(require.cache).some((m) => /@opentelemetry[\\/]api[\\/]/.test(m))).toBe(true);
+      const loaded = Object.keys(require.cache).filter((m) => /@opentelemetry[\\/](sdk-|exporter-|otlp-|resources|context-async-hooks)/.test(m));
+      expect(loaded).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('on: spans arrive over OTLP in the caller\'s trace (server span by route, invoke_agent > chat > execute_tool with tokens, store appends, the webhook delivery), and the model, the tool and the webhook receiver got that trace\'s traceparent', async () => {
+    const otlp = await OtlpReceiver.start();
+    const service = await spawnService({ DATA_DIR: scratchDir('ars-otel-'), ADMIN_API_KEY: TEST_KEY, SQLITE_SYNCHRONOUS: 'NORMAL', WORKER_POLL_MS: '200', OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'ars-under-test' }, 120_000);
+    const call: Call = async (method, path, body, headers = {}) => {
+      const res = await fetch(`${service.url}${path}`, { method, headers: { 'x-api-key': TEST_KEY, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined };
+    };
+    const trace = traceId();
+    const callerSpan = spanId();
+    let result: Awaited<ReturnType<typeof turnWithToolAndWebhook>>;
+    try {
+      await until('the owner key', async () => ((await call('GET', '/v2/agents')).status === 200 ? true : undefined));
+      result = await turnWithToolAndWebhook(call, `00-${trace}-${callerSpan}-01`, '/on');
+      const events = (await call('GET', '/v2/events?category=session&type=SessionTurnEnded&limit=10')).body.events as { metadata: { traceparent?: string } }[];
+      expect(events.map((e) => e.metadata.traceparent?.split('-')[1])).toEqual([trace]);
+    } finally {
+      // The batched spans are exported by the service's shutdown path (SIGTERM: requests drained, stores closed, flushed).
+      service.child.kill('SIGTERM');
+    }
+    expect(await service.exited).toBe(0);
+    const spans = otlp.inTrace(trace);
+    await otlp.close();
+    const byName = (name: string) => spans.filter((s) => s.name === name);
+    const one = (name: string): ReceivedSpan => {
+      const found = byName(name);
+      if (found.length !== 1) throw new Error(`${found.length} spans named ${name} in ${spans.map((s) => s.name).join(', ')}`);
+      return found[0];
+    };
+
+    expect(spans.every((s) => s.resource['service.name'] === 'ars-under-test')).toBe(true);
+    const server = one('POST /v2/agents/:agent_key/sessions/:session_key/events');
+    expect(server.parentSpanId).toBe(callerSpan);
+    expect(server.kind).toBe(2); // SERVER
+    expect(server.attributes).toMatchObject({ 'http.request.method': 'POST', 'http.route': '/v2/agents/:agent_key/sessions/:session_key/events', 'http.response.status_code': 201 });
+    // Nothing of the request beyond its route: no URL, no key, no header.
+    expect(JSON.stringify(server.attributes)).not.toMatch(/sess-1|desk|zut_/);
+
+    const invoke = one('invoke_agent Desk');
+    expect(invoke.parentSpanId).toBe(server.spanId);
+    expect(invoke.attributes).toMatchObject({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.id': 'desk', 'gen_ai.conversation.id': 'sess-1', 'gen_ai.usage.input_tokens': 76, 'gen_ai.usage.output_tokens': 10, 'agent.turn.outcome': 'answered' });
+    const chats = byName('chat m');
+    expect(chats).toHaveLength(2);
+    for (const chat of chats) expect(chat.parentSpanId).toBe(invoke.spanId);
+    expect(chats.map((c) => [c.attributes['gen_ai.usage.input_tokens'], c.attributes['gen_ai.usage.output_tokens']]).sort()).toEqual([[31, 7], [45, 3]]);
+    const asking = chats.find((c) => c.attributes['agent.tool_calls'] === 1)!;
+    const tool = one('execute_tool weather');
+    expect(tool.parentSpanId).toBe(asking.spanId);
+    expect(tool.attributes).toMatchObject({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'weather', 'gen_ai.tool.type': 'web_get', 'gen_ai.tool.call.id': 'call_w' });
+
+    const appends = byName('event_store append');
+    expect(appends.map((a) => a.attributes['event_store.event_types']).flat()).toEqual(expect.arrayContaining(['SessionInputReceived', 'SessionToolCalled', 'SessionToolReturned', 'SessionTurnEnded']));
+    const delivery = one('webhook deliver');
+    const endAppend = appends.find((a) => (a.attributes['event_store.event_types'] as string[]).includes('SessionTurnEnded'))!;
+    expect(delivery.parentSpanId).toBe(endAppend.spanId);
+    expect(delivery.attributes).toMatchObject({ 'webhook.event_type': 'session.turn_completed', 'http.response.status_code': 200 });
+
+    // What left the service carried the span it was made in: each model call its chat span, the tool call its
+    // execute_tool span, the webhook its delivery span, all in the caller's trace.
+    const { chats: calls, sites, delivered } = result!;
+    expect(calls.map((c) => c.headers.traceparent).sort()).toEqual(chats.map((c) => `00-${trace}-${c.spanId}-01`).sort());
+    expect(sites.map((h) => h.traceparent)).toEqual([`00-${trace}-${tool.spanId}-01`]);
+    expect(delivered.headers.traceparent).toBe(`00-${trace}-${delivery.spanId}-01`);
+    expect(service.output.join('\n')).toContain('OpenTelemetry tracing on');
+  }, 180_000);
+
+  it('refuses a protocol it cannot export with (grpc) at start, naming the setting', async () => {
+    await expect(startTestApp({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' } })).rejects.toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL must be http\/protobuf or http\/json/);
+  });
+});
