@@ -8,7 +8,7 @@ import type { NewEvent } from '../event-store/events';
 import { OutboundHttp } from '../http/outbound-http';
 import { OutboundPolicy } from '../http/outbound-policy';
 import { TracedEventStore } from './traced-event-store';
-import { enableTracing, inSpan, traceHeaders } from './tracing';
+import { enableTracing, inSpan, outsideTrace, traceHeaders } from './tracing';
 
 /**
  * The span helpers against the real SDK (in-memory exporter) and a local server: parentage, a continued
@@ -86,5 +86,11 @@ describe('tracing helpers', () => {
     const [append] = exporter.getFinishedSpans();
     expect([append.name, append.attributes['event_store.category'], append.attributes['event_store.event_types']]).toEqual(['event_store append', 'session', ['Happened']]);
     expect(appended[1][0].metadata.traceparent).toBe(`00-${append.spanContext().traceId}-${append.spanContext().spanId}-01`);
+    // A timer set inside a span but outliving it (a lease's renewals) runs outside the trace.
+    const later = await inSpan('takes a lease', {}, () => new Promise<[unknown, unknown]>((resolve) => {
+      const inside = traceHeaders();
+      outsideTrace(() => setTimeout(() => resolve([inside, traceHeaders()]), 1));
+    }));
+    expect([typeof later[0], later[1]]).toEqual(['object', undefined]);
   });
 });

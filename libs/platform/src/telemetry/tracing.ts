@@ -71,6 +71,11 @@ export function inTrace(): boolean {
   return enabled && trace.getSpan(context.active()) !== undefined;
 }
 
+/** Runs `fn` with no active span: for timers that outlive the work that set them (a lease's renewals). */
+export function outsideTrace<T>(fn: () => T): T {
+  return enabled ? context.with(ROOT_CONTEXT, fn) : fn();
+}
+
 /**
  * The W3C trace context headers (`traceparent`, `tracestate` when there is one) of the active span, for a call
  * leaving the service; undefined when tracing is off or no span is active.
