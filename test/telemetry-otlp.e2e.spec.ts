@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ScriptedOpenAIServer } from '@lib/testing';
+import { MCP_TOKEN, startMcpServer } from './support/mcp-fixtures';
 import { OtlpReceiver, ReceivedSpan } from './support/otlp-receiver';
 import { scratchDir } from './support/scratch-dir';
 import { spawnService } from './support/service-process';
@@ -22,6 +23,7 @@ type Call = (method: string, path: string, body?: unknown, headers?: Record<stri
 describe('OpenTelemetry export and traceparent propagation', () => {
   let upstream: ScriptedOpenAIServer;
   let hooks: WebhookReceiver;
+  let mcp: Awaited<ReturnType<typeof startMcpServer>>;
   let site: Server;
   let siteUrl = '';
   const siteHeaders: IncomingHttpHeaders[] = [];
@@ -35,10 +37,13 @@ describe('OpenTelemetry export and traceparent propagation', () => {
     siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
     upstream = await ScriptedOpenAIServer.start();
     hooks = await WebhookReceiver.start();
+    mcp = await startMcpServer();
   });
   afterAll(async () => {
     await upstream?.close();
     await hooks?.close();
+    mcp?.server.closeAllConnections();
+    await new Promise((r) => mcp?.server.close(r));
     site?.closeAllConnections();
     await new Promise((r) => site?.close(r));
   });
@@ -46,32 +51,43 @@ describe('OpenTelemetry export and traceparent propagation', () => {
   const traceId = () => randomBytes(16).toString('hex');
   const spanId = () => randomBytes(8).toString('hex');
 
-  /** An agent with a web_get tool, a webhook on its turns, and one turn that calls the tool, sent with `traceparent`. */
+  /** An agent with a web_get and an MCP tool, a webhook on its turns, and one turn calling both, sent with `traceparent`. */
   async function turnWithToolAndWebhook(call: Call, traceparent: string, path: string) {
     expect((await call('POST', '/v2/llms', { type: 'openai-compatible', name: 'm', model: 'm-upstream', uri: `${upstream.baseURL}/chat/completions` })).status).toBe(201);
-    const agent = await call('POST', '/v2/agents', { key: 'desk', name: 'Desk', model: { name: 'm' }, tool_configurations: { weather: { type: 'web_get' } }, first_step_name: 'main', steps: { main: { instructions: [] } } });
+    const server = await call('POST', '/v2/tool_servers', { name: 'Orders', type: 'mcp', uri: mcp.url, transport: 'streamable-http', auth: { type: 'bearer', token: MCP_TOKEN } });
+    expect(server.status).toBe(201);
+    expect((await call('POST', `/v2/tool_servers/${server.body.id}/sync`)).status).toBe(204);
+    const lookup = (await call('GET', '/v2/tools?type=mcp')).body.tools.find((t: { name: string }) => t.name === 'lookup_order');
+    const agent = await call('POST', '/v2/agents', { key: 'desk', name: 'Desk', model: { name: 'm' }, tool_configurations: { weather: { type: 'web_get' }, orders: { type: 'mcp', tool_id: lookup.id } }, first_step_name: 'main', steps: { main: { instructions: [] } } });
     expect(agent.status).toBe(201);
     expect((await call('POST', '/v2/webhooks', { url: `${hooks.url}${path}`, event_types: ['session.turn_completed'] })).status).toBe(201);
     expect((await call('POST', '/v2/agents/desk/sessions', { key: 'sess-1' })).status).toBe(201);
-    upstream.enqueue({ toolCalls: [{ id: 'call_w', name: 'weather', arguments: JSON.stringify({ url: `${siteUrl}/today` }) }], usage: { prompt_tokens: 31, completion_tokens: 7 } }, { content: 'Fine weather.', usage: { prompt_tokens: 45, completion_tokens: 3 } });
+    const toolCalls = [
+      { id: 'call_w', name: 'weather', arguments: JSON.stringify({ url: `${siteUrl}/today` }) },
+      { id: 'call_o', name: 'orders', arguments: JSON.stringify({ order_id: 'A-17' }) },
+    ];
+    upstream.enqueue({ toolCalls, usage: { prompt_tokens: 31, completion_tokens: 7 } }, { content: 'Fine weather.', usage: { prompt_tokens: 45, completion_tokens: 3 } });
+    const mcpBefore = mcp.headers.length;
     const chatsBefore = upstream.chatRequests().length;
     const sitesBefore = siteHeaders.length;
     const sent = await call('POST', '/v2/agents/desk/sessions/sess-1/events', { messages: [{ type: 'text', content: 'weather?' }] }, { traceparent });
     expect(sent.status).toBe(201);
     expect(sent.body.events.map((e: { type: string }) => e.type)).toEqual(expect.arrayContaining(['tool_input', 'tool_output', 'agent_output']));
     const delivered = await until('the webhook delivery', () => hooks.at(path)[0]);
-    return { chats: upstream.chatRequests().slice(chatsBefore), sites: siteHeaders.slice(sitesBefore), delivered };
+    return { chats: upstream.chatRequests().slice(chatsBefore), sites: siteHeaders.slice(sitesBefore), mcps: mcp.headers.slice(mcpBefore), delivered };
   }
 
   it('off by default: no SDK module is loaded, no span is made and nothing leaving the service carries a traceparent, even when the request brought one', async () => {
     const app = await startTestApp({ env: { WORKER_POLL_MS: '200' } });
     try {
-      const { chats, sites, delivered } = await turnWithToolAndWebhook(app.call, `00-${traceId()}-${spanId()}-01`, '/off');
+      const { chats, sites, mcps, delivered } = await turnWithToolAndWebhook(app.call, `00-${traceId()}-${spanId()}-01`, '/off');
       expect(chats.length).toBe(2);
       for (const chat of chats) expect(chat.headers.traceparent).toBeUndefined();
       expect(sites.length).toBe(1);
       expect(sites[0].traceparent).toBeUndefined();
       expect(delivered.headers.traceparent).toBeUndefined();
+      expect(mcps.length).toBeGreaterThan(0);
+      expect(mcps.map((h) => h.traceparent)).toEqual(mcps.map(() => undefined));
       const events = await app.started.infra.events.readAll({});
       expect(events.filter((e) => e.metadata.traceparent !== undefined)).toEqual([]);
       // The probe sees this file's modules (the API, which is a no-op without the SDK, is loaded), not an empty cache.
@@ -83,7 +99,7 @@ describe('OpenTelemetry export and traceparent propagation', () => {
     }
   });
 
-  it('on: spans arrive over OTLP in the caller\'s trace (server span by route, invoke_agent > chat > execute_tool with tokens, store appends, the webhook delivery), and the model, the tool and the webhook receiver got that trace\'s traceparent', async () => {
+  it('on: spans arrive over OTLP in the caller\'s trace (server span by route, invoke_agent > chat > execute_tool with tokens, store appends, the webhook delivery), and the model, the web and MCP tools and the webhook receiver got that trace\'s traceparent', async () => {
     const otlp = await OtlpReceiver.start();
     const service = await spawnService({ DATA_DIR: scratchDir('ars-otel-'), ADMIN_API_KEY: TEST_KEY, SQLITE_SYNCHRONOUS: 'NORMAL', WORKER_POLL_MS: '200', OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'ars-under-test' }, 120_000);
     const call: Call = async (method, path, body, headers = {}) => {
@@ -128,10 +144,14 @@ describe('OpenTelemetry export and traceparent propagation', () => {
     expect(chats).toHaveLength(2);
     for (const chat of chats) expect(chat.parentSpanId).toBe(invoke.spanId);
     expect(chats.map((c) => [c.attributes['gen_ai.usage.input_tokens'], c.attributes['gen_ai.usage.output_tokens']]).sort()).toEqual([[31, 7], [45, 3]]);
-    const asking = chats.find((c) => c.attributes['agent.tool_calls'] === 1)!;
+    const asking = chats.find((c) => c.attributes['agent.tool_calls'] !== 0)!;
+    expect(asking.attributes['agent.tool_calls']).toBe(2);
     const tool = one('execute_tool weather');
     expect(tool.parentSpanId).toBe(asking.spanId);
     expect(tool.attributes).toMatchObject({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'weather', 'gen_ai.tool.type': 'web_get', 'gen_ai.tool.call.id': 'call_w' });
+    const mcpTool = one('execute_tool orders');
+    expect(mcpTool.parentSpanId).toBe(asking.spanId);
+    expect(mcpTool.attributes).toMatchObject({ 'gen_ai.tool.type': 'mcp', 'gen_ai.tool.call.id': 'call_o' });
 
     const appends = byName('event_store append');
     expect(appends.map((a) => a.attributes['event_store.event_types']).flat()).toEqual(expect.arrayContaining(['SessionInputReceived', 'SessionToolCalled', 'SessionToolReturned', 'SessionTurnEnded']));
@@ -142,9 +162,12 @@ describe('OpenTelemetry export and traceparent propagation', () => {
 
     // What left the service carried the span it was made in: each model call its chat span, the tool call its
     // execute_tool span, the webhook its delivery span, all in the caller's trace.
-    const { chats: calls, sites, delivered } = result!;
+    const { chats: calls, sites, mcps, delivered } = result!;
     expect(calls.map((c) => c.headers.traceparent).sort()).toEqual(chats.map((c) => `00-${trace}-${c.spanId}-01`).sort());
     expect(sites.map((h) => h.traceparent)).toEqual([`00-${trace}-${tool.spanId}-01`]);
+    // The MCP client's requests of that call (the tool call, and whatever the transport sends with it).
+    expect(mcps.length).toBeGreaterThan(0);
+    expect(new Set(mcps.map((h) => h.traceparent))).toEqual(new Set([`00-${trace}-${mcpTool.spanId}-01`]));
     expect(delivered.headers.traceparent).toBe(`00-${trace}-${delivery.spanId}-01`);
     expect(service.output.join('\n')).toContain('OpenTelemetry tracing on');
   }, 180_000);
