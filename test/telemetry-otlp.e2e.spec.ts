@@ -172,6 +172,25 @@ describe('OpenTelemetry export and traceparent propagation', () => {
     expect(service.output.join('\n')).toContain('OpenTelemetry tracing on');
   }, 180_000);
 
+  it('exports protobuf by default, to the traces endpoint as given', async () => {
+    const otlp = await OtlpReceiver.start();
+    const service = await spawnService({ DATA_DIR: scratchDir('ars-otel-'), ADMIN_API_KEY: TEST_KEY, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${otlp.url}/collector/traces` }, 120_000);
+    const trace = traceId();
+    try {
+      const res = await fetch(`${service.url}/v2/agents`, { headers: { 'x-api-key': TEST_KEY, traceparent: `00-${trace}-${spanId()}-01` } });
+      expect(res.status).toBe(200);
+    } finally {
+      service.child.kill('SIGTERM');
+    }
+    expect(await service.exited).toBe(0);
+    await otlp.close();
+    expect(otlp.requests.map((r) => [r.path, r.contentType])).toContainEqual(['/collector/traces', 'application/x-protobuf']);
+    // The trace id travels as its 16 raw bytes in the protobuf encoding, the route pattern as text.
+    const sent = Buffer.concat(otlp.requests.map((r) => r.body));
+    expect(sent.includes(Buffer.from(trace, 'hex'))).toBe(true);
+    expect(sent.includes(Buffer.from('GET /v2/agents'))).toBe(true);
+  }, 180_000);
+
   it('refuses a protocol it cannot export with (grpc) at start, naming the setting', async () => {
     await expect(startTestApp({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' } })).rejects.toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL must be http\/protobuf or http\/json/);
   });

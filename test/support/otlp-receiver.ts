@@ -27,12 +27,12 @@ function plain(v: AnyValue): unknown {
 const attrs = (list: KeyValue[] | undefined) => Object.fromEntries((list ?? []).map((kv) => [kv.key, plain(kv.value)]));
 
 /**
- * An OTLP/HTTP trace receiver on 127.0.0.1 (random port) taking the JSON encoding (`http/json`), as a collector
- * would: `POST /v1/traces` answered 200 `{}`, every span kept with its resource's attributes.
+ * An OTLP/HTTP trace receiver on 127.0.0.1 (random port), as a collector would: every request kept; the JSON
+ * encoding (`http/json`) answered 200 `{}` with every span kept with its resource's attributes, protobuf answered 200.
  */
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
-  readonly paths: string[] = [];
+  readonly requests: { path: string; contentType: string; body: Buffer }[] = [];
   url = '';
 
   private constructor(private readonly server: Server) {}
@@ -41,11 +41,14 @@ export class OtlpReceiver {
     const server = createServer();
     const receiver = new OtlpReceiver(server);
     server.on('request', (req, res) => {
-      let body = '';
-      req.setEncoding('utf8');
-      req.on('data', (c: string) => (body += c));
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        receiver.paths.push(`${req.method} ${req.url} ${req.headers['content-type']}`);
+        const raw = Buffer.concat(chunks);
+        receiver.requests.push({ path: req.url ?? '', contentType: String(req.headers['content-type']), body: raw });
+        // Protobuf bodies are kept raw (tests look for the trace id's bytes); JSON ones are decoded into spans.
+        if (!String(req.headers['content-type']).startsWith('application/json')) return void res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+        const body = raw.toString('utf8');
         const parsed = JSON.parse(body) as { resourceSpans?: { resource?: { attributes?: KeyValue[] }; scopeSpans?: { spans?: (Omit<ReceivedSpan, 'attributes' | 'resource'> & { attributes?: KeyValue[] })[] }[] }[] };
         for (const rs of parsed.resourceSpans ?? []) {
           const resource = attrs(rs.resource?.attributes);
