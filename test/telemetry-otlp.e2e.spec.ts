@@ -51,22 +51,26 @@ describe('OpenTelemetry export and traceparent propagation', () => {
   const traceId = () => randomBytes(16).toString('hex');
   const spanId = () => randomBytes(8).toString('hex');
 
-  /** An agent with a web_get and an MCP tool, a webhook on its turns, and one turn calling both, sent with `traceparent`. */
+  /** An agent with a web_get, an MCP and a sub-agent tool, a webhook on its turns, and one turn calling all three, sent with `traceparent`. */
   async function turnWithToolAndWebhook(call: Call, traceparent: string, path: string) {
     expect((await call('POST', '/v2/llms', { type: 'openai-compatible', name: 'm', model: 'm-upstream', uri: `${upstream.baseURL}/chat/completions` })).status).toBe(201);
     const server = await call('POST', '/v2/tool_servers', { name: 'Orders', type: 'mcp', uri: mcp.url, transport: 'streamable-http', auth: { type: 'bearer', token: MCP_TOKEN } });
     expect(server.status).toBe(201);
     expect((await call('POST', `/v2/tool_servers/${server.body.id}/sync`)).status).toBe(204);
     const lookup = (await call('GET', '/v2/tools?type=mcp')).body.tools.find((t: { name: string }) => t.name === 'lookup_order');
-    const agent = await call('POST', '/v2/agents', { key: 'desk', name: 'Desk', model: { name: 'm' }, tool_configurations: { weather: { type: 'web_get' }, orders: { type: 'mcp', tool_id: lookup.id } }, first_step_name: 'main', steps: { main: { instructions: [] } } });
+    expect((await call('POST', '/v2/agents', { key: 'expert', name: 'Expert', model: { name: 'm' }, tool_configurations: {}, first_step_name: 'main', steps: { main: { instructions: [] } } })).status).toBe(201);
+    const tools = { weather: { type: 'web_get' }, orders: { type: 'mcp', tool_id: lookup.id }, ask: { type: 'sub_agent', sub_agent_configuration: { agent_key: 'expert' } } };
+    const agent = await call('POST', '/v2/agents', { key: 'desk', name: 'Desk', model: { name: 'm' }, tool_configurations: tools, first_step_name: 'main', steps: { main: { instructions: [] } } });
     expect(agent.status).toBe(201);
-    expect((await call('POST', '/v2/webhooks', { url: `${hooks.url}${path}`, event_types: ['session.turn_completed'] })).status).toBe(201);
+    expect((await call('POST', '/v2/webhooks', { url: `${hooks.url}${path}`, event_types: ['session.turn_completed'], agent_keys: ['desk'] })).status).toBe(201);
     expect((await call('POST', '/v2/agents/desk/sessions', { key: 'sess-1' })).status).toBe(201);
     const toolCalls = [
       { id: 'call_w', name: 'weather', arguments: JSON.stringify({ url: `${siteUrl}/today` }) },
       { id: 'call_o', name: 'orders', arguments: JSON.stringify({ order_id: 'A-17' }) },
+      { id: 'call_s', name: 'ask', arguments: JSON.stringify({ message: 'Is it warm?' }) },
     ];
-    upstream.enqueue({ toolCalls, usage: { prompt_tokens: 31, completion_tokens: 7 } }, { content: 'Fine weather.', usage: { prompt_tokens: 45, completion_tokens: 3 } });
+    // The sub-agent's model call is the only one made while the tools run: it takes the second reply.
+    upstream.enqueue({ toolCalls, usage: { prompt_tokens: 31, completion_tokens: 7 } }, { content: 'Warm.', usage: { prompt_tokens: 5, completion_tokens: 1 } }, { content: 'Fine weather.', usage: { prompt_tokens: 45, completion_tokens: 3 } });
     const mcpBefore = mcp.headers.length;
     const chatsBefore = upstream.chatRequests().length;
     const sitesBefore = siteHeaders.length;
@@ -81,7 +85,7 @@ describe('OpenTelemetry export and traceparent propagation', () => {
     const app = await startTestApp({ env: { WORKER_POLL_MS: '200' } });
     try {
       const { chats, sites, mcps, delivered } = await turnWithToolAndWebhook(app.call, `00-${traceId()}-${spanId()}-01`, '/off');
-      expect(chats.length).toBe(2);
+      expect(chats.length).toBe(3);
       for (const chat of chats) expect(chat.headers.traceparent).toBeUndefined();
       expect(sites.length).toBe(1);
       expect(sites[0].traceparent).toBeUndefined();
@@ -99,7 +103,7 @@ describe('OpenTelemetry export and traceparent propagation', () => {
     }
   });
 
-  it('on: spans arrive over OTLP in the caller\'s trace (server span by route, invoke_agent > chat > execute_tool with tokens, store appends, the webhook delivery), and the model, the web and MCP tools and the webhook receiver got that trace\'s traceparent', async () => {
+  it('on: spans arrive over OTLP in the caller\'s trace (server span by route, invoke_agent > chat > execute_tool with tokens, a sub-agent turn under its tool call, store appends, the webhook delivery), and the model, the web and MCP tools and the webhook receiver got that trace\'s traceparent', async () => {
     const otlp = await OtlpReceiver.start();
     const service = await spawnService({ DATA_DIR: scratchDir('ars-otel-'), ADMIN_API_KEY: TEST_KEY, SQLITE_SYNCHRONOUS: 'NORMAL', WORKER_POLL_MS: '200', OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'ars-under-test' }, 120_000);
     const call: Call = async (method, path, body, headers = {}) => {
@@ -114,7 +118,8 @@ describe('OpenTelemetry export and traceparent propagation', () => {
       await until('the owner key', async () => ((await call('GET', '/v2/agents')).status === 200 ? true : undefined));
       result = await turnWithToolAndWebhook(call, `00-${trace}-${callerSpan}-01`, '/on');
       const events = (await call('GET', '/v2/events?category=session&type=SessionTurnEnded&limit=10')).body.events as { metadata: { traceparent?: string } }[];
-      expect(events.map((e) => e.metadata.traceparent?.split('-')[1])).toEqual([trace]);
+      // The sub-agent's turn ends in the same trace.
+      expect(events.map((e) => e.metadata.traceparent?.split('-')[1])).toEqual([trace, trace]);
     } finally {
       // The batched spans are exported by the service's shutdown path (SIGTERM: requests drained, stores closed, flushed).
       service.child.kill('SIGTERM');
@@ -141,22 +146,29 @@ describe('OpenTelemetry export and traceparent propagation', () => {
     expect(invoke.parentSpanId).toBe(server.spanId);
     expect(invoke.attributes).toMatchObject({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.id': 'desk', 'gen_ai.conversation.id': 'sess-1', 'gen_ai.usage.input_tokens': 76, 'gen_ai.usage.output_tokens': 10, 'agent.turn.outcome': 'answered' });
     const chats = byName('chat m');
-    expect(chats).toHaveLength(2);
-    for (const chat of chats) expect(chat.parentSpanId).toBe(invoke.spanId);
-    expect(chats.map((c) => [c.attributes['gen_ai.usage.input_tokens'], c.attributes['gen_ai.usage.output_tokens']]).sort()).toEqual([[31, 7], [45, 3]]);
-    const asking = chats.find((c) => c.attributes['agent.tool_calls'] !== 0)!;
-    expect(asking.attributes['agent.tool_calls']).toBe(2);
+    expect(chats).toHaveLength(3);
+    const own = chats.filter((c) => c.parentSpanId === invoke.spanId);
+    expect(own.map((c) => [c.attributes['gen_ai.usage.input_tokens'], c.attributes['gen_ai.usage.output_tokens']]).sort()).toEqual([[31, 7], [45, 3]]);
+    const asking = own.find((c) => c.attributes['agent.tool_calls'] !== 0)!;
+    expect(asking.attributes['agent.tool_calls']).toBe(3);
     const tool = one('execute_tool weather');
     expect(tool.parentSpanId).toBe(asking.spanId);
     expect(tool.attributes).toMatchObject({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'weather', 'gen_ai.tool.type': 'web_get', 'gen_ai.tool.call.id': 'call_w' });
     const mcpTool = one('execute_tool orders');
     expect(mcpTool.parentSpanId).toBe(asking.spanId);
     expect(mcpTool.attributes).toMatchObject({ 'gen_ai.tool.type': 'mcp', 'gen_ai.tool.call.id': 'call_o' });
+    // The sub-agent's turn nests under the tool call that ran it, its model call under its turn.
+    const subTool = one('execute_tool ask');
+    expect([subTool.parentSpanId, subTool.attributes['gen_ai.tool.type']]).toEqual([asking.spanId, 'sub_agent']);
+    const sub = one('invoke_agent Expert');
+    expect(sub.parentSpanId).toBe(subTool.spanId);
+    expect(sub.attributes).toMatchObject({ 'gen_ai.agent.id': 'expert', 'gen_ai.usage.input_tokens': 5, 'gen_ai.usage.output_tokens': 1 });
+    expect(chats.filter((c) => c.parentSpanId === sub.spanId)).toHaveLength(1);
 
     const appends = byName('event_store append');
     expect(appends.map((a) => a.attributes['event_store.event_types']).flat()).toEqual(expect.arrayContaining(['SessionInputReceived', 'SessionToolCalled', 'SessionToolReturned', 'SessionTurnEnded']));
     const delivery = one('webhook deliver');
-    const endAppend = appends.find((a) => (a.attributes['event_store.event_types'] as string[]).includes('SessionTurnEnded'))!;
+    const endAppend = appends.find((a) => (a.attributes['event_store.event_types'] as string[]).includes('SessionTurnEnded') && a.parentSpanId === invoke.spanId)!;
     expect(delivery.parentSpanId).toBe(endAppend.spanId);
     expect(delivery.attributes).toMatchObject({ 'webhook.event_type': 'session.turn_completed', 'http.response.status_code': 200 });
 
