@@ -4,13 +4,14 @@ import { setFlagsFromString } from 'node:v8';
 import { DynamicModule, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { AddressLookup, Clock, CLOCK, DURABLE_TIMERS, DurableTimers, ServiceConfig } from '@lib/platform';
+import { AddressLookup, Clock, CLOCK, DURABLE_TIMERS, DurableTimers, ServiceConfig, tracingEnabled } from '@lib/platform';
 import type { Logger } from 'pino';
 import { ApiModule, ApiModuleOptions } from './api/src/api.module';
 import { Bootstrap } from '@lib/auth';
 import { resolveBootstrapKey, resolveSecretsKey, resolveSigningKey } from './api/src/bootstrap-key';
 import { requestContext } from './api/src/http/request-context';
 import { requestLog } from './api/src/http/request-log';
+import { requestSpan } from './api/src/http/request-span';
 import { stopServingFirst } from './api/src/http/stop-serving-first';
 import { PinoNestLogger } from './api/src/logger';
 import { PrometheusExposition } from './api/src/ops/prometheus';
@@ -80,6 +81,8 @@ export async function startApp(
     const server = app.getHttpServer() as Server;
     server.on('checkContinue', (req, res) => server.emit('request', req, res));
     stopServingFirst(app, server);
+    // Off by default: with tracing off there is no middleware at all (docs/telemetry.md).
+    if (tracingEnabled()) app.use(requestSpan());
     app.use(requestContext(app.get<symbol, Clock>(CLOCK)));
     app.use(requestLog(log));
     if (prometheus) app.use(prometheus.requestMetrics());

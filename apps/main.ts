@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from '@lib/platform';
 import { createLogger } from './api/src/logger';
 import { startApp } from './app';
 import type { Role } from './infrastructure/infrastructure';
+import { telemetrySettings } from './infrastructure/telemetry';
 
 function roleFromArgs(argv: string[]): Role {
   const arg = argv.find((a) => a.startsWith('--role='))?.slice('--role='.length) ?? 'all';
@@ -36,6 +37,7 @@ async function main(): Promise<void> {
     config = loadConfig();
     // Checked here too, so a bad encoder variable is reported like any other before anything starts.
     loadEncoderConfig(config.env);
+    telemetrySettings(config.env);
     role = roleFromArgs(process.argv.slice(2));
   } catch (e) {
     process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);

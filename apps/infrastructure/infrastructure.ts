@@ -1,10 +1,11 @@
 import { join } from 'node:path';
-import { CheckpointStore, EventStore, PolledProjectionProgress, ProjectionProgress, ProjectionRegistration, ProjectionRuntime, ProjectionSink, ProjectionStateStore, ReadOp, ReadStore, SearchIndex, SearchOp, ServiceConfig } from '@lib/platform';
+import { CheckpointStore, EventStore, PolledProjectionProgress, TracedEventStore, ProjectionProgress, ProjectionRegistration, ProjectionRuntime, ProjectionSink, ProjectionStateStore, ReadOp, ReadStore, SearchIndex, SearchOp, ServiceConfig } from '@lib/platform';
 import { SqliteCheckpointer, SqliteDatabase, SqliteEventStore, SqliteProjectionState, SqliteReadStore, SqliteSearchIndex } from '@lib/platform/sqlite';
 import { ALL_PROJECTIONS } from '@projections';
 import type { Logger } from 'pino';
 import { eventStoreFile } from './event-store-file';
 import { memoryRateLimits, mongoRateLimits, RateLimits, sqliteRateLimits } from './rate-limits';
+import { startTelemetry, telemetrySettings } from './telemetry';
 
 export type Role = 'all' | 'api' | 'worker';
 
@@ -27,6 +28,7 @@ export interface Infrastructure {
 }
 
 export async function createInfrastructure(config: ServiceConfig, role: Role, log: Logger): Promise<Infrastructure> {
+  const tracing = telemetrySettings(config.env);
   const closers: (() => Promise<void> | void)[] = [];
   let sqlite: SqliteDatabase | undefined;
   const embedded = (): SqliteDatabase => {
@@ -140,8 +142,11 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
     progress = new PolledProjectionProgress(state, (p, g) => sinks.get(p)!.checkpoint(p, g));
   }
 
+  // Last, when nothing can fail any more; its shutdown runs after the stores closed, so it exports their last spans.
+  const telemetry = tracing ? startTelemetry(tracing, log) : undefined;
   return {
-    events,
+    // The appends of requests, turns and deliveries as spans, their trace carried in the events' metadata.
+    events: telemetry ? new TracedEventStore(events) : events,
     reads,
     search,
     state,
@@ -154,8 +159,12 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
       search: config.typesenseUrl ? 'typesense' : 'sqlite',
     },
     async close() {
-      await runtime?.stop();
-      for (const close of closers) await close();
+      try {
+        await runtime?.stop();
+        for (const close of closers) await close();
+      } finally {
+        await telemetry?.shutdown();
+      }
     },
   };
 }

@@ -8,8 +8,10 @@ export const MCP_TOKEN = 'mcp-token-SECRET-5555';
 const TOKEN = MCP_TOKEN;
 
 /** An MCP server the test starts (the official SDK, streamable HTTP, stateless), requiring a bearer token. */
-export async function startMcpServer(): Promise<{ server: Server; url: string; calls: { name: string; args: unknown }[] }> {
+export async function startMcpServer(): Promise<{ server: Server; url: string; calls: { name: string; args: unknown }[]; headers: IncomingMessage['headers'][] }> {
   const calls: { name: string; args: unknown }[] = [];
+  /** Every request's headers (what the service's MCP client sent, e.g. `traceparent`). */
+  const headers: IncomingMessage['headers'][] = [];
   const build = () => {
     const mcp = new McpServer({ name: 'orders', version: '1.0.0' });
     // The SDK's generic tool typing is too deep for tsc over zod 3/4 shapes: register through a plain signature.
@@ -24,6 +26,7 @@ export async function startMcpServer(): Promise<{ server: Server; url: string; c
     return mcp;
   };
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    headers.push(req.headers);
     if (req.headers.authorization !== `Bearer ${TOKEN}`) return void res.writeHead(401).end('unauthorized');
     let body = '';
     for await (const chunk of req) body += chunk;
@@ -34,6 +37,6 @@ export async function startMcpServer(): Promise<{ server: Server; url: string; c
     await transport.handleRequest(req, res, body ? JSON.parse(body) : undefined);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, calls };
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, calls, headers };
 }
 

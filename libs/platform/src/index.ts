@@ -11,6 +11,8 @@ export * from './http/ip-address';
 export * from './http/outbound-policy';
 export * from './http/outbound-http';
 export * from './http/read-up-to';
+export * from './telemetry/tracing';
+export * from './telemetry/traced-event-store';
 export * from './event-store/event-store.port';
 export * from './event-store/catch-up-subscription';
 export * from './files/private-files';

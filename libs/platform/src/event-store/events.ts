@@ -13,6 +13,8 @@ export interface EventMetadata {
   readonly correlationId: string;
   readonly causationId?: string;
   readonly schemaVersion: number;
+  /** W3C trace context of the span that appended it, when tracing was on (docs/telemetry.md). */
+  readonly traceparent?: string;
 }
 
 /** An event about to be appended. `id` makes the append idempotent (G3). */

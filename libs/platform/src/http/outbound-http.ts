@@ -1,6 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns';
 import { isIP } from 'node:net';
 import { Agent, buildConnector, Dispatcher, fetch as undiciFetch, request as undiciRequest } from 'undici';
+import { traceHeaders } from '../telemetry/tracing';
 import { OutboundPolicy } from './outbound-policy';
 
 export type AddressLookup = (hostname: string) => Promise<readonly { address: string; family: number }[]>;
@@ -65,7 +66,7 @@ export class OutboundHttp {
       const url = typeof input === 'string' ? input : input instanceof URL ? input.href : (input as { url: string }).url;
       const refused = this.policy.checkUrl(url);
       if (refused) return Promise.reject(new TypeError('fetch failed', { cause: refused }));
-      return undiciFetch(input as Parameters<typeof undiciFetch>[0], { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher });
+      return undiciFetch(input as Parameters<typeof undiciFetch>[0], { ...(withTrace(input, init) as Parameters<typeof undiciFetch>[1]), dispatcher });
     }) as unknown as typeof fetch;
   }
 
@@ -77,12 +78,43 @@ export class OutboundHttp {
   request(url: string, options: Omit<Dispatcher.RequestOptions, 'origin' | 'path'>): Promise<Dispatcher.ResponseData> {
     const refused = this.policy.checkUrl(url);
     if (refused) return Promise.reject(new TypeError('request refused', { cause: refused }));
-    return undiciRequest(url, { maxRedirections: 20, ...options, dispatcher: this.dispatcher });
+    const trace = traceHeaders();
+    return undiciRequest(url, { maxRedirections: 20, ...options, ...(trace ? { headers: withTraceHeaders(options.headers, trace) } : {}), dispatcher: this.dispatcher });
   }
 
   async close(): Promise<void> {
     await this.dispatcher.close();
   }
+}
+
+/**
+ * The call's init with the active span's `traceparent` (and `tracestate`) added, when tracing is on: every model,
+ * tool, MCP and webhook call goes through this client, so they all carry it (docs/telemetry.md). A header the
+ * caller set itself is kept.
+ */
+function withTrace(input: Parameters<typeof fetch>[0], init: RequestInit | undefined): RequestInit | undefined {
+  const trace = traceHeaders();
+  if (!trace) return init;
+  const headers = new Headers(init?.headers ?? (typeof input === 'object' && !(input instanceof URL) ? input.headers : undefined));
+  for (const [name, value] of Object.entries(trace)) if (!headers.has(name)) headers.set(name, value);
+  return { ...init, headers };
+}
+
+function withTraceHeaders(headers: Dispatcher.RequestOptions['headers'], trace: Record<string, string>): Dispatcher.RequestOptions['headers'] {
+  if (!headers) return trace;
+  if (Array.isArray(headers)) {
+    // undici's flat form: name, value, name, value…
+    const flat = headers as string[];
+    const has = new Set(flat.filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase()));
+    return [...flat, ...Object.entries(trace).filter(([n]) => !has.has(n)).flat()];
+  }
+  if (typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
+    const pairs = [...(headers as Iterable<[string, string | string[] | undefined]>)];
+    const has = new Set(pairs.map(([n]) => n.toLowerCase()));
+    return [...pairs, ...Object.entries(trace).filter(([n]) => !has.has(n))];
+  }
+  const has = new Set(Object.keys(headers).map((n) => n.toLowerCase()));
+  return { ...Object.fromEntries(Object.entries(trace).filter(([n]) => !has.has(n))), ...(headers as Record<string, string>) };
 }
 
 /** Injection token of the service's `OutboundHttp` for models, encoders, rerankers and scorers (OUTBOUND_ALLOWED_HOSTS). */

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { ConcurrencyError, EventStore } from '../event-store/event-store.port';
 import { NewEvent, streamId } from '../event-store/events';
 import type { Clock } from '../kernel/clock';
+import { outsideTrace } from '../telemetry/tracing';
 import { decideAcquireLease, decideReleaseLease, LEASE_CATEGORY, LeaseEvent, leaseFold, leaseHolderAt, LeaseState } from './lease';
 
 /** A lease this process holds until it releases it, or loses it (then `signal` aborts). */
@@ -110,7 +111,8 @@ class HeldLease implements Lease {
     private revision: number,
     private expiresAt: number,
   ) {
-    this.timer = setInterval(() => void this.renew(), leases.settings.options.renewMs);
+    // Outside the trace of whatever took the lease (a request's turn): its renewals for the lease's life are not that request's.
+    this.timer = outsideTrace(() => setInterval(() => void this.renew(), leases.settings.options.renewMs));
     this.timer.unref();
   }
 

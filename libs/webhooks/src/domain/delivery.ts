@@ -39,7 +39,15 @@ interface DeliveryIds {
   readonly webhookId: string;
 }
 
-export type WebhookDeliveryScheduledData = DeliveryIds & { messageId: string; sourceEventId: string; sourcePosition: number; payload: WebhookPayload; scheduledAt: string };
+export type WebhookDeliveryScheduledData = DeliveryIds & {
+  messageId: string;
+  sourceEventId: string;
+  sourcePosition: number;
+  payload: WebhookPayload;
+  scheduledAt: string;
+  /** The source event's W3C trace context (its metadata's, when tracing was on): the attempts continue that trace. */
+  traceparent?: string;
+};
 
 /** Stream `webhook_delivery-<delivery id>`: one source event's delivery to one webhook, every attempt in order. */
 export type WebhookDeliveryEvent =

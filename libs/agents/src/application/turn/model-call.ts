@@ -14,6 +14,8 @@ export interface ModelAnswer {
   readonly content: string;
   readonly toolCalls: readonly ModelToolCall[];
   readonly usage: { readonly input_tokens: number; readonly output_tokens: number };
+  /** The call's `chat` span (W3C trace context) when tracing is on: the tool calls it asked for are its children. */
+  readonly traceparent?: string;
 }
 
 export interface ModelCallOptions {

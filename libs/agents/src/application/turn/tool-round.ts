@@ -14,6 +14,7 @@ import { offloadDecision, truncateOutput } from './offload';
 import { DEFAULT_CONTEXT_WINDOW, latestToolOutputs, templateContext } from './turn-parts';
 import type { TurnSetup } from './turn-setup';
 import type { TurnState } from './turn-state';
+import { executeToolSpan } from './turn-spans';
 
 const ARTIFACT_TOOLS = ['artifact_read', 'artifact_grep', 'artifact_jq'];
 
@@ -92,12 +93,12 @@ export class ToolRound {
     await Promise.all(
       planned.map(async (p) => {
         if (waiting.includes(p)) return;
-        if (p.skill) return this.loadSkill(p, config, step, turn, turnId);
+        if (p.skill) return void (await executeToolSpan(INVOKE_SKILL_TOOL, INVOKE_SKILL_TOOL, p.call.id, answer.traceparent, async () => (await this.loadSkill(p, config, step, turn, turnId), { error: !!p.problem })));
         if (!p.problem && p.tool?.type === 'client') {
           pending.push({ event_id: p.eventId, tool_call_id: p.call.id, tool_configuration_name: p.call.name, tool_name: 'client', arguments: p.shown });
           return;
         }
-        await this.execute(p, config, step, toolCtx, turn, turnId, setup);
+        await this.execute(p, config, step, toolCtx, turn, turnId, setup, answer.traceparent);
       }),
     );
     return { pending, approvals: waiting.length };
@@ -180,9 +181,11 @@ export class ToolRound {
     ]);
   }
 
-  private async execute(p: Planned, config: AgentConfig, step: string, toolCtx: AgentToolContext, turn: TurnState, turnId: string, setup: TurnSetup): Promise<void> {
+  private async execute(p: Planned, config: AgentConfig, step: string, toolCtx: AgentToolContext, turn: TurnState, turnId: string, setup: TurnSetup, chatSpan?: string): Promise<void> {
     const transformContext = { ...templateContext(setup.agent.config, setup.agent.key, turn.state, this.clock.now()), tools: latestToolOutputs(turn.state) };
-    const result = p.problem || !p.tool ? { output: { error: p.problem }, error: true } : await this.caller.call(p.tool, p.call.name, p.resolved, { ...toolCtx, toolCallId: p.call.id, toolConfigurationName: p.call.name }, transformContext);
+    const result = await executeToolSpan(p.call.name, p.tool?.type ?? 'unknown', p.call.id, chatSpan, async () =>
+      p.problem || !p.tool ? { output: { error: p.problem }, error: true } : this.caller.call(p.tool, p.call.name, p.resolved, { ...toolCtx, toolCallId: p.call.id, toolConfigurationName: p.call.name }, transformContext),
+    );
     const output = await this.fitted(result.output, p.tool, p.call, config, setup, turn, turnId);
     await turn.record({ type: 'SessionToolReturned', data: { ...turn.base(turnId), toolCallId: p.call.id, toolConfigurationName: p.call.name, toolName: p.tool?.type ?? 'unknown', toolOutput: output, error: result.error, step } });
   }

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ChatCompletions } from '@lib/llms';
-import { Clock, CLOCK, DomainError, ID_GENERATOR, IdGenerator } from '@lib/platform';
+import { Clock, CLOCK, DomainError, ID_GENERATOR, IdGenerator, SpanHandle } from '@lib/platform';
 import type { ToolDefinition } from '@lib/tools';
 import type { AgentConfig, StepConfig } from '../../domain/agent-config';
 import { effectiveCompaction } from '../../domain/agent-config';
@@ -18,6 +18,7 @@ import { ToolRound } from './tool-round';
 import { DEFAULT_CONTEXT_WINDOW, estimateTokens, latestToolOutputs, structuredProblem, templateContext } from './turn-parts';
 import type { TurnOutcome, TurnSetup } from './turn-setup';
 import { TurnState } from './turn-state';
+import { chatSpan, invokeAgentSpan } from './turn-spans';
 
 export type { TurnOutcome, TurnSetup } from './turn-setup';
 export { estimateTokens } from './turn-parts';
@@ -50,7 +51,11 @@ export class TurnRunner {
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  async run(setup: TurnSetup, turnId: string): Promise<{ outcome: TurnOutcome; error?: DomainError }> {
+  run(setup: TurnSetup, turnId: string): Promise<{ outcome: TurnOutcome; error?: DomainError }> {
+    return invokeAgentSpan(setup, turnId, (span) => this.runTurn(setup, turnId, span));
+  }
+
+  private async runTurn(setup: TurnSetup, turnId: string, span: SpanHandle): Promise<{ outcome: TurnOutcome; error?: DomainError }> {
     const turn = new TurnState(this.store, setup, this.clock, () => `aev_${this.ids.uuid()}`);
     // The compaction settings the session was created with (the reference's effective_compaction).
     const config = setup.state.compaction ? { ...setup.agent.config, compaction: setup.state.compaction } : setup.agent.config;
@@ -150,6 +155,8 @@ export class TurnRunner {
     if (stop.length) await turn.recordMany(stop).catch(() => undefined);
     await turn.recordMany(decideEndTurn(turn.state, { turnId, outcome, usage: turn.usage, error: failure?.message, step, steps: config.steps, final, now: this.clock.now() }));
     if (final) setup.sink.deltaEnd(final.data.eventId);
+    span.set({ 'gen_ai.usage.input_tokens': turn.usage.input_tokens, 'gen_ai.usage.output_tokens': turn.usage.output_tokens, 'agent.turn.outcome': outcome });
+    if (outcome === 'failed' || outcome === 'limit') span.fail(failure?.message ?? `the turn hit a ${outcome}`);
     return { outcome, ...(failure ? { error: failure } : {}) };
   }
 
@@ -190,7 +197,7 @@ export class TurnRunner {
   /** One model call, admitted and counted by the agent's `llm_quota`. */
   private async model(setup: TurnSetup, options: ModelCallOptions): Promise<ModelAnswer> {
     await this.quotas.admit(setup.agent);
-    const answer = await callModel(this.chat, setup.agent.config.model, options, setup.ctx);
+    const answer = await chatSpan(setup.agent.config.model.name, () => callModel(this.chat, setup.agent.config.model, options, setup.ctx));
     await this.quotas.record(setup.agent, answer.usage, setup.ctx, `call${++this.calls}`, options.usage);
     return answer;
   }

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { CLOCK, Clock, CommandContext, EVENT_STORE, EventStore, Lease, LEASES, Leases, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, WokenRunner } from '@lib/platform';
+import { CLOCK, Clock, CommandContext, EVENT_STORE, EventStore, inSpan, Lease, LEASES, Leases, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, WokenRunner } from '@lib/platform';
 import { AttemptOutcome, decideAttempt, deliveryFold, DeliveryState, isOpen, WebhookDeliveryEvent } from '../../domain/delivery';
 import { decideDisableWebhook, WebhookEvent, webhookFold, WebhookState } from '../../domain/webhook';
 import { WEBHOOK_DELIVERIES, WebhookDeliveryRow, WEBHOOKS, WebhookRow } from '../../read-models';
@@ -98,7 +98,14 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnModuleDestroy
       return { delivered: false, statusCode: null, error: `not sent: ${(e as Error).message}`, durationMs: 0 };
     }
     const started = Date.now();
-    const result = await this.sender.send({ url: hook.settings.url, secret, messageId: state.scheduled.messageId, body: JSON.stringify(state.scheduled.payload), timeoutMs: this.settings.timeoutMs, signal: AbortSignal.any([lease.signal, this.work.signal]) });
+    // A span continuing the trace of the event that caused the delivery, so the receiver gets that trace's `traceparent`.
+    const attributes = { 'webhook.id': state.scheduled.webhookId, 'webhook.delivery_id': state.scheduled.deliveryId, 'webhook.event_type': state.scheduled.payload.type, 'webhook.attempt': state.attempts + 1, 'server.address': new URL(hook.settings.url).host };
+    const result = await inSpan('webhook deliver', { kind: 'client', parent: state.scheduled.traceparent, attributes }, async (span) => {
+      const sent = await this.sender.send({ url: hook.settings.url, secret, messageId: state.scheduled.messageId, body: JSON.stringify(state.scheduled.payload), timeoutMs: this.settings.timeoutMs, signal: AbortSignal.any([lease.signal, this.work.signal]) });
+      span.set({ 'http.response.status_code': sent.statusCode ?? undefined });
+      if (sent.statusCode === null || sent.statusCode < 200 || sent.statusCode >= 300) span.fail(sent.statusCode === null ? sent.error : `the receiver answered ${sent.statusCode}`);
+      return sent;
+    });
     // The next holder sends it again, with the same webhook-id.
     if (!lease.held || this.work.stopping) return undefined;
     const durationMs = Date.now() - started;

@@ -119,7 +119,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     for (const hook of hooks) {
       if (!hears({ eventTypes: hook.event_types, agentKeys: hook.agent_keys }, message)) continue;
       const deliveryId = deliveryIdOf(hook.id, e.id);
-      const scheduled = { deliveryId, webhookId: hook.id, messageId: messageIdOf(hook.id, e.id), sourceEventId: e.id, sourcePosition: e.position, payload: message.payload, scheduledAt: this.clock.now().toISOString() };
+      const scheduled = { deliveryId, webhookId: hook.id, messageId: messageIdOf(hook.id, e.id), sourceEventId: e.id, sourcePosition: e.position, payload: message.payload, scheduledAt: this.clock.now().toISOString(), ...(e.metadata.traceparent ? { traceparent: e.metadata.traceparent } : {}) };
       const ctx: CommandContext = { actor: { type: 'system', id: 'webhooks' }, requestId: e.id, commandId: `webhook:${deliveryId}`, now: this.clock.now() };
       await this.streams.write<DeliveryState, WebhookDeliveryEvent>(deliveryStream(deliveryId), deliveryFold, (s) => decideSchedule(s, scheduled), ctx, []);
     }
