@@ -7,6 +7,7 @@ import { pageLimit } from '../http/paging';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 class CreateDeadLetterDto {
   @IsString() @MinLength(1) @MaxLength(4096) source_record_id!: string;
@@ -74,6 +75,7 @@ export class PipelineRunsController {
     return this.runs.deadLetters(key, { limit: pageLimit(limit, 10, 100), pageKey, status, lastRunId, origin, filter: listFilter(filter) });
   }
 
+  @OpenApi({ body: CreateDeadLetterDto })
   @Post('dead_letters')
   @Policy('pipeline.manage')
   async addDeadLetter(@Param('pipeline_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -83,6 +85,7 @@ export class PipelineRunsController {
     return created;
   }
 
+  @OpenApi({ body: ProcessDeadLettersDto })
   @Post('dead_letters/process')
   @Policy('pipeline.manage')
   async process(@Param('pipeline_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
