@@ -7,6 +7,8 @@ export interface HandlerSource {
   /** `Class.method`. */
   readonly handler: string;
   readonly file: string;
+  /** Its HTTP method decorator (`Post`, `Get` …). */
+  readonly verb: string;
   /** Line of the handler's name (1-based), for the codemod and messages. */
   readonly line: number;
   /** DTO classes passed to validateBody / validateBodyInSlices / checkDto in the handler or the helpers it calls. */
@@ -17,12 +19,16 @@ export interface HandlerSource {
   readonly answersAccepted: boolean;
   /** It takes the whole query object (`@Query() q`). */
   readonly wholeQuery: boolean;
+  /** It writes its own response (`@Res()` without passthrough), so Nest's default status is not what it answers. */
+  readonly writesResponse: boolean;
+  /** It names its status with `@HttpCode`. */
+  readonly httpCode: boolean;
   /** It takes the parsed body (`@Body()`). */
   readonly takesBody: boolean;
   /** Line (1-based) of its first decorator. */
   readonly firstDecoratorLine: number;
   /** The decorator's `body` class names, `statuses`, `query`, `form`, `freeBody`; undefined without a decorator. */
-  readonly declared?: { body: string[]; statuses: number[]; query: string[]; form: boolean; freeBody: boolean };
+  readonly declared?: { body: string[]; statuses: number[]; query: string[]; form: boolean; freeBody: boolean; status: boolean; like: boolean };
 }
 
 const VALIDATORS = new Set(['validateBody', 'validateBodyInSlices', 'checkDto']);
@@ -38,9 +44,9 @@ export function controllerFiles(root: string): string[] {
 const decoratorsOf = (node: ts.Node): ts.Decorator[] => (ts.canHaveDecorators(node) ? [...(ts.getDecorators(node) ?? [])] : []);
 const calleeName = (d: ts.Decorator): string | undefined => (ts.isCallExpression(d.expression) && ts.isIdentifier(d.expression.expression) ? d.expression.expression.text : undefined);
 
-/** Every handler of every controller class in a file. */
-export function handlersOf(file: string): HandlerSource[] {
-  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, true);
+/** Every handler of every controller class in a file (or in `text`, as if it were that file). */
+export function handlersOf(file: string, text = readFileSync(file, 'utf8')): HandlerSource[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
   const functions = new Map<string, ts.Node>();
   source.forEachChild((n) => {
     if (ts.isFunctionDeclaration(n) && n.name) functions.set(n.name.text, n);
@@ -60,11 +66,14 @@ export function handlersOf(file: string): HandlerSource[] {
       out.push({
         handler: `${cls.name.text}.${name}`,
         file,
+        verb: decorators.map(calleeName).find((n) => HTTP.has(n ?? '')) as string,
         line: source.getLineAndCharacterOfPosition(m.name.getStart()).line + 1,
         validated: [...reach.validated].sort(),
         dynamic: reach.dynamic,
         answersAccepted: reach.accepted,
         wholeQuery: m.parameters.some((p) => decoratorsOf(p).some((d) => calleeName(d) === 'Query' && (d.expression as ts.CallExpression).arguments.length === 0)),
+        writesResponse: m.parameters.some((p) => decoratorsOf(p).some((d) => calleeName(d) === 'Res' && (d.expression as ts.CallExpression).arguments.length === 0)),
+        httpCode: decorators.some((d) => calleeName(d) === 'HttpCode'),
         takesBody: m.parameters.some((p) => decoratorsOf(p).some((d) => calleeName(d) === 'Body')),
         firstDecoratorLine: source.getLineAndCharacterOfPosition(decorators[0].getStart()).line + 1,
         declared: openApi ? declaredOf(openApi) : undefined,
@@ -101,7 +110,7 @@ function walk(node: ts.Node, reach: { validated: Set<string>; dynamic: boolean; 
 
 function declaredOf(d: ts.Decorator): HandlerSource['declared'] {
   const arg = (d.expression as ts.CallExpression).arguments[0];
-  const out = { body: [] as string[], statuses: [] as number[], query: [] as string[], form: false, freeBody: false };
+  const out = { body: [] as string[], statuses: [] as number[], query: [] as string[], form: false, freeBody: false, status: false, like: false };
   if (!arg || !ts.isObjectLiteralExpression(arg)) return out;
   for (const p of arg.properties) {
     if (!ts.isPropertyAssignment(p) || !ts.isIdentifier(p.name)) continue;
@@ -117,6 +126,28 @@ function declaredOf(d: ts.Decorator): HandlerSource['declared'] {
       }
     }
     if (p.name.text === 'freeBody') out.freeBody = true;
+    if (p.name.text === 'status') out.status = true;
+    if (p.name.text === 'like') out.like = true;
   }
+  return out;
+}
+
+/** What the handler's `@OpenApi` fails to say of what its code does, one line each; empty when they agree. */
+export function mismatches(h: HandlerSource): string[] {
+  const d = h.declared;
+  const at = `${h.handler} (${h.file}:${h.line})`;
+  const out: string[] = [];
+  if (d?.like) return out;
+  const declared = [...(d?.body ?? [])].sort();
+  if ((h.takesBody || h.validated.length) && !declared.length && !d?.freeBody) out.push(`${at} takes a body its @OpenApi does not describe`);
+  if (h.dynamic) {
+    const missing = h.validated.filter((v) => !declared.includes(v));
+    if (missing.length) out.push(`${at} validates ${missing.join(', ')}, which its @OpenApi does not name`);
+  } else if (h.validated.join() !== declared.join()) {
+    out.push(`${at} validates [${h.validated.join(', ')}] but its @OpenApi names [${declared.join(', ')}]`);
+  }
+  if (h.answersAccepted && !d?.statuses.includes(202)) out.push(`${at} answers 202 (statusFor) but its @OpenApi does not list it`);
+  if (h.wholeQuery && !d?.query.length) out.push(`${at} reads the whole query but its @OpenApi names no query parameters`);
+  if (h.writesResponse && h.verb === 'Post' && !h.httpCode && !d?.status) out.push(`${at} writes its own response: its @OpenApi must say its success status`);
   return out;
 }

@@ -43,7 +43,7 @@ export class A2aController {
     return this.forward(agentKey, 'card-v1', req, res, ctx);
   }
 
-  @OpenApi({ freeBody: true })
+  @OpenApi({ freeBody: true, status: 200 })
   @Post('message\\:send')
   @BodyLimit(50) // a message's parts, files included
   @Policy('agent.use')
@@ -51,7 +51,7 @@ export class A2aController {
     return this.forward(agentKey, 'rest', req, res, ctx);
   }
 
-  @OpenApi({ freeBody: true, stream: true })
+  @OpenApi({ freeBody: true, stream: true, status: 200 })
   @Post('message\\:stream')
   @BodyLimit(50) // a message's parts, files included
   @Policy('agent.use')
@@ -71,14 +71,14 @@ export class A2aController {
     return this.forward(agentKey, 'rest', req, res, ctx);
   }
 
-  @OpenApi({ freeBody: true })
+  @OpenApi({ freeBody: true, status: 200 })
   @Post('tasks/:task_id\\:cancel')
   @Policy('agent.use')
   cancel(@Param('agent_key') agentKey: string, @Req() req: Request, @Res() res: Response, @Ctx() ctx: CommandContext) {
     return this.forward(agentKey, 'rest', req, res, ctx);
   }
 
-  @OpenApi({ freeBody: true, stream: true })
+  @OpenApi({ freeBody: true, stream: true, status: 200 })
   @Post('tasks/:task_id\\:subscribe')
   @Policy('agent.use')
   subscribePost(@Param('agent_key') agentKey: string, @Req() req: Request, @Res() res: Response, @Ctx() ctx: CommandContext) {
@@ -92,7 +92,7 @@ export class A2aController {
     return this.forward(agentKey, 'rest', req, res, ctx);
   }
 
-  @OpenApi({ freeBody: true })
+  @OpenApi({ freeBody: true, status: 200 })
   @Post('v1/message\\:send')
   @BodyLimit(50) // a message's parts, files included
   @Policy('agent.use')
@@ -100,7 +100,7 @@ export class A2aController {
     return this.forward(agentKey, 'rest', req, res, ctx);
   }
 
-  @OpenApi({ freeBody: true, stream: true })
+  @OpenApi({ freeBody: true, stream: true, status: 200 })
   @Post('v1/message\\:stream')
   @BodyLimit(50) // a message's parts, files included
   @Policy('agent.use')
@@ -114,14 +114,14 @@ export class A2aController {
     return this.forward(agentKey, 'rest', req, res, ctx);
   }
 
-  @OpenApi({ freeBody: true })
+  @OpenApi({ freeBody: true, status: 200 })
   @Post('v1/tasks/:task_id\\:cancel')
   @Policy('agent.use')
   cancelV03(@Param('agent_key') agentKey: string, @Req() req: Request, @Res() res: Response, @Ctx() ctx: CommandContext) {
     return this.forward(agentKey, 'rest', req, res, ctx);
   }
 
-  @OpenApi({ freeBody: true, stream: true })
+  @OpenApi({ freeBody: true, stream: true, status: 200 })
   @Post('v1/tasks/:task_id\\:subscribe')
   @Policy('agent.use')
   subscribeV03Post(@Param('agent_key') agentKey: string, @Req() req: Request, @Res() res: Response, @Ctx() ctx: CommandContext) {

@@ -117,7 +117,7 @@ export class EndUserSessionsController {
   }
 
   /** A message from the end user; the answer comes back as the conversation's events (or streamed). */
-  @OpenApi({ body: [EndUserInputDto, ToolApprovalDto], stream: true })
+  @OpenApi({ body: [EndUserInputDto, ToolApprovalDto], stream: true, status: 201 })
   @Post(':session_key/events')
   @BodyLimit(50) // up to 20 messages of 100,000 characters
   @Policy('alias.end_user')

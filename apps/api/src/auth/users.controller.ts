@@ -64,6 +64,7 @@ export class UsersController {
    * the service sends no e-mail: after checking the user exists (404 otherwise, as the reference), the answer is a
    * 400 that says what to do instead (docs/auth.md).
    */
+  @OpenApi({ status: false })
   @Post(':username/reset_password')
   @Policy('users.manage')
   async resetPassword(@Param('username') username: string) {

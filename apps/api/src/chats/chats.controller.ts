@@ -26,14 +26,14 @@ export class ChatsController {
     private readonly chats: Chats,
   ) {}
 
-  @OpenApi({ body: ChatRequestDto, stream: true })
+  @OpenApi({ body: ChatRequestDto, stream: true, status: 200 })
   @Post()
   @Policy('chat.turn')
   async create(@Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res() res: Response): Promise<void> {
     await this.turn(undefined, body, caller, ctx, res);
   }
 
-  @OpenApi({ body: ChatRequestDto, stream: true })
+  @OpenApi({ body: ChatRequestDto, stream: true, status: 200 })
   @Post(':chat_id/turns')
   @Policy('chat.turn')
   async createTurn(@Param('chat_id') chatId: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res() res: Response): Promise<void> {

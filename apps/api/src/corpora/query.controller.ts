@@ -26,7 +26,7 @@ export class QueryController {
     private readonly history: QueryHistory,
   ) {}
 
-  @OpenApi({ body: QueryRequestDto, stream: true })
+  @OpenApi({ body: QueryRequestDto, stream: true, status: 200 })
   @Post('query')
   @Policy('query.corpora')
   async query(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res() res: Response): Promise<void> {
@@ -34,7 +34,7 @@ export class QueryController {
     await this.answer(dto, body as Record<string, unknown>, multiCorpusRetrieval(dto, ctx), ctx, res);
   }
 
-  @OpenApi({ body: QueryCorpusRequestDto, stream: true })
+  @OpenApi({ body: QueryCorpusRequestDto, stream: true, status: 200 })
   @Post('corpora/:corpus_key/query')
   @Policy('corpus.read')
   async queryCorpus(@Param('corpus_key') corpusKey: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res() res: Response): Promise<void> {

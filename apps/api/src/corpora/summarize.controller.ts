@@ -37,7 +37,7 @@ export class SummarizeController {
    * One document summarised by a registered model (docs/generation.md). Anything that fails before the model has
    * accepted the call is a plain JSON error; a streamed failure after that is an `error` event, then `end`.
    */
-  @OpenApi({ body: SummarizeDocumentDto, stream: true })
+  @OpenApi({ body: SummarizeDocumentDto, stream: true, status: 200 })
   @Post()
   @Policy('corpus.read')
   async summarize(@Param('corpus_key') corpusKey: string, @Param('document_id') documentId: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res() res: Response): Promise<void> {

@@ -31,7 +31,7 @@ function validateChat(body: unknown): ChatRequest {
 export class ChatController {
   constructor(private readonly chat: ChatCompletions) {}
 
-  @OpenApi({ body: ChatCompletionDto, stream: true })
+  @OpenApi({ body: ChatCompletionDto, stream: true, status: 200 })
   @Post('completions')
   @BodyLimit(50) // a model's whole context, images included
   @Policy('llm.use')

@@ -13,7 +13,7 @@ import { OpenApi } from '../openapi/openapi.decorator';
 export class EvaluationController {
   constructor(private readonly fcs: FactualConsistency) {}
 
-  @OpenApi({ body: EvaluateFcsDto })
+  @OpenApi({ body: EvaluateFcsDto, statuses: [503] })
   @Post()
   @BodyLimit(50) // a generated text and its sources
   @Policy('llm.use')

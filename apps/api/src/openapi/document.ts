@@ -105,7 +105,7 @@ function operationOf(route: DeclaredRoute): Operation {
  */
 export function statusesOf(route: DeclaredRoute, isPublic: boolean, hasBody: boolean): number[] {
   const kind = route.policy ? POLICIES[route.policy as PolicyName]?.kind : undefined;
-  const statuses = new Set<number>([route.successStatus, ...(route.options.statuses ?? [])]);
+  const statuses = new Set<number>([...(route.successStatus ? [route.successStatus] : []), ...(route.options.statuses ?? [])]);
   if (hasBody || route.queryParams.length) statuses.add(400);
   if (!isPublic) [401, 403].forEach((s) => statuses.add(s));
   if (route.pathParams.length || kind === 'corpus' || kind === 'agent') statuses.add(404);

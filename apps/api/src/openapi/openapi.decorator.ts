@@ -24,6 +24,11 @@ export interface OpenApiOptions {
   readonly freeBody?: true;
   /** Query parameters of a handler that reads the whole query (`@Query() q`). */
   readonly query?: readonly string[];
+  /**
+   * The success status of a handler that writes its own response (`@Res()`), where Nest's default (201 for POST) is
+   * not what it answers; `false`: the route never succeeds (it says why in its error).
+   */
+  readonly status?: number | false;
   /** Statuses it answers besides the derived ones: 202 (a write whose projections lag), 409, 422, 503 … */
   readonly statuses?: readonly number[];
   /** Not part of the API (the console's pages): left out of the document. */

@@ -15,7 +15,8 @@ export interface DeclaredRoute {
   readonly pathParams: readonly string[];
   /** Named `@Query('x')` arguments and the decorator's whole-query names. */
   readonly queryParams: readonly string[];
-  readonly successStatus: number;
+  /** Undefined: the route never succeeds (`@OpenApi({ status: false })`). */
+  readonly successStatus: number | undefined;
   readonly policy: string | undefined;
   readonly options: OpenApiOptions;
 }
@@ -44,7 +45,7 @@ export function declaredRoutes(controllers: readonly Function[]): DeclaredRoute[
         path,
         pathParams: params,
         queryParams: [...new Set([...namedQueryArgs(cls, name), ...(options.query ?? [])])],
-        successStatus: (Reflect.getMetadata(HTTP_CODE_METADATA, handler) as number | undefined) ?? (method === 'POST' ? HttpStatus.CREATED : HttpStatus.OK),
+        successStatus: options.status === false ? undefined : ((Reflect.getMetadata(HTTP_CODE_METADATA, handler) as number | undefined) ?? options.status ?? (method === 'POST' ? HttpStatus.CREATED : HttpStatus.OK)),
         policy: Reflect.getMetadata(POLICY, handler) as string | undefined,
         options,
       });
