@@ -135,7 +135,7 @@ function formField(field: FormField): Schema {
   if (typeof field === 'function') return { $ref: `${SCHEMA_PREFIX}${field.name}` };
   if (field === 'file') return { type: 'string', format: 'binary' };
   if (field === 'files') return { type: 'array', items: { type: 'string', format: 'binary' } };
-  return field === 'json' ? { type: 'object' } : { type: 'string' };
+  return field === 'json' ? { type: 'object', additionalProperties: true } : { type: 'string' };
 }
 
 /** The DTOs a route's body and form fields are validated with. */

@@ -1,5 +1,5 @@
 import type { MetadataStorage as TransformerStorage } from 'class-transformer/types/MetadataStorage';
-import { getMetadataStorage, ValidationTypes } from 'class-validator';
+import { getMetadataStorage, IS_OBJECT, ValidationTypes } from 'class-validator';
 import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata';
 import { targetConstructorToSchema } from 'class-validator-jsonschema';
 import type { DtoClass } from './openapi.decorator';
@@ -43,6 +43,8 @@ export function dtoSchemas(roots: readonly DtoClass[]): Record<string, Schema> {
 const CONVERTERS = {
   // `@IsDefined` is said by `required`; the library's `not: {type: 'null'}` is not OpenAPI 3.0 (it has no type null).
   [ValidationTypes.IS_DEFINED]: {},
+  // A free-form object (`@IsObject() metadata`): open, said so for generators that read a bare object as empty.
+  [IS_OBJECT]: { type: 'object' as const, additionalProperties: true },
   [ValidationTypes.CUSTOM_VALIDATION]: (meta: ValidationMetadata): Schema => {
     const type = Reflect.getMetadata('design:type', (meta.target as Function).prototype, meta.propertyName) as unknown;
     if (type === String) return { type: 'string' };
