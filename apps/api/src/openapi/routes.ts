@@ -73,6 +73,8 @@ function namedQueryArgs(cls: Function, method: string): string[] {
   const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, cls, method) ?? {}) as Record<string, { data?: unknown }>;
   return Object.entries(args)
     .filter(([key, arg]) => key.startsWith(`${RouteParamtypes.QUERY}:`) && typeof arg.data === 'string')
+    // Decorators apply last argument first: the argument's index puts them back in the handler's order.
+    .sort(([a], [b]) => Number(a.split(':')[1]) - Number(b.split(':')[1]))
     .map(([, arg]) => arg.data as string);
 }
 
