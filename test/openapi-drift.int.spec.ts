@@ -22,6 +22,21 @@ const ALLOWED: readonly Allowed[] = [
     statuses: [404],
     reason: 'an id that names nothing (or, for keys, another user’s personal key) is 404 (spec: Errors 3, Authentication 4)',
   })),
+  ...(
+    [
+      ['updateUser', 'the account owner keeps the owner role and cannot be disabled'],
+      ['deleteUser', 'the account owner cannot be deleted'],
+      ['updateApiKey', 'the bootstrap key cannot be disabled (rotate ADMIN_API_KEY instead)'],
+      ['deleteApiKey', 'the bootstrap key cannot be deleted (rotate ADMIN_API_KEY instead)'],
+      ['createInstruction', 'an instruction id already taken (unlike taken agent or corpus keys, which are 400: left as found)'],
+      ['deleteInstruction', 'an instruction that agents still use'],
+      ['createAgentSession', "the agent's run_condition is false for the session"],
+      ['createAliasRoutedSession', "the routed agent's run_condition is false for the session"],
+      ['createAliasRoutedInput', 'a turn is already running (as createAgentSessionEvent lists it)'],
+      ['replacePipeline', 'the pipeline changed while the replacement was prepared'],
+      ['updatePipeline', 'the pipeline changed while the update was prepared'],
+    ] as const
+  ).map(([operation, reason]) => ({ operation, statuses: [409], reason: `a conflict with the current state: ${reason}` })),
   ...['deleteAgentEvent', 'hideAgentEvent', 'unhideAgentEvent', 'listAgentScheduleExecutions'].map((operation) => ({
     operation,
     statuses: [403],

@@ -105,7 +105,7 @@ export class AliasesController {
   }
 
   /** Routed once here; the caller needs `agent.use` on the agent the policy picks (403 naming it otherwise). */
-  @OpenApi({ body: CreateSessionDto })
+  @OpenApi({ body: CreateSessionDto, statuses: [409] })
   @Post(':alias_key/sessions')
   @Policy('alias.use')
   async createSession(@Param('alias_key') aliasKey: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {

@@ -73,7 +73,7 @@ export class EndUserSessionsController {
    * Only the metadata fields the alias's policy declares (`end_user_metadata`); `end_user` is written from the
    * credential over anything sent there, so routing may partition on `get('$.session.metadata.end_user.id')`.
    */
-  @OpenApi({ body: EndUserSessionDto })
+  @OpenApi({ body: EndUserSessionDto, statuses: [409] })
   @Post()
   @Policy('alias.end_user')
   async create(@Param('alias_key') aliasKey: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -117,7 +117,7 @@ export class EndUserSessionsController {
   }
 
   /** A message from the end user; the answer comes back as the conversation's events (or streamed). */
-  @OpenApi({ body: [EndUserInputDto, ToolApprovalDto], stream: true, status: 201 })
+  @OpenApi({ body: [EndUserInputDto, ToolApprovalDto], stream: true, status: 201, statuses: [409] })
   @Post(':session_key/events')
   @BodyLimit(50) // up to 20 messages of 100,000 characters
   @Policy('alias.end_user')

@@ -29,7 +29,7 @@ export class InstructionsController {
     private readonly queries: QueryBus,
   ) {}
 
-  @OpenApi({ body: CreateInstructionDto, statuses: [202] })
+  @OpenApi({ body: CreateInstructionDto, statuses: [202, 409] })
   @Post()
   @Policy('instruction.manage')
   async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -63,7 +63,7 @@ export class InstructionsController {
     return this.answer(await this.commands.execute(new UpdateInstruction(id, change, caller, ctx)), 200, res);
   }
 
-  @OpenApi({ statuses: [202] })
+  @OpenApi({ statuses: [202, 409] })
   @Delete(':instruction_id')
   @Policy('instruction.manage')
   @HttpCode(204)
@@ -81,7 +81,7 @@ export class InstructionsController {
     return this.queries.execute(new TestInstruction(id, versionOf(version), dto.context ?? {}, dto.tools ?? []));
   }
 
-  @OpenApi({ statuses: [202] })
+  @OpenApi({ statuses: [202, 409] })
   @Delete(':instruction_id/versions/:version')
   @Policy('instruction.manage')
   @HttpCode(204)

@@ -46,7 +46,7 @@ class CreateScheduleDto {
 export class SchedulesController {
   constructor(private readonly schedules: Schedules) {}
 
-  @OpenApi({ body: CreateScheduleDto })
+  @OpenApi({ body: CreateScheduleDto, statuses: [409] })
   @Post()
   @Policy('agent.develop')
   async create(@Param('agent_key') agentKey: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {

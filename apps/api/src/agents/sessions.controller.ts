@@ -59,7 +59,7 @@ export class SessionsController {
     private readonly feed: SessionFeed,
   ) {}
 
-  @OpenApi({ body: CreateSessionDto })
+  @OpenApi({ body: CreateSessionDto, statuses: [409] })
   @Post()
   @Policy('agent.use')
   async create(@Param('agent_key') agentKey: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -102,7 +102,7 @@ export class SessionsController {
    * frame of a turn carries an `id:` a client can re-attach after (`GET …/stream`); a caller that goes away stops
    * nothing: the turn runs to its end (issue 43).
    */
-  @OpenApi({ body: [InputMessageDto, InterruptDto, CompactDto, ToolOutputDto, ToolApprovalDto], form: { files: 'files', messages: InputMessageDto, message: 'string', metadata: 'json', stream_response: 'string', since: 'string', behavior: 'string' }, stream: true, status: 201 })
+  @OpenApi({ body: [InputMessageDto, InterruptDto, CompactDto, ToolOutputDto, ToolApprovalDto], form: { files: 'files', messages: InputMessageDto, message: 'string', metadata: 'json', stream_response: 'string', since: 'string', behavior: 'string' }, stream: true, status: 201, statuses: [409] })
   @Post(':session_key/events')
   @BodyLimit(50) // up to 100 messages of 1,000,000 characters
   @Policy('agent.use')

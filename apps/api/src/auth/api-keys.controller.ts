@@ -77,7 +77,7 @@ export class ApiKeysController {
   }
 
   /** Only `enabled` changes, as in the reference API. */
-  @OpenApi({ body: UpdateApiKeyDto, statuses: [202] })
+  @OpenApi({ body: UpdateApiKeyDto, statuses: [202, 409] })
   @Patch(':api_key_id')
   @Policy('keys.own')
   async update(@Param('api_key_id') id: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -87,7 +87,7 @@ export class ApiKeysController {
     return this.queries.execute(new GetApiKey(id, caller));
   }
 
-  @OpenApi({ statuses: [202] })
+  @OpenApi({ statuses: [202, 409] })
   @Delete(':api_key_id')
   @Policy('keys.own')
   @HttpCode(204)

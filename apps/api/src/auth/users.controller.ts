@@ -45,7 +45,7 @@ export class UsersController {
     return this.queries.execute(new GetUser(username));
   }
 
-  @OpenApi({ body: UpdateUserDto, statuses: [202] })
+  @OpenApi({ body: UpdateUserDto, statuses: [202, 409] })
   @Patch(':username')
   @Policy('users.manage')
   async update(@Param('username') username: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -72,7 +72,7 @@ export class UsersController {
     throw invalid('user.no_password', `User "${username}" has no password to reset: users of this service authenticate with API keys. Disable a lost key with PATCH /v2/api_keys/{id} {"enabled": false}; the user makes a new personal key with POST /v2/api_keys using another key, or an administrator deletes and re-creates the user to issue a new first key`, { username: 'has no password' });
   }
 
-  @OpenApi({ statuses: [202] })
+  @OpenApi({ statuses: [202, 409] })
   @Delete(':username')
   @Policy('users.manage')
   @HttpCode(204)

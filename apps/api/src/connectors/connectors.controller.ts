@@ -74,7 +74,7 @@ export class ConnectorsController {
   }
 
   /** Slack's Events API request URL (the reference's `webhook_path`). */
-  @OpenApi({ freeBody: true, statuses: [401, 429] })
+  @OpenApi({ freeBody: true, statuses: [401, 409, 429] })
   @Post(':connector_id/input')
   @HttpCode(200)
   @Policy('connector.webhook')
@@ -83,7 +83,7 @@ export class ConnectorsController {
   }
 
   /** The Chat app's HTTP endpoint URL (its `audience_url`). */
-  @OpenApi({ freeBody: true, statuses: [401, 429] })
+  @OpenApi({ freeBody: true, statuses: [401, 409, 429] })
   @Post(':connector_id/gchat')
   @HttpCode(200)
   @Policy('connector.webhook')
@@ -92,7 +92,7 @@ export class ConnectorsController {
   }
 
   /** Zoom Contact Center's bot endpoint URL. */
-  @OpenApi({ freeBody: true, statuses: [401, 429] })
+  @OpenApi({ freeBody: true, statuses: [401, 409, 429] })
   @Post(':connector_id/zoom')
   @HttpCode(200)
   @Policy('connector.webhook')

@@ -63,7 +63,7 @@ function multipart(req: Request, res: Response): Promise<void> {
 export class UploadController {
   constructor(private readonly commands: CommandBus) {}
 
-  @OpenApi({ form: { file: 'file', metadata: 'json', chunking_strategy: ChunkingStrategyDto, table_extraction_config: TableExtractionDto, filename: 'string' }, statuses: [202] })
+  @OpenApi({ form: { file: 'file', metadata: 'json', chunking_strategy: ChunkingStrategyDto, table_extraction_config: TableExtractionDto, filename: 'string' }, statuses: [202, 409] })
   @Post()
   @BodyLimit(20) // the file (10 MB) and its fields; also what an upload of undeclared size holds of the bodies' budget
   @Policy('corpus.write')

@@ -31,6 +31,7 @@ function oneOf(name: string, value: string | undefined, allowed: string[]): void
 export class PipelineRunsController {
   constructor(private readonly runs: PipelineRuns) {}
 
+  @OpenApi({ statuses: [409] })
   @Post('trigger')
   @Policy('pipeline.manage')
   async trigger(@Param('pipeline_key') key: string, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -51,6 +52,7 @@ export class PipelineRunsController {
     return this.runs.run(key, runId);
   }
 
+  @OpenApi({ statuses: [409] })
   @Post('runs/:run_id/cancel')
   @HttpCode(204)
   @Policy('pipeline.manage')
@@ -85,7 +87,7 @@ export class PipelineRunsController {
     return created;
   }
 
-  @OpenApi({ body: ProcessDeadLettersDto })
+  @OpenApi({ body: ProcessDeadLettersDto, statuses: [409] })
   @Post('dead_letters/process')
   @Policy('pipeline.manage')
   async process(@Param('pipeline_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {

@@ -53,7 +53,7 @@ function input<T extends { metadata?: Record<string, string> | null }>(dto: T): 
 export class PipelinesController {
   constructor(private readonly pipelines: Pipelines) {}
 
-  @OpenApi({ body: CreatePipelineDto })
+  @OpenApi({ body: CreatePipelineDto, statuses: [409] })
   @Post()
   @Policy('pipeline.manage')
   async create(@Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -76,7 +76,7 @@ export class PipelinesController {
     return this.pipelines.get(key);
   }
 
-  @OpenApi({ body: CreatePipelineDto })
+  @OpenApi({ body: CreatePipelineDto, statuses: [409] })
   @Put(':pipeline_key')
   @Policy('pipeline.manage')
   async replace(@Param('pipeline_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {
@@ -85,7 +85,7 @@ export class PipelinesController {
     return this.pipelines.update(key, input(dto), false, ctx, caller);
   }
 
-  @OpenApi({ body: UpdatePipelineDto })
+  @OpenApi({ body: UpdatePipelineDto, statuses: [409] })
   @Patch(':pipeline_key')
   @Policy('pipeline.manage')
   async update(@Param('pipeline_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {
