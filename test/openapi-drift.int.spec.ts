@@ -1,6 +1,7 @@
 import { API_CONTROLLERS } from '../apps/api/src/api.module';
 import { buildOpenApiDocument } from '../apps/api/src/openapi/document';
-import { Allowed, drift, loadYaml, operationsOf } from './support/openapi-drift';
+import { drift, loadYaml, operationsOf } from './support/openapi-drift';
+import { REFERENCE_DEVIATIONS as ALLOWED } from './support/reference-deviations';
 import { describeWithReference, REFERENCE_OAS_PATH } from './support/reference-openapi';
 
 /**
@@ -9,40 +10,6 @@ import { describeWithReference, REFERENCE_OAS_PATH } from './support/reference-o
  * (ours among the reference's plus the deviations below). The document is built from the code, so a handler that
  * changes what it takes or answers changes it, and this test names the difference.
  */
-
-/** The deliberate deviations, each documented in docs/conformance.md. */
-const ALLOWED: readonly Allowed[] = [
-  { operation: '*', statuses: [401], reason: 'the reference lists no 401 anywhere, yet a request without valid credentials gets one' },
-  { operation: '*', statuses: [400], reason: 'a malformed body or parameter is refused the same way everywhere, where a listing omits 400 too' },
-  { operation: '*', statuses: [202], reason: 'a write whose projections lagged past the bounded wait is durable but not yet visible (x-read-your-writes: pending; docs/architecture.md)' },
-  { operation: 'getOAuthToken', statuses: [400, 401], reason: 'RFC 6749 §5.2 (invalid_request, invalid_client); the reference lists only 200' },
-  { operation: 'evaluateFactualConsistency', statuses: [503], reason: 'no scorer configured: none of the listed statuses says that' },
-  ...['getApiKey', 'updateApiKey', 'deleteApiKey', 'getAppClient', 'updateAppClient', 'deleteAppClient', 'listAgentScheduleExecutions'].map((operation) => ({
-    operation,
-    statuses: [404],
-    reason: 'an id that names nothing (or, for keys, another user’s personal key) is 404 (spec: Errors 3, Authentication 4)',
-  })),
-  ...(
-    [
-      ['updateUser', 'the account owner keeps the owner role and cannot be disabled'],
-      ['deleteUser', 'the account owner cannot be deleted'],
-      ['updateApiKey', 'the bootstrap key cannot be disabled (rotate ADMIN_API_KEY instead)'],
-      ['deleteApiKey', 'the bootstrap key cannot be deleted (rotate ADMIN_API_KEY instead)'],
-      ['createInstruction', 'an instruction id already taken (unlike taken agent or corpus keys, which are 400: left as found)'],
-      ['deleteInstruction', 'an instruction that agents still use'],
-      ['createAgentSession', "the agent's run_condition is false for the session"],
-      ['createAliasRoutedSession', "the routed agent's run_condition is false for the session"],
-      ['createAliasRoutedInput', 'a turn is already running (as createAgentSessionEvent lists it)'],
-      ['replacePipeline', 'the pipeline changed while the replacement was prepared'],
-      ['updatePipeline', 'the pipeline changed while the update was prepared'],
-    ] as const
-  ).map(([operation, reason]) => ({ operation, statuses: [409], reason: `a conflict with the current state: ${reason}` })),
-  ...['deleteAgentEvent', 'hideAgentEvent', 'unhideAgentEvent', 'listAgentScheduleExecutions'].map((operation) => ({
-    operation,
-    statuses: [403],
-    reason: 'a caller with another role on the agent than the one the route needs is refused (403), as on every agent route',
-  })),
-];
 
 describeWithReference('the OpenAPI document against the reference', () => {
   const ours = buildOpenApiDocument(API_CONTROLLERS);
