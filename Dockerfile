@@ -19,6 +19,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
+# The build ends by caching the default encoder's word table under node_modules/.cache (docs/encoders.md): the
+# runtime user cannot write node_modules, and would otherwise parse its 307 MB package at every start.
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
 

@@ -4,7 +4,7 @@ import { setFlagsFromString } from 'node:v8';
 import { DynamicModule, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { AddressLookup, Clock, CLOCK, ServiceConfig } from '@lib/platform';
+import { AddressLookup, Clock, CLOCK, DURABLE_TIMERS, DurableTimers, ServiceConfig } from '@lib/platform';
 import type { Logger } from 'pino';
 import { ApiModule, ApiModuleOptions } from './api/src/api.module';
 import { Bootstrap } from '@lib/auth';
@@ -13,6 +13,7 @@ import { requestContext } from './api/src/http/request-context';
 import { requestLog } from './api/src/http/request-log';
 import { stopServingFirst } from './api/src/http/stop-serving-first';
 import { PinoNestLogger } from './api/src/logger';
+import { PrometheusExposition } from './api/src/ops/prometheus';
 import { createInfrastructure, Infrastructure, Role } from './infrastructure/infrastructure';
 import { WorkerModule } from './worker/src/worker.module';
 
@@ -37,6 +38,8 @@ export interface StartedApp {
   readonly infra: Infrastructure;
   readonly bootstrapKey: string;
   readonly url: string;
+  /** The Prometheus exposition's base URL, when METRICS_PORT is set (docs/metrics.md). */
+  readonly metricsUrl?: string;
 }
 
 /** Composes adapters, projections and HTTP for a role, and listens. Used by main.ts and by e2e tests. */
@@ -53,6 +56,8 @@ export async function startApp(
   if (config.heapGrowingPercent > 0) setFlagsFromString(`--heap-growing-percent=${config.heapGrowingPercent}`);
   const bootstrapKey = resolveBootstrapKey(config, print);
   const infra = await createInfrastructure(config, role, log);
+  // Off unless METRICS_PORT is set: then nothing is measured and nothing more runs per request or append.
+  const prometheus = config.metricsPort !== undefined ? new PrometheusExposition(infra) : undefined;
   try {
     await infra.runtime?.start();
     const app = await NestFactory.create<NestExpressApplication>(
@@ -77,15 +82,27 @@ export async function startApp(
     stopServingFirst(app, server);
     app.use(requestContext(app.get<symbol, Clock>(CLOCK)));
     app.use(requestLog(log));
+    if (prometheus) app.use(prometheus.requestMetrics());
     // No body parser here: the guard reads bodies once it knows who sends them (http/request-body.ts).
     app.set('trust proxy', config.trustProxy);
     // The owner and the bootstrap key are events like any other; the auth projection must show them first.
     if (!(await app.get(Bootstrap).ensureOwner(bootstrapKey, app.get<symbol, Clock>(CLOCK).now()))) log.warn('the auth projection has not caught up yet: the bootstrap key works once it does');
+    let metricsUrl: string | undefined;
+    if (prometheus && config.metricsPort !== undefined) {
+      const timers = role === 'api' ? undefined : app.get<symbol, DurableTimers>(DURABLE_TIMERS, { strict: false });
+      if (timers) prometheus.watchTimers(() => timers.pendingIds().length);
+      // Before the API listens: a METRICS_PORT already taken stops the start before anything is served.
+      metricsUrl = await prometheus.listen(config.metricsHost, config.metricsPort);
+      // Closed with the API's server, which app.close() closes.
+      server.once('close', () => void prometheus.close());
+      log.info({ url: `${metricsUrl}/metrics` }, 'Prometheus metrics listening');
+    }
     await app.listen(config.port, config.host);
     const address = app.getHttpServer().address() as { port: number };
     log.info({ port: address.port, role, adapters: infra.adapters, dataDir: config.dataDir }, 'service started');
-    return { app, infra, bootstrapKey, url: `http://127.0.0.1:${address.port}` };
+    return { app, infra, bootstrapKey, url: `http://127.0.0.1:${address.port}`, metricsUrl };
   } catch (e) {
+    await prometheus?.close();
     await infra.close();
     throw e;
   }

@@ -6,7 +6,7 @@ import { loadConfig } from '@lib/platform';
 import { ScriptedOpenAIServer } from '../libs/testing/src/scripted-openai-server';
 import { createLogger } from '../apps/api/src/logger';
 import { startApp } from '../apps/app';
-import { now, percentile, report, round } from './common';
+import { now, percentile, report, round, serviceEnv } from './common';
 
 const KEY = 'zut_bench_key_0123456789abcdefghijkl';
 
@@ -29,7 +29,7 @@ export async function agentsBench(args: string[]): Promise<void> {
   const upstream = await ScriptedOpenAIServer.start();
   upstream.fallback = { content: 'Refunds are paid within 14 days.', usage: { prompt_tokens: 40, completion_tokens: 8 } };
   const dir = mkdtempSync(join(tmpdir(), 'bench-agents-'));
-  const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: KEY, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_OWNER_PER_MINUTE: '10000000', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_TOOLS_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_PIPELINES_ALLOWED_HOSTS: '127.0.0.1', SQLITE_SYNCHRONOUS: process.env.SQLITE_SYNCHRONOUS ?? 'FULL' });
+  const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: KEY, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_OWNER_PER_MINUTE: '10000000', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_TOOLS_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_PIPELINES_ALLOWED_HOSTS: '127.0.0.1', SQLITE_SYNCHRONOUS: process.env.SQLITE_SYNCHRONOUS ?? 'FULL', ...serviceEnv() });
   const { app, url, infra } = await startApp(config, 'all', createLogger('silent'), () => undefined);
   const headPosition = () => infra.events.headPosition();
   try {

@@ -27,11 +27,12 @@ export function report(scenario: string, rows: Record<string, unknown>[], extra:
 
 /**
  * The service settings a bench takes from its own environment, for side-by-side runs of one build: the writer mode
- * (`EVENT_STORE_WRITER=thread npm run bench -- …`), the heap's growth, the ranking thread's threshold.
+ * (`EVENT_STORE_WRITER=thread npm run bench -- …`), the Prometheus exposition (`METRICS_PORT=0`: its cost when on), the
+ * heap's growth, the ranking thread's threshold.
  */
 export const serviceEnv = (): Record<string, string> => {
   const env: Record<string, string> = {};
-  for (const name of ['EVENT_STORE_WRITER', 'HEAP_GROWING_PERCENT', 'LEXICAL_THREAD_MIN_POSTINGS', 'LEXICAL_INDEX_MAX_MB', 'LEXICAL_INDEX_MIN_ROWS', 'VECTOR_INDEX_MIN_VECTORS']) if (process.env[name]) env[name] = process.env[name]!;
+  for (const name of ['EVENT_STORE_WRITER', 'METRICS_PORT', 'HEAP_GROWING_PERCENT', 'LEXICAL_THREAD_MIN_POSTINGS', 'LEXICAL_INDEX_MAX_MB', 'LEXICAL_INDEX_MIN_ROWS', 'VECTOR_INDEX_MIN_VECTORS']) if (process.env[name]) env[name] = process.env[name]!;
   return env;
 };
 

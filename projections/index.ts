@@ -23,6 +23,7 @@ import { searchProjection } from './search/search.projection';
 import { chatsProjection } from './chats/chats.projection';
 import { queryHistoryProjection } from './query-history/query-history.projection';
 import { webhooksProjection } from './webhooks/webhooks.projection';
+import { metricsProjection } from './metrics/metrics.projection';
 
 export * from './agents/agents.projection';
 export * from './agents/sessions.projection';
@@ -48,6 +49,7 @@ export * from './search/search.projection';
 export * from './chats/chats.projection';
 export * from './query-history/query-history.projection';
 export * from './webhooks/webhooks.projection';
+export * from './metrics/metrics.projection';
 
 /** Every projection the service runs. */
-export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, tracesProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection, glossariesProjection, userToolsProjection, schedulesProjection, pipelinesProjection, pipelineRunsProjection, aliasesProjection, connectorsProjection, generationPresetsProjection, chatsProjection, queryHistoryProjection, encodersProjection, webhooksProjection];
+export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, tracesProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection, glossariesProjection, userToolsProjection, schedulesProjection, pipelinesProjection, pipelineRunsProjection, aliasesProjection, connectorsProjection, generationPresetsProjection, chatsProjection, queryHistoryProjection, encodersProjection, webhooksProjection, metricsProjection];

@@ -180,8 +180,8 @@ def process() -> dict:
     const polled = await health.stop();
     const [tree, other] = result;
     expect(tree.status).toBe(200);
-    expect(tree.body.execution).toMatchObject({ success: true, output: [[20, 22], [40, 42]] });
-    expect(other.body.execution).toMatchObject({ success: true, output: 7 });
+    expect(tree.body.execution).toMatchObject({ success: true, output: { result: [[20, 22], [40, 42]] } });
+    expect(other.body.execution).toMatchObject({ success: true, output: { result: 7 } });
     // Seven sandboxes for the tree (1 + 2 + 4) and one for the other call: never more than 4 at once.
     expect(peak).toBeGreaterThan(0);
     expect(peak).toBeLessThanOrEqual(4);
@@ -200,7 +200,7 @@ def process() -> dict:
   it("bounds one principal's sandboxes (LAMBDA_MAX_SANDBOXES_PER_PRINCIPAL): of four calls at once, three run and one waits its turn", async () => {
     const busy = { code: 'import time\ndef process(i: int) -> int:\n    until = time.time() + 1.5\n    while time.time() < until:\n        pass\n    return i\n', timeout_seconds: 120 };
     const { result, peak } = await peakSandboxes(Promise.all([1, 2, 3, 4].map((i) => app.call('POST', '/v2/tools/test', { ...busy, test_input: { i } }, developer))));
-    expect(result.map((r) => r.body.execution?.output)).toEqual([1, 2, 3, 4]);
+    expect(result.map((r) => r.body.execution?.output)).toEqual([1, 2, 3, 4].map((result) => ({ result })));
     expect(peak).toBeLessThanOrEqual(3);
   }, 240_000);
 
@@ -242,7 +242,7 @@ describe('the lambda sandbox when the OS boundary cannot be had (issue 41)', () 
     const optedOut = await startTestApp({ env: { LAMBDA_SANDBOX_USER: 'no_such_sandbox_user', LAMBDA_SANDBOX_ISOLATION: 'javascript' } });
     try {
       const tested = await optedOut.call('POST', '/v2/tools/test', { code: 'def process() -> int:\n    return 1\n', test_input: {} });
-      expect(tested.body.execution).toMatchObject({ success: true, output: 1 });
+      expect(tested.body.execution).toMatchObject({ success: true, output: { result: 1 } });
       expect(optedOut.logLines.some((l) => l.includes('lambda sandboxes run WITHOUT the OS boundary'))).toBe(true);
     } finally {
       await optedOut.close();

@@ -54,7 +54,7 @@ describe('lambda tools', () => {
       validation: { status: 'valid', errors: [] },
       input_schema: { type: 'object', properties: { x: { type: 'integer' }, y: { type: 'integer', default: 2 } }, required: ['x'] },
       output_schema: { type: 'integer' },
-      execution: { success: true, output: 42, validation_results: { input_valid: true, output_valid: true, validation_errors: [] } },
+      execution: { success: true, output: { result: 42 }, validation_results: { input_valid: true, output_valid: true, validation_errors: [] } },
     });
     const bad = await app.call('POST', '/v2/tools/test', { code: 'def process(options: dict):\n    return options\n', test_input: {} });
     expect(bad.status).toBe(200);

@@ -89,6 +89,24 @@ describe('agents and their privileges', () => {
       expect((await app.call('GET', '/v2/agents/planter')).status).toBe(404);
     });
 
+    it("checks a dynamic_vectara tool naming a built-in as that built-in: document_index by its tool_id is refused the same (issue 44)", async () => {
+      const dynamic = (corpus: string) => ({ type: 'dynamic_vectara', tool_id: 'tol_builtin_document_index', argument_override: { corpus_key: corpus } });
+      const refused = await app.call('POST', '/v2/agents', agent('planter', { plant: dynamic('pub') }), users.maker);
+      expect(refused.status).toBe(403);
+      expect(refused.body.field_errors).toEqual({ 'tool_configurations.plant': expect.stringContaining('may not write') });
+      expect((await app.call('POST', '/v2/agents', agent('planter', { plant: dynamic('secret') }), users.maker)).status).toBe(404);
+      expect((await app.call('GET', '/v2/agents/planter')).status).toBe(404);
+      // Named by a tool_id that is no built-in listed as dynamic_vectara: a 400 on the tool_id, nothing created.
+      for (const tool_id of ['tol_builtin_nope', 'tol_builtin_corpora_search', 'tol_weather']) {
+        const bad = await app.call('POST', '/v2/agents', agent('planter', { plant: { type: 'dynamic_vectara', tool_id } }), users.pubeditor);
+        expect({ tool_id, status: bad.status, field: Object.keys(bad.body.field_errors ?? {}) }).toEqual({ tool_id, status: 400, field: ['tool_configurations.plant.tool_id'] });
+      }
+      const stored = await app.call('POST', '/v2/agents', agent('planter', { plant: dynamic('pub') }), users.pubeditor);
+      expect(stored.status).toBe(201);
+      expect(stored.body.tool_configurations.plant).toEqual({ type: 'document_index', argument_override: { corpus_key: 'pub' } });
+      expect((await app.call('DELETE', '/v2/agents/planter')).status).toBe(204);
+    });
+
     it('lets a configurer who holds the rights configure the same tools', async () => {
       expect((await app.call('POST', '/v2/agents', agent('reader', { look: search('pub') }), users.maker)).status).toBe(201);
       expect((await app.call('POST', '/v2/agents', agent('indexer', { put: index('pub') }), users.pubeditor)).status).toBe(201);

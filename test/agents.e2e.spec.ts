@@ -78,7 +78,7 @@ describe('agents', () => {
     await bad({ steps: { triage: { instructions: [], reminders: [{ type: 'templated', template: '#foreach($i in [1..$n])x#end', hooks: ['tool_output'] }] } } }, 'steps.triage.reminders[0].template');
     await bad({ steps: { ...support.steps, triage: { instructions: [], next_steps: [{ condition: 'get(', step_name: 'sales' }] } } }, 'steps.triage.next_steps[0].condition');
     expect((await app.call('GET', '/v2/agents/bad')).status).toBe(404);
-    const unknownField = await app.call('POST', '/v2/agents', { ...support, key: 'bad', skills: {} });
+    const unknownField = await app.call('POST', '/v2/agents', { ...support, key: 'bad', abilities: {} });
     expect(unknownField.status).toBe(400);
   });
 

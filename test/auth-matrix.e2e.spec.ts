@@ -46,7 +46,7 @@ type AgentAction = 'use' | 'view' | 'develop' | 'administer';
 const ALL_AGENT: AgentAction[] = ['use', 'view', 'develop', 'administer'];
 
 const ALL: CorpusAction[] = ['read', 'write', 'configure', 'delete'];
-const ADMIN_ACCOUNT = ['corpus.create', 'users.manage', 'users.read', 'clients.manage', 'audit.read'];
+const ADMIN_ACCOUNT = ['corpus.create', 'users.manage', 'users.read', 'clients.manage', 'audit.read', 'metrics.read'];
 const none = (over: Partial<CallerSpec>): CallerSpec => ({ c1: [], someCorpus: false, account: [], keysManage: false, dataKey: false, llm: 'none', a1: [], agentCreate: false, someAgent: [], pipeline: 'none', ...over });
 const agents = (a1: AgentAction[], agentCreate = false, someAgent = a1) => ({ a1, agentCreate, someAgent });
 
@@ -54,7 +54,7 @@ const CALLERS: Record<string, CallerSpec | 'unauthenticated'> = {
   owner: none({ c1: ALL, someCorpus: true, account: ADMIN_ACCOUNT, keysManage: true, llm: 'manage', ...agents(ALL_AGENT, true), pipeline: 'administer' }),
   administrator: none({ c1: ALL, someCorpus: true, account: ADMIN_ACCOUNT, keysManage: true, llm: 'manage', ...agents(ALL_AGENT, true), pipeline: 'administer' }),
   corpusAdministratorRole: none({ c1: ALL, someCorpus: true, account: ['corpus.create', 'users.read'], keysManage: true, llm: 'use' }),
-  viewerRole: none({ c1: ['read'], someCorpus: true, account: ['users.read'], llm: 'use', ...agents(['view']), pipeline: 'view' }),
+  viewerRole: none({ c1: ['read'], someCorpus: true, account: ['users.read', 'metrics.read'], llm: 'use', ...agents(['view']), pipeline: 'view' }),
   pipelineAdministratorRole: none({ pipeline: 'administer' }),
   pipelineViewerRole: none({ pipeline: 'view' }),
   c1Owner: none({ c1: ALL, someCorpus: true }),
@@ -137,6 +137,9 @@ function expected(route: Route, who: CallerSpec | 'unauthenticated', callerName 
     case 'clients.manage':
     case 'audit.read':
       return who.account.includes(route.policy) ? 'allow' : 403;
+    case 'metrics.read':
+      // Metrics total every corpus and agent: only the account-wide viewer, administrator and owner (the reference's roles).
+      return who.account.includes('metrics.read') ? 'allow' : 403;
     case 'webhook.manage':
       // Webhooks send what happens across the account outside: the audit log's reach (owner, administrator).
       return who.account.includes('audit.read') ? 'allow' : 403;
@@ -454,7 +457,8 @@ describe('route × role matrix', () => {
       .replace(':webhook_id', fixture.webhookId)
       .replace(':delivery_id', fixture.deliveryId)
       .replace(':trace_id', fixture.traceId)
-      .replace(':span_id', fixture.spanId);
+      .replace(':span_id', fixture.spanId)
+      .replace(':metric_name', 'query.count');
     if (route.method === 'POST' && (route.policy === 'query.corpora' || route.policy === 'chat.turn')) return { path, body: { search: { corpora: [{ corpus_key: 'c1' }] } } };
     if (route.method === 'POST' || route.method === 'PATCH' || route.method === 'PUT') return { path, body: {} };
     return { path };

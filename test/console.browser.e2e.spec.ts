@@ -303,6 +303,44 @@ suite('the web console in a browser', () => {
     expect(problems).toEqual([]);
   });
 
+  it('adds, edits and removes skills and sets the skills a step may use, with the field error at the field (issue 44)', async () => {
+    await open('#/agents/helper');
+    await page.getByRole('button', { name: 'Add skill' }).click();
+    const first = page.getByRole('group', { name: 'Skill 1' });
+    await first.getByLabel('Skill name', { exact: true }).fill('tides');
+    await first.getByLabel('Skill description', { exact: true }).fill('x'.repeat(501));
+    await first.getByLabel('Skill content', { exact: true }).fill('Read the tide table first.');
+    await page.getByRole('button', { name: 'Save configuration' }).click();
+    // The message sits in the description's own field (an inner `has` locator is queried inside the outer one).
+    await first.locator('.field.invalid', { has: page.getByLabel('Skill description', { exact: true }) }).getByText('must be at most 500 characters').waitFor();
+    expect((await app.call('GET', '/v2/agents/helper')).body.skills).toBeUndefined();
+    await first.getByLabel('Skill description', { exact: true }).fill('Explains tides.');
+    await first.getByLabel('When to use', { exact: true }).fill('When the user asks about tides.');
+    await page.getByRole('button', { name: 'Add skill' }).click();
+    const second = page.getByRole('group', { name: 'Skill 2' });
+    await second.getByLabel('Skill name', { exact: true }).fill('kelp');
+    await second.getByLabel('Skill description', { exact: true }).fill('Explains kelp.');
+    await second.getByLabel('Skill content', { exact: true }).fill('Kelp grows fast.');
+    await page.getByRole('button', { name: 'Save configuration' }).click();
+    await page.getByRole('status').getByText('Saved.').waitFor();
+    expect((await app.call('GET', '/v2/agents/helper')).body.skills).toEqual({ tides: { description: 'Explains tides.', when_to_use: 'When the user asks about tides.', content: 'Read the tide table first.' }, kelp: { description: 'Explains kelp.', content: 'Kelp grows fast.' } });
+    // The main step may use kelp only.
+    const main = page.getByRole('group', { name: 'Skills of step main' });
+    await main.getByRole('checkbox', { name: 'main: all skills' }).uncheck();
+    await main.getByRole('checkbox', { name: 'kelp' }).check();
+    await page.getByRole('button', { name: 'Save configuration' }).click();
+    await page.getByRole('status').getByText('Saved.').waitFor();
+    expect((await app.call('GET', '/v2/agents/helper')).body.steps.main.allowed_skills).toEqual(['kelp']);
+    // Removing kelp drops it from the step too (a step naming a skill that is gone would be refused).
+    await page.getByRole('button', { name: 'Remove skill 2' }).click();
+    await page.getByRole('button', { name: 'Save configuration' }).click();
+    await page.getByRole('status').getByText('Saved.').waitFor();
+    const stored = (await app.call('GET', '/v2/agents/helper')).body;
+    expect(Object.keys(stored.skills)).toEqual(['tides']);
+    expect(stored.steps.main.allowed_skills).toEqual([]);
+    expect(problems.filter((p) => !p.includes('status of 400'))).toEqual([]);
+  });
+
   it('signs in as an app client: a viewer sees the corpora and is told the API refused a write', async () => {
     const client = await createClient(app, 'console viewer', { api_roles: ['viewer'] });
     await page.getByRole('button', { name: 'Sign out' }).click();

@@ -113,6 +113,14 @@ describe('list filters', () => {
     }
   });
 
+  it('answers 400 with a field error on page_key, on every paged list route, for a key no list returned (it restarted at the first page)', async () => {
+    for (const path of ['/v2/corpora', '/v2/agents', '/v2/agents/helper/sessions', '/v2/tools', '/v2/api_keys', '/v2/users', '/v2/llms']) {
+      const res = await app.call('GET', `${path}?limit=1&page_key=not-a-key`);
+      expect({ path, status: res.status }).toEqual({ path, status: 400 });
+      expect(res.body).toMatchObject({ request_id: expect.any(String), field_errors: { page_key: 'unknown page key' } });
+    }
+  });
+
   it('filters every list route by the same ordinary pattern as before', async () => {
     for (const path of LIST_ROUTES) {
       const res = await app.call('GET', `${path}?filter=${encodeURIComponent('^zz-no-such-name$')}`);

@@ -21,6 +21,21 @@ describeWithReference('the reference OpenAPI checker', () => {
     expect(reference.check('getCorpus', 401, { error: 'x' })).toEqual(expect.arrayContaining(["/ must have required property 'messages'"]));
   });
 
+  it('checks a request against the reference request schema, naming what a reference client would not send', () => {
+    expect(reference.requestErrors('createGlossary', { key: 'acme', name: 'ACME' })).toEqual([]);
+    expect(reference.requestErrors('createInstruction', { name: 'Tone', template: 'x' })).toEqual(["/ must have required property 'type'"]);
+    expect(reference.requestErrors('deleteGlossaryEntries', { terms: [] })).toEqual(['/terms must NOT have fewer than 1 items']);
+    expect(reference.requestErrors('getAgent', undefined)).toEqual([]);
+    expect(reference.requestErrors('getAgent', {})).toEqual(['the reference takes no JSON body for getAgent']);
+  });
+
+  it("builds a request from the reference's examples: required fields only, through allOf and references, secrets left out", () => {
+    expect(reference.exampleOf('IntervalTriggerConfiguration')).toEqual({ type: 'interval', duration: 'PT1H' });
+    const s3 = reference.exampleOf('S3SourceConfiguration');
+    expect(s3).toEqual({ type: 's3', bucket: expect.any(String), region: expect.any(String) });
+    expect(reference.requestErrors('createPipeline', { name: 'p', source: s3, trigger: { type: 'manual' }, transform: { type: 'agent', agent_key: 'a' } })).toEqual(expect.arrayContaining(["/source must have required property 'access_key_id'"]));
+  });
+
   it('checks each streamed event against the schema its type names', () => {
     const sse = (...events: object[]) => events.map((e) => `event: ${(e as { type: string }).type}\ndata: ${JSON.stringify(e)}\n\n`).join('');
     expect(reference.checkStream('query', 200, sse({ type: 'generation_chunk', generation_chunk: 'Hi' }, { type: 'end' }))).toEqual([]);

@@ -27,7 +27,8 @@ export const describeWithReference: jest.Describe = REFERENCE_OAS_PATH
       return describe.skip(name, () => undefined);
     }) as unknown as jest.Describe);
 
-type Operation = { operationId?: string; tags?: string[]; responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> };
+type Operation = { operationId?: string; tags?: string[]; requestBody?: { content?: Record<string, { schema?: unknown }> }; responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> };
+type SchemaNode = { $ref?: string; example?: unknown; default?: unknown; allOf?: SchemaNode[]; properties?: Record<string, SchemaNode>; required?: string[] };
 type Document = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown> } };
 
 export interface ReferenceOperation {
@@ -104,6 +105,51 @@ export class ReferenceOpenApi {
     const json = response.content?.['application/json'];
     if (!json?.schema) return body === undefined || body === '' ? [] : [`the reference gives no JSON body for ${status}, got ${JSON.stringify(body).slice(0, 80)}`];
     return this.errorsOf(`${operationId} ${status}`, json.schema, body);
+  }
+
+  /**
+   * Errors of a request `body` against the reference's JSON request schema for the operation (so a walk's requests
+   * are ones a reference client could send); an operation without a JSON request body takes none.
+   */
+  requestErrors(operationId: string, body: unknown): string[] {
+    const op = this.operation(operationId);
+    const schema = this.doc.paths[op.path][op.method.toLowerCase()].requestBody?.content?.['application/json']?.schema;
+    if (!schema) return body === undefined ? [] : [`the reference takes no JSON body for ${operationId}`];
+    return this.errorsOf(`${operationId} request`, schema, body);
+  }
+
+  /**
+   * A request value built from a component schema's own examples: its required properties (through `allOf`), each
+   * the property's `example`, else its `default`, else built the same way from the schema it refers to. Properties
+   * the reference gives no example for (secrets are `writeOnly` without one) are left out: the caller adds them.
+   */
+  exampleOf(name: string): Record<string, unknown> {
+    const schema = this.doc.components.schemas[name] as SchemaNode | undefined;
+    if (!schema) throw new Error(`the reference has no schema ${name}`);
+    return this.exampleValue(schema, 0) as Record<string, unknown>;
+  }
+
+  private exampleValue(schema: SchemaNode, depth: number): unknown {
+    if (schema.$ref) return depth > 4 ? undefined : this.exampleValue(this.doc.components.schemas[schema.$ref.split('/').pop()!] as SchemaNode, depth + 1);
+    if (schema.example !== undefined) return schema.example;
+    if (schema.default !== undefined) return schema.default;
+    const parts = [...(schema.allOf ?? []), schema];
+    const properties = Object.assign({}, ...parts.map((p) => (p.$ref ? this.flatten(p) : p).properties ?? {})) as Record<string, SchemaNode>;
+    const required = parts.flatMap((p) => (p.$ref ? this.flatten(p) : p).required ?? []);
+    if (!required.length) return undefined;
+    const out: Record<string, unknown> = {};
+    for (const key of required) {
+      const value = properties[key] ? this.exampleValue(properties[key], depth + 1) : undefined;
+      if (value !== undefined) out[key] = value;
+    }
+    return out;
+  }
+
+  /** A schema with its `allOf` parts' properties and required lists merged in. */
+  private flatten(schema: SchemaNode): SchemaNode {
+    const target = schema.$ref ? (this.doc.components.schemas[schema.$ref.split('/').pop()!] as SchemaNode) : schema;
+    const parts = (target.allOf ?? []).map((p) => this.flatten(p));
+    return { properties: Object.assign({}, ...parts.map((p) => p.properties ?? {}), target.properties ?? {}), required: [...parts.flatMap((p) => p.required ?? []), ...(target.required ?? [])] };
   }
 
   /**

@@ -12,6 +12,7 @@ import { SchedulesModule } from '@lib/schedules';
 import { AliasesModule } from '@lib/aliases';
 import { ConnectorsModule } from '@lib/connectors';
 import { WebhooksModule } from '@lib/webhooks';
+import { MetricsModule } from '@lib/metrics';
 import {
   AddressLookup,
   Clock,
@@ -56,6 +57,7 @@ import { routesWithoutPolicy } from './http/policy';
 import { ErrorFilter } from './http/error.filter';
 import { drainBounds } from './http/unread-body';
 import { AuditController } from './ops/audit.controller';
+import { MetricsController } from './ops/metrics.controller';
 import { EventsController } from './ops/events.controller';
 import { HealthController } from './ops/health.controller';
 import { ConsoleController } from './console/console.controller';
@@ -191,6 +193,7 @@ export const API_CONTROLLERS = [
   GlossariesController,
   SessionsController,
   TracesController,
+  MetricsController,
   InstructionsController,
   WebhooksController,
   OpenApiController,
@@ -232,6 +235,7 @@ export class ApiModule {
         AliasesModule,
         ConnectorsModule.forRoot({ llms }),
         WebhooksModule.forRoot({ llms }),
+        MetricsModule,
         EncodersModule.forRoot(loadEncoderConfig(options.config.env), outbound.models.fetch),
       ],
       controllers: options.routes === 'health' ? [HealthController] : API_CONTROLLERS,

@@ -1,6 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError } from '../api';
 import { ErrorBox, Field } from '../ui';
+import { AllowedSkills, SkillsEditor } from './agent-skills';
+import { Allowed, allowedOf, Skill, skillRows, skillsPatch, withAllowedSkills } from './skills-form';
 
 export interface Agent {
   key: string;
@@ -10,14 +12,17 @@ export interface Agent {
   first_step_name?: string;
   steps?: Record<string, unknown>;
   tool_configurations?: Record<string, unknown>;
+  skills?: Record<string, Skill>;
 }
 
 const JSON_FIELDS = ['steps', 'tool_configurations'] as const;
 const pretty = (v: unknown) => JSON.stringify(v ?? {}, null, 2);
+/** Steps as JSON without `allowed_skills`: the skills section below sets them. */
+const prettySteps = (steps: Record<string, unknown> | undefined) => pretty(Object.fromEntries(Object.entries(steps ?? {}).map(([n, s]) => [n, Object.fromEntries(Object.entries(s as object).filter(([k]) => k !== 'allowed_skills'))])));
 
 /**
  * The agent's configuration as a form: plain fields as inputs, steps (with their instructions) and tools as
- * JSON. A refused PATCH shows each field error at the control its path starts with (`steps.main.instructions`
+ * JSON, skills as rows and the skills each step may use as ticks. A refused PATCH shows each field error at the control its path starts with (`steps.main.instructions`
  * under Steps), with the full path in the text.
  */
 export function AgentConfig({ agent }: { agent: Agent }) {
@@ -25,7 +30,10 @@ export function AgentConfig({ agent }: { agent: Agent }) {
   const [description, setDescription] = useState(agent.description ?? '');
   const [model, setModel] = useState(agent.model.name);
   const [firstStep, setFirstStep] = useState(agent.first_step_name ?? '');
-  const [json, setJson] = useState({ steps: pretty(agent.steps), tool_configurations: pretty(agent.tool_configurations) });
+  const [json, setJson] = useState({ steps: prettySteps(agent.steps), tool_configurations: pretty(agent.tool_configurations) });
+  const [skills, setSkills] = useState(skillRows(agent.skills));
+  const [storedSkills, setStoredSkills] = useState(Object.keys(agent.skills ?? {}));
+  const [allowed, setAllowed] = useState<Allowed>(allowedOf(agent.steps));
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [error, setError] = useState<unknown>();
   const [saved, setSaved] = useState(false);
@@ -36,7 +44,10 @@ export function AgentConfig({ agent }: { agent: Agent }) {
     setDescription(a.description ?? '');
     setModel(a.model.name);
     setFirstStep(a.first_step_name ?? '');
-    setJson({ steps: pretty(a.steps), tool_configurations: pretty(a.tool_configurations) });
+    setJson({ steps: prettySteps(a.steps), tool_configurations: pretty(a.tool_configurations) });
+    setSkills(skillRows(a.skills));
+    setStoredSkills(Object.keys(a.skills ?? {}));
+    setAllowed(allowedOf(a.steps));
   }
 
   const at = (field: string) =>
@@ -58,10 +69,15 @@ export function AgentConfig({ agent }: { agent: Agent }) {
         local[f] = `not valid JSON: ${(err as Error).message}`;
       }
     }
+    const names = skills.map((r) => r.name);
+    const twice = names.find((n, i) => names.indexOf(n) !== i);
+    if (twice !== undefined) local.skills = `two skills are named "${twice}"`;
     setErrors(local);
     if (Object.keys(local).length) return;
+    if (parsed.steps && typeof parsed.steps === 'object') parsed.steps = withAllowedSkills(parsed.steps as Record<string, unknown>, allowed, names);
+    const skillChanges = skillsPatch(skills, storedSkills);
     try {
-      const body = { name, description: description || null, model: { ...agent.model, name: model }, ...(firstStep ? { first_step_name: firstStep } : {}), ...parsed };
+      const body = { name, description: description || null, model: { ...agent.model, name: model }, ...(firstStep ? { first_step_name: firstStep } : {}), ...parsed, ...(skillChanges ? { skills: skillChanges } : {}) };
       const stored = await api<Agent>('PATCH', `/v2/agents/${encodeURIComponent(agent.key)}`, body);
       show(stored);
       setSaved(true);
@@ -96,6 +112,8 @@ export function AgentConfig({ agent }: { agent: Agent }) {
           <textarea id={id} aria-describedby={d} aria-invalid={!!at('tool_configurations')} rows={8} spellcheck={false} value={json.tool_configurations} onInput={(e) => setJson({ ...json, tool_configurations: e.currentTarget.value })} />
         )}
       </Field>
+      <SkillsEditor rows={skills} onChange={setSkills} errors={errors} />
+      <AllowedSkills steps={Object.keys(allowed)} skills={skills.map((r) => r.name).filter(Boolean)} allowed={allowed} onChange={setAllowed} />
       <ErrorBox error={error} />
       {saved && <p role="status">Saved.</p>}
       <button type="submit">Save configuration</button>

@@ -7,7 +7,8 @@ export interface SessionEvent {
   created_at?: string;
   hidden?: boolean;
   content?: string;
-  messages?: { type: string; content: string }[];
+  messages?: { type: string; content?: string; skill_name?: string }[];
+  skill_name?: string;
   tool_configuration_name?: string;
   tool_name?: string;
   tool_input?: unknown;
@@ -32,6 +33,7 @@ const LABELS: Record<string, string> = {
   client_tool_pending: 'Waiting for the client',
   tool_approval_requested: 'Waiting for approval',
   tool_approval_resolved: 'Approval',
+  skill_load: 'Skill loaded',
 };
 
 export const labelOf = (type: string) => LABELS[type] ?? type.replace(/_/g, ' ');
@@ -40,7 +42,16 @@ export const labelOf = (type: string) => LABELS[type] ?? type.replace(/_/g, ' ')
 export function EventBody({ event }: { event: SessionEvent }) {
   switch (event.type) {
     case 'input_message':
-      return <p>{event.messages?.map((m) => m.content).join('\n')}</p>;
+      return <p>{event.messages?.map((m) => (m.type === 'skill' ? `(loads skill ${m.skill_name})` : m.content)).join('\n')}</p>;
+    case 'skill_load':
+      return (
+        <details>
+          <summary>
+            Skill <strong>{event.skill_name}</strong> loaded
+          </summary>
+          <p>{event.content}</p>
+        </details>
+      );
     case 'agent_output':
     case 'thinking':
       return <p>{event.content}</p>;

@@ -3,6 +3,7 @@ export * from './encoder-config';
 export * from './encoder-registry';
 export * from './encoders.module';
 export * from './glove/glove-encoder';
+export { loadWordTable, wordTableCacheDir } from './glove/glove-loader';
 export * from './openai/openai-embeddings-encoder';
 export * from './use-lite/use-lite-encoder';
 export { dot, normalize } from './vectors';

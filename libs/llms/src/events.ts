@@ -5,3 +5,4 @@
 export type { LlmEvent, LlmSettings } from './domain/llm';
 export type { GenerationPresetEvent, PresetSettings } from './domain/generation-preset';
 export type { EncoderEvent, EncoderSettings } from './domain/encoder';
+export type { LlmUsageEvent } from './domain/usage';

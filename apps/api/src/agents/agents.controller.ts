@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import { AgentRequest, CreateAgent, DeleteAgent, GetAgent, ListAgents, UpdateAgent } from '@lib/agents';
 import { Principal, scopesOf } from '@lib/auth';
 import { CommandContext, invalid, listFilter, WriteResult } from '@lib/platform';
+import { resolveDynamicTools } from '@lib/tools';
 import { pageLimit } from '../http/paging';
 import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
@@ -26,7 +27,7 @@ export class AgentsController {
   @Policy('agent.create')
   async create(@Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     const dto = validateBody(CreateAgentDto, body);
-    const { key, ...request } = body as AgentRequest & { key?: string };
+    const { key, ...request } = withDynamicTools(body) as AgentRequest & { key?: string };
     const result: WriteResult<{ key: string }> = await this.commands.execute(new CreateAgent(dto.key, request, caller, ctx));
     return this.answer(result, 201, res);
   }
@@ -53,7 +54,7 @@ export class AgentsController {
   @Policy('agent.develop')
   async update(@Param('agent_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     validateBody(UpdateAgentDto, body);
-    return this.answer(await this.commands.execute(new UpdateAgent(key, { patch: body as Record<string, unknown> }, caller, ctx)), 200, res);
+    return this.answer(await this.commands.execute(new UpdateAgent(key, { patch: withDynamicTools(body) as Record<string, unknown> }, caller, ctx)), 200, res);
   }
 
   @OpenApi({ body: CreateAgentDto, statuses: [202] })
@@ -61,7 +62,7 @@ export class AgentsController {
   @Policy('agent.administer')
   async replace(@Param('agent_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     validateBody(CreateAgentDto, body);
-    const { key: _ignored, ...replacement } = body as AgentRequest & { key?: string };
+    const { key: _ignored, ...replacement } = withDynamicTools(body) as AgentRequest & { key?: string };
     return this.answer(await this.commands.execute(new UpdateAgent(key, { replacement }, caller, ctx)), 200, res);
   }
 
@@ -78,4 +79,10 @@ export class AgentsController {
     if (!result.visible) return { key: result.value.key };
     return this.queries.execute(new GetAgent(result.value.key));
   }
+}
+
+/** The reference's `dynamic_vectara` tools as the built-ins they name, before rights and checks read the types. */
+function withDynamicTools(body: unknown): unknown {
+  const b = body as { tool_configurations?: unknown };
+  return b && typeof b === 'object' && b.tool_configurations && typeof b.tool_configurations === 'object' ? { ...b, tool_configurations: resolveDynamicTools(b.tool_configurations) } : body;
 }

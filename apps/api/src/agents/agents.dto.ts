@@ -52,6 +52,8 @@ class AgentFieldsDto {
   @IsOptional() @ValidateNested() @Type(() => QuotaDto) llm_quota?: QuotaDto | null;
   @IsOptional() @IsString() @MinLength(1) @MaxLength(10000) run_condition?: string | null;
   @IsOptional() @IsObject() session_enrichment?: Record<string, unknown> | null;
+  /** A map of skill names to skills, checked by the domain (`skillProblems`: a map class-validator cannot walk). */
+  @IsOptional() @IsObject() skills?: Record<string, unknown> | null;
 }
 
 export class CreateAgentDto extends AgentFieldsDto {

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateNested, ArrayMinSize, ArrayMaxSize } from 'class-validator';
+import { IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateIf, ValidateNested, ArrayMinSize, ArrayMaxSize } from 'class-validator';
 import { Type } from 'class-transformer';
 import { apiEventView, isApiEvent, SessionApiEvent, SessionFeed, SessionInputs, Sessions } from '@lib/agents';
 import { EndUserCaller, EndUserSessions } from '@lib/aliases';
@@ -12,9 +12,9 @@ import { Ctx } from '../http/command-context';
 import { BodyLimit } from '../http/body-limit';
 import { Policy } from '../http/policy';
 import { SseStream } from '../http/sse';
-import { validateBody } from '../http/validation';
+import { validateBody, validationError } from '../http/validation';
 import { KEY_PATTERN } from './agents.dto';
-import { ToolApprovalDto } from './sessions.dto';
+import { agentInputs, misplacedInputFields, ToolApprovalDto } from './sessions.dto';
 import { END_FRAME, followSession, sseSink, StreamView } from './session-sse';
 import { OpenApi } from '../openapi/openapi.decorator';
 
@@ -24,9 +24,11 @@ class EndUserSessionDto {
   @IsOptional() @IsObject() metadata?: Record<string, unknown>;
 }
 
+/** Text, or a skill of the agent loaded by name (the reference's AgentInput; the end user sees no skill's content). */
 class EndUserTextDto {
-  @IsIn(['text'], { message: 'type must be text' }) type!: 'text';
-  @IsString() @MinLength(1) @MaxLength(100_000) content!: string;
+  @IsIn(['text', 'skill'], { message: 'type must be text or skill' }) type!: 'text' | 'skill';
+  @ValidateIf((o: EndUserTextDto) => o.type !== 'skill') @IsString() @MinLength(1) @MaxLength(100_000) content?: string;
+  @ValidateIf((o: EndUserTextDto) => o.type === 'skill') @IsString() @MinLength(1) @MaxLength(64) skill_name?: string;
 }
 
 class EndUserInputDto {
@@ -126,10 +128,12 @@ export class EndUserSessionsController {
     const { agentKey, sessionKey } = await this.endUsers.own(aliasKey, who, key);
     const approval = (body as { type?: unknown } | null)?.type === 'tool_approval' ? validateBody(ToolApprovalDto, body) : undefined;
     const dto = approval ?? validateBody(EndUserInputDto, body);
+    const misplaced = approval ? {} : misplacedInputFields((dto as EndUserInputDto).messages);
+    if (Object.keys(misplaced).length) throw validationError(misplaced);
     // An end user decides only what names it (approvers: session_user); it is never the agent's administrator.
     const request = approval
       ? { type: 'tool_approval' as const, tool_call_id: approval.tool_call_id, decision: approval.decision, ...(approval.arguments ? { arguments: approval.arguments } : {}), ...(approval.reason ? { reason: approval.reason } : {}), decider: { principal: who.owner, agentAdmin: false } }
-      : { type: 'input_message' as const, messages: (dto as EndUserInputDto).messages.map((m) => ({ type: 'text' as const, content: m.content })) };
+      : { type: 'input_message' as const, messages: agentInputs((dto as EndUserInputDto).messages) };
     if (!dto.stream_response) {
       const result = await this.inputs.input(agentKey, sessionKey, request, ctx);
       if (result.error && result.events.length === 0) throw result.error;

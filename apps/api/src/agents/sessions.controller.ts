@@ -11,9 +11,9 @@ import { BodyLimit } from '../http/body-limit';
 import { Policy } from '../http/policy';
 import { SseStream } from '../http/sse';
 import { jsonFormField, runMultipart } from '../http/form-fields';
-import { validateBody } from '../http/validation';
+import { validateBody, validationError } from '../http/validation';
 import { END_FRAME, followSession, FULL_VIEW, sseSink } from './session-sse';
-import { CompactDto, CreateSessionDto, InputMessageDto, InterruptDto, ToolApprovalDto, ToolOutputDto, UpdateSessionDto } from './sessions.dto';
+import { CompactDto, CreateSessionDto, agentInputs, InputMessageDto, InterruptDto, misplacedInputFields, ToolApprovalDto, ToolOutputDto, UpdateSessionDto } from './sessions.dto';
 import { OpenApi } from '../openapi/openapi.decorator';
 
 /** Artifacts per upload and their size: files are held in memory until stored. */
@@ -31,6 +31,14 @@ function parseArtifacts(req: Request, res: Response): Promise<void> {
     tooLarge: () => new DomainError('too_large', 'artifact.too_large', `A file is larger than ${MAX_ARTIFACT_BYTES} bytes (25 MiB)`),
     unexpectedFile: (field) => invalid('artifact.files', `Files go in the "files" part, at most ${MAX_ARTIFACT_FILES} per input`, { [field ?? 'files']: 'unexpected file part' }),
   });
+}
+
+/** An input message as the edge takes it: its DTO, and each part's fields those of its type (text or skill). */
+function validateInputMessage(body: unknown): InputMessageDto {
+  const dto = validateBody(InputMessageDto, body);
+  const misplaced = misplacedInputFields(dto.messages);
+  if (Object.keys(misplaced).length) throw validationError(misplaced);
+  return dto;
 }
 
 const INPUT_DTOS = { input_message: InputMessageDto, interrupt: InterruptDto, compact: CompactDto, tool_output: ToolOutputDto, tool_approval: ToolApprovalDto } as const;
@@ -111,7 +119,8 @@ export class SessionsController {
     const type = (body as { type?: unknown } | null)?.type ?? 'input_message';
     const dto = INPUT_DTOS[type as keyof typeof INPUT_DTOS];
     if (!dto) throw invalid('request.invalid', `type must be one of ${Object.keys(INPUT_DTOS).join(', ')}`, { type: 'unknown input type' });
-    validateBody(dto as new () => object, body);
+    if (type === 'input_message') validateInputMessage(body);
+    else validateBody(dto as new () => object, body);
     const request = { ...(body as object), type, ...(type === 'tool_approval' ? { decider: approverOf(caller, agentKey) } : {}) } as InputRequest & { stream_response?: boolean };
     if (!request.stream_response) {
       const result = await this.inputs.input(agentKey, key, request, ctx);
@@ -151,14 +160,14 @@ export class SessionsController {
     const given = jsonFormField(form, 'messages');
     const legacy = typeof form.message === 'string' && form.message ? [{ type: 'text', content: form.message }] : undefined;
     const messages = given ?? legacy;
-    const input = messages === undefined ? undefined : validateBody(InputMessageDto, { messages, ...(form.since ? { since: form.since } : {}), ...(form.behavior ? { behavior: form.behavior } : {}) });
+    const input = messages === undefined ? undefined : validateInputMessage({ messages, ...(form.since ? { since: form.since } : {}), ...(form.behavior ? { behavior: form.behavior } : {}) });
     await this.sessions.active(agentKey, key);
     const upload = await this.sessions.upload(agentKey, key, files.map((f) => ({ filename: f.originalname, mimeType: f.mimetype || 'application/octet-stream', bytes: f.buffer })), metadata as Record<string, unknown>, legacy && !given ? String(form.message) : undefined, ctx);
     if (!input) {
       res.status(201).json({ events: [upload], session_key: key });
       return;
     }
-    const result = await this.inputs.input(agentKey, key, { type: 'input_message', messages: input.messages, ...(input.since ? { since: input.since } : {}), ...(input.behavior ? { behavior: input.behavior } : {}) }, ctx);
+    const result = await this.inputs.input(agentKey, key, { type: 'input_message', messages: agentInputs(input.messages), ...(input.since ? { since: input.since } : {}), ...(input.behavior ? { behavior: input.behavior } : {}) }, ctx);
     res.status(201).json({ events: input.since ? result.events : [upload, ...result.events], session_key: key, ...(result.error ? { error: { messages: [result.error.message] } } : {}) });
   }
 

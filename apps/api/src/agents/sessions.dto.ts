@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, MaxLength, Min, MinLength, ValidateIf, ValidateNested } from 'class-validator';
+import type { AgentInput } from '@lib/agents';
 import { KEY_PATTERN } from './agents.dto';
 
 export class ForkDto {
@@ -24,15 +25,30 @@ export class CreateSessionDto extends SessionFieldsDto {
 
 export class UpdateSessionDto extends SessionFieldsDto {}
 
-export class TextInputDto {
-  @IsIn(['text'], { message: 'type must be text (skills are not available yet)' }) type!: 'text';
-  @IsString() @MaxLength(1_000_000) content!: string;
+/** One part of an input message, the reference's AgentInput: text, or a skill loaded by name (`skill_name`). */
+export class AgentInputDto {
+  @IsIn(['text', 'skill'], { message: 'type must be text or skill' }) type!: 'text' | 'skill';
+  @ValidateIf((o: AgentInputDto) => o.type !== 'skill') @IsString() @MaxLength(1_000_000) content?: string;
+  @ValidateIf((o: AgentInputDto) => o.type === 'skill') @IsString() @MinLength(1) @MaxLength(64) skill_name?: string;
+}
+
+/** The parts as the session stores them. */
+export const agentInputs = (messages: readonly AgentInputDto[]): AgentInput[] => messages.map((m) => (m.type === 'skill' ? { type: 'skill', skill_name: m.skill_name! } : { type: 'text', content: m.content! }));
+
+/** The fields of a part that do not go with its type: a skill has no content, a text no skill_name. */
+export function misplacedInputFields(messages: readonly AgentInputDto[], prefix = 'messages'): Record<string, string> {
+  const out: Record<string, string> = {};
+  messages.forEach((m, i) => {
+    if (m.type === 'skill' && m.content !== undefined) out[`${prefix}.${i}.content`] = 'a skill input has no content (the skill is loaded by its skill_name)';
+    if (m.type === 'text' && m.skill_name !== undefined) out[`${prefix}.${i}.skill_name`] = 'a text input has no skill_name (use type skill)';
+  });
+  return out;
 }
 
 export class InputMessageDto {
   @IsOptional() @IsIn(['input_message']) type?: 'input_message';
   @IsOptional() @IsBoolean() stream_response?: boolean;
-  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(100) @ValidateNested({ each: true }) @Type(() => TextInputDto) messages!: TextInputDto[];
+  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(100) @ValidateNested({ each: true }) @Type(() => AgentInputDto) messages!: AgentInputDto[];
   @IsOptional() @IsString() @Matches(/^(start|aev_[0-9a-zA-Z_-]+)$/, { message: 'since must be start or an event id (aev_…)' }) since?: string;
   @IsOptional() @IsIn(['steer', 'follow_up']) behavior?: 'steer' | 'follow_up';
   @IsOptional() @IsString() @MinLength(1) @MaxLength(255) entry_step?: string;

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { IsBoolean, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
-import { ToolConfigurations } from '@lib/tools';
+import { resolveDynamicTool, ToolConfigurations } from '@lib/tools';
 import { Principal } from '@lib/auth';
 import { CommandContext, invalid, listFilter } from '@lib/platform';
 import { pageLimit } from '../http/paging';
@@ -29,7 +29,8 @@ function check(body: unknown, creating: boolean): Record<string, unknown> {
   if (creating && typeof (body as { name?: unknown }).name !== 'string') errors.name = 'required';
   if (creating && typeof (body as { type?: unknown }).type !== 'string') errors.type = 'required';
   if (Object.keys(errors).length) throw validationError(errors);
-  return body as Record<string, unknown>;
+  // The reference's `dynamic_vectara` naming a built-in is stored as that built-in (its rights and checks are its own).
+  return resolveDynamicTool(body as Record<string, unknown>);
 }
 
 /** `/v2/tool_configurations`: reusable tool configurations that agents attach by a `reference` entry. */

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, HttpCode, Param, Patch, Post, Res } from '@ne
 import type { Response } from 'express';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
-import { LambdaToolInput, ToolConfig, ToolServers, UserTools } from '@lib/tools';
+import { LambdaToolInput, resolveDynamicTools, ToolConfig, ToolServers, UserTools } from '@lib/tools';
 import { Principal } from '@lib/auth';
 import { CommandContext, invalid } from '@lib/platform';
 import { Caller } from '../http/caller';
@@ -96,7 +96,7 @@ const isClient = (body: unknown): boolean => typeOf(body) === 'client';
 
 function input(dto: (UpdateLambdaToolDto | CreateLambdaToolDto) & { name?: string }): LambdaToolInput {
   const { type: _type, language: _language, ...rest } = dto as UpdateLambdaToolDto & { language?: string };
-  return rest as LambdaToolInput;
+  return (rest.tool_configurations ? { ...rest, tool_configurations: resolveDynamicTools(rest.tool_configurations) } : rest) as LambdaToolInput;
 }
 
 /**
@@ -126,7 +126,7 @@ export class ToolsController {
   async testCode(@Body() body: unknown, @Ctx() ctx: CommandContext) {
     const dto = validateBody(TestCodeDto, body);
     checkContext(dto.test_context);
-    return this.tools.testCode(dto, ctx);
+    return this.tools.testCode(dto.tool_configurations ? { ...dto, tool_configurations: resolveDynamicTools(dto.tool_configurations) } : dto, ctx);
   }
 
   @OpenApi({ body: [UpdateClientToolDto, UpdateLambdaToolDto, UpdateMcpToolDto] })

@@ -1,5 +1,6 @@
 import { invalid } from '@lib/platform/kernel';
 import { toolProblems, type ToolConfig } from '@lib/tools/domain';
+import { skillProblems, type AgentSkill } from './skills';
 
 /**
  * An agent's configuration in the reference API's own field names (snake_case): it is the contract clients
@@ -48,6 +49,8 @@ export interface StepConfig {
   readonly next_steps: readonly NextStep[];
   /** Absent: every tool of the agent; empty: none. */
   readonly allowed_tools?: readonly string[];
+  /** Absent: every skill of the agent; empty: none (and no `invoke_skill` tool). */
+  readonly allowed_skills?: readonly string[];
   readonly reentry_step?: string;
 }
 
@@ -84,6 +87,8 @@ export interface AgentConfig {
   readonly name: string;
   readonly description?: string;
   readonly tool_configurations: Readonly<Record<string, ToolConfig>>;
+  /** Skills by name (docs/agents.md, Skills); absent when the agent has none. */
+  readonly skills?: Readonly<Record<string, AgentSkill>>;
   readonly model: ModelConfig;
   readonly first_step_name: string;
   readonly steps: Readonly<Record<string, StepConfig>>;
@@ -158,6 +163,7 @@ export function validateAgentConfig(config: AgentConfig): void {
   }
   for (const [name, tool] of Object.entries(config.tool_configurations)) Object.assign(problems, toolProblems(`tool_configurations.${name}`, name, tool, 'agent'));
   Object.assign(problems, enrichmentProblems(config));
+  Object.assign(problems, skillProblems(config.skills, config.steps, Object.keys(config.tool_configurations)));
   for (const [name, step] of Object.entries(config.steps)) {
     if (!/^[a-zA-Z0-9_-]{1,255}$/.test(name)) problems[`steps.${name}`] = 'a step name is 1 to 255 letters, digits, underscores or hyphens';
     const shape = stepShapeProblem(step);

@@ -1,5 +1,6 @@
 import { assertNever, invalid, notFound } from '@lib/platform/kernel';
 import type { ToolConfig } from '@lib/tools/domain';
+import type { AgentSkill } from './skills';
 import { AgentConfig, normaliseStep, StepConfig, validateAgentConfig } from './agent-config';
 
 export type AgentEvent =
@@ -69,7 +70,8 @@ export function configFromRequest(req: AgentRequest): AgentConfig {
 /**
  * A PATCH over the current configuration, as the reference's UpdateAgentRequest says: omitted fields are kept,
  * `null` clears (`enabled: null` is the default, true); `tool_configurations` and `steps` merge by key (a null
- * value deletes that key; a step's own fields merge the same way); `model` and `llm_quota` are replaced whole.
+ * value deletes that key; a step's own fields merge the same way), `skills` too (a skill given replaces that skill);
+ * `model` and `llm_quota` are replaced whole.
  */
 export function mergeAgentPatch(current: AgentConfig, patch: Record<string, unknown>): AgentConfig {
   const next: Record<string, unknown> = { ...current };
@@ -78,6 +80,11 @@ export function mergeAgentPatch(current: AgentConfig, patch: Record<string, unkn
     switch (field) {
       case 'tool_configurations':
         next.tool_configurations = value === null ? {} : mergeMap(current.tool_configurations, value as Record<string, unknown>, (_old, v) => v as ToolConfig);
+        break;
+      case 'skills':
+        // A value replaces that skill whole (the reference's AgentSkill has no partial form); null deletes it.
+        if (value === null) delete next.skills;
+        else next.skills = mergeMap(current.skills ?? {}, value as Record<string, unknown>, (_old, v) => v as AgentSkill);
         break;
       case 'steps':
         next.steps = value === null ? {} : mergeMap(current.steps, value as Record<string, unknown>, (old, v) => normaliseStep(mergeFields(old ?? {}, v as Record<string, unknown>)));

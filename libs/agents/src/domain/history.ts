@@ -1,6 +1,6 @@
 import type { StepConfig, TemplatedReminder } from './agent-config';
 import type { ActiveSession } from './session';
-import type { SessionApiEvent } from './session-events';
+import { inputText, type SessionApiEvent } from './session-events';
 
 /** A chat message as the model gets it (OpenAI's shape). */
 /** A part of a message that is not only text (an image loaded by `image_read`). */
@@ -91,7 +91,7 @@ export function historyMessages(session: ActiveSession, steps: Readonly<Record<s
       continue;
     }
     if (!m) continue;
-    if (open && (e.type === 'SessionInputReceived' || e.type === 'SessionImageRead')) {
+    if (open && (e.type === 'SessionInputReceived' || e.type === 'SessionImageRead' || e.type === 'SessionSkillLoaded')) {
       open.buffered.push(m);
       continue;
     }
@@ -135,8 +135,14 @@ const toolCall = (e: Extract<SessionApiEvent, { type: 'SessionToolCalled' }>) =>
 
 function messageOf(e: SessionApiEvent, remind: (step: string, hook: 'input_message' | 'tool_output') => string, expand: TermExpander, images: ImageSource): PromptMessage | undefined {
   switch (e.type) {
-    case 'SessionInputReceived':
-      return { role: 'user', content: expand(e.data.step, e.data.messages.map((m) => m.content).join('\n')) + remind(e.data.step, 'input_message') };
+    case 'SessionInputReceived': {
+      // An input of skills only is its `skill_load` events' messages: no empty user message before them.
+      if (!e.data.messages.some((m) => m.type === 'text')) return undefined;
+      return { role: 'user', content: expand(e.data.step, inputText(e.data.messages)) + remind(e.data.step, 'input_message') };
+    }
+    case 'SessionSkillLoaded':
+      // The reference sends a loaded skill's content as a user message; after the tool's output when the model asked.
+      return { role: 'user', content: e.data.content };
     case 'SessionAgentOutput':
       return { role: 'assistant', content: e.data.content };
     case 'SessionStructuredOutput':

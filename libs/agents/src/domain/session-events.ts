@@ -5,10 +5,15 @@ import type { CompactionConfig } from './agent-config';
  * events are folds of it. One stored event per API event (`eventId` is the API's `aev_…` id); turn bookkeeping
  * (`SessionTurnStarted`, `SessionTurnEnded`) and changes to the session itself are not API events.
  */
-export interface AgentInput {
-  readonly type: 'text';
-  readonly content: string;
-}
+/** A part of an input message: text, or a skill the user loads by name (the reference's AgentInput). */
+export type AgentInput = { readonly type: 'text'; readonly content: string } | { readonly type: 'skill'; readonly skill_name: string };
+
+/** The text of an input's parts (its skill parts are loaded by their own `skill_load` events). */
+export const inputText = (messages: readonly AgentInput[]): string =>
+  messages
+    .filter((m): m is Extract<AgentInput, { type: 'text' }> => m.type === 'text')
+    .map((m) => m.content)
+    .join('\n');
 
 export interface PendingClientCall {
   readonly event_id: string;
@@ -128,6 +133,11 @@ export type SessionEvent =
   | { type: 'SessionCompactionStarted'; data: ApiEvent }
   | { type: 'SessionCompacted'; data: ApiEvent & { turnsCompacted: number; eventsCompacted: number; summaryText: string; summaryKey: string; compactedEventIds: string[] } }
   | { type: 'SessionArtifactUploaded'; data: ApiEvent & { artifacts: SessionArtifactRecord[]; message?: string } }
+  /**
+   * A skill's content loaded into the conversation (`skill_load`): by the model's `invoke_skill` call
+   * (`toolCallId`) or by a `skill` part of an input. `content` is the skill as it was then.
+   */
+  | { type: 'SessionSkillLoaded'; data: ApiEvent & { skillName: string; content: string; step: string; toolCallId?: string } }
   /** An image artifact loaded into the model's view by `image_read`. */
   | { type: 'SessionImageRead'; data: ApiEvent & { artifactId: string; detail: 'auto' | 'low' | 'high' } }
   | { type: 'SessionTurnEnded'; data: At & { turnId: string; outcome: 'answered' | 'interrupted' | 'client_tool' | 'approval' | 'failed' | 'limit'; usage: TurnUsage; error?: string; nextStep?: string } }
@@ -158,6 +168,7 @@ export const SESSION_EVENT_TYPES: readonly SessionEventType[] = [
   'SessionCompacted',
   'SessionArtifactUploaded',
   'SessionImageRead',
+  'SessionSkillLoaded',
   'SessionTurnEnded',
   'SessionEventHidden',
   'SessionEventUnhidden',
@@ -183,6 +194,7 @@ const API_TYPES = new Set<string>([
   'SessionCompacted',
   'SessionArtifactUploaded',
   'SessionImageRead',
+  'SessionSkillLoaded',
 ]);
 
 export const isApiEvent = (e: SessionEvent): e is SessionApiEvent => API_TYPES.has(e.type);
@@ -240,6 +252,8 @@ export function apiEventView(e: SessionApiEvent, sessionKey: string): Record<str
       };
     case 'SessionImageRead':
       return { ...base, type: 'image_read', artifact_id: e.data.artifactId, detail: e.data.detail };
+    case 'SessionSkillLoaded':
+      return { ...base, type: 'skill_load', skill_name: e.data.skillName, content: e.data.content };
     default:
       return { ...base, type: 'unknown' };
   }

@@ -1,6 +1,7 @@
 import { conflict, DomainError, invalid } from '@lib/platform/kernel';
 import type { AgentInput, ApprovalDecision, InputBehavior, PendingClientCall, SessionApiEvent, SessionEvent, ToolApproval } from './session-events';
 import { ActiveSession, entryStepFor, requireSession, sessionFold, SessionState } from './session';
+import { type AgentSkill, skillRefusal } from './skills';
 
 /**
  * The inputs a session takes (`POST …/events`), decided on its folded state: a message starts a turn, steers the
@@ -37,9 +38,11 @@ export interface InputMessageCommand extends SessionRef, Stamp {
   readonly behavior?: InputBehavior;
   readonly entryStep?: string;
   readonly externalId?: string;
-  /** The agent's steps (for `entry_step`) and its first step. */
-  readonly steps: Readonly<Record<string, unknown>>;
+  /** The agent's steps (for `entry_step` and `allowed_skills`) and its first step. */
+  readonly steps: Readonly<Record<string, { readonly allowed_skills?: readonly string[] }>>;
   readonly firstStep: string;
+  /** The agent's skills, for the input's `skill` parts. */
+  readonly skills?: Readonly<Record<string, AgentSkill>>;
 }
 
 /**
@@ -56,18 +59,31 @@ export function decideInputMessage(state: SessionState, command: InputMessageCom
   const s = requireSession(state, command.agentKey, command.sessionKey);
   if (s.turn) {
     if (!command.behavior) throw conflict('session.turn_running', 'A turn is already running in this session: send the input with behavior "steer" (joins the running turn) or "follow_up" (runs after it)');
-    if (command.behavior === 'steer') return { kind: 'steer', events: [inputEvent(command, s.turn.step)] };
+    if (command.behavior === 'steer') return { kind: 'steer', events: inputEvents(command, s.turn.step) };
     return { kind: 'follow_up' };
   }
   const step = entryStepFor(s, command.steps, command.firstStep, command.entryStep);
-  return { kind: 'start', step, events: [inputEvent(command, step)] };
+  return { kind: 'start', step, events: inputEvents(command, step) };
 }
 
-function inputEvent(command: InputMessageCommand, step: string): SessionEvent {
-  return {
+/**
+ * The input, then one `skill_load` per `skill` part (its content as the agent holds it now). A skill the agent
+ * does not have, or that the step the input enters does not allow, refuses the whole input (400, nothing stored).
+ */
+function inputEvents(command: InputMessageCommand, step: string): SessionEvent[] {
+  const allowed = command.steps[step]?.allowed_skills;
+  command.messages.forEach((m, i) => {
+    if (m.type !== 'skill') return;
+    const refusal = skillRefusal(command.skills, allowed, step, m.skill_name);
+    if (refusal) throw invalid('session.unknown_skill', `messages[${i}].skill_name: ${refusal}`, { [`messages[${i}].skill_name`]: refusal });
+  });
+  const at = command.now.toISOString();
+  const input: SessionEvent = {
     type: 'SessionInputReceived',
-    data: { eventId: command.newEventId(), createdAt: command.now.toISOString(), messages: [...command.messages], ...(command.externalId ? { externalId: command.externalId } : {}), ...(command.behavior ? { behavior: command.behavior } : {}), step },
+    data: { eventId: command.newEventId(), createdAt: at, messages: [...command.messages], ...(command.externalId ? { externalId: command.externalId } : {}), ...(command.behavior ? { behavior: command.behavior } : {}), step },
   };
+  const loads = command.messages.flatMap((m): SessionEvent[] => (m.type === 'skill' ? [{ type: 'SessionSkillLoaded', data: { eventId: command.newEventId(), createdAt: at, skillName: m.skill_name, content: command.skills![m.skill_name].content, step } }] : []));
+  return [input, ...loads];
 }
 
 /** An interrupt asked for by a request: only a running turn can be interrupted. */

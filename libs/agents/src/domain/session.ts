@@ -153,6 +153,7 @@ export const sessionFold = {
         return withEvent({ ...state, artifacts: [...kept, ...event.data.artifacts.map((a) => ({ ...a, createdAt: event.data.createdAt }))] });
       }
       case 'SessionImageRead':
+      case 'SessionSkillLoaded':
       case 'SessionAgentOutput':
       case 'SessionThinking':
       case 'SessionToolCalled':

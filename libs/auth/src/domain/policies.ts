@@ -89,6 +89,8 @@ export const POLICIES = {
    * role on some agent (the reference's roles); the handler keeps to the agents the caller views (others: 404).
    */
   'trace.read': { kind: 'any', action: 'agent.view' },
+  /** The account's metrics (docs/metrics.md): totals across every corpus and agent, so an account-wide action. */
+  'metrics.read': { kind: 'account', action: 'metrics.read' },
   'agent.view': { kind: 'agent', actions: ['agent.view'] },
   'agent.use': { kind: 'agent', actions: ['agent.use'] },
   /** Read one session: its users and its viewers (the reference's get-session roles). */

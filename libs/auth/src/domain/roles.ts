@@ -70,7 +70,12 @@ export type AccountAction =
   /** List registered LLMs, chat through them, score factual consistency (reference: corpus_viewer … owner). */
   | 'llm.use'
   /** Register, read in full, change, delete and discover LLMs (reference: administrator, owner). */
-  | 'llm.manage';
+  | 'llm.manage'
+  /**
+   * Read the account's metrics (`/v2/metrics`, reference: viewer, administrator, owner). Their totals and labels span
+   * every corpus, agent, model and pipeline, so only the roles that see all of them hold it (docs/metrics.md).
+   */
+  | 'metrics.read';
 /** Actions on one corpus or one agent; a grant names the resource or `*` (every one). */
 export type CorpusAction = 'corpus.read' | 'corpus.write' | 'corpus.configure' | 'corpus.delete';
 export type AgentAction = 'agent.use' | 'agent.view' | 'agent.develop' | 'agent.administer';
@@ -99,6 +104,7 @@ const EVERY: Action[] = [
   'agent.end_user',
   'llm.use',
   'llm.manage',
+  'metrics.read',
   ...ALL_CORPUS,
   ...ALL_AGENT,
 ];
@@ -107,7 +113,7 @@ const API_ROLE_ACTIONS: Record<ApiRole, readonly Action[]> = {
   owner: EVERY,
   administrator: EVERY.filter((a) => a !== 'account.owner' && a !== 'billing.manage'),
   billing_administrator: ['billing.manage'],
-  viewer: ['users.read', 'corpus.read', 'agent.view', 'pipeline.view', 'llm.use'],
+  viewer: ['users.read', 'corpus.read', 'agent.view', 'pipeline.view', 'llm.use', 'metrics.read'],
   corpus_administrator: ['users.read', 'keys.manage', 'corpus.create', 'llm.use', ...ALL_CORPUS],
   corpus_developer: ['users.read', 'corpus.read', 'corpus.write', 'corpus.configure', 'llm.use'],
   corpus_viewer: ['users.read', 'corpus.read', 'llm.use'],

@@ -5,6 +5,13 @@ import { OutboundPolicyConfig, outboundPolicyFromEnv } from '../http/outbound-po
 export interface ServiceConfig {
   readonly port: number;
   readonly host: string;
+  /**
+   * The Prometheus exposition's own listener (METRICS_PORT; docs/metrics.md): absent, nothing listens and nothing is
+   * measured. 0 picks a free port (tests).
+   */
+  readonly metricsPort?: number;
+  /** Its bind address (METRICS_HOST, default 127.0.0.1): operators' data, not the API's clients'. */
+  readonly metricsHost: string;
   readonly dataDir: string;
   /** Bootstrap owner key; when undefined one is generated on first start and stored under `dataDir`. */
   readonly adminApiKey?: string;
@@ -206,6 +213,8 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     // Loopback unless told: a fresh `npm start` prints the owner's key, and nothing else on the network should reach
     // it before its operator chooses to (the container image sets HOST=0.0.0.0; docs/deployment.md).
     host: text('HOST') ?? '127.0.0.1',
+    metricsPort: text('METRICS_PORT') === undefined ? undefined : int('METRICS_PORT', 0, 0, 65535),
+    metricsHost: text('METRICS_HOST') ?? '127.0.0.1',
     dataDir: resolve(text('DATA_DIR') ?? './data'),
     adminApiKey,
     eventStoreUrl: url('EVENTSTORE_URL', ['esdb', 'esdb+discover', 'kurrentdb', 'kurrentdb+discover', 'kdb']),

@@ -9,6 +9,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
     expect(c.dataDir).toMatch(/data$/);
     expect(c.eventStoreUrl ?? c.mongoUrl ?? c.typesenseUrl).toBeUndefined();
+    // No Prometheus listener unless asked; when asked, on loopback unless told.
+    expect(c.metricsPort).toBeUndefined();
+    expect(loadConfig({ METRICS_PORT: '9464' })).toMatchObject({ metricsPort: 9464, metricsHost: '127.0.0.1' });
+    expect(loadConfig({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' }).metricsHost).toBe('0.0.0.0');
+    expect(() => loadConfig({ METRICS_PORT: 'on' })).toThrow(/METRICS_PORT must be an integer from 0 to 65535, got "on"/);
   });
 
   it('reports every bad value at once, naming the variable and what it accepts', () => {

@@ -35,6 +35,18 @@ export const patch = <Row extends ReadDoc>(
   ...(change.inc ? { inc: change.inc as Readonly<Record<string, number>> } : {}),
 });
 
+/**
+ * Adds to numeric fields (dot paths) of a row, creating the row with `create` when it is missing (a per-minute counter). Guarded
+ * by position like every write, so an event applied again adds nothing.
+ */
+export const increment = <Row extends ReadDoc>(into: Collection<Row>, id: string, create: NoInfer<RowChanges<Row>>, inc: Readonly<Record<string, number>>): ReadOp => ({
+  op: 'patch',
+  collection: into,
+  id,
+  inc,
+  create,
+});
+
 export const remove = <Row extends ReadDoc>(from: Collection<Row>, id: string): ReadOp => ({ op: 'delete', collection: from, id });
 
 /** Deletes the rows matching every condition; conditions name top-level fields of the row. */

@@ -1,4 +1,5 @@
 import type { FilterExpr } from '../filter/filter';
+import { invalid } from '../kernel/errors';
 
 /** A read-model document: plain JSON with a string `id`. */
 export type ReadDoc = { readonly id: string } & Record<string, unknown>;
@@ -74,6 +75,12 @@ export type ReadOp = (
       readonly set?: Readonly<Record<string, unknown>>;
       readonly unset?: readonly string[];
       readonly inc?: Readonly<Record<string, number>>;
+      /**
+       * When the document is missing, it is created with these top-level fields (and `id`) before the patch applies,
+       * instead of staying missing: a counter row that the first event of its kind starts. Fields named here must not
+       * be named by `set`, `unset` or `inc` (MongoDB would refuse the overlap).
+       */
+      readonly create?: Readonly<Record<string, unknown>>;
     }
   | { readonly op: 'delete'; readonly collection: string; readonly id: string }
   | { readonly op: 'deleteWhere'; readonly collection: string; readonly where: readonly Condition[] }
@@ -104,6 +111,17 @@ export function decodePageKey(pageKey: string): { sortValue: unknown; id: string
     /* falls through */
   }
   return undefined;
+}
+
+/**
+ * The cursor a `FindQuery.pageKey` carries, or a 400 (`page_key`) for a key no list returned: read as "no key", a
+ * mistyped or foreign key silently restarted the list at its first page, and a client paging on looped for ever.
+ */
+export function cursorOfPageKey(pageKey: string | undefined): { sortValue: unknown; id: string } | undefined {
+  if (!pageKey) return undefined;
+  const key = decodePageKey(pageKey);
+  if (!key) throw invalid('request.invalid', 'page_key is not a key this list returned', { page_key: 'unknown page key' });
+  return key;
 }
 
 /** Reads a dot path from a plain object. */

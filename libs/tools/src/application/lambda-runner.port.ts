@@ -51,4 +51,6 @@ export interface LambdaOutcome {
 export abstract class LambdaRunner {
   /** Throws a DomainError (503) when the sandbox is not available; a job the budget refuses is a failed run saying why. */
   abstract run(job: LambdaJob): Promise<LambdaOutcome>;
+  /** Gets sandboxes ready before a request needs them (the service's start, when lambdas exist); never throws. */
+  abstract prepare(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { approvalProblem, type ApprovalRule } from './tool-approval';
-import { SUPPORTED_TOOL_TYPES, TOOL_TYPE_CHECKS, type ToolType } from './tool-types';
+import { REFERENCE_TOOL_TYPES, SUPPORTED_TOOL_TYPES, TOOL_TYPE_CHECKS, type ToolType } from './tool-types';
 
 /** One tool an agent (or a reusable configuration, or a lambda) configures, in the reference's field names. */
 export interface ToolConfig {
@@ -38,10 +38,34 @@ export function toolProblems(prefix: string, name: string, tool: ToolConfig, whe
     return approval ? { [`${prefix}.${approval[0]}`]: approval[1] } : {};
   }
   if (where === 'reusable' && INLINE_ONLY.includes(tool.type)) return { [`${prefix}.type`]: `a ${tool.type} tool is defined inline on its agent, not as a reusable configuration` };
+  if ((tool.type as string) === 'dynamic_vectara') return { [`${prefix}.tool_id`]: `must name a built-in tool GET /v2/tools lists as dynamic_vectara (${DYNAMIC_PREFIX}<name>)` };
   if (!(SUPPORTED_TOOL_TYPES as readonly string[]).includes(tool.type)) return { [`${prefix}.type`]: `tool type ${String(tool.type)} is not available in this service yet; available: ${[...SUPPORTED_TOOL_TYPES, 'reference'].join(', ')}` };
   const check = TOOL_TYPE_CHECKS[tool.type as ToolType];
   const shape = check?.needs?.(tool) ?? sharedFieldProblem(tool) ?? check?.fields?.(tool);
   return shape ? { [`${prefix}.${shape[0]}`]: shape[1] } : {};
+}
+
+const DYNAMIC_PREFIX = 'tol_builtin_';
+
+/**
+ * The reference's `{"type": "dynamic_vectara", "tool_id": "tol_builtin_<name>"}` (a built-in without a configuration
+ * type of its own, as GET /v2/tools lists it) as the configuration of that built-in (`{"type": "<name>", …}`), the
+ * other fields kept. Applied where configurations are written, before rights and checks read the type, so such a
+ * tool is checked (corpora it reads, approvals) as the built-in it is and runs as one. Anything else is returned as
+ * given (an unknown `tool_id` is refused by {@link toolProblems}).
+ */
+export function resolveDynamicTool<T>(tool: T): T {
+  if (!isObject(tool) || tool.type !== 'dynamic_vectara' || typeof tool.tool_id !== 'string' || !tool.tool_id.startsWith(DYNAMIC_PREFIX)) return tool;
+  const type = tool.tool_id.slice(DYNAMIC_PREFIX.length);
+  if (!(SUPPORTED_TOOL_TYPES as readonly string[]).includes(type) || REFERENCE_TOOL_TYPES.has(type)) return tool;
+  const { tool_id: _named, ...rest } = tool;
+  return { ...rest, type } as T;
+}
+
+/** {@link resolveDynamicTool} over a `tool_configurations` map (a merge patch's too: null values stay null). */
+export function resolveDynamicTools<T>(map: T): T {
+  if (!isObject(map)) return map;
+  return Object.fromEntries(Object.entries(map).map(([name, tool]) => [name, resolveDynamicTool(tool)])) as T;
 }
 
 const intIn = (v: unknown, min: number, max: number) => Number.isInteger(v) && (v as number) >= min && (v as number) <= max;

@@ -9,6 +9,9 @@
 export const SUPPORTED_TOOL_TYPES = ['corpora_search', 'client', 'web_get', 'artifact_read', 'artifact_grep', 'artifact_jq', 'sub_agent', 'get_document_text', 'scratch_pad', 'mcp', 'web_search', 'document_index', 'schedule_wakeup', 'glossary_put_entries', 'glossary_delete_entries', 'image_read', 'get_document', 'lambda', 'image_analysis', 'corpora_search_20260608'] as const;
 export type ToolType = (typeof SUPPORTED_TOOL_TYPES)[number];
 
+/** The types of the reference's `Tool` (its discriminator). A built-in tool of another type is listed as `dynamic_vectara`. */
+export const REFERENCE_TOOL_TYPES: ReadonlySet<string> = new Set(['dynamic_vectara', 'mcp', 'corpora_search', 'web_search', 'web_get', 'lambda', 'sub_agent', 'artifact_create', 'artifact_read', 'artifact_grep', 'image_read', 'document_conversion', 'get_document_text', 'client']);
+
 /** A tool configuration as its checks read it (every `ToolConfig` is one). */
 export interface CheckedTool {
   readonly type: string;

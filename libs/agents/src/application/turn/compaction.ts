@@ -29,7 +29,8 @@ export async function summarise(call: (options: ModelCallOptions) => Promise<Mod
   const lines: string[] = [];
   if (previous?.type === 'SessionCompacted') lines.push(`Earlier summary:\n${previous.data.summaryText}`);
   for (const e of events) {
-    if (e.type === 'SessionInputReceived') lines.push(`User: ${e.data.messages.map((m) => m.content).join('\n')}`);
+    if (e.type === 'SessionInputReceived') lines.push(`User: ${e.data.messages.map((m) => (m.type === 'text' ? m.content : `(loads skill ${m.skill_name})`)).join('\n')}`);
+    else if (e.type === 'SessionSkillLoaded') lines.push(`Skill ${e.data.skillName} loaded:\n${e.data.content}`);
     else if (e.type === 'SessionAgentOutput') lines.push(`Assistant: ${e.data.content}`);
     else if (e.type === 'SessionStructuredOutput') lines.push(`Assistant: ${JSON.stringify(e.data.content)}`);
     else if (e.type === 'SessionToolCalled' && policy === 'include_all') lines.push(`Tool call ${e.data.toolConfigurationName}: ${JSON.stringify(e.data.toolInput)}`);

@@ -5,6 +5,7 @@ import type { AgentConfig, GlossaryExpansionReminder, StepConfig, TemplatedRemin
 import { expandTerms } from '../../domain/glossary';
 import { historyMessages, PromptMessage } from '../../domain/history';
 import type { ActiveSession } from '../../domain/session';
+import { invokeSkillDefinition, skillsPrompt, stepSkills } from '../../domain/skills';
 import { Glossaries } from '../glossaries/glossaries';
 import { InstructionTexts } from '../instruction-texts';
 import { ArtifactStore } from '../sessions/artifact-store';
@@ -13,8 +14,8 @@ import type { TurnSetup } from './turn-setup';
 
 /**
  * What a turn sends the model at each call: the step's instructions rendered (inline, or from
- * `/v2/instructions` by reference), the session's history with its reminders, glossary expansions and images,
- * and the definitions of the tools the step allows.
+ * `/v2/instructions` by reference) and the list of its skills, the session's history with its reminders, glossary
+ * expansions, images and loaded skills, and the definitions of the tools the step allows.
  */
 @Injectable()
 export class PromptBuilder {
@@ -38,7 +39,9 @@ export class PromptBuilder {
         return renderTemplate(found.template, found.template_type, context, `${field} (${found.name})`);
       }),
     );
-    const instructions = texts.filter(Boolean).join('\n\n');
+    // The skills the step may load are listed after its instructions; their content only comes when one is loaded.
+    const skills = skillsPrompt(stepSkills(config.skills, config.steps[step]?.allowed_skills));
+    const instructions = [...texts, skills].filter(Boolean).join('\n\n');
     const render = (r: TemplatedReminder) => renderTemplate(r.template, r.template_type, context, 'reminder.template');
     const expand = await this.expander(config);
     const images = await this.imagesOf(state);
@@ -75,8 +78,14 @@ export class PromptBuilder {
     return (step, text) => (byStep.has(step) ? expandTerms(text, byStep.get(step)!) : text);
   }
 
+  /** The step's allowed tools, and `invoke_skill` when the step may load at least one skill. */
   toolDefinitions(config: AgentConfig, step: StepConfig): ToolDefinition[] {
     const names = step.allowed_tools ?? Object.keys(config.tool_configurations);
+    const skills = stepSkills(config.skills, step.allowed_skills);
+    return [...this.configuredTools(config, names), ...(skills.length ? [invokeSkillDefinition(skills) as ToolDefinition] : [])];
+  }
+
+  private configuredTools(config: AgentConfig, names: readonly string[]): ToolDefinition[] {
     return names
       .filter((n) => config.tool_configurations[n] && config.tool_configurations[n].enabled !== false)
       .map((n) => {

@@ -116,7 +116,7 @@ export class SessionInputs {
       case 'input_message':
         break;
     }
-    const decided = decideInputMessage(session, { ...ref, ...this.stamp(), messages: req.messages, behavior: req.behavior, entryStep: req.entry_step, externalId: req.external_id, steps: agent.config.steps, firstStep });
+    const decided = decideInputMessage(session, { ...ref, ...this.stamp(), messages: req.messages, behavior: req.behavior, entryStep: req.entry_step, externalId: req.external_id, steps: agent.config.steps, firstStep, skills: agent.config.skills });
     if (decided.kind === 'steer') {
       await this.sessions.store.append(streamId, revision, decided.events, ctx);
       for (const e of decided.events) sink.event(apiEventView(e as SessionApiEvent, sessionKey));

@@ -5,6 +5,7 @@ import type { AgentConfig, OffloadingConfig } from '../../domain/agent-config';
 import type { ApprovedCall } from '../../domain/session-input';
 import type { AgentToolContext } from '../tools/agent-tool-context';
 import type { PendingClientCall, SessionEvent } from '../../domain/session-events';
+import { INVOKE_SKILL_TOOL, skillRefusal } from '../../domain/skills';
 import { APPROVAL_TIMER_KIND, WAKEUP_SCHEDULER } from '../agent-timers';
 import { compileCondition } from '../conditions';
 import { ArtifactStore } from '../sessions/artifact-store';
@@ -29,7 +30,7 @@ export interface ApprovalTimerPayload {
   readonly toolCallId: string;
 }
 
-type Planned = { call: { id: string; name: string; arguments: string }; tool?: ToolConfig; resolved: Record<string, unknown>; shown: Record<string, unknown>; problem?: string; eventId: string };
+type Planned = { call: { id: string; name: string; arguments: string }; tool?: ToolConfig; resolved: Record<string, unknown>; shown: Record<string, unknown>; problem?: string; eventId: string; skill?: boolean };
 
 /**
  * The tool calls of one model answer: each checked (a known tool, allowed in the step, arguments a JSON object,
@@ -61,7 +62,10 @@ export class ToolRound {
       } catch {
         problem = 'the arguments are not valid JSON';
       }
-      if (!tool) problem = `there is no tool named ${call.name}`;
+      // `invoke_skill` is built in (validation keeps a tool configuration from taking its name while skills exist).
+      const skill = !tool && call.name === INVOKE_SKILL_TOOL;
+      if (skill) problem ??= skillRefusal(config.skills, config.steps[step].allowed_skills, step, args.skill_name);
+      else if (!tool) problem = `there is no tool named ${call.name}`;
       else if (config.steps[step].allowed_tools && !config.steps[step].allowed_tools!.includes(call.name)) problem = `tool ${call.name} is not allowed in step ${step}`;
       let resolved = args;
       let shown = args;
@@ -73,12 +77,12 @@ export class ToolRound {
           problem = e.message;
         }
       }
-      return { call, tool, args, resolved, shown, problem, eventId: turn.newEventId() };
+      return { call, tool, args, resolved, shown, problem, eventId: turn.newEventId(), skill };
     });
     await turn.recordMany(
       planned.map((p) => ({
         type: 'SessionToolCalled' as const,
-        data: { eventId: p.eventId, turnId, createdAt: this.clock.now().toISOString(), toolCallId: p.call.id, modelCallId, toolConfigurationName: p.call.name, toolName: p.tool?.type ?? 'unknown', toolInput: p.shown, arguments: p.call.arguments || '{}', step, inputsSeen: turn.inputsSeen, usage: answer.usage },
+        data: { eventId: p.eventId, turnId, createdAt: this.clock.now().toISOString(), toolCallId: p.call.id, modelCallId, toolConfigurationName: p.call.name, toolName: p.skill ? INVOKE_SKILL_TOOL : (p.tool?.type ?? 'unknown'), toolInput: p.shown, arguments: p.call.arguments || '{}', step, inputsSeen: turn.inputsSeen, usage: answer.usage },
       })),
     );
     const waiting = planned.filter((p) => !p.problem && p.tool && p.tool.type !== 'client' && this.needsApproval(p.tool, p.args, setup, turn));
@@ -88,6 +92,7 @@ export class ToolRound {
     await Promise.all(
       planned.map(async (p) => {
         if (waiting.includes(p)) return;
+        if (p.skill) return this.loadSkill(p, config, step, turn, turnId);
         if (!p.problem && p.tool?.type === 'client') {
           pending.push({ event_id: p.eventId, tool_call_id: p.call.id, tool_configuration_name: p.call.name, tool_name: 'client', arguments: p.shown });
           return;
@@ -155,6 +160,24 @@ export class ToolRound {
       });
     }
     await turn.recordMany(events);
+  }
+
+  /**
+   * `invoke_skill`: the tool's output says the skill is loaded and a `skill_load` event, stored with it, puts the
+   * skill's content before the model as a user message after the output. An unknown skill, or one the step does
+   * not allow, is a tool error the model reads; the turn goes on.
+   */
+  private async loadSkill(p: Planned, config: AgentConfig, step: string, turn: TurnState, turnId: string): Promise<void> {
+    const names = { toolCallId: p.call.id, toolConfigurationName: INVOKE_SKILL_TOOL, toolName: INVOKE_SKILL_TOOL, step };
+    if (p.problem) {
+      await turn.record({ type: 'SessionToolReturned', data: { ...turn.base(turnId), ...names, toolOutput: { error: p.problem }, error: true } });
+      return;
+    }
+    const skillName = String(p.resolved.skill_name);
+    await turn.recordMany([
+      { type: 'SessionToolReturned', data: { ...turn.base(turnId), ...names, toolOutput: { skill_name: skillName, loaded: true, note: 'The skill\'s instructions follow as the next message.' }, error: false } },
+      { type: 'SessionSkillLoaded', data: { ...turn.base(turnId), skillName, content: config.skills![skillName].content, step, toolCallId: p.call.id } },
+    ]);
   }
 
   private async execute(p: Planned, config: AgentConfig, step: string, toolCtx: AgentToolContext, turn: TurnState, turnId: string, setup: TurnSetup): Promise<void> {

@@ -97,7 +97,7 @@ export class TurnState implements UsageCarrier {
       if (e.type === 'SessionInterrupted') this.interrupted = true;
       this.fold(e);
       // Inputs and interrupts other requests stored while the turn ran reach its stream too.
-      if ('eventId' in e.data && (e.type === 'SessionInputReceived' || e.type === 'SessionInterrupted')) this.setup.sink.event(apiEventView(e as SessionApiEvent, this.state.key), String(this.revision + 1 + i));
+      if ('eventId' in e.data && (e.type === 'SessionInputReceived' || e.type === 'SessionSkillLoaded' || e.type === 'SessionInterrupted')) this.setup.sink.event(apiEventView(e as SessionApiEvent, this.state.key), String(this.revision + 1 + i));
     }
     this.revision = revision;
     this.setup.sink.reached?.(revision);

@@ -1,11 +1,13 @@
 import { parseFilter } from '../../filter/parse-filter';
-import type { ProjectionShape, ProjectionSink } from '../../projections/projection';
+import type { PositionedOps, ProjectionShape, ProjectionSink } from '../../projections/projection';
 import type { ReadDoc, ReadOp, ReadStore } from '../read-store.port';
 
 export interface ReadStoreFixture {
   store: ReadStore & ProjectionSink<ReadOp>;
   dispose(): Promise<void>;
 }
+
+type PositionedOpsLike = PositionedOps<ReadOp>;
 
 const shape = (suffix: string): ProjectionShape => ({
   name: `contract_${suffix}`,
@@ -147,6 +149,13 @@ export function describeReadStoreContract(adapter: string, create: () => Promise
       expect(second.items[0].id).toBe('d05');
     });
 
+    it('refuses a page key no list returned instead of restarting at the first page', async () => {
+      await apply([{ op: 'put', collection: coll, doc: item('a', 'g1', 1) }]);
+      for (const pageKey of ['not-a-key', Buffer.from('{"offset":3}').toString('base64url')]) {
+        await expect(store.find(coll, { limit: 5, pageKey })).rejects.toMatchObject({ kind: 'invalid', code: 'request.invalid', details: { fieldErrors: { page_key: 'unknown page key' } } });
+      }
+    });
+
     it('deletes by condition', async () => {
       await apply([
         { op: 'put', collection: coll, doc: item('a', 'g1', 1) },
@@ -176,6 +185,17 @@ export function describeReadStoreContract(adapter: string, create: () => Promise
       ]);
       await apply([{ op: 'patch', collection: coll, id: 'a', inc: { rank: 1 }, onlyIf: fence('two') }]);
       expect((await store.find(coll, { limit: 10 })).items.map((d) => [d.id, d.rank])).toEqual([['a', 2], ['fence', undefined]]);
+    });
+
+    it('creates a missing row for a patch with `create`, and a replayed one adds nothing', async () => {
+      const counter = (position: number): PositionedOpsLike => ({ position, ops: [{ op: 'patch', collection: coll, id: 'm', create: { group: 'g', rank: 0 }, inc: { n: 1, 'by.kind': 2 } }] });
+      await store.applyBatch(p.name, 1, [counter(1), counter(2)], 2);
+      expect(await store.get(coll, 'm')).toMatchObject({ id: 'm', group: 'g', rank: 0, n: 2, by: { kind: 4 } });
+      // As after a crash that lost the checkpoint: the row's position guard skips what it holds already.
+      await store.applyBatch(`${p.name}_lost_checkpoint`, 1, [counter(1), counter(2), counter(3)], 3);
+      expect(await store.get(coll, 'm')).toMatchObject({ group: 'g', n: 3, by: { kind: 6 } });
+      await apply([{ op: 'patch', collection: coll, id: 'plain', inc: { n: 1 } }]);
+      expect(await store.get(coll, 'plain')).toBeUndefined();
     });
 
     it('stores the checkpoint with the batch, and a replayed batch changes nothing', async () => {

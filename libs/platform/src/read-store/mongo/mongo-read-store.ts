@@ -1,7 +1,7 @@
 import { filterToMongo } from './mongo-filter';
 import { assertNever } from '../../kernel/errors';
 import type { ApplyOptions, PositionedOps, ProjectionShape, ProjectionSink } from '../../projections/projection';
-import { Condition, decodePageKey, encodePageKey, FindQuery, getPath, MetadataFilter, Page, ReadDoc, ReadOp, ReadStore } from '../read-store.port';
+import { Condition, cursorOfPageKey, encodePageKey, FindQuery, getPath, MetadataFilter, Page, ReadDoc, ReadOp, ReadStore } from '../read-store.port';
 import { MongoProjectionState } from './mongo-projection-state';
 
 export type MongoFilter = Record<string, unknown>;
@@ -9,7 +9,7 @@ export type MongoFilter = Record<string, unknown>;
 /** The bulk write models the adapters send; a subset of the driver's `AnyBulkWriteOperation`. */
 export type MongoWriteModel =
   | { replaceOne: { filter: MongoFilter; replacement: MongoFilter; upsert: boolean } }
-  | { updateOne: { filter: MongoFilter; update: MongoFilter | MongoFilter[] } }
+  | { updateOne: { filter: MongoFilter; update: MongoFilter | MongoFilter[]; upsert?: boolean } }
   | { deleteOne: { filter: MongoFilter } }
   | { deleteMany: { filter: MongoFilter } };
 
@@ -77,8 +77,11 @@ type Patch = Extract<ReadOp, { op: 'patch' }>;
  * An update pipeline rather than `$set`/`$unset`/`$inc`: its stages run in turn like `applyPatch`, so overlapping
  * paths (`set a`, `unset a.b`) and `inc` on a non-number (counts from 0) behave as on SQLite instead of failing the batch.
  */
-function patchPipeline(op: Pick<Patch, 'set' | 'unset' | 'inc'>, pos: number, seq: number): MongoFilter[] {
+function patchPipeline(op: Pick<Patch, 'set' | 'unset' | 'inc' | 'create'>, pos: number, seq: number): MongoFilter[] {
+  // An upserted document starts as `{_id}` alone: no `_pos` yet tells the creating write from a later one.
+  const created = { $eq: [{ $type: '$_pos' }, 'missing'] };
   return [
+    ...Object.entries(op.create ?? {}).map(([field, value]) => ({ $set: { [field]: { $cond: [created, { $literal: value }, `$${field}`] } } })),
     ...Object.entries(op.set ?? {}).map(([path, value]) => ({ $set: { [path]: { $literal: value } } })),
     ...(op.unset ?? []).map((path) => ({ $unset: path })),
     ...Object.entries(op.inc ?? {}).map(([path, by]) => ({
@@ -96,7 +99,8 @@ function writeModel({ op, pos, seq }: StagedOp): MongoWriteModel {
     case 'put':
       return { replaceOne: { filter: { _id: op.doc.id, ...versionBelow(pos, seq) }, replacement: { _id: op.doc.id, ...op.doc, _pos: pos, _seq: seq }, upsert: true } };
     case 'patch':
-      return { updateOne: { filter: { _id: op.id, ...versionBelow(pos, seq) }, update: patchPipeline(op, pos, seq) } };
+      // With `create`, a document already at this version fails the upsert with E11000, as a guarded put does.
+      return { updateOne: { filter: { _id: op.id, ...versionBelow(pos, seq) }, update: patchPipeline(op, pos, seq), ...(op.create ? { upsert: true } : {}) } };
     case 'delete':
       return { deleteOne: { filter: { _id: op.id, ...versionBelow(pos, seq) } } };
     case 'deleteWhere':
@@ -147,7 +151,7 @@ export class MongoReadStore implements ReadStore, ProjectionSink<ReadOp> {
     const sortField = query.sort?.field ?? 'id';
     const path = mongoPath(sortField);
     const dir = query.sort?.direction === 'desc' ? -1 : 1;
-    const key = query.pageKey ? decodePageKey(query.pageKey) : undefined;
+    const key = cursorOfPageKey(query.pageKey);
     const filter = and(where, key ? cursorFilter(path, dir, key) : {});
     const sort: Record<string, 1 | -1> = path === '_id' ? { _id: dir } : { [path]: dir, _id: dir };
     const rows = await coll.find(filter, { sort, limit: query.limit + 1 }).toArray();

@@ -142,6 +142,33 @@ describe('MongoReadStore at the driver boundary', () => {
     expect(await store.checkpoint('p', 2)).toBe(0);
   });
 
+  it('upserts a patch with `create`, its fields set only on the document it creates; E11000 (already newer) is applied', async () => {
+    const { db, store } = setup();
+    const items = db.collection('rm_items_g1');
+    const counter: ReadOp = { op: 'patch', collection: 'items', id: 'm', create: { family: 'query', minute: 60 }, inc: { 'v.count': 1 } };
+    await store.applyBatch('p', 1, [batch(4, counter)], 4);
+    const created = { $eq: [{ $type: '$_pos' }, 'missing'] };
+    expect(db.calls('bulkWrite', 'rm_items_g1')[0][0]).toEqual([
+      {
+        updateOne: {
+          filter: { _id: 'm', ...guard(4, 0) },
+          update: [
+            { $set: { family: { $cond: [created, { $literal: 'query' }, '$family'] } } },
+            { $set: { minute: { $cond: [created, { $literal: 60 }, '$minute'] } } },
+            { $set: { 'v.count': { $add: [{ $cond: [{ $isNumber: '$v.count' }, '$v.count', 0] }, 1] } } },
+            { $set: { _pos: 4, _seq: 0 } },
+          ],
+          upsert: true,
+        },
+      },
+    ]);
+    // Replayed after a lost checkpoint: the guard fails, the upsert meets the existing _id, and the row is already past it.
+    items.bulkErrors.push(bulkError(11000, 0));
+    items.answer = (f) => (f._id === 'm' ? { _id: 'm' } : null);
+    await store.applyBatch('p_lost_checkpoint', 1, [batch(4, counter)], 4);
+    expect(await store.checkpoint('p_lost_checkpoint', 1)).toBe(4);
+  });
+
   it('treats E11000 on a put whose document is already newer as applied, and resumes after it', async () => {
     const { db, store } = setup();
     const items = db.collection('rm_items_g1');

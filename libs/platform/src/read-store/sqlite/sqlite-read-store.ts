@@ -7,7 +7,7 @@ import { SqliteDatabase } from '../../sqlite/sqlite-database';
 import { SqliteProjectionState } from '../../sqlite/sqlite-projection-state';
 import {
   Condition,
-  decodePageKey,
+  cursorOfPageKey,
   encodePageKey,
   FindQuery,
   getPath,
@@ -100,7 +100,7 @@ export class SqliteReadStore implements ReadStore, ProjectionSink<ReadOp> {
     const sortCol = sortField === 'id' ? 'id' : jsonPath(sortField);
     const params = [...where.params];
     let cursor = '';
-    const key = query.pageKey ? decodePageKey(query.pageKey) : undefined;
+    const key = cursorOfPageKey(query.pageKey);
     if (key) {
       const cmp = desc ? '<' : '>';
       if (sortField === 'id') {
@@ -280,6 +280,7 @@ class PendingWrites {
       }
       case 'patch': {
         const e = this.entry(op.collection, op.id);
+        if (!e.row && op.create) e.row = { doc: { ...op.create, id: op.id }, pos: 0 };
         if (!e.row || (guarded && e.row.pos >= position)) return;
         e.row = { doc: applyPatch(e.row.doc, op), pos: Math.max(position, e.row.pos) };
         e.dirty = true;

@@ -2,12 +2,15 @@
 // protocol, the memory watch, the kill) shares one set of per-process state; the budget and the boundary are apart
 // (lambda-budget.ts, os-boundary.ts).
 import { ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { SERVICE_CONFIG, ServiceConfig, unavailable } from '@lib/platform';
 import { CallLease, LambdaBudgetError, LambdaSlots, runningLambda } from './lambda-budget';
 import { OsBoundary, resolveOsBoundary, SandboxUnavailable } from './os-boundary';
+import { SnapshotFile } from './snapshot-file';
 import type { ArtifactAnswer, HostAnswer, LambdaJob, LambdaOutcome, LambdaRunner } from '../../application/lambda-runner.port';
 
 export type { ArtifactAnswer, HostAnswer, LambdaJob, LambdaOutcome, LambdaToolSpec } from '../../application/lambda-runner.port';
@@ -38,7 +41,8 @@ interface Sandbox {
 @Injectable()
 export class LambdaSandbox implements LambdaRunner, OnModuleDestroy {
   private readonly warm: Sandbox[] = [];
-  private warming = 0;
+  /** Started for the warm pool, not ready yet: a call that finds no warm sandbox takes one of these first. */
+  private readonly warming: Sandbox[] = [];
   private used = false;
   private closed = false;
   private readonly slots: LambdaSlots;
@@ -50,11 +54,14 @@ export class LambdaSandbox implements LambdaRunner, OnModuleDestroy {
   /** Pyodide's memory after load (Base64), made once by a process that never runs caller code; null: failed. */
   private snapshot: Buffer | null | undefined;
   private snapshotting = false;
+  /** The snapshot kept in DATA_DIR across restarts (none without a data directory). */
+  private readonly snapshotFile: SnapshotFile | undefined;
 
   private readonly log = new Logger('lambda-sandbox');
 
   constructor(@Inject(SERVICE_CONFIG) private readonly config: ServiceConfig) {
     this.slots = new LambdaSlots(config.lambdaMaxSandboxes, config.lambdaMaxSandboxesPerPrincipal ?? config.lambdaMaxSandboxes);
+    this.snapshotFile = config.dataDir ? new SnapshotFile(join(config.dataDir, 'lambda'), snapshotKey()) : undefined;
   }
 
   onModuleDestroy(): void {
@@ -62,6 +69,24 @@ export class LambdaSandbox implements LambdaRunner, OnModuleDestroy {
     for (const child of this.all) this.kill(child);
     this.all.clear();
     this.warm.length = 0;
+    this.warming.length = 0;
+  }
+
+  /**
+   * Gets lambdas ready before a request needs them (the service's start, when lambdas exist): the OS boundary's probe,
+   * the start snapshot (from DATA_DIR when kept there) and `LAMBDA_WARM_SANDBOXES` warm sandboxes. An unavailable
+   * boundary is logged once, as at first use.
+   */
+  async prepare(): Promise<void> {
+    if (this.closed || this.config.lambdaWarmSandboxes < 1) return;
+    try {
+      await this.osBoundary();
+    } catch {
+      return;
+    }
+    this.used = true;
+    this.makeSnapshot();
+    this.refill();
   }
 
   /** The OS boundary every sandbox starts under, checked once by a probe; rejects (`SandboxUnavailable`) saying what the operator must provide. */
@@ -172,8 +197,10 @@ export class LambdaSandbox implements LambdaRunner, OnModuleDestroy {
   private async execute(job: LambdaJob, lease: CallLease, height: number): Promise<LambdaOutcome> {
     this.used = true;
     this.makeSnapshot();
+    // A warm sandbox, else one already starting for the pool (it is further along than a new one would be, and a
+    // second start would take the cores from it), else a new one.
     const taken = this.warm.shift();
-    const sandbox = taken ?? this.start();
+    const sandbox = taken ?? this.warming.shift() ?? this.start();
     this.refill();
     const empty = { validation: { status: 'invalid' as const, errors: [] as string[] }, input_schema: null, output_schema: null, memory_used_mb: 0, cold: !taken };
     const started = Date.now();
@@ -250,17 +277,18 @@ export class LambdaSandbox implements LambdaRunner, OnModuleDestroy {
   /** Keeps `LAMBDA_WARM_SANDBOXES` started once lambdas have been used. */
   private refill(): void {
     if (!this.used || this.closed) return;
-    while (this.warm.length + this.warming < this.config.lambdaWarmSandboxes) {
+    while (this.warm.length + this.warming.length < this.config.lambdaWarmSandboxes) {
       const sandbox = this.start();
-      this.warming++;
+      this.warming.push(sandbox);
+      const settle = (ok: boolean) => {
+        const i = this.warming.indexOf(sandbox);
+        if (i < 0) return; // Taken by a call while it started.
+        this.warming.splice(i, 1);
+        if (ok && !this.closed && sandbox.child.exitCode === null) this.warm.push(sandbox);
+      };
       sandbox.ready.then(
-        () => {
-          this.warming--;
-          if (!this.closed && sandbox.child.exitCode === null) this.warm.push(sandbox);
-        },
-        () => {
-          this.warming--;
-        },
+        () => settle(true),
+        () => settle(false),
       );
     }
   }
@@ -289,9 +317,17 @@ export class LambdaSandbox implements LambdaRunner, OnModuleDestroy {
     return child;
   }
 
-  /** Makes the start snapshot once, in the background; sandboxes started before it is ready load in full. */
+  /**
+   * Makes the start snapshot once, in the background, or reads the one kept in DATA_DIR by an earlier start of the
+   * same Pyodide, runtime and Node; sandboxes started before it is ready load in full.
+   */
   private makeSnapshot(): void {
     if (this.snapshot !== undefined || this.snapshotting || this.closed) return;
+    const kept = this.snapshotFile?.read();
+    if (kept) {
+      this.snapshot = kept;
+      return;
+    }
     this.snapshotting = true;
     const child = this.spawnSandbox('snapshot');
     const timer = setTimeout(() => this.kill(child), START_TIMEOUT_MS);
@@ -308,6 +344,7 @@ export class LambdaSandbox implements LambdaRunner, OnModuleDestroy {
       clearTimeout(timer);
       this.snapshot = data;
       this.snapshotting = false;
+      if (data) this.snapshotFile?.write(data, (e) => this.log.warn(`the lambda start snapshot could not be kept in DATA_DIR: ${e.message}`));
       if (data === null) this.log.warn('lambda sandboxes load Pyodide in full: its start snapshot could not be made');
     })();
   }
@@ -349,6 +386,13 @@ export class LambdaSandbox implements LambdaRunner, OnModuleDestroy {
     ready.catch(() => undefined);
     return { child, ready, lines };
   }
+}
+
+/** What a snapshot depends on: Pyodide's version, the runtime the sandbox loads, and Node's version. */
+function snapshotKey(): string {
+  const hash = createHash('sha256').update(process.version);
+  for (const file of [join(dirname(PYODIDE_MJS), 'package.json'), join(RUNTIME_DIR, 'sandbox.mjs'), join(RUNTIME_DIR, 'lambda_runtime.py')]) hash.update(readFileSync(file));
+  return hash.digest('hex').slice(0, 16);
 }
 
 function write(child: ChildProcess, message: Record<string, unknown>): void {

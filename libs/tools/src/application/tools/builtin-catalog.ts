@@ -1,10 +1,9 @@
 import type { ToolConfig } from '../../domain/tool-config';
+import { REFERENCE_TOOL_TYPES } from '../../domain/tool-types';
 import type { ToolRegistry } from './tool.port';
 
 export const builtinToolId = (type: string): string => `tol_builtin_${type}`;
 
-/** The types of the reference's `Tool` (its discriminator). A built-in tool of another type is listed as `dynamic_vectara`. */
-const REFERENCE_TOOL_TYPES: ReadonlySet<string> = new Set(['dynamic_vectara', 'mcp', 'corpora_search', 'web_search', 'web_get', 'lambda', 'sub_agent', 'artifact_create', 'artifact_read', 'artifact_grep', 'image_read', 'document_conversion', 'get_document_text', 'client']);
 
 /**
  * The type `/v2/tools` lists a built-in tool under: its own when the reference's `Tool` has it, else `dynamic_vectara`,

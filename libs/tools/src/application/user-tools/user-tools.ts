@@ -1,5 +1,5 @@
 import Ajv from 'ajv';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { CommandContext, conflict, findMatching, invalid, notFound, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId, linearRegExp } from '@lib/platform';
 import { LambdaOutcome, LambdaRunner } from '../lambda-runner.port';
 import { ToolConfig, toolProblems } from '../../domain/tool-config';
@@ -38,7 +38,7 @@ export interface TestContext {
 
 /** User-defined tools at `/v2/tools`: Python lambdas, checked in the sandbox before they are stored. */
 @Injectable()
-export class UserTools {
+export class UserTools implements OnApplicationBootstrap {
   constructor(
     private readonly streams: StreamWriter,
     @Inject(READ_STORE) private readonly reads: ReadStore,
@@ -50,6 +50,17 @@ export class UserTools {
     private readonly caller: ToolCaller,
     private readonly users: ToolUsers,
   ) {}
+
+  /**
+   * Where lambdas exist, their sandboxes are got ready at start (probe, snapshot, warm pool) rather than by the
+   * first request that needs one: the first create, test or call after a restart took seconds.
+   */
+  onApplicationBootstrap(): void {
+    void this.reads.find(USER_TOOLS, { where: [{ field: 'type', op: 'eq', value: 'lambda' }], limit: 1 }).then(
+      (page) => (page.items.length ? this.sandbox.prepare() : undefined),
+      () => undefined,
+    );
+  }
 
   private shared = (id: string): SharedConfiguration => ({ kind: 'user_tool', id, label: `Tool "${id}"` });
 
@@ -193,7 +204,7 @@ export class UserTools {
     const outcome = await this.runTest(settings, input, timeoutSeconds, context, ctx);
     const run = outcome.execution;
     if (!run || !run.success) return { type: 'error', error: run?.error ?? { message: outcome.validation.errors.join('; ') }, latency_millis: run?.latency_millis ?? 0, memory_used_mb: outcome.memory_used_mb };
-    return { type: 'success', output: run.output, latency_millis: run.latency_millis, memory_used_mb: outcome.memory_used_mb, validation_results: schemaResults(settings.input_schema, settings.output_schema, input, run.output) };
+    return { type: 'success', output: asToolOutput(run.output), latency_millis: run.latency_millis, memory_used_mb: outcome.memory_used_mb, validation_results: schemaResults(settings.input_schema, settings.output_schema, input, run.output) };
   }
 
   /** `POST /v2/tools/test`: validation, the discovered schemas, and (when valid) the run on `test_input`. */
@@ -211,7 +222,7 @@ export class UserTools {
         ? {
             execution: {
               success: run.success,
-              ...(run.success ? { output: run.output } : { error: run.error }),
+              ...(run.success ? { output: asToolOutput(run.output) } : { error: run.error }),
               latency_millis: run.latency_millis,
               memory_used_mb: outcome.memory_used_mb,
               ...(run.success && outcome.input_schema ? { validation_results: schemaResults(outcome.input_schema, outcome.output_schema ?? undefined, req.test_input, run.output) } : {}),
@@ -264,6 +275,15 @@ export class UserTools {
     const first = Object.entries(problems)[0];
     if (first) throw invalid('request.invalid', `Invalid ${first[0]}: ${first[1]}`, problems);
   }
+}
+
+/**
+ * A test run's `output` as the model gets it (lambda.ts resultOf): the returned object, or any other value as
+ * `{"result": value}` (the reference's `output` is an object; a lambda returning `-> int` answered a bare 42).
+ * `validation_results` still checks the value the code returned against its discovered output schema.
+ */
+function asToolOutput(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : { result: value };
 }
 
 /** A client tool's schemas must be JSON Schemas (ajv compiles them), or the 400 says which and why. */

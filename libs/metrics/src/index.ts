@@ -1,0 +1,3 @@
+export * from './read-models';
+export * from './application/metric-queries';
+export * from './metrics.module';
