@@ -32,6 +32,10 @@ export const REFERENCE_DEVIATIONS: readonly Allowed[] = [
       ['updatePipeline', 'the pipeline changed while the update was prepared'],
     ] as const
   ).map(([operation, reason]) => ({ operation, statuses: [409], reason: `a conflict with the current state: ${reason}` })),
+  { operation: 'deleteTool', statuses: [409], reason: 'a tool an agent uses is not deleted (409 naming the agents)' },
+  { operation: 'deleteToolServer', statuses: [409], reason: 'a tool server whose tools an agent uses is not deleted (409 naming the agents)' },
+  { operation: 'syncToolServer', statuses: [502], reason: 'the MCP server cannot be reached, refuses the token or is refused by the outbound policy; the listed 403 and 404 would blame the caller' },
+  ...['listMetrics', 'getMetric'].map((operation) => ({ operation, statuses: [403], reason: 'a credential without a metrics-reading role is refused; the listings omit 403' })),
   ...['deleteAgentEvent', 'hideAgentEvent', 'unhideAgentEvent', 'listAgentScheduleExecutions'].map((operation) => ({
     operation,
     statuses: [403],

@@ -79,6 +79,7 @@ export class ToolServersController {
     return this.servers.update(id, input(validateBody(UpdateToolServerDto, body)), caller, ctx);
   }
 
+  @OpenApi({ statuses: [409] })
   @Delete('tool_servers/:tool_server_id')
   @Policy('tool_config.manage')
   @HttpCode(204)
@@ -86,6 +87,7 @@ export class ToolServersController {
     await this.servers.remove(id, caller, ctx);
   }
 
+  @OpenApi({ statuses: [502] })
   @Post('tool_servers/:tool_server_id/sync')
   @Policy('tool_config.manage')
   @HttpCode(204)

@@ -137,6 +137,7 @@ export class ToolsController {
     return this.tools.update(id, isClient(body) ? ({ ...validateBody(UpdateClientToolDto, body) } as LambdaToolInput) : { ...input(validateBody(UpdateLambdaToolDto, body)), type: 'lambda' }, caller, ctx);
   }
 
+  @OpenApi({ statuses: [409] })
   @Delete(':tool_id')
   @HttpCode(204)
   @Policy('tool_config.manage')

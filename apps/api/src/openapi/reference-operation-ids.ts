@@ -180,4 +180,6 @@ export const REFERENCE_OPERATION_IDS: Readonly<Record<string, string>> = {
   'DELETE /v2/instructions/{instruction_id}': 'deleteInstruction',
   'POST /v2/instructions/{instruction_id}/test': 'testInstruction',
   'DELETE /v2/instructions/{instruction_id}/versions/{version}': 'deleteInstructionVersion',
+  'GET /v2/metrics': 'listMetrics',
+  'GET /v2/metrics/{metric_name}': 'getMetric',
 };
