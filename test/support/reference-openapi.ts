@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import Ajv, { ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { load } from 'js-yaml';
+import { isDeviation } from './reference-deviations';
 
 /**
  * The reference API's OpenAPI document, read from the shared file (never copied), and a validator of a response
@@ -98,7 +99,7 @@ export class ReferenceOpenApi {
     const response = this.doc.paths[op.path][op.method.toLowerCase()].responses?.[String(status)];
     if (!response) {
       // A status the spec or a standard requires where the reference lists none: the body is still the reference's Error.
-      if (deviation(operationId, status)) return this.errorsOf(`Error`, { $ref: '#/components/schemas/Error' }, body, ['messages', 'request_id']);
+      if (status >= 400 && deviation(operationId, status)) return this.errorsOf(`Error`, { $ref: '#/components/schemas/Error' }, body, ['messages', 'request_id']);
       return [`status ${status} is not listed by the reference (it lists ${op.statuses.join(', ')})`];
     }
     const json = response.content?.['application/json'];
@@ -200,20 +201,8 @@ export class ReferenceOpenApi {
   }
 }
 
-/**
- * Statuses the reference does not list for an operation but that the service answers on purpose, each for a
- * reason a client of the reference meets anyway:
- * - 401 on every operation: the reference lists no 401 anywhere, yet every request without valid credentials gets
- *   one (its body is the reference's Error).
- * - 400 on the few operations whose listing omits it (updateChatTurn, …): a malformed body or parameter is refused
- *   the same way everywhere.
- * - getApiKey 404: the spec (Authentication 4, Errors 3) answers another user's personal key, or none, with 404.
- * - getOAuthToken 400/401: RFC 6749 §5.2 (invalid_request, invalid_client); the reference lists only 200.
- * - evaluateFactualConsistency 503: no scorer is configured on this service; none of the listed statuses (400 bad
- *   body, 403, 422 unsupported language) says that, and a 4xx would blame a request that is fine.
- */
-const DEVIATIONS: Record<string, number[]> = { '*': [400, 401], getApiKey: [404], getOAuthToken: [400, 401], evaluateFactualConsistency: [503] };
-const deviation = (operationId: string, status: number) => DEVIATIONS['*'].includes(status) || (DEVIATIONS[operationId] ?? []).includes(status);
+/** Statuses the service answers on purpose where the reference lists none: the one list, reference-deviations.ts. */
+const deviation = isDeviation;
 
 /**
  * `#/components/…` inside an operation's schema points into the registered document. A `oneOf` with a

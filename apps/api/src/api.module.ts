@@ -86,6 +86,7 @@ import { EncodersController } from './encoders/encoders.controller';
 import { GenerationPresetsController } from './generation/generation-presets.controller';
 import { RerankersController } from './corpora/rerankers.controller';
 import { HallucinationCorrectorsController } from './llms/hallucination-correctors.controller';
+import { OPENAPI_CONTROLLERS, OpenApiController } from './openapi/openapi.controller';
 import { INFRASTRUCTURE } from './tokens';
 
 export interface ApiModuleOptions {
@@ -195,6 +196,7 @@ export const API_CONTROLLERS = [
   MetricsController,
   InstructionsController,
   WebhooksController,
+  OpenApiController,
 ];
 
 /** What an agent's configurers may do now (libs/agents' CapabilityLookup port): the auth module's authenticator. */
@@ -241,6 +243,7 @@ export class ApiModule {
         { provide: APP_FILTER, useValue: new ErrorFilter(options.log, drainBounds(options.config.requestBodyTimeoutMs)) },
         { provide: APP_PIPE, useClass: SingleQueryParams },
         A2aServer,
+        { provide: OPENAPI_CONTROLLERS, useValue: API_CONTROLLERS },
         { provide: AuthFailures, useValue: new AuthFailures(options.infra.rateLimits('auth_failures', options.config.authFailuresPerMinute, 60)) },
         { provide: RequestBodies, useValue: new RequestBodies(bodyLimits(options.config)) },
         { provide: WebhookLimits, useFactory: (failures: AuthFailures) => new WebhookLimits(options.infra.rateLimits('connector_webhook', options.config.rateLimitPerConnectorPerMinute, 60), failures), inject: [AuthFailures] },

@@ -5,6 +5,7 @@ import { A2aServer } from './a2a-server';
 import { Ctx } from '../http/command-context';
 import { BodyLimit } from '../http/body-limit';
 import { Policy } from '../http/policy';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 /**
  * The agent-to-agent protocol per agent (docs/a2a.md) under `/v2/agents/{agent_key}/a2a`: the agent cards (v0.3 at
@@ -42,6 +43,7 @@ export class A2aController {
     return this.forward(agentKey, 'card-v1', req, res, ctx);
   }
 
+  @OpenApi({ freeBody: true, status: 200 })
   @Post('message\\:send')
   @BodyLimit(50) // a message's parts, files included
   @Policy('agent.use')
@@ -49,6 +51,7 @@ export class A2aController {
     return this.forward(agentKey, 'rest', req, res, ctx);
   }
 
+  @OpenApi({ freeBody: true, stream: true, status: 200 })
   @Post('message\\:stream')
   @BodyLimit(50) // a message's parts, files included
   @Policy('agent.use')
@@ -68,24 +71,28 @@ export class A2aController {
     return this.forward(agentKey, 'rest', req, res, ctx);
   }
 
+  @OpenApi({ freeBody: true, status: 200 })
   @Post('tasks/:task_id\\:cancel')
   @Policy('agent.use')
   cancel(@Param('agent_key') agentKey: string, @Req() req: Request, @Res() res: Response, @Ctx() ctx: CommandContext) {
     return this.forward(agentKey, 'rest', req, res, ctx);
   }
 
+  @OpenApi({ freeBody: true, stream: true, status: 200 })
   @Post('tasks/:task_id\\:subscribe')
   @Policy('agent.use')
   subscribePost(@Param('agent_key') agentKey: string, @Req() req: Request, @Res() res: Response, @Ctx() ctx: CommandContext) {
     return this.forward(agentKey, 'rest', req, res, ctx);
   }
 
+  @OpenApi({ stream: true })
   @Get('tasks/:task_id\\:subscribe')
   @Policy('agent.use')
   subscribe(@Param('agent_key') agentKey: string, @Req() req: Request, @Res() res: Response, @Ctx() ctx: CommandContext) {
     return this.forward(agentKey, 'rest', req, res, ctx);
   }
 
+  @OpenApi({ freeBody: true, status: 200 })
   @Post('v1/message\\:send')
   @BodyLimit(50) // a message's parts, files included
   @Policy('agent.use')
@@ -93,6 +100,7 @@ export class A2aController {
     return this.forward(agentKey, 'rest', req, res, ctx);
   }
 
+  @OpenApi({ freeBody: true, stream: true, status: 200 })
   @Post('v1/message\\:stream')
   @BodyLimit(50) // a message's parts, files included
   @Policy('agent.use')
@@ -106,18 +114,21 @@ export class A2aController {
     return this.forward(agentKey, 'rest', req, res, ctx);
   }
 
+  @OpenApi({ freeBody: true, status: 200 })
   @Post('v1/tasks/:task_id\\:cancel')
   @Policy('agent.use')
   cancelV03(@Param('agent_key') agentKey: string, @Req() req: Request, @Res() res: Response, @Ctx() ctx: CommandContext) {
     return this.forward(agentKey, 'rest', req, res, ctx);
   }
 
+  @OpenApi({ freeBody: true, stream: true, status: 200 })
   @Post('v1/tasks/:task_id\\:subscribe')
   @Policy('agent.use')
   subscribeV03Post(@Param('agent_key') agentKey: string, @Req() req: Request, @Res() res: Response, @Ctx() ctx: CommandContext) {
     return this.forward(agentKey, 'rest', req, res, ctx);
   }
 
+  @OpenApi({ stream: true })
   @Get('v1/tasks/:task_id\\:subscribe')
   @Policy('agent.use')
   subscribeV03(@Param('agent_key') agentKey: string, @Req() req: Request, @Res() res: Response, @Ctx() ctx: CommandContext) {

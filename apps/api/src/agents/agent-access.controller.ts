@@ -8,17 +8,18 @@ import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 class SecretsDto {
   @IsObject() secrets!: Record<string, string | null>;
 }
 
-class CorpusRoleDto {
+class IdentityCorpusRoleDto {
   @IsString() @MinLength(1) @MaxLength(100) corpus_key!: string;
   @IsIn(CORPUS_ROLES) role!: string;
 }
 
-class AgentRoleDto {
+class IdentityAgentRoleDto {
   @IsString() @MinLength(1) @MaxLength(50) agent_key!: string;
   @IsIn(AGENT_ROLES) role!: string;
 }
@@ -26,8 +27,8 @@ class AgentRoleDto {
 class IdentityDto {
   @IsOptional() @IsIn(['auto', 'manual']) mode?: 'auto' | 'manual';
   @IsOptional() @IsArray() @IsIn(API_ROLES, { each: true }) api_roles?: string[];
-  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => CorpusRoleDto) corpus_roles?: CorpusRoleDto[];
-  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => AgentRoleDto) agent_roles?: AgentRoleDto[];
+  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => IdentityCorpusRoleDto) corpus_roles?: IdentityCorpusRoleDto[];
+  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => IdentityAgentRoleDto) agent_roles?: IdentityAgentRoleDto[];
 }
 
 /** An agent's secrets (owner, administrator, agent_administrator only) and its identity. */
@@ -44,6 +45,7 @@ export class AgentAccessController {
     return { secrets: await this.secrets.names(key) };
   }
 
+  @OpenApi({ body: SecretsDto })
   @Put('secrets')
   @Policy('agent.administer')
   async replaceSecrets(@Param('agent_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
@@ -51,6 +53,7 @@ export class AgentAccessController {
     return { secrets: await this.secrets.change(key, (body as SecretsDto).secrets ?? dto.secrets, 'replace', ctx) };
   }
 
+  @OpenApi({ body: SecretsDto })
   @Patch('secrets')
   @Policy('agent.administer')
   async patchSecrets(@Param('agent_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
@@ -64,6 +67,7 @@ export class AgentAccessController {
     return this.identities.get(key);
   }
 
+  @OpenApi({ body: IdentityDto })
   @Patch('identity')
   @Policy('agent.administer')
   async patchIdentity(@Param('agent_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {

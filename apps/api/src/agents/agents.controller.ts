@@ -12,6 +12,7 @@ import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
 import { statusFor } from '../http/write-status';
 import { CreateAgentDto, UpdateAgentDto } from './agents.dto';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 /** `/v2/agents`: create, list, get, update (merge), replace, delete. */
 @Controller('v2/agents')
@@ -21,6 +22,7 @@ export class AgentsController {
     private readonly queries: QueryBus,
   ) {}
 
+  @OpenApi({ body: CreateAgentDto, statuses: [202] })
   @Post()
   @Policy('agent.create')
   async create(@Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -47,6 +49,7 @@ export class AgentsController {
     return this.queries.execute(new GetAgent(key));
   }
 
+  @OpenApi({ body: UpdateAgentDto, statuses: [202] })
   @Patch(':agent_key')
   @Policy('agent.develop')
   async update(@Param('agent_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -54,6 +57,7 @@ export class AgentsController {
     return this.answer(await this.commands.execute(new UpdateAgent(key, { patch: withDynamicTools(body) as Record<string, unknown> }, caller, ctx)), 200, res);
   }
 
+  @OpenApi({ body: CreateAgentDto, statuses: [202] })
   @Put(':agent_key')
   @Policy('agent.administer')
   async replace(@Param('agent_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -62,6 +66,7 @@ export class AgentsController {
     return this.answer(await this.commands.execute(new UpdateAgent(key, { replacement }, caller, ctx)), 200, res);
   }
 
+  @OpenApi({ statuses: [202] })
   @Delete(':agent_key')
   @Policy('agent.administer')
   @HttpCode(204)

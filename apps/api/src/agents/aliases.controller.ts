@@ -14,6 +14,7 @@ import { validateBody } from '../http/validation';
 import { KEY_PATTERN } from './agents.dto';
 import { SessionsController } from './sessions.controller';
 import { CreateSessionDto } from './sessions.dto';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 class UpdateAliasDto {
   @IsOptional() @IsString() @MinLength(1) @MaxLength(100) name?: string;
@@ -61,6 +62,7 @@ export class AliasesController {
     return agentKey;
   }
 
+  @OpenApi({ body: CreateAliasDto })
   @Post()
   @Policy('alias.develop')
   async create(@Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -81,12 +83,14 @@ export class AliasesController {
     return this.aliases.get(key);
   }
 
+  @OpenApi({ body: UpdateAliasDto })
   @Patch(':alias_key')
   @Policy('alias.develop')
   async update(@Param('alias_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {
     return this.aliases.update(key, { ...validateBody(UpdateAliasDto, body) } as AliasInput, caller, ctx);
   }
 
+  @OpenApi({ body: ReplacePolicyDto })
   @Put(':alias_key/policy')
   @Policy('alias.administer')
   async replacePolicy(@Param('alias_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {
@@ -101,6 +105,7 @@ export class AliasesController {
   }
 
   /** Routed once here; the caller needs `agent.use` on the agent the policy picks (403 naming it otherwise). */
+  @OpenApi({ body: CreateSessionDto, statuses: [409] })
   @Post(':alias_key/sessions')
   @Policy('alias.use')
   async createSession(@Param('alias_key') aliasKey: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -126,6 +131,7 @@ export class AliasesController {
     return this.inner.get(await this.agentOf(aliasKey, key, caller, ['agent.use', 'agent.view']), key, asOf);
   }
 
+  @OpenApi({ like: [SessionsController, 'update'] })
   @Patch(':alias_key/sessions/:session_key')
   @Policy('alias.session_develop')
   async updateSession(@Param('alias_key') aliasKey: string, @Param('session_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {
@@ -139,6 +145,7 @@ export class AliasesController {
     await this.inner.remove(await this.agentOf(aliasKey, key, caller, ['agent.develop']), key, ctx);
   }
 
+  @OpenApi({ like: [SessionsController, 'input'] })
   @Post(':alias_key/sessions/:session_key/events')
   @BodyLimit(50) // up to 100 messages of 1,000,000 characters
   @Policy('alias.use')
@@ -159,6 +166,7 @@ export class AliasesController {
   }
 
   /** The session's stream, re-attachable to a running turn (as on the agent's route; docs/agents.md). */
+  @OpenApi({ stream: true })
   @Get(':alias_key/sessions/:session_key/stream')
   @Policy('alias.read')
   async stream(@Param('alias_key') aliasKey: string, @Param('session_key') key: string, @Caller() caller: Principal, @Query('until') until: string | undefined, @Req() req: Request, @Res() res: Response) {

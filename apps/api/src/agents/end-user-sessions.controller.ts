@@ -16,6 +16,7 @@ import { validateBody, validationError } from '../http/validation';
 import { KEY_PATTERN } from './agents.dto';
 import { agentInputs, misplacedInputFields, ToolApprovalDto } from './sessions.dto';
 import { END_FRAME, followSession, sseSink, StreamView } from './session-sse';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 class EndUserSessionDto {
   @IsOptional() @IsString() @MinLength(1) @MaxLength(50) @Matches(KEY_PATTERN, { message: 'key may hold only letters, digits, underscores and hyphens' }) key?: string;
@@ -74,6 +75,7 @@ export class EndUserSessionsController {
    * Only the metadata fields the alias's policy declares (`end_user_metadata`); `end_user` is written from the
    * credential over anything sent there, so routing may partition on `get('$.session.metadata.end_user.id')`.
    */
+  @OpenApi({ body: EndUserSessionDto, statuses: [409] })
   @Post()
   @Policy('alias.end_user')
   async create(@Param('alias_key') aliasKey: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -117,6 +119,7 @@ export class EndUserSessionsController {
   }
 
   /** A message from the end user; the answer comes back as the conversation's events (or streamed). */
+  @OpenApi({ body: [EndUserInputDto, ToolApprovalDto], stream: true, status: 201, statuses: [409] })
   @Post(':session_key/events')
   @BodyLimit(50) // up to 20 messages of 100,000 characters
   @Policy('alias.end_user')
@@ -154,6 +157,7 @@ export class EndUserSessionsController {
    * rest live (`Last-Event-ID`, `until=turn_end`: docs/agents.md). Only what the events route shows, and the
    * answer's pieces.
    */
+  @OpenApi({ stream: true })
   @Get(':session_key/stream')
   @Policy('alias.end_user')
   async stream(@Param('alias_key') aliasKey: string, @Param('session_key') key: string, @Caller() caller: Principal, @Query('until') until: string | undefined, @Req() req: Request, @Res() res: Response) {

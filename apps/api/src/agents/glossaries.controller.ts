@@ -8,6 +8,7 @@ import { Ctx } from '../http/command-context';
 import { BodyLimit } from '../http/body-limit';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 const KEY = /^[a-zA-Z0-9_=\-]+$/;
 
@@ -35,6 +36,7 @@ class DeleteEntriesDto {
 export class GlossariesController {
   constructor(private readonly glossaries: Glossaries) {}
 
+  @OpenApi({ body: CreateGlossaryDto })
   @Post()
   @Policy('glossary.manage')
   async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -56,6 +58,7 @@ export class GlossariesController {
     return this.glossaries.get(key);
   }
 
+  @OpenApi({ body: UpdateGlossaryDto })
   @Patch(':glossary_key')
   @Policy('glossary.manage')
   async update(@Param('glossary_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
@@ -69,6 +72,7 @@ export class GlossariesController {
     await this.glossaries.remove(key, ctx);
   }
 
+  @OpenApi({ body: UpsertEntriesDto })
   @Post(':glossary_key/entries')
   @BodyLimit(50) // up to 100,000 terms a list
   @Policy('glossary.manage')
@@ -83,6 +87,7 @@ export class GlossariesController {
     return this.glossaries.entries(key, pageLimit(limit, 100, 1000), pageKey);
   }
 
+  @OpenApi({ body: DeleteEntriesDto })
   @Delete(':glossary_key/entries')
   @Policy('glossary.manage')
   @HttpCode(204)

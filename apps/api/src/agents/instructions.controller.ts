@@ -11,6 +11,7 @@ import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
 import { statusFor } from '../http/write-status';
 import { CreateInstructionDto, TestInstructionDto, UpdateInstructionDto } from './instructions.dto';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 /** A version number from the path or the query: an integer from 1. */
 function versionOf(raw: string | undefined): number | undefined {
@@ -28,6 +29,7 @@ export class InstructionsController {
     private readonly queries: QueryBus,
   ) {}
 
+  @OpenApi({ body: CreateInstructionDto, statuses: [202, 409] })
   @Post()
   @Policy('instruction.manage')
   async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -52,6 +54,7 @@ export class InstructionsController {
     return this.queries.execute(new GetInstruction(id, versionOf(version)));
   }
 
+  @OpenApi({ body: UpdateInstructionDto, statuses: [202] })
   @Patch(':instruction_id')
   @Policy('instruction.manage')
   async update(@Param('instruction_id') id: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -60,6 +63,7 @@ export class InstructionsController {
     return this.answer(await this.commands.execute(new UpdateInstruction(id, change, caller, ctx)), 200, res);
   }
 
+  @OpenApi({ statuses: [202, 409] })
   @Delete(':instruction_id')
   @Policy('instruction.manage')
   @HttpCode(204)
@@ -68,6 +72,7 @@ export class InstructionsController {
   }
 
   /** A POST that changes nothing; the reference gives it the roles that manage instructions. */
+  @OpenApi({ body: TestInstructionDto })
   @Post(':instruction_id/test')
   @Policy('instruction.manage')
   @HttpCode(200)
@@ -76,6 +81,7 @@ export class InstructionsController {
     return this.queries.execute(new TestInstruction(id, versionOf(version), dto.context ?? {}, dto.tools ?? []));
   }
 
+  @OpenApi({ statuses: [202, 409] })
   @Delete(':instruction_id/versions/:version')
   @Policy('instruction.manage')
   @HttpCode(204)

@@ -9,6 +9,7 @@ import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
 import { KEY_PATTERN } from './agents.dto';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 class ScheduleMessageDto {
   @IsIn(['text'], { message: 'type must be text' }) type!: 'text';
@@ -45,6 +46,7 @@ class CreateScheduleDto {
 export class SchedulesController {
   constructor(private readonly schedules: Schedules) {}
 
+  @OpenApi({ body: CreateScheduleDto, statuses: [409] })
   @Post()
   @Policy('agent.develop')
   async create(@Param('agent_key') agentKey: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -65,6 +67,7 @@ export class SchedulesController {
     return this.schedules.get(agentKey, key);
   }
 
+  @OpenApi({ body: UpdateScheduleDto })
   @Patch(':schedule_key')
   @Policy('agent.develop')
   async update(@Param('agent_key') agentKey: string, @Param('schedule_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {

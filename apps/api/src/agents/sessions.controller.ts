@@ -14,6 +14,7 @@ import { jsonFormField, runMultipart } from '../http/form-fields';
 import { validateBody, validationError } from '../http/validation';
 import { END_FRAME, followSession, FULL_VIEW, sseSink } from './session-sse';
 import { CompactDto, CreateSessionDto, agentInputs, InputMessageDto, InterruptDto, misplacedInputFields, ToolApprovalDto, ToolOutputDto, UpdateSessionDto } from './sessions.dto';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 /** Artifacts per upload and their size: files are held in memory until stored. */
 export const MAX_ARTIFACT_BYTES = 25 * 1024 * 1024;
@@ -66,6 +67,7 @@ export class SessionsController {
     private readonly feed: SessionFeed,
   ) {}
 
+  @OpenApi({ body: CreateSessionDto, statuses: [409] })
   @Post()
   @Policy('agent.use')
   async create(@Param('agent_key') agentKey: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -87,6 +89,7 @@ export class SessionsController {
     return this.sessions.get(agentKey, key, asOf);
   }
 
+  @OpenApi({ body: UpdateSessionDto })
   @Patch(':session_key')
   @Policy('agent.develop')
   async update(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
@@ -107,6 +110,7 @@ export class SessionsController {
    * frame of a turn carries an `id:` a client can re-attach after (`GET …/stream`); a caller that goes away stops
    * nothing: the turn runs to its end (issue 43).
    */
+  @OpenApi({ body: [InputMessageDto, InterruptDto, CompactDto, ToolOutputDto, ToolApprovalDto], form: { files: 'files', messages: InputMessageDto, message: 'string', metadata: 'json', stream_response: 'string', since: 'string', behavior: 'string' }, stream: true, status: 201, statuses: [409] })
   @Post(':session_key/events')
   @BodyLimit(50) // up to 100 messages of 1,000,000 characters
   @Policy('agent.use')
@@ -202,6 +206,7 @@ export class SessionsController {
    * running turn gets the answer so far, then the rest live; `until=turn_end` ends the stream with `end` once no
    * turn runs (docs/agents.md, "Re-attaching to a running turn").
    */
+  @OpenApi({ stream: true })
   @Get(':session_key/stream')
   @Policy('agent.view')
   async stream(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Query('until') until: string | undefined, @Req() req: Request, @Res() res: Response) {

@@ -10,6 +10,7 @@ import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { checkDto, validationError } from '../http/validation';
 import { KEY_PATTERN } from './agents.dto';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 /** The identity fields; a tool's own fields are checked by the domain (they differ by type). */
 class ToolConfigurationDto {
@@ -37,6 +38,7 @@ function check(body: unknown, creating: boolean): Record<string, unknown> {
 export class ToolConfigurationsController {
   constructor(private readonly configs: ToolConfigurations) {}
 
+  @OpenApi({ body: ToolConfigurationDto })
   @Post()
   @Policy('tool_config.manage')
   async create(@Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -58,6 +60,7 @@ export class ToolConfigurationsController {
     return this.configs.get(key);
   }
 
+  @OpenApi({ body: ToolConfigurationDto })
   @Patch(':tool_configuration_key')
   @Policy('tool_config.manage')
   async update(@Param('tool_configuration_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {

@@ -10,6 +10,7 @@ import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 class ToolServerAuthDto {
   @IsIn(['bearer', 'header']) type!: 'bearer' | 'header';
@@ -49,6 +50,7 @@ function input(dto: UpdateToolServerDto): ToolServerInput {
 export class ToolServersController {
   constructor(private readonly servers: ToolServers) {}
 
+  @OpenApi({ body: CreateToolServerDto })
   @Post('tool_servers')
   @Policy('tool_config.manage')
   async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -70,12 +72,14 @@ export class ToolServersController {
     return this.servers.get(id);
   }
 
+  @OpenApi({ body: UpdateToolServerDto })
   @Patch('tool_servers/:tool_server_id')
   @Policy('tool_config.manage')
   async update(@Param('tool_server_id') id: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {
     return this.servers.update(id, input(validateBody(UpdateToolServerDto, body)), caller, ctx);
   }
 
+  @OpenApi({ statuses: [409] })
   @Delete('tool_servers/:tool_server_id')
   @Policy('tool_config.manage')
   @HttpCode(204)
@@ -83,6 +87,7 @@ export class ToolServersController {
     await this.servers.remove(id, caller, ctx);
   }
 
+  @OpenApi({ statuses: [502] })
   @Post('tool_servers/:tool_server_id/sync')
   @Policy('tool_config.manage')
   @HttpCode(204)

@@ -9,6 +9,7 @@ import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 class ExecutionConfigurationDto {
   @IsOptional() @IsInt() @Min(1) @Max(21_600) max_execution_time_seconds?: number;
@@ -109,6 +110,7 @@ export class ToolsController {
     private readonly servers: ToolServers,
   ) {}
 
+  @OpenApi({ body: [CreateClientToolDto, CreateLambdaToolDto] })
   @Post()
   @Policy('tool_config.manage')
   async create(@Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -117,6 +119,7 @@ export class ToolsController {
     return created;
   }
 
+  @OpenApi({ body: TestCodeDto })
   @Post('test')
   @HttpCode(200)
   @Policy('tool_config.manage')
@@ -126,6 +129,7 @@ export class ToolsController {
     return this.tools.testCode(dto.tool_configurations ? { ...dto, tool_configurations: resolveDynamicTools(dto.tool_configurations) } : dto, ctx);
   }
 
+  @OpenApi({ body: [UpdateClientToolDto, UpdateLambdaToolDto, UpdateMcpToolDto] })
   @Patch(':tool_id')
   @Policy('tool_config.manage')
   async update(@Param('tool_id') id: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {
@@ -133,6 +137,7 @@ export class ToolsController {
     return this.tools.update(id, isClient(body) ? ({ ...validateBody(UpdateClientToolDto, body) } as LambdaToolInput) : { ...input(validateBody(UpdateLambdaToolDto, body)), type: 'lambda' }, caller, ctx);
   }
 
+  @OpenApi({ statuses: [409] })
   @Delete(':tool_id')
   @HttpCode(204)
   @Policy('tool_config.manage')
@@ -140,6 +145,7 @@ export class ToolsController {
     await this.tools.remove(id, caller, ctx);
   }
 
+  @OpenApi({ body: TestToolDto })
   @Post(':tool_id/test')
   @HttpCode(200)
   @Policy('tool_config.manage')

@@ -5,6 +5,7 @@ import { invalid } from '@lib/platform';
 import { Caller } from '../http/caller';
 import { offsetOfPageKey, offsetPageKey, pageLimit } from '../http/paging';
 import { Policy } from '../http/policy';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 type Params = Record<string, string | undefined>;
 
@@ -55,6 +56,7 @@ const scopeOf = (caller: Principal): TraceScope => scopesOf(caller.caps, 'agent.
 export class TracesController {
   constructor(private readonly traces: TraceQueries) {}
 
+  @OpenApi({ query: ['agent_key', 'session_key', 'status', 'error_type', 'operation', 'tool_name', 'tool_error_type', 'started_after', 'started_before', 'min_duration_ms', 'max_duration_ms', 'limit', 'page_key'] })
   @Get()
   @Policy('trace.read')
   async list(@Query() q: Params, @Caller() caller: Principal) {
@@ -82,6 +84,7 @@ export class TracesController {
     return this.traces.get(traceId, scopeOf(caller));
   }
 
+  @OpenApi({ query: ['operation', 'include_content', 'exclude_subagents', 'limit', 'page_key', 'parent_span_id'] })
   @Get(':trace_id/spans')
   @Policy('trace.read')
   async spans(@Param('trace_id') traceId: string, @Query() q: Params, @Caller() caller: Principal) {
@@ -98,6 +101,7 @@ export class TracesController {
     return { spans: page, metadata: offset + limit < spans.length ? { page_key: offsetPageKey(offset + limit) } : {} };
   }
 
+  @OpenApi({ query: ['include_content'] })
   @Get(':trace_id/spans/:span_id')
   @Policy('trace.read')
   async span(@Param('trace_id') traceId: string, @Param('span_id') spanId: string, @Query() q: Params, @Caller() caller: Principal) {

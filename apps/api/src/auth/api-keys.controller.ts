@@ -10,6 +10,7 @@ import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
 import { statusFor } from '../http/write-status';
 import { CreateApiKeyDto, grantsOf, UpdateApiKeyDto } from './auth.dto';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 const KEY_TYPES: readonly KeyType[] = ['personal', 'serving', 'serving_and_indexing'];
 
@@ -44,6 +45,7 @@ export class ApiKeysController {
   ) {}
 
   /** The full key (`secret_key`) is in this response only; it is never shown again. */
+  @OpenApi({ body: CreateApiKeyDto, statuses: [202] })
   @Post()
   @Policy('keys.own')
   async create(@Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -75,6 +77,7 @@ export class ApiKeysController {
   }
 
   /** Only `enabled` changes, as in the reference API. */
+  @OpenApi({ body: UpdateApiKeyDto, statuses: [202, 409] })
   @Patch(':api_key_id')
   @Policy('keys.own')
   async update(@Param('api_key_id') id: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -84,6 +87,7 @@ export class ApiKeysController {
     return this.queries.execute(new GetApiKey(id, caller));
   }
 
+  @OpenApi({ statuses: [202, 409] })
   @Delete(':api_key_id')
   @Policy('keys.own')
   @HttpCode(204)

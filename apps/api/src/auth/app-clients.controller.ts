@@ -10,6 +10,7 @@ import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
 import { statusFor } from '../http/write-status';
 import { CreateAppClientDto, grantsOf, UpdateAppClientDto } from './auth.dto';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 @Controller('v2/app_clients')
 export class AppClientsController {
@@ -19,6 +20,7 @@ export class AppClientsController {
   ) {}
 
   /** `client_secret` is in this response only. */
+  @OpenApi({ body: CreateAppClientDto, statuses: [202] })
   @Post()
   @Policy('clients.manage')
   async create(@Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -41,6 +43,7 @@ export class AppClientsController {
     return this.queries.execute(new GetAppClient(id));
   }
 
+  @OpenApi({ body: UpdateAppClientDto, statuses: [202] })
   @Patch(':app_client_id')
   @Policy('clients.manage')
   async update(@Param('app_client_id') id: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -54,6 +57,7 @@ export class AppClientsController {
     return this.queries.execute(new GetAppClient(id));
   }
 
+  @OpenApi({ statuses: [202] })
   @Delete(':app_client_id')
   @Policy('clients.manage')
   @HttpCode(204)

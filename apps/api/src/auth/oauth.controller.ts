@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { OAuthTokens } from '@lib/auth';
 import { AuthFailures, rateLimited } from '../http/auth-failures';
 import { Policy } from '../http/policy';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 /**
  * Client id and secret from HTTP Basic (RFC 6749 §2.3.1) when the body does not carry them; a header that is
@@ -34,6 +35,7 @@ export class OAuthController {
     private readonly failures: AuthFailures,
   ) {}
 
+  @OpenApi({ freeBody: true, statuses: [400, 401] })
   @Post('oauth2/token')
   @Policy('public')
   @HttpCode(200)
@@ -41,6 +43,7 @@ export class OAuthController {
     return this.token(body, req, res);
   }
 
+  @OpenApi({ freeBody: true, statuses: [400, 401] })
   @Post('oauth/token')
   @Policy('public')
   @HttpCode(200)

@@ -10,6 +10,7 @@ import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
 import { statusFor } from '../http/write-status';
 import { CreateUserDto, grantsOf, UpdateUserDto } from './auth.dto';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 @Controller('v2/users')
 export class UsersController {
@@ -19,6 +20,7 @@ export class UsersController {
   ) {}
 
   /** Response: the user, plus `api_key`, the user's first personal key, shown this once. */
+  @OpenApi({ body: CreateUserDto, statuses: [202] })
   @Post()
   @Policy('users.manage')
   async create(@Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -43,6 +45,7 @@ export class UsersController {
     return this.queries.execute(new GetUser(username));
   }
 
+  @OpenApi({ body: UpdateUserDto, statuses: [202, 409] })
   @Patch(':username')
   @Policy('users.manage')
   async update(@Param('username') username: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -61,6 +64,7 @@ export class UsersController {
    * the service sends no e-mail: after checking the user exists (404 otherwise, as the reference), the answer is a
    * 400 that says what to do instead (docs/auth.md).
    */
+  @OpenApi({ status: false })
   @Post(':username/reset_password')
   @Policy('users.manage')
   async resetPassword(@Param('username') username: string) {
@@ -68,6 +72,7 @@ export class UsersController {
     throw invalid('user.no_password', `User "${username}" has no password to reset: users of this service authenticate with API keys. Disable a lost key with PATCH /v2/api_keys/{id} {"enabled": false}; the user makes a new personal key with POST /v2/api_keys using another key, or an administrator deletes and re-creates the user to issue a new first key`, { username: 'has no password' });
   }
 
+  @OpenApi({ statuses: [202, 409] })
   @Delete(':username')
   @Policy('users.manage')
   @HttpCode(204)

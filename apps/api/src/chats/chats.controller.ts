@@ -13,6 +13,7 @@ import { pageLimit } from '../http/paging';
 import { multiCorpusRetrieval } from '../corpora/query-input';
 import { writeQueryStream } from '../corpora/query-stream';
 import { ChatRequestDto, UpdateTurnDto } from './chat.dto';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 export const readableBy = (caller: Principal): CorpusReadable => (key) => allows(caller.caps, 'corpus.read', key);
 const accessOf = (caller: Principal, action: Action): ChatAccess => ({ readable: readableBy(caller), allowed: (key) => allows(caller.caps, action, key) });
@@ -25,12 +26,14 @@ export class ChatsController {
     private readonly chats: Chats,
   ) {}
 
+  @OpenApi({ body: ChatRequestDto, stream: true, status: 200 })
   @Post()
   @Policy('chat.turn')
   async create(@Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res() res: Response): Promise<void> {
     await this.turn(undefined, body, caller, ctx, res);
   }
 
+  @OpenApi({ body: ChatRequestDto, stream: true, status: 200 })
   @Post(':chat_id/turns')
   @Policy('chat.turn')
   async createTurn(@Param('chat_id') chatId: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res() res: Response): Promise<void> {
@@ -104,6 +107,7 @@ export class ChatsController {
     await this.chats.deleteTurn(chatId, turnId, accessOf(caller, 'corpus.delete'), ctx);
   }
 
+  @OpenApi({ body: UpdateTurnDto })
   @Patch(':chat_id/turns/:turn_id')
   @Policy('chat.update')
   updateTurn(@Param('chat_id') chatId: string, @Param('turn_id') turnId: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {

@@ -8,6 +8,7 @@ import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { WebhookLimits } from '../http/webhook-limits';
 import { validateBody } from '../http/validation';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 /** The configuration's variants are checked by the domain (`parseConfiguration`), which names each field. */
 class UpdateConnectorDto {
@@ -35,6 +36,7 @@ export class ConnectorsController {
     private readonly limits: WebhookLimits,
   ) {}
 
+  @OpenApi({ body: CreateConnectorDto })
   @Post()
   @Policy('agent.administer')
   async create(@Param('agent_key') agentKey: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
@@ -57,6 +59,7 @@ export class ConnectorsController {
     return this.connectors.get(agentKey, id);
   }
 
+  @OpenApi({ body: UpdateConnectorDto })
   @Patch(':connector_id')
   @Policy('agent.administer')
   async update(@Param('agent_key') agentKey: string, @Param('connector_id') id: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
@@ -71,6 +74,7 @@ export class ConnectorsController {
   }
 
   /** Slack's Events API request URL (the reference's `webhook_path`). */
+  @OpenApi({ freeBody: true, statuses: [401, 409, 429] })
   @Post(':connector_id/input')
   @HttpCode(200)
   @Policy('connector.webhook')
@@ -79,6 +83,7 @@ export class ConnectorsController {
   }
 
   /** The Chat app's HTTP endpoint URL (its `audience_url`). */
+  @OpenApi({ freeBody: true, statuses: [401, 409, 429] })
   @Post(':connector_id/gchat')
   @HttpCode(200)
   @Policy('connector.webhook')
@@ -87,6 +92,7 @@ export class ConnectorsController {
   }
 
   /** Zoom Contact Center's bot endpoint URL. */
+  @OpenApi({ freeBody: true, statuses: [401, 409, 429] })
   @Post(':connector_id/zoom')
   @HttpCode(200)
   @Policy('connector.webhook')

@@ -3,6 +3,7 @@ import { Controller, Get, Inject, Param, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { notFound, SERVICE_CONFIG, ServiceConfig, unavailable } from '@lib/platform';
 import { Policy } from '../http/policy';
+import { OpenApi } from '../openapi/openapi.decorator';
 import { CONSOLE_CSP, consoleDir, consoleFile } from './console-assets';
 
 /**
@@ -17,12 +18,14 @@ export class ConsoleController {
     this.dir = consoleDir(config.env);
   }
 
+  @OpenApi({ internal: true })
   @Get()
   @Policy('public')
   index(@Res() res: Response): void {
     this.send(res, '');
   }
 
+  @OpenApi({ internal: true })
   @Get('*path')
   @Policy('public')
   asset(@Param('path') path: string | string[], @Res() res: Response): void {

@@ -25,6 +25,7 @@ import { statusFor } from '../http/write-status';
 import { validateBody } from '../http/validation';
 import { CreateCorpusDto, MetadataQueryDto, ReplaceFilterAttributesDto, UpdateCorpusDto } from './corpus.dto';
 import { pageLimit } from '../http/paging';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 @Controller('v2/corpora')
 export class CorporaController {
@@ -33,6 +34,7 @@ export class CorporaController {
     private readonly queries: QueryBus,
   ) {}
 
+  @OpenApi({ body: CreateCorpusDto, statuses: [202] })
   @Post()
   @Policy('corpus.create')
   async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -75,6 +77,7 @@ export class CorporaController {
     return this.queries.execute(new GetCorpus(key));
   }
 
+  @OpenApi({ body: UpdateCorpusDto, statuses: [202] })
   @Patch(':corpus_key')
   @Policy('corpus.configure')
   async update(@Param('corpus_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -88,6 +91,7 @@ export class CorporaController {
   }
 
   /** Removes every document; the corpus and its settings stay. */
+  @OpenApi({ statuses: [202] })
   @Post(':corpus_key/reset')
   @Policy('corpus.delete')
   @HttpCode(204)
@@ -95,6 +99,7 @@ export class CorporaController {
     statusFor(await this.commands.execute(new ResetCorpus(key, ctx)), 204, res);
   }
 
+  @OpenApi({ body: ReplaceFilterAttributesDto })
   @Post(':corpus_key/replace_filter_attributes')
   @Policy('corpus.configure')
   @HttpCode(200)
@@ -131,6 +136,7 @@ export class CorporaController {
   }
 
   /** Documents (or parts) ranked by fuzzy matches on metadata fields (docs/corpora.md); `corpus.read`, as the reference. */
+  @OpenApi({ body: MetadataQueryDto })
   @Post(':corpus_key/metadata_query')
   @Policy('corpus.read')
   @HttpCode(200)
@@ -148,6 +154,7 @@ export class CorporaController {
     return this.queries.execute(new ComputeCorpusSize(key));
   }
 
+  @OpenApi({ statuses: [202] })
   @Delete(':corpus_key')
   @Policy('corpus.delete')
   @HttpCode(204)

@@ -28,6 +28,7 @@ import { statusFor } from '../http/write-status';
 import { toImage, toTable } from './attachment.dto';
 import { BulkMetadataDto, CoreDocumentDto, MetadataDto, SectionDto, StructuredDocumentDto } from './document.dto';
 import { pageLimit } from '../http/paging';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 /**
  * A section's `id` becomes part metadata `section_id` ("converted to a metadata field automatically", the
@@ -113,6 +114,7 @@ export class DocumentsController {
     @Inject(READ_STORE) private readonly reads: ReadStore,
   ) {}
 
+  @OpenApi({ body: [CoreDocumentDto, StructuredDocumentDto], statuses: [202] })
   @Post()
   @BodyLimit(50) // a structured document of 100,000 sections
   @Policy('corpus.write')
@@ -143,6 +145,7 @@ export class DocumentsController {
    * Bulk metadata update (docs/corpora.md): a job. `async=true` (default) answers 202 with the job id;
    * `async=false` waits for the job up to the request timeout, then 504 naming the job, which goes on.
    */
+  @OpenApi({ body: BulkMetadataDto })
   @Patch()
   @BodyLimit(2) // metadata of up to 1 MB (MAX_METADATA_BYTES) and its wrapper
   @Policy('corpus.write')
@@ -218,6 +221,7 @@ export class DocumentsController {
   }
 
   /** Merges the given metadata into the document's (the reference API's PATCH on a document). */
+  @OpenApi({ body: MetadataDto, statuses: [202] })
   @Patch(':document_id')
   @BodyLimit(2) // metadata of up to 1 MB and its wrapper
   @Policy('corpus.write')
@@ -226,6 +230,7 @@ export class DocumentsController {
   }
 
   /** Replaces the document's metadata. */
+  @OpenApi({ body: MetadataDto, statuses: [202] })
   @Put(':document_id/metadata')
   @BodyLimit(2) // metadata of up to 1 MB and its wrapper
   @Policy('corpus.write')
@@ -253,6 +258,7 @@ export class DocumentsController {
     return this.queries.execute(new GetImage(corpusKey, documentId, imageId));
   }
 
+  @OpenApi({ statuses: [202] })
   @Delete(':document_id')
   @Policy('corpus.write')
   @HttpCode(204)

@@ -14,6 +14,7 @@ import { MAX_QUERY_LENGTH, QUERY_DEFAULTS, QueryCorpusRequestDto, QueryRequestDt
 import { multiCorpusRetrieval, refuseUnsupported, rewriting, searchOptions } from './query-input';
 import { writeQueryStream } from './query-stream';
 import { withReferenceWarnings } from './query-warnings';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 /** Per-corpus search fields of the single-corpus form, moved into `search.corpora[0]` for the query history. */
 const CORPUS_FIELDS = ['metadata_filter', 'lexical_interpolation', 'semantics', 'custom_dimensions'] as const;
@@ -25,6 +26,7 @@ export class QueryController {
     private readonly history: QueryHistory,
   ) {}
 
+  @OpenApi({ body: QueryRequestDto, stream: true, status: 200 })
   @Post('query')
   @Policy('query.corpora')
   async query(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res() res: Response): Promise<void> {
@@ -32,6 +34,7 @@ export class QueryController {
     await this.answer(dto, body as Record<string, unknown>, multiCorpusRetrieval(dto, ctx), ctx, res);
   }
 
+  @OpenApi({ body: QueryCorpusRequestDto, stream: true, status: 200 })
   @Post('corpora/:corpus_key/query')
   @Policy('corpus.read')
   async queryCorpus(@Param('corpus_key') corpusKey: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res() res: Response): Promise<void> {

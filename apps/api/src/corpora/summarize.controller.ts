@@ -10,6 +10,7 @@ import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
 import { writeQueryStream } from './query-stream';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 /** The sampling settings a summary takes; any other key is refused (400 naming it), never dropped. */
 class SummaryModelParametersDto {
@@ -36,6 +37,7 @@ export class SummarizeController {
    * One document summarised by a registered model (docs/generation.md). Anything that fails before the model has
    * accepted the call is a plain JSON error; a streamed failure after that is an `error` event, then `end`.
    */
+  @OpenApi({ body: SummarizeDocumentDto, stream: true, status: 200 })
   @Post()
   @Policy('corpus.read')
   async summarize(@Param('corpus_key') corpusKey: string, @Param('document_id') documentId: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res() res: Response): Promise<void> {

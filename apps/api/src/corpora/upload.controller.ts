@@ -13,6 +13,7 @@ import { statusFor } from '../http/write-status';
 import { ChunkingStrategyDto } from './document.dto';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 /** The reference's `TableExtractorSpec`: the one extractor GET /v2/table_extractors lists. */
 class TableExtractorDto {
@@ -62,6 +63,7 @@ function multipart(req: Request, res: Response): Promise<void> {
 export class UploadController {
   constructor(private readonly commands: CommandBus) {}
 
+  @OpenApi({ form: { file: 'file', metadata: 'json', chunking_strategy: ChunkingStrategyDto, table_extraction_config: TableExtractionDto, filename: 'string' }, statuses: [202, 409] })
   @Post()
   @BodyLimit(20) // the file (10 MB) and its fields; also what an upload of undeclared size holds of the bodies' budget
   @Policy('corpus.write')

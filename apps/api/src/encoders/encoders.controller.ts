@@ -12,6 +12,7 @@ import { validateBody } from '../http/validation';
 import { statusFor } from '../http/write-status';
 import { toAuth } from '../llms/llm-input';
 import { CreateEncoderDto, ENDPOINT_ONLY_FIELDS, ONNX_ONLY_FIELDS } from './encoder.dto';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 /** The encoders this service can embed with (`GET /v2/encoders`) and registered endpoints (`POST`), in the reference API's shape. */
 @Controller('v2/encoders')
@@ -34,6 +35,7 @@ export class EncodersController {
   }
 
   /** Registers an OpenAI-compatible embeddings endpoint or an in-process ONNX model (docs/encoders.md); administrator and owner, as the reference. */
+  @OpenApi({ body: CreateEncoderDto, statuses: [202] })
   @Post()
   @Policy('llm.manage')
   async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response): Promise<EncoderDescriptor> {

@@ -8,6 +8,7 @@ import { offsetOfPageKey, offsetPageKey, pageLimit } from '../http/paging';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 /** The reference's CreateGenerationPresetRequest (PUT takes the same body: a preset is replaced whole). */
 class PresetDto {
@@ -55,6 +56,7 @@ export class GenerationPresetsController {
   }
 
   /** The reference: administrator and owner. */
+  @OpenApi({ body: PresetDto })
   @Post()
   @Policy('llm.manage')
   async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -63,6 +65,7 @@ export class GenerationPresetsController {
     return created;
   }
 
+  @OpenApi({ body: PresetDto })
   @Put(':generation_preset_id')
   @Policy('llm.manage')
   async replace(@Param('generation_preset_id') id: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {

@@ -9,6 +9,7 @@ import { Policy } from '../http/policy';
 import { checkDto, validationError } from '../http/validation';
 import { sendJson } from '../http/send-json';
 import { ChatCompletionDto } from './chat.dto';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 /** Checks the fields the service reads; unknown fields are the upstream's business, so they are not refused. */
 function validateChat(body: unknown): ChatRequest {
@@ -30,6 +31,7 @@ function validateChat(body: unknown): ChatRequest {
 export class ChatController {
   constructor(private readonly chat: ChatCompletions) {}
 
+  @OpenApi({ body: ChatCompletionDto, stream: true, status: 200 })
   @Post('completions')
   @BodyLimit(50) // a model's whole context, images included
   @Policy('llm.use')

@@ -8,6 +8,7 @@ import { Ctx } from '../http/command-context';
 import { BodyLimit } from '../http/body-limit';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 class SourceDocumentDto {
   @IsString() @MaxLength(1_000_000) text!: string;
@@ -38,6 +39,7 @@ export class HallucinationCorrectorsController {
     return { hallucination_correctors: all.slice(offset, offset + n), metadata: offset + n < all.length ? { page_key: offsetPageKey(offset + n) } : {} };
   }
 
+  @OpenApi({ body: CorrectHallucinationsDto })
   @Post('correct_hallucinations')
   @BodyLimit(50) // a text and up to 1,000 source documents of 1,000,000 characters
   @HttpCode(200)

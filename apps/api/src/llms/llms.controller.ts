@@ -10,6 +10,7 @@ import { validateBody } from '../http/validation';
 import { statusFor } from '../http/write-status';
 import { toLlmInput } from './llm-input';
 import { CreateLlmDto, DiscoverLlmDto, UpdateLlmDto } from './llms.dto';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 /** The LLM registry (`/v2/llms`). `llm_id` in paths takes the id (`llm_…`) or the name. */
 @Controller('v2/llms')
@@ -20,6 +21,7 @@ export class LlmsController {
     private readonly discoverer: DiscoverLlm,
   ) {}
 
+  @OpenApi({ body: CreateLlmDto, statuses: [202] })
   @Post()
   @Policy('llm.manage')
   async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -39,6 +41,7 @@ export class LlmsController {
   }
 
   /** Probes a candidate (not stored) and returns it with its capabilities and how each was found. */
+  @OpenApi({ body: DiscoverLlmDto })
   @Post('discover')
   @Policy('llm.manage')
   @HttpCode(200)
@@ -66,6 +69,7 @@ export class LlmsController {
     return this.queries.execute(new GetLlm(id));
   }
 
+  @OpenApi({ body: UpdateLlmDto, statuses: [202] })
   @Patch(':llm_id')
   @Policy('llm.manage')
   async update(@Param('llm_id') id: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -76,6 +80,7 @@ export class LlmsController {
     return this.queries.execute(new GetLlm(result.value.name));
   }
 
+  @OpenApi({ statuses: [202] })
   @Delete(':llm_id')
   @Policy('llm.manage')
   @HttpCode(204)

@@ -4,6 +4,7 @@ import { categoryOf, EventFilter, invalid, LEASE_CATEGORY, RecordedEvent } from 
 import type { Infrastructure } from '../../../infrastructure/infrastructure';
 import { pageLimit } from '../http/paging';
 import { Policy } from '../http/policy';
+import { OpenApi } from '../openapi/openapi.decorator';
 import { SseStream } from '../http/sse';
 import { INFRASTRUCTURE } from '../tokens';
 import { redact } from './redact';
@@ -66,6 +67,7 @@ export class EventsController {
     return (await this.infra.events.readAll({ after: position, maxCount: 1, filter })).length > 0;
   }
 
+  @OpenApi({ stream: true })
   @Get('stream')
   @Policy('audit.read')
   async stream(

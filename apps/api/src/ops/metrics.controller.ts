@@ -2,6 +2,7 @@ import { Controller, Get, Param, Query } from '@nestjs/common';
 import { MetricQueries } from '@lib/metrics';
 import { invalid } from '@lib/platform';
 import { Policy } from '../http/policy';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 type Params = Record<string, unknown>;
 
@@ -34,12 +35,14 @@ const one = (name: string, raw: unknown): string | undefined => {
 export class MetricsController {
   constructor(private readonly metrics: MetricQueries) {}
 
+  @OpenApi({ query: ['category'] })
   @Get()
   @Policy('metrics.read')
   list(@Query() q: Params) {
     return this.metrics.catalogue(strings(q.category));
   }
 
+  @OpenApi({ query: ['labels', 'start', 'end', 'max_bins'] })
   @Get(':metric_name')
   @Policy('metrics.read')
   async get(@Param('metric_name') name: string, @Query() q: Params) {

@@ -7,6 +7,7 @@ import { pageLimit } from '../http/paging';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 class CreateDeadLetterDto {
   @IsString() @MinLength(1) @MaxLength(4096) source_record_id!: string;
@@ -30,6 +31,7 @@ function oneOf(name: string, value: string | undefined, allowed: string[]): void
 export class PipelineRunsController {
   constructor(private readonly runs: PipelineRuns) {}
 
+  @OpenApi({ statuses: [409] })
   @Post('trigger')
   @Policy('pipeline.manage')
   async trigger(@Param('pipeline_key') key: string, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -50,6 +52,7 @@ export class PipelineRunsController {
     return this.runs.run(key, runId);
   }
 
+  @OpenApi({ statuses: [409] })
   @Post('runs/:run_id/cancel')
   @HttpCode(204)
   @Policy('pipeline.manage')
@@ -74,6 +77,7 @@ export class PipelineRunsController {
     return this.runs.deadLetters(key, { limit: pageLimit(limit, 10, 100), pageKey, status, lastRunId, origin, filter: listFilter(filter) });
   }
 
+  @OpenApi({ body: CreateDeadLetterDto })
   @Post('dead_letters')
   @Policy('pipeline.manage')
   async addDeadLetter(@Param('pipeline_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -83,6 +87,7 @@ export class PipelineRunsController {
     return created;
   }
 
+  @OpenApi({ body: ProcessDeadLettersDto, statuses: [409] })
   @Post('dead_letters/process')
   @Policy('pipeline.manage')
   async process(@Param('pipeline_key') key: string, @Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {

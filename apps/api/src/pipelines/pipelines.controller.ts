@@ -10,6 +10,7 @@ import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
 import { KEY_PATTERN } from '../agents/agents.dto';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 /** Nested objects (source, trigger, transform, options) are checked by the domain, which names the field. */
 class UpdatePipelineDto {
@@ -52,6 +53,7 @@ function input<T extends { metadata?: Record<string, string> | null }>(dto: T): 
 export class PipelinesController {
   constructor(private readonly pipelines: Pipelines) {}
 
+  @OpenApi({ body: CreatePipelineDto, statuses: [409] })
   @Post()
   @Policy('pipeline.manage')
   async create(@Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -74,6 +76,7 @@ export class PipelinesController {
     return this.pipelines.get(key);
   }
 
+  @OpenApi({ body: CreatePipelineDto, statuses: [409] })
   @Put(':pipeline_key')
   @Policy('pipeline.manage')
   async replace(@Param('pipeline_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {
@@ -82,6 +85,7 @@ export class PipelinesController {
     return this.pipelines.update(key, input(dto), false, ctx, caller);
   }
 
+  @OpenApi({ body: UpdatePipelineDto, statuses: [409] })
   @Patch(':pipeline_key')
   @Policy('pipeline.manage')
   async update(@Param('pipeline_key') key: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext) {

@@ -8,6 +8,7 @@ import { pageLimit } from '../http/paging';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
 import { validateBody } from '../http/validation';
+import { OpenApi } from '../openapi/openapi.decorator';
 
 const DELIVERY_STATUSES = ['pending', 'retrying', 'delivered', 'failed'];
 
@@ -36,6 +37,7 @@ class CreateWebhookDto {
 export class WebhooksController {
   constructor(private readonly webhooks: Webhooks) {}
 
+  @OpenApi({ body: CreateWebhookDto })
   @Post()
   @Policy('webhook.manage')
   async create(@Body() body: unknown, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
@@ -56,6 +58,7 @@ export class WebhooksController {
     return this.webhooks.get(id);
   }
 
+  @OpenApi({ body: UpdateWebhookDto })
   @Patch(':webhook_id')
   @Policy('webhook.manage')
   update(@Param('webhook_id') id: string, @Body() body: unknown, @Ctx() ctx: CommandContext) {
