@@ -192,7 +192,7 @@ def process() -> dict:
     const wide = { code: 'def process() -> list:\n    out = []\n    for i in range(7):\n        try:\n            out.append(tool.leaf(i=i)["result"])\n        except tool.ToolError as e:\n            out.append(str(e))\n    return out\n', test_input: {}, tool_configurations: { leaf: { type: 'lambda', tool_id: 'tol_leaf' } }, timeout_seconds: 240 };
     const res = await app.call('POST', '/v2/tools/test', wide, developer);
     expect(res.status).toBe(200);
-    const out = res.body.execution.output as unknown[];
+    const out = res.body.execution.output.result as unknown[];
     expect(out.slice(0, 6)).toEqual([0, 2, 4, 6, 8, 10]);
     expect(out[6]).toMatch(/started 6 nested lambdas, the most one call may \(LAMBDA_MAX_NESTED_RUNS\)/);
   }, 240_000);

@@ -40,7 +40,8 @@ describe('tool configurations', () => {
     expect(patched.body).toMatchObject({ description: 'Prices of products', metadata: {} });
     for (const [body, field] of [
       [{ name: 'x', type: 'client' }, 'type'],
-      [{ name: 'x', type: 'dynamic_vectara' }, 'type'],
+      [{ name: 'x', type: 'dynamic_vectara' }, 'tool_id'],
+      [{ name: 'x', type: 'document_conversion' }, 'type'],
       [{ name: 'x', type: 'web_get', input_transform: '.[' }, 'input_transform'],
       [{ name: 'x', type: 'web_get', max_body_bytes: 10 }, 'max_body_bytes'],
       [{ type: 'web_get' }, 'name'],

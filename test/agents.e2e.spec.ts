@@ -71,7 +71,8 @@ describe('agents', () => {
     await bad({ first_step_name: 'missing' }, 'first_step_name');
     await bad({ steps: { triage: { instructions: [], next_steps: [{ step_name: 'ghost' }] } } }, 'steps.triage.next_steps[0].step_name');
     await bad({ steps: { triage: { instructions: [], allowed_tools: ['web'] } } }, 'steps.triage.allowed_tools');
-    await bad({ tool_configurations: { web: { type: 'dynamic_vectara' } } }, 'tool_configurations.web.type');
+    await bad({ tool_configurations: { web: { type: 'dynamic_vectara' } } }, 'tool_configurations.web.tool_id');
+    await bad({ tool_configurations: { web: { type: 'document_conversion' } } }, 'tool_configurations.web.type');
     await bad({ steps: { triage: { instructions: [{ type: 'inline' }] } } }, 'steps.triage.instructions[0].template');
     await bad({ steps: { triage: { instructions: [{ type: 'inline', template: '#if($x' }] } } }, 'steps.triage.instructions[0].template');
     await bad({ steps: { triage: { instructions: [{ type: 'inline', template: 'x'.repeat(50_001) }] } } }, 'steps.triage.instructions[0].template');

@@ -55,7 +55,10 @@ describe('agent configuration', () => {
   });
 
   it('refuses tool types it cannot run, naming the field', () => {
-    const config = { ...base, tool_configurations: { web: { type: 'dynamic_vectara' } } } as unknown as AgentConfig;
+    const config = { ...base, tool_configurations: { web: { type: 'document_conversion' } } } as unknown as AgentConfig;
     givenEvents(agentFold, []).when((s) => decideCreateAgent(s, { agentId: 'agt_2', agentKey: 'b', config }, NOW)).thenFails({ details: { fieldErrors: { 'tool_configurations.web.type': expect.stringMatching(/not available/) } } });
+    // A dynamic_vectara the edge did not resolve to a built-in names no tool the service has: refused on its tool_id.
+    const dynamic = { ...base, tool_configurations: { web: { type: 'dynamic_vectara', tool_id: 'tol_builtin_nope' } } } as unknown as AgentConfig;
+    givenEvents(agentFold, []).when((s) => decideCreateAgent(s, { agentId: 'agt_2', agentKey: 'b', config: dynamic }, NOW)).thenFails({ details: { fieldErrors: { 'tool_configurations.web.tool_id': expect.stringMatching(/dynamic_vectara/) } } });
   });
 });

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
-import { CommandContext, DomainError, invalid } from '@lib/platform';
+import { CommandContext, DomainError, invalid, randomIds } from '@lib/platform';
 import { alternateRoles, ChatMessage } from '../../domain/capabilities';
 import type { TokenUsage } from '../../domain/quota';
 import { estimateTokens, LlmUsageEvent, usageFromReport } from '../../domain/usage';
@@ -26,6 +26,8 @@ interface Call {
   readonly upstream: ChatUpstream;
   readonly body: ChatBody;
   readonly abort: AbortController;
+  /** This upstream call's own id: its usage event is one of its own, whatever else the request called. */
+  readonly id: string;
   /** Aborts the upstream call if it has not answered within the idle timeout; says whether it fired. */
   deadline(): { clear(): void; readonly fired: () => boolean };
   fail(e: unknown, timedOut?: boolean): Error;
@@ -148,7 +150,7 @@ export class ChatCompletions {
       return { clear: () => clearTimeout(timer), fired: () => fired };
     };
     const fail = (e: unknown, timedOut = false) => upstreamError(e, row.name, upstream.idleTimeoutSeconds, upstream.secrets, timedOut, upstream.classify);
-    return { row, upstream, body, abort, deadline, fail };
+    return { row, upstream, body, abort, id: randomIds.uuid(), deadline, fail };
   }
 
   private record(call: Call, request: ChatRequest, ctx: CommandContext, reported: TokenUsage | undefined, output: string, outcome: LlmUsageEvent['data']['outcome'], carrier?: UsageCarrier): Promise<void> {
@@ -157,7 +159,7 @@ export class ChatCompletions {
       type: 'LlmUsageRecorded',
       data: { llmId: call.row.id, llmName: call.row.name, input: usage.input, output: usage.output, estimated: !reported, outcome, at: at.toISOString() },
     });
-    return this.quotas.record(call.row.id, usage, event, ctx, carrier);
+    return this.quotas.record(call.row.id, usage, event, ctx, carrier, call.id);
   }
 }
 

@@ -1,4 +1,4 @@
-import { Clock, CommandContext, DomainError, EventStore, RecordedEvent, toNewEvents } from '@lib/platform';
+import { Clock, CommandContext, DomainError, EventStore, RecordedEvent, toNewEvents, uuidV5 } from '@lib/platform';
 import { exceededQuota, NO_USAGE, Quota, TOKEN_WINDOWS, TokenUsage, windowOf } from '../../domain/quota';
 
 /** Where a kind of subject (a model; later an agent) keeps its usage events, and how to read one. */
@@ -80,12 +80,15 @@ export class QuotaEngine {
    * A failed append is reported to `onError` and does not reject: the call itself succeeded upstream. With a
    * `carrier`, the call is counted at once and the append is handed to it (resolves at once).
    */
-  async record(subject: string, usage: TokenUsage, event: (at: Date) => { type: string; data: unknown }, ctx: CommandContext, carrier?: UsageCarrier): Promise<void> {
+  async record(subject: string, usage: TokenUsage, event: (at: Date) => { type: string; data: unknown }, ctx: CommandContext, carrier?: UsageCarrier, callId?: string): Promise<void> {
     const at = this.clock.now();
     const ledger = this.ledgers.get(subject);
     const stream = this.spec.stream(subject, at);
-    // One usage event per request: the request id makes a retried append idempotent.
-    const [stored] = toNewEvents([event(at)], ctx, stream, 1);
+    // One usage event per call: its id derives from the request and the call, so an append retried for the same
+    // call stores it once, and the several calls one request makes (an agent turn's model calls) are each stored.
+    // Derived from the request alone, every call after a request's first was dropped as a duplicate (issue 44).
+    const [derived] = toNewEvents([event(at)], ctx, stream, 1);
+    const stored = callId ? { ...derived, id: uuidV5(`${ctx.commandId}|${stream}|call|${callId}`) } : derived;
     if (ledger && ledger.stream === stream && !ledger.own.has(stored.id)) {
       count(ledger.buckets, usage, at);
       ledger.own.add(stored.id);
