@@ -2,6 +2,7 @@ import { agentsBench } from './agents';
 import { agentsVsLanggraphBench } from './agents-vs-langgraph';
 import { apiParityBench } from './api-parity';
 import { pipelinesBench } from './pipelines';
+import { telemetryBench } from './telemetry';
 import { toolsBench } from './tools';
 import { appendBench } from './append';
 import { chatBench } from './chat';
@@ -44,6 +45,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   encoders: { run: encodersBench, usage: 'encoders [glove-6b-100d|universal-sentence-encoder-lite] [titled-sentences|sentences|whole] [threads=2] [documents=all]' },
   chat: { run: chatBench, usage: 'chat [requests=2000]' },
   tools: { run: toolsBench, usage: 'tools [calls=2000]' },
+  telemetry: { run: telemetryBench, usage: 'telemetry [turns=1000] [rounds=2] (the service in its own process, OTLP export off and on, alternating)' },
   'api-parity': { run: apiParityBench, usage: 'api-parity <the other build dist directory> [this build dist directory]' },
   agents: { run: agentsBench, usage: 'agents [turns=1000] [concurrent-seconds=10] [idle-sessions=2000]' },
   'agents-vs-langgraph': { run: agentsVsLanggraphBench, usage: 'agents-vs-langgraph [turns=300] [conversations=50] [rounds=3] [another build\'s dist, measured alongside] (the peer installs into bench/peers on first use)' },
