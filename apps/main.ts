@@ -1,4 +1,5 @@
 import { ENCODER_REGISTRY, EncoderRegistry, loadEncoderConfig } from '@lib/encoders';
+import { LambdaRunner } from '@lib/tools';
 import { ConfigError, loadConfig } from '@lib/platform';
 import { createLogger } from './api/src/logger';
 import { startApp } from './app';
@@ -49,6 +50,9 @@ async function main(): Promise<void> {
     // The console needs the key printed above (or in DATA_DIR/admin-api-key): say where it is once, like the key.
     if (role !== 'worker') process.stdout.write(`Console: ${url}/console\n`);
     warmDefaultEncoder(app.get<symbol, EncoderRegistry>(ENCODER_REGISTRY, { strict: false }), log);
+    // A new install's lambda start snapshot, made once in the background (docs/lambda-tools.md); here only, as the
+    // encoder: test apps and benches start many services on fresh data directories.
+    void app.get(LambdaRunner, { strict: false }).prepareSnapshot();
     let stopping = false;
     const shutdown = (signal: string) => {
       if (stopping) return;

@@ -75,6 +75,8 @@ export async function startService(apiKey: string, synchronous: string, dist: st
     ADMIN_API_KEY: apiKey,
     LOG_LEVEL: 'info',
     SQLITE_SYNCHRONOUS: synchronous,
+    // No lambda snapshot made in the background while the turns are measured.
+    LAMBDA_SNAPSHOT_AT_START: 'false',
     RATE_LIMIT_PER_MINUTE: '10000000',
     RATE_LIMIT_PER_OWNER_PER_MINUTE: '10000000',
     OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',

@@ -41,7 +41,7 @@ async function start(dist: string): Promise<Service> {
   const dir = mkdtempSync(join(tmpdir(), 'api-parity-'));
   const child = spawn(process.execPath, [join(dist, 'apps', 'main.js')], {
     cwd: resolve(dist, '..'),
-    env: { ...process.env, DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: KEY, LOG_LEVEL: 'info', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_TOOLS_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_PIPELINES_ALLOWED_HOSTS: '127.0.0.1', WORKER_POLL_MS: '200' },
+    env: { ...process.env, DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: KEY, LOG_LEVEL: 'info', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_TOOLS_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_PIPELINES_ALLOWED_HOSTS: '127.0.0.1', WORKER_POLL_MS: '200', LAMBDA_SNAPSHOT_AT_START: 'false' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];

@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { scratchDir } from './support/scratch-dir';
+import { entryArgs } from './support/service-build';
 import { startTestApp, TestApp } from './support/test-app';
 
 /** This test process's sandbox processes (the service runs in it), waiting or running: their Node processes in /proc. */
@@ -48,6 +50,18 @@ describe('lambda sandboxes at start', () => {
     app = undefined;
   });
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it("makes a new install's start snapshot in the background at its first start (the service's entry point), lambdas or not", async () => {
+    const fresh = scratchDir('ars-lambda-first-start-');
+    const child = spawn(process.execPath, entryArgs('apps/main.ts'), { env: { ...process.env, DATA_DIR: fresh, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' }, stdio: 'ignore' });
+    try {
+      await until('the snapshot of a service that never saw a lambda', () => existsSync(join(fresh, 'lambda')) && readdirSync(join(fresh, 'lambda')).some((f) => /^snapshot-[0-9a-f]{16}\.bin$/.test(f)), 120_000);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      rmSync(fresh, { recursive: true, force: true });
+    }
+  }, 180_000);
 
   it('starts no sandbox in a service that has no lambda', async () => {
     app = await startTestApp();

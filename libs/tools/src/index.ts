@@ -13,6 +13,7 @@ export * from './application/tools/artifact-bytes.port';
 export * from './application/configuration-rights.port';
 export * from './application/condition-syntax.port';
 export * from './application/tool-users.port';
+export { LambdaRunner } from './application/lambda-runner.port';
 export * from './application/tools/argument-overrides';
 export * from './application/tools/secret-destinations';
 export * from './application/tools/transform-check';

@@ -116,6 +116,11 @@ export interface ServiceConfig {
   readonly lambdaSandboxUser: string;
   /** `os` (default): sandboxes only under the OS boundary, else refused; `javascript`: the permission model alone (an opt-out, warned). */
   readonly lambdaSandboxIsolation: 'os' | 'javascript';
+  /**
+   * Make the lambda start snapshot in the background at a start that finds none in DATA_DIR, lambdas or not
+   * (LAMBDA_SNAPSHOT_AT_START, default true), so a new install's first lambda does not load Pyodide in full.
+   */
+  readonly lambdaSnapshotAtStart?: boolean;
   /** Resident memory one lambda sandbox may reach before it is stopped (LAMBDA_MAX_MEMORY_MB, default 1024). */
   readonly lambdaMaxMemoryMb: number;
   /** Shortest gap between two firings of an agent schedule (SCHEDULE_MIN_INTERVAL_SECONDS, default 3600; docs/schedules.md). */
@@ -207,6 +212,8 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
   problems.push(...outbound.problems, ...outboundTools.problems, ...outboundPipelines.problems, ...outboundWebhooks.problems);
   const lambdaIsolation = (text('LAMBDA_SANDBOX_ISOLATION') ?? 'os').toLowerCase();
   if (lambdaIsolation !== 'os' && lambdaIsolation !== 'javascript') problems.push(`LAMBDA_SANDBOX_ISOLATION must be os or javascript, got "${lambdaIsolation}"`);
+  const lambdaSnapshot = (text('LAMBDA_SNAPSHOT_AT_START') ?? 'true').toLowerCase();
+  if (lambdaSnapshot !== 'true' && lambdaSnapshot !== 'false') problems.push(`LAMBDA_SNAPSHOT_AT_START must be true or false, got "${lambdaSnapshot}"`);
   const config: ServiceConfig = {
     env,
     port: int('PORT', 8080, 0, 65535),
@@ -265,6 +272,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     lambdaMaxDeadlineSeconds: int('LAMBDA_MAX_DEADLINE_SECONDS', 900, 1, 21_600),
     lambdaSandboxUser: text('LAMBDA_SANDBOX_USER') ?? 'nobody',
     lambdaSandboxIsolation: lambdaIsolation === 'javascript' ? 'javascript' : 'os',
+    lambdaSnapshotAtStart: lambdaSnapshot === 'true',
     scheduleMinIntervalSeconds: int('SCHEDULE_MIN_INTERVAL_SECONDS', 3600, 1, 31_536_000),
     leaseTtlMs,
     leaseRenewMs,

@@ -53,4 +53,6 @@ export abstract class LambdaRunner {
   abstract run(job: LambdaJob): Promise<LambdaOutcome>;
   /** Gets sandboxes ready before a request needs them (the service's start, when lambdas exist); never throws. */
   abstract prepare(): Promise<void>;
+  /** At a start without lambdas: the start snapshot made ahead when DATA_DIR keeps none (LAMBDA_SNAPSHOT_AT_START); never throws. */
+  abstract prepareSnapshot(): Promise<void>;
 }

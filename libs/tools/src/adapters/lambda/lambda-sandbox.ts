@@ -89,15 +89,41 @@ export class LambdaSandbox implements LambdaRunner, OnModuleDestroy {
     this.refill();
   }
 
-  /** The OS boundary every sandbox starts under, checked once by a probe; rejects (`SandboxUnavailable`) saying what the operator must provide. */
-  osBoundary(): Promise<OsBoundary> {
-    this.boundary ??= resolveOsBoundary({
+  /**
+   * At a start that finds no snapshot in DATA_DIR (a new install, or new Pyodide, runtime or Node versions), makes
+   * one in the background and keeps it there, lambdas or not (LAMBDA_SNAPSHOT_AT_START): a new install's first
+   * lambda then starts from it instead of loading Pyodide in full. One process, seconds of one core, once; ≈ 20 MB
+   * of disk. A boundary that cannot be had is said at the first lambda request, not here: a service that never
+   * runs lambdas logs nothing about them.
+   */
+  async prepareSnapshot(): Promise<void> {
+    if (this.closed || !this.config.lambdaSnapshotAtStart || !this.snapshotFile || this.snapshotFile.exists() || this.snapshot !== undefined) return;
+    let boundary: OsBoundary;
+    try {
+      boundary = await resolveOsBoundary(this.boundaryOptions());
+    } catch {
+      return;
+    }
+    // The opt-out (javascript) is warned about at first use; no snapshot is made ahead for it.
+    if (boundary.kind !== 'os' || this.closed) return;
+    this.resolved ??= boundary;
+    this.boundary ??= Promise.resolve(boundary);
+    this.makeSnapshot();
+  }
+
+  private boundaryOptions(): Parameters<typeof resolveOsBoundary>[0] {
+    return {
       isolation: this.config.lambdaSandboxIsolation ?? 'os',
       user: this.config.lambdaSandboxUser ?? 'nobody',
       mustRead: [process.execPath, join(RUNTIME_DIR, 'sandbox.mjs'), join(RUNTIME_DIR, 'lambda_runtime.py'), PYODIDE_MJS, join(dirname(PYODIDE_MJS), 'pyodide.asm.wasm'), join(dirname(PYODIDE_MJS), 'python_stdlib.zip')],
       ...(this.config.dataDir ? { mustNotRead: this.config.dataDir } : {}),
       nodePath: process.execPath,
-    }).then(
+    };
+  }
+
+  /** The OS boundary every sandbox starts under, checked once by a probe; rejects (`SandboxUnavailable`) saying what the operator must provide. */
+  osBoundary(): Promise<OsBoundary> {
+    this.boundary ??= resolveOsBoundary(this.boundaryOptions()).then(
       (boundary) => {
         this.resolved = boundary;
         if (boundary.kind === 'javascript') this.log.warn(`lambda sandboxes run WITHOUT the OS boundary (${boundary.describe}): a hostile lambda that reaches JavaScript can signal or renice the service's processes`);
@@ -344,7 +370,9 @@ export class LambdaSandbox implements LambdaRunner, OnModuleDestroy {
       clearTimeout(timer);
       this.snapshot = data;
       this.snapshotting = false;
-      if (data) this.snapshotFile?.write(data, (e) => this.log.warn(`the lambda start snapshot could not be kept in DATA_DIR: ${e.message}`));
+      const kept = !!data && !!this.snapshotFile?.write(data, (e) => this.log.warn(`the lambda start snapshot could not be kept in DATA_DIR: ${e.message}`));
+      // Made ahead at a start (no lambda used yet): kept on disk only, read back by the first lambda.
+      if (kept && !this.used) this.snapshot = undefined;
       if (data === null) this.log.warn('lambda sandboxes load Pyodide in full: its start snapshot could not be made');
     })();
   }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const DIGEST_BYTES = 32;
@@ -21,6 +21,11 @@ export class SnapshotFile {
     return join(this.dir, `snapshot-${this.key}.bin`);
   }
 
+  /** Whether a snapshot is kept under this key (not checked: `read` checks it). */
+  exists(): boolean {
+    return existsSync(this.path);
+  }
+
   /** The kept snapshot, or undefined when there is none or it does not match its digest. */
   read(): Buffer | undefined {
     let all: Buffer;
@@ -35,15 +40,18 @@ export class SnapshotFile {
     return undefined;
   }
 
-  write(data: Buffer, onError: (e: Error) => void): void {
+  /** Keeps `data`; false (and `onError` told why) when it could not be written. */
+  write(data: Buffer, onError: (e: Error) => void): boolean {
     try {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
       const temporary = `${this.path}.${process.pid}.tmp`;
       writeFileSync(temporary, Buffer.concat([createHash('sha256').update(data).digest(), data]), { mode: 0o600 });
       renameSync(temporary, this.path);
       for (const name of readdirSync(this.dir)) if (name.startsWith('snapshot-') && join(this.dir, name) !== this.path && !name.endsWith('.tmp')) rmSync(join(this.dir, name), { force: true });
+      return true;
     } catch (e) {
       onError(e as Error);
+      return false;
     }
   }
 }

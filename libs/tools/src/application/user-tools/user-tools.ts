@@ -53,7 +53,8 @@ export class UserTools implements OnApplicationBootstrap {
 
   /**
    * Where lambdas exist, their sandboxes are got ready at start (probe, snapshot, warm pool) rather than by the
-   * first request that needs one: the first create, test or call after a restart took seconds.
+   * first request that needs one: the first create, test or call after a restart took seconds. (A new install's
+   * snapshot is made ahead by the service's entry point: apps/main.ts.)
    */
   onApplicationBootstrap(): void {
     void this.reads.find(USER_TOOLS, { where: [{ field: 'type', op: 'eq', value: 'lambda' }], limit: 1 }).then(
