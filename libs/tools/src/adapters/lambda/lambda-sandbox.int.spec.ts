@@ -85,6 +85,8 @@ describe('LambdaSandbox', () => {
 
   it('calls composed tools through tool.<name>(), submit().result() (8 at a time) and tool.ToolError', async () => {
     let inFlight = 0;
+    let openGate: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (openGate = r));
     let most = 0;
     const out = await sandbox.run({
       run: true,
@@ -109,6 +111,10 @@ describe('LambdaSandbox', () => {
       onTool: async (name, args) => {
         inFlight++;
         most = Math.max(most, inFlight);
+        // Held until eight are in flight (or 2 s): under load the sandbox's submissions came more than 20 ms apart,
+        // so the first ended before the eighth arrived (7 seen). A limit above eight would still show past the gate.
+        if (inFlight >= 8) openGate();
+        await Promise.race([gate, new Promise((r) => setTimeout(r, 2_000))]);
         await new Promise((r) => setTimeout(r, 20));
         inFlight--;
         return args.key === 'bad' ? { ok: false, error: 'no such key' } : { ok: true, output: { key: args.key, via: name } };
