@@ -1,8 +1,9 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { pollHealth, ScriptedOpenAIServer } from '@lib/testing';
 import { asKey, createUser } from './support/auth-fixtures';
 import { registerScripted } from './support/llm-fixtures';
+import { sandboxesRunning } from './support/sandbox-processes';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
@@ -36,34 +37,6 @@ process.stdin.on('data', () => { clearInterval(timer); process.stdout.write(JSON
         child.stdin!.write('stop\n');
       }),
   };
-}
-
-/** Whether a process descends from this one (the service runs in the test's process): the parent chain in /proc. */
-function descendsFromService(pid: number): boolean {
-  for (let current = pid, hops = 0; current > 1 && hops < 32; hops++) {
-    const ppid = Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${current}/status`, 'utf8'))?.[1] ?? 0);
-    if (ppid === process.pid) return true;
-    current = ppid;
-  }
-  return false;
-}
-
-/**
- * This service's lambda sandbox processes running a job now (their Node process, whatever wraps it), seen in /proc;
- * not those of services other test files run at the same time.
- */
-function sandboxesRunning(): number {
-  let n = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (argv[0] === process.execPath && argv.some((a) => a.endsWith('sandbox.mjs')) && argv.at(-2) === 'run' && descendsFromService(Number(entry))) n++;
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return n;
 }
 
 /** The most sandboxes seen running at once while `work` runs (polled every 10 ms). */

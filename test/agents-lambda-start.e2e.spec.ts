@@ -1,31 +1,10 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { sandboxesRunning } from './support/sandbox-processes';
 import { scratchDir } from './support/scratch-dir';
 import { entryArgs } from './support/service-build';
 import { startTestApp, TestApp } from './support/test-app';
-
-/** This test process's sandbox processes (the service runs in it), waiting or running: their Node processes in /proc. */
-function sandboxes(): number {
-  let n = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (argv[0] !== process.execPath || !argv.some((a) => a.endsWith('sandbox.mjs')) || argv.at(-2) !== 'run') continue;
-      for (let current = Number(entry), hops = 0; current > 1 && hops < 32; hops++) {
-        current = Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${current}/status`, 'utf8'))?.[1] ?? 0);
-        if (current === process.pid) {
-          n++;
-          break;
-        }
-      }
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return n;
-}
 
 async function until(what: string, ok: () => boolean, timeoutMs = 90_000): Promise<void> {
   const end = Date.now() + timeoutMs;
@@ -66,7 +45,7 @@ describe('lambda sandboxes at start', () => {
   it('starts no sandbox in a service that has no lambda', async () => {
     app = await startTestApp();
     await new Promise((r) => setTimeout(r, 1_500));
-    expect(sandboxes()).toBe(0);
+    expect(sandboxesRunning()).toBe(0);
   });
 
   it('keeps the start snapshot in DATA_DIR, and a restarted service holding lambdas has a sandbox waiting before any request', async () => {
@@ -76,14 +55,14 @@ describe('lambda sandboxes at start', () => {
     await until('the snapshot file', () => existsSync(join(dataDir, 'lambda')) && readdirSync(join(dataDir, 'lambda')).some((f) => /^snapshot-[0-9a-f]{16}\.bin$/.test(f)));
     await app.close();
     app = undefined;
-    expect(sandboxes()).toBe(0);
+    expect(sandboxesRunning()).toBe(0);
 
     app = await startTestApp({ dataDir });
-    await until('a warm sandbox after the restart', () => sandboxes() === 1);
+    await until('a warm sandbox after the restart', () => sandboxesRunning() === 1);
     const tested = await app.call('POST', '/v2/tools/tol_dbl/test', { input: { x: 21 } });
     expect(tested.status).toBe(200);
     expect(tested.body).toMatchObject({ type: 'success', output: { y: 42 } });
     // The call took the waiting sandbox and one more is started for the next: never a second at once for one call.
-    await until('the pool refilled', () => sandboxes() === 1);
+    await until('the pool refilled', () => sandboxesRunning() === 1);
   }, 240_000);
 });
