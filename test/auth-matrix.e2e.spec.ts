@@ -371,6 +371,8 @@ describe('route × role matrix', () => {
     headers.indexKey = asKey((await createKey(app, { name: 'i', api_key_role: 'serving_and_indexing', corpus_keys: ['c1'] })).secret_key);
   }
 
+  // A fresh clone compiles the whole service for the first app a jest worker starts (ts-jest, cold cache): the setup
+  // below took over 60 s there in a full run (a fresh-clone CI run failed on it).
   beforeAll(async () => {
     mcp = await startMcpServer();
     app = await startTestApp({ env: { AUTH_FAILURES_PER_MINUTE: '100000', LOG_LEVEL: 'warn', CONSOLE_DIR: fakeConsoleDir() } });
@@ -408,7 +410,7 @@ describe('route × role matrix', () => {
     const disabled = await createKey(app, { name: 'disabled', api_key_role: 'serving', corpus_keys: ['c1'] });
     await app.call('PATCH', `/v2/api_keys/${disabled.id}`, { enabled: false });
     headers.disabledKey = asKey(disabled.secret_key);
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await app?.close();
     await chatModel?.close();
