@@ -4,6 +4,8 @@ export * from './domain/session-events';
 export * from './domain/session';
 export * from './read-models';
 export * from './application/agent-writer';
+export * from './application/revisions/agent-revisions';
+export * from './domain/agent-revisions';
 export * from './application/agents/agent-commands';
 export * from './application/agent-queries/agent-queries';
 export * from './application/sessions/session-store';
