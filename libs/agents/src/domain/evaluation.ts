@@ -8,7 +8,7 @@ import { assertNever, conflict, notFound } from '@lib/platform/kernel';
 
 export type EvaluationMode = 'recorded' | 'live_model';
 /** A scorer as the request gave it (checked at the edge): `{type, ...its settings}`. */
-export type ScorerSpec = Readonly<Record<string, unknown>> & { readonly type: string };
+export type EvaluationScorer = Readonly<Record<string, unknown>> & { readonly type: string };
 /** One turn's scores, one per scorer in the evaluation's order: null where the scorer does not apply. */
 export type TurnScores = readonly (number | null)[];
 
@@ -36,15 +36,16 @@ export type EvaluationEvent =
         sessionKeys: string[];
         candidateRevision: number;
         mode: EvaluationMode;
-        scorers: ScorerSpec[];
+        scorers: EvaluationScorer[];
         createdAt: string;
       };
     }
-  | { type: 'AgentEvaluationStarted'; data: { holder: string; startedAt: string } }
-  | { type: 'AgentEvaluationSessionScored'; data: SessionScores & { scoredAt: string } }
-  | { type: 'AgentEvaluationSessionFailed'; data: { sessionKey: string; error: string; failedAt: string } }
-  | { type: 'AgentEvaluationCompleted'; data: { aggregates: ScorerAggregate[]; completedAt: string } }
-  | { type: 'AgentEvaluationCancelled'; data: { cancelledAt: string } };
+  // Every event names its evaluation (the read model's row), not only the first.
+  | { type: 'AgentEvaluationStarted'; data: { evaluationId: string; holder: string; startedAt: string } }
+  | { type: 'AgentEvaluationSessionScored'; data: SessionScores & { evaluationId: string; scoredAt: string } }
+  | { type: 'AgentEvaluationSessionFailed'; data: { evaluationId: string; sessionKey: string; error: string; failedAt: string } }
+  | { type: 'AgentEvaluationCompleted'; data: { evaluationId: string; aggregates: ScorerAggregate[]; completedAt: string } }
+  | { type: 'AgentEvaluationCancelled'; data: { evaluationId: string; cancelledAt: string } };
 
 export const EVALUATION_EVENT_TYPES = ['AgentEvaluationRequested', 'AgentEvaluationStarted', 'AgentEvaluationSessionScored', 'AgentEvaluationSessionFailed', 'AgentEvaluationCompleted', 'AgentEvaluationCancelled'] as const;
 
@@ -100,7 +101,7 @@ export function decideRequestEvaluation(s: EvaluationState, request: Extract<Eva
 
 export function decideStartEvaluation(s: EvaluationState, holder: string, now: Date): EvaluationEvent[] {
   if (s.status !== 'queued') return [];
-  return [{ type: 'AgentEvaluationStarted', data: { holder, startedAt: now.toISOString() } }];
+  return [{ type: 'AgentEvaluationStarted', data: { evaluationId: s.request.evaluationId, holder, startedAt: now.toISOString() } }];
 }
 
 /** A session's outcome, once: an evaluation that ended (a cancel) takes no more. */
@@ -109,20 +110,20 @@ export function decideSessionOutcome(s: EvaluationState, outcome: { readonly sco
   const key = 'scores' in outcome ? outcome.scores.sessionKey : outcome.sessionKey;
   if (!remainingSessions(s).includes(key)) return [];
   return 'scores' in outcome
-    ? [{ type: 'AgentEvaluationSessionScored', data: { ...outcome.scores, scoredAt: now.toISOString() } }]
-    : [{ type: 'AgentEvaluationSessionFailed', data: { sessionKey: key, error: outcome.error, failedAt: now.toISOString() } }];
+    ? [{ type: 'AgentEvaluationSessionScored', data: { ...outcome.scores, evaluationId: s.request.evaluationId, scoredAt: now.toISOString() } }]
+    : [{ type: 'AgentEvaluationSessionFailed', data: { evaluationId: s.request.evaluationId, sessionKey: key, error: outcome.error, failedAt: now.toISOString() } }];
 }
 
 /** Completes an evaluation whose sessions are all scored or failed; the aggregates are recorded with it. */
 export function decideCompleteEvaluation(s: EvaluationState, now: Date): EvaluationEvent[] {
   if ((s.status !== 'running' && s.status !== 'queued') || remainingSessions(s).length) return [];
-  return [{ type: 'AgentEvaluationCompleted', data: { aggregates: aggregate(s), completedAt: now.toISOString() } }];
+  return [{ type: 'AgentEvaluationCompleted', data: { evaluationId: s.request.evaluationId, aggregates: aggregate(s), completedAt: now.toISOString() } }];
 }
 
 export function decideCancelEvaluation(s: EvaluationState, id: string, now: Date): EvaluationEvent[] {
   if (s.status === 'absent') throw evaluationNotFound(id);
   if (s.status === 'completed' || s.status === 'cancelled') throw conflict('evaluation.finished', `Evaluation "${id}" is already ${s.status}`);
-  return [{ type: 'AgentEvaluationCancelled', data: { cancelledAt: now.toISOString() } }];
+  return [{ type: 'AgentEvaluationCancelled', data: { evaluationId: s.request.evaluationId, cancelledAt: now.toISOString() } }];
 }
 
 /** A mean with its 95% t-interval (absent below two values). */
@@ -133,7 +134,7 @@ export interface MeanEstimate {
 }
 
 export interface ScorerAggregate {
-  readonly scorer: ScorerSpec;
+  readonly scorer: EvaluationScorer;
   readonly baseline: MeanEstimate;
   readonly candidate: MeanEstimate;
   /** candidate − baseline over the sessions where both apply. */

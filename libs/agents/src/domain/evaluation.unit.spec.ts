@@ -6,24 +6,25 @@ const requested: EvaluationEvent = {
   type: 'AgentEvaluationRequested',
   data: { evaluationId: 'evl_1', agentId: 'agt_1', agentKey: 'a', sessionKeys: ['s1', 's2', 's3'], candidateRevision: 2, mode: 'recorded', scorers: [{ type: 'llm_judge', llm_name: 'j', rubric: 'r' }, { type: 'same_tool_calls' }], createdAt: 't0' },
 };
-const started: EvaluationEvent = { type: 'AgentEvaluationStarted', data: { holder: 'h', startedAt: 't1' } };
-const scored = (sessionKey: string, baseline: (number | null)[][], candidate: (number | null)[][]): EvaluationEvent => ({ type: 'AgentEvaluationSessionScored', data: { sessionKey, replaySessionKey: `${sessionKey}-r`, baseline, candidate, scoredAt: 't2' } });
+const started: EvaluationEvent = { type: 'AgentEvaluationStarted', data: { evaluationId: 'evl_1', holder: 'h', startedAt: 't1' } };
+const scored = (sessionKey: string, baseline: (number | null)[][], candidate: (number | null)[][]): EvaluationEvent => ({ type: 'AgentEvaluationSessionScored', data: { evaluationId: 'evl_1', sessionKey, replaySessionKey: `${sessionKey}-r`, baseline, candidate, scoredAt: 't2' } });
 
 describe('evaluation decisions', () => {
   it('starts once, scores each session once, and completes only when none is left', () => {
-    givenEvents(evaluationFold, [requested]).when((s) => decideStartEvaluation(s, 'h', now)).then([{ type: 'AgentEvaluationStarted', data: { holder: 'h', startedAt: now.toISOString() } }]);
+    givenEvents(evaluationFold, [requested]).when((s) => decideStartEvaluation(s, 'h', now)).then([{ type: 'AgentEvaluationStarted', data: { evaluationId: 'evl_1', holder: 'h', startedAt: now.toISOString() } }]);
     givenEvents(evaluationFold, [requested, started]).when((s) => decideStartEvaluation(s, 'h2', now)).then([]);
     const one = scored('s1', [[1, null]], [[0.5, 1]]);
     givenEvents(evaluationFold, [requested, started, one]).when((s) => decideSessionOutcome(s, { scores: { sessionKey: 's1', replaySessionKey: 'x', baseline: [], candidate: [] } }, now)).then([]);
     givenEvents(evaluationFold, [requested, started, one]).when((s) => decideCompleteEvaluation(s, now)).then([]);
-    const failed: EvaluationEvent = { type: 'AgentEvaluationSessionFailed', data: { sessionKey: 's3', error: 'gone', failedAt: 't3' } };
+    const failed: EvaluationEvent = { type: 'AgentEvaluationSessionFailed', data: { evaluationId: 'evl_1', sessionKey: 's3', error: 'gone', failedAt: 't3' } };
     const { state } = givenEvents(evaluationFold, [requested, started, one, failed]);
     expect(state.status !== 'absent' && remainingSessions(state)).toEqual(['s2']);
-    givenEvents(evaluationFold, [requested, started, one, failed, scored('s2', [[0, null]], [[1, 0]])]).when((s) => decideCompleteEvaluation(s, now).map((e) => e.type)).then(['AgentEvaluationCompleted'] as never);
+    const done = givenEvents(evaluationFold, [requested, started, one, failed, scored('s2', [[0, null]], [[1, 0]])]).state;
+    expect(decideCompleteEvaluation(done, now).map((e) => e.type)).toEqual(['AgentEvaluationCompleted']);
   });
 
   it('takes no outcome after a cancel, and refuses to cancel twice', () => {
-    const cancelled: EvaluationEvent = { type: 'AgentEvaluationCancelled', data: { cancelledAt: 't3' } };
+    const cancelled: EvaluationEvent = { type: 'AgentEvaluationCancelled', data: { evaluationId: 'evl_1', cancelledAt: 't3' } };
     givenEvents(evaluationFold, [requested, started, cancelled]).when((s) => decideSessionOutcome(s, { sessionKey: 's1', error: 'x' }, now)).then([]);
     givenEvents(evaluationFold, [requested, started, cancelled]).when((s) => decideCancelEvaluation(s, 'evl_1', now)).thenFails({ kind: 'conflict' });
     givenEvents(evaluationFold, []).when((s) => decideCancelEvaluation(s, 'evl_1', now)).thenFails({ kind: 'not_found' });
