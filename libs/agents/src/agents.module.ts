@@ -32,6 +32,8 @@ import { CONDITION_COMPILER, ConditionCompiler } from './application/runs/condit
 import { compileCondition } from './application/conditions';
 import { AGENT_SECRET_READER } from './application/runs/agent-secret-reader.port';
 import { StoredAgentDirectory } from './application/runs/stored-agent-directory';
+import { TURN_SCORING } from './application/runs/turn-scoring.port';
+import { TurnScorers } from './application/scoring/turn-scorers';
 import { WAKEUP_SCHEDULER } from './application/agent-timers';
 import { Glossaries, glossaryReminderCheck } from './application/glossaries/glossaries';
 import { TurnRunner } from './application/turn/turn-runner';
@@ -155,8 +157,10 @@ export class AgentsModule {
         { provide: AGENT_DIRECTORY, useClass: StoredAgentDirectory },
         { provide: AGENT_SECRET_READER, useExisting: AgentSecrets },
         { provide: CONDITION_COMPILER, useValue: { compile: compileCondition } satisfies ConditionCompiler },
+        TurnScorers,
+        { provide: TURN_SCORING, useExisting: TurnScorers },
       ],
-      exports: [AGENT_RUNS, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, AgentRevisions, InstructionTexts, Sessions, SessionInputs, RunningTurns, SessionFeed, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, ConditionSyntax, Glossaries, TraceQueries],
+      exports: [AGENT_RUNS, TURN_SCORING, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, AgentRevisions, InstructionTexts, Sessions, SessionInputs, RunningTurns, SessionFeed, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, ConditionSyntax, Glossaries, TraceQueries],
     };
   }
 }
