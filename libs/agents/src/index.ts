@@ -41,3 +41,7 @@ export * from './application/glossaries/glossaries';
 export * from './application/tools/glossary-tools';
 export * from './application/traces/trace-queries';
 export * from './domain/trace-spans';
+export * from './domain/evaluation';
+export * from './application/evaluations/evaluations';
+export * from './application/evaluations/evaluation-runner';
+export * from './application/evaluations/session-evaluator.port';
