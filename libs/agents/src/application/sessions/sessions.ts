@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SecretBox } from '@lib/llms';
 import { CommandContext, conflict, DomainError, FilterExpr, findMatching, ID_GENERATOR, IdGenerator, invalid, matchesFilter, notFound, parseFilter, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, type TextPattern } from '@lib/platform';
 import { ActiveAgent, agentNotFound } from '../../domain/agent';
-import { AgentConfig, effectiveCompaction } from '../../domain/agent-config';
+import { AgentConfig, CompactionConfig, effectiveCompaction } from '../../domain/agent-config';
 import { apiEventView, ForkOrigin, ReplayOrigin, SessionApiEvent, SessionArtifactRecord, SessionCreator, SessionEvent, SessionFields } from '../../domain/session-events';
 import { ArtifactStore } from './artifact-store';
 import { SessionEnrichment } from './enrichment';
@@ -46,7 +46,7 @@ export class Sessions {
   }
 
   /** Every row of the create-session table: nothing is appended unless every check passed. */
-  async create(agentKey: string, req: SessionRequest, ctx: CommandContext, replay?: { readonly replayOf: ReplayOrigin; readonly forkedFrom?: ForkOrigin }): Promise<Record<string, unknown>> {
+  async create(agentKey: string, req: SessionRequest, ctx: CommandContext, replay?: { readonly replayOf: ReplayOrigin; readonly forkedFrom?: ForkOrigin; readonly compaction?: CompactionConfig }): Promise<Record<string, unknown>> {
     const agent = await this.agent(agentKey);
     if (req.agent_revision !== undefined) await this.pinnedConfig(agent, req.agent_revision);
     if (!agent.config.enabled) throw invalid('session.agent_disabled', `Agent "${agentKey}" is disabled: enable it to create sessions`, { agent_key: 'disabled' });
@@ -56,12 +56,13 @@ export class Sessions {
     const sameName = await this.reads.find<SessionRow>(SESSIONS, { where: [{ field: 'agent_id', op: 'eq', value: agent.agentId }, { field: 'name', op: 'eq', value: name }], limit: 1 });
     if (sameName.items.length) throw invalid('session.name_taken', `No session created: the name "${name}" is already taken in agent "${agentKey}"; use another name`, { name: 'already taken' });
     let fields: SessionFields = { name, ...(req.description !== undefined ? { description: req.description } : {}), metadata: req.metadata ?? {}, enabled: req.enabled ?? true, ttiMinutes: req.tti_minutes ?? 0 };
-    checkRunCondition(agent.config, agentKey, key, fields, ctx.now);
-    const enriched = await this.enrichment.run(agent, key, fields, req.secrets ?? {}, ctx.actor);
+    // A replay re-runs a session that passed these once: its metadata already holds what enrichment added.
+    if (!replay) checkRunCondition(agent.config, agentKey, key, fields, ctx.now);
+    const enriched = replay ? {} : await this.enrichment.run(agent, key, fields, req.secrets ?? {}, ctx.actor);
     if (Object.keys(enriched).length) fields = { ...fields, metadata: { ...fields.metadata, ...enriched } };
     const forkedFrom = replay ? replay.forkedFrom : req.from_session ? await this.forkOrigin(agent, req.from_session) : undefined;
     const secrets = req.secrets && Object.keys(req.secrets).length ? this.seal(agent.agentId, key, req.secrets) : undefined;
-    const { position } = await this.store.write(agent.agentId, key, (s) => decideCreateSession(s, { agentId: agent.agentId, agentKey, sessionKey: key, fields, secrets, forkedFrom, compaction: effectiveCompaction(agent.config), createdBy: req.created_by, aliasKey: req.alias_key, endUser: req.end_user, agentRevision: req.agent_revision, replayOf: replay?.replayOf }, ctx.now), ctx);
+    const { position } = await this.store.write(agent.agentId, key, (s) => decideCreateSession(s, { agentId: agent.agentId, agentKey, sessionKey: key, fields, secrets, forkedFrom, compaction: replay?.compaction ?? effectiveCompaction(agent.config), createdBy: req.created_by, aliasKey: req.alias_key, endUser: req.end_user, agentRevision: req.agent_revision, replayOf: replay?.replayOf }, ctx.now), ctx);
     await this.visible(position);
     return this.get(agentKey, key);
   }
