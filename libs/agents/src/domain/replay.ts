@@ -200,7 +200,11 @@ export function canonicalEvents(events: readonly RecordedEvent[]): string[] {
       return drawn.get(v);
     }
     if (Array.isArray(v)) return v.map(scrub);
-    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v as Data).filter(([k]) => !VOLATILE_FIELDS.has(k)).map(([k, x]) => [k, scrub(x)]));
+    if (v && typeof v === 'object') {
+      // A dropped id is still numbered where it stands, so a later reference to it gets the same number in both runs.
+      for (const [k, x] of Object.entries(v as Data)) if (VOLATILE_FIELDS.has(k)) scrub(x);
+      return Object.fromEntries(Object.entries(v as Data).filter(([k]) => !VOLATILE_FIELDS.has(k)).map(([k, x]) => [k, scrub(x)]));
+    }
     return v;
   };
   return inCallOrder(events.filter((e) => e.type !== 'SessionCreated' && e.type !== 'SessionReplayDiverged')).map((e) => canonicalJson({ type: e.type, data: scrub(e.data) }));
