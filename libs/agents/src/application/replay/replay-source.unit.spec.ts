@@ -70,7 +70,7 @@ describe('the replay source, recorded mode', () => {
 });
 
 describe('the replay source, live modes', () => {
-  const learn = { type: 'glossary_put_entries' };
+  const learn = { type: 'glossary_put_entries' as const };
 
   it('live_model: calls the model, reuses a recorded output once for the same tool and arguments, runs others', async () => {
     const source = new TurnReplaySource(turn, { mode: 'live_model', allowSideEffects: false }, sideEffects);
