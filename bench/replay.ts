@@ -28,7 +28,7 @@ export async function replayBench(args: string[]): Promise<void> {
   const turnsPerSession = 10;
   const upstream = await ScriptedOpenAIServer.start();
   const dir = mkdtempSync(join(tmpdir(), 'bench-replay-'));
-  const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: KEY, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_OWNER_PER_MINUTE: '10000000', SQLITE_SYNCHRONOUS: process.env.SQLITE_SYNCHRONOUS ?? 'FULL', ...serviceEnv() });
+  const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: KEY, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_OWNER_PER_MINUTE: '10000000', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', SQLITE_SYNCHRONOUS: process.env.SQLITE_SYNCHRONOUS ?? 'FULL', ...serviceEnv() });
   const { app, url } = await startApp(config, 'all', createLogger('silent'), () => undefined);
   try {
     const ok = async (method: string, path: string, body?: unknown, status = 201) => {
