@@ -77,6 +77,7 @@ import { A2aController } from './a2a/a2a.controller';
 import { A2aServer } from './a2a/a2a-server';
 import { GlossariesController } from './agents/glossaries.controller';
 import { SessionsController } from './agents/sessions.controller';
+import { ReplaysController } from './agents/replays.controller';
 import { TracesController } from './agents/traces.controller';
 import { InstructionsController } from './agents/instructions.controller';
 import { ChatController } from './llms/chat.controller';
@@ -192,6 +193,7 @@ export const API_CONTROLLERS = [
   A2aController,
   GlossariesController,
   SessionsController,
+  ReplaysController,
   TracesController,
   MetricsController,
   InstructionsController,

@@ -6,6 +6,7 @@ import { AGENT_TOOLS, ArtifactBytes, ConditionSyntax, lambdaToolCheck, mcpToolCh
 import { GetAgentHandler, ListAgentsHandler } from './application/agent-queries/agent-queries';
 import { AGENT_REFERENCE_CHECKS, AgentWriter, ReferenceCheck } from './application/agent-writer';
 import { AgentRevisions } from './application/revisions/agent-revisions';
+import { Replays } from './application/replay/replays';
 import { CreateAgentHandler, DeleteAgentHandler, UpdateAgentHandler } from './application/agents/agent-commands';
 import { GetInstructionHandler, ListInstructionsHandler, TestInstructionHandler } from './application/instruction-queries/instruction-queries';
 import { instructionReferenceCheck } from './application/instruction-references';
@@ -100,6 +101,7 @@ export class AgentsModule {
         { provide: AGENT_SECRET_VALUES, inject: [AgentSecrets], useFactory: (secrets: AgentSecrets): AgentSecretValues => (agentKey) => secrets.resolve(agentKey) },
         AgentWriter,
         AgentRevisions,
+        Replays,
         CreateAgentHandler,
         UpdateAgentHandler,
         DeleteAgentHandler,
@@ -160,7 +162,7 @@ export class AgentsModule {
         TurnScorers,
         { provide: TURN_SCORING, useExisting: TurnScorers },
       ],
-      exports: [AGENT_RUNS, TURN_SCORING, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, AgentRevisions, InstructionTexts, Sessions, SessionInputs, RunningTurns, SessionFeed, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, ConditionSyntax, Glossaries, TraceQueries],
+      exports: [AGENT_RUNS, TURN_SCORING, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, AgentRevisions, Replays, InstructionTexts, Sessions, SessionInputs, RunningTurns, SessionFeed, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, ConditionSyntax, Glossaries, TraceQueries],
     };
   }
 }
