@@ -32,7 +32,7 @@ describe('agent evaluations', () => {
   /** The agent's model answers by its instruction; the judge scores politeness: 1 for a sentence with "please", 0.4 else. */
   const answer = (req: CapturedRequest): ScriptedReply | undefined => {
     const body = req.body as Json;
-    if (body.model === 'judge') return { content: JSON.stringify({ score: /please/i.test(lastUser(req).split('ANSWER:').at(-1) ?? '') ? 1 : 0.4, reason: 'politeness' }) };
+    if (body.model === 'judge-upstream') return { content: JSON.stringify({ score: /please/i.test(lastUser(req).split('ANSWER:').at(-1) ?? '') ? 1 : 0.4, reason: 'politeness' }) };
     const question = lastUser(req);
     return { content: systemOf(req).includes(V2) ? `Here is the answer to "${question}", please ask again if unclear.` : 'Yes.' };
   };
@@ -74,7 +74,7 @@ describe('agent evaluations', () => {
   });
 
   it('replays 20 sessions against the changed instruction and scores both sides with the judge', async () => {
-    const judged = () => upstream.chatRequests().filter((r) => (r.body as Json).model === 'judge').length;
+    const judged = () => upstream.chatRequests().filter((r) => (r.body as Json).model === 'judge-upstream').length;
     const judgedBefore = judged();
     const created = await app.call('POST', base, { name: 'politeness', sessions: { limit: 20 }, candidate_revision: 'current', mode: 'live_model', scorers: [{ type: 'llm_judge', llm_name: 'judge', rubric: 'Is the answer polite?' }, { type: 'same_tool_calls' }] });
     expect(created.status).toBe(202);
@@ -91,8 +91,9 @@ describe('agent evaluations', () => {
     expect(judge.difference).toMatchObject({ n: 20 });
     expect(judge.difference.mean).toBeCloseTo(0.6);
     expect(judge.difference.ci95[0]).toBeCloseTo(0.6);
-    // No tools: same_tool_calls applies to no turn of either side.
-    expect(same.candidate).toEqual({ n: 0, mean: null });
+    // No tools on either side: the replay made every call the recorded turn made (none); the baseline has no baseline.
+    expect(same.baseline).toEqual({ n: 0, mean: null });
+    expect(same.candidate).toMatchObject({ n: 20, mean: 1 });
     const first = done.sessions[0];
     expect(first.status).toBe('scored');
     const replay = await app.call('GET', `/v2/agents/desk/sessions/${first.replay_session_key}`);
@@ -102,7 +103,7 @@ describe('agent evaluations', () => {
   }, 120_000);
 
   it('shows no change for a recorded replay of the recorded revision, and calls no agent model', async () => {
-    const agentCalls = () => upstream.chatRequests().filter((r) => (r.body as Json).model === 'm').length;
+    const agentCalls = () => upstream.chatRequests().filter((r) => (r.body as Json).model === 'm-upstream').length;
     const before = agentCalls();
     const created = await app.call('POST', base, { sessions: { metadata_filter: "doc.tier = 'gold'", limit: 5 }, candidate_revision: 0, mode: 'recorded', scorers: [{ type: 'llm_judge', llm_name: 'judge', rubric: 'Is the answer polite?' }] });
     expect(created.status).toBe(202);

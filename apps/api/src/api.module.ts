@@ -78,6 +78,7 @@ import { A2aServer } from './a2a/a2a-server';
 import { GlossariesController } from './agents/glossaries.controller';
 import { SessionsController } from './agents/sessions.controller';
 import { ReplaysController } from './agents/replays.controller';
+import { EvaluationsController } from './agents/evaluations.controller';
 import { TracesController } from './agents/traces.controller';
 import { InstructionsController } from './agents/instructions.controller';
 import { ChatController } from './llms/chat.controller';
@@ -194,6 +195,7 @@ export const API_CONTROLLERS = [
   GlossariesController,
   SessionsController,
   ReplaysController,
+  EvaluationsController,
   TracesController,
   MetricsController,
   InstructionsController,

@@ -49,3 +49,4 @@ export * from './domain/evaluation';
 export * from './application/evaluations/evaluations';
 export * from './application/evaluations/evaluation-runner';
 export * from './application/evaluations/session-evaluator.port';
+export * from './application/evaluations/replay-session-evaluator';

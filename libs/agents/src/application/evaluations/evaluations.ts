@@ -109,7 +109,7 @@ export class Evaluations {
     let pageKey: string | undefined;
     do {
       const page = await this.reads.find<SessionRow>(SESSIONS, { where, metadata, sort: { field: 'created_at', direction: 'desc' }, limit: 100, pageKey });
-      for (const row of page.items) if (!(row as { replay_of?: unknown }).replay_of && keys.length < limit) keys.push(row.key);
+      for (const row of page.items) if (!row.replay_of && keys.length < limit) keys.push(row.key);
       pageKey = page.nextPageKey;
     } while (pageKey && keys.length < limit);
     if (!keys.length) throw invalid('evaluation.no_sessions', 'No session of the agent matches: nothing to evaluate', { sessions: 'matches no session with a turn' });

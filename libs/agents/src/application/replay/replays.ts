@@ -20,6 +20,8 @@ export interface ReplayOptions {
   readonly fromEventId?: string;
   readonly untilEventId?: string;
   readonly allowSideEffects: boolean;
+  /** The replay session's key (an evaluation names its replays); absent: a new `rpl_…` key. */
+  readonly key?: string;
 }
 
 export interface ReplayResult {
@@ -58,7 +60,7 @@ export class Replays {
     if (!turns.length) throw invalid('replay.nothing_to_replay', `Session "${sessionKey}" has no recorded turn to replay`, { session_key: 'no recorded turn' });
     const replayOf: ReplayOrigin = { sessionKey, mode: options.mode, agentRevision: revision, ...(options.fromEventId ? { fromEventId: options.fromEventId } : {}), ...(options.untilEventId ? { untilEventId: options.untilEventId } : {}), allowSideEffects: options.allowSideEffects };
     const forkedFrom = options.fromEventId ? this.forkBefore(agent, original.streamId, sessionKey, own, options.fromEventId) : original.session.forkedFrom;
-    const key = `rpl_${this.ids.uuid().replace(/-/g, '')}`;
+    const key = options.key ?? `rpl_${this.ids.uuid().replace(/-/g, '')}`;
     const s = original.session;
     await this.sessions.create(
       agentKey,
