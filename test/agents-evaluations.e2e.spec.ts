@@ -1,6 +1,7 @@
 import { CapturedRequest, ScriptedOpenAIServer, ScriptedReply } from '@lib/testing';
 import { asKey, createUser } from './support/auth-fixtures';
 import { registerScripted } from './support/llm-fixtures';
+import { scratchDir } from './support/scratch-dir';
 import { startTestApp, TestApp } from './support/test-app';
 
 type Json = Record<string, any>;
@@ -165,4 +166,44 @@ describe('agent evaluations', () => {
     expect((await app.call('POST', base, { sessions: { limit: 1 }, candidate_revision: 0, scorers: [{ type: 'same_tool_calls' }] }, viewer)).status).toBe(403);
     expect((await app.call('POST', `${base}/${id}/cancel`, undefined, viewer)).status).toBe(403);
   });
+});
+
+describe('an evaluation across a restart', () => {
+  it('goes on from the next session in the service started again on the same data, each session scored once', async () => {
+    const upstream = await ScriptedOpenAIServer.start();
+    upstream.onChat = () => ({ content: 'Fine.', firstByteDelayMs: 120 });
+    const dataDir = scratchDir('ars-eval-restart-');
+    let app = await startTestApp({ dataDir, env: { WORKER_POLL_MS: '300', LEASE_TTL_MS: '2000' } });
+    try {
+      await registerScripted(app, upstream, 'm');
+      await app.call('POST', '/v2/agents', { key: 'desk', name: 'Desk', model: { name: 'm' }, tool_configurations: {}, first_step_name: 'main', steps: { main: { instructions: [{ type: 'inline', name: 'i', template: 'Be brief.' }] } } });
+      for (let i = 0; i < 8; i++) {
+        await app.call('POST', '/v2/agents/desk/sessions', { key: `s${i}` });
+        await app.call('POST', `/v2/agents/desk/sessions/s${i}/events`, { messages: [{ type: 'text', content: `q${i}` }] });
+      }
+      const created = await app.call('POST', '/v2/agents/desk/evaluations', { sessions: { limit: 8 }, candidate_revision: 0, mode: 'live_model', scorers: [{ type: 'same_tool_calls' }] });
+      expect(created.status).toBe(202);
+      const id = created.body.id as string;
+      const progress = async () => (await app.call('GET', `/v2/agents/desk/evaluations/${id}`)).body as Json;
+      for (let t = Date.now(); (await progress()).progress.scored < 2; ) if (Date.now() - t > 30_000) throw new Error('no progress');
+      expect((await progress()).progress.scored).toBeLessThan(8);
+      await app.close();
+      app = await startTestApp({ dataDir, env: { WORKER_POLL_MS: '300', LEASE_TTL_MS: '2000' } });
+      let done: Json;
+      for (let t = Date.now(); (done = await progress()).status !== 'completed'; await new Promise((r) => setTimeout(r, 100))) if (Date.now() - t > 60_000) throw new Error(`still ${done.status} ${JSON.stringify(done.progress)}`);
+      expect(done.progress).toEqual({ total: 8, scored: 8, failed: 0 });
+      expect(new Set(done.sessions.map((s: Json) => s.session_key)).size).toBe(8);
+      const log = await app.call('GET', '/v2/events?category=agent_evaluation&limit=100');
+      const scored = (log.body.events as Json[]).filter((e) => e.type === 'AgentEvaluationSessionScored').map((e) => e.data.sessionKey);
+      expect(scored.sort()).toEqual([...new Set(scored)].sort());
+      expect(scored).toHaveLength(8);
+      // Two holders took the evaluation's lease: the stopped service's worker and the new one's.
+      const leases = await app.call('GET', '/v2/events?category=lease&limit=1000');
+      const holders = (leases.body.events as Json[]).filter((e) => e.type === 'LeaseAcquired' && e.data.lease === `evaluation:${id}`).map((e) => e.data.holder);
+      expect(new Set(holders).size).toBe(2);
+    } finally {
+      await app.close();
+      await upstream.close();
+    }
+  }, 120_000);
 });
