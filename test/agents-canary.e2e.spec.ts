@@ -176,4 +176,35 @@ describe('canary aliases', () => {
     const hook = await until('the rollback webhook', () => receiver.at('/canary').map((r) => JSON.parse(r.body)).find((b) => b.data.alias_key === 'back'), 30_000);
     expect(hook.data).toMatchObject({ decision: 'rolled_back', candidate_agent_key: 'worse', figures: { difference: -0.6 } });
   }, 180_000);
+
+  it('scores with a lambda tool: it gets the turn and answers the score', async () => {
+    const code = [
+      'from typing import Optional, TypedDict',
+      '',
+      'class Turn(TypedDict, total=False):',
+      '    input: str',
+      '    answer: Optional[str]',
+      '',
+      'def process(turn: Turn, baseline: Optional[Turn] = None) -> dict:',
+      '    """Scores a turn.',
+      '',
+      '    Args:',
+      '        turn: The turn.',
+      '        baseline: The baseline turn.',
+      '    """',
+      '    answer = turn.get("answer") or ""',
+      '    return {"score": 0.6 if "drawer" in answer else 0.1, "reason": "mentions the drawer"}',
+      '',
+    ].join('\n');
+    const tool = await app.call('POST', '/v2/tools', { type: 'lambda', name: 'drawer_score', description: 'Scores a turn by whether it names the drawer', code });
+    expect([tool.status, tool.body.messages]).toEqual([201, undefined]);
+    expect((await alias('lam', 'old')).status).toBe(201);
+    expect((await canary('lam', { weight: 1, scorers: [{ type: 'lambda', tool_id: tool.body.id }], promote_after_sessions: 100 })).status).toBe(200);
+    expect(await converse('lam')).toBe('new');
+    const scored = await until('the lambda score', async () => {
+      const got = (await app.call('GET', '/v2/agent_aliases/lam/canary')).body.tally.candidate;
+      return got.turns_scored ? got : undefined;
+    }, 60_000, 200);
+    expect(scored).toMatchObject({ turns_scored: 1, scorer_errors: 0, mean: 0.6, scorers: [{ type: 'lambda', mean: 0.6, scored: 1 }] });
+  }, 120_000);
 });
