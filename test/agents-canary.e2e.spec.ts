@@ -129,6 +129,10 @@ describe('canary aliases', () => {
     expect(new Set(await sessions(10))).toEqual(new Set(['old']));
     expect((await canary('routed', { weight: 1 })).body).toMatchObject({ state: 'running', weight: 1, control_agent_key: 'old' });
     expect(new Set(await sessions(10))).toEqual(new Set(['new']));
+    // A caller who may not use the candidate is routed by the policy, not refused.
+    const oldUser = await createUser(app, 'olduser', { agent_roles: [{ agent_key: 'old', role: 'agent_user' }] });
+    const theirs = await app.call('POST', '/v2/agent_aliases/routed/sessions', { key: `r${++n}` }, { 'x-api-key': oldUser });
+    expect([theirs.status, theirs.body.agent_key]).toEqual([201, 'old']);
     const half = await canary('routed', { weight: 0.5 });
     expect(half.body).toMatchObject({ state: 'running', weight: 0.5, candidate_agent_key: 'new', control_agent_key: 'old', scorers: [judge], promote_after_sessions: 3, max_score_drop: 0.05, ended_at: null, decision: null });
     const split = await sessions(40);

@@ -199,7 +199,10 @@ export class Aliases {
     const alias = await this.reads.get<AliasRow>(ALIASES, aliasKey);
     if (!alias || !alias.settings.enabled) throw notFound('alias.not_found', `Alias "${aliasKey}" does not exist or is not enabled`, aliasKey);
     const key = req.key ?? `ses_${this.ids.uuid().replace(/-/g, '')}`;
-    const routing = withCanary(alias, this.route(alias, { key, name: req.name, description: req.description, metadata: req.metadata }), key);
+    const byPolicy = this.route(alias, { key, name: req.name, description: req.description, metadata: req.metadata });
+    let routing = withCanary(alias, byPolicy, key);
+    // A caller who may not use the candidate gets the policy's choice, in no arm (it would bias the control's).
+    if (routing.canary?.arm === 'candidate' && !mayUse(routing.agentKey)) routing = byPolicy;
     if (!mayUse(routing.agentKey)) throw new DomainError('forbidden', 'alias.forbidden', `No session created: alias "${aliasKey}" routes this session to an agent you may not use`);
     const agent = await this.reads.get<AgentRow>(AGENTS, routing.agentKey);
     if (!agent) throw invalid('alias.target_missing', `No session created: alias "${aliasKey}" routes to agent "${routing.agentKey}", which no longer exists`, { policy: `no agent "${routing.agentKey}"` });
