@@ -6,6 +6,10 @@ import { AGENT_TOOLS, ArtifactBytes, ConditionSyntax, lambdaToolCheck, mcpToolCh
 import { GetAgentHandler, ListAgentsHandler } from './application/agent-queries/agent-queries';
 import { AGENT_REFERENCE_CHECKS, AgentWriter, ReferenceCheck } from './application/agent-writer';
 import { AgentRevisions } from './application/revisions/agent-revisions';
+import { Replays } from './application/replay/replays';
+import { Evaluations } from './application/evaluations/evaluations';
+import { ReplaySessionEvaluator } from './application/evaluations/replay-session-evaluator';
+import { SessionEvaluator } from './application/evaluations/session-evaluator.port';
 import { CreateAgentHandler, DeleteAgentHandler, UpdateAgentHandler } from './application/agents/agent-commands';
 import { GetInstructionHandler, ListInstructionsHandler, TestInstructionHandler } from './application/instruction-queries/instruction-queries';
 import { instructionReferenceCheck } from './application/instruction-references';
@@ -100,6 +104,10 @@ export class AgentsModule {
         { provide: AGENT_SECRET_VALUES, inject: [AgentSecrets], useFactory: (secrets: AgentSecrets): AgentSecretValues => (agentKey) => secrets.resolve(agentKey) },
         AgentWriter,
         AgentRevisions,
+        Replays,
+        Evaluations,
+        ReplaySessionEvaluator,
+        { provide: SessionEvaluator, useExisting: ReplaySessionEvaluator },
         CreateAgentHandler,
         UpdateAgentHandler,
         DeleteAgentHandler,
@@ -160,7 +168,7 @@ export class AgentsModule {
         TurnScorers,
         { provide: TURN_SCORING, useExisting: TurnScorers },
       ],
-      exports: [AGENT_RUNS, TURN_SCORING, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, AgentRevisions, InstructionTexts, Sessions, SessionInputs, RunningTurns, SessionFeed, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, ConditionSyntax, Glossaries, TraceQueries],
+      exports: [AGENT_RUNS, TURN_SCORING, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, AgentRevisions, Replays, Evaluations, SessionEvaluator, InstructionTexts, Sessions, SessionInputs, RunningTurns, SessionFeed, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, ConditionSyntax, Glossaries, TraceQueries],
     };
   }
 }
