@@ -306,6 +306,11 @@ describe('route × role matrix', () => {
       fixture.taskId = sent.body?.task?.id ?? '';
     }
     await app.call('POST', '/v2/agent_aliases', { key: 'al1', name: 'AL1', policy: { type: 'routed', rules: [{ targets: { type: 'single', agent_key: 'a1' } }] } });
+    // A running canary of al1 for the canary routes (weight 0: routing stays a1's); stopped by a caller, it starts again.
+    if ((await app.call('GET', '/v2/agent_aliases/al1/canary')).body?.state !== 'running') {
+      await app.call('POST', '/v2/agents', { key: 'a1_next', name: 'A1 next', model: { name: 'fixture-llm' }, tool_configurations: {}, first_step_name: 'main', steps: { main: { instructions: [] } } });
+      await app.call('PUT', '/v2/agent_aliases/al1/canary', { candidate_agent_key: 'a1_next', weight: 0, scorers: [{ type: 'same_tool_calls' }], promote_after_sessions: 10, max_score_drop: 0.05 });
+    }
     if ((await app.call('GET', '/v2/agent_aliases/al1/sessions/as1')).status === 404) {
       await app.call('POST', '/v2/agent_aliases/al1/sessions', { key: 'as1' });
       fixture.aliasEventId = (await app.call('POST', '/v2/agent_aliases/al1/sessions/as1/events', { messages: [{ type: 'text', content: 'fixture' }] })).body.events?.[0]?.id ?? '';

@@ -72,6 +72,7 @@ import { WebhooksController } from './webhooks/webhooks.controller';
 import { PipelinesController } from './pipelines/pipelines.controller';
 import { PipelineRunsController } from './pipelines/pipeline-runs.controller';
 import { AliasesController } from './agents/aliases.controller';
+import { AliasCanaryController } from './agents/alias-canary.controller';
 import { EndUserSessionsController } from './agents/end-user-sessions.controller';
 import { A2aController } from './a2a/a2a.controller';
 import { A2aServer } from './a2a/a2a-server';
@@ -190,6 +191,7 @@ export const API_CONTROLLERS = [
   PipelinesController,
   PipelineRunsController,
   AliasesController,
+  AliasCanaryController,
   EndUserSessionsController,
   A2aController,
   GlossariesController,
