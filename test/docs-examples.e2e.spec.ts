@@ -88,4 +88,14 @@ describe('docs examples', () => {
     expect((await app.call('GET', '/v2/agent_aliases/support/canary')).body.state).toBe('stopped');
   });
 
+  it('docs/agents.md starts an evaluation of the current revision over the sessions of Ada, which the worker completes', async () => {
+    const [created, listed] = await runBlock('agents.md', 'evaluations');
+    expect(created).toMatchObject({ agent_key: 'helper', name: 'tone', mode: 'live_model', scorers: [{ type: 'llm_judge', llm_name: 'local' }, { type: 'same_tool_calls' }] });
+    expect(created.sessions.map((x: { session_key: string }) => x.session_key)).toContain('chat-1');
+    expect(listed.evaluations[0].id).toBe(created.id);
+    let got: Record<string, any> = created;
+    for (const until = Date.now() + 30_000; got.status !== 'completed' && Date.now() < until; await new Promise((r) => setTimeout(r, 100))) got = (await app.call('GET', `/v2/agents/helper/evaluations/${created.id}`)).body;
+    expect(got.progress).toEqual({ total: created.progress.total, scored: created.progress.total, failed: 0 });
+    expect(got.aggregates.map((a: { scorer: { type: string } }) => a.scorer.type)).toEqual(['llm_judge', 'same_tool_calls']);
+  });
 });
