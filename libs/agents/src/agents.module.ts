@@ -7,6 +7,8 @@ import { GetAgentHandler, ListAgentsHandler } from './application/agent-queries/
 import { AGENT_REFERENCE_CHECKS, AgentWriter, ReferenceCheck } from './application/agent-writer';
 import { AgentRevisions } from './application/revisions/agent-revisions';
 import { CreateAgentHandler, DeleteAgentHandler, UpdateAgentHandler } from './application/agents/agent-commands';
+import { AgentExporter } from './application/bundles/agent-export';
+import { AgentImporter } from './application/bundles/agent-import';
 import { GetInstructionHandler, ListInstructionsHandler, TestInstructionHandler } from './application/instruction-queries/instruction-queries';
 import { instructionReferenceCheck } from './application/instruction-references';
 import { InstructionTexts } from './application/instruction-texts';
@@ -84,6 +86,8 @@ export class AgentsModule {
         },
         { provide: AGENT_LIVENESS, inject: [AGENT_LEASES], useFactory: (leases: Leases) => new ProcessLiveness(leases) },
         AgentSecrets,
+        AgentExporter,
+        AgentImporter,
         AgentIdentities,
         ConfigurerRights,
         {
@@ -156,7 +160,7 @@ export class AgentsModule {
         { provide: AGENT_SECRET_READER, useExisting: AgentSecrets },
         { provide: CONDITION_COMPILER, useValue: { compile: compileCondition } satisfies ConditionCompiler },
       ],
-      exports: [AGENT_RUNS, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, AgentRevisions, InstructionTexts, Sessions, SessionInputs, RunningTurns, SessionFeed, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, ConditionSyntax, Glossaries, TraceQueries],
+      exports: [AGENT_RUNS, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, AgentRevisions, InstructionTexts, Sessions, SessionInputs, RunningTurns, SessionFeed, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, ConditionSyntax, Glossaries, TraceQueries, AgentExporter, AgentImporter],
     };
   }
 }

@@ -41,3 +41,6 @@ export * from './application/glossaries/glossaries';
 export * from './application/tools/glossary-tools';
 export * from './application/traces/trace-queries';
 export * from './domain/trace-spans';
+export * from './domain/agent-bundle';
+export * from './application/bundles/agent-export';
+export * from './application/bundles/agent-import';
