@@ -1,7 +1,8 @@
 import { Body, Controller, Get, Param, Post, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { IsBoolean, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
-import { AgentExporter, AgentImporter, bundleProblems } from '@lib/agents';
+import { Type } from 'class-transformer';
+import { IsArray, IsBoolean, IsDefined, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateNested } from 'class-validator';
+import { AGENT_BUNDLE_FORMAT, AGENT_BUNDLE_VERSION, AgentExporter, AgentImporter, bundleProblems } from '@lib/agents';
 import { Principal } from '@lib/auth';
 import { CommandContext, invalid } from '@lib/platform';
 import { Caller } from '../http/caller';
@@ -11,12 +12,47 @@ import { validateBody } from '../http/validation';
 import { OpenApi } from '../openapi/openapi.decorator';
 import { CreateAgentDto, KEY_PATTERN } from './agents.dto';
 
+/** The agent of a bundle: its key and its configuration, whose fields are checked as its create route checks them. */
+class BundledAgentDto {
+  @IsString() @MinLength(1) @MaxLength(50) @Matches(KEY_PATTERN, { message: 'key may hold only letters, digits, underscores and hyphens' }) key!: string;
+  @IsDefined() @ValidateNested() @Type(() => CreateAgentDto) config!: CreateAgentDto;
+}
+
+/** An agent bundle, version 1 (docs/agent-bundles.md); each object of the arrays is checked as its create route does. */
+class AgentBundleDto {
+  @IsIn([AGENT_BUNDLE_FORMAT]) format!: string;
+  @IsIn([AGENT_BUNDLE_VERSION]) version!: number;
+  @IsOptional() @IsString() exported_at?: string;
+  @IsDefined() @ValidateNested() @Type(() => BundledAgentDto) agent!: BundledAgentDto;
+  @IsOptional() @IsArray() instructions?: Record<string, unknown>[];
+  @IsOptional() @IsArray() tool_configurations?: Record<string, unknown>[];
+  @IsOptional() @IsArray() tools?: Record<string, unknown>[];
+  @IsOptional() @IsArray() tool_servers?: Record<string, unknown>[];
+  @IsOptional() @IsArray() glossaries?: Record<string, unknown>[];
+  @IsOptional() @IsObject() secrets?: Record<string, unknown>;
+}
+
 class ImportAgentDto {
-  /** The bundle `GET /v2/agents/{agent_key}/export` gave (checked part by part: docs/agent-bundles.md). */
-  @IsObject() bundle!: Record<string, unknown>;
+  /** The bundle `GET /v2/agents/{agent_key}/export` gave. */
+  @IsDefined() @ValidateNested() @Type(() => AgentBundleDto) bundle!: AgentBundleDto;
   /** Imports the agent under this key instead of the bundle's. */
   @IsOptional() @IsString() @MinLength(1) @MaxLength(50) @Matches(KEY_PATTERN, { message: 'key may hold only letters, digits, underscores and hyphens' }) key?: string;
   @IsOptional() @IsBoolean() dry_run?: boolean;
+}
+
+/**
+ * The format and version first, so that a bundle of another version is told so rather than about its fields; then
+ * the body's fields; then each object's own checks (`bundle.<part>[i].<field>`).
+ */
+function checkImport(body: unknown): ImportAgentDto {
+  const bundle = body !== null && typeof body === 'object' ? (body as { bundle?: unknown }).bundle : undefined;
+  const version = bundleProblems(bundle);
+  if (version['bundle.format'] || version['bundle.version']) throw invalid('agent_bundle.invalid', `Invalid ${Object.keys(version)[0]}: ${Object.values(version)[0]}`, version);
+  const dto = validateBody(ImportAgentDto, body);
+  const problems = bundleProblems(bundle);
+  const first = Object.entries(problems)[0];
+  if (first) throw invalid('agent_bundle.invalid', `Invalid ${first[0]}: ${first[1]}`, problems);
+  return dto;
 }
 
 /** An agent and what its configuration names as one versioned JSON bundle, and back (docs/agent-bundles.md). */
@@ -39,13 +75,9 @@ export class AgentBundlesController {
   @Post('import')
   @Policy('agent.create')
   async import(@Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
-    const dto = validateBody(ImportAgentDto, body);
-    const problems = bundleProblems(dto.bundle);
-    const first = Object.entries(problems)[0];
-    if (first) throw invalid('agent_bundle.invalid', `Invalid ${first[0]}: ${first[1]}`, problems);
-    // The agent's fields as its create route checks them (the map fields are the domain's, in the importer).
-    validateBody(CreateAgentDto, (dto.bundle.agent as { config: unknown }).config, 'bundle.agent.config');
-    const answer = await this.importer.import(dto.bundle, dto.key, dto.dry_run ?? false, caller, ctx);
+    const dto = checkImport(body);
+    // The bundle as sent (the DTO's instances are for the checks): stored configurations are plain JSON.
+    const answer = await this.importer.import((body as { bundle: unknown }).bundle, dto.key, dto.dry_run ?? false, caller, ctx);
     res.status(answer.dry_run ? 200 : 201);
     return answer;
   }
