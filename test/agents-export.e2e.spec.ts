@@ -1,5 +1,6 @@
 import { ScriptedOpenAIServer } from '@lib/testing';
 import { createUser } from './support/auth-fixtures';
+import { MCP_TOKEN, startMcpServer } from './support/mcp-fixtures';
 import { registerScripted } from './support/llm-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -173,5 +174,30 @@ describe('agent export and import', () => {
     expect(refused.status).toBe(409);
     expect(refused.body.field_errors).toEqual({ 'bundle.tool_configurations[0]': expect.stringContaining('fetcher') });
     expect((await target.call('GET', '/v2/agents/third')).status).toBe(404);
+  });
+
+  it('bundles an MCP server by address and credential name only; an import where its tools are not synced names the tool', async () => {
+    const mcp = await startMcpServer();
+    try {
+      const server = await source.call('POST', '/v2/tool_servers', { name: 'Orders', type: 'mcp', uri: `${mcp.url}?tenant=t-private-77`, transport: 'streamable-http', headers: { 'x-tenant': 'tenant-value-private' }, auth: { type: 'bearer', token: MCP_TOKEN } });
+      expect(server.status).toBe(201);
+      expect((await source.call('POST', `/v2/tool_servers/${server.body.id}/sync`)).status).toBe(204);
+      const lookup = (await source.call('GET', '/v2/tools?type=mcp')).body.tools.find((t: any) => t.name === 'lookup_order').id;
+      const agent = await source.call('POST', '/v2/agents', { key: 'orders', name: 'Orders', model: { name: 'm' }, tool_configurations: { lookup: { type: 'mcp', tool_id: lookup } }, first_step_name: 'main', steps: { main: { instructions: [] } } });
+      expect(agent.status).toBe(201);
+      const exported = await source.call('GET', '/v2/agents/orders/export');
+      expect(exported.status).toBe(200);
+      const text = JSON.stringify(exported.body);
+      for (const secret of [MCP_TOKEN, 'tenant-value-private', 't-private-77']) expect(text).not.toContain(secret);
+      expect(exported.body.tool_servers).toEqual([{ id: server.body.id, name: 'Orders', uri: mcp.url.split('?')[0], transport: 'streamable-http', header_names: ['x-tenant'], auth: { type: 'bearer' }, tool_ids: [lookup] }]);
+      expect(exported.body.secrets.tool_servers).toEqual([{ tool_server_id: server.body.id, credential: 'bearer token' }]);
+      const refused = await target.call('POST', '/v2/agents/import', { bundle: exported.body, dry_run: true });
+      expect(refused.status).toBe(400);
+      expect(refused.body.field_errors).toEqual({ 'bundle.agent.config.tool_configurations.lookup.tool_id': expect.stringContaining(lookup) });
+      expect((await target.call('GET', '/v2/agents/orders')).status).toBe(404);
+    } finally {
+      mcp.server.closeAllConnections?.();
+      await new Promise((r) => mcp.server.close(r));
+    }
   });
 });
