@@ -104,11 +104,13 @@ describe('agent export and import', () => {
     await bad({ bundle: { ...bundle, agent: { key: 'helper', config: { ...bundle.agent.config, model: { name: 'nope' } } } } }, 'bundle.agent.config.model.name');
     await bad({ bundle: { ...bundle, tools: [] } }, 'bundle.agent.config.tool_configurations.double.tool_id');
     await bad({ bundle, key: 'bad key!' }, 'key');
+    await bad({ bundle: { ...bundle, tools: [{ ...bundle.tools[0], code: 'def process(options: dict):\n    return options\n' }] } }, 'bundle.tools[0].code');
     // The weakest credential that reaches the route (agent.create: an agent developer) may not create the glossary.
     await bad({ bundle }, 'bundle.glossaries[0]', 403, await createUser(target, 'dev', { api_roles: ['agent_developer'] }));
     await bad({ bundle }, '', 403, await createUser(target, 'reader', { api_roles: ['agent_viewer'] }));
     expect((await target.call('GET', '/v2/agents/helper')).status).toBe(404);
     expect((await target.call('GET', '/v2/tool_configurations/fetcher')).status).toBe(404);
+    expect((await target.call('GET', '/v2/tools/tol_doubler')).status).toBe(404);
     expect((await target.call('GET', '/v2/glossaries/acme')).status).toBe(404);
     expect((await target.call('GET', `/v2/instructions/${instructionId}`)).status).toBe(404);
   });

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { allows, allowsSome } from '@lib/auth';
-import { CommandContext, DomainError, invalid, READ_STORE, ReadStore, StreamWriter, streamId } from '@lib/platform';
-import { TOOL_CATALOG, TOOL_CONFIGURATIONS, ToolConfigurations, USER_TOOLS, UserTools, type Configurer, type LambdaToolInput, type ToolConfig, type ToolConfigurationRow, type UserToolRow } from '@lib/tools';
+import { CommandContext, DomainError, invalid, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
+import { invalidLambda, lambdaDeadlineProblems, LambdaRunner, principalOf, TOOL_CATALOG, TOOL_CONFIGURATIONS, ToolConfigurations, USER_TOOLS, UserTools, type Configurer, type LambdaToolInput, type ToolConfig, type ToolConfigurationRow, type UserToolRow } from '@lib/tools';
 import { AgentConfig } from '../../domain/agent-config';
 import { AgentRequest, configFromRequest } from '../../domain/agent';
 import { AgentBundle, agentSecretNames, bundleProblems, BundledTool, instructionReferences, sameJson, toolNames } from '../../domain/agent-bundle';
@@ -69,6 +69,8 @@ export class AgentImporter {
     private readonly glossaries: Glossaries,
     private readonly secrets: AgentSecrets,
     private readonly createAgent: CreateAgentHandler,
+    private readonly lambdas: LambdaRunner,
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
   ) {}
 
   async import(given: unknown, key: string | undefined, dryRun: boolean, caller: Configurer, ctx: CommandContext): Promise<ImportAnswer> {
@@ -95,6 +97,7 @@ export class AgentImporter {
     const creates = (kind: BundleObjectKind) => plan.filter((p) => p.object.kind === kind && p.outcome.outcome === 'create');
     await this.checkReferences(bundle, config, plan);
     await this.checkRights(caller, bundle, agentKey, config, creates);
+    await this.checkLambdas(bundle, creates('tool'), ctx);
     const conflicts = plan.flatMap((p) => (p.outcome.outcome === 'conflict' ? [{ ...p.object, reason: p.outcome.reason }] : []));
     const answer = {
       agent_key: agentKey,
@@ -214,6 +217,18 @@ export class AgentImporter {
     const sent = this.secretsSent(bundle, config);
     if (sent.size && !allows(caller.caps, 'agent.administer', agentKey)) {
       throw forbidden('bundle.agent.config.tool_configurations', `an agent whose tools send its secrets (${[...sent].join(', ')})`, 'agent.administer on the agent (those who may read its secrets)');
+    }
+  }
+
+  /** New lambdas' code is checked in the sandbox and their deadline against the service's cap, as `POST /v2/tools` does. */
+  private async checkLambdas(bundle: AgentBundle, created: readonly Planned[], ctx: CommandContext): Promise<void> {
+    for (const p of created) {
+      const tool = bundle.tools.find((t) => t.id === p.object.id)!;
+      if (tool.type !== 'lambda') continue;
+      const deadline = lambdaDeadlineProblems(tool.execution_configuration as { max_execution_time_seconds?: number } | undefined, this.config.lambdaMaxDeadlineSeconds);
+      if (Object.keys(deadline).length) throw prefixed(invalid('request.invalid', 'Invalid execution_configuration', deadline), p.at);
+      const outcome = await this.lambdas.run({ code: String(tool.code), run: false, deadlineMs: 30_000, principal: principalOf(ctx) });
+      if (outcome.validation.status !== 'valid') throw prefixed(invalidLambda(outcome.validation.errors), p.at);
     }
   }
 
