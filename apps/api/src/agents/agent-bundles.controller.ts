@@ -5,6 +5,7 @@ import { IsArray, IsBoolean, IsDefined, IsIn, IsObject, IsOptional, IsString, Ma
 import { AGENT_BUNDLE_FORMAT, AGENT_BUNDLE_VERSION, AgentExporter, AgentImporter, bundleProblems } from '@lib/agents';
 import { Principal } from '@lib/auth';
 import { CommandContext, invalid } from '@lib/platform';
+import { BodyLimit } from '../http/body-limit';
 import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
 import { Policy } from '../http/policy';
@@ -74,6 +75,7 @@ export class AgentBundlesController {
   @OpenApi({ body: ImportAgentDto, statuses: [200, 409] })
   @Post('import')
   @Policy('agent.create')
+  @BodyLimit(50) // skills (5 MB), lambdas' code and glossaries (100,000 terms) travel whole
   async import(@Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     const dto = checkImport(body);
     // The bundle as sent (the DTO's instances are for the checks): stored configurations are plain JSON.
