@@ -5,6 +5,7 @@ import { registerScripted } from './support/llm-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 
 const SECRET = 'jira-token-5f1c9e-never-exported';
+const QUAD = 'def process(x: int) -> dict:\n    """Quadruples x with the doubler.\n\n    Args:\n        x: the number to quadruple.\n    """\n    return {"y": tool.double(x=x)["y"] * 2}\n';
 const CODE = 'def process(x: int) -> dict:\n    """Doubles x.\n\n    Args:\n        x: the number to double.\n    """\n    return {"y": x * 2}\n';
 
 /** What a user compares: the agent as GET shows it, less what each service stamps itself. */
@@ -38,12 +39,15 @@ describe('agent export and import', () => {
     await ok('PATCH', `/v2/instructions/${instructionId}`, { template: 'You answer for $agent.name, briefly and politely.' });
     await ok('POST', '/v2/tool_configurations', { key: 'fetcher', name: 'Fetcher', type: 'web_get', description: 'Fetches a page', max_body_bytes: 4096 });
     await ok('POST', '/v2/tools', { type: 'lambda', name: 'doubler', description: 'Doubles a number', code: CODE });
+    // A lambda calling a lambda: the bundle lists the caller first, the import must create the callee first.
+    await ok('POST', '/v2/tools', { type: 'lambda', name: 'quad', description: 'Quadruples a number', code: QUAD, tool_configurations: { double: { type: 'lambda', tool_id: 'tol_doubler' } } });
     await ok('POST', '/v2/agents', {
       key: 'helper',
       name: 'Helper',
       model: { name: 'm', parameters: { temperature: 0 } },
       tool_configurations: {
         fetch: { type: 'reference', tool_configuration_key: 'fetcher' },
+        quad: { type: 'lambda', tool_id: 'tol_quad' },
         double: { type: 'lambda', tool_id: 'tol_doubler' },
         ticket: { type: 'client', description: 'Files a ticket', parameters: { type: 'object', properties: { title: { type: 'string' } } }, argument_override: { token: { $ref: 'agent.secrets.jira' } } },
         learn: { type: 'glossary_put_entries', argument_override: { glossary_key: 'acme' } },
@@ -79,7 +83,7 @@ describe('agent export and import', () => {
       [instructionId, 2, 'You answer for $agent.name, briefly and politely.'],
     ]);
     expect(bundle.tool_configurations).toEqual([{ key: 'fetcher', config: expect.objectContaining({ name: 'Fetcher', type: 'web_get', max_body_bytes: 4096 }) }]);
-    expect(bundle.tools).toEqual([expect.objectContaining({ id: 'tol_doubler', type: 'lambda', code: CODE })]);
+    expect(bundle.tools).toEqual([expect.objectContaining({ id: 'tol_quad', code: QUAD, tool_configurations: { double: { type: 'lambda', tool_id: 'tol_doubler' } } }), expect.objectContaining({ id: 'tol_doubler', type: 'lambda', code: CODE })]);
     expect(bundle.glossaries).toEqual([{ key: 'acme', name: 'ACME terms', description: 'House jargon', entries: { PTO: 'paid time off', SLA: 'service level agreement' } }]);
     expect(Object.keys(bundle.agent.config.skills)).toEqual(['triage']);
 
@@ -104,7 +108,7 @@ describe('agent export and import', () => {
     await bad({ bundle: { ...bundle, agent: { key: 'helper', config: { ...bundle.agent.config, model: { name: 'nope' } } } } }, 'bundle.agent.config.model.name');
     await bad({ bundle: { ...bundle, tools: [] } }, 'bundle.agent.config.tool_configurations.double.tool_id');
     await bad({ bundle, key: 'bad key!' }, 'key');
-    await bad({ bundle: { ...bundle, tools: [{ ...bundle.tools[0], code: 'def process(options: dict):\n    return options\n' }] } }, 'bundle.tools[0].code');
+    await bad({ bundle: { ...bundle, tools: bundle.tools.map((t: any) => (t.id === 'tol_doubler' ? { ...t, code: 'def process(options: dict):\n    return options\n' } : t)) } }, 'bundle.tools[1].code');
     // The weakest credential that reaches the route (agent.create: an agent developer) may not create the glossary.
     await bad({ bundle }, 'bundle.glossaries[0]', 403, await createUser(target, 'dev', { api_roles: ['agent_developer'] }));
     await bad({ bundle }, '', 403, await createUser(target, 'reader', { api_roles: ['agent_viewer'] }));
@@ -121,6 +125,7 @@ describe('agent export and import', () => {
     expect(res.body).toMatchObject({ agent_key: 'helper', dry_run: true, reused: [], conflicts: [], missing_secrets: ['jira'] });
     expect(res.body.created).toEqual([
       { kind: 'tool', id: 'tol_doubler' },
+      { kind: 'tool', id: 'tol_quad' },
       { kind: 'tool_configuration', id: 'fetcher' },
       { kind: 'instruction', id: instructionId, versions: [1, 2] },
       { kind: 'glossary', id: 'acme' },
@@ -133,7 +138,7 @@ describe('agent export and import', () => {
   it('imports into a fresh service: the same configuration, and a turn sends the same model request', async () => {
     const res = await target.call('POST', '/v2/agents/import', { bundle });
     expect(res.status).toBe(201);
-    expect(res.body.created).toHaveLength(5);
+    expect(res.body.created).toHaveLength(6);
     expect(res.body.missing_secrets).toEqual(['jira']);
     const [a, b] = await Promise.all([source.call('GET', '/v2/agents/helper'), target.call('GET', '/v2/agents/helper')]);
     expect(comparable(b.body)).toEqual(comparable(a.body));
@@ -154,14 +159,14 @@ describe('agent export and import', () => {
     const here = await turn(target);
     expect(here).toEqual(there);
     expect(JSON.stringify(here.messages)).toContain('SLA (service level agreement)');
-    expect(here.tools.map((t: any) => t.function.name).sort()).toEqual(['double', 'fetch', 'invoke_skill', 'learn', 'ticket']);
+    expect(here.tools.map((t: any) => t.function.name).sort()).toEqual(['double', 'fetch', 'invoke_skill', 'learn', 'quad', 'ticket']);
   });
 
   it('a second import reuses what is identical; a new key imports the agent alone; a differing object is a conflict', async () => {
     const again = await target.call('POST', '/v2/agents/import', { bundle });
     expect(again.status).toBe(201);
     expect(again.body.created).toEqual([]);
-    expect(again.body.reused.map((o: any) => o.kind)).toEqual(['tool', 'tool_configuration', 'instruction', 'glossary', 'agent']);
+    expect(again.body.reused.map((o: any) => o.kind)).toEqual(['tool', 'tool', 'tool_configuration', 'instruction', 'glossary', 'agent']);
 
     const copy = await target.call('POST', '/v2/agents/import', { bundle, key: 'helper-copy' });
     expect(copy.status).toBe(201);
