@@ -185,6 +185,17 @@ export function bundleProblems(bundle: unknown): Record<string, string> {
       else if (typeof expansion !== 'string' || !expansion.trim() || expansion.length > 1000) problems[`${at}.entries.${term}`] = 'an expansion is a string of 1 to 1000 characters';
     }
   });
+  for (const [part, id] of [['tools', 'id'], ['tool_configurations', 'key'], ['glossaries', 'key']] as const) {
+    const ids = new Set<unknown>();
+    ((bundle[part] as Record<string, unknown>[] | undefined) ?? []).forEach((item, i) => {
+      if (isObject(item) && ids.has(item[id])) problems[`bundle.${part}[${i}].${id}`] = `${String(item[id])} is in the bundle twice`;
+      if (isObject(item)) ids.add(item[id]);
+    });
+  }
+  const secrets = bundle.secrets;
+  if (secrets !== undefined && (!isObject(secrets) || (secrets.agent !== undefined && !(Array.isArray(secrets.agent) && secrets.agent.every((n) => typeof n === 'string' && n.length <= 255))))) {
+    problems['bundle.secrets.agent'] = 'must be an array of secret names';
+  }
   each('tool_servers', (s, at) => {
     if (typeof s.id !== 'string') problems[`${at}.id`] = 'must be a tool server id';
     if (!Array.isArray(s.tool_ids) || !s.tool_ids.every((t) => typeof t === 'string')) problems[`${at}.tool_ids`] = 'must be an array of tool ids';

@@ -24,6 +24,8 @@ describe('agent bundles', () => {
     expect(Object.keys(bundleProblems(bundle({ tools: [{ id: 'tol_other', type: 'lambda', name: 'x', description: 'd', code: 'c' }] })))).toEqual(['bundle.tools[0].id']);
     expect(Object.keys(bundleProblems(bundle({ tools: [{ id: 'tol_x', type: 'lambda', name: 'x', description: 'd' }] })))).toEqual(['bundle.tools[0].code']);
     expect(Object.keys(bundleProblems(bundle({ glossaries: [{ key: 'g', name: 'G', entries: { SLA: '' } }] })))).toEqual(['bundle.glossaries[0].entries.SLA']);
+    expect(Object.keys(bundleProblems(bundle({ glossaries: [{ key: 'g', name: 'G', entries: {} }, { key: 'g', name: 'H', entries: {} }] })))).toEqual(['bundle.glossaries[1].key']);
+    expect(Object.keys(bundleProblems(bundle({ secrets: { agent: 'jira' } })))).toEqual(['bundle.secrets.agent']);
     expect(bundleProblems(bundle({ instructions: [version(1)], tools: [{ id: 'tol_x', type: 'client', name: 'x', description: 'd' }] }))).toEqual({});
   });
 

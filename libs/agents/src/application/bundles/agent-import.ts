@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { allows, allowsSome } from '@lib/auth';
 import { CommandContext, DomainError, invalid, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
 import { invalidLambda, lambdaDeadlineProblems, LambdaRunner, principalOf, TOOL_CATALOG, TOOL_CONFIGURATIONS, ToolConfigurations, USER_TOOLS, UserTools, type Configurer, type LambdaToolInput, type ToolConfig, type ToolConfigurationRow, type UserToolRow } from '@lib/tools';
-import { AgentConfig } from '../../domain/agent-config';
+import { AgentConfig, validateAgentConfig } from '../../domain/agent-config';
 import { AgentRequest, configFromRequest } from '../../domain/agent';
 import { AgentBundle, agentSecretNames, bundleProblems, BundledTool, instructionReferences, sameJson, toolNames } from '../../domain/agent-bundle';
 import { decideImportGlossary, decideImportInstruction, glossaryOutcome, ImportOutcome, instructionOutcome } from '../../domain/bundle-import';
@@ -83,6 +83,8 @@ export class AgentImporter {
     let config: AgentConfig;
     try {
       config = configFromRequest(bundle.agent.config as unknown as AgentRequest);
+      // Its shape is whole before anything reads its steps and tools.
+      validateAgentConfig(config);
     } catch (e) {
       throw prefixed(e, 'bundle.agent.config');
     }
