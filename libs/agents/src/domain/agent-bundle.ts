@@ -172,6 +172,10 @@ export function bundleProblems(bundle: unknown): Record<string, string> {
     if (typeof tc.key !== 'string' || !KEY.test(tc.key)) problems[`${at}.key`] = 'must be 1 to 50 letters, digits, underscores or hyphens';
     if (!isObject(tc.config)) return void (problems[`${at}.config`] = 'must be the tool configuration object');
     if (!str(tc.config.name, 50)) problems[`${at}.config.name`] = 'must be a string of 1 to 50 characters';
+    // The identity fields `POST /v2/tool_configurations` checks; the tool's own fields are toolProblems'.
+    if (tc.config.description !== undefined && !str(tc.config.description, 10_000, 0)) problems[`${at}.config.description`] = 'must be a string of at most 10,000 characters';
+    for (const f of ['enabled', 'enrichment_only']) if (tc.config[f] !== undefined && typeof tc.config[f] !== 'boolean') problems[`${at}.config.${f}`] = 'must be true or false';
+    if (tc.config.metadata !== undefined && !isObject(tc.config.metadata)) problems[`${at}.config.metadata`] = 'must be an object';
     Object.assign(problems, toolProblems(`${at}.config`, String(tc.config.name), tc.config as ToolConfig, 'reusable'));
   });
   each('tools', (tool, at) => Object.assign(problems, bundledToolProblems(tool, at)));

@@ -21,6 +21,7 @@ describe('agent bundles', () => {
     expect(Object.keys(bundleProblems(bundle({ instructions: [noTemplate] })))).toEqual(['bundle.instructions[0].template']);
     expect(Object.keys(bundleProblems(bundle({ instructions: [version(1), version(1)] })))).toEqual(['bundle.instructions[1].version']);
     expect(Object.keys(bundleProblems(bundle({ tool_configurations: [{ key: 'k', config: { name: 'K', type: 'client' } }] })))).toEqual(['bundle.tool_configurations[0].config.type']);
+    expect(Object.keys(bundleProblems(bundle({ tool_configurations: [{ key: 'k', config: { name: 'K', type: 'web_get', metadata: 'x' } }] })))).toEqual(['bundle.tool_configurations[0].config.metadata']);
     expect(Object.keys(bundleProblems(bundle({ tools: [{ id: 'tol_other', type: 'lambda', name: 'x', description: 'd', code: 'c' }] })))).toEqual(['bundle.tools[0].id']);
     expect(Object.keys(bundleProblems(bundle({ tools: [{ id: 'tol_x', type: 'lambda', name: 'x', description: 'd' }] })))).toEqual(['bundle.tools[0].code']);
     expect(Object.keys(bundleProblems(bundle({ glossaries: [{ key: 'g', name: 'G', entries: { SLA: '' } }] })))).toEqual(['bundle.glossaries[0].entries.SLA']);
