@@ -110,6 +110,7 @@ describe('agent export and import', () => {
     await bad({ bundle, key: 'bad key!' }, 'key');
     await bad({ bundle: { ...bundle, agent: { key: 'helper', config: { ...bundle.agent.config, steps: { ...bundle.agent.config.steps, main: 'x' } } } } }, 'bundle.agent.config.steps.main');
     await bad({ bundle: { ...bundle, secrets: { agent: 'jira' } } }, 'bundle.secrets.agent');
+    await bad({ bundle: { ...bundle, tools: [...bundle.tools, { id: 'tol_form', type: 'client', name: 'form', description: 'A form', input_schema: { type: 'nonsense' } }] } }, 'bundle.tools[2].input_schema');
     await bad({ bundle: { ...bundle, tools: bundle.tools.map((t: any) => (t.id === 'tol_doubler' ? { ...t, code: 'def process(options: dict):\n    return options\n' } : t)) } }, 'bundle.tools[1].code');
     // The weakest credential that reaches the route (agent.create: an agent developer) may not create the glossary.
     await bad({ bundle }, 'bundle.glossaries[0]', 403, await createUser(target, 'dev', { api_roles: ['agent_developer'] }));

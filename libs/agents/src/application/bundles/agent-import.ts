@@ -1,6 +1,7 @@
+import Ajv from 'ajv';
 import { Inject, Injectable } from '@nestjs/common';
 import { allows, allowsSome } from '@lib/auth';
-import { CommandContext, DomainError, invalid, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
+import { CommandContext, DomainError, invalid, linearRegExp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
 import { invalidLambda, lambdaDeadlineProblems, LambdaRunner, principalOf, TOOL_CATALOG, TOOL_CONFIGURATIONS, ToolConfigurations, USER_TOOLS, UserTools, type Configurer, type LambdaToolInput, type ToolConfig, type ToolConfigurationRow, type UserToolRow } from '@lib/tools';
 import { AgentConfig, validateAgentConfig } from '../../domain/agent-config';
 import { AgentRequest, configFromRequest } from '../../domain/agent';
@@ -99,7 +100,7 @@ export class AgentImporter {
     const creates = (kind: BundleObjectKind) => plan.filter((p) => p.object.kind === kind && p.outcome.outcome === 'create');
     await this.checkReferences(bundle, config, plan);
     await this.checkRights(caller, bundle, agentKey, config, creates);
-    await this.checkLambdas(bundle, creates('tool'), ctx);
+    await this.checkTools(bundle, creates('tool'), ctx);
     const conflicts = plan.flatMap((p) => (p.outcome.outcome === 'conflict' ? [{ ...p.object, reason: p.outcome.reason }] : []));
     const answer = {
       agent_key: agentKey,
@@ -222,11 +223,22 @@ export class AgentImporter {
     }
   }
 
-  /** New lambdas' code is checked in the sandbox and their deadline against the service's cap, as `POST /v2/tools` does. */
-  private async checkLambdas(bundle: AgentBundle, created: readonly Planned[], ctx: CommandContext): Promise<void> {
+  /** New lambdas' code is checked in the sandbox and their deadline against the service's cap, client tools' schemas compiled, as `POST /v2/tools` does. */
+  private async checkTools(bundle: AgentBundle, created: readonly Planned[], ctx: CommandContext): Promise<void> {
     for (const p of created) {
       const tool = bundle.tools.find((t) => t.id === p.object.id)!;
-      if (tool.type !== 'lambda') continue;
+      if (tool.type === 'client') {
+        for (const field of ['input_schema', 'output_schema']) {
+          const schema = tool[field] as Record<string, unknown> | undefined;
+          if (!schema || !Object.keys(schema).length) continue;
+          try {
+            ajv.compile(schema);
+          } catch (e) {
+            throw invalid('request.invalid', `Invalid ${p.at}.${field}: not a JSON Schema (${(e as Error).message})`, { [`${p.at}.${field}`]: 'not a JSON Schema' });
+          }
+        }
+        continue;
+      }
       const deadline = lambdaDeadlineProblems(tool.execution_configuration as { max_execution_time_seconds?: number } | undefined, this.config.lambdaMaxDeadlineSeconds);
       if (Object.keys(deadline).length) throw prefixed(invalid('request.invalid', 'Invalid execution_configuration', deadline), p.at);
       const outcome = await this.lambdas.run({ code: String(tool.code), run: false, deadlineMs: 30_000, principal: principalOf(ctx) });
@@ -250,6 +262,8 @@ export class AgentImporter {
     return [...needed].filter((n) => !set.includes(n)).sort();
   }
 }
+
+const ajv = new Ajv({ strict: false, code: { regExp: linearRegExp } });
 
 const withToolDefaults = (tool: BundledTool): BundledTool => ({ ...tool, enabled: tool.enabled ?? true, ...(tool.type === 'lambda' ? { language: tool.language ?? 'python' } : {}) });
 
