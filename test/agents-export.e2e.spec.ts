@@ -186,7 +186,7 @@ describe('agent export and import', () => {
     expect((await target.call('GET', '/v2/agents/third')).status).toBe(404);
   });
 
-  it('bundles an MCP server by address and credential name only; an import where its tools are not synced names the tool', async () => {
+  it('bundles an MCP server by address and credential name only; an import finds its tools on the same server here, else names the tool', async () => {
     const mcp = await startMcpServer();
     try {
       const server = await source.call('POST', '/v2/tool_servers', { name: 'Orders', type: 'mcp', uri: `${mcp.url}?tenant=t-private-77`, transport: 'streamable-http', headers: { 'x-tenant': 'tenant-value-private' }, auth: { type: 'bearer', token: MCP_TOKEN } });
@@ -205,6 +205,17 @@ describe('agent export and import', () => {
       expect(refused.status).toBe(400);
       expect(refused.body.field_errors).toEqual({ 'bundle.agent.config.tool_configurations.lookup.tool_id': expect.stringContaining(lookup) });
       expect((await target.call('GET', '/v2/agents/orders')).status).toBe(404);
+
+      // The same server registered and synced here (its own id, so its tools' ids differ): the import finds the tool
+      // by the server's address and the tool's name, and the agent names the tool as it is here.
+      const here = await target.call('POST', '/v2/tool_servers', { name: 'Orders here', type: 'mcp', uri: mcp.url, transport: 'streamable-http', auth: { type: 'bearer', token: MCP_TOKEN } });
+      expect((await target.call('POST', `/v2/tool_servers/${here.body.id}/sync`)).status).toBe(204);
+      const lookupHere = (await target.call('GET', '/v2/tools?type=mcp')).body.tools.find((t: any) => t.name === 'lookup_order').id;
+      expect(lookupHere).not.toBe(lookup);
+      const imported = await target.call('POST', '/v2/agents/import', { bundle: exported.body });
+      expect(imported.status).toBe(201);
+      expect(imported.body).toMatchObject({ created: [{ kind: 'agent', id: 'orders' }], mcp_tool_ids: { [lookup]: lookupHere } });
+      expect((await target.call('GET', '/v2/agents/orders')).body.tool_configurations).toEqual({ lookup: { type: 'mcp', tool_id: lookupHere } });
     } finally {
       mcp.server.closeAllConnections?.();
       await new Promise((r) => mcp.server.close(r));

@@ -233,3 +233,21 @@ function bundledToolProblems(tool: Record<string, unknown>, at: string): Record<
   }
   return problems;
 }
+
+/**
+ * The bundle with its MCP tool ids replaced as `ids` maps them (in the agent's tools, its reusable configurations and
+ * its lambdas' tools): an MCP tool's id is derived from its server's id, which the target's server does not share.
+ */
+export function withMcpToolIds(bundle: AgentBundle, ids: ReadonlyMap<string, string>): AgentBundle {
+  if (!ids.size) return bundle;
+  const map = <T>(tools: T): T =>
+    isObject(tools)
+      ? (Object.fromEntries(Object.entries(tools).map(([name, tool]) => [name, isObject(tool) && tool.type === 'mcp' && typeof tool.tool_id === 'string' && ids.has(tool.tool_id) ? { ...tool, tool_id: ids.get(tool.tool_id) } : tool])) as T)
+      : tools;
+  return {
+    ...bundle,
+    agent: { ...bundle.agent, config: { ...bundle.agent.config, tool_configurations: map(bundle.agent.config.tool_configurations) } },
+    tool_configurations: bundle.tool_configurations.map((tc) => ({ ...tc, config: map({ config: tc.config }).config })),
+    tools: bundle.tools.map((t) => (t.tool_configurations === undefined ? t : { ...t, tool_configurations: map(t.tool_configurations) })),
+  };
+}

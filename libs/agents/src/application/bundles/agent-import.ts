@@ -2,10 +2,10 @@ import Ajv from 'ajv';
 import { Inject, Injectable } from '@nestjs/common';
 import { allows, allowsSome } from '@lib/auth';
 import { CommandContext, DomainError, invalid, linearRegExp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
-import { invalidLambda, lambdaDeadlineProblems, LambdaRunner, principalOf, TOOL_CATALOG, TOOL_CONFIGURATIONS, ToolConfigurations, USER_TOOLS, UserTools, type Configurer, type LambdaToolInput, type ToolConfig, type ToolConfigurationRow, type UserToolRow } from '@lib/tools';
+import { invalidLambda, lambdaDeadlineProblems, LambdaRunner, principalOf, serverToolId, TOOL_CATALOG, TOOL_CONFIGURATIONS, TOOL_SERVERS, ToolConfigurations, USER_TOOLS, UserTools, type CatalogToolRow, type Configurer, type ToolServerRow, type LambdaToolInput, type ToolConfig, type ToolConfigurationRow, type UserToolRow } from '@lib/tools';
 import { AgentConfig, validateAgentConfig } from '../../domain/agent-config';
 import { AgentRequest, configFromRequest } from '../../domain/agent';
-import { AgentBundle, agentSecretNames, bundleProblems, BundledTool, instructionReferences, sameJson, toolNames } from '../../domain/agent-bundle';
+import { AgentBundle, agentSecretNames, bundleProblems, BundledTool, instructionReferences, sameJson, toolNames, withMcpToolIds } from '../../domain/agent-bundle';
 import { decideImportGlossary, decideImportInstruction, glossaryOutcome, ImportOutcome, instructionOutcome } from '../../domain/bundle-import';
 import { glossaryFold } from '../../domain/glossary';
 import { AgentWriter } from '../agent-writer';
@@ -34,6 +34,8 @@ export interface ImportAnswer {
   readonly conflicts: readonly ImportedObject[];
   /** Secrets the agent's tools send that are not set on the imported agent: `PUT /v2/agents/{key}/secrets` sets them. */
   readonly missing_secrets: readonly string[];
+  /** MCP tool ids of the bundle → the ids of the same tools (same server address, same tool name) here. */
+  readonly mcp_tool_ids: Readonly<Record<string, string>>;
 }
 
 interface Planned {
@@ -79,7 +81,9 @@ export class AgentImporter {
     const first = Object.entries(problems)[0];
     if (first) throw invalid('agent_bundle.invalid', `Invalid ${first[0]}: ${first[1]}`, problems);
     const raw = given as AgentBundle;
-    const bundle: AgentBundle = { ...raw, instructions: raw.instructions ?? [], tool_configurations: raw.tool_configurations ?? [], tools: raw.tools ?? [], tool_servers: raw.tool_servers ?? [], glossaries: raw.glossaries ?? [] };
+    const listed: AgentBundle = { ...raw, instructions: raw.instructions ?? [], tool_configurations: raw.tool_configurations ?? [], tools: raw.tools ?? [], tool_servers: raw.tool_servers ?? [], glossaries: raw.glossaries ?? [] };
+    const mcpIds = await this.mcpToolIds(listed);
+    const bundle = withMcpToolIds(listed, mcpIds);
     const agentKey = key ?? bundle.agent.key;
     let config: AgentConfig;
     try {
@@ -109,6 +113,7 @@ export class AgentImporter {
       reused: plan.filter((p) => p.outcome.outcome === 'reuse').map((p) => p.object),
       conflicts,
       missing_secrets: await this.missingSecrets(bundle, agentKey, config, plan),
+      mcp_tool_ids: Object.fromEntries(mcpIds),
     };
     if (conflicts.length && !dryRun) {
       const fieldErrors = Object.fromEntries(plan.flatMap((p) => (p.outcome.outcome === 'conflict' ? [[p.at, `${p.object.kind} "${p.object.id}" exists and differs: ${p.outcome.reason}`]] : [])));
@@ -118,6 +123,25 @@ export class AgentImporter {
     // Dependencies first, the agent last (plan order): a failure midway leaves nothing any agent uses.
     for (const step of plan) if (step.outcome.outcome === 'create') await step.write();
     return answer;
+  }
+
+  /**
+   * The bundle's MCP tools not listed here under their ids, found on a server here at the same address (its query
+   * string aside) listing a tool of the same name: their ids here. The others stay as they are (and are refused).
+   */
+  private async mcpToolIds(bundle: AgentBundle): Promise<Map<string, string>> {
+    const ids = new Map<string, string>();
+    const servers = bundle.tool_servers.length ? (await this.reads.find<ToolServerRow>(TOOL_SERVERS, { limit: 1000 })).items : [];
+    for (const s of bundle.tool_servers) {
+      const here = servers.find((r) => r.settings.uri.split(/[?#]/)[0] === s.uri);
+      for (const id of s.tool_ids) {
+        const prefix = `tol_${s.id.replace(/^tsr_/, '')}_`;
+        if (!here || !id.startsWith(prefix) || (await this.reads.get(TOOL_CATALOG, id))) continue;
+        const mapped = serverToolId(here.id, id.slice(prefix.length));
+        if (await this.reads.get<CatalogToolRow>(TOOL_CATALOG, mapped)) ids.set(id, mapped);
+      }
+    }
+    return ids;
   }
 
   /** Each object against the target, in write order: tools (those others call first), configurations, instructions, glossaries, the agent. */
