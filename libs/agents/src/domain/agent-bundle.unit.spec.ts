@@ -1,5 +1,5 @@
 import { givenEvents } from '@lib/testing';
-import { agentSecretNames, bundleProblems, BundledInstruction, sameJson, toolNames } from './agent-bundle';
+import { AgentBundle, agentSecretNames, bundleProblems, BundledInstruction, sameJson, toolNames, withMcpToolIds } from './agent-bundle';
 import { decideImportGlossary, decideImportInstruction, glossaryOutcome, instructionOutcome } from './bundle-import';
 import { glossaryFold } from './glossary';
 import { InstructionEvent, instructionFold } from './instruction';
@@ -40,6 +40,16 @@ describe('agent bundles', () => {
     };
     expect(toolNames(tools)).toEqual({ toolConfigurations: ['fetcher'], userTools: ['tol_l'], mcpTools: ['tol_srv_x'], glossaries: ['acme'] });
     expect([...agentSecretNames(tools)].sort()).toEqual(['deep', 'jira']);
+  });
+
+  it('replaces MCP tool ids wherever the agent reaches them, and nothing else', () => {
+    const mcp = { type: 'mcp', tool_id: 'tol_a_x' };
+    const given = { ...bundle(), agent: { key: 'k', config: { tool_configurations: { m: mcp, w: { type: 'web_get' } } } }, tool_configurations: [{ key: 'c', config: { name: 'C', ...mcp } }], tools: [{ id: 'tol_l', type: 'lambda', name: 'l', tool_configurations: { m: mcp, n: { type: 'mcp', tool_id: 'tol_other' } } }] } as unknown as AgentBundle;
+    const out = withMcpToolIds(given, new Map([['tol_a_x', 'tol_b_x']]));
+    expect(out.agent.config.tool_configurations).toEqual({ m: { type: 'mcp', tool_id: 'tol_b_x' }, w: { type: 'web_get' } });
+    expect(out.tool_configurations[0].config).toEqual({ name: 'C', type: 'mcp', tool_id: 'tol_b_x' });
+    expect(out.tools[0].tool_configurations).toEqual({ m: { type: 'mcp', tool_id: 'tol_b_x' }, n: { type: 'mcp', tool_id: 'tol_other' } });
+    expect(withMcpToolIds(given, new Map())).toBe(given);
   });
 
   it('compares JSON whatever the key order', () => {
