@@ -1,11 +1,10 @@
-import Ajv from 'ajv';
 import { Inject, Injectable } from '@nestjs/common';
 import { allows, allowsSome } from '@lib/auth';
-import { CommandContext, DomainError, invalid, linearRegExp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
-import { invalidLambda, lambdaDeadlineProblems, LambdaRunner, principalOf, serverToolId, TOOL_CATALOG, TOOL_CONFIGURATIONS, TOOL_SERVERS, ToolConfigurations, USER_TOOLS, UserTools, type CatalogToolRow, type Configurer, type ToolServerRow, type LambdaToolInput, type ToolConfig, type ToolConfigurationRow, type UserToolRow } from '@lib/tools';
+import { CommandContext, DomainError, invalid, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, streamId } from '@lib/platform';
+import { invalidLambda, lambdaDeadlineProblems, LambdaRunner, principalOf, serverToolId, TOOL_CATALOG, TOOL_CONFIGURATIONS, TOOL_SERVERS, ToolConfigurations, USER_TOOLS, UserTools, type CatalogToolRow, type Configurer, type ToolServerRow, type ToolConfig, type ToolConfigurationRow, type UserToolRow } from '@lib/tools';
 import { AgentConfig, validateAgentConfig } from '../../domain/agent-config';
 import { AgentRequest, configFromRequest } from '../../domain/agent';
-import { AgentBundle, agentSecretNames, bundleProblems, BundledTool, instructionReferences, sameJson, toolNames, withMcpToolIds } from '../../domain/agent-bundle';
+import { AgentBundle, agentSecretNames, bundleProblems, instructionReferences, sameJson, toolNames, withMcpToolIds } from '../../domain/agent-bundle';
 import { decideImportGlossary, decideImportInstruction, glossaryOutcome, ImportOutcome, instructionOutcome } from '../../domain/bundle-import';
 import { glossaryFold } from '../../domain/glossary';
 import { AgentWriter } from '../agent-writer';
@@ -15,6 +14,7 @@ import { CreateAgentHandler, CreateAgent } from '../agents/agent-commands';
 import { Glossaries } from '../glossaries/glossaries';
 import { checkTemplate, InstructionWriter } from '../instruction-writer';
 import { bundledTool } from './agent-export';
+import { checkClientSchemas, toolInput, toolOrder, withToolDefaults } from './bundled-tools';
 
 export type BundleObjectKind = 'tool' | 'tool_configuration' | 'instruction' | 'glossary' | 'agent';
 
@@ -252,15 +252,7 @@ export class AgentImporter {
     for (const p of created) {
       const tool = bundle.tools.find((t) => t.id === p.object.id)!;
       if (tool.type === 'client') {
-        for (const field of ['input_schema', 'output_schema']) {
-          const schema = tool[field] as Record<string, unknown> | undefined;
-          if (!schema || !Object.keys(schema).length) continue;
-          try {
-            ajv.compile(schema);
-          } catch (e) {
-            throw invalid('request.invalid', `Invalid ${p.at}.${field}: not a JSON Schema (${(e as Error).message})`, { [`${p.at}.${field}`]: 'not a JSON Schema' });
-          }
-        }
+        checkClientSchemas(tool, p.at);
         continue;
       }
       const deadline = lambdaDeadlineProblems(tool.execution_configuration as { max_execution_time_seconds?: number } | undefined, this.config.lambdaMaxDeadlineSeconds);
@@ -285,30 +277,4 @@ export class AgentImporter {
     const set = agentReused ? Object.keys(await this.secrets.names(agentKey)) : [];
     return [...needed].filter((n) => !set.includes(n)).sort();
   }
-}
-
-const ajv = new Ajv({ strict: false, code: { regExp: linearRegExp } });
-
-const withToolDefaults = (tool: BundledTool): BundledTool => ({ ...tool, enabled: tool.enabled ?? true, ...(tool.type === 'lambda' ? { language: tool.language ?? 'python' } : {}) });
-
-function toolInput(tool: BundledTool): LambdaToolInput {
-  const { id: _id, language: _language, ...rest } = tool;
-  return rest as LambdaToolInput;
-}
-
-/** Bundle indexes of the tools in an order where a lambda comes after the bundled lambdas its code calls. */
-function toolOrder(tools: readonly BundledTool[]): number[] {
-  const order: number[] = [];
-  const placed = new Set<string>();
-  const ids = new Set(tools.map((t) => t.id));
-  while (order.length < tools.length) {
-    const before = order.length;
-    tools.forEach((t, i) => {
-      if (placed.has(t.id) || order.includes(i)) return;
-      const calls = toolNames(t.tool_configurations as Record<string, ToolConfig> | undefined).userTools.filter((id) => ids.has(id) && id !== t.id);
-      if (calls.every((id) => placed.has(id))) (order.push(i), placed.add(t.id));
-    });
-    if (order.length === before) tools.forEach((t, i) => order.includes(i) || order.push(i)); // a cycle: the create route refuses it
-  }
-  return order;
 }
