@@ -63,6 +63,7 @@ import { HealthController } from './ops/health.controller';
 import { ConsoleController } from './console/console.controller';
 import { AgentAccessController } from './agents/agent-access.controller';
 import { AgentsController } from './agents/agents.controller';
+import { AgentBundlesController } from './agents/agent-bundles.controller';
 import { ToolConfigurationsController } from './agents/tool-configurations.controller';
 import { ToolServersController } from './agents/tool-servers.controller';
 import { ToolsController } from './agents/tools.controller';
@@ -182,6 +183,7 @@ export const API_CONTROLLERS = [
   RerankersController,
   HallucinationCorrectorsController,
   AgentsController,
+  AgentBundlesController,
   AgentAccessController,
   ToolConfigurationsController,
   ToolServersController,
