@@ -3,6 +3,7 @@ import { createUser } from './support/auth-fixtures';
 import { MCP_TOKEN, startMcpServer } from './support/mcp-fixtures';
 import { registerScripted } from './support/llm-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
+import { canonicalEvents } from '@lib/agents';
 
 const SECRET = 'jira-token-5f1c9e-never-exported';
 const QUAD = 'def process(x: int) -> dict:\n    """Quadruples x with the doubler.\n\n    Args:\n        x: the number to quadruple.\n    """\n    return {"y": tool.double(x=x)["y"] * 2}\n';
@@ -163,6 +164,32 @@ describe('agent export and import', () => {
     expect(here).toEqual(there);
     expect(JSON.stringify(here.messages)).toContain('SLA (service level agreement)');
     expect(here.tools.map((t: any) => t.function.name).sort()).toEqual(['double', 'fetch', 'invoke_skill', 'learn', 'quad', 'ticket']);
+  });
+
+  it('a conversation recorded on the source, re-run on the imported agent with the recorded answers, gives the same events (the replay canonical form)', async () => {
+    const streamOf = async (app: TestApp, key: string) => {
+      const all = (await app.call('GET', '/v2/events?category=session&limit=1000')).body.events as { stream_id: string; type: string; data: unknown; position: number; revision: number }[];
+      return all.filter((e) => e.stream_id.endsWith(`.${key}`)).map((e) => ({ ...e, streamId: e.stream_id })) as unknown as Parameters<typeof canonicalEvents>[0];
+    };
+    const inputs = ['Is the SLA met?', 'And the PTO policy?'];
+    // The source records a conversation that moves to the polite step after its first answer.
+    await source.call('POST', '/v2/agents/helper/sessions', { key: 'recorded', metadata: { polite: true } });
+    upstream.enqueue({ content: 'Yes, the SLA is met.' }, { content: 'PTO accrues monthly.' });
+    for (const text of inputs) expect((await source.call('POST', '/v2/agents/helper/sessions/recorded/events', { messages: [{ type: 'text', content: text }] })).status).toBe(201);
+    const recorded = await streamOf(source, 'recorded');
+    expect(recorded.map((e) => e.type)).toContain('SessionStepTransitioned');
+    // The imported agent, given the same inputs and the model's recorded answers, records the same events.
+    const answers = recorded.filter((e) => e.type === 'SessionAgentOutput').map((e) => ({ content: (e.data as { content: string }).content }));
+    upstream.enqueue(...answers);
+    await target.call('POST', '/v2/agents/helper/sessions', { key: 'recorded', metadata: { polite: true } });
+    for (const text of inputs) expect((await target.call('POST', '/v2/agents/helper/sessions/recorded/events', { messages: [{ type: 'text', content: text }] })).status).toBe(201);
+    expect(canonicalEvents(await streamOf(target, 'recorded'))).toEqual(canonicalEvents(recorded));
+    // And a recorded replay on the target of what it ran reproduces it, without a model call.
+    const calls = upstream.chatRequests().length;
+    const replay = await target.call('POST', '/v2/agents/helper/sessions/recorded/replay', {});
+    expect(replay.status).toBe(201);
+    expect(replay.body.diff.totals).toMatchObject({ turns: 2, replayed: 2, same_events: 2, diverged: 0 });
+    expect(upstream.chatRequests().length).toBe(calls);
   });
 
   it('a second import reuses what is identical; a new key imports the agent alone; a differing object is a conflict', async () => {
