@@ -203,6 +203,24 @@ describe('replays', () => {
     expect(res.body.diff.turns[0].same).toMatchObject({ tool_calls: true, arguments: false });
   });
 
+  it('replays a turn that resumed on client tool outputs, sending the recorded outputs to the replay\'s waiting call', async () => {
+    const desk = { key: 'desk', name: 'desk', model: { name: 'm' }, tool_configurations: { ask: { type: 'client', description: 'Ask the user', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }, first_step_name: 'main', steps: { main: { instructions: [{ type: 'inline', template: 'Greet.' }] } } };
+    expect((await app.call('POST', '/v2/agents', desk)).status).toBe(201);
+    await app.call('POST', '/v2/agents/desk/sessions', { key: 'c1' });
+    upstream.enqueue({ toolCalls: [{ id: 'k1', name: 'ask', arguments: '{"q":"name?"}' }] });
+    const asked = await say('desk', 'c1', 'hello');
+    const call: Ev = asked.body.events.find((e: Ev) => e.type === 'tool_input');
+    upstream.enqueue({ content: 'Hi Ada.' });
+    expect((await app.call('POST', '/v2/agents/desk/sessions/c1/events', { type: 'tool_output', tool_outputs: [{ type: 'success', event_id: call.id, output: { name: 'Ada' } }] })).status).toBe(201);
+    const requests = upstream.chatRequests().length;
+    const res = await app.call('POST', '/v2/agents/desk/sessions/c1/replay', {});
+    expect(res.status).toBe(201);
+    expect(upstream.chatRequests().length).toBe(requests);
+    expect(res.body.diff.totals).toMatchObject({ turns: 2, replayed: 2, same_events: 2, diverged: 0 });
+    expect(canonicalEvents(await ownEvents('desk', res.body.session_key))).toEqual(canonicalEvents(await ownEvents('desk', 'c1')));
+    expect(res.body.diff.turns[1].replay.answer).toBe('Hi Ada.');
+  });
+
   it('a side-effecting tool is refused in a replay, and runs when allowed', async () => {
     const call = { toolCalls: [{ id: 'g1', name: 'learn', arguments: '{"entries":{"RMA":"return merchandise authorization"}}' }] };
     upstream.enqueue(call, { content: 'noted' }, { content: 'noted.' });

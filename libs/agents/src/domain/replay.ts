@@ -34,7 +34,9 @@ export interface RecordedToolOutput {
 /** What starts a recorded turn: a message (replayed), or an input a replay cannot re-send (named in the diff). */
 export type TurnTrigger =
   | { readonly kind: 'message'; readonly messages: readonly AgentInput[]; readonly step: string; readonly externalId?: string; readonly behavior?: 'steer' | 'follow_up' }
-  | { readonly kind: 'client_tool_output' | 'approval' | 'compaction' | 'other' };
+  /** Client tool outputs the turn resumed on, sent again to the replay's waiting calls (matched by tool call id). */
+  | { readonly kind: 'client_tool_output'; readonly outputs: readonly { readonly toolCallId: string; readonly output: Record<string, unknown>; readonly error: boolean }[] }
+  | { readonly kind: 'approval' | 'compaction' | 'other' };
 
 /** One turn of the original session: its input, its events (the input through the turn's end) and what it answered. */
 export interface RecordedTurn {
@@ -85,7 +87,8 @@ function turnOf(started: RecordedEvent, trigger: readonly RecordedEvent[], event
     const d = dataOf(input);
     kind = { kind: 'message', messages: d.messages as AgentInput[], step: String(d.step), ...(d.externalId ? { externalId: String(d.externalId) } : {}), ...(d.behavior ? { behavior: d.behavior as 'steer' | 'follow_up' } : {}) };
   } else if (trigger.some((e) => e.type === 'SessionToolApprovalResolved')) kind = { kind: 'approval' };
-  else if (trigger.some((e) => e.type === 'SessionToolReturned')) kind = { kind: 'client_tool_output' };
+  else if (trigger.some((e) => e.type === 'SessionToolReturned'))
+    kind = { kind: 'client_tool_output', outputs: trigger.filter((e) => e.type === 'SessionToolReturned').map((e) => ({ toolCallId: String(dataOf(e).toolCallId), output: dataOf(e).toolOutput as Data, error: dataOf(e).error === true })) };
   else if (body.some((e) => e.type === 'SessionCompactionStarted')) kind = { kind: 'compaction' };
   else kind = { kind: 'other' };
   const answers: RecordedAnswer[] = [];
@@ -121,7 +124,6 @@ function turnOf(started: RecordedEvent, trigger: readonly RecordedEvent[], event
 }
 
 function unreplayableReason(trigger: TurnTrigger, before: readonly RecordedEvent[], body: readonly RecordedEvent[]): { unreplayable: string } | undefined {
-  if (trigger.kind === 'client_tool_output') return { unreplayable: 'it resumed on client tool outputs' };
   if (trigger.kind === 'approval') return { unreplayable: 'it resumed on an approval decision' };
   if (trigger.kind === 'compaction') return { unreplayable: 'it was a compaction asked for by an input' };
   if (trigger.kind === 'other') return { unreplayable: 'it has no input a replay can send' };
@@ -130,7 +132,6 @@ function unreplayableReason(trigger: TurnTrigger, before: readonly RecordedEvent
     SessionInputReceived: 'a steer arrived while it ran',
     SessionInterrupted: 'it was interrupted',
     SessionToolApprovalRequested: 'it waited for an approval',
-    SessionClientToolPending: 'it waited for client tool outputs',
     SessionCompactionStarted: 'it compacted the session',
     SessionArtifactUploaded: 'a tool stored an artifact',
     SessionImageRead: 'a tool loaded an image',

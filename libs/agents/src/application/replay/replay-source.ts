@@ -32,6 +32,7 @@ const systemOf = (messages: readonly PromptMessage[]) => messages.find((m) => m.
  *   except side effects, refused with an error output unless allowed.
  */
 export class TurnReplaySource implements ReplaySource {
+  readonly batch: boolean;
   private next = 0;
   private readonly unused: RecordedToolOutput[];
   divergence?: ReplayDivergence;
@@ -43,6 +44,7 @@ export class TurnReplaySource implements ReplaySource {
     private readonly baseline?: BaselinePrompt,
   ) {
     this.unused = [...turn.toolOutputs];
+    this.batch = origin.mode === 'recorded';
   }
 
   /** Model calls the replay made (recorded mode: answers taken from the record). */

@@ -18,6 +18,11 @@ export type { TurnOutcome } from '../../domain/session-turn';
 export interface ReplaySource {
   /** A recorded answer (no model call, no usage record), or undefined to call the model. */
   answer(call: { readonly step: string; readonly messages: readonly PromptMessage[]; readonly tools: readonly ToolDefinition[]; readonly state: ActiveSession }): Promise<ModelAnswer | undefined>;
+  /**
+   * The turn's events may be committed together at its end (one commit instead of one per step): nothing outside the
+   * turn happens between them (a recorded replay calls neither a model nor a tool).
+   */
+  readonly batch: boolean;
   /** A recorded (or refused) output for a call, or undefined to run the tool. */
   toolOutput(call: { readonly id: string; readonly name: string; readonly arguments: string; readonly tool: ToolConfig }): ToolResult | undefined;
 }

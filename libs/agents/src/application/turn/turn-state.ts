@@ -119,7 +119,19 @@ export class TurnState implements UsageCarrier {
     return next;
   }
 
+  /** A batched turn's events not yet committed (TurnSetup.replay.batch), and the revision they go after. */
+  private readonly held: SessionEvent[] = [];
+  private heldAfter = 0;
+
   private async appendNow(events: SessionEvent[], options: { emit: boolean }): Promise<void> {
+    if (this.setup.replay?.batch && !events.some((e) => e.type === 'SessionTurnEnded')) {
+      if (!this.held.length) this.heldAfter = this.revision;
+      this.held.push(...events);
+      this.revision += events.length;
+      this.applied(events, options);
+      return;
+    }
+    if (this.held.length) return this.flush(events, options);
     await this.ensureStarted();
     // Started in the same turn of the loop as the session's append, so the store commits them together. They
     // never reject (a failed usage append is logged by the quota engine).
@@ -138,6 +150,20 @@ export class TurnState implements UsageCarrier {
     } finally {
       await Promise.all(riding);
     }
+    this.applied(events, options);
+  }
+
+  /** Commits the held events with the turn's end, in one append (nothing else writes a replay's session meanwhile). */
+  private async flush(events: SessionEvent[], options: { emit: boolean }): Promise<void> {
+    await this.ensureStarted();
+    const all = [...this.held.splice(0), ...events];
+    const result = await this.store.append(this.setup.streamId, this.heldAfter, all, this.setup.ctx);
+    this.revision = result.nextExpectedRevision;
+    this.applied(events, options);
+  }
+
+  /** Folds appended events into the turn's state and sends the API events to the turn's sink. */
+  private applied(events: SessionEvent[], options: { emit: boolean }): void {
     const first = this.revision - events.length + 1;
     for (const [i, e] of events.entries()) {
       if (e.type === 'SessionInterrupted') this.interrupted = true;
