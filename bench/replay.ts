@@ -59,19 +59,24 @@ export async function replayBench(args: string[]): Promise<void> {
     const ctx = () => ({ actor: { type: 'api_key' as const, id: 'bench' }, requestId: 'bench', commandId: `bench-${Math.random()}`, now: new Date() });
     const httpMs: number[] = [];
     const inProcessMs: number[] = [];
+    // CPU time of the process (every thread: the service runs in it) per turn: what a loaded machine does not inflate.
+    const cpuMs: number[] = [];
     for (let r = 0; r < rounds + 5; r++) {
       let t = now();
       const res = await ok('POST', '/v2/agents/bench/sessions/original/replay', {});
       const http = now() - t;
       if (res.diff.totals.same_events !== turnsPerSession) throw new Error(`the replay is not faithful: ${JSON.stringify(res.diff.totals)}`);
       t = now();
+      const cpu = process.cpuUsage();
       const direct = await replays.replay('bench', 'original', { agentRevision: 'current', mode: 'recorded', allowSideEffects: false }, ctx() as never);
       const inProcess = now() - t;
+      const used = process.cpuUsage(cpu);
       if (direct.diff.totals.same_events !== turnsPerSession) throw new Error('the in-process replay is not faithful');
       // The first rounds warm the caches and the JIT.
       if (r >= 5) {
         httpMs.push(http / turnsPerSession);
         inProcessMs.push(inProcess / turnsPerSession);
+        cpuMs.push((used.user + used.system) / 1000 / turnsPerSession);
       }
     }
     if (upstream.chatRequests().length !== requests) throw new Error('a recorded replay asked the model');
@@ -81,8 +86,9 @@ export async function replayBench(args: string[]): Promise<void> {
       [
         { measure: 'recorded replay per turn, HTTP (session, turns, diff)', p50_ms: p(httpMs, 50), p99_ms: p(httpMs, 99) },
         { measure: 'recorded replay per turn, use case in process', p50_ms: p(inProcessMs, 50), p99_ms: p(inProcessMs, 99) },
+        { measure: 'recorded replay per turn, CPU time of the process', p50_ms: p(cpuMs, 50), p99_ms: p(cpuMs, 99) },
       ],
-      { rounds, turnsPerSession, eventsPerTurn: 8, synchronous: config.sqliteSynchronous, modelRequestsDuringReplays: upstream.chatRequests().length - requests, bar: 'recorded replay ≤ 2 ms per recorded turn' },
+      { rounds, turnsPerSession, eventsPerTurn: 8, synchronous: config.sqliteSynchronous, modelRequestsDuringReplays: upstream.chatRequests().length - requests, bar: 'recorded replay ≤ 2 ms per recorded turn', loadAverage: (await import('node:os')).loadavg().map((l) => round(l, 2)) },
     );
   } finally {
     await app.close();

@@ -1,6 +1,7 @@
 import type { CommandContext } from '@lib/platform';
 import type { RefSources, ToolConfig, ToolDefinition, ToolResult } from '@lib/tools';
 import type { PromptMessage } from '../../domain/history';
+import type { SessionEvent } from '../../domain/session-events';
 import type { ModelAnswer } from './model-call';
 import type { ActiveSession } from '../../domain/session';
 import type { ApprovedCall } from '../../domain/session-input';
@@ -41,7 +42,7 @@ export interface TurnSetup {
    * the start was stored before the turn began. Nothing the turn does that anyone sees (an append, a tool call, an
    * event out) comes before it is durable (TurnState).
    */
-  readonly storeStart?: () => Promise<void>;
+  readonly storeStart?: (withEvents?: readonly SessionEvent[]) => Promise<void>;
   readonly step: string;
   readonly refs: RefSources;
   readonly contextWindow?: number;

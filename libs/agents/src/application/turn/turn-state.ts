@@ -63,10 +63,10 @@ export class TurnState implements UsageCarrier {
   }
 
   /** Stores the turn's start if it is not yet (setup.storeStart), and waits until it is durable. */
-  async ensureStarted(): Promise<void> {
+  async ensureStarted(withEvents?: readonly SessionEvent[]): Promise<void> {
     if (this.started) return;
     try {
-      await this.setup.storeStart!();
+      await this.setup.storeStart!(withEvents);
       this.started = true;
     } catch (e) {
       this.startRefused = true;
@@ -79,7 +79,8 @@ export class TurnState implements UsageCarrier {
    * is on its way first). A refused start rejects at once (the setup aborts the call).
    */
   async afterStart<T>(answer: Promise<T>): Promise<T> {
-    if (this.started) return answer;
+    // A batched turn stores its start with its events, at its end.
+    if (this.started || this.setup.replay?.batch) return answer;
     // Handled from now on: a call that fails while the start is stored is not an unhandled rejection meanwhile.
     const settled = answer.catch(() => undefined);
     // The call's request goes out in this turn of the loop (the HTTP client writes it in a later phase of it); the
@@ -131,7 +132,7 @@ export class TurnState implements UsageCarrier {
       this.applied(events, options);
       return;
     }
-    if (this.held.length) return this.flush(events, options);
+    if (this.setup.replay?.batch) return this.flush(events, options);
     await this.ensureStarted();
     // Started in the same turn of the loop as the session's append, so the store commits them together. They
     // never reject (a failed usage append is logged by the quota engine).
@@ -153,12 +154,16 @@ export class TurnState implements UsageCarrier {
     this.applied(events, options);
   }
 
-  /** Commits the held events with the turn's end, in one append (nothing else writes a replay's session meanwhile). */
+  /**
+   * Commits the held events with the turn's end in one append, with the turn's start too when it is not stored yet
+   * (nothing else writes a replay's session meanwhile).
+   */
   private async flush(events: SessionEvent[], options: { emit: boolean }): Promise<void> {
-    await this.ensureStarted();
+    const after = this.held.length ? this.heldAfter : this.revision;
     const all = [...this.held.splice(0), ...events];
-    const result = await this.store.append(this.setup.streamId, this.heldAfter, all, this.setup.ctx);
-    this.revision = result.nextExpectedRevision;
+    if (!this.started) await this.ensureStarted(all);
+    else await this.store.append(this.setup.streamId, after, all, this.setup.ctx);
+    this.revision = after + all.length;
     this.applied(events, options);
   }
 
