@@ -239,7 +239,7 @@ const ONE_PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4n
 describe('route × role matrix', () => {
   let app: TestApp;
   const headers: Record<string, Record<string, string>> = {};
-  const fixture = { chatId: '', turnId: '', queryId: '', keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '', toolServerId: '', toolId: '', aliasEventId: '', aliasArtifactId: '', presetId: '', taskId: '', runId: '', deadLetterId: '', webhookId: '', deliveryId: '', traceId: '', spanId: '' };
+  const fixture = { chatId: '', turnId: '', queryId: '', keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '', toolServerId: '', toolId: '', aliasEventId: '', aliasArtifactId: '', presetId: '', taskId: '', runId: '', deadLetterId: '', webhookId: '', deliveryId: '', traceId: '', spanId: '', replayKey: '' };
   /** One fixture connector per webhook kind (each webhook answers only for its own type). */
   const connectors: Record<string, string> = { input: '', gchat: '', zoom: '' };
   let mcp: Awaited<ReturnType<typeof startMcpServer>>;
@@ -278,6 +278,10 @@ describe('route × role matrix', () => {
         if (fixture.traceId) break;
       }
       fixture.spanId = (await app.call('GET', `/v2/agent_analytics/traces/${fixture.traceId}/spans`)).body.spans?.[0]?.span_id ?? '';
+    }
+    // A replay of s1 (issue 45), whose diff `GET …/replay` reads (on s1 itself, no replay: 404).
+    if (!fixture.replayKey || (await app.call('GET', `/v2/agents/a1/sessions/${fixture.replayKey}/replay`)).status === 404) {
+      fixture.replayKey = (await app.call('POST', '/v2/agents/a1/sessions/s1/replay', {})).body.session_key ?? '';
     }
     if (!fixture.artifactId || (await app.call('GET', `/v2/agents/a1/sessions/s1/artifacts/${fixture.artifactId}`)).status === 404) {
       const form = new FormData();
@@ -424,7 +428,7 @@ describe('route × role matrix', () => {
     const path = route.path
       .replace(/\\:/g, ':')
       .replace(':task_id', taskId)
-      .replace(':session_key', viaAlias ? 'as1' : ':session_key')
+      .replace(':session_key', viaAlias ? 'as1' : route.method === 'GET' && route.path.endsWith('/replay') ? fixture.replayKey : ':session_key')
       .replace(':event_id', viaAlias ? fixture.aliasEventId : ':event_id')
       .replace(':artifact_id', viaAlias ? fixture.aliasArtifactId : ':artifact_id')
       .replace(':corpus_key', 'c1')

@@ -1,4 +1,5 @@
 import { invalid } from '@lib/platform/kernel';
+import type { ActiveSession } from './session';
 import type { AgentInput, ReplayDivergenceKind, SessionEvent, TurnUsage } from './session-events';
 
 /**
@@ -231,6 +232,15 @@ export interface ReplayDivergence {
   readonly kind: ReplayDivergenceKind;
   readonly detail: string;
   readonly model_call: number;
+}
+
+/** A pinned session's revision and a replay's origin, as the session view shows them (snake_case). */
+export function replayFields(s: ActiveSession): Record<string, unknown> {
+  const r = s.replayOf;
+  return {
+    ...(s.agentRevision !== undefined ? { agent_revision: s.agentRevision } : {}),
+    ...(r ? { replay_of: { session_key: r.sessionKey, mode: r.mode, agent_revision: r.agentRevision, ...(r.fromEventId ? { from_event_id: r.fromEventId } : {}), ...(r.untilEventId ? { until_event_id: r.untilEventId } : {}), allow_side_effects: r.allowSideEffects } } : {}),
+  };
 }
 
 export type { SessionEvent };
