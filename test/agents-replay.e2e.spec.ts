@@ -221,6 +221,24 @@ describe('replays', () => {
     expect(res.body.diff.turns[1].replay.answer).toBe('Hi Ada.');
   });
 
+  it('replays structured outputs from the record, and a revision without the tool the record calls diverges there', async () => {
+    const schema = { name: 'order', schema: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] } };
+    const extract = { key: 'extract', name: 'extract', model: { name: 'm' }, tool_configurations: { docs }, first_step_name: 'main', steps: { main: { instructions: [], output_parser: { type: 'structured', json_schema: schema } } } };
+    expect((await app.call('POST', '/v2/agents', extract)).status).toBe(201);
+    await app.call('POST', '/v2/agents/extract/sessions', { key: 'x1' });
+    upstream.enqueue({ toolCalls: [{ id: 'd1', name: 'docs', arguments: '{"query":"order"}' }] }, { content: '{"order_id":"A-17"}' });
+    expect((await say('extract', 'x1', 'Order A-17 is late')).status).toBe(201);
+    const requests = upstream.chatRequests().length;
+    const same = await app.call('POST', '/v2/agents/extract/sessions/x1/replay', {});
+    expect(same.body.diff.totals).toMatchObject({ same_events: 1, diverged: 0 });
+    expect(same.body.diff.turns[0].replay.answer).toBe('{"order_id":"A-17"}');
+    expect(await ownEvents('extract', same.body.session_key).then((e) => e.find((x) => x.type === 'SessionStructuredOutput')?.data)).toMatchObject({ content: { order_id: 'A-17' } });
+    expect((await app.call('PATCH', '/v2/agents/extract', { tool_configurations: { docs: null } })).status).toBe(200);
+    const without = await app.call('POST', '/v2/agents/extract/sessions/x1/replay', {});
+    expect(without.body.diff.turns[0].divergence).toMatchObject({ kind: 'tool_not_offered', model_call: 0 });
+    expect(upstream.chatRequests().length).toBe(requests);
+  });
+
   it('a side-effecting tool is refused in a replay, and runs when allowed', async () => {
     const call = { toolCalls: [{ id: 'g1', name: 'learn', arguments: '{"entries":{"RMA":"return merchandise authorization"}}' }] };
     upstream.enqueue(call, { content: 'noted' }, { content: 'noted.' });
