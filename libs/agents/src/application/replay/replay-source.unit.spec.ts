@@ -53,6 +53,13 @@ describe('the replay source, recorded mode', () => {
     expect(source.divergence?.kind).toBe('more_model_calls');
   });
 
+  it('diverges on a tool call the record holds no output for, rather than running it', async () => {
+    const source = recorded();
+    await source.answer(call('research'));
+    expect(() => source.toolOutput({ id: 'c9', name: 'docs', arguments: '{}', tool: { type: 'corpora_search' } })).toThrow(ReplayDiverged);
+    expect(source.divergence).toMatchObject({ kind: 'no_recorded_output', model_call: 0 });
+  });
+
   it('says when the turn ended with recorded answers left', async () => {
     const source = recorded();
     await source.answer(call('research'));
