@@ -239,6 +239,24 @@ describe('replays', () => {
     expect(upstream.chatRequests().length).toBe(requests);
   });
 
+  it('replays a recorded approval: the replay asks for the same call, and the recorded decision resumes its turn', async () => {
+    const gate = { key: 'gate', name: 'gate', model: { name: 'm' }, tool_configurations: { docs: { ...docs, requires_approval: true } }, first_step_name: 'main', steps: { main: { instructions: [] } } };
+    expect((await app.call('POST', '/v2/agents', gate)).status).toBe(201);
+    await app.call('POST', '/v2/agents/gate/sessions', { key: 'g1' });
+    upstream.enqueue({ toolCalls: [{ id: 'a1', name: 'docs', arguments: '{"query":"shipping"}' }] });
+    const asked = await say('gate', 'g1', 'shipping?');
+    expect(asked.body.events.map((e: Ev) => e.type)).toContain('tool_approval_requested');
+    upstream.enqueue({ content: 'Three weeks.' });
+    expect((await app.call('POST', '/v2/agents/gate/sessions/g1/events', { type: 'tool_approval', tool_call_id: 'a1', decision: 'approve' })).status).toBe(201);
+    const requests = upstream.chatRequests().length;
+    const res = await app.call('POST', '/v2/agents/gate/sessions/g1/replay', {});
+    expect(res.status).toBe(201);
+    expect(upstream.chatRequests().length).toBe(requests);
+    expect(res.body.diff.totals).toMatchObject({ turns: 2, replayed: 2, same_events: 2, diverged: 0 });
+    expect(canonicalEvents(await ownEvents('gate', res.body.session_key))).toEqual(canonicalEvents(await ownEvents('gate', 'g1')));
+    expect(res.body.diff.turns[1].replay.answer).toBe('Three weeks.');
+  });
+
   it('a side-effecting tool is refused in a replay, and runs when allowed', async () => {
     const call = { toolCalls: [{ id: 'g1', name: 'learn', arguments: '{"entries":{"RMA":"return merchandise authorization"}}' }] };
     upstream.enqueue(call, { content: 'noted' }, { content: 'noted.' });

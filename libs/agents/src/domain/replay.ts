@@ -37,7 +37,17 @@ export type TurnTrigger =
   | { readonly kind: 'message'; readonly messages: readonly AgentInput[]; readonly step: string; readonly externalId?: string; readonly behavior?: 'steer' | 'follow_up' }
   /** Client tool outputs the turn resumed on, sent again to the replay's waiting calls (matched by tool call id). */
   | { readonly kind: 'client_tool_output'; readonly outputs: readonly { readonly toolCallId: string; readonly output: Record<string, unknown>; readonly error: boolean }[] }
-  | { readonly kind: 'approval' | 'compaction' | 'other' };
+  /** Decisions on calls waiting for approval, sent again in order (the last resumed the turn). */
+  | { readonly kind: 'approval'; readonly decisions: readonly RecordedDecision[] }
+  | { readonly kind: 'compaction' | 'other' };
+
+export interface RecordedDecision {
+  readonly toolCallId: string;
+  readonly decision: 'approve' | 'deny' | 'expired';
+  readonly decidedBy: string;
+  readonly arguments?: Record<string, unknown>;
+  readonly reason?: string;
+}
 
 /** One turn of the original session: its input, its events (the input through the turn's end) and what it answered. */
 export interface RecordedTurn {
@@ -47,6 +57,8 @@ export interface RecordedTurn {
   readonly events: readonly RecordedEvent[];
   readonly answers: readonly RecordedAnswer[];
   readonly toolOutputs: readonly RecordedToolOutput[];
+  /** Calls the turn asked a person to approve, and who could decide (`session_user` approvals). */
+  readonly approvals: readonly { readonly toolCallId: string; readonly sessionUser: string }[];
   /** Why a replay cannot re-run it (it then stops there); absent when it can. */
   readonly unreplayable?: string;
 }
@@ -87,7 +99,13 @@ function turnOf(started: RecordedEvent, trigger: readonly RecordedEvent[], event
   if (input) {
     const d = dataOf(input);
     kind = { kind: 'message', messages: d.messages as AgentInput[], step: String(d.step), ...(d.externalId ? { externalId: String(d.externalId) } : {}), ...(d.behavior ? { behavior: d.behavior as 'steer' | 'follow_up' } : {}) };
-  } else if (trigger.some((e) => e.type === 'SessionToolApprovalResolved')) kind = { kind: 'approval' };
+  } else if (trigger.some((e) => e.type === 'SessionToolApprovalResolved')) {
+    const decisions = trigger.filter((e) => e.type === 'SessionToolApprovalResolved').map((e): RecordedDecision => {
+      const d = dataOf(e);
+      return { toolCallId: String(d.toolCallId), decision: d.decision as RecordedDecision['decision'], decidedBy: String(d.decidedBy), ...(d.arguments ? { arguments: d.arguments as Data } : {}), ...(d.reason ? { reason: String(d.reason) } : {}) };
+    });
+    kind = { kind: 'approval', decisions };
+  }
   else if (trigger.some((e) => e.type === 'SessionToolReturned'))
     kind = { kind: 'client_tool_output', outputs: trigger.filter((e) => e.type === 'SessionToolReturned').map((e) => ({ toolCallId: String(dataOf(e).toolCallId), output: dataOf(e).toolOutput as Data, error: dataOf(e).error === true })) };
   else if (body.some((e) => e.type === 'SessionCompactionStarted')) kind = { kind: 'compaction' };
@@ -120,19 +138,19 @@ function turnOf(started: RecordedEvent, trigger: readonly RecordedEvent[], event
     events,
     answers,
     toolOutputs: outputs,
+    approvals: body.filter((e) => e.type === 'SessionToolApprovalRequested').map((e) => ({ toolCallId: String(dataOf(e).toolCallId), sessionUser: String(dataOf(e).sessionUser) })),
     ...(unreplayableReason(kind, trigger, body) ?? {}),
   };
 }
 
 function unreplayableReason(trigger: TurnTrigger, before: readonly RecordedEvent[], body: readonly RecordedEvent[]): { unreplayable: string } | undefined {
-  if (trigger.kind === 'approval') return { unreplayable: 'it resumed on an approval decision' };
+  if (trigger.kind === 'approval' && trigger.decisions.some((d) => d.decision === 'expired')) return { unreplayable: 'it resumed on an approval that expired' };
   if (trigger.kind === 'compaction') return { unreplayable: 'it was a compaction asked for by an input' };
   if (trigger.kind === 'other') return { unreplayable: 'it has no input a replay can send' };
   if (before.some((e) => e.type === 'SessionArtifactUploaded')) return { unreplayable: 'files were uploaded before its input' };
   const inside: Record<string, string> = {
     SessionInputReceived: 'a steer arrived while it ran',
     SessionInterrupted: 'it was interrupted',
-    SessionToolApprovalRequested: 'it waited for an approval',
     SessionCompactionStarted: 'it compacted the session',
     SessionArtifactUploaded: 'a tool stored an artifact',
     SessionImageRead: 'a tool loaded an image',

@@ -57,15 +57,18 @@ describe('recorded turns', () => {
     expect(turns[1].inputEventId).toMatch(/^aev_/);
   });
 
-  it('names a turn a replay cannot re-run: one a steer joined, one interrupted, one resumed on an approval', () => {
+  it('names a turn a replay cannot re-run: one a steer joined, one interrupted, one resumed on an expired approval', () => {
     const events = run('a');
     const end = events.findIndex((e) => e.type === 'SessionTurnEnded');
     const steered = [...events.slice(0, end), { type: 'SessionInputReceived', data: { eventId: 'aev_x', messages: [], behavior: 'steer', step: 'research' } }, ...events.slice(end)];
     expect(recordedTurns(steered)[0].unreplayable).toBe('a steer arrived while it ran');
     const stopped = [...events.slice(0, end), { type: 'SessionInterrupted', data: { eventId: 'aev_y', reason: 'request' } }, ...events.slice(end)];
     expect(recordedTurns(stopped)[0].unreplayable).toBe('it was interrupted');
-    const approved = [...events, { type: 'SessionToolApprovalResolved', data: { eventId: 'aev_z' } }, { type: 'SessionTurnStarted', data: { turnId: 't9', step: 'research' } }, { type: 'SessionTurnEnded', data: { turnId: 't9' } }];
-    expect(recordedTurns(approved)[2]).toMatchObject({ inputEventId: 'aev_z', trigger: { kind: 'approval' }, unreplayable: 'it resumed on an approval decision' });
+    const resumed = (decision: string) => [...events, { type: 'SessionToolApprovalResolved', data: { eventId: 'aev_z', toolCallId: 'k', decision, decidedBy: 'user:ada', reason: 'ok' } }, { type: 'SessionTurnStarted', data: { turnId: 't9', step: 'research' } }, { type: 'SessionTurnEnded', data: { turnId: 't9' } }];
+    expect(recordedTurns(resumed('expired'))[2]).toMatchObject({ inputEventId: 'aev_z', unreplayable: 'it resumed on an approval that expired' });
+    const approved = recordedTurns(resumed('approve'))[2];
+    expect(approved.trigger).toEqual({ kind: 'approval', decisions: [{ toolCallId: 'k', decision: 'approve', decidedBy: 'user:ada', reason: 'ok' }] });
+    expect(approved.unreplayable).toBeUndefined();
   });
 
   it('takes client tool outputs stored before a turn as the input it resumed on', () => {

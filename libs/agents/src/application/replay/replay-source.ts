@@ -33,6 +33,7 @@ const systemOf = (messages: readonly PromptMessage[]) => messages.find((m) => m.
  */
 export class TurnReplaySource implements ReplaySource {
   readonly batch: boolean;
+  readonly sessionUser?: string;
   private next = 0;
   private readonly unused: RecordedToolOutput[];
   divergence?: ReplayDivergence;
@@ -45,6 +46,13 @@ export class TurnReplaySource implements ReplaySource {
   ) {
     this.unused = [...turn.toolOutputs];
     this.batch = origin.mode === 'recorded';
+    const asked = turn.approvals[0];
+    if (asked && origin.mode === 'recorded') this.sessionUser = asked.sessionUser;
+  }
+
+  /** Recorded mode: the calls the record asked to approve (the same ids: the answers are the record's). */
+  approves(toolCallId: string): boolean {
+    return this.origin.mode === 'recorded' && this.turn.approvals.some((a) => a.toolCallId === toolCallId);
   }
 
   /** Model calls the replay made (recorded mode: answers taken from the record). */

@@ -171,7 +171,7 @@ export class RunningTurns implements OnApplicationShutdown {
         contextWindow: llm?.capabilities.context_limit,
         imageSupport: llm?.capabilities.image_support,
         cancelled: () => cancelled,
-        sessionUser: sessionUser ?? session.endUser ?? `${ctx.actor.type}:${ctx.actor.id}`,
+        sessionUser: sessionUser ?? replay?.sessionUser ?? session.endUser ?? `${ctx.actor.type}:${ctx.actor.id}`,
         approved,
         replay,
       };

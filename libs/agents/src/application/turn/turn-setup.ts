@@ -24,6 +24,10 @@ export interface ReplaySource {
    * turn happens between them (a recorded replay calls neither a model nor a tool).
    */
   readonly batch: boolean;
+  /** Whether the record asked a person to approve this call (a replay asks again only then, and no one else). */
+  approves(toolCallId: string): boolean;
+  /** Who could decide the recorded `session_user` approvals. */
+  readonly sessionUser?: string;
   /** A recorded (or refused) output for a call, or undefined to run the tool. */
   toolOutput(call: { readonly id: string; readonly name: string; readonly arguments: string; readonly tool: ToolConfig }): ToolResult | undefined;
 }
