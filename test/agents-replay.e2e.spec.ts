@@ -203,6 +203,60 @@ describe('replays', () => {
     expect(res.body.diff.turns[0].same).toMatchObject({ tool_calls: true, arguments: false });
   });
 
+  it('replays a turn that resumed on client tool outputs, sending the recorded outputs to the replay\'s waiting call', async () => {
+    const desk = { key: 'desk', name: 'desk', model: { name: 'm' }, tool_configurations: { ask: { type: 'client', description: 'Ask the user', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }, first_step_name: 'main', steps: { main: { instructions: [{ type: 'inline', template: 'Greet.' }] } } };
+    expect((await app.call('POST', '/v2/agents', desk)).status).toBe(201);
+    await app.call('POST', '/v2/agents/desk/sessions', { key: 'c1' });
+    upstream.enqueue({ toolCalls: [{ id: 'k1', name: 'ask', arguments: '{"q":"name?"}' }] });
+    const asked = await say('desk', 'c1', 'hello');
+    const call: Ev = asked.body.events.find((e: Ev) => e.type === 'tool_input');
+    upstream.enqueue({ content: 'Hi Ada.' });
+    expect((await app.call('POST', '/v2/agents/desk/sessions/c1/events', { type: 'tool_output', tool_outputs: [{ type: 'success', event_id: call.id, output: { name: 'Ada' } }] })).status).toBe(201);
+    const requests = upstream.chatRequests().length;
+    const res = await app.call('POST', '/v2/agents/desk/sessions/c1/replay', {});
+    expect(res.status).toBe(201);
+    expect(upstream.chatRequests().length).toBe(requests);
+    expect(res.body.diff.totals).toMatchObject({ turns: 2, replayed: 2, same_events: 2, diverged: 0 });
+    expect(canonicalEvents(await ownEvents('desk', res.body.session_key))).toEqual(canonicalEvents(await ownEvents('desk', 'c1')));
+    expect(res.body.diff.turns[1].replay.answer).toBe('Hi Ada.');
+  });
+
+  it('replays structured outputs from the record, and a revision without the tool the record calls diverges there', async () => {
+    const schema = { name: 'order', schema: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] } };
+    const extract = { key: 'extract', name: 'extract', model: { name: 'm' }, tool_configurations: { docs }, first_step_name: 'main', steps: { main: { instructions: [], output_parser: { type: 'structured', json_schema: schema } } } };
+    expect((await app.call('POST', '/v2/agents', extract)).status).toBe(201);
+    await app.call('POST', '/v2/agents/extract/sessions', { key: 'x1' });
+    upstream.enqueue({ toolCalls: [{ id: 'd1', name: 'docs', arguments: '{"query":"order"}' }] }, { content: '{"order_id":"A-17"}' });
+    expect((await say('extract', 'x1', 'Order A-17 is late')).status).toBe(201);
+    const requests = upstream.chatRequests().length;
+    const same = await app.call('POST', '/v2/agents/extract/sessions/x1/replay', {});
+    expect(same.body.diff.totals).toMatchObject({ same_events: 1, diverged: 0 });
+    expect(same.body.diff.turns[0].replay.answer).toBe('{"order_id":"A-17"}');
+    expect(await ownEvents('extract', same.body.session_key).then((e) => e.find((x) => x.type === 'SessionStructuredOutput')?.data)).toMatchObject({ content: { order_id: 'A-17' } });
+    expect((await app.call('PATCH', '/v2/agents/extract', { tool_configurations: { docs: null } })).status).toBe(200);
+    const without = await app.call('POST', '/v2/agents/extract/sessions/x1/replay', {});
+    expect(without.body.diff.turns[0].divergence).toMatchObject({ kind: 'tool_not_offered', model_call: 0 });
+    expect(upstream.chatRequests().length).toBe(requests);
+  });
+
+  it('replays a recorded approval: the replay asks for the same call, and the recorded decision resumes its turn', async () => {
+    const gate = { key: 'gate', name: 'gate', model: { name: 'm' }, tool_configurations: { docs: { ...docs, requires_approval: true } }, first_step_name: 'main', steps: { main: { instructions: [] } } };
+    expect((await app.call('POST', '/v2/agents', gate)).status).toBe(201);
+    await app.call('POST', '/v2/agents/gate/sessions', { key: 'g1' });
+    upstream.enqueue({ toolCalls: [{ id: 'a1', name: 'docs', arguments: '{"query":"shipping"}' }] });
+    const asked = await say('gate', 'g1', 'shipping?');
+    expect(asked.body.events.map((e: Ev) => e.type)).toContain('tool_approval_requested');
+    upstream.enqueue({ content: 'Three weeks.' });
+    expect((await app.call('POST', '/v2/agents/gate/sessions/g1/events', { type: 'tool_approval', tool_call_id: 'a1', decision: 'approve' })).status).toBe(201);
+    const requests = upstream.chatRequests().length;
+    const res = await app.call('POST', '/v2/agents/gate/sessions/g1/replay', {});
+    expect(res.status).toBe(201);
+    expect(upstream.chatRequests().length).toBe(requests);
+    expect(res.body.diff.totals).toMatchObject({ turns: 2, replayed: 2, same_events: 2, diverged: 0 });
+    expect(canonicalEvents(await ownEvents('gate', res.body.session_key))).toEqual(canonicalEvents(await ownEvents('gate', 'g1')));
+    expect(res.body.diff.turns[1].replay.answer).toBe('Three weeks.');
+  });
+
   it('a side-effecting tool is refused in a replay, and runs when allowed', async () => {
     const call = { toolCalls: [{ id: 'g1', name: 'learn', arguments: '{"entries":{"RMA":"return merchandise authorization"}}' }] };
     upstream.enqueue(call, { content: 'noted' }, { content: 'noted.' });

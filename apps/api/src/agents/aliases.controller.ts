@@ -4,7 +4,7 @@ import { IsBoolean, IsObject, IsOptional, IsString, Matches, MaxLength, MinLengt
 import { SessionFeed, SessionInputs, Sessions } from '@lib/agents';
 import { AliasInput, AliasPolicy, Aliases } from '@lib/aliases';
 import { Action, allows, Principal, scopesOf } from '@lib/auth';
-import { CommandContext, notFound } from '@lib/platform';
+import { CommandContext, invalid, notFound } from '@lib/platform';
 import { pageLimit } from '../http/paging';
 import { Caller } from '../http/caller';
 import { Ctx } from '../http/command-context';
@@ -111,6 +111,8 @@ export class AliasesController {
   async createSession(@Param('alias_key') aliasKey: string, @Body() body: unknown, @Caller() caller: Principal, @Ctx() ctx: CommandContext, @Res({ passthrough: true }) res: Response) {
     const req = validateBody(CreateSessionDto, body);
     if (req.from_session) throw notFound('session.not_found', 'Sessions created through an alias cannot fork: fork on the agent', 'from_session');
+    // The alias picks the agent: a revision number would name a revision of an agent the caller did not choose.
+    if (req.agent_revision !== undefined) throw invalid('session.invalid_agent_revision', 'A session created through an alias cannot be pinned: create it on the agent', { agent_revision: 'not allowed through an alias' });
     const created = await this.aliases.createSession(aliasKey, { ...req, created_by: undefined } as never, ctx, (agentKey) => allows(caller.caps, 'agent.use', agentKey));
     res.status(201);
     return created;

@@ -1,4 +1,5 @@
 import { invalid } from '@lib/platform/kernel';
+import type { ActiveSession } from './session';
 import type { AgentInput, ReplayDivergenceKind, SessionEvent, TurnUsage } from './session-events';
 
 /**
@@ -34,7 +35,19 @@ export interface RecordedToolOutput {
 /** What starts a recorded turn: a message (replayed), or an input a replay cannot re-send (named in the diff). */
 export type TurnTrigger =
   | { readonly kind: 'message'; readonly messages: readonly AgentInput[]; readonly step: string; readonly externalId?: string; readonly behavior?: 'steer' | 'follow_up' }
-  | { readonly kind: 'client_tool_output' | 'approval' | 'compaction' | 'other' };
+  /** Client tool outputs the turn resumed on, sent again to the replay's waiting calls (matched by tool call id). */
+  | { readonly kind: 'client_tool_output'; readonly outputs: readonly { readonly toolCallId: string; readonly output: Record<string, unknown>; readonly error: boolean }[] }
+  /** Decisions on calls waiting for approval, sent again in order (the last resumed the turn). */
+  | { readonly kind: 'approval'; readonly decisions: readonly RecordedDecision[] }
+  | { readonly kind: 'compaction' | 'other' };
+
+export interface RecordedDecision {
+  readonly toolCallId: string;
+  readonly decision: 'approve' | 'deny' | 'expired';
+  readonly decidedBy: string;
+  readonly arguments?: Record<string, unknown>;
+  readonly reason?: string;
+}
 
 /** One turn of the original session: its input, its events (the input through the turn's end) and what it answered. */
 export interface RecordedTurn {
@@ -44,6 +57,8 @@ export interface RecordedTurn {
   readonly events: readonly RecordedEvent[];
   readonly answers: readonly RecordedAnswer[];
   readonly toolOutputs: readonly RecordedToolOutput[];
+  /** Calls the turn asked a person to approve, and who could decide (`session_user` approvals). */
+  readonly approvals: readonly { readonly toolCallId: string; readonly sessionUser: string }[];
   /** Why a replay cannot re-run it (it then stops there); absent when it can. */
   readonly unreplayable?: string;
 }
@@ -84,8 +99,15 @@ function turnOf(started: RecordedEvent, trigger: readonly RecordedEvent[], event
   if (input) {
     const d = dataOf(input);
     kind = { kind: 'message', messages: d.messages as AgentInput[], step: String(d.step), ...(d.externalId ? { externalId: String(d.externalId) } : {}), ...(d.behavior ? { behavior: d.behavior as 'steer' | 'follow_up' } : {}) };
-  } else if (trigger.some((e) => e.type === 'SessionToolApprovalResolved')) kind = { kind: 'approval' };
-  else if (trigger.some((e) => e.type === 'SessionToolReturned')) kind = { kind: 'client_tool_output' };
+  } else if (trigger.some((e) => e.type === 'SessionToolApprovalResolved')) {
+    const decisions = trigger.filter((e) => e.type === 'SessionToolApprovalResolved').map((e): RecordedDecision => {
+      const d = dataOf(e);
+      return { toolCallId: String(d.toolCallId), decision: d.decision as RecordedDecision['decision'], decidedBy: String(d.decidedBy), ...(d.arguments ? { arguments: d.arguments as Data } : {}), ...(d.reason ? { reason: String(d.reason) } : {}) };
+    });
+    kind = { kind: 'approval', decisions };
+  }
+  else if (trigger.some((e) => e.type === 'SessionToolReturned'))
+    kind = { kind: 'client_tool_output', outputs: trigger.filter((e) => e.type === 'SessionToolReturned').map((e) => ({ toolCallId: String(dataOf(e).toolCallId), output: dataOf(e).toolOutput as Data, error: dataOf(e).error === true })) };
   else if (body.some((e) => e.type === 'SessionCompactionStarted')) kind = { kind: 'compaction' };
   else kind = { kind: 'other' };
   const answers: RecordedAnswer[] = [];
@@ -116,21 +138,19 @@ function turnOf(started: RecordedEvent, trigger: readonly RecordedEvent[], event
     events,
     answers,
     toolOutputs: outputs,
+    approvals: body.filter((e) => e.type === 'SessionToolApprovalRequested').map((e) => ({ toolCallId: String(dataOf(e).toolCallId), sessionUser: String(dataOf(e).sessionUser) })),
     ...(unreplayableReason(kind, trigger, body) ?? {}),
   };
 }
 
 function unreplayableReason(trigger: TurnTrigger, before: readonly RecordedEvent[], body: readonly RecordedEvent[]): { unreplayable: string } | undefined {
-  if (trigger.kind === 'client_tool_output') return { unreplayable: 'it resumed on client tool outputs' };
-  if (trigger.kind === 'approval') return { unreplayable: 'it resumed on an approval decision' };
+  if (trigger.kind === 'approval' && trigger.decisions.some((d) => d.decision === 'expired')) return { unreplayable: 'it resumed on an approval that expired' };
   if (trigger.kind === 'compaction') return { unreplayable: 'it was a compaction asked for by an input' };
   if (trigger.kind === 'other') return { unreplayable: 'it has no input a replay can send' };
   if (before.some((e) => e.type === 'SessionArtifactUploaded')) return { unreplayable: 'files were uploaded before its input' };
   const inside: Record<string, string> = {
     SessionInputReceived: 'a steer arrived while it ran',
     SessionInterrupted: 'it was interrupted',
-    SessionToolApprovalRequested: 'it waited for an approval',
-    SessionClientToolPending: 'it waited for client tool outputs',
     SessionCompactionStarted: 'it compacted the session',
     SessionArtifactUploaded: 'a tool stored an artifact',
     SessionImageRead: 'a tool loaded an image',
@@ -230,6 +250,15 @@ export interface ReplayDivergence {
   readonly kind: ReplayDivergenceKind;
   readonly detail: string;
   readonly model_call: number;
+}
+
+/** A pinned session's revision and a replay's origin, as the session view shows them (snake_case). */
+export function replayFields(s: ActiveSession): Record<string, unknown> {
+  const r = s.replayOf;
+  return {
+    ...(s.agentRevision !== undefined ? { agent_revision: s.agentRevision } : {}),
+    ...(r ? { replay_of: { session_key: r.sessionKey, mode: r.mode, agent_revision: r.agentRevision, ...(r.fromEventId ? { from_event_id: r.fromEventId } : {}), ...(r.untilEventId ? { until_event_id: r.untilEventId } : {}), allow_side_effects: r.allowSideEffects } } : {}),
+  };
 }
 
 export type { SessionEvent };

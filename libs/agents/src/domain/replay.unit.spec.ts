@@ -57,13 +57,31 @@ describe('recorded turns', () => {
     expect(turns[1].inputEventId).toMatch(/^aev_/);
   });
 
-  it('names a turn a replay cannot re-run: one a steer joined, one that waited for a client', () => {
+  it('names a turn a replay cannot re-run: one a steer joined, one interrupted, one resumed on an expired approval', () => {
     const events = run('a');
     const end = events.findIndex((e) => e.type === 'SessionTurnEnded');
     const steered = [...events.slice(0, end), { type: 'SessionInputReceived', data: { eventId: 'aev_x', messages: [], behavior: 'steer', step: 'research' } }, ...events.slice(end)];
     expect(recordedTurns(steered)[0].unreplayable).toBe('a steer arrived while it ran');
-    const waited = [...events.slice(0, end), { type: 'SessionClientToolPending', data: { eventId: 'aev_y', pendingCalls: [] } }, ...events.slice(end)];
-    expect(recordedTurns(waited)[0].unreplayable).toBe('it waited for client tool outputs');
+    const stopped = [...events.slice(0, end), { type: 'SessionInterrupted', data: { eventId: 'aev_y', reason: 'request' } }, ...events.slice(end)];
+    expect(recordedTurns(stopped)[0].unreplayable).toBe('it was interrupted');
+    const resumed = (decision: string) => [...events, { type: 'SessionToolApprovalResolved', data: { eventId: 'aev_z', toolCallId: 'k', decision, decidedBy: 'user:ada', reason: 'ok' } }, { type: 'SessionTurnStarted', data: { turnId: 't9', step: 'research' } }, { type: 'SessionTurnEnded', data: { turnId: 't9' } }];
+    expect(recordedTurns(resumed('expired'))[2]).toMatchObject({ inputEventId: 'aev_z', unreplayable: 'it resumed on an approval that expired' });
+    const approved = recordedTurns(resumed('approve'))[2];
+    expect(approved.trigger).toEqual({ kind: 'approval', decisions: [{ toolCallId: 'k', decision: 'approve', decidedBy: 'user:ada', reason: 'ok' }] });
+    expect(approved.unreplayable).toBeUndefined();
+  });
+
+  it('takes client tool outputs stored before a turn as the input it resumed on', () => {
+    const events = [
+      ...run('a'),
+      { type: 'SessionToolReturned', data: { eventId: 'aev_o1', toolCallId: 'k1', toolConfigurationName: 'ask', toolName: 'client', toolOutput: { answer: 'yes' }, error: false } },
+      { type: 'SessionToolReturned', data: { eventId: 'aev_o2', toolCallId: 'k2', toolConfigurationName: 'ask', toolName: 'client', toolOutput: { error: 'no user' }, error: true } },
+      { type: 'SessionTurnStarted', data: { turnId: 't9', step: 'research' } },
+      { type: 'SessionTurnEnded', data: { turnId: 't9' } },
+    ];
+    const resumed = recordedTurns(events)[2];
+    expect(resumed).toMatchObject({ inputEventId: 'aev_o1', trigger: { kind: 'client_tool_output', outputs: [{ toolCallId: 'k1', output: { answer: 'yes' }, error: false }, { toolCallId: 'k2', output: { error: 'no user' }, error: true }] } });
+    expect(resumed.unreplayable).toBeUndefined();
   });
 
   it('takes a range from an input up to the turn holding an event, and refuses ids outside it (400 naming the field)', () => {

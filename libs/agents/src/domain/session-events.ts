@@ -85,7 +85,7 @@ export interface ReplayOrigin {
 }
 
 /** Where a recorded replay met a configuration that does not answer as the record did. */
-export type ReplayDivergenceKind = 'tool_not_offered' | 'step' | 'prompt' | 'tools_offered' | 'more_model_calls' | 'fewer_model_calls' | 'not_replayable';
+export type ReplayDivergenceKind = 'tool_not_offered' | 'step' | 'prompt' | 'tools_offered' | 'more_model_calls' | 'fewer_model_calls' | 'no_recorded_output' | 'not_replayable';
 
 export interface SessionFields {
   readonly name: string;

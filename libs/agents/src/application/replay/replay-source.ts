@@ -26,12 +26,14 @@ const systemOf = (messages: readonly PromptMessage[]) => messages.find((m) => m.
  * - `recorded`: each model call gets the next recorded answer, in order; it diverges (throws) when the answer's step is
  *   not the replay's, when the answer calls a tool the replay does not offer, when there is no answer left, or (given
  *   a baseline: another revision than the one that ran the turn) when the system prompt or the tools offered differ
- *   from what the original revision builds. Tool outputs come from the record by tool call id.
+ *   from what the original revision builds. Tool outputs come from the record by tool call id (none: it diverges).
  * - `live_model` / `live`: the model runs; a call with the same tool configuration name and arguments (canonical
  *   JSON) as a recorded one gets its recorded output (`live_model` only, each recorded output once); others run,
  *   except side effects, refused with an error output unless allowed.
  */
 export class TurnReplaySource implements ReplaySource {
+  readonly batch: boolean;
+  readonly sessionUser?: string;
   private next = 0;
   private readonly unused: RecordedToolOutput[];
   divergence?: ReplayDivergence;
@@ -43,6 +45,14 @@ export class TurnReplaySource implements ReplaySource {
     private readonly baseline?: BaselinePrompt,
   ) {
     this.unused = [...turn.toolOutputs];
+    this.batch = origin.mode === 'recorded';
+    const asked = turn.approvals[0];
+    if (asked && origin.mode === 'recorded') this.sessionUser = asked.sessionUser;
+  }
+
+  /** Recorded mode: the calls the record asked to approve (the same ids: the answers are the record's). */
+  approves(toolCallId: string): boolean {
+    return this.origin.mode === 'recorded' && this.turn.approvals.some((a) => a.toolCallId === toolCallId);
   }
 
   /** Model calls the replay made (recorded mode: answers taken from the record). */
@@ -76,7 +86,8 @@ export class TurnReplaySource implements ReplaySource {
   toolOutput(call: { readonly id: string; readonly name: string; readonly arguments: string; readonly tool: ToolConfig }): ToolResult | undefined {
     if (this.origin.mode === 'recorded') {
       const found = this.turn.toolOutputs.find((o) => o.toolCallId === call.id);
-      return found ? { output: found.output, error: found.error } : this.refuseOrRun(call);
+      if (found) return { output: found.output, error: found.error };
+      return this.diverge('no_recorded_output', `the record holds no output for the call "${call.id}" of tool "${call.name}"`, Math.max(this.next - 1, 0));
     }
     if (this.origin.mode === 'live_model') {
       const args = canonicalArguments(call.arguments);

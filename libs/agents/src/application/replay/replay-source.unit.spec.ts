@@ -15,6 +15,7 @@ const turn: RecordedTurn = {
     { step: 'wrapup', content: '14 days.', toolCalls: [], usage },
   ],
   toolOutputs: [{ toolCallId: 'c1', name: 'docs', arguments: '{"q":"refunds"}', output: { hits: ['14 days'] }, error: false }],
+  approvals: [{ toolCallId: 'c1', sessionUser: 'user:ada' }],
 };
 const tool = (name: string) => ({ type: 'function', function: { name, parameters: {} } }) as ToolDefinition;
 const state = {} as ActiveSession;
@@ -51,6 +52,19 @@ describe('the replay source, recorded mode', () => {
     for (const step of ['research', 'research', 'wrapup']) await source.answer(call(step));
     expect(await divergence(source.answer(call('wrapup')))).toMatchObject({ kind: 'more_model_calls', model_call: 3 });
     expect(source.divergence?.kind).toBe('more_model_calls');
+  });
+
+  it('diverges on a tool call the record holds no output for, rather than running it', async () => {
+    const source = recorded();
+    await source.answer(call('research'));
+    expect(() => source.toolOutput({ id: 'c9', name: 'docs', arguments: '{}', tool: { type: 'corpora_search' } })).toThrow(ReplayDiverged);
+    expect(source.divergence).toMatchObject({ kind: 'no_recorded_output', model_call: 0 });
+  });
+
+  it('asks for approval of the calls the record asked for, by the recorded session user; live modes ask for none', () => {
+    const source = recorded();
+    expect([source.approves('c1'), source.approves('c2'), source.sessionUser]).toEqual([true, false, 'user:ada']);
+    expect(new TurnReplaySource(turn, { mode: 'live_model', allowSideEffects: false }, noSideEffects).approves('c1')).toBe(false);
   });
 
   it('says when the turn ended with recorded answers left', async () => {

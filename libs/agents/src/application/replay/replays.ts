@@ -6,6 +6,7 @@ import { recordedTurns, replayRange, RecordedEvent, RecordedTurn, ReplayDivergen
 import { ReplayDiff, replayDiff } from '../../domain/replay-diff';
 import type { ForkOrigin, ReplayOrigin, SessionEvent } from '../../domain/session-events';
 import { AgentRevisions } from '../revisions/agent-revisions';
+import type { InputRequest } from '../runs/agent-runs.port';
 import { Sessions } from '../sessions/sessions';
 import { toolCallHasSideEffects } from '../tools/tool-catalogue';
 import { PromptBuilder } from '../turn/prompt-builder';
@@ -89,15 +90,14 @@ export class Replays {
 
   /** Runs one recorded turn in the replay; true when the replay stops after it (not replayable, or diverged). */
   private async replayTurn(agent: ActiveAgent, key: string, turn: RecordedTurn, origin: ReplayOrigin, steps: Readonly<Record<string, unknown>>, ctx: CommandContext, baselines: Map<number, BaselinePrompt>): Promise<boolean> {
-    if (turn.unreplayable || turn.trigger.kind !== 'message') {
-      await this.recordDivergence(agent, key, turn, { kind: 'not_replayable', detail: `the turn cannot be replayed: ${turn.unreplayable ?? 'it has no message input'}; the replay stops before it`, model_call: 0 }, ctx);
-      return true;
-    }
+    const stop = async (detail: string) => (await this.recordDivergence(agent, key, turn, { kind: 'not_replayable', detail: `${detail}; the replay stops before it`, model_call: 0 }, ctx), true);
+    if (turn.unreplayable) return stop(`the turn cannot be replayed: ${turn.unreplayable}`);
+    const inputs = await this.inputsOf(agent, key, turn, steps, origin);
+    if (typeof inputs === 'string') return stop(inputs);
     const baseline = origin.mode === 'recorded' && turn.agentRevision !== origin.agentRevision ? this.baseline(agent, turn.agentRevision, baselines) : undefined;
     const source = new TurnReplaySource(turn, origin, toolCallHasSideEffects, baseline);
-    const t = turn.trigger;
     try {
-      await this.inputs.replayInput(agent.key, key, { type: 'input_message', messages: t.messages, ...(t.externalId ? { external_id: t.externalId } : {}), ...(t.behavior ? { behavior: t.behavior } : {}), ...(Object.hasOwn(steps, t.step) ? { entry_step: t.step } : {}) }, ctx, source);
+      for (const input of inputs) await this.inputs.replayInput(agent.key, key, input, ctx, source);
     } catch (e) {
       // The input itself was refused by the revision (a skill it no longer has): nothing of the turn was stored.
       if (!(e instanceof DomainError) || e instanceof ReplayDiverged || e.kind !== 'invalid') throw e;
@@ -108,6 +108,33 @@ export class Replays {
     if (!divergence) return false;
     await this.recordDivergence(agent, key, turn, divergence, ctx);
     return origin.mode === 'recorded';
+  }
+
+  /**
+   * The input that starts the turn again: the recorded message (entering the step it entered, when the revision has
+   * it), or the recorded client tool outputs, sent to the replay's calls with the same tool call ids. A string says
+   * why there is none.
+   */
+  private async inputsOf(agent: ActiveAgent, key: string, turn: RecordedTurn, steps: Readonly<Record<string, unknown>>, origin: ReplayOrigin): Promise<InputRequest[] | string> {
+    const t = turn.trigger;
+    if (t.kind === 'message') return [{ type: 'input_message', messages: t.messages, ...(t.externalId ? { external_id: t.externalId } : {}), ...(t.behavior ? { behavior: t.behavior } : {}), ...(Object.hasOwn(steps, t.step) ? { entry_step: t.step } : {}) }];
+    if (t.kind === 'approval') {
+      if (origin.mode !== 'recorded') return 'it resumed on approval decisions, which only a recorded replay asks for again';
+      const { session } = await this.sessions.active(agent.key, key);
+      const missing = t.decisions.find((d) => !session.approvals.some((a) => a.toolCallId === d.toolCallId && !a.decision));
+      if (missing) return `the replay does not wait for the approval of call "${missing.toolCallId}" the original's decision answers`;
+      // The recorded decision, by its recorded decider: the replay re-enacts it (the caller may replay the session).
+      return t.decisions.map((d) => ({ type: 'tool_approval', tool_call_id: d.toolCallId, decision: d.decision as 'approve' | 'deny', ...(d.arguments ? { arguments: d.arguments } : {}), ...(d.reason ? { reason: d.reason } : {}), decider: { principal: d.decidedBy, agentAdmin: true } }));
+    }
+    if (t.kind !== 'client_tool_output') return `the turn cannot be replayed: ${t.kind === 'compaction' ? 'it was a compaction asked for by an input' : 'it has no input a replay can send'}`;
+    const { session } = await this.sessions.active(agent.key, key);
+    const outputs = [];
+    for (const o of t.outputs) {
+      const call = session.pending.find((p) => p.tool_call_id === o.toolCallId);
+      if (!call) return `the replay does not wait for the client tool call "${o.toolCallId}" the original's outputs answer`;
+      outputs.push(o.error ? { type: 'error' as const, event_id: call.event_id, error: o.output.error } : { type: 'success' as const, event_id: call.event_id, output: o.output });
+    }
+    return [{ type: 'tool_output', tool_outputs: outputs }];
   }
 
   private async recordDivergence(agent: ActiveAgent, key: string, turn: RecordedTurn, d: ReplayDivergence, ctx: CommandContext): Promise<void> {

@@ -12,6 +12,7 @@ import { AgentWriter } from '../agent-writer';
 import { AgentRevisions } from '../revisions/agent-revisions';
 import { compileCondition } from '../conditions';
 import { SessionStore, sessionStream } from './session-store';
+import { replayFields } from '../../domain/replay';
 
 import type { SessionRequest } from '../runs/agent-runs.port';
 export type { SessionRequest };
@@ -112,10 +113,7 @@ export class Sessions {
     return this.store.load(agent.agentId, key);
   }
 
-  /**
-   * The session, and the agent as its turns run it: a pinned session (`agent_revision`) gets that revision's
-   * configuration and number, every other session the agent's current ones.
-   */
+  /** The session, and the agent as its turns run it: a pinned session's revision (`agent_revision`), else the current. */
   async active(agentKey: string, key: string): Promise<{ agent: ActiveAgent; session: ActiveSession; revision: number; streamId: string }> {
     const current = await this.agent(agentKey);
     const loaded = await this.load(current, key);
@@ -270,15 +268,6 @@ function checkRunCondition(config: AgentConfig, agentKey: string, key: string, f
   }
   if (typeof value !== 'boolean') throw new DomainError('unprocessable', 'session.run_condition_not_boolean', `No session created: the agent's run_condition returned ${JSON.stringify(value) ?? 'undefined'}, not a boolean`);
   if (!value) throw conflict('session.run_condition_false', `No session created: the agent's run_condition is false for this session (it reads the session's metadata; retry once it holds)`);
-}
-
-/** A pinned session's revision and a replay's origin, as the session view shows them (snake_case). */
-export function replayFields(s: ActiveSession): Record<string, unknown> {
-  const r = s.replayOf;
-  return {
-    ...(s.agentRevision !== undefined ? { agent_revision: s.agentRevision } : {}),
-    ...(r ? { replay_of: { session_key: r.sessionKey, mode: r.mode, agent_revision: r.agentRevision, ...(r.fromEventId ? { from_event_id: r.fromEventId } : {}), ...(r.untilEventId ? { until_event_id: r.untilEventId } : {}), allow_side_effects: r.allowSideEffects } } : {}),
-  };
 }
 
 /** The fields only the stream knows at once (a turn may have ended before the projection caught up). */

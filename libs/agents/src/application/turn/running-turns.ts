@@ -135,8 +135,9 @@ export class RunningTurns implements OnApplicationShutdown {
       // concurrent sessions in the service's process: ~465 turns/s against ~550). Anything else stores it first.
       const overlap = this.running.size === 1 && !streaming && !compaction && !approved?.length;
       let storing: Promise<void> | undefined;
-      const storeStart = () =>
-        (storing ??= this.sessions.store.append(streamId, revision, startEvents, ctx).then(emitStart, (e: unknown) => {
+      // A batched turn (a recorded replay's) stores its events with its start, in one append at its end.
+      const storeStart = (withEvents: readonly SessionEvent[] = []) =>
+        (storing ??= this.sessions.store.append(streamId, revision, [...startEvents, ...withEvents], ctx).then(emitStart, (e: unknown) => {
           abort.abort();
           throw e;
         }));
@@ -170,7 +171,7 @@ export class RunningTurns implements OnApplicationShutdown {
         contextWindow: llm?.capabilities.context_limit,
         imageSupport: llm?.capabilities.image_support,
         cancelled: () => cancelled,
-        sessionUser: sessionUser ?? session.endUser ?? `${ctx.actor.type}:${ctx.actor.id}`,
+        sessionUser: sessionUser ?? replay?.sessionUser ?? session.endUser ?? `${ctx.actor.type}:${ctx.actor.id}`,
         approved,
         replay,
       };

@@ -159,6 +159,8 @@ export class SessionInputs {
         const ctx: CommandContext = { actor: { type: 'system', id: 'approval_timeout' }, requestId: timerId, commandId: timerId, now: this.clock.now() };
         const decided = decideApprovalExpiry(session, { agentKey, sessionKey, ...this.stamp(), toolCallId, firstStep: agent.config.first_step_name });
         if (!decided.events.length) return;
+        // A replay that stopped before its recorded decision resumes nothing by itself (its turns are the record's).
+        if (session.replayOf) return void (await this.sessions.store.append(streamId, revision, decided.events, ctx));
         try {
           await this.resume({ agent, session, streamId, revision, ctx, sink: NO_SINK, streaming: false }, decided);
         } catch (e) {

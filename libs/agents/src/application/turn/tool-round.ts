@@ -86,8 +86,8 @@ export class ToolRound {
         data: { eventId: p.eventId, turnId, createdAt: this.clock.now().toISOString(), toolCallId: p.call.id, modelCallId, toolConfigurationName: p.call.name, toolName: p.skill ? INVOKE_SKILL_TOOL : (p.tool?.type ?? 'unknown'), toolInput: p.shown, arguments: p.call.arguments || '{}', step, inputsSeen: turn.inputsSeen, usage: answer.usage },
       })),
     );
-    // A replay asks no person: its calls are answered from the record, refused as side effects, or run (docs/replay.md).
-    const waiting = setup.replay ? [] : planned.filter((p) => !p.problem && p.tool && p.tool.type !== 'client' && this.needsApproval(p.tool, p.args, setup, turn));
+    // A replay asks a person only where the record did (docs/replay.md): its recorded decision is sent again.
+    const waiting = planned.filter((p) => !p.problem && p.tool && p.tool.type !== 'client' && (setup.replay ? setup.replay.approves(p.call.id) : this.needsApproval(p.tool, p.args, setup, turn)));
     await this.requestApprovals(waiting, turn, turnId, setup);
     const pending: PendingClientCall[] = [];
     const toolCtx = this.toolContext(turn, turnId, setup);

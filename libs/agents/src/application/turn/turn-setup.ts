@@ -1,6 +1,7 @@
 import type { CommandContext } from '@lib/platform';
 import type { RefSources, ToolConfig, ToolDefinition, ToolResult } from '@lib/tools';
 import type { PromptMessage } from '../../domain/history';
+import type { SessionEvent } from '../../domain/session-events';
 import type { ModelAnswer } from './model-call';
 import type { ActiveSession } from '../../domain/session';
 import type { ApprovedCall } from '../../domain/session-input';
@@ -18,6 +19,15 @@ export type { TurnOutcome } from '../../domain/session-turn';
 export interface ReplaySource {
   /** A recorded answer (no model call, no usage record), or undefined to call the model. */
   answer(call: { readonly step: string; readonly messages: readonly PromptMessage[]; readonly tools: readonly ToolDefinition[]; readonly state: ActiveSession }): Promise<ModelAnswer | undefined>;
+  /**
+   * The turn's events may be committed together at its end (one commit instead of one per step): nothing outside the
+   * turn happens between them (a recorded replay calls neither a model nor a tool).
+   */
+  readonly batch: boolean;
+  /** Whether the record asked a person to approve this call (a replay asks again only then, and no one else). */
+  approves(toolCallId: string): boolean;
+  /** Who could decide the recorded `session_user` approvals. */
+  readonly sessionUser?: string;
   /** A recorded (or refused) output for a call, or undefined to run the tool. */
   toolOutput(call: { readonly id: string; readonly name: string; readonly arguments: string; readonly tool: ToolConfig }): ToolResult | undefined;
 }
@@ -36,7 +46,7 @@ export interface TurnSetup {
    * the start was stored before the turn began. Nothing the turn does that anyone sees (an append, a tool call, an
    * event out) comes before it is durable (TurnState).
    */
-  readonly storeStart?: () => Promise<void>;
+  readonly storeStart?: (withEvents?: readonly SessionEvent[]) => Promise<void>;
   readonly step: string;
   readonly refs: RefSources;
   readonly contextWindow?: number;

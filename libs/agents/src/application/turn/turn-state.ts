@@ -63,10 +63,10 @@ export class TurnState implements UsageCarrier {
   }
 
   /** Stores the turn's start if it is not yet (setup.storeStart), and waits until it is durable. */
-  async ensureStarted(): Promise<void> {
+  async ensureStarted(withEvents?: readonly SessionEvent[]): Promise<void> {
     if (this.started) return;
     try {
-      await this.setup.storeStart!();
+      await this.setup.storeStart!(withEvents);
       this.started = true;
     } catch (e) {
       this.startRefused = true;
@@ -79,7 +79,8 @@ export class TurnState implements UsageCarrier {
    * is on its way first). A refused start rejects at once (the setup aborts the call).
    */
   async afterStart<T>(answer: Promise<T>): Promise<T> {
-    if (this.started) return answer;
+    // A batched turn stores its start with its events, at its end.
+    if (this.started || this.setup.replay?.batch) return answer;
     // Handled from now on: a call that fails while the start is stored is not an unhandled rejection meanwhile.
     const settled = answer.catch(() => undefined);
     // The call's request goes out in this turn of the loop (the HTTP client writes it in a later phase of it); the
@@ -119,7 +120,19 @@ export class TurnState implements UsageCarrier {
     return next;
   }
 
+  /** A batched turn's events not yet committed (TurnSetup.replay.batch), and the revision they go after. */
+  private readonly held: SessionEvent[] = [];
+  private heldAfter = 0;
+
   private async appendNow(events: SessionEvent[], options: { emit: boolean }): Promise<void> {
+    if (this.setup.replay?.batch && !events.some((e) => e.type === 'SessionTurnEnded')) {
+      if (!this.held.length) this.heldAfter = this.revision;
+      this.held.push(...events);
+      this.revision += events.length;
+      this.applied(events, options);
+      return;
+    }
+    if (this.setup.replay?.batch) return this.flush(events, options);
     await this.ensureStarted();
     // Started in the same turn of the loop as the session's append, so the store commits them together. They
     // never reject (a failed usage append is logged by the quota engine).
@@ -138,6 +151,24 @@ export class TurnState implements UsageCarrier {
     } finally {
       await Promise.all(riding);
     }
+    this.applied(events, options);
+  }
+
+  /**
+   * Commits the held events with the turn's end in one append, with the turn's start too when it is not stored yet
+   * (nothing else writes a replay's session meanwhile).
+   */
+  private async flush(events: SessionEvent[], options: { emit: boolean }): Promise<void> {
+    const after = this.held.length ? this.heldAfter : this.revision;
+    const all = [...this.held.splice(0), ...events];
+    if (!this.started) await this.ensureStarted(all);
+    else await this.store.append(this.setup.streamId, after, all, this.setup.ctx);
+    this.revision = after + all.length;
+    this.applied(events, options);
+  }
+
+  /** Folds appended events into the turn's state and sends the API events to the turn's sink. */
+  private applied(events: SessionEvent[], options: { emit: boolean }): void {
     const first = this.revision - events.length + 1;
     for (const [i, e] of events.entries()) {
       if (e.type === 'SessionInterrupted') this.interrupted = true;
