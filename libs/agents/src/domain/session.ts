@@ -8,6 +8,8 @@ export interface RunningTurn {
   readonly holder: string;
   readonly step: string;
   readonly startedAt: string;
+  /** The agent revision the turn runs (`SessionTurnStarted.agentRevision`). */
+  readonly agentRevision: number;
 }
 
 export type SessionState =
@@ -46,6 +48,12 @@ export type SessionState =
       readonly usage: TurnUsage;
       /** Set once an interrupt was asked for the running turn. */
       readonly interruptRequested: boolean;
+      /** The agent revision of each turn, by turn id (what `SessionTurnStarted` recorded). */
+      readonly turnRevisions: ReadonlyMap<string, number>;
+      /** The agent revision of the turn each API event belongs to, by event id (`agent_revision` in the API). */
+      readonly eventRevisions: ReadonlyMap<string, number>;
+      /** Inputs and client tool outputs stored while no turn ran: they belong to the next turn, which reads them. */
+      readonly unclaimed: readonly string[];
     };
 
 export type ActiveSession = Extract<SessionState, { status: 'active' }>;
@@ -89,10 +97,13 @@ export const sessionFold = {
         artifacts: base?.artifacts ?? [],
         usage: EMPTY_USAGE,
         interruptRequested: false,
+        turnRevisions: base?.turnRevisions ?? new Map(),
+        eventRevisions: base?.eventRevisions ?? new Map(),
+        unclaimed: [],
       };
     }
     if (state.status === 'absent') return state;
-    const withEvent = (s: ActiveSession): ActiveSession => (isApiEvent(event) ? { ...s, events: [...s.events, event] } : s);
+    const withEvent = (s: ActiveSession): ActiveSession => (isApiEvent(event) ? withTurnRevision({ ...s, events: [...s.events, event] }, event) : s);
     switch (event.type) {
       case 'SessionUpdated':
         return {
@@ -107,8 +118,22 @@ export const sessionFold = {
         const ids = event.data.externalId ? new Map(state.externalIds).set(event.data.externalId, event.data.eventId) : state.externalIds;
         return withEvent({ ...state, externalIds: ids, updatedAt: event.data.createdAt });
       }
-      case 'SessionTurnStarted':
-        return { ...state, turn: { turnId: event.data.turnId, holder: event.data.holder, step: event.data.step, startedAt: event.data.createdAt }, turns: state.turns + 1, pending: [], approvals: [], interruptRequested: false };
+      case 'SessionTurnStarted': {
+        const revision = event.data.agentRevision;
+        const eventRevisions = state.unclaimed.length ? new Map(state.eventRevisions) : state.eventRevisions;
+        for (const id of state.unclaimed) (eventRevisions as Map<string, number>).set(id, revision);
+        return {
+          ...state,
+          turn: { turnId: event.data.turnId, holder: event.data.holder, step: event.data.step, startedAt: event.data.createdAt, agentRevision: revision },
+          turns: state.turns + 1,
+          pending: [],
+          approvals: [],
+          interruptRequested: false,
+          turnRevisions: new Map(state.turnRevisions).set(event.data.turnId, revision),
+          eventRevisions,
+          unclaimed: [],
+        };
+      }
       case 'SessionToolReturned':
         return withEvent({ ...state, pending: state.pending.filter((p) => p.tool_call_id !== event.data.toolCallId) });
       case 'SessionStepTransitioned':
@@ -166,6 +191,56 @@ export const sessionFold = {
     }
   },
 };
+
+/**
+ * Which turn an API event belongs to, and so the agent revision it shows: the turn its `turnId` names; else the turn
+ * running when it was stored (a steer); else, for an input or a client tool output stored while none ran, the next
+ * turn to start (the one that reads it: an input is stored with its turn's start). Others (an upload) have none.
+ */
+function withTurnRevision(s: ActiveSession, event: SessionApiEvent): ActiveSession {
+  const id = event.data.eventId;
+  const revision = event.data.turnId !== undefined ? s.turnRevisions.get(event.data.turnId) : s.turn?.agentRevision;
+  if (revision !== undefined) return { ...s, eventRevisions: new Map(s.eventRevisions).set(id, revision) };
+  if (event.type === 'SessionInputReceived' || event.type === 'SessionSkillLoaded' || event.type === 'SessionToolReturned') return { ...s, unclaimed: [...s.unclaimed, id] };
+  return s;
+}
+
+/**
+ * `withTurnRevision` for a reader that goes through a session's stream one event at a time without folding it (the
+ * session's feed): `read` gives an API event's revision when it is known, `'next'` when the event belongs to the
+ * next turn to start (`nextTurnRevision` over what follows it).
+ */
+export class TurnRevisionReader {
+  private readonly turns = new Map<string, number>();
+  private running?: number;
+
+  read(event: SessionEvent): number | 'next' | undefined {
+    if (event.type === 'SessionTurnStarted') {
+      this.turns.set(event.data.turnId, event.data.agentRevision);
+      this.running = event.data.agentRevision;
+    } else if (event.type === 'SessionTurnEnded') this.running = undefined;
+    else if (event.type === 'SessionCreated') this.running = undefined;
+    if (!isApiEvent(event)) return undefined;
+    const revision = event.data.turnId !== undefined ? this.turns.get(event.data.turnId) : this.running;
+    if (revision !== undefined) return revision;
+    return event.type === 'SessionInputReceived' || event.type === 'SessionSkillLoaded' || event.type === 'SessionToolReturned' ? 'next' : undefined;
+  }
+}
+
+/** The revision of the first turn that starts among `events` (what an input stored before it belongs to). */
+export function nextTurnRevision(events: readonly SessionEvent[]): number | undefined {
+  const start = events.find((e): e is Extract<SessionEvent, { type: 'SessionTurnStarted' }> => e.type === 'SessionTurnStarted');
+  return start?.data.agentRevision;
+}
+
+/** One event folded into an active session (one that a deletion would end keeps its state). */
+export function foldActive(s: ActiveSession, e: SessionEvent): ActiveSession {
+  const next = sessionFold.evolve(s, e);
+  return next.status === 'active' ? next : s;
+}
+
+/** The agent revision of the turn an API event of the session belongs to (none for an event outside turns). */
+export const agentRevisionOf = (s: ActiveSession, eventId: string): number | undefined => s.eventRevisions.get(eventId);
 
 /** The reference's session status: no input yet, a turn running, or waiting for the next input. */
 export const sessionStatus = (s: ActiveSession): 'unstarted' | 'running' | 'stopped' => (s.turn ? 'running' : s.turns === 0 ? 'unstarted' : 'stopped');

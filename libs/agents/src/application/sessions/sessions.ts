@@ -6,7 +6,7 @@ import { AgentConfig, effectiveCompaction } from '../../domain/agent-config';
 import { apiEventView, ForkOrigin, SessionApiEvent, SessionArtifactRecord, SessionCreator, SessionEvent, SessionFields } from '../../domain/session-events';
 import { ArtifactStore } from './artifact-store';
 import { SessionEnrichment } from './enrichment';
-import { ActiveSession, decideCreateSession, decideDeleteSession, decideEventChange, decideUpdateSession, requireSession, sessionStatus } from '../../domain/session';
+import { ActiveSession, agentRevisionOf, decideCreateSession, decideDeleteSession, decideEventChange, decideUpdateSession, requireSession, sessionStatus } from '../../domain/session';
 import { SESSIONS, SessionRow, sessionRowId, sessionView } from '../../read-models';
 import { AgentWriter } from '../agent-writer';
 import { compileCondition } from '../conditions';
@@ -185,7 +185,7 @@ export class Sessions {
     const { session } = await this.active(agentKey, key);
     const e = session.events.find((x) => x.data.eventId === eventId);
     if (!e) throw notFound('session.event_not_found', `Event "${eventId}" is not in session "${key}"`, eventId);
-    return { event: e, hidden: session.hidden.has(eventId) };
+    return { event: e, hidden: session.hidden.has(eventId), agentRevision: agentRevisionOf(session, eventId) };
   }
 
   /** Stores uploaded files as artifacts of the session and records one `artifact_upload` event. */
