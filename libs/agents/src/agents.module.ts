@@ -6,6 +6,7 @@ import { AGENT_TOOLS, ArtifactBytes, ConditionSyntax, lambdaToolCheck, mcpToolCh
 import { GetAgentHandler, ListAgentsHandler } from './application/agent-queries/agent-queries';
 import { AGENT_REFERENCE_CHECKS, AgentWriter, ReferenceCheck } from './application/agent-writer';
 import { AgentRevisions } from './application/revisions/agent-revisions';
+import { RestoreAgentRevisionHandler } from './application/revisions/restore-revision';
 import { CreateAgentHandler, DeleteAgentHandler, UpdateAgentHandler } from './application/agents/agent-commands';
 import { GetInstructionHandler, ListInstructionsHandler, TestInstructionHandler } from './application/instruction-queries/instruction-queries';
 import { instructionReferenceCheck } from './application/instruction-references';
@@ -98,6 +99,7 @@ export class AgentsModule {
         { provide: AGENT_SECRET_VALUES, inject: [AgentSecrets], useFactory: (secrets: AgentSecrets): AgentSecretValues => (agentKey) => secrets.resolve(agentKey) },
         AgentWriter,
         AgentRevisions,
+        RestoreAgentRevisionHandler,
         CreateAgentHandler,
         UpdateAgentHandler,
         DeleteAgentHandler,

@@ -5,6 +5,8 @@ export * from './domain/session';
 export * from './read-models';
 export * from './application/agent-writer';
 export * from './application/revisions/agent-revisions';
+export * from './application/revisions/restore-revision';
+export type { PatchOperation } from './application/revisions/revision-diff';
 export * from './domain/agent-revisions';
 export * from './application/agents/agent-commands';
 export * from './application/agent-queries/agent-queries';
