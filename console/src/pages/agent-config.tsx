@@ -13,6 +13,7 @@ export interface Agent {
   steps?: Record<string, unknown>;
   tool_configurations?: Record<string, unknown>;
   skills?: Record<string, Skill>;
+  updated_at?: string;
 }
 
 const JSON_FIELDS = ['steps', 'tool_configurations'] as const;

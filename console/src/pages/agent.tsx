@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorBox, href, Loading, Page, useLoad, when } from '../ui';
 import { Agent, AgentConfig } from './agent-config';
+import { AgentRevisions } from './agent-revisions';
 
 interface SessionRow {
   key: string;
@@ -38,7 +39,8 @@ export function AgentPage({ agent }: { agent: string }) {
     >
       <ErrorBox error={error ?? loaded.error} />
       {loaded.loading && !loaded.data && <Loading what="the agent" />}
-      {loaded.data && <AgentConfig key={path} agent={loaded.data} />}
+      {loaded.data && <AgentConfig key={`${path}@${loaded.data.updated_at ?? ''}`} agent={loaded.data} />}
+      <AgentRevisions path={path} onRestored={loaded.reload} />
       <h2>Sessions</h2>
       <ErrorBox error={sessions.error} />
       {sessions.data?.sessions.length ? (
