@@ -23,8 +23,8 @@ type Against = 'previous' | 'current';
  * The agent's revisions (`GET …/revisions`, newest first), the RFC 6902 diff of a chosen one from the one before it
  * (or from it to the current one), and Restore (`POST …/revisions/{n}/restore`: a new revision, answered as the agent).
  */
-export function AgentRevisions({ path, onRestored }: { path: string; onRestored: () => void }) {
-  const list = useLoad(() => api<{ revisions: RevisionRow[] }>('GET', `${path}/revisions?limit=100`), [path]);
+export function AgentRevisions({ path, saves, onRestored }: { path: string; saves: number; onRestored: () => void }) {
+  const list = useLoad(() => api<{ revisions: RevisionRow[] }>('GET', `${path}/revisions?limit=100`), [path, saves]);
   const [chosen, setChosen] = useState<number>();
   const [against, setAgainst] = useState<Against>('previous');
   const [error, setError] = useState<unknown>();

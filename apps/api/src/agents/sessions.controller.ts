@@ -195,7 +195,7 @@ export class SessionsController {
     const offset = offsetOfPageKey(pageKey);
     const n = pageLimit(limit, 10, 100);
     const { page, session, more } = await this.sessions.events(agentKey, key, { limit: n, offset, includeHidden: booleanParam('include_hidden', includeHidden), asOf });
-    return { events: page.map((e) => ({ ...apiEventView(e, key, agentRevisionOf(session, e.data.eventId)), ...(session.hidden.has(e.data.eventId) ? { hidden: true } : {}) })), metadata: more ? { page_key: offsetPageKey(offset + n) } : {} };
+    return { events: page.map((e) => ({ ...apiEventView(e, key, agentRevisionOf(session, e as SessionApiEvent)), ...(session.hidden.has(e.data.eventId) ? { hidden: true } : {}) })), metadata: more ? { page_key: offsetPageKey(offset + n) } : {} };
   }
 
   /**

@@ -15,17 +15,28 @@ const denied = (eventId: string, turnId: string): SessionEvent => ({ type: 'Sess
 const log: SessionEvent[] = [created, input('aev_1'), start('turn_1', 0), output('aev_2', 'turn_1'), end('turn_1'), upload, input('aev_3'), start('turn_2', 2), steer('aev_4'), output('aev_5', 'turn_2'), end('turn_2'), denied('aev_6', 'turn_1')];
 const expected: [string, number | undefined][] = [['aev_1', 0], ['aev_2', 0], ['aev_up', undefined], ['aev_3', 2], ['aev_4', 2], ['aev_5', 2], ['aev_6', 0]];
 
+const eventOf = (s: ActiveSession, id: string) => s.events.find((e) => e.data.eventId === id)!;
+
 describe('the agent revision of each session event', () => {
   it('is the revision of the turn the event belongs to: by turn id, the running turn, or the turn an input starts', () => {
     const state = log.reduce(sessionFold.evolve, sessionFold.initialState) as ActiveSession;
-    expect(expected.map(([id]) => [id, agentRevisionOf(state, id)])).toEqual(expected);
+    expect(expected.map(([id]) => [id, agentRevisionOf(state, eventOf(state, id))])).toEqual(expected);
   });
 
   it('a fork keeps the revisions of the history it inherits, and its own turns name theirs', () => {
     const parent = log.slice(0, 5).reduce(sessionFold.evolve, sessionFold.initialState);
     const fork: SessionEvent = { type: 'SessionCreated', data: { ...(created.data as Extract<SessionEvent, { type: 'SessionCreated' }>['data']), sessionKey: 'f1', forkedFrom: { streamId: 'session-agt_1.s1', agentKey: 'ag', sessionKey: 's1', upToPosition: 5 } } };
     const state = [fork, input('aev_f'), start('turn_f', 3)].reduce(sessionFold.evolve, parent) as ActiveSession;
-    expect(['aev_1', 'aev_2', 'aev_f'].map((id) => agentRevisionOf(state, id))).toEqual([0, 0, 3]);
+    expect(['aev_1', 'aev_2', 'aev_f'].map((id) => agentRevisionOf(state, eventOf(state, id)))).toEqual([0, 0, 3]);
+  });
+
+  it('stays what it was in an earlier state as later turns are folded (states share the map as it grows)', () => {
+    let state = [created, input('aev_0'), start('turn_0', 0)].reduce(sessionFold.evolve, sessionFold.initialState) as ActiveSession;
+    const early = state;
+    for (let i = 1; i <= 150; i++) state = [end(`turn_${i - 1}`), input(`aev_${i}`), start(`turn_${i}`, i)].reduce(sessionFold.evolve, state) as ActiveSession;
+    expect([0, 1, 64, 65, 149, 150].map((i) => agentRevisionOf(state, eventOf(state, `aev_${i}`)))).toEqual([0, 1, 64, 65, 149, 150]);
+    expect(agentRevisionOf(early, eventOf(early, 'aev_0'))).toBe(0);
+    expect(agentRevisionOf(early, { data: { eventId: 'aev_150' } })).toBeUndefined();
   });
 
   it('is the same for a reader that goes through the stream one event at a time (the session feed)', () => {

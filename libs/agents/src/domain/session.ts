@@ -1,5 +1,6 @@
 import { assertNever, invalid, notFound } from '@lib/platform/kernel';
 import type { CompactionConfig } from './agent-config';
+import { EMPTY_GROWING_MAP, GrowingMap, lookup, withEntries } from './growing-map';
 import { ForkOrigin, isApiEvent, PendingClientCall, Sealed, SessionApiEvent, SessionArtifactRecord, SessionCreator, SessionEvent, SessionFields, ToolApproval, TurnUsage } from './session-events';
 
 /** A turn in progress: who runs it (a lease holder) and since when. */
@@ -49,9 +50,12 @@ export type SessionState =
       /** Set once an interrupt was asked for the running turn. */
       readonly interruptRequested: boolean;
       /** The agent revision of each turn, by turn id (what `SessionTurnStarted` recorded). */
-      readonly turnRevisions: ReadonlyMap<string, number>;
-      /** The agent revision of the turn each API event belongs to, by event id (`agent_revision` in the API). */
-      readonly eventRevisions: ReadonlyMap<string, number>;
+      readonly turnRevisions: GrowingMap;
+      /**
+       * The agent revision of the turn each API event without a `turnId` belongs to (inputs, steers, client tool
+       * outputs), by event id; an event with one belongs to that turn (`agentRevisionOf`).
+       */
+      readonly eventRevisions: GrowingMap;
       /** Inputs and client tool outputs stored while no turn ran: they belong to the next turn, which reads them. */
       readonly unclaimed: readonly string[];
     };
@@ -97,8 +101,8 @@ export const sessionFold = {
         artifacts: base?.artifacts ?? [],
         usage: EMPTY_USAGE,
         interruptRequested: false,
-        turnRevisions: base?.turnRevisions ?? new Map(),
-        eventRevisions: base?.eventRevisions ?? new Map(),
+        turnRevisions: base?.turnRevisions ?? EMPTY_GROWING_MAP,
+        eventRevisions: base?.eventRevisions ?? EMPTY_GROWING_MAP,
         unclaimed: [],
       };
     }
@@ -120,8 +124,6 @@ export const sessionFold = {
       }
       case 'SessionTurnStarted': {
         const revision = event.data.agentRevision;
-        const eventRevisions = state.unclaimed.length ? new Map(state.eventRevisions) : state.eventRevisions;
-        for (const id of state.unclaimed) (eventRevisions as Map<string, number>).set(id, revision);
         return {
           ...state,
           turn: { turnId: event.data.turnId, holder: event.data.holder, step: event.data.step, startedAt: event.data.createdAt, agentRevision: revision },
@@ -129,8 +131,8 @@ export const sessionFold = {
           pending: [],
           approvals: [],
           interruptRequested: false,
-          turnRevisions: new Map(state.turnRevisions).set(event.data.turnId, revision),
-          eventRevisions,
+          turnRevisions: withEntries(state.turnRevisions, [[event.data.turnId, revision]]),
+          eventRevisions: withEntries(state.eventRevisions, state.unclaimed.map((id) => [id, revision] as const)),
           unclaimed: [],
         };
       }
@@ -198,9 +200,9 @@ export const sessionFold = {
  * turn to start (the one that reads it: an input is stored with its turn's start). Others (an upload) have none.
  */
 function withTurnRevision(s: ActiveSession, event: SessionApiEvent): ActiveSession {
+  if (event.data.turnId !== undefined) return s;
   const id = event.data.eventId;
-  const revision = event.data.turnId !== undefined ? s.turnRevisions.get(event.data.turnId) : s.turn?.agentRevision;
-  if (revision !== undefined) return { ...s, eventRevisions: new Map(s.eventRevisions).set(id, revision) };
+  if (s.turn) return { ...s, eventRevisions: withEntries(s.eventRevisions, [[id, s.turn.agentRevision]]) };
   if (event.type === 'SessionInputReceived' || event.type === 'SessionSkillLoaded' || event.type === 'SessionToolReturned') return { ...s, unclaimed: [...s.unclaimed, id] };
   return s;
 }
@@ -240,7 +242,9 @@ export function foldActive(s: ActiveSession, e: SessionEvent): ActiveSession {
 }
 
 /** The agent revision of the turn an API event of the session belongs to (none for an event outside turns). */
-export const agentRevisionOf = (s: ActiveSession, eventId: string): number | undefined => s.eventRevisions.get(eventId);
+export function agentRevisionOf(s: ActiveSession, event: { readonly data: { readonly eventId: string; readonly turnId?: string } }): number | undefined {
+  return event.data.turnId !== undefined ? lookup(s.turnRevisions, event.data.turnId) : lookup(s.eventRevisions, event.data.eventId);
+}
 
 /** The reference's session status: no input yet, a turn running, or waiting for the next input. */
 export const sessionStatus = (s: ActiveSession): 'unstarted' | 'running' | 'stopped' => (s.turn ? 'running' : s.turns === 0 ? 'unstarted' : 'stopped');

@@ -185,7 +185,7 @@ export class Sessions {
     const { session } = await this.active(agentKey, key);
     const e = session.events.find((x) => x.data.eventId === eventId);
     if (!e) throw notFound('session.event_not_found', `Event "${eventId}" is not in session "${key}"`, eventId);
-    return { event: e, hidden: session.hidden.has(eventId), agentRevision: agentRevisionOf(session, eventId) };
+    return { event: e, hidden: session.hidden.has(eventId), agentRevision: agentRevisionOf(session, e) };
   }
 
   /** Stores uploaded files as artifacts of the session and records one `artifact_upload` event. */

@@ -122,7 +122,7 @@ export class RunningTurns implements OnApplicationShutdown {
       const state = started.reduce((s, e) => foldActive(s, e), before);
       const startEvents = [...first, ...started];
       const emitStart = () => {
-        for (const [i, e] of first.entries()) if ('eventId' in e.data) out.event(apiEventView(e as SessionApiEvent, session.key, agentRevisionOf(state, e.data.eventId)), String(revision + 1 + i));
+        for (const [i, e] of first.entries()) if ('eventId' in e.data) out.event(apiEventView(e as SessionApiEvent, session.key, agentRevisionOf(state, e as SessionApiEvent)), String(revision + 1 + i));
         out.reached?.(revision + startEvents.length);
       };
       // A turn whose caller sees nothing before its end (not streamed, no compaction, no approved calls to run first)

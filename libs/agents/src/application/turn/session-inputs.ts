@@ -83,7 +83,7 @@ export class SessionInputs {
     const ref = { agentKey, sessionKey };
     const duplicate = req.type === 'input_message' ? heldInput(session, ref, req.external_id) : undefined;
     if (duplicate) {
-      if (duplicate.held) sink.event(apiEventView(duplicate.held, sessionKey, agentRevisionOf(session, duplicate.held.data.eventId)));
+      if (duplicate.held) sink.event(apiEventView(duplicate.held, sessionKey, agentRevisionOf(session, duplicate.held as SessionApiEvent)));
       return {};
     }
     if (session.turn && !(await this.turns.turnAlive(session.turn.holder, streamId))) {
@@ -138,7 +138,7 @@ export class SessionInputs {
     if (decided.resume) return this.runTurn({ ...turn, first: decided.events, step: decided.step, approved: decided.run, ...(sessionUser ? { sessionUser } : {}) });
     await this.sessions.store.append(turn.streamId, turn.revision, decided.events, turn.ctx);
     const after = decided.events.reduce((s, e) => foldActive(s, e), turn.session);
-    for (const e of decided.events) if ('eventId' in e.data) turn.sink.event(apiEventView(e as SessionApiEvent, turn.session.key, agentRevisionOf(after, e.data.eventId)));
+    for (const e of decided.events) if ('eventId' in e.data) turn.sink.event(apiEventView(e as SessionApiEvent, turn.session.key, agentRevisionOf(after, e as SessionApiEvent)));
     return {};
   }
 
@@ -230,7 +230,7 @@ export class SessionInputs {
     const { session } = await this.sessions.active(agentKey, sessionKey);
     const at = since === 'start' ? -1 : session.events.findIndex((e) => e.data.eventId === since);
     if (since !== 'start' && at < 0) throw invalid('session.unknown_event', `since "${since}" is not an event of this session`, { since: 'not an event of the session' });
-    return session.events.slice(at + 1).filter((e) => !session.hidden.has(e.data.eventId)).map((e) => apiEventView(e, sessionKey, agentRevisionOf(session, e.data.eventId)));
+    return session.events.slice(at + 1).filter((e) => !session.hidden.has(e.data.eventId)).map((e) => apiEventView(e, sessionKey, agentRevisionOf(session, e as SessionApiEvent)));
   }
 
   /** An API event's id (drawn only when a decision makes one) and the time, for the session's deciders. */
