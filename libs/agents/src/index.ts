@@ -2,6 +2,7 @@ export * from './domain/agent-config';
 export * from './domain/agent';
 export * from './domain/session-events';
 export * from './domain/session';
+export * from './domain/session-revisions';
 export * from './read-models';
 export * from './application/agent-writer';
 export * from './application/revisions/agent-revisions';

@@ -1,4 +1,5 @@
-import { agentRevisionOf, ActiveSession, nextTurnRevision, sessionFold, TurnRevisionReader } from './session';
+import { ActiveSession, sessionFold } from './session';
+import { agentRevisionOf, nextTurnRevision, TurnRevisionReader } from './session-revisions';
 import type { SessionEvent } from './session-events';
 
 const at = '2026-12-02T09:00:00.000Z';

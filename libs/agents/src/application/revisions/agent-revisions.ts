@@ -65,7 +65,7 @@ export class AgentRevisions {
     if (!found) throw revisionNotFound(agentKey, revision);
     if (diffFrom === undefined) return revisionView(agentKey, found);
     const other = revisions[diffFrom];
-    if (!other) throw invalid('agent.revision_not_found', `diff_from: agent "${agentKey}" has no revision ${diffFrom} (its revisions are 0 to ${revisions.length - 1})`, { diff_from: `no revision ${diffFrom}` });
+    if (!other) throw invalid('request.invalid', `diff_from: agent "${agentKey}" has no revision ${diffFrom} (its revisions are 0 to ${revisions.length - 1})`, { diff_from: `no revision ${diffFrom}` });
     return revisionView(agentKey, found, configDiff(other.config, found.config));
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { RecordedEvent, Subscription } from '@lib/platform';
 import { apiEventView, isApiEvent, SessionApiEvent, SessionEvent } from '../../domain/session-events';
-import { nextTurnRevision, TurnRevisionReader } from '../../domain/session';
+import { nextTurnRevision, TurnRevisionReader } from '../../domain/session-revisions';
 import { FeedPosition, LiveItem, LiveTurn, LiveTurns } from '../turn/live-turns';
 import { SessionStore } from './session-store';
 

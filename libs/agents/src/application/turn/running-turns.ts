@@ -4,7 +4,8 @@ import { Clock, CLOCK, CommandContext, conflict, ID_GENERATOR, IdGenerator, Proc
 import { ToolAttachments, ToolConfigurations } from '@lib/tools';
 import type { SessionApiEvent, SessionEvent } from '../../domain/session-events';
 import { apiEventView } from '../../domain/session-events';
-import { ActiveSession, agentRevisionOf, foldActive } from '../../domain/session';
+import { ActiveSession, foldActive } from '../../domain/session';
+import { agentRevisionOf } from '../../domain/session-revisions';
 import type { ApprovedCall, Stamp } from '../../domain/session-input';
 import { decideCloseCrashedTurn, decideStartTurn } from '../../domain/session-turn';
 import { ActiveAgent, Sessions } from '../sessions/sessions';

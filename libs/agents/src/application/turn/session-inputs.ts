@@ -3,7 +3,8 @@ import { Clock, CLOCK, CommandContext, ConcurrencyError, DomainError, ID_GENERAT
 import { applyOverrides, clientOutputProblems, USER_TOOLS, UserToolRow } from '@lib/tools';
 import type { SessionApiEvent } from '../../domain/session-events';
 import { apiEventView } from '../../domain/session-events';
-import { type ActiveSession, agentRevisionOf, foldActive } from '../../domain/session';
+import { type ActiveSession, foldActive } from '../../domain/session';
+import { agentRevisionOf } from '../../domain/session-revisions';
 import { decideApprovalExpiry, decideCompactionRequest, decideInputMessage, decideInterrupt, decideToolApproval, decideToolOutputs, heldInput, pendingCall, ResumeDecision, Stamp } from '../../domain/session-input';
 import { ActiveAgent, Sessions } from '../sessions/sessions';
 import { ApprovalArguments, pendingApprovalViews } from './approval-arguments';

@@ -1,7 +1,8 @@
 import { Clock, ConcurrencyError } from '@lib/platform';
 import type { UsageCarrier } from '@lib/llms';
 import { apiEventView, SessionApiEvent, SessionEvent } from '../../domain/session-events';
-import { ActiveSession, agentRevisionOf, sessionFold, SessionState } from '../../domain/session';
+import { ActiveSession, sessionFold, SessionState } from '../../domain/session';
+import { agentRevisionOf } from '../../domain/session-revisions';
 import { SessionStore } from '../sessions/session-store';
 import type { TurnSetup } from './turn-setup';
 
