@@ -201,7 +201,7 @@ export const isApiEvent = (e: SessionEvent): e is SessionApiEvent => API_TYPES.h
 
 /**
  * An API event as the reference's AgentEvent shows it, with `agent_revision` (ours, issue 45) on an event that belongs
- * to a turn: the agent revision that turn ran (`agentRevisionOf` in session.ts). Secrets in tool inputs were masked
+ * to a turn: the agent revision that turn ran (`agentRevisionOf` in session-revisions.ts). Secrets in tool inputs were masked
  * before they were stored.
  */
 export function apiEventView(e: SessionApiEvent, sessionKey: string, agentRevision?: number): Record<string, unknown> {
