@@ -190,6 +190,34 @@ describe('agent revisions', () => {
     ]);
   });
 
+  it('a turn paused on a client tool keeps its revision; the turn its output resumes runs the agent as changed since', async () => {
+    await app.call('POST', '/v2/agents', { key: 'asker', name: 'Asker', model: { name: 'm' }, tool_configurations: { ask: { type: 'client', description: 'Ask the user', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }, first_step_name: 'main', steps: { main: { instructions: [{ type: 'inline', name: 'i', template: 'Ask first.' }] } } });
+    await app.call('POST', '/v2/agents/asker/sessions', { key: 'a1' });
+    upstream.enqueue({ toolCalls: [{ id: 'call_q', name: 'ask', arguments: '{"q":"Which city?"}' }] });
+    const paused = await app.call('POST', '/v2/agents/asker/sessions/a1/events', { messages: [{ type: 'text', content: 'Weather?' }] });
+    expect(paused.body.events.map((e: Json) => [e.type, e.agent_revision])).toEqual([
+      ['input_message', 0],
+      ['tool_input', 0],
+      ['client_tool_pending', 0],
+    ]);
+    expect((await app.call('PATCH', '/v2/agents/asker', { steps: { main: { instructions: [{ type: 'inline', name: 'i', template: 'Answer in one word.' }] } } })).status).toBe(200);
+    upstream.enqueue({ content: 'Sunny.' });
+    const toolInput = paused.body.events[1];
+    const resumed = await app.call('POST', '/v2/agents/asker/sessions/a1/events', { type: 'tool_output', tool_outputs: [{ type: 'success', event_id: toolInput.id, output: { city: 'Oslo' } }] });
+    expect(resumed.body.events.map((e: Json) => [e.type, e.agent_revision])).toEqual([
+      ['tool_output', 1],
+      ['agent_output', 1],
+    ]);
+    expect((upstream.chatRequests().at(-1)!.body as Json).messages[0].content).toContain('Answer in one word.');
+    const listed = (await app.call('GET', '/v2/agents/asker/sessions/a1/events?limit=100')).body.events as Json[];
+    expect(listed.map((e) => [e.type, e.agent_revision])).toEqual([
+      ['input_message', 0],
+      ['tool_input', 0],
+      ['tool_output', 1],
+      ['agent_output', 1],
+    ]);
+  });
+
   it('refuses to restore a revision whose references are gone since (409 naming the field), writing nothing', async () => {
     // Revision 0 pins version 1 of the instruction; no current definition names it any more, so it can be deleted.
     expect((await app.call('DELETE', `/v2/instructions/${instruction}/versions/1`)).status).toBe(204);
