@@ -2,6 +2,7 @@ import type { Projection } from '@lib/platform/projections';
 import { agentsProjection } from './agents/agents.projection';
 import { sessionsProjection } from './agents/sessions.projection';
 import { tracesProjection } from './agents/traces.projection';
+import { evaluationsProjection } from './agents/evaluations.projection';
 import { toolConfigurationsProjection } from './tools/tool-configurations.projection';
 import { toolServersProjection } from './tools/tool-servers.projection';
 import { glossariesProjection } from './agents/glossaries.projection';
@@ -28,6 +29,7 @@ import { metricsProjection } from './metrics/metrics.projection';
 export * from './agents/agents.projection';
 export * from './agents/sessions.projection';
 export * from './agents/traces.projection';
+export * from './agents/evaluations.projection';
 export * from './tools/tool-configurations.projection';
 export * from './tools/tool-servers.projection';
 export * from './agents/glossaries.projection';
@@ -52,4 +54,4 @@ export * from './webhooks/webhooks.projection';
 export * from './metrics/metrics.projection';
 
 /** Every projection the service runs. */
-export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, tracesProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection, glossariesProjection, userToolsProjection, schedulesProjection, pipelinesProjection, pipelineRunsProjection, aliasesProjection, connectorsProjection, generationPresetsProjection, chatsProjection, queryHistoryProjection, encodersProjection, webhooksProjection, metricsProjection];
+export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, tracesProjection, evaluationsProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection, glossariesProjection, userToolsProjection, schedulesProjection, pipelinesProjection, pipelineRunsProjection, aliasesProjection, connectorsProjection, generationPresetsProjection, chatsProjection, queryHistoryProjection, encodersProjection, webhooksProjection, metricsProjection];

@@ -363,6 +363,38 @@ suite('the web console in a browser', () => {
     expect(problems.filter((p) => !p.includes('status of 400'))).toEqual([]);
   });
 
+  it('replays a session beside its original and runs an evaluation from the agent, refreshed until it completes (issue 45)', async () => {
+    await app.call('POST', '/v2/agents', { key: 'echo', name: 'Echo', model: { name: 'scripted' }, tool_configurations: {}, first_step_name: 'main', steps: { main: { instructions: [{ type: 'inline', name: 'i', template: 'Answer about otters.' }] } } });
+    await app.call('POST', '/v2/agents/echo/sessions', { key: 'talk' });
+    for (const q of ['How do otters sleep?', 'Where?']) expect((await app.call('POST', '/v2/agents/echo/sessions/talk/events', { messages: [{ type: 'text', content: q }] })).status).toBe(201);
+    await app.call('PATCH', '/v2/agents/echo', { description: 'Answers about otters.' });
+    await open('#/agents/echo/sessions/talk/history');
+    const form = page.getByRole('form', { name: 'Replay this session' });
+    await form.getByLabel('Agent revision', { exact: true }).fill('0');
+    await form.getByRole('button', { name: 'Replay' }).click();
+    await page.waitForURL((url) => url.hash.endsWith('/replay'));
+    await page.getByText('2 of 2 turns replayed, 2 same answers').waitFor();
+    expect(await page.getByRole('region', { name: 'Turn 1' }).getByText('Otters sleep wrapped in kelp [1].').count()).toBe(2);
+    await shot('replay');
+    await open('#/agents/echo');
+    await page.getByRole('link', { name: 'Evaluations' }).click();
+    const start = page.getByRole('form', { name: 'Start an evaluation' });
+    await start.getByLabel('Scorers (JSON)', { exact: true }).fill('[{"type": "nope"}]');
+    await start.getByRole('button', { name: 'Start' }).click();
+    await start.locator('.field.invalid', { has: page.getByLabel('Scorers (JSON)', { exact: true }) }).getByText(/must be one of factual_consistency/).waitFor();
+    expect(await start.getByRole('alert').count()).toBe(1);
+    await start.getByLabel('Scorers (JSON)', { exact: true }).fill('[{"type": "same_tool_calls"}]');
+    await start.getByLabel('Mode', { exact: true }).selectOption('live_model');
+    await start.getByRole('button', { name: 'Start' }).click();
+    await page.waitForURL((url) => /\/evaluations\/evl_/.test(url.hash));
+    await page.getByRole('status').getByText(/^completed: 1 scored, 0 failed of 1 sessions/).waitFor({ timeout: 30_000 });
+    await page.getByRole('cell', { name: 'same_tool_calls 1.000', exact: true }).waitFor();
+    await page.getByRole('cell', { name: '1.000 (n 1)', exact: true }).waitFor();
+    await page.getByRole('link', { name: 'side by side' }).waitFor();
+    await shot('evaluation');
+    expect(problems.filter((p) => !p.includes('status of 400'))).toEqual([]);
+  });
+
   it('signs in as an app client: a viewer sees the corpora and is told the API refused a write', async () => {
     const client = await createClient(app, 'console viewer', { api_roles: ['viewer'] });
     await page.getByRole('button', { name: 'Sign out' }).click();

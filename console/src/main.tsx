@@ -7,10 +7,12 @@ import { ChatPage } from './pages/chat';
 import { CorporaPage } from './pages/corpora';
 import { CorpusPage } from './pages/corpus';
 import { DocumentPage } from './pages/document';
+import { EvaluationPage, EvaluationsPage } from './pages/evaluations';
 import { EventsPage } from './pages/events';
 import { HistoryPage } from './pages/history';
 import { PipelinesPage } from './pages/pipelines';
 import { QueryPage } from './pages/query';
+import { ReplayPage } from './pages/replay';
 import { SignIn } from './pages/sign-in';
 import './style.css';
 
@@ -37,6 +39,8 @@ function Routed({ path }: { path: string[] }) {
       return <QueryPage />;
     case 'agents':
       if (a && b === 'sessions' && c && d === 'history') return <HistoryPage agent={a} session={c} />;
+      if (a && b === 'sessions' && c && d === 'replay') return <ReplayPage agent={a} session={c} />;
+      if (a && b === 'evaluations') return c ? <EvaluationPage agent={a} id={c} /> : <EvaluationsPage agent={a} />;
       if (a && b === 'sessions' && c) return <ChatPage agent={a} session={c} />;
       return a ? <AgentPage agent={a} /> : <AgentsPage />;
     case 'pipelines':

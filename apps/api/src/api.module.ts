@@ -78,6 +78,8 @@ import { A2aController } from './a2a/a2a.controller';
 import { A2aServer } from './a2a/a2a-server';
 import { GlossariesController } from './agents/glossaries.controller';
 import { SessionsController } from './agents/sessions.controller';
+import { ReplaysController } from './agents/replays.controller';
+import { EvaluationsController } from './agents/evaluations.controller';
 import { TracesController } from './agents/traces.controller';
 import { InstructionsController } from './agents/instructions.controller';
 import { ChatController } from './llms/chat.controller';
@@ -194,6 +196,8 @@ export const API_CONTROLLERS = [
   A2aController,
   GlossariesController,
   SessionsController,
+  ReplaysController,
+  EvaluationsController,
   TracesController,
   MetricsController,
   InstructionsController,

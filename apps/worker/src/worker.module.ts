@@ -1,6 +1,6 @@
 import { DynamicModule, Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
-import { ApprovalExpiryHandler, TurnSweeper, WakeupHandler } from '@lib/agents';
+import { ApprovalExpiryHandler, EvaluationRunner, TurnSweeper, WakeupHandler } from '@lib/agents';
 import { ConnectorReplier } from '@lib/connectors';
 import { PipelineRunner } from '@lib/pipelines';
 import { ScheduleRunner } from '@lib/schedules';
@@ -52,6 +52,7 @@ export class WorkerModule {
         TimersLifecycle,
         JobRunner,
         TurnSweeper,
+        EvaluationRunner,
         WakeupHandler,
         ApprovalExpiryHandler,
         ScheduleRunner,

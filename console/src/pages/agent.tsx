@@ -34,9 +34,12 @@ export function AgentPage({ agent }: { agent: string }) {
     <Page
       title={`Agent ${agent}`}
       actions={
-        <button type="button" onClick={newSession}>
-          Chat in a new session
-        </button>
+        <>
+          <a href={href('agents', agent, 'evaluations')}>Evaluations</a>
+          <button type="button" onClick={newSession}>
+            Chat in a new session
+          </button>
+        </>
       }
     >
       <ErrorBox error={error ?? loaded.error} />

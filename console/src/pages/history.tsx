@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorBox, Field, href, Json, Page, useLoad } from '../ui';
 import { ApprovalDecision, PendingApproval, PendingApprovals } from './approvals';
+import { ReplayForm } from './replay';
 import { EventItem, labelOf, SessionEvent } from './session-event';
 
 /** Every event of the session, hidden ones included, page by page (the API gives at most 100 at a time). */
@@ -68,6 +69,7 @@ export function HistoryPage({ agent, session }: { agent: string; session: string
     <Page title={`History of ${session}`} actions={<a href={href('agents', agent, 'sessions', session)}>Back to the chat</a>}>
       <ErrorBox error={timeline.error ?? error} />
       <PendingApprovals approvals={pending.data ?? []} decide={decide} />
+      {events.length > 0 && <ReplayForm agent={agent} session={session} />}
       {events.length === 0 && timeline.data && <p>This session has no events yet.</p>}
       {current && (
         <div class="card">

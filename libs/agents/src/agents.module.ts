@@ -7,6 +7,10 @@ import { GetAgentHandler, ListAgentsHandler } from './application/agent-queries/
 import { AGENT_REFERENCE_CHECKS, AgentWriter, ReferenceCheck } from './application/agent-writer';
 import { AgentRevisions } from './application/revisions/agent-revisions';
 import { RestoreAgentRevisionHandler } from './application/revisions/restore-revision';
+import { Replays } from './application/replay/replays';
+import { Evaluations } from './application/evaluations/evaluations';
+import { ReplaySessionEvaluator } from './application/evaluations/replay-session-evaluator';
+import { SessionEvaluator } from './application/evaluations/session-evaluator.port';
 import { CreateAgentHandler, DeleteAgentHandler, UpdateAgentHandler } from './application/agents/agent-commands';
 import { GetInstructionHandler, ListInstructionsHandler, TestInstructionHandler } from './application/instruction-queries/instruction-queries';
 import { instructionReferenceCheck } from './application/instruction-references';
@@ -33,6 +37,8 @@ import { CONDITION_COMPILER, ConditionCompiler } from './application/runs/condit
 import { compileCondition } from './application/conditions';
 import { AGENT_SECRET_READER } from './application/runs/agent-secret-reader.port';
 import { StoredAgentDirectory } from './application/runs/stored-agent-directory';
+import { TURN_SCORING } from './application/runs/turn-scoring.port';
+import { TurnScorers } from './application/scoring/turn-scorers';
 import { WAKEUP_SCHEDULER } from './application/agent-timers';
 import { Glossaries, glossaryReminderCheck } from './application/glossaries/glossaries';
 import { TurnRunner } from './application/turn/turn-runner';
@@ -100,6 +106,10 @@ export class AgentsModule {
         AgentWriter,
         AgentRevisions,
         RestoreAgentRevisionHandler,
+        Replays,
+        Evaluations,
+        ReplaySessionEvaluator,
+        { provide: SessionEvaluator, useExisting: ReplaySessionEvaluator },
         CreateAgentHandler,
         UpdateAgentHandler,
         DeleteAgentHandler,
@@ -157,8 +167,10 @@ export class AgentsModule {
         { provide: AGENT_DIRECTORY, useClass: StoredAgentDirectory },
         { provide: AGENT_SECRET_READER, useExisting: AgentSecrets },
         { provide: CONDITION_COMPILER, useValue: { compile: compileCondition } satisfies ConditionCompiler },
+        TurnScorers,
+        { provide: TURN_SCORING, useExisting: TurnScorers },
       ],
-      exports: [AGENT_RUNS, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, AgentRevisions, InstructionTexts, Sessions, SessionInputs, RunningTurns, SessionFeed, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, ConditionSyntax, Glossaries, TraceQueries],
+      exports: [AGENT_RUNS, TURN_SCORING, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, AgentRevisions, Replays, Evaluations, SessionEvaluator, InstructionTexts, Sessions, SessionInputs, RunningTurns, SessionFeed, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, ConditionSyntax, Glossaries, TraceQueries],
     };
   }
 }

@@ -8,3 +8,4 @@ export type { SessionEvent } from './domain/session-events';
 export type { InstructionEvent, InstructionContent } from './domain/instruction';
 export type { AgentSecretsEvent, AgentIdentityEvent } from './domain/agent-access';
 export type { GlossaryEvent } from './domain/glossary';
+export type { EvaluationEvent } from './domain/evaluation';

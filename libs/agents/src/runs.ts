@@ -12,3 +12,4 @@ export { WAKEUP_SCHEDULER } from './application/agent-timers';
 export * from './application/runs/agent-directory.port';
 export * from './application/runs/condition-compiler.port';
 export * from './application/runs/agent-secret-reader.port';
+export * from './application/runs/turn-scoring.port';

@@ -21,6 +21,8 @@ class SessionFieldsDto {
 export class CreateSessionDto extends SessionFieldsDto {
   @IsOptional() @IsString() @MinLength(1) @MaxLength(50) @Matches(KEY_PATTERN, { message: 'key may hold only letters, digits, underscores and hyphens' }) key?: string;
   @IsOptional() @ValidateNested() @Type(() => ForkDto) from_session?: ForkDto;
+  /** Pins the session to a revision of the agent (GET /v2/agents/{key}/revisions). */
+  @IsOptional() @IsInt() @Min(0) agent_revision?: number;
 }
 
 export class UpdateSessionDto extends SessionFieldsDto {}

@@ -71,6 +71,22 @@ export interface ForkOrigin {
   readonly upToPosition: number;
 }
 
+/**
+ * What a replay session re-runs (docs/replay.md): the original session, how (`recorded`: the record answers;
+ * `live_model`: the model runs again; `live`: everything runs again), which revision, and the range of inputs.
+ */
+export interface ReplayOrigin {
+  readonly sessionKey: string;
+  readonly mode: 'recorded' | 'live_model' | 'live';
+  readonly agentRevision: number;
+  readonly fromEventId?: string;
+  readonly untilEventId?: string;
+  readonly allowSideEffects: boolean;
+}
+
+/** Where a recorded replay met a configuration that does not answer as the record did. */
+export type ReplayDivergenceKind = 'tool_not_offered' | 'step' | 'prompt' | 'tools_offered' | 'more_model_calls' | 'fewer_model_calls' | 'not_replayable';
+
 export interface SessionFields {
   readonly name: string;
   readonly description?: string;
@@ -98,7 +114,7 @@ export type SessionEvent =
   | {
       type: 'SessionCreated';
       /** `compaction`: the agent's compaction settings with defaults, snapshotted at creation (the reference's `effective_compaction`). */
-      data: SessionFields & At & { agentId: string; agentKey: string; sessionKey: string; secrets?: { names: string[]; sealed: Sealed }; forkedFrom?: ForkOrigin; compaction?: CompactionConfig; createdBy?: SessionCreator; aliasKey?: string; endUser?: string };
+      data: SessionFields & At & { agentId: string; agentKey: string; sessionKey: string; secrets?: { names: string[]; sealed: Sealed }; forkedFrom?: ForkOrigin; compaction?: CompactionConfig; createdBy?: SessionCreator; aliasKey?: string; endUser?: string; agentRevision?: number; replayOf?: ReplayOrigin };
     }
   | { type: 'SessionUpdated'; data: { changes: Partial<SessionFields>; secrets?: { names: string[]; sealed: Sealed }; updatedAt: string } }
   | { type: 'SessionDeleted'; data: { deletedAt: string } }
@@ -140,6 +156,11 @@ export type SessionEvent =
   | { type: 'SessionSkillLoaded'; data: ApiEvent & { skillName: string; content: string; step: string; toolCallId?: string } }
   /** An image artifact loaded into the model's view by `image_read`. */
   | { type: 'SessionImageRead'; data: ApiEvent & { artifactId: string; detail: 'auto' | 'low' | 'high' } }
+  /**
+   * A replay's turn stopped where its revision diverged from the record (docs/replay.md): `inputEventId` is the
+   * original's input, `kind` what diverged, `modelCall` the turn's model call (0-based) where it did. Not an API event.
+   */
+  | { type: 'SessionReplayDiverged'; data: At & { inputEventId: string; kind: ReplayDivergenceKind; detail: string; modelCall: number } }
   | { type: 'SessionTurnEnded'; data: At & { turnId: string; outcome: 'answered' | 'interrupted' | 'client_tool' | 'approval' | 'failed' | 'limit'; usage: TurnUsage; error?: string; nextStep?: string } }
   | { type: 'SessionEventHidden'; data: At & { eventId: string } }
   | { type: 'SessionEventUnhidden'; data: At & { eventId: string } }
@@ -169,6 +190,7 @@ export const SESSION_EVENT_TYPES: readonly SessionEventType[] = [
   'SessionArtifactUploaded',
   'SessionImageRead',
   'SessionSkillLoaded',
+  'SessionReplayDiverged',
   'SessionTurnEnded',
   'SessionEventHidden',
   'SessionEventUnhidden',

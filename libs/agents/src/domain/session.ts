@@ -2,7 +2,7 @@ import { assertNever, invalid, notFound } from '@lib/platform/kernel';
 import type { CompactionConfig } from './agent-config';
 import { EMPTY_GROWING_MAP, GrowingMap, withEntries } from './growing-map';
 import { withTurnRevision } from './session-revisions';
-import { ForkOrigin, isApiEvent, PendingClientCall, Sealed, SessionApiEvent, SessionArtifactRecord, SessionCreator, SessionEvent, SessionFields, ToolApproval, TurnUsage } from './session-events';
+import { ForkOrigin, isApiEvent, ReplayOrigin, PendingClientCall, Sealed, SessionApiEvent, SessionArtifactRecord, SessionCreator, SessionEvent, SessionFields, ToolApproval, TurnUsage } from './session-events';
 
 /** A turn in progress: who runs it (a lease holder) and since when. */
 export interface RunningTurn {
@@ -32,6 +32,10 @@ export type SessionState =
       readonly aliasKey?: string;
       /** The end user who created it through an alias (`<app client id>/<end user>` or the caller's id). */
       readonly endUser?: string;
+      /** The agent revision every turn runs (a pinned session); absent: the agent's current one. */
+      readonly agentRevision?: number;
+      /** Set on a replay session: what it re-runs. */
+      readonly replayOf?: ReplayOrigin;
       readonly createdAt: string;
       readonly updatedAt: string;
       /** The step the next input enters (the reentry step of the step the last turn ended on). */
@@ -89,6 +93,8 @@ export const sessionFold = {
         createdBy: d.createdBy,
         aliasKey: d.aliasKey,
         endUser: d.endUser,
+        agentRevision: d.agentRevision,
+        replayOf: d.replayOf,
         createdAt: d.createdAt,
         updatedAt: d.createdAt,
         currentStep: base?.currentStep,
@@ -189,6 +195,8 @@ export const sessionFold = {
       case 'SessionLimitExceeded':
       case 'SessionCompactionStarted':
         return withEvent(state);
+      case 'SessionReplayDiverged':
+        return state;
       default:
         return assertNever(event);
     }
@@ -213,11 +221,11 @@ export function requireSession(state: SessionState, agentKey: string, key: strin
 
 export function decideCreateSession(
   state: SessionState,
-  command: { agentId: string; agentKey: string; sessionKey: string; fields: SessionFields; secrets?: { names: string[]; sealed: Sealed }; forkedFrom?: ForkOrigin; compaction?: CompactionConfig; createdBy?: SessionCreator; aliasKey?: string; endUser?: string },
+  command: { agentId: string; agentKey: string; sessionKey: string; fields: SessionFields; secrets?: { names: string[]; sealed: Sealed }; forkedFrom?: ForkOrigin; compaction?: CompactionConfig; createdBy?: SessionCreator; aliasKey?: string; endUser?: string; agentRevision?: number; replayOf?: ReplayOrigin },
   now: Date,
 ): SessionEvent[] {
   if (state.status !== 'absent' && !command.forkedFrom) throw invalid('session.key_taken', `A session with key "${command.sessionKey}" already exists for agent "${command.agentKey}": use another key`, { key: 'already taken' });
-  return [{ type: 'SessionCreated', data: { agentId: command.agentId, agentKey: command.agentKey, sessionKey: command.sessionKey, ...command.fields, ...(command.secrets ? { secrets: command.secrets } : {}), ...(command.forkedFrom ? { forkedFrom: command.forkedFrom } : {}), ...(command.compaction ? { compaction: command.compaction } : {}), ...(command.createdBy ? { createdBy: command.createdBy } : {}), ...(command.aliasKey ? { aliasKey: command.aliasKey } : {}), ...(command.endUser ? { endUser: command.endUser } : {}), createdAt: now.toISOString() } }];
+  return [{ type: 'SessionCreated', data: { agentId: command.agentId, agentKey: command.agentKey, sessionKey: command.sessionKey, ...command.fields, ...(command.secrets ? { secrets: command.secrets } : {}), ...(command.forkedFrom ? { forkedFrom: command.forkedFrom } : {}), ...(command.compaction ? { compaction: command.compaction } : {}), ...(command.createdBy ? { createdBy: command.createdBy } : {}), ...(command.aliasKey ? { aliasKey: command.aliasKey } : {}), ...(command.endUser ? { endUser: command.endUser } : {}), ...(command.agentRevision !== undefined ? { agentRevision: command.agentRevision } : {}), ...(command.replayOf ? { replayOf: command.replayOf } : {}), createdAt: now.toISOString() } }];
 }
 
 export function decideUpdateSession(state: SessionState, agentKey: string, key: string, changes: Partial<SessionFields>, secrets: { names: string[]; sealed: Sealed } | undefined, now: Date): SessionEvent[] {

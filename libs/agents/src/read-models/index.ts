@@ -3,3 +3,4 @@ export * from './sessions';
 export * from './instructions';
 export * from './glossaries';
 export * from './traces';
+export * from './evaluations';

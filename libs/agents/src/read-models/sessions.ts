@@ -31,6 +31,8 @@ export type SessionRow = {
   readonly end_user?: string;
   readonly created_by_agent_key?: string;
   readonly created_by_session_key?: string;
+  /** A replay's original session key (docs/replay.md): evaluations leave replays out of their choice. */
+  readonly replay_of?: string;
   readonly turn_id?: string | null;
   readonly holder?: string | null;
 };
@@ -60,6 +62,7 @@ export const sessionRow = (d: Created): SessionRow => ({
   ...(d.aliasKey ? { alias_key: d.aliasKey } : {}),
   ...(d.endUser ? { end_user: d.endUser } : {}),
   ...(d.createdBy ? { created_by_agent_key: d.createdBy.agentKey, created_by_session_key: d.createdBy.sessionKey } : {}),
+  ...(d.replayOf ? { replay_of: d.replayOf.sessionKey } : {}),
   created_at: d.createdAt,
   updated_at: d.createdAt,
 });

@@ -70,6 +70,11 @@ export const namedToolCheck: ToolTypeCheck = {
   fields: (tool) => (typeof tool.tool_id !== 'string' || !tool.tool_id ? ['tool_id', `a ${tool.type} tool names its tool by tool_id (GET /v2/tools lists them)`] : undefined),
 };
 
+/** A lambda names its tool, and may say its calls have side effects (`side_effects`, a boolean; replays refuse them). */
+export const lambdaCheck: ToolTypeCheck = {
+  fields: (tool) => namedToolCheck.fields!(tool) ?? (tool.side_effects !== undefined && typeof tool.side_effects !== 'boolean' ? ['side_effects', 'must be true or false'] : undefined),
+};
+
 export const imageAnalysisCheck: ToolTypeCheck = {
   fields: (tool) => {
     if (tool.tool_configuration === undefined) return undefined;
@@ -107,7 +112,7 @@ export const TOOL_TYPE_CHECKS: { readonly [T in ToolType]?: ToolTypeCheck } = {
   corpora_search: corporaSearchCheck,
   corpora_search_20260608: corporaSearchCheck,
   sub_agent: subAgentCheck,
-  lambda: namedToolCheck,
+  lambda: lambdaCheck,
   mcp: namedToolCheck,
   image_analysis: imageAnalysisCheck,
   scratch_pad: scratchPadCheck,

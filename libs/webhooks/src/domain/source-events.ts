@@ -75,6 +75,8 @@ export function webhookMessage(event: SourceEvent, origin: StreamOrigin | undefi
   const d = (event.data ?? {}) as Fields;
   const o = (origin?.data ?? {}) as Fields;
   if (needsOrigin(type) && !origin) return undefined;
+  // A replay's turns re-run recorded ones (docs/replay.md): no news for a receiver, and a webhook is a side effect.
+  if (o.replayOf) return undefined;
   const message = (agentKey: string | null, timestamp: unknown, data: Record<string, unknown>): WebhookMessage => ({ agentKey, payload: { type, timestamp: str(timestamp) ?? event.recordedAt, data } });
   switch (type) {
     case 'session.approval_requested':

@@ -14,6 +14,12 @@ describe('what webhooks hear in the log', () => {
     expect(JSON.stringify(message)).not.toContain('sealed');
   });
 
+  it('sends nothing for the turns of a replay session (issue 45: a re-run, not news)', () => {
+    const replay = log.append('session-agt_1.rpl_1', 'SessionCreated', { agentId: 'agt_1', agentKey: 'desk', sessionKey: 'rpl_1', createdAt: '2026-01-01T00:00:00.000Z', replayOf: { sessionKey: 's1', mode: 'recorded', agentRevision: 0, allowSideEffects: false } });
+    expect(webhookMessage(ended('answered'), replay)).toBeUndefined();
+    expect(webhookMessage(ended('failed', 'diverged'), replay)).toBeUndefined();
+  });
+
   it('maps failed and limit outcomes to session.turn_failed with the error, and hears nothing of an interrupt or a client tool call', () => {
     expect(webhookMessage(ended('failed', 'the model answered 500'), session)?.payload).toMatchObject({ type: 'session.turn_failed', data: { outcome: 'failed', error: 'the model answered 500' } });
     expect(webhookTypeOf(ended('limit'))).toBe('session.turn_failed');

@@ -39,6 +39,8 @@ export interface SessionRequest {
   readonly tti_minutes?: number;
   readonly secrets?: Record<string, string>;
   readonly from_session?: { readonly agent_key?: string; readonly session_key: string; readonly include_up_to_event_id?: string | null };
+  /** Pins the session to this revision of the agent: every turn runs its configuration (absent: the current one). */
+  readonly agent_revision?: number;
   /** Set by the sub_agent tool, never from a request body. */
   readonly created_by?: SessionCreator;
   /** Set when the session is created through an alias, never from a request body. */

@@ -2,14 +2,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SecretBox } from '@lib/llms';
 import { CommandContext, conflict, DomainError, FilterExpr, findMatching, ID_GENERATOR, IdGenerator, invalid, matchesFilter, notFound, parseFilter, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, type TextPattern } from '@lib/platform';
 import { ActiveAgent, agentNotFound } from '../../domain/agent';
-import { AgentConfig, effectiveCompaction } from '../../domain/agent-config';
-import { apiEventView, ForkOrigin, SessionApiEvent, SessionArtifactRecord, SessionCreator, SessionEvent, SessionFields } from '../../domain/session-events';
+import { AgentConfig, CompactionConfig, effectiveCompaction } from '../../domain/agent-config';
+import { apiEventView, ForkOrigin, ReplayOrigin, SessionApiEvent, SessionArtifactRecord, SessionCreator, SessionEvent, SessionFields } from '../../domain/session-events';
 import { ArtifactStore } from './artifact-store';
 import { SessionEnrichment } from './enrichment';
 import { agentRevisionOf } from '../../domain/session-revisions';
 import { ActiveSession, decideCreateSession, decideDeleteSession, decideEventChange, decideUpdateSession, requireSession, sessionStatus } from '../../domain/session';
 import { SESSIONS, SessionRow, sessionRowId, sessionView } from '../../read-models';
 import { AgentWriter } from '../agent-writer';
+import { AgentRevisions } from '../revisions/agent-revisions';
 import { compileCondition } from '../conditions';
 import { SessionStore, sessionStream } from './session-store';
 
@@ -31,6 +32,7 @@ export class Sessions {
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly artifactStore: ArtifactStore,
     private readonly enrichment: SessionEnrichment,
+    private readonly revisions: AgentRevisions,
   ) {}
 
   /** Read your writes: the session list shows a change once its answer has been given (bounded wait). */
@@ -45,8 +47,9 @@ export class Sessions {
   }
 
   /** Every row of the create-session table: nothing is appended unless every check passed. */
-  async create(agentKey: string, req: SessionRequest, ctx: CommandContext): Promise<Record<string, unknown>> {
+  async create(agentKey: string, req: SessionRequest, ctx: CommandContext, replay?: { readonly replayOf: ReplayOrigin; readonly forkedFrom?: ForkOrigin; readonly compaction?: CompactionConfig }): Promise<Record<string, unknown>> {
     const agent = await this.agent(agentKey);
+    if (req.agent_revision !== undefined) await this.pinnedConfig(agent, req.agent_revision);
     if (!agent.config.enabled) throw invalid('session.agent_disabled', `Agent "${agentKey}" is disabled: enable it to create sessions`, { agent_key: 'disabled' });
     const key = req.key ?? `ses_${this.ids.uuid().replace(/-/g, '')}`;
     const name = req.name ?? key;
@@ -54,12 +57,13 @@ export class Sessions {
     const sameName = await this.reads.find<SessionRow>(SESSIONS, { where: [{ field: 'agent_id', op: 'eq', value: agent.agentId }, { field: 'name', op: 'eq', value: name }], limit: 1 });
     if (sameName.items.length) throw invalid('session.name_taken', `No session created: the name "${name}" is already taken in agent "${agentKey}"; use another name`, { name: 'already taken' });
     let fields: SessionFields = { name, ...(req.description !== undefined ? { description: req.description } : {}), metadata: req.metadata ?? {}, enabled: req.enabled ?? true, ttiMinutes: req.tti_minutes ?? 0 };
-    checkRunCondition(agent.config, agentKey, key, fields, ctx.now);
-    const enriched = await this.enrichment.run(agent, key, fields, req.secrets ?? {}, ctx.actor);
+    // A replay re-runs a session that passed these once: its metadata already holds what enrichment added.
+    if (!replay) checkRunCondition(agent.config, agentKey, key, fields, ctx.now);
+    const enriched = replay ? {} : await this.enrichment.run(agent, key, fields, req.secrets ?? {}, ctx.actor);
     if (Object.keys(enriched).length) fields = { ...fields, metadata: { ...fields.metadata, ...enriched } };
-    const forkedFrom = req.from_session ? await this.forkOrigin(agent, req.from_session) : undefined;
+    const forkedFrom = replay ? replay.forkedFrom : req.from_session ? await this.forkOrigin(agent, req.from_session) : undefined;
     const secrets = req.secrets && Object.keys(req.secrets).length ? this.seal(agent.agentId, key, req.secrets) : undefined;
-    const { position } = await this.store.write(agent.agentId, key, (s) => decideCreateSession(s, { agentId: agent.agentId, agentKey, sessionKey: key, fields, secrets, forkedFrom, compaction: effectiveCompaction(agent.config), createdBy: req.created_by, aliasKey: req.alias_key, endUser: req.end_user }, ctx.now), ctx);
+    const { position } = await this.store.write(agent.agentId, key, (s) => decideCreateSession(s, { agentId: agent.agentId, agentKey, sessionKey: key, fields, secrets, forkedFrom, compaction: replay?.compaction ?? effectiveCompaction(agent.config), createdBy: req.created_by, aliasKey: req.alias_key, endUser: req.end_user, agentRevision: req.agent_revision, replayOf: replay?.replayOf }, ctx.now), ctx);
     await this.visible(position);
     return this.get(agentKey, key);
   }
@@ -109,10 +113,26 @@ export class Sessions {
     return this.store.load(agent.agentId, key);
   }
 
+  /**
+   * The session, and the agent as its turns run it: a pinned session (`agent_revision`) gets that revision's
+   * configuration and number, every other session the agent's current ones.
+   */
   async active(agentKey: string, key: string): Promise<{ agent: ActiveAgent; session: ActiveSession; revision: number; streamId: string }> {
-    const agent = await this.agent(agentKey);
-    const loaded = await this.load(agent, key);
-    return { agent, session: requireSession(loaded.state, agentKey, key), revision: loaded.revision, streamId: loaded.streamId };
+    const current = await this.agent(agentKey);
+    const loaded = await this.load(current, key);
+    const session = requireSession(loaded.state, agentKey, key);
+    const agent = session.agentRevision === undefined || session.agentRevision === current.revision ? current : { ...current, config: await this.revisions.configAt(agentKey, session.agentRevision, current.agentId), revision: session.agentRevision };
+    return { agent, session, revision: loaded.revision, streamId: loaded.streamId };
+  }
+
+  /** A revision's configuration to pin; 400 on `agent_revision` when the agent has no such revision. */
+  async pinnedConfig(agent: ActiveAgent, revision: number): Promise<AgentConfig> {
+    try {
+      return await this.revisions.configAt(agent.key, revision, agent.agentId);
+    } catch (e) {
+      if (e instanceof DomainError && e.kind === 'not_found') throw invalid('session.invalid_agent_revision', `agent_revision ${revision} is not a revision of agent "${agent.key}" (it has ${agent.revision + 1}: 0 to ${agent.revision})`, { agent_revision: 'no such revision' });
+      throw e;
+    }
   }
 
   /** The session as the reference shows it; `asOf` (an event id) shows it as it was just after that event. */
@@ -120,10 +140,10 @@ export class Sessions {
     const { agent, session } = await this.active(agentKey, key);
     if (asOf) {
       const past = await this.asOf(agent, key, asOf);
-      return sessionView({ ...rowOf(past), ...liveFields(past) }, { as_of: asOf });
+      return sessionView({ ...rowOf(past), ...liveFields(past) }, { as_of: asOf, ...replayFields(past) });
     }
     const row = await this.reads.get<SessionRow>(SESSIONS, sessionRowId(agent.agentId, key));
-    return sessionView({ ...(row ?? rowOf(session)), ...liveFields(session) });
+    return sessionView({ ...(row ?? rowOf(session)), ...liveFields(session) }, replayFields(session));
   }
 
   /** The session folded up to an event of its history (404 for an id it does not hold). */
@@ -251,6 +271,15 @@ function checkRunCondition(config: AgentConfig, agentKey: string, key: string, f
   }
   if (typeof value !== 'boolean') throw new DomainError('unprocessable', 'session.run_condition_not_boolean', `No session created: the agent's run_condition returned ${JSON.stringify(value) ?? 'undefined'}, not a boolean`);
   if (!value) throw conflict('session.run_condition_false', `No session created: the agent's run_condition is false for this session (it reads the session's metadata; retry once it holds)`);
+}
+
+/** A pinned session's revision and a replay's origin, as the session view shows them (snake_case). */
+export function replayFields(s: ActiveSession): Record<string, unknown> {
+  const r = s.replayOf;
+  return {
+    ...(s.agentRevision !== undefined ? { agent_revision: s.agentRevision } : {}),
+    ...(r ? { replay_of: { session_key: r.sessionKey, mode: r.mode, agent_revision: r.agentRevision, ...(r.fromEventId ? { from_event_id: r.fromEventId } : {}), ...(r.untilEventId ? { until_event_id: r.untilEventId } : {}), allow_side_effects: r.allowSideEffects } } : {}),
+  };
 }
 
 /** The fields only the stream knows at once (a turn may have ended before the projection caught up). */

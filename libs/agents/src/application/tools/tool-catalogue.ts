@@ -1,15 +1,15 @@
 import type { Type } from '@nestjs/common';
-import { BUILTIN_TOOL_ENTRIES, NAMED_TOOL_ENTRIES, toolProviders, toolRegistry as registryOf, subAgentCheck, type Tool, type ToolRegistry, type ToolTypeEntry } from '@lib/tools';
+import { BUILTIN_TOOL_ENTRIES, hasSideEffects, NAMED_TOOL_ENTRIES, toolProviders, toolRegistry as registryOf, subAgentCheck, type Tool, type ToolConfig, type ToolRegistry, type ToolTypeEntry } from '@lib/tools';
 import { GlossaryDeleteEntriesTool, GlossaryPutEntriesTool } from './glossary-tools';
 import { ScheduleWakeupTool } from './schedule-wakeup';
 import { SubAgentTool } from './sub-agent';
 
 /** The agent-level tool types: abilities of a session (wake-ups, the agent's glossaries, other agents). */
 export const AGENT_TOOL_ENTRIES: readonly ToolTypeEntry[] = [
-  { type: 'schedule_wakeup', catalogue: { title: 'Schedule a wakeup', category: 'agents', tool_groups: ['agents'], sample: {} }, tool: ScheduleWakeupTool },
-  { type: 'glossary_put_entries', catalogue: { title: 'Add glossary terms', category: 'glossaries', tool_groups: ['glossaries'], sample: {} }, tool: GlossaryPutEntriesTool },
-  { type: 'glossary_delete_entries', catalogue: { title: 'Remove glossary terms', category: 'glossaries', tool_groups: ['glossaries'], sample: {} }, tool: GlossaryDeleteEntriesTool },
-  { type: 'sub_agent', catalogue: { title: 'Sub-agent', category: 'agents', tool_groups: ['agents'], sample: { sub_agent_configuration: { agent_key: '<agent>' } } }, check: subAgentCheck, tool: SubAgentTool },
+  { type: 'schedule_wakeup', catalogue: { title: 'Schedule a wakeup', category: 'agents', tool_groups: ['agents'], sample: {} }, tool: ScheduleWakeupTool, sideEffects: true },
+  { type: 'glossary_put_entries', catalogue: { title: 'Add glossary terms', category: 'glossaries', tool_groups: ['glossaries'], sample: {} }, tool: GlossaryPutEntriesTool, sideEffects: true },
+  { type: 'glossary_delete_entries', catalogue: { title: 'Remove glossary terms', category: 'glossaries', tool_groups: ['glossaries'], sample: {} }, tool: GlossaryDeleteEntriesTool, sideEffects: true },
+  { type: 'sub_agent', catalogue: { title: 'Sub-agent', category: 'agents', tool_groups: ['agents'], sample: { sub_agent_configuration: { agent_key: '<agent>' } } }, check: subAgentCheck, tool: SubAgentTool, sideEffects: true },
 ];
 
 /** Every tool type, in the order `/v2/tools` lists the built-ins: libs/tools' built-ins, the agent-level ones, then those named by `tool_id`. */
@@ -25,3 +25,6 @@ export const AGENT_TOOL_PROVIDERS: readonly Type<Tool>[] = toolProviders(AGENT_T
 export function toolRegistry(tools: readonly Tool[], entries: readonly ToolTypeEntry[] = TOOL_TYPE_ENTRIES, providers: readonly Type<Tool>[] = TOOL_PROVIDERS): ToolRegistry {
   return registryOf(tools, entries, providers);
 }
+
+/** Whether a call of a configured tool changes something outside the session (replays refuse it unless allowed). */
+export const toolCallHasSideEffects = (tool: ToolConfig, args: Record<string, unknown>): boolean => hasSideEffects(TOOL_TYPE_ENTRIES, tool, args);

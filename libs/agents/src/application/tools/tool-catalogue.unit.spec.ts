@@ -1,6 +1,6 @@
 import { builtinTools, CorporaSearchTool, SUPPORTED_TOOL_TYPES, TOOL_TYPE_CHECKS, toolProblems } from '@lib/tools';
 import type { Tool } from '@lib/tools';
-import { TOOL_PROVIDERS, TOOL_TYPE_ENTRIES, toolRegistry } from './tool-catalogue';
+import { TOOL_PROVIDERS, TOOL_TYPE_ENTRIES, toolCallHasSideEffects, toolRegistry } from './tool-catalogue';
 
 /** A stand-in for each provider's instance, telling which provider it stands for. */
 const fakes = (): (Tool & { provider: string })[] =>
@@ -65,5 +65,29 @@ describe('the tool registry', () => {
       'tol_builtin_sub_agent',
     ]);
     expect(builtinTools(registry)[1]).toMatchObject({ type: 'dynamic_vectara', name: 'corpora_search_20260608', lineage: 'corpora_search', version: '20260608', description: 'CorporaSearchTool corpora_search_20260608' });
+  });
+});
+
+describe('side effects per tool type (replays refuse them unless allowed)', () => {
+  const has = (tool: Record<string, unknown>, args: Record<string, unknown> = {}) => toolCallHasSideEffects(tool as never, args);
+
+  it('marks the tools that change something outside the session, and only those', () => {
+    const marked = TOOL_TYPE_ENTRIES.filter((e) => e.sideEffects === true).map((e) => e.type);
+    expect(marked.sort()).toEqual(['client', 'document_index', 'glossary_delete_entries', 'glossary_put_entries', 'mcp', 'schedule_wakeup', 'sub_agent'].sort());
+    expect(has({ type: 'corpora_search' })).toBe(false);
+    expect(has({ type: 'artifact_read' })).toBe(false);
+  });
+
+  it('decides web_get by the request method, and lambda by its configuration', () => {
+    expect(has({ type: 'web_get' }, {})).toBe(false);
+    expect(has({ type: 'web_get' }, { method: 'head' })).toBe(false);
+    expect(has({ type: 'web_get' }, { method: 'POST' })).toBe(true);
+    expect(has({ type: 'lambda', tool_id: 't' })).toBe(false);
+    expect(has({ type: 'lambda', tool_id: 't', side_effects: true })).toBe(true);
+    expect(toolProblems('t', 't', { type: 'lambda', tool_id: 'x', side_effects: 'yes' }, 'agent')).toEqual({ 't.side_effects': 'must be true or false' });
+  });
+
+  it('counts an unknown type as side-effecting', () => {
+    expect(has({ type: 'teleport' })).toBe(true);
   });
 });

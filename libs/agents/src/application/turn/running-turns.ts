@@ -15,6 +15,7 @@ import { AgentIdentities } from '../access/agent-access';
 import { TurnRunner } from './turn-runner';
 import { LiveTurn, LiveTurns } from './live-turns';
 import type { TurnSink } from './turn-sink';
+import type { ReplaySource } from './turn-setup';
 
 export const AGENT_LEASES = Symbol('AgentLeases');
 /** This process's liveness lease: a running turn is marked with its holder id (docs/agents.md, What a turn commits). */
@@ -47,6 +48,8 @@ export interface TurnRequest {
   readonly approved?: readonly ApprovedCall[];
   /** Who may decide the turn's `session_user` approvals, when it resumes a turn that asked for some. */
   readonly sessionUser?: string;
+  /** A replay's turn: where its answers come from (docs/replay.md). */
+  readonly replay?: ReplaySource;
 }
 
 /** How long a follow-up waits for the running turn before it is refused. */
@@ -97,7 +100,7 @@ export class RunningTurns implements OnApplicationShutdown {
 
   /** Runs a turn to its end in this process: its start stored with `first`, then the loop (TurnRunner). */
   async run(request: TurnRequest) {
-    const { agent, session, streamId, revision, first, step, ctx, sink, streaming, signal, compaction, approved, sessionUser } = request;
+    const { agent, session, streamId, revision, first, step, ctx, sink, streaming, signal, compaction, approved, sessionUser, replay } = request;
     // A quota already used up refuses the input before anything is stored (429).
     await this.quotas.admit(agent);
     // One turn per session and process at a time; across processes the start's append at the session's revision
@@ -170,6 +173,7 @@ export class RunningTurns implements OnApplicationShutdown {
         cancelled: () => cancelled,
         sessionUser: sessionUser ?? session.endUser ?? `${ctx.actor.type}:${ctx.actor.id}`,
         approved,
+        replay,
       };
       if (compaction) return await this.runner.runCompaction(setup, turnId, compaction.upTo, compaction.message);
       return await this.runner.run(setup, turnId);

@@ -10,6 +10,7 @@ import { ActiveAgent, Sessions } from '../sessions/sessions';
 import { ApprovalArguments, pendingApprovalViews } from './approval-arguments';
 import { AGENT_SECRET_VALUES, AgentSecretValues, RunningTurns, TurnRequest } from './running-turns';
 import { NO_SINK, TurnSink } from './turn-sink';
+import type { ReplaySource } from './turn-setup';
 import type { InputRequest, InputResult } from '../runs/agent-runs.port';
 import { SessionAgentRuns } from '../runs/session-agent-runs';
 export type { InputRequest, InputResult };
@@ -43,6 +44,11 @@ export class SessionInputs {
     return this.decideAndRun(agentKey, sessionKey, req, ctx, sink, streaming, signal);
   }
 
+  /** A replay's input (docs/replay.md): run as any input, its turn answered by `replay` where it has answers. */
+  replayInput(agentKey: string, sessionKey: string, req: InputRequest, ctx: CommandContext, replay: ReplaySource): Promise<InputResult> {
+    return this.decideAndRun(agentKey, sessionKey, req, ctx, NO_SINK, false, undefined, replay);
+  }
+
   /**
    * Follow-ups are consumed one at a time (the reference's InputBehavior): each waits for the follow-ups that
    * arrived before it in this process to have had their turn, then for the running turn, then runs its own.
@@ -64,12 +70,12 @@ export class SessionInputs {
     }
   }
 
-  private async decideAndRun(agentKey: string, sessionKey: string, req: InputRequest, ctx: CommandContext, sink: TurnSink, streaming: boolean, signal?: AbortSignal): Promise<InputResult> {
+  private async decideAndRun(agentKey: string, sessionKey: string, req: InputRequest, ctx: CommandContext, sink: TurnSink, streaming: boolean, signal?: AbortSignal, replay?: ReplaySource): Promise<InputResult> {
     const collected: Record<string, unknown>[] = [];
     const tee: TurnSink = { ...sink, event: (v, id) => (collected.push(v), sink.event(v, id)) };
     for (let attempt = 0; ; attempt++) {
       try {
-        const result = await this.once(agentKey, sessionKey, req, ctx, tee, streaming, signal);
+        const result = await this.once(agentKey, sessionKey, req, ctx, tee, streaming, signal, replay);
         if (req.type === 'input_message' && req.since) return { ...result, events: await this.since(agentKey, sessionKey, req.since) };
         return { ...result, events: collected };
       } catch (e) {
@@ -79,7 +85,7 @@ export class SessionInputs {
     }
   }
 
-  private async once(agentKey: string, sessionKey: string, req: InputRequest, ctx: CommandContext, sink: TurnSink, streaming: boolean, signal?: AbortSignal): Promise<Omit<InputResult, 'events'>> {
+  private async once(agentKey: string, sessionKey: string, req: InputRequest, ctx: CommandContext, sink: TurnSink, streaming: boolean, signal?: AbortSignal, replay?: ReplaySource): Promise<Omit<InputResult, 'events'>> {
     let { agent, session, revision, streamId } = await this.sessions.active(agentKey, sessionKey);
     const ref = { agentKey, sessionKey };
     const duplicate = req.type === 'input_message' ? heldInput(session, ref, req.external_id) : undefined;
@@ -90,7 +96,7 @@ export class SessionInputs {
     if (session.turn && !(await this.turns.turnAlive(session.turn.holder, streamId))) {
       ({ session, revision } = await this.turns.closeCrashedTurn(session, streamId, revision, ctx));
     }
-    const turn = { agent, session, streamId, revision, ctx, sink, streaming, signal };
+    const turn = { agent, session, streamId, revision, ctx, sink, streaming, signal, ...(replay ? { replay } : {}) };
     const firstStep = agent.config.first_step_name;
     switch (req.type) {
       case 'interrupt': {

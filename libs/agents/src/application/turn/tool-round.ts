@@ -86,7 +86,8 @@ export class ToolRound {
         data: { eventId: p.eventId, turnId, createdAt: this.clock.now().toISOString(), toolCallId: p.call.id, modelCallId, toolConfigurationName: p.call.name, toolName: p.skill ? INVOKE_SKILL_TOOL : (p.tool?.type ?? 'unknown'), toolInput: p.shown, arguments: p.call.arguments || '{}', step, inputsSeen: turn.inputsSeen, usage: answer.usage },
       })),
     );
-    const waiting = planned.filter((p) => !p.problem && p.tool && p.tool.type !== 'client' && this.needsApproval(p.tool, p.args, setup, turn));
+    // A replay asks no person: its calls are answered from the record, refused as side effects, or run (docs/replay.md).
+    const waiting = setup.replay ? [] : planned.filter((p) => !p.problem && p.tool && p.tool.type !== 'client' && this.needsApproval(p.tool, p.args, setup, turn));
     await this.requestApprovals(waiting, turn, turnId, setup);
     const pending: PendingClientCall[] = [];
     const toolCtx = this.toolContext(turn, turnId, setup);
@@ -184,7 +185,7 @@ export class ToolRound {
   private async execute(p: Planned, config: AgentConfig, step: string, toolCtx: AgentToolContext, turn: TurnState, turnId: string, setup: TurnSetup, chatSpan?: string): Promise<void> {
     const transformContext = { ...templateContext(setup.agent.config, setup.agent.key, turn.state, this.clock.now()), tools: latestToolOutputs(turn.state) };
     const result = await executeToolSpan(p.call.name, p.tool?.type ?? 'unknown', p.call.id, chatSpan, async () =>
-      p.problem || !p.tool ? { output: { error: p.problem }, error: true } : this.caller.call(p.tool, p.call.name, p.resolved, { ...toolCtx, toolCallId: p.call.id, toolConfigurationName: p.call.name }, transformContext),
+      p.problem || !p.tool ? { output: { error: p.problem }, error: true } : (setup.replay?.toolOutput({ id: p.call.id, name: p.call.name, arguments: p.call.arguments, tool: p.tool }) ?? this.caller.call(p.tool, p.call.name, p.resolved, { ...toolCtx, toolCallId: p.call.id, toolConfigurationName: p.call.name }, transformContext)),
     );
     const output = await this.fitted(result.output, p.tool, p.call, config, setup, turn, turnId);
     await turn.record({ type: 'SessionToolReturned', data: { ...turn.base(turnId), toolCallId: p.call.id, toolConfigurationName: p.call.name, toolName: p.tool?.type ?? 'unknown', toolOutput: output, error: result.error, step } });

@@ -93,7 +93,7 @@ export class TurnRunner {
           break;
         }
         const tools = this.prompts.toolDefinitions(config, stepConfig);
-        const answer = await turn.afterStart(this.answer(config, stepConfig, messages, tools, setup, turn));
+        const answer = await turn.afterStart(this.answer(config, stepConfig, messages, tools, setup, turn, step));
         turn.inputsSeen = inputsSeen;
         turn.addUsage(answer.usage);
         setup.sink.contextConsumed({ ...turn.usage, model_context_window: window });
@@ -194,15 +194,17 @@ export class TurnRunner {
     return { outcome };
   }
 
-  /** One model call, admitted and counted by the agent's `llm_quota`. */
-  private async model(setup: TurnSetup, options: ModelCallOptions): Promise<ModelAnswer> {
+  /** One model call, admitted and counted by the agent's `llm_quota`; a replay's recorded answer instead when it has one. */
+  private async model(setup: TurnSetup, options: ModelCallOptions, at?: { step: string; state: ActiveSession }): Promise<ModelAnswer> {
+    const recorded = setup.replay && (await setup.replay.answer({ step: at?.step ?? '', messages: options.messages, tools: options.tools, state: at?.state ?? setup.state }));
+    if (recorded) return recorded;
     await this.quotas.admit(setup.agent);
     const answer = await chatSpan(setup.agent.config.model.name, () => callModel(this.chat, setup.agent.config.model, options, setup.ctx));
     await this.quotas.record(setup.agent, answer.usage, setup.ctx, `call${++this.calls}`, options.usage);
     return answer;
   }
 
-  private answer(config: AgentConfig, step: StepConfig, messages: PromptMessage[], tools: ToolDefinition[], setup: TurnSetup, turn: TurnState): Promise<ModelAnswer> {
+  private answer(config: AgentConfig, step: StepConfig, messages: PromptMessage[], tools: ToolDefinition[], setup: TurnSetup, turn: TurnState, stepName: string): Promise<ModelAnswer> {
     const structured = step.output_parser.type === 'structured' ? step.output_parser.json_schema : undefined;
     return this.model(setup, {
       messages,
@@ -212,7 +214,7 @@ export class TurnRunner {
       ...(setup.streaming && !structured ? { onDelta: (t: string) => setup.sink.delta(t) } : {}),
       signal: turn.signal,
       usage: turn,
-    });
+    }, { step: stepName, state: turn.state });
   }
 
   /** The answer as an event: structured (validated against its schema, asked again when it does not match) or text. */

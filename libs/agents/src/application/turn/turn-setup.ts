@@ -1,5 +1,7 @@
 import type { CommandContext } from '@lib/platform';
-import type { RefSources } from '@lib/tools';
+import type { RefSources, ToolConfig, ToolDefinition, ToolResult } from '@lib/tools';
+import type { PromptMessage } from '../../domain/history';
+import type { ModelAnswer } from './model-call';
 import type { ActiveSession } from '../../domain/session';
 import type { ApprovedCall } from '../../domain/session-input';
 import type { ActiveAgent } from '../sessions/sessions';
@@ -7,6 +9,18 @@ import type { AgentRuns } from '../runs/agent-runs.port';
 import type { TurnSink } from './turn-sink';
 
 export type { TurnOutcome } from '../../domain/session-turn';
+
+/**
+ * Answers a replay's turn from the record of the original (docs/replay.md), consulted before each model call and
+ * each tool call: a value replaces the call, undefined lets it run. It throws a `ReplayDiverged` where the
+ * configuration the replay runs cannot follow the record (the turn then fails there, before any call is paid for).
+ */
+export interface ReplaySource {
+  /** A recorded answer (no model call, no usage record), or undefined to call the model. */
+  answer(call: { readonly step: string; readonly messages: readonly PromptMessage[]; readonly tools: readonly ToolDefinition[]; readonly state: ActiveSession }): Promise<ModelAnswer | undefined>;
+  /** A recorded (or refused) output for a call, or undefined to run the tool. */
+  toolOutput(call: { readonly id: string; readonly name: string; readonly arguments: string; readonly tool: ToolConfig }): ToolResult | undefined;
+}
 
 /** What a turn needs that is not in the session's stream. */
 export interface TurnSetup {
@@ -44,4 +58,6 @@ export interface TurnSetup {
   readonly sessionUser?: string;
   /** Calls a person approved, which the resumed turn runs first. */
   readonly approved?: readonly ApprovedCall[];
+  /** Set on a replay's turn: where model answers and tool outputs come from (no person is asked to approve). */
+  readonly replay?: ReplaySource;
 }

@@ -1,5 +1,5 @@
 import type { Type } from '@nestjs/common';
-import { artifactReadCheck, corporaSearchCheck, imageAnalysisCheck, namedToolCheck, scratchPadCheck, ToolType, ToolTypeCheck, webGetCheck } from '../../domain/tool-types';
+import { artifactReadCheck, corporaSearchCheck, imageAnalysisCheck, lambdaCheck, namedToolCheck, scratchPadCheck, ToolType, ToolTypeCheck, webGetCheck } from '../../domain/tool-types';
 import { ArtifactGrepTool, ArtifactJqTool, ArtifactReadTool } from './artifact-tools';
 import { CorporaSearchTool } from './corpora-search';
 import { DocumentIndexTool } from './document-index';
@@ -10,6 +10,7 @@ import { LambdaTool } from './lambda';
 import { McpTool } from './mcp';
 import { ScratchPadTool } from './scratch-pad';
 import type { CatalogueEntry, Tool, ToolRegistry } from './tool.port';
+import type { ToolConfig } from '../../domain/tool-config';
 import { WebGetTool } from './web-get';
 import { WebSearchTool } from './web-search';
 
@@ -22,7 +23,26 @@ export interface ToolTypeEntry {
   readonly check?: ToolTypeCheck;
   /** The Tool that defines and runs it (one provider may run several types); absent: the caller runs it. */
   readonly tool?: Type<Tool>;
+  /**
+   * Whether a call changes something outside the session (writes documents, posts to the web, acts through a client
+   * or a server, starts other agents): replays refuse such calls unless allowed (docs/replay.md). A function decides
+   * per configuration and call. Absent: none.
+   */
+  readonly sideEffects?: boolean | ((tool: ToolConfig, args: Record<string, unknown>) => boolean);
 }
+
+/** Whether a call of a configured tool has side effects, as its type's entry says (an unknown type: yes, to be safe). */
+export function hasSideEffects(entries: readonly ToolTypeEntry[], tool: ToolConfig, args: Record<string, unknown>): boolean {
+  const entry = entries.find((e) => e.type === tool.type);
+  if (!entry) return true;
+  return typeof entry.sideEffects === 'function' ? entry.sideEffects(tool, args) : entry.sideEffects === true;
+}
+
+/** web_get: anything but a GET or a HEAD may change the server's state. */
+const webRequestWrites = (_tool: ToolConfig, args: Record<string, unknown>) => !['GET', 'HEAD'].includes(String(args.method ?? 'GET').toUpperCase());
+
+/** A lambda tool has side effects when its configuration says so (`side_effects: true`; docs/lambda-tools.md). */
+const lambdaDeclares = (tool: ToolConfig) => tool.side_effects === true;
 
 const CORPORA_SAMPLE = { query_configuration: { search: { corpora: [{ corpus_key: '<corpus>' }] } } };
 
@@ -35,8 +55,8 @@ export const BUILTIN_TOOL_ENTRIES: readonly ToolTypeEntry[] = [
   { type: 'corpora_search_20260608', catalogue: { lineage: 'corpora_search', version: '20260608', title: 'Corpora search (2026-06-08)', category: 'retrieval', tool_groups: ['retrieval'], sample: CORPORA_SAMPLE }, check: corporaSearchCheck, tool: CorporaSearchTool },
   { type: 'get_document', catalogue: { title: 'Get document', category: 'retrieval', tool_groups: ['retrieval', 'artifacts'], sample: {} }, tool: GetDocumentTool },
   { type: 'get_document_text', catalogue: { title: 'Get document text', category: 'retrieval', tool_groups: ['retrieval'], sample: {} }, tool: GetDocumentTextTool },
-  { type: 'document_index', catalogue: { title: 'Index documents', category: 'retrieval', tool_groups: ['retrieval'], sample: {} }, tool: DocumentIndexTool },
-  { type: 'web_get', catalogue: { title: 'Web get', category: 'web', tool_groups: ['web'], sample: {} }, check: webGetCheck, tool: WebGetTool },
+  { type: 'document_index', catalogue: { title: 'Index documents', category: 'retrieval', tool_groups: ['retrieval'], sample: {} }, tool: DocumentIndexTool, sideEffects: true },
+  { type: 'web_get', catalogue: { title: 'Web get', category: 'web', tool_groups: ['web'], sample: {} }, check: webGetCheck, tool: WebGetTool, sideEffects: webRequestWrites },
   { type: 'web_search', catalogue: { title: 'Web search', category: 'web', tool_groups: ['web'], sample: {} }, tool: WebSearchTool },
   { type: 'artifact_read', catalogue: { title: 'Read artifact', category: 'artifacts', tool_groups: ['artifacts'], sample: {} }, check: artifactReadCheck, tool: ArtifactReadTool },
   { type: 'artifact_grep', catalogue: { title: 'Grep artifact', category: 'artifacts', tool_groups: ['artifacts'], sample: {} }, tool: ArtifactGrepTool },
@@ -48,9 +68,9 @@ export const BUILTIN_TOOL_ENTRIES: readonly ToolTypeEntry[] = [
 
 /** The types that call a tool named by `tool_id` (not listed as built-ins: the tools they call are), and client tools. */
 export const NAMED_TOOL_ENTRIES: readonly ToolTypeEntry[] = [
-  { type: 'mcp', check: namedToolCheck, tool: McpTool },
-  { type: 'lambda', check: namedToolCheck, tool: LambdaTool },
-  { type: 'client' },
+  { type: 'mcp', check: namedToolCheck, tool: McpTool, sideEffects: true },
+  { type: 'lambda', check: lambdaCheck, tool: LambdaTool, sideEffects: lambdaDeclares },
+  { type: 'client', sideEffects: true },
 ];
 
 /** The providers of the entries' tools, each once, in the entries' order. */
