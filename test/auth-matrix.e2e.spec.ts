@@ -239,7 +239,7 @@ const ONE_PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4n
 describe('route × role matrix', () => {
   let app: TestApp;
   const headers: Record<string, Record<string, string>> = {};
-  const fixture = { chatId: '', turnId: '', queryId: '', keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '', toolServerId: '', toolId: '', aliasEventId: '', aliasArtifactId: '', presetId: '', taskId: '', runId: '', deadLetterId: '', webhookId: '', deliveryId: '', traceId: '', spanId: '' };
+  const fixture = { chatId: '', turnId: '', queryId: '', keyId: '', appClientId: '', jobId: '', eventId: '', instructionId: '', artifactId: '', toolServerId: '', toolId: '', aliasEventId: '', aliasArtifactId: '', presetId: '', taskId: '', runId: '', deadLetterId: '', webhookId: '', deliveryId: '', traceId: '', spanId: '', replayKey: '', evaluationId: '' };
   /** One fixture connector per webhook kind (each webhook answers only for its own type). */
   const connectors: Record<string, string> = { input: '', gchat: '', zoom: '' };
   let mcp: Awaited<ReturnType<typeof startMcpServer>>;
@@ -270,6 +270,11 @@ describe('route × role matrix', () => {
       // The fixture model is not reachable: the input is stored, the turn fails, the event remains.
       const input = await app.call('POST', '/v2/agents/a1/sessions/s1/events', { messages: [{ type: 'text', content: 'fixture' }] });
       fixture.eventId = input.body.events?.[0]?.id ?? '';
+    }
+    // A replay of s1 (issue 45: its diff route names a replay session) and an evaluation of a1 over s1.
+    if (!fixture.replayKey || (await app.call('GET', `/v2/agents/a1/sessions/${fixture.replayKey}/replay`)).status === 404) fixture.replayKey = (await app.call('POST', '/v2/agents/a1/sessions/s1/replay', {})).body.session_key ?? '';
+    if (!fixture.evaluationId || (await app.call('GET', `/v2/agents/a1/evaluations/${fixture.evaluationId}`)).status === 404) {
+      fixture.evaluationId = (await app.call('POST', '/v2/agents/a1/evaluations', { sessions: { session_keys: ['s1'] }, candidate_revision: 'current', scorers: [{ type: 'same_tool_calls' }] })).body.id ?? '';
     }
     if (!fixture.traceId || (await app.call('GET', `/v2/agent_analytics/traces/${fixture.traceId}`)).status === 404) {
       // The failed fixture turn is a trace of a1 (its agent or session deleted, a new turn above made another).
@@ -306,6 +311,11 @@ describe('route × role matrix', () => {
       fixture.taskId = sent.body?.task?.id ?? '';
     }
     await app.call('POST', '/v2/agent_aliases', { key: 'al1', name: 'AL1', policy: { type: 'routed', rules: [{ targets: { type: 'single', agent_key: 'a1' } }] } });
+    // A running canary of al1 for the canary routes (weight 0: routing stays a1's); stopped by a caller, it starts again.
+    if ((await app.call('GET', '/v2/agent_aliases/al1/canary')).body?.state !== 'running') {
+      await app.call('POST', '/v2/agents', { key: 'a1_next', name: 'A1 next', model: { name: 'fixture-llm' }, tool_configurations: {}, first_step_name: 'main', steps: { main: { instructions: [] } } });
+      await app.call('PUT', '/v2/agent_aliases/al1/canary', { candidate_agent_key: 'a1_next', weight: 0, scorers: [{ type: 'same_tool_calls' }], promote_after_sessions: 10, max_score_drop: 0.05 });
+    }
     if ((await app.call('GET', '/v2/agent_aliases/al1/sessions/as1')).status === 404) {
       await app.call('POST', '/v2/agent_aliases/al1/sessions', { key: 'as1' });
       fixture.aliasEventId = (await app.call('POST', '/v2/agent_aliases/al1/sessions/as1/events', { messages: [{ type: 'text', content: 'fixture' }] })).body.events?.[0]?.id ?? '';
@@ -424,7 +434,8 @@ describe('route × role matrix', () => {
     const path = route.path
       .replace(/\\:/g, ':')
       .replace(':task_id', taskId)
-      .replace(':session_key', viaAlias ? 'as1' : ':session_key')
+      .replace(':session_key', viaAlias ? 'as1' : route.method === 'GET' && route.path.endsWith('/replay') ? fixture.replayKey : ':session_key')
+      .replace(':evaluation_id', fixture.evaluationId)
       .replace(':event_id', viaAlias ? fixture.aliasEventId : ':event_id')
       .replace(':artifact_id', viaAlias ? fixture.aliasArtifactId : ':artifact_id')
       .replace(':corpus_key', 'c1')

@@ -20,7 +20,7 @@ function docScript(file: string, name: string): string {
 type Ev = { type: string; id: string; content?: string };
 
 /**
- * The requests docs/agents.md (forks, as_of) and docs/schedules.md give to paste, run as written with bash and
+ * The requests docs/agents.md (forks, as_of), docs/schedules.md and docs/aliases.md (canary) give to paste, run as written with bash and
  * curl against the service (issue 44: the docs had none), on the README's `helper` agent and its session `chat-1`.
  */
 describe('docs examples', () => {
@@ -76,5 +76,26 @@ describe('docs examples', () => {
     expect(executions).toMatchObject({ executions: [] });
     expect(deleted).toBe(204);
     expect((await app.call('GET', '/v2/agents/helper/schedules/six-hourly')).status).toBe(404);
+  });
+
+  it('docs/aliases.md starts a canary, reads its tally and ends it', async () => {
+    await registerScripted(app, model, 'judge');
+    expect((await app.call('POST', '/v2/agents', { key: 'support-v2', name: 'Support v2', model: { name: 'local' }, first_step_name: 'main', steps: { main: { instructions: [] } } })).status).toBe(201);
+    expect((await app.call('POST', '/v2/agent_aliases', { key: 'support', name: 'Support', policy: { type: 'routed', rules: [{ targets: { type: 'single', agent_key: 'helper' } }] } })).status).toBe(201);
+    const [started, read] = await runBlock('aliases.md', 'canary');
+    expect(started).toMatchObject({ alias_key: 'support', state: 'running', candidate_agent_key: 'support-v2', control_agent_key: 'helper', weight: 0.1, promote_after_sessions: 50, max_score_drop: 0.02 });
+    expect(read).toMatchObject({ id: started.id, state: 'running', tally: { candidate: { sessions: 0 }, control: { sessions: 0 }, difference: null } });
+    expect((await app.call('GET', '/v2/agent_aliases/support/canary')).body.state).toBe('stopped');
+  });
+
+  it('docs/agents.md starts an evaluation of the current revision over the sessions of Ada, which the worker completes', async () => {
+    const [created, listed] = await runBlock('agents.md', 'evaluations');
+    expect(created).toMatchObject({ agent_key: 'helper', name: 'tone', mode: 'live_model', scorers: [{ type: 'llm_judge', llm_name: 'local' }, { type: 'same_tool_calls' }] });
+    expect(created.sessions.map((x: { session_key: string }) => x.session_key)).toContain('chat-1');
+    expect(listed.evaluations[0].id).toBe(created.id);
+    let got: Record<string, any> = created;
+    for (const until = Date.now() + 30_000; got.status !== 'completed' && Date.now() < until; await new Promise((r) => setTimeout(r, 100))) got = (await app.call('GET', `/v2/agents/helper/evaluations/${created.id}`)).body;
+    expect(got.progress).toEqual({ total: created.progress.total, scored: created.progress.total, failed: 0 });
+    expect(got.aggregates.map((a: { scorer: { type: string } }) => a.scorer.type)).toEqual(['llm_judge', 'same_tool_calls']);
   });
 });

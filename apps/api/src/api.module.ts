@@ -64,6 +64,7 @@ import { ConsoleController } from './console/console.controller';
 import { AgentAccessController } from './agents/agent-access.controller';
 import { AgentsController } from './agents/agents.controller';
 import { AgentRevisionsController } from './agents/agent-revisions.controller';
+import { AgentBundlesController } from './agents/agent-bundles.controller';
 import { ToolConfigurationsController } from './agents/tool-configurations.controller';
 import { ToolServersController } from './agents/tool-servers.controller';
 import { ToolsController } from './agents/tools.controller';
@@ -73,6 +74,7 @@ import { WebhooksController } from './webhooks/webhooks.controller';
 import { PipelinesController } from './pipelines/pipelines.controller';
 import { PipelineRunsController } from './pipelines/pipeline-runs.controller';
 import { AliasesController } from './agents/aliases.controller';
+import { AliasCanaryController } from './agents/alias-canary.controller';
 import { EndUserSessionsController } from './agents/end-user-sessions.controller';
 import { A2aController } from './a2a/a2a.controller';
 import { A2aServer } from './a2a/a2a-server';
@@ -183,6 +185,7 @@ export const API_CONTROLLERS = [
   HallucinationCorrectorsController,
   AgentsController,
   AgentRevisionsController,
+  AgentBundlesController,
   AgentAccessController,
   ToolConfigurationsController,
   ToolServersController,
@@ -192,6 +195,7 @@ export const API_CONTROLLERS = [
   PipelinesController,
   PipelineRunsController,
   AliasesController,
+  AliasCanaryController,
   EndUserSessionsController,
   A2aController,
   GlossariesController,

@@ -1,6 +1,7 @@
 import { DynamicModule, Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { ApprovalExpiryHandler, EvaluationRunner, TurnSweeper, WakeupHandler } from '@lib/agents';
+import { CanaryScorer } from '@lib/aliases';
 import { ConnectorReplier } from '@lib/connectors';
 import { PipelineRunner } from '@lib/pipelines';
 import { ScheduleRunner } from '@lib/schedules';
@@ -58,6 +59,7 @@ export class WorkerModule {
         ScheduleRunner,
         ConnectorReplier,
         PipelineRunner,
+        CanaryScorer,
         WebhookDispatcher,
         WebhookDeliverer,
       ],

@@ -12,6 +12,8 @@ import { Evaluations } from './application/evaluations/evaluations';
 import { ReplaySessionEvaluator } from './application/evaluations/replay-session-evaluator';
 import { SessionEvaluator } from './application/evaluations/session-evaluator.port';
 import { CreateAgentHandler, DeleteAgentHandler, UpdateAgentHandler } from './application/agents/agent-commands';
+import { AgentExporter } from './application/bundles/agent-export';
+import { AgentImporter } from './application/bundles/agent-import';
 import { GetInstructionHandler, ListInstructionsHandler, TestInstructionHandler } from './application/instruction-queries/instruction-queries';
 import { instructionReferenceCheck } from './application/instruction-references';
 import { InstructionTexts } from './application/instruction-texts';
@@ -91,6 +93,8 @@ export class AgentsModule {
         },
         { provide: AGENT_LIVENESS, inject: [AGENT_LEASES], useFactory: (leases: Leases) => new ProcessLiveness(leases) },
         AgentSecrets,
+        AgentExporter,
+        AgentImporter,
         AgentIdentities,
         ConfigurerRights,
         {
@@ -170,7 +174,7 @@ export class AgentsModule {
         TurnScorers,
         { provide: TURN_SCORING, useExisting: TurnScorers },
       ],
-      exports: [AGENT_RUNS, TURN_SCORING, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, AgentRevisions, Replays, Evaluations, SessionEvaluator, InstructionTexts, Sessions, SessionInputs, RunningTurns, SessionFeed, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, ConditionSyntax, Glossaries, TraceQueries],
+      exports: [AGENT_RUNS, TURN_SCORING, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, AgentRevisions, Replays, Evaluations, SessionEvaluator, InstructionTexts, Sessions, SessionInputs, RunningTurns, SessionFeed, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, ConditionSyntax, Glossaries, TraceQueries, AgentExporter, AgentImporter],
     };
   }
 }

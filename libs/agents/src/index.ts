@@ -53,3 +53,6 @@ export * from './application/evaluations/evaluations';
 export * from './application/evaluations/evaluation-runner';
 export * from './application/evaluations/session-evaluator.port';
 export * from './application/evaluations/replay-session-evaluator';
+export * from './domain/agent-bundle';
+export * from './application/bundles/agent-export';
+export * from './application/bundles/agent-import';

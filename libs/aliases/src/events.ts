@@ -3,4 +3,5 @@
  * only.
  */
 export type { AliasEvent, AliasSessionEvent } from './domain/alias';
+export type { CanaryEvent, CanarySettings, CanaryFigures } from './domain/canary';
 export { policyAgents } from './domain/alias';

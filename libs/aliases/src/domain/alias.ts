@@ -1,4 +1,5 @@
 import { assertNever, conflict, invalid, notFound } from '@lib/platform/kernel';
+import { CanaryArm, CanaryEvent, CanaryState, evolveCanary } from './canary';
 
 /** A rule's targets: one agent, or a weighted choice hashed on `partition_by` (a UserFn expression). */
 export type AliasTargets =
@@ -33,19 +34,27 @@ export interface AliasSettings {
 export type AliasEvent =
   | { type: 'AliasCreated'; data: { key: string; settings: AliasSettings; createdAt: string } }
   | { type: 'AliasUpdated'; data: { key: string; settings: AliasSettings; updatedAt: string } }
-  | { type: 'AliasDeleted'; data: { key: string; deletedAt: string } };
+  | { type: 'AliasDeleted'; data: { key: string; deletedAt: string } }
+  | CanaryEvent;
 
-export type AliasState = { readonly status: 'absent' } | { readonly status: 'active'; readonly settings: AliasSettings };
+/** `canary`: the alias's last canary, running or ended (docs/aliases.md, "Canary"). */
+export type AliasState = { readonly status: 'absent' } | { readonly status: 'active'; readonly settings: AliasSettings; readonly canary?: CanaryState };
 
 export const aliasFold = {
   initialState: { status: 'absent' } as AliasState,
-  evolve(_state: AliasState, event: AliasEvent): AliasState {
+  evolve(state: AliasState, event: AliasEvent): AliasState {
     switch (event.type) {
       case 'AliasCreated':
-      case 'AliasUpdated':
         return { status: 'active', settings: event.data.settings };
+      case 'AliasUpdated':
+        return { ...(state.status === 'active' ? state : {}), status: 'active', settings: event.data.settings };
       case 'AliasDeleted':
         return { status: 'absent' };
+      case 'AliasCanaryStarted':
+      case 'AliasCanaryTurnScored':
+      case 'AliasCanaryDecided':
+      case 'AliasCanaryEnded':
+        return state.status === 'active' ? { ...state, canary: evolveCanary(state.canary, event) } : state;
       default:
         return assertNever(event);
     }
@@ -121,6 +130,7 @@ export const invalidAlias = (field: string, reason: string) => invalid('alias.in
 
 /** Which agent serves a session created through an alias (stream `alias_session-<alias>.<session>`). */
 export type AliasSessionEvent =
-  | { type: 'AliasSessionRouted'; data: { aliasKey: string; sessionKey: string; agentKey: string; agentId: string; rule: number; routedAt: string } }
+  /** `canary`: the canary running when the session was routed, and the arm it joined (absent: in none). */
+  | { type: 'AliasSessionRouted'; data: { aliasKey: string; sessionKey: string; agentKey: string; agentId: string; rule: number; routedAt: string; canary?: { id: string; arm: CanaryArm } } }
   /** The session could not be created after all: the key is free again in the alias. */
   | { type: 'AliasSessionReleased'; data: { aliasKey: string; sessionKey: string; releasedAt: string } };

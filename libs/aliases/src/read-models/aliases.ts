@@ -8,9 +8,19 @@ export type AliasRow = {
   readonly enabled: boolean;
   readonly settings: AliasSettings;
   readonly agent_keys: readonly string[];
+  /** The running canary, as routing reads it (docs/aliases.md, "Canary"); `from_position`: where its start is in the log. */
+  readonly canary?: AliasCanaryRow | null;
   readonly created_at: string;
   readonly updated_at: string;
 };
+
+export interface AliasCanaryRow {
+  readonly id: string;
+  readonly candidate_agent_key: string;
+  readonly control_agent_key: string;
+  readonly weight: number;
+  readonly from_position: number;
+}
 
 export const ALIASES = collection<AliasRow>('agent_aliases');
 

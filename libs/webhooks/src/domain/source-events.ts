@@ -6,7 +6,7 @@ import type { WebhookEventType } from './webhook';
  * stored contract, never renamed: CONVENTIONS §2). libs/webhooks imports no other context: the shapes below are
  * the few fields it reads, declared here.
  */
-export const SOURCE_EVENT_TYPES = ['SessionTurnEnded', 'SessionToolApprovalRequested', 'PipelineRunEnded', 'ScheduleAttempted'] as const;
+export const SOURCE_EVENT_TYPES = ['SessionTurnEnded', 'SessionToolApprovalRequested', 'PipelineRunEnded', 'ScheduleAttempted', 'AliasCanaryDecided'] as const;
 
 /** Stream `webhook_dispatch-log`: how far the dispatch has turned source events into deliveries (a replay from it is idempotent). */
 export type WebhookDispatchEvent = { type: 'WebhookDispatchAdvanced'; data: { position: number; at: string } };
@@ -50,6 +50,8 @@ export function webhookTypeOf(event: Pick<SourceEvent, 'type' | 'data'>): Webhoo
       return undefined;
     case 'ScheduleAttempted':
       return d.status === 'error' && (num(d.attempt) ?? 0) >= SCHEDULE_ATTEMPTS ? 'schedule_execution.failed' : undefined;
+    case 'AliasCanaryDecided':
+      return 'alias.canary_decided';
     default:
       return undefined;
   }
@@ -121,6 +123,19 @@ export function webhookMessage(event: SourceEvent, origin: StreamOrigin | undefi
         session_key: str(d.sessionKey),
         error_message: str(d.errorMessage),
       });
+    case 'alias.canary_decided': {
+      // libs/aliases' AliasCanaryDecided: the decision and the figures it was made on (means, sessions, interval).
+      const settings = (d.settings ?? {}) as Fields;
+      return message(str(settings.candidateAgentKey), d.decidedAt, {
+        alias_key: str(d.key),
+        canary_id: str(d.canaryId),
+        decision: str(d.decision),
+        reason: str(d.reason),
+        candidate_agent_key: str(settings.candidateAgentKey),
+        control_agent_key: str(settings.controlAgentKey),
+        figures: d.figures ?? null,
+      });
+    }
     default: {
       const _exhaustive: never = type;
       return _exhaustive;

@@ -63,4 +63,12 @@ describe('what webhooks hear in the log', () => {
   it('sends nothing for a session event whose session’s first event is missing', () => {
     expect(webhookMessage(ended('answered'), undefined)).toBeUndefined();
   });
+
+  it('tells an alias canary decision with the figures it was made on, to any webhook of its type', () => {
+    const figures = { candidate: { sessions: 3, mean: 0.9 }, control: { sessions: 2, mean: 0.8 }, difference: 0.1, interval95: null };
+    const decided = log.append('agent_alias-support', 'AliasCanaryDecided', { key: 'support', canaryId: 'cny_1', decision: 'promoted', reason: 'fine', figures, settings: { candidateAgentKey: 'new', controlAgentKey: 'old' }, decidedAt: '2026-01-01T04:00:00.000Z' });
+    const message = webhookMessage(decided, undefined)!;
+    expect(message.payload).toEqual({ type: 'alias.canary_decided', timestamp: '2026-01-01T04:00:00.000Z', data: { alias_key: 'support', canary_id: 'cny_1', decision: 'promoted', reason: 'fine', candidate_agent_key: 'new', control_agent_key: 'old', figures } });
+    expect(hears({ eventTypes: ['alias.canary_decided'], agentKeys: ['other'] }, message)).toBe(true);
+  });
 });

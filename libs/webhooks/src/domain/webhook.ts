@@ -1,7 +1,7 @@
 import { assertNever, conflict, invalid, notFound } from '@lib/platform/kernel';
 
 /** The event types a webhook may subscribe to (docs/webhooks.md); a fixed list, each read from the log by its source's type string. */
-export const WEBHOOK_EVENT_TYPES = ['session.approval_requested', 'session.turn_completed', 'session.turn_failed', 'pipeline_run.completed', 'pipeline_run.failed', 'schedule_execution.failed'] as const;
+export const WEBHOOK_EVENT_TYPES = ['session.approval_requested', 'session.turn_completed', 'session.turn_failed', 'pipeline_run.completed', 'pipeline_run.failed', 'schedule_execution.failed', 'alias.canary_decided'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 /** Event types that concern one agent's sessions: `agent_keys` narrows these and only these. */
 export const SESSION_EVENT_TYPES: readonly WebhookEventType[] = ['session.approval_requested', 'session.turn_completed', 'session.turn_failed'];

@@ -6,9 +6,10 @@ import { AGENT_RUNS, AgentRuns, CONDITION_COMPILER, ConditionCompiler, SessionRe
 import { AGENTS, AgentRow, SESSIONS, SessionRow, sessionRowId, sessionView } from '@lib/agents/read-models';
 import { AliasEvent, aliasFold, aliasNotFound, AliasPolicy, aliasPolicyProblem, AliasSessionEvent, AliasSettings, AliasState, decideCreateAlias, decideDeleteAlias, decideUpdateAlias, invalidAlias, policyAgents } from '../../domain/alias';
 import { ALIASES, AliasRow, aliasView } from '../../read-models';
+import type { CanaryArm } from '../../domain/canary';
 
-const aliasStream = (key: string) => streamId('agent_alias', key);
-const aliasSessionStream = (aliasKey: string, sessionKey: string) => streamId('alias_session', aliasKey, sessionKey);
+export const aliasStream = (key: string) => streamId('agent_alias', key);
+export const aliasSessionStream = (aliasKey: string, sessionKey: string) => streamId('alias_session', aliasKey, sessionKey);
 
 export interface AliasInput {
   readonly key?: string;
@@ -28,6 +29,8 @@ export interface Configurer {
 export interface Routing {
   readonly agentKey: string;
   readonly rule: number;
+  /** The canary arm the session joins, when a canary runs and the session is the candidate's or the control's. */
+  readonly canary?: { readonly id: string; readonly arm: CanaryArm };
 }
 
 /**
@@ -86,7 +89,8 @@ export class Aliases {
     }
   }
 
-  private assertCurrentTargets(caller: Configurer, key: string, state: AliasState, action: 'agent.develop' | 'agent.administer'): void {
+  /** As `assertNewTargets`, for the agents the alias routes to now (canaries check them too). */
+  assertCurrentTargets(caller: Configurer, key: string, state: AliasState, action: 'agent.develop' | 'agent.administer'): void {
     if (state.status !== 'active') return;
     const others = policyAgents(state.settings.policy).filter((a) => !allows(caller.caps, action, a));
     if (others.length) throw new DomainError('forbidden', 'alias.forbidden', `Alias "${key}" routes to agent${others.length > 1 ? 's' : ''} ${others.join(', ')}, which you may not ${action === 'agent.develop' ? 'develop' : 'administer'}`);
@@ -195,12 +199,15 @@ export class Aliases {
     const alias = await this.reads.get<AliasRow>(ALIASES, aliasKey);
     if (!alias || !alias.settings.enabled) throw notFound('alias.not_found', `Alias "${aliasKey}" does not exist or is not enabled`, aliasKey);
     const key = req.key ?? `ses_${this.ids.uuid().replace(/-/g, '')}`;
-    const routing = this.route(alias, { key, name: req.name, description: req.description, metadata: req.metadata });
+    const byPolicy = this.route(alias, { key, name: req.name, description: req.description, metadata: req.metadata });
+    let routing = withCanary(alias, byPolicy, key);
+    // A caller who may not use the candidate gets the policy's choice, in no arm (it would bias the control's).
+    if (routing.canary?.arm === 'candidate' && !mayUse(routing.agentKey)) routing = byPolicy;
     if (!mayUse(routing.agentKey)) throw new DomainError('forbidden', 'alias.forbidden', `No session created: alias "${aliasKey}" routes this session to an agent you may not use`);
     const agent = await this.reads.get<AgentRow>(AGENTS, routing.agentKey);
     if (!agent) throw invalid('alias.target_missing', `No session created: alias "${aliasKey}" routes to agent "${routing.agentKey}", which no longer exists`, { policy: `no agent "${routing.agentKey}"` });
     const stream = aliasSessionStream(aliasKey, key);
-    const routed: AliasSessionEvent = { type: 'AliasSessionRouted', data: { aliasKey, sessionKey: key, agentKey: routing.agentKey, agentId: agent.agent_id, rule: routing.rule, routedAt: ctx.now.toISOString() } };
+    const routed: AliasSessionEvent = { type: 'AliasSessionRouted', data: { aliasKey, sessionKey: key, agentKey: routing.agentKey, agentId: agent.agent_id, rule: routing.rule, routedAt: ctx.now.toISOString(), ...(routing.canary ? { canary: routing.canary } : {}) } };
     const history = await this.events.readStream(stream);
     const last = history[history.length - 1];
     // A key stays taken while its session lives; once that session is deleted, the alias may give the key again.
@@ -242,9 +249,8 @@ export class Aliases {
 /** One of the weighted options, by a hash of the partition value: stable for a value, spread by weight across values. */
 export function pickWeighted(options: readonly { agent_key: string; weight: number }[], value: string): string {
   const total = options.reduce((n, o) => n + o.weight, 0);
-  const digest = createHash('sha256').update(value).digest();
   // 48 bits of the hash as a fraction of 1: plenty to split weights evenly.
-  const point = (digest.readUIntBE(0, 6) / 2 ** 48) * total;
+  const point = hashFraction(value) * total;
   let acc = 0;
   for (const o of options) {
     acc += o.weight;
@@ -253,3 +259,21 @@ export function pickWeighted(options: readonly { agent_key: string; weight: numb
   return options.filter((o) => o.weight > 0).at(-1)!.agent_key;
 }
 
+
+/**
+ * A running canary's share of new sessions (docs/aliases.md, "Canary"): a session goes to the candidate when the
+ * hash of the canary's id and the session key, as a fraction of 1, is below `weight` (so a retry with the same key
+ * routes the same, weight 0 never and 1 always); otherwise the policy's choice stands, in the control arm when it
+ * chose the control agent.
+ */
+export function withCanary(alias: AliasRow, routing: Routing, sessionKey: string): Routing {
+  const canary = alias.canary;
+  if (!canary) return routing;
+  if (hashFraction(`${canary.id}:${sessionKey}`) < canary.weight) return { agentKey: canary.candidate_agent_key, rule: routing.rule, canary: { id: canary.id, arm: 'candidate' } };
+  return routing.agentKey === canary.control_agent_key ? { ...routing, canary: { id: canary.id, arm: 'control' } } : routing;
+}
+
+/** SHA-256 of the value, its first 48 bits as a fraction of 1. */
+export function hashFraction(value: string): number {
+  return createHash('sha256').update(value).digest().readUIntBE(0, 6) / 2 ** 48;
+}
