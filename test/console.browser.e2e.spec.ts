@@ -341,6 +341,28 @@ suite('the web console in a browser', () => {
     expect(problems.filter((p) => !p.includes('status of 400'))).toEqual([]);
   });
 
+  it('lists the agent\'s revisions, shows a revision\'s diff from the one before, and restores an older one (issue 45)', async () => {
+    const before = (await app.call('GET', '/v2/agents/helper/revisions?limit=100')).body.revisions as { revision: number }[];
+    const current = before[0].revision;
+    await open('#/agents/helper');
+    const panel = page.getByRole('region', { name: 'Revisions' });
+    await panel.getByRole('cell', { name: `${current} (current)` }).waitFor();
+    expect(await panel.locator('tbody tr').count()).toBe(before.length);
+    // The last save removed the kelp skill: its diff from the revision before says so.
+    await panel.getByRole('button', { name: `Diff of revision ${current}`, exact: true }).click();
+    await panel.getByRole('list', { name: 'Diff operations' }).getByText('remove /skills/kelp').waitFor();
+    await shot('revisions');
+    await panel.getByRole('button', { name: `Restore revision ${current - 1}`, exact: true }).click();
+    await panel.getByRole('status').getByText(`Restored revision ${current - 1} as revision ${current + 1}.`).waitFor();
+    await panel.getByRole('cell', { name: `${current + 1} (current) ← restored ${current - 1}` }).waitFor();
+    const stored = (await app.call('GET', '/v2/agents/helper')).body;
+    expect(Object.keys(stored.skills)).toEqual(['tides', 'kelp']);
+    // The configuration form shows the restored configuration.
+    await page.getByRole('group', { name: 'Skill 2' }).getByLabel('Skill name', { exact: true }).waitFor();
+    expect(await page.getByRole('group', { name: 'Skill 2' }).getByLabel('Skill name', { exact: true }).inputValue()).toBe('kelp');
+    expect(problems.filter((p) => !p.includes('status of 400'))).toEqual([]);
+  });
+
   it('replays a session beside its original and runs an evaluation from the agent, refreshed until it completes (issue 45)', async () => {
     await app.call('POST', '/v2/agents', { key: 'echo', name: 'Echo', model: { name: 'scripted' }, tool_configurations: {}, first_step_name: 'main', steps: { main: { instructions: [{ type: 'inline', name: 'i', template: 'Answer about otters.' }] } } });
     await app.call('POST', '/v2/agents/echo/sessions', { key: 'talk' });

@@ -63,6 +63,7 @@ import { HealthController } from './ops/health.controller';
 import { ConsoleController } from './console/console.controller';
 import { AgentAccessController } from './agents/agent-access.controller';
 import { AgentsController } from './agents/agents.controller';
+import { AgentRevisionsController } from './agents/agent-revisions.controller';
 import { AgentBundlesController } from './agents/agent-bundles.controller';
 import { ToolConfigurationsController } from './agents/tool-configurations.controller';
 import { ToolServersController } from './agents/tool-servers.controller';
@@ -183,6 +184,7 @@ export const API_CONTROLLERS = [
   RerankersController,
   HallucinationCorrectorsController,
   AgentsController,
+  AgentRevisionsController,
   AgentBundlesController,
   AgentAccessController,
   ToolConfigurationsController,

@@ -13,6 +13,7 @@ export interface Agent {
   steps?: Record<string, unknown>;
   tool_configurations?: Record<string, unknown>;
   skills?: Record<string, Skill>;
+  updated_at?: string;
 }
 
 const JSON_FIELDS = ['steps', 'tool_configurations'] as const;
@@ -25,7 +26,7 @@ const prettySteps = (steps: Record<string, unknown> | undefined) => pretty(Objec
  * JSON, skills as rows and the skills each step may use as ticks. A refused PATCH shows each field error at the control its path starts with (`steps.main.instructions`
  * under Steps), with the full path in the text.
  */
-export function AgentConfig({ agent }: { agent: Agent }) {
+export function AgentConfig({ agent, onSaved }: { agent: Agent; onSaved?: () => void }) {
   const [name, setName] = useState(agent.name);
   const [description, setDescription] = useState(agent.description ?? '');
   const [model, setModel] = useState(agent.model.name);
@@ -81,6 +82,7 @@ export function AgentConfig({ agent }: { agent: Agent }) {
       const stored = await api<Agent>('PATCH', `/v2/agents/${encodeURIComponent(agent.key)}`, body);
       show(stored);
       setSaved(true);
+      onSaved?.();
     } catch (err) {
       if (err instanceof ApiError) setErrors(err.fieldErrors);
       setError(err);

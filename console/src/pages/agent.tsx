@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorBox, href, Loading, Page, useLoad, when } from '../ui';
 import { Agent, AgentConfig } from './agent-config';
+import { AgentRevisions } from './agent-revisions';
 
 interface SessionRow {
   key: string;
@@ -16,6 +17,8 @@ export function AgentPage({ agent }: { agent: string }) {
   const loaded = useLoad(() => api<Agent>('GET', path), [path]);
   const sessions = useLoad(() => api<{ sessions: SessionRow[] }>('GET', `${path}/sessions?limit=100`), [path]);
   const [error, setError] = useState<unknown>();
+  /** Bumped by each save of the form: the revisions panel reads the list again. */
+  const [saves, setSaves] = useState(0);
 
   async function newSession() {
     setError(undefined);
@@ -41,7 +44,8 @@ export function AgentPage({ agent }: { agent: string }) {
     >
       <ErrorBox error={error ?? loaded.error} />
       {loaded.loading && !loaded.data && <Loading what="the agent" />}
-      {loaded.data && <AgentConfig key={path} agent={loaded.data} />}
+      {loaded.data && <AgentConfig key={`${path}@${loaded.data.updated_at ?? ''}`} agent={loaded.data} onSaved={() => setSaves((n) => n + 1)} />}
+      <AgentRevisions path={path} saves={saves} onRestored={loaded.reload} />
       <h2>Sessions</h2>
       <ErrorBox error={sessions.error} />
       {sessions.data?.sessions.length ? (

@@ -6,6 +6,7 @@ import { AGENT_TOOLS, ArtifactBytes, ConditionSyntax, lambdaToolCheck, mcpToolCh
 import { GetAgentHandler, ListAgentsHandler } from './application/agent-queries/agent-queries';
 import { AGENT_REFERENCE_CHECKS, AgentWriter, ReferenceCheck } from './application/agent-writer';
 import { AgentRevisions } from './application/revisions/agent-revisions';
+import { RestoreAgentRevisionHandler } from './application/revisions/restore-revision';
 import { Replays } from './application/replay/replays';
 import { Evaluations } from './application/evaluations/evaluations';
 import { ReplaySessionEvaluator } from './application/evaluations/replay-session-evaluator';
@@ -108,6 +109,7 @@ export class AgentsModule {
         { provide: AGENT_SECRET_VALUES, inject: [AgentSecrets], useFactory: (secrets: AgentSecrets): AgentSecretValues => (agentKey) => secrets.resolve(agentKey) },
         AgentWriter,
         AgentRevisions,
+        RestoreAgentRevisionHandler,
         Replays,
         Evaluations,
         ReplaySessionEvaluator,

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import multer from 'multer';
-import { apiEventView, InputRequest, isApiEvent, SessionApiEvent, SessionEvent, SessionFeed, SessionInputs, Sessions, TurnSink } from '@lib/agents';
+import { agentRevisionOf, apiEventView, InputRequest, isApiEvent, SessionApiEvent, SessionEvent, SessionFeed, SessionInputs, Sessions, TurnSink } from '@lib/agents';
 import { allows, Principal } from '@lib/auth';
 import { CommandContext, DomainError, invalid, listFilter } from '@lib/platform';
 import { offsetOfPageKey, offsetPageKey, pageLimit } from '../http/paging';
@@ -195,7 +195,7 @@ export class SessionsController {
     const offset = offsetOfPageKey(pageKey);
     const n = pageLimit(limit, 10, 100);
     const { page, session, more } = await this.sessions.events(agentKey, key, { limit: n, offset, includeHidden: booleanParam('include_hidden', includeHidden), asOf });
-    return { events: page.map((e) => ({ ...apiEventView(e, key), ...(session.hidden.has(e.data.eventId) ? { hidden: true } : {}) })), metadata: more ? { page_key: offsetPageKey(offset + n) } : {} };
+    return { events: page.map((e) => ({ ...apiEventView(e, key, agentRevisionOf(session, e as SessionApiEvent)), ...(session.hidden.has(e.data.eventId) ? { hidden: true } : {}) })), metadata: more ? { page_key: offsetPageKey(offset + n) } : {} };
   }
 
   /**
@@ -230,8 +230,8 @@ export class SessionsController {
   @Get(':session_key/events/:event_id')
   @Policy('agent.view')
   async event(@Param('agent_key') agentKey: string, @Param('session_key') key: string, @Param('event_id') eventId: string) {
-    const { event, hidden } = await this.sessions.event(agentKey, key, eventId);
-    return { ...apiEventView(event, key), ...(hidden ? { hidden: true } : {}) };
+    const { event, hidden, agentRevision } = await this.sessions.event(agentKey, key, eventId);
+    return { ...apiEventView(event, key, agentRevision), ...(hidden ? { hidden: true } : {}) };
   }
 
   @Delete(':session_key/events/:event_id')

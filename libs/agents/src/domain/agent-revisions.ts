@@ -13,6 +13,8 @@ export interface AgentRevision {
   readonly createdAt: string;
   /** Who made it (the event's metadata); absent when the event carries none. */
   readonly createdBy?: Actor;
+  /** The revision it restored, when a restore made it. */
+  readonly restoredFrom?: number;
 }
 
 /** A recorded agent event as this fold reads it (the event store's record, narrowed). */
@@ -36,7 +38,10 @@ export function agentRevisions(events: readonly RecordedAgentEvent[]): AgentRevi
         revisions = [{ agentId: event.data.agentId, revision: 0, config: event.data.config, createdAt: event.data.createdAt, ...(createdBy ? { createdBy } : {}) }];
         break;
       case 'AgentUpdated':
-        if (revisions.length) revisions.push({ agentId: event.data.agentId, revision: revisions.length, config: event.data.config, createdAt: event.data.updatedAt, ...(createdBy ? { createdBy } : {}) });
+        if (revisions.length) {
+          const restoredFrom = event.data.restoredFrom;
+          revisions.push({ agentId: event.data.agentId, revision: revisions.length, config: event.data.config, createdAt: event.data.updatedAt, ...(createdBy ? { createdBy } : {}), ...(restoredFrom !== undefined ? { restoredFrom } : {}) });
+        }
         break;
       case 'AgentDeleted':
         revisions = [];

@@ -6,7 +6,8 @@ import { AgentConfig, normaliseStep, StepConfig, validateAgentConfig } from './a
 export type AgentEvent =
   | { type: 'AgentCreated'; data: { agentId: string; agentKey: string; config: AgentConfig; createdAt: string } }
   /** The whole configuration after the change (PATCH merged, or PUT's replacement): a reader needs no earlier event. */
-  | { type: 'AgentUpdated'; data: { agentId: string; agentKey: string; config: AgentConfig; replaced: boolean; updatedAt: string } }
+  /** `restoredFrom`: the revision a restore copied (`POST …/revisions/{n}/restore`; issue 45). */
+  | { type: 'AgentUpdated'; data: { agentId: string; agentKey: string; config: AgentConfig; replaced: boolean; updatedAt: string; restoredFrom?: number } }
   | { type: 'AgentDeleted'; data: { agentId: string; agentKey: string; deletedAt: string } };
 
 export const AGENT_EVENT_TYPES = ['AgentCreated', 'AgentUpdated', 'AgentDeleted'] as const;

@@ -221,8 +221,17 @@ const API_TYPES = new Set<string>([
 
 export const isApiEvent = (e: SessionEvent): e is SessionApiEvent => API_TYPES.has(e.type);
 
-/** An API event as the reference's AgentEvent shows it. Secrets in tool inputs were masked before they were stored. */
-export function apiEventView(e: SessionApiEvent, sessionKey: string): Record<string, unknown> {
+/**
+ * An API event as the reference's AgentEvent shows it, with `agent_revision` (ours, issue 45) on an event that belongs
+ * to a turn: the agent revision that turn ran (`agentRevisionOf` in session-revisions.ts). Secrets in tool inputs were masked
+ * before they were stored.
+ */
+export function apiEventView(e: SessionApiEvent, sessionKey: string, agentRevision?: number): Record<string, unknown> {
+  const view = referenceEventView(e, sessionKey);
+  return agentRevision === undefined ? view : { ...view, agent_revision: agentRevision };
+}
+
+function referenceEventView(e: SessionApiEvent, sessionKey: string): Record<string, unknown> {
   const base = { id: e.data.eventId, session_key: sessionKey, created_at: e.data.createdAt };
   switch (e.type) {
     case 'SessionInputReceived':

@@ -1,5 +1,7 @@
 import { assertNever, invalid, notFound } from '@lib/platform/kernel';
 import type { CompactionConfig } from './agent-config';
+import { EMPTY_GROWING_MAP, GrowingMap, withEntries } from './growing-map';
+import { withTurnRevision } from './session-revisions';
 import { ForkOrigin, isApiEvent, ReplayOrigin, PendingClientCall, Sealed, SessionApiEvent, SessionArtifactRecord, SessionCreator, SessionEvent, SessionFields, ToolApproval, TurnUsage } from './session-events';
 
 /** A turn in progress: who runs it (a lease holder) and since when. */
@@ -8,6 +10,8 @@ export interface RunningTurn {
   readonly holder: string;
   readonly step: string;
   readonly startedAt: string;
+  /** The agent revision the turn runs (`SessionTurnStarted.agentRevision`). */
+  readonly agentRevision: number;
 }
 
 export type SessionState =
@@ -50,6 +54,15 @@ export type SessionState =
       readonly usage: TurnUsage;
       /** Set once an interrupt was asked for the running turn. */
       readonly interruptRequested: boolean;
+      /** The agent revision of each turn, by turn id (what `SessionTurnStarted` recorded). */
+      readonly turnRevisions: GrowingMap;
+      /**
+       * The agent revision of the turn each API event without a `turnId` belongs to (inputs, steers, client tool
+       * outputs), by event id; an event with one belongs to that turn (`agentRevisionOf`).
+       */
+      readonly eventRevisions: GrowingMap;
+      /** Inputs and client tool outputs stored while no turn ran: they belong to the next turn, which reads them. */
+      readonly unclaimed: readonly string[];
     };
 
 export type ActiveSession = Extract<SessionState, { status: 'active' }>;
@@ -95,10 +108,13 @@ export const sessionFold = {
         artifacts: base?.artifacts ?? [],
         usage: EMPTY_USAGE,
         interruptRequested: false,
+        turnRevisions: base?.turnRevisions ?? EMPTY_GROWING_MAP,
+        eventRevisions: base?.eventRevisions ?? EMPTY_GROWING_MAP,
+        unclaimed: [],
       };
     }
     if (state.status === 'absent') return state;
-    const withEvent = (s: ActiveSession): ActiveSession => (isApiEvent(event) ? { ...s, events: [...s.events, event] } : s);
+    const withEvent = (s: ActiveSession): ActiveSession => (isApiEvent(event) ? withTurnRevision({ ...s, events: [...s.events, event] }, event) : s);
     switch (event.type) {
       case 'SessionUpdated':
         return {
@@ -113,8 +129,20 @@ export const sessionFold = {
         const ids = event.data.externalId ? new Map(state.externalIds).set(event.data.externalId, event.data.eventId) : state.externalIds;
         return withEvent({ ...state, externalIds: ids, updatedAt: event.data.createdAt });
       }
-      case 'SessionTurnStarted':
-        return { ...state, turn: { turnId: event.data.turnId, holder: event.data.holder, step: event.data.step, startedAt: event.data.createdAt }, turns: state.turns + 1, pending: [], approvals: [], interruptRequested: false };
+      case 'SessionTurnStarted': {
+        const revision = event.data.agentRevision;
+        return {
+          ...state,
+          turn: { turnId: event.data.turnId, holder: event.data.holder, step: event.data.step, startedAt: event.data.createdAt, agentRevision: revision },
+          turns: state.turns + 1,
+          pending: [],
+          approvals: [],
+          interruptRequested: false,
+          turnRevisions: withEntries(state.turnRevisions, [[event.data.turnId, revision]]),
+          eventRevisions: withEntries(state.eventRevisions, state.unclaimed.map((id) => [id, revision] as const)),
+          unclaimed: [],
+        };
+      }
       case 'SessionToolReturned':
         return withEvent({ ...state, pending: state.pending.filter((p) => p.tool_call_id !== event.data.toolCallId) });
       case 'SessionStepTransitioned':
@@ -174,6 +202,12 @@ export const sessionFold = {
     }
   },
 };
+
+/** One event folded into an active session (one that a deletion would end keeps its state). */
+export function foldActive(s: ActiveSession, e: SessionEvent): ActiveSession {
+  const next = sessionFold.evolve(s, e);
+  return next.status === 'active' ? next : s;
+}
 
 /** The reference's session status: no input yet, a turn running, or waiting for the next input. */
 export const sessionStatus = (s: ActiveSession): 'unstarted' | 'running' | 'stopped' => (s.turn ? 'running' : s.turns === 0 ? 'unstarted' : 'stopped');

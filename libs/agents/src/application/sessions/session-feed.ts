@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { RecordedEvent, Subscription } from '@lib/platform';
 import { apiEventView, isApiEvent, SessionApiEvent, SessionEvent } from '../../domain/session-events';
+import { nextTurnRevision, TurnRevisionReader } from '../../domain/session-revisions';
 import { FeedPosition, LiveItem, LiveTurn, LiveTurns } from '../turn/live-turns';
 import { SessionStore } from './session-store';
 
@@ -38,14 +39,33 @@ export class SessionFeed {
     let sub: Subscription | undefined;
     let following: LiveTurn | undefined;
     const { store, live } = this;
-    const view = (e: RecordedEvent) => apiEventView(e as unknown as SessionApiEvent, sessionKey);
+    const turns = new TurnRevisionReader();
+    // An API event's view with the agent revision of its turn; one stored before its turn's start (an input) looks at
+    // what follows it (`later`: the events after it).
+    const view = async (e: RecordedEvent, later: () => Promise<readonly SessionEvent[]> | readonly SessionEvent[]) => {
+      const known = turns.read(e as unknown as SessionEvent);
+      const revision = known === 'next' ? nextTurnRevision(await later()) : known;
+      return apiEventView(e as unknown as SessionApiEvent, sessionKey, revision);
+    };
 
     async function* items(): AsyncGenerator<FeedItem> {
       const raw = await store.readRaw(streamId);
       const head = raw.length ? raw[raw.length - 1].revision : -1;
       let at: FeedPosition = options.after ?? { revision: -1, n: 0 };
       let running = runningTurnAt(raw, at.revision);
-      if (!options.after) for (const e of await store.inherited(streamId)) if (isApiEvent(e as unknown as SessionEvent)) yield { kind: 'event', view: view(e) };
+      const inherited = (await store.inherited(streamId)).map((e) => e as unknown as SessionEvent);
+      for (const [i, e] of inherited.entries()) {
+        const shown = await view(e as unknown as RecordedEvent, () => inherited.slice(i + 1));
+        if (!options.after && isApiEvent(e)) yield { kind: 'event', view: shown };
+      }
+      // The turn revisions of the session's own events up to `revision` not read yet: what the client already has (its
+      // `Last-Event-ID`), or what a followed turn of this process streamed (its events carry their revisions).
+      let readUpTo = -1;
+      const readThrough = (events: readonly RecordedEvent[], revision: number) => {
+        for (const e of events) if (e.revision > readUpTo && e.revision <= revision) turns.read(e as unknown as SessionEvent);
+        readUpTo = Math.max(readUpTo, revision);
+      };
+      readThrough(raw, at.revision);
       const done = () => closed || (options.untilTurnEnd === true && running === undefined && at.revision >= head);
       while (!done()) {
         const turn = live.of(streamId);
@@ -59,7 +79,9 @@ export class SessionFeed {
           following = undefined;
           if (closed) return;
           // The turn ended (its end may be behind `at`, which follows what the turn knew): where the log stands now.
-          running = runningTurnAt(await store.readRaw(streamId), at.revision);
+          const now = await store.readRaw(streamId);
+          running = runningTurnAt(now, at.revision);
+          readThrough(now, at.revision);
           continue;
         }
         // From the log until the end (or a turn of this process starts: its stream is followed from then on).
@@ -70,7 +92,9 @@ export class SessionFeed {
             const event = e as unknown as SessionEvent;
             if (event.type === 'SessionTurnStarted') running = event.data.turnId;
             if (event.type === 'SessionTurnEnded') running = undefined;
-            if (isApiEvent(event)) yield { kind: 'event', id: String(e.revision), view: view(e) };
+            const shown = await view(e, async () => (await store.after(streamId, e.revision)).events);
+            readUpTo = e.revision;
+            if (isApiEvent(event)) yield { kind: 'event', id: String(e.revision), view: shown };
             if (done() || (running !== undefined && live.of(streamId)?.turnId === running)) break;
           }
         } finally {

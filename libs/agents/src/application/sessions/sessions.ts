@@ -6,6 +6,7 @@ import { AgentConfig, CompactionConfig, effectiveCompaction } from '../../domain
 import { apiEventView, ForkOrigin, ReplayOrigin, SessionApiEvent, SessionArtifactRecord, SessionCreator, SessionEvent, SessionFields } from '../../domain/session-events';
 import { ArtifactStore } from './artifact-store';
 import { SessionEnrichment } from './enrichment';
+import { agentRevisionOf } from '../../domain/session-revisions';
 import { ActiveSession, decideCreateSession, decideDeleteSession, decideEventChange, decideUpdateSession, requireSession, sessionStatus } from '../../domain/session';
 import { SESSIONS, SessionRow, sessionRowId, sessionView } from '../../read-models';
 import { AgentWriter } from '../agent-writer';
@@ -203,7 +204,7 @@ export class Sessions {
     const { session } = await this.active(agentKey, key);
     const e = session.events.find((x) => x.data.eventId === eventId);
     if (!e) throw notFound('session.event_not_found', `Event "${eventId}" is not in session "${key}"`, eventId);
-    return { event: e, hidden: session.hidden.has(eventId) };
+    return { event: e, hidden: session.hidden.has(eventId), agentRevision: agentRevisionOf(session, e) };
   }
 
   /** Stores uploaded files as artifacts of the session and records one `artifact_upload` event. */

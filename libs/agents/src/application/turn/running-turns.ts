@@ -4,7 +4,8 @@ import { Clock, CLOCK, CommandContext, conflict, ID_GENERATOR, IdGenerator, Proc
 import { ToolAttachments, ToolConfigurations } from '@lib/tools';
 import type { SessionApiEvent, SessionEvent } from '../../domain/session-events';
 import { apiEventView } from '../../domain/session-events';
-import { ActiveSession, sessionFold } from '../../domain/session';
+import { ActiveSession, foldActive } from '../../domain/session';
+import { agentRevisionOf } from '../../domain/session-revisions';
 import type { ApprovedCall, Stamp } from '../../domain/session-input';
 import { decideCloseCrashedTurn, decideStartTurn } from '../../domain/session-turn';
 import { ActiveAgent, Sessions } from '../sessions/sessions';
@@ -125,7 +126,7 @@ export class RunningTurns implements OnApplicationShutdown {
       const state = started.reduce((s, e) => foldActive(s, e), before);
       const startEvents = [...first, ...started];
       const emitStart = () => {
-        for (const [i, e] of first.entries()) if ('eventId' in e.data) out.event(apiEventView(e as SessionApiEvent, session.key), String(revision + 1 + i));
+        for (const [i, e] of first.entries()) if ('eventId' in e.data) out.event(apiEventView(e as SessionApiEvent, session.key, agentRevisionOf(state, e as SessionApiEvent)), String(revision + 1 + i));
         out.reached?.(revision + startEvents.length);
       };
       // A turn whose caller sees nothing before its end (not streamed, no compaction, no approved calls to run first)
@@ -233,7 +234,3 @@ export class RunningTurns implements OnApplicationShutdown {
   }
 }
 
-function foldActive(s: ActiveSession, e: SessionEvent): ActiveSession {
-  const next = sessionFold.evolve(s, e);
-  return next.status === 'active' ? next : s;
-}

@@ -3,7 +3,8 @@ import { Clock, CLOCK, CommandContext, ConcurrencyError, DomainError, ID_GENERAT
 import { applyOverrides, clientOutputProblems, USER_TOOLS, UserToolRow } from '@lib/tools';
 import type { SessionApiEvent } from '../../domain/session-events';
 import { apiEventView } from '../../domain/session-events';
-import type { ActiveSession } from '../../domain/session';
+import { type ActiveSession, foldActive } from '../../domain/session';
+import { agentRevisionOf } from '../../domain/session-revisions';
 import { decideApprovalExpiry, decideCompactionRequest, decideInputMessage, decideInterrupt, decideToolApproval, decideToolOutputs, heldInput, pendingCall, ResumeDecision, Stamp } from '../../domain/session-input';
 import { ActiveAgent, Sessions } from '../sessions/sessions';
 import { ApprovalArguments, pendingApprovalViews } from './approval-arguments';
@@ -89,7 +90,7 @@ export class SessionInputs {
     const ref = { agentKey, sessionKey };
     const duplicate = req.type === 'input_message' ? heldInput(session, ref, req.external_id) : undefined;
     if (duplicate) {
-      if (duplicate.held) sink.event(apiEventView(duplicate.held, sessionKey));
+      if (duplicate.held) sink.event(apiEventView(duplicate.held, sessionKey, agentRevisionOf(session, duplicate.held as SessionApiEvent)));
       return {};
     }
     if (session.turn && !(await this.turns.turnAlive(session.turn.holder, streamId))) {
@@ -101,7 +102,7 @@ export class SessionInputs {
       case 'interrupt': {
         const events = decideInterrupt(session, { ...ref, ...this.stamp() });
         await this.sessions.store.append(streamId, revision, events, ctx);
-        for (const e of events) sink.event(apiEventView(e as SessionApiEvent, sessionKey));
+        for (const e of events) sink.event(apiEventView(e as SessionApiEvent, sessionKey, session.turn?.agentRevision));
         this.turns.abort(streamId);
         return {};
       }
@@ -125,7 +126,7 @@ export class SessionInputs {
     const decided = decideInputMessage(session, { ...ref, ...this.stamp(), messages: req.messages, behavior: req.behavior, entryStep: req.entry_step, externalId: req.external_id, steps: agent.config.steps, firstStep, skills: agent.config.skills });
     if (decided.kind === 'steer') {
       await this.sessions.store.append(streamId, revision, decided.events, ctx);
-      for (const e of decided.events) sink.event(apiEventView(e as SessionApiEvent, sessionKey));
+      for (const e of decided.events) sink.event(apiEventView(e as SessionApiEvent, sessionKey, session.turn?.agentRevision));
       return {};
     }
     if (decided.kind === 'follow_up') {
@@ -143,7 +144,8 @@ export class SessionInputs {
     const sessionUser = turn.session.approvals[0]?.sessionUser;
     if (decided.resume) return this.runTurn({ ...turn, first: decided.events, step: decided.step, approved: decided.run, ...(sessionUser ? { sessionUser } : {}) });
     await this.sessions.store.append(turn.streamId, turn.revision, decided.events, turn.ctx);
-    for (const e of decided.events) if ('eventId' in e.data) turn.sink.event(apiEventView(e as SessionApiEvent, turn.session.key));
+    const after = decided.events.reduce((s, e) => foldActive(s, e), turn.session);
+    for (const e of decided.events) if ('eventId' in e.data) turn.sink.event(apiEventView(e as SessionApiEvent, turn.session.key, agentRevisionOf(after, e as SessionApiEvent)));
     return {};
   }
 
@@ -237,7 +239,7 @@ export class SessionInputs {
     const { session } = await this.sessions.active(agentKey, sessionKey);
     const at = since === 'start' ? -1 : session.events.findIndex((e) => e.data.eventId === since);
     if (since !== 'start' && at < 0) throw invalid('session.unknown_event', `since "${since}" is not an event of this session`, { since: 'not an event of the session' });
-    return session.events.slice(at + 1).filter((e) => !session.hidden.has(e.data.eventId)).map((e) => apiEventView(e, sessionKey));
+    return session.events.slice(at + 1).filter((e) => !session.hidden.has(e.data.eventId)).map((e) => apiEventView(e, sessionKey, agentRevisionOf(session, e as SessionApiEvent)));
   }
 
   /** An API event's id (drawn only when a decision makes one) and the time, for the session's deciders. */

@@ -2,6 +2,7 @@ import { Clock, ConcurrencyError } from '@lib/platform';
 import type { UsageCarrier } from '@lib/llms';
 import { apiEventView, SessionApiEvent, SessionEvent } from '../../domain/session-events';
 import { ActiveSession, sessionFold, SessionState } from '../../domain/session';
+import { agentRevisionOf } from '../../domain/session-revisions';
 import { SessionStore } from '../sessions/session-store';
 import type { TurnSetup } from './turn-setup';
 
@@ -98,7 +99,7 @@ export class TurnState implements UsageCarrier {
       if (e.type === 'SessionInterrupted') this.interrupted = true;
       this.fold(e);
       // Inputs and interrupts other requests stored while the turn ran reach its stream too.
-      if ('eventId' in e.data && (e.type === 'SessionInputReceived' || e.type === 'SessionSkillLoaded' || e.type === 'SessionInterrupted')) this.setup.sink.event(apiEventView(e as SessionApiEvent, this.state.key), String(this.revision + 1 + i));
+      if ('eventId' in e.data && (e.type === 'SessionInputReceived' || e.type === 'SessionSkillLoaded' || e.type === 'SessionInterrupted')) this.setup.sink.event(apiEventView(e as SessionApiEvent, this.state.key, agentRevisionOf(this.state, e as SessionApiEvent)), String(this.revision + 1 + i));
     }
     this.revision = revision;
     this.setup.sink.reached?.(revision);
@@ -173,7 +174,7 @@ export class TurnState implements UsageCarrier {
     for (const [i, e] of events.entries()) {
       if (e.type === 'SessionInterrupted') this.interrupted = true;
       this.fold(e);
-      if (options.emit && 'eventId' in e.data) this.setup.sink.event(apiEventView(e as SessionApiEvent, this.state.key), String(first + i));
+      if (options.emit && 'eventId' in e.data) this.setup.sink.event(apiEventView(e as SessionApiEvent, this.state.key, agentRevisionOf(this.state, e as SessionApiEvent)), String(first + i));
     }
     this.setup.sink.reached?.(this.revision);
   }
