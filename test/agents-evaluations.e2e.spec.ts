@@ -99,7 +99,9 @@ describe('agent evaluations', () => {
     expect(first.status).toBe('scored');
     const replay = await app.call('GET', `/v2/agents/desk/sessions/${first.replay_session_key}`);
     expect(replay.body.replay_of).toMatchObject({ session_key: first.session_key, mode: 'live_model' });
-    const listed = await app.call('GET', base);
+    // The list reads the read model, which follows the stream a moment later.
+    let listed = await app.call('GET', base);
+    for (const until = Date.now() + 5000; listed.body.evaluations[0]?.status !== 'completed' && Date.now() < until; await new Promise((r) => setTimeout(r, 50))) listed = await app.call('GET', base);
     expect(listed.body.evaluations[0]).toMatchObject({ id: created.body.id, status: 'completed', progress: { total: 20, scored: 20, failed: 0 } });
   }, 120_000);
 
