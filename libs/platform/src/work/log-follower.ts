@@ -29,7 +29,7 @@ export interface LogFollowerOptions {
     /** Whether something happened that is worth a checkpoint; false: none is written (a restart starts from `start()`). */
     readonly happened: () => boolean;
   };
-  /** Failures, reported to the owner, who words and logs them. */
+  /** Failures, reported to the owner, who words and logs them (`loggedFollowerFailures` words them the usual way). */
   readonly failed: {
     /** The work for `event` threw; it is tried again in `retryMs`. */
     work(event: RecordedEvent, error: Error, retryMs: number): void;
@@ -45,6 +45,24 @@ export interface LogFollowerStart {
   readonly events: Pick<EventStore, 'readStream' | 'subscribeToAll' | 'append' | 'headPosition'>;
   /** Stamps the checkpoint's `at`. */
   readonly clock: Clock;
+}
+
+/** Where a follower's failures are logged (a Nest `Logger` fits). */
+export interface LogFollowerLogger {
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+/**
+ * The followers' usual failure lines, `<what> of event <id> failed, retrying in <n> ms: …`, `<what> checkpoint failed
+ * (<afterCheckpointFailure>): …` (warnings) and `<what> stopped: …` (an error), on the owner's logger.
+ */
+export function loggedFollowerFailures(log: LogFollowerLogger, what: string, afterCheckpointFailure: string): LogFollowerOptions['failed'] {
+  return {
+    work: (e, error, retryMs) => log.warn(`${what} of event ${e.id} failed, retrying in ${retryMs} ms: ${error.message}`),
+    checkpoint: (error) => log.warn(`${what} checkpoint failed (${afterCheckpointFailure}): ${error.message}`),
+    stopped: (error) => log.error(`${what} stopped: ${error.message}`),
+  };
 }
 
 const FIRST_RETRY_MS = 500;

@@ -1,7 +1,7 @@
 import { fixedClock } from '../kernel/clock';
 import type { AppendOptions, AppendResult, ReadStreamOptions, SubscribeToAllOptions, Subscription } from '../event-store/event-store.port';
 import type { NewEvent, RecordedEvent } from '../event-store/events';
-import { LogFollower, LogFollowerOptions } from './log-follower';
+import { LogFollower, LogFollowerOptions, loggedFollowerFailures } from './log-follower';
 
 /** A log held in memory: appends get the next position and reach the open subscriptions, as a live catch-up one does. */
 class FakeStore {
@@ -254,5 +254,21 @@ describe('LogFollower', () => {
     await f.start({ events: broken as never, clock: fixedClock(at) });
     await tick();
     expect(failures).toEqual(['stopped: connection lost']);
+  });
+
+  it('loggedFollowerFailures words the failures on the owner logger: retries and checkpoints as warnings, a stop as an error', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    const lines: string[] = [];
+    const f = make({ start: async () => 0, failed: loggedFollowerFailures({ warn: (m) => lines.push(`warn ${m}`), error: (m) => lines.push(`error ${m}`) }, 'test following', 'a restart reads again') });
+    await start(f);
+    store.failing.set('out-a', 1);
+    store.failing.set('follower-log', 1);
+    const a = await store.add('Wanted', { key: 'a' });
+    await tick();
+    await jest.advanceTimersByTimeAsync(500);
+    await tick();
+    expect(lines).toEqual([`warn test following of event ${a.id} failed, retrying in 500 ms: store unreachable (out-a)`, 'warn test following checkpoint failed (a restart reads again): store unreachable (follower-log)']);
+    loggedFollowerFailures({ warn: () => undefined, error: (m) => lines.push(`error ${m}`) }, 'test following', '').stopped(new Error('connection lost'));
+    expect(lines.at(-1)).toBe('error test following stopped: connection lost');
   });
 });

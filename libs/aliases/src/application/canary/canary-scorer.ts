@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { CLOCK, Clock, CommandContext, EVENT_STORE, EventStore, LogFollower, READ_STORE, ReadStore, RecordedEvent, StreamWriter, streamId } from '@lib/platform';
+import { CLOCK, Clock, CommandContext, EVENT_STORE, EventStore, LogFollower, loggedFollowerFailures, READ_STORE, ReadStore, RecordedEvent, StreamWriter, streamId } from '@lib/platform';
 import { TURN_SCORING, TurnScoring } from '@lib/agents/runs';
 import { AliasEvent, aliasFold, AliasSessionEvent, AliasState } from '../../domain/alias';
 import { decideCanaryScore, needsScore } from '../../domain/canary-decisions';
@@ -27,11 +27,7 @@ export class CanaryScorer implements OnApplicationBootstrap, OnApplicationShutdo
     start: () => this.startPosition(),
     work: (e) => this.score(e),
     checkpoint: { stream: CHECKPOINT_STREAM, type: 'AliasCanaryScoringAdvanced' satisfies CanaryScoringEvent['type'], actor: { type: 'system', id: 'canary' }, everyMs: CHECKPOINT_EVERY_MS, happened: () => this.scoredSince },
-    failed: {
-      work: (e, error, wait) => this.log.warn(`canary scoring of event ${e.id} failed, retrying in ${wait} ms: ${error.message}`),
-      checkpoint: (error) => this.log.warn(`canary scoring checkpoint failed (a restart reads a little more again): ${error.message}`),
-      stopped: (error) => this.log.error(`canary scoring stopped: ${error.message}`),
-    },
+    failed: loggedFollowerFailures(this.log, 'canary scoring', 'a restart reads a little more again'),
   });
 
   constructor(

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { CLOCK, Clock, CommandContext, EVENT_STORE, EventStore, LogFollower, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, RecordedEvent, StreamWriter, streamId } from '@lib/platform';
+import { CLOCK, Clock, CommandContext, EVENT_STORE, EventStore, LogFollower, loggedFollowerFailures, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, RecordedEvent, StreamWriter, streamId } from '@lib/platform';
 import { decideSchedule, deliveryFold, deliveryIdOf, DeliveryState, messageIdOf, WebhookDeliveryEvent } from '../../domain/delivery';
 import { hears, needsOrigin, SOURCE_EVENT_TYPES, WebhookDispatchEvent, webhookMessage, webhookTypeOf } from '../../domain/source-events';
 import { WEBHOOK_STREAM_EVENT_TYPES } from '../../domain/webhook';
@@ -38,11 +38,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     start: () => this.startPosition(),
     work: (e) => this.dispatch(e),
     checkpoint: { stream: CHECKPOINT_STREAM, type: 'WebhookDispatchAdvanced' satisfies WebhookDispatchEvent['type'], actor: { type: 'system', id: 'webhooks' }, everyMs: CHECKPOINT_EVERY_MS, happened: () => this.anyWebhook },
-    failed: {
-      work: (e, error, wait) => this.log.warn(`webhook dispatch of event ${e.id} failed, retrying in ${wait} ms: ${error.message}`),
-      checkpoint: (error) => this.log.warn(`webhook dispatch checkpoint failed (a restart replays a little more): ${error.message}`),
-      stopped: (error) => this.log.error(`webhook dispatch stopped: ${error.message}`),
-    },
+    failed: loggedFollowerFailures(this.log, 'webhook dispatch', 'a restart replays a little more'),
   });
 
   constructor(
