@@ -33,4 +33,5 @@ export * from './work/liveness';
 export * from './work/timer';
 export * from './work/durable-timers';
 export * from './work/woken-runner';
+export * from './work/log-follower';
 export * from './work/cadence';

@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { CLOCK, Clock, CommandContext, EVENT_STORE, EventStore, READ_STORE, ReadStore, RecordedEvent, StreamWriter, streamId, Subscription } from '@lib/platform';
+import { CLOCK, Clock, CommandContext, EVENT_STORE, EventStore, LogFollower, loggedFollowerFailures, READ_STORE, ReadStore, RecordedEvent, StreamWriter, streamId } from '@lib/platform';
 import { TURN_SCORING, TurnScoring } from '@lib/agents/runs';
 import { AliasEvent, aliasFold, AliasSessionEvent, AliasState } from '../../domain/alias';
 import { decideCanaryScore, needsScore } from '../../domain/canary-decisions';
@@ -14,7 +13,7 @@ const CHECKPOINT_EVERY_MS = 2_000;
 
 /**
  * The worker wing's online scorer of canaries (docs/aliases.md, "Canary"). It follows the log from its checkpoint
- * (`SessionTurnEnded` only); an answered turn of a session that joined a running canary's arm (its
+ * (`SessionTurnEnded` only, on the platform's `LogFollower`, docs/workers.md); an answered turn of a session that joined a running canary's arm (its
  * `AliasSessionRouted` says which) is scored with the canary's scorers through the agents' scoring port, and the
  * scores, with the decision they lead to, are appended to the alias's stream. The alias's fold knows the turns
  * scored, so a turn met again after a restart is neither scored nor recorded twice.
@@ -22,13 +21,14 @@ const CHECKPOINT_EVERY_MS = 2_000;
 @Injectable()
 export class CanaryScorer implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('canary');
-  private subscription?: Subscription;
-  private following?: Promise<void>;
-  private readonly shutdown = new AbortController();
-  private checkpointed = 0;
-  private checkpointedAt = 0;
-  private reached = 0;
   private scoredSince = false;
+  private readonly follower = new LogFollower({
+    types: ['SessionTurnEnded'],
+    start: () => this.startPosition(),
+    work: (e) => this.score(e),
+    checkpoint: { stream: CHECKPOINT_STREAM, type: 'AliasCanaryScoringAdvanced' satisfies CanaryScoringEvent['type'], actor: { type: 'system', id: 'canary' }, everyMs: CHECKPOINT_EVERY_MS, happened: () => this.scoredSince },
+    failed: loggedFollowerFailures(this.log, 'canary scoring', 'a restart reads a little more again'),
+  });
 
   constructor(
     @Inject(EVENT_STORE) private readonly events: EventStore,
@@ -39,57 +39,21 @@ export class CanaryScorer implements OnApplicationBootstrap, OnApplicationShutdo
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    const after = await this.startPosition();
-    this.checkpointed = this.reached = after;
-    const sub = this.events.subscribeToAll({ after, filter: { types: ['SessionTurnEnded'] }, shared: true });
-    this.subscription = sub;
-    this.following = (async () => {
-      for await (const e of sub) {
-        await this.persistently(e);
-        this.reached = e.position;
-        if (Date.now() - this.checkpointedAt >= CHECKPOINT_EVERY_MS) await this.checkpoint().catch((error: unknown) => this.log.warn(`canary scoring checkpoint failed (a restart reads a little more again): ${(error as Error).message}`));
-      }
-    })().catch((e: unknown) => this.log.error(`canary scoring stopped: ${(e as Error).message}`));
+    await this.follower.start({ events: this.events, clock: this.clock });
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.shutdown.abort();
-    await this.subscription?.close();
-    await this.following;
-    await this.checkpoint().catch(() => undefined);
+    await this.follower.stop();
   }
 
-  /** After the last checkpoint; without one, from the start of the oldest running canary (none: from now). */
+  /**
+   * Without a checkpoint (the follower reads the last one first), from the start of the oldest running canary (none:
+   * from now). A checkpoint is written only once something was scored: without canaries a restart starts from the
+   * oldest running one, or now.
+   */
   private async startPosition(): Promise<number> {
-    const [last] = await this.events.readStream(CHECKPOINT_STREAM, { direction: 'backwards', fromRevision: 'end', maxCount: 1 });
-    if (last) return (last as unknown as CanaryScoringEvent).data.position;
     const running = (await this.reads.find<AliasRow>(ALIASES, { limit: 1000 })).items.flatMap((r) => (r.canary ? [r.canary.from_position] : []));
     return running.length ? Math.min(...running) : this.events.headPosition();
-  }
-
-  /** Written only once something was scored: without canaries a restart starts from the oldest running one, or now. */
-  private async checkpoint(): Promise<void> {
-    this.checkpointedAt = Date.now();
-    if (this.reached <= this.checkpointed || !this.scoredSince) return;
-    const position = this.reached;
-    const event: CanaryScoringEvent = { type: 'AliasCanaryScoringAdvanced', data: { position, at: this.clock.now().toISOString() } };
-    await this.events.append(CHECKPOINT_STREAM, [{ id: randomUUID(), ...event, metadata: { actor: { type: 'system', id: 'canary' }, correlationId: CHECKPOINT_STREAM, schemaVersion: 1 } }], { expectedRevision: 'any' });
-    this.checkpointed = position;
-  }
-
-  /** A failing store is waited out (never skipping the turn), until shutdown. */
-  private async persistently(e: RecordedEvent): Promise<void> {
-    for (let wait = 500; !this.shutdown.signal.aborted; wait = Math.min(wait * 2, 30_000)) {
-      try {
-        return await this.score(e);
-      } catch (error) {
-        this.log.warn(`canary scoring of event ${e.id} failed, retrying in ${wait} ms: ${(error as Error).message}`);
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, wait);
-          this.shutdown.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-        });
-      }
-    }
   }
 
   async score(e: RecordedEvent): Promise<void> {

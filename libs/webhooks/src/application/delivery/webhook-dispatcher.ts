@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { CLOCK, Clock, CommandContext, EVENT_STORE, EventStore, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, RecordedEvent, StreamWriter, streamId, Subscription } from '@lib/platform';
+import { CLOCK, Clock, CommandContext, EVENT_STORE, EventStore, LogFollower, loggedFollowerFailures, PROJECTION_PROGRESS, ProjectionProgress, READ_STORE, ReadStore, RecordedEvent, StreamWriter, streamId } from '@lib/platform';
 import { decideSchedule, deliveryFold, deliveryIdOf, DeliveryState, messageIdOf, WebhookDeliveryEvent } from '../../domain/delivery';
 import { hears, needsOrigin, SOURCE_EVENT_TYPES, WebhookDispatchEvent, webhookMessage, webhookTypeOf } from '../../domain/source-events';
 import { WEBHOOK_STREAM_EVENT_TYPES } from '../../domain/webhook';
@@ -16,20 +15,15 @@ const WEBHOOK_CHANGES: readonly string[] = WEBHOOK_STREAM_EVENT_TYPES;
 
 /**
  * The worker wing's half of webhooks that turns source events into deliveries (docs/webhooks.md). It follows the
- * log from its checkpoint, filtered by the source types, and for each event every enabled webhook that hears it
- * (created before it, subscribed to its type, its agent listed) gets a delivery stream `webhook_delivery-<id>`,
+ * log from its checkpoint (on the platform's `LogFollower`, docs/workers.md), filtered by the source types, and for
+ * each event every enabled webhook that hears it (created before it, subscribed to its type, its agent listed) gets
+ * a delivery stream `webhook_delivery-<id>`,
  * appended with `no_stream`: the delivery id derives from the webhook and the source event, so a replay after a
  * crash, or a second worker following the same log, schedules nothing twice. No lease is needed for that.
  */
 @Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('webhooks');
-  private subscription?: Subscription;
-  private following?: Promise<void>;
-  private readonly shutdown = new AbortController();
-  private checkpointed = 0;
-  private checkpointedAt = 0;
-  private reached = 0;
   /**
    * The webhooks as the read model held them once it had applied the log up to an event this dispatch followed, kept
    * until the dispatch meets a change of webhooks in the log (it follows those too, in order): the list is then the
@@ -38,6 +32,14 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private webhooks?: readonly WebhookRow[];
   /** Whether the last dispatch found any webhook. */
   private anyWebhook = false;
+  /** Without any webhook no checkpoint is written: a restart then starts from the first webhook's creation, or now. */
+  private readonly follower = new LogFollower({
+    types: [...SOURCE_EVENT_TYPES, ...WEBHOOK_CHANGES],
+    start: () => this.startPosition(),
+    work: (e) => this.dispatch(e),
+    checkpoint: { stream: CHECKPOINT_STREAM, type: 'WebhookDispatchAdvanced' satisfies WebhookDispatchEvent['type'], actor: { type: 'system', id: 'webhooks' }, everyMs: CHECKPOINT_EVERY_MS, happened: () => this.anyWebhook },
+    failed: loggedFollowerFailures(this.log, 'webhook dispatch', 'a restart replays a little more'),
+  });
 
   constructor(
     @Inject(EVENT_STORE) private readonly events: EventStore,
@@ -48,58 +50,17 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    const after = await this.startPosition();
-    this.checkpointed = this.reached = after;
-    // Shared: it only reads the events, so a live one comes from the store's tail of recent appends, not the file.
-    const sub = this.events.subscribeToAll({ after, filter: { types: [...SOURCE_EVENT_TYPES, ...WEBHOOK_CHANGES] }, shared: true });
-    this.subscription = sub;
-    this.following = (async () => {
-      for await (const e of sub) {
-        await this.dispatchPersistently(e);
-        this.reached = e.position;
-        if (Date.now() - this.checkpointedAt >= CHECKPOINT_EVERY_MS) await this.checkpoint().catch((error: unknown) => this.log.warn(`webhook dispatch checkpoint failed (a restart replays a little more): ${(error as Error).message}`));
-      }
-    })().catch((e: unknown) => this.log.error(`webhook dispatch stopped: ${(e as Error).message}`));
+    await this.follower.start({ events: this.events, clock: this.clock });
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.shutdown.abort();
-    await this.subscription?.close();
-    await this.following;
-    await this.checkpoint().catch(() => undefined);
+    await this.follower.stop();
   }
 
-  /** After the last checkpoint; without one, from the oldest webhook's creation (none: from now). */
+  /** Without a checkpoint (the follower reads the last one first), from the oldest webhook's creation (none: from now). */
   private async startPosition(): Promise<number> {
-    const [last] = await this.events.readStream(CHECKPOINT_STREAM, { direction: 'backwards', fromRevision: 'end', maxCount: 1 });
-    if (last) return (last as unknown as WebhookDispatchEvent).data.position;
     const oldest = await this.reads.find<WebhookRow>(WEBHOOKS, { limit: 1, sort: { field: 'from_position', direction: 'asc' } });
     return oldest.items.length ? oldest.items[0].from_position : this.events.headPosition();
-  }
-
-  /** Without any webhook nothing is written: a restart then starts from the first webhook's creation, or now. */
-  private async checkpoint(): Promise<void> {
-    this.checkpointedAt = Date.now();
-    if (this.reached <= this.checkpointed || !this.anyWebhook) return;
-    const position = this.reached;
-    const event: WebhookDispatchEvent = { type: 'WebhookDispatchAdvanced', data: { position, at: this.clock.now().toISOString() } };
-    await this.events.append(CHECKPOINT_STREAM, [{ id: randomUUID(), ...event, metadata: { actor: { type: 'system', id: 'webhooks' }, correlationId: CHECKPOINT_STREAM, schemaVersion: 1 } }], { expectedRevision: 'any' });
-    this.checkpointed = position;
-  }
-
-  /** A failing store is waited out (never skipping the event), until shutdown. */
-  private async dispatchPersistently(e: RecordedEvent): Promise<void> {
-    for (let wait = 500; !this.shutdown.signal.aborted; wait = Math.min(wait * 2, 30_000)) {
-      try {
-        return await this.dispatch(e);
-      } catch (error) {
-        this.log.warn(`webhook dispatch of event ${e.id} failed, retrying in ${wait} ms: ${(error as Error).message}`);
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, wait);
-          this.shutdown.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-        });
-      }
-    }
   }
 
   async dispatch(e: RecordedEvent): Promise<void> {
