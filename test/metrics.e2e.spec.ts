@@ -146,6 +146,9 @@ describe('metrics API', () => {
       [`${window}&labels[corpus_keys]=docs`, 'labels[corpus_keys]'],
       [`${window}&labels[agent_keys]=`, 'labels[agent_keys]'],
       [`${window}&${Array.from({ length: 11 }, (_, i) => `labels[agent_keys]=k${i}`).join('&')}`, 'labels[agent_keys]'],
+      // Nested or unclosed names filter nothing: refused, not ignored.
+      [`${window}&labels[agent_keys][x][y]=a`, 'labels[agent_keys][x][y]'],
+      [`${window}&labels[agent_keys=a`, 'labels[agent_keys'],
     ];
     for (const [query, field] of bad) {
       const res = await app.call('GET', `/v2/metrics/agent.turn.count?${query}`);

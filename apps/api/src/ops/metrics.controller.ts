@@ -17,10 +17,15 @@ function labelsOf(q: Params): Record<string, string[]> {
   for (const [key, raw] of Object.entries(q)) {
     const m = /^labels\[([^\]]*)\]$/.exec(key);
     if (m) labels[m[1]] = [...(labels[m[1]] ?? []), ...strings(raw)];
+    // A nested or unclosed name (`labels[a][b]`, `labels[a`) names no label: refused, never ignored.
+    else if (key.startsWith('labels[')) throw invalid('request.invalid', `${key} is not a label filter: give labels[<name>]=<value>`, { [key]: 'must be labels[<name>]=<value>' });
   }
   if (q.labels !== undefined) {
     if (typeof q.labels !== 'object' || q.labels === null || Array.isArray(q.labels)) throw invalid('request.invalid', 'labels must be given as labels[<name>]=<value>', { labels: 'must be given as labels[<name>]=<value>' });
-    for (const [name, raw] of Object.entries(q.labels as Record<string, unknown>)) labels[name] = [...(labels[name] ?? []), ...strings(raw)];
+    for (const [name, raw] of Object.entries(q.labels as Record<string, unknown>)) {
+      if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) throw invalid('request.invalid', `labels[${name}] must be a value, not nested names`, { [`labels[${name}]`]: 'must be labels[<name>]=<value>' });
+      labels[name] = [...(labels[name] ?? []), ...strings(raw)];
+    }
   }
   return labels;
 }
