@@ -70,10 +70,18 @@ export class Replays {
       { replayOf, ...(forkedFrom ? { forkedFrom } : {}), ...(s.compaction ? { compaction: s.compaction } : {}) },
     );
     const baselines = new Map<number, BaselinePrompt>();
-    for (const turn of turns) {
-      const stopped = await this.replayTurn(agent, key, turn, replayOf, config.steps, ctx, baselines);
-      if (stopped) break;
-    }
+    const run = async () => {
+      for (const turn of turns) {
+        const stopped = await this.replayTurn(agent, key, turn, replayOf, config.steps, ctx, baselines);
+        if (stopped) break;
+      }
+    };
+    // A recorded replay's turns are held in memory and committed in one append at its end (one commit instead of
+    // one per turn, and no re-read of its own stream per input): nobody else writes the new session meanwhile, and
+    // nothing waits on the log for its events (no model call, no usage record, no webhook). Live modes store as
+    // they go (their turns take the model's time; a reader may follow them). docs/replay.md, "Cost".
+    if (options.mode === 'recorded') await this.sessions.store.holding(agent.agentId, key, run);
+    else await run();
     const view = await this.sessions.get(agentKey, key);
     return { session_key: key, replay_of: view.replay_of as Record<string, unknown>, diff: await this.diff(agentKey, key) };
   }

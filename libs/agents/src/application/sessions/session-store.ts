@@ -1,5 +1,6 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandContext, ConcurrencyError, EVENT_STORE, EventStore, RecordedEvent, streamId, Subscription, toNewEvents } from '@lib/platform';
+import { CommandContext, ConcurrencyError, EVENT_STORE, EventStore, NewEvent, ReadStreamOptions, RecordedEvent, streamId, Subscription, toNewEvents } from '@lib/platform';
 import type { SessionEvent } from '../../domain/session-events';
 import { ActiveSession, sessionFold, SessionState } from '../../domain/session';
 
@@ -27,6 +28,23 @@ const CACHED_SESSIONS = 1000;
 const CACHED_EVENTS = 50_000;
 
 /**
+ * A stream's appends held in memory for one async context (`SessionStore.holding`): a recorded replay's own session,
+ * whose turns are committed in one append at the replay's end (docs/replay.md, "Cost").
+ */
+interface Hold {
+  readonly streamId: string;
+  /** The stream's last committed revision and position when the hold began (held appends go after them). */
+  readonly base: { readonly revision: number; readonly position: number };
+  /** The events as they will be stored, and as the hold's reads see them (their position: the base's). */
+  readonly events: NewEvent[];
+  readonly recorded: RecordedEvent[];
+  /** The held context's own last load (the process-wide cache only ever holds committed state). */
+  loaded?: LoadedSession;
+  /** Committed or given up: reads and appends go to the log again. */
+  closed: boolean;
+}
+
+/**
  * Reads and writes session streams. A fork's state is its parent's events up to the fork point, folded, then
  * its own: nothing of the parent is copied (docs/agents.md).
  */
@@ -42,6 +60,55 @@ export class SessionStore {
 
   constructor(@Inject(EVENT_STORE) private readonly store: EventStore) {}
 
+  /** The hold of the current async context (see `holding`). */
+  private readonly holds = new AsyncLocalStorage<Hold>();
+
+  /**
+   * Runs `work` with the session's appends held in memory, then commits them all in one append at the revision the
+   * stream had when it began (also when `work` throws: what it stored so far, as without the hold). Inside `work`
+   * (and only there: its async context) the session's reads (`load`, `after`, `readRaw`, `inherited`, `write`) see
+   * the held events; elsewhere the log shows them once committed. For a stream nobody else writes meanwhile (a
+   * recorded replay's new session): a concurrent append makes the commit fail (ConcurrencyError), nothing of the
+   * held events stored. A crash before the commit leaves the stream as it was when the hold began.
+   */
+  async holding<T>(agentId: string, sessionKey: string, work: () => Promise<T>): Promise<T> {
+    if (this.holds.getStore()) throw new Error('SessionStore.holding does not nest');
+    const committed = await this.load(agentId, sessionKey);
+    const hold: Hold = { streamId: committed.streamId, base: { revision: committed.revision, position: committed.position }, events: [], recorded: [], closed: false };
+    let result: T;
+    try {
+      result = await this.holds.run(hold, work);
+    } catch (e) {
+      await this.commit(hold).catch(() => undefined);
+      throw e;
+    }
+    await this.commit(hold);
+    return result;
+  }
+
+  private async commit(hold: Hold): Promise<void> {
+    if (hold.closed) return;
+    hold.closed = true;
+    if (!hold.events.length) return;
+    await this.store.append(hold.streamId, hold.events, { expectedRevision: hold.base.revision < 0 ? 'no_stream' : hold.base.revision });
+  }
+
+  private held(stream: string): Hold | undefined {
+    const hold = this.holds.getStore();
+    return hold && !hold.closed && hold.streamId === stream ? hold : undefined;
+  }
+
+  /** A stream's events as this context sees them: the log's, then the held ones (when it holds the stream). */
+  private async read(stream: string, options?: ReadStreamOptions & { fromRevision?: number }): Promise<RecordedEvent[]> {
+    const hold = this.held(stream);
+    if (!hold) return this.store.readStream(stream, options);
+    const from = options?.fromRevision ?? 0;
+    // Nothing after the base is in the log yet: a read that starts past it needs no read of the log.
+    const committed = from <= hold.base.revision ? await this.store.readStream(stream, options) : [];
+    const all = [...committed, ...hold.recorded.filter((e) => e.revision >= from)];
+    return options?.maxCount === undefined ? all : all.slice(0, options.maxCount);
+  }
+
   /**
    * The session folded from its stream (and a fork's inherited history); with `asOf`, folded only up to the
    * stored event carrying that API event id — the session as it was just after it (undefined when no event has it).
@@ -50,14 +117,15 @@ export class SessionStore {
   async load(agentId: string, sessionKey: string, asOf: string): Promise<LoadedSession | undefined>;
   async load(agentId: string, sessionKey: string, asOf?: string): Promise<LoadedSession | undefined> {
     const id = sessionStream(agentId, sessionKey);
-    const cached = asOf === undefined ? this.cache.get(id) : undefined;
+    const hold = this.held(id);
+    const cached = asOf === undefined ? (hold ? (hold.loaded ?? this.cache.get(id)) : this.cache.get(id)) : undefined;
     if (cached) {
-      const added = await this.store.readStream(id, { fromRevision: cached.revision + 1 });
+      const added = await this.read(id, { fromRevision: cached.revision + 1 });
       const last = added[added.length - 1];
       const loaded = last ? { streamId: id, state: added.reduce<SessionState>((s, e) => sessionFold.evolve(s, e as unknown as SessionEvent), cached.state), revision: last.revision, position: last.position } : cached;
-      return this.remember(loaded);
+      return hold ? (hold.loaded = loaded) : this.remember(loaded);
     }
-    const own = await this.store.readStream(id);
+    const own = await this.read(id);
     let events = [...(await this.ancestry(own, 0)), ...own];
     if (asOf !== undefined) {
       let at = events.findIndex((e) => (e.data as { eventId?: unknown }).eventId === asOf && !/^SessionEvent(Hidden|Unhidden|Deleted)$/.test(e.type));
@@ -71,7 +139,8 @@ export class SessionStore {
     const state = events.reduce<SessionState>((s, e) => sessionFold.evolve(s, e as unknown as SessionEvent), sessionFold.initialState);
     const last = own[own.length - 1];
     const loaded = { streamId: id, state, revision: last ? last.revision : -1, position: last ? last.position : 0 };
-    return asOf === undefined && last ? this.remember(loaded) : loaded;
+    if (hold && asOf === undefined) return (hold.loaded = loaded);
+    return asOf === undefined && last && !hold ? this.remember(loaded) : loaded;
   }
 
   private remember(loaded: LoadedSession): LoadedSession {
@@ -120,9 +189,20 @@ export class SessionStore {
   }
 
   /** Appends at `revision` exactly (a ConcurrencyError when the stream moved). */
-  append(stream: string, revision: number, events: readonly SessionEvent[], ctx: CommandContext) {
+  append(stream: string, revision: number, events: readonly SessionEvent[], ctx: CommandContext): Promise<{ nextExpectedRevision: number; position: number }> {
     const scoped = { ...ctx, commandId: `${ctx.commandId}@${revision}` };
-    return this.store.append(stream, toNewEvents(events, scoped, stream, 1), { expectedRevision: revision < 0 ? 'no_stream' : revision });
+    const news = toNewEvents(events, scoped, stream, 1);
+    const hold = this.held(stream);
+    if (!hold) return this.store.append(stream, news, { expectedRevision: revision < 0 ? 'no_stream' : revision });
+    // Held (a recorded replay's session): checked as the log would, kept until the hold commits.
+    const at = hold.base.revision + hold.events.length;
+    if (revision !== at) return Promise.reject(new ConcurrencyError(stream, revision < 0 ? 'no_stream' : revision, at < 0 ? 'no_stream' : at));
+    const recordedAt = new Date().toISOString();
+    for (const e of news) {
+      hold.events.push(e);
+      hold.recorded.push({ ...e, streamId: stream, revision: hold.base.revision + hold.events.length, position: hold.base.position, recordedAt });
+    }
+    return Promise.resolve({ nextExpectedRevision: at + news.length, position: hold.base.position });
   }
 
   /** The stream's events from after `afterRevision` (all when absent), then live. */
@@ -132,16 +212,16 @@ export class SessionStore {
 
   /** The events a fork reads from its parents, in order (empty for a session that is not a fork). */
   async inherited(stream: string): Promise<RecordedEvent[]> {
-    return this.ancestry(await this.store.readStream(stream, { maxCount: 1 }), 0);
+    return this.ancestry(await this.read(stream, { maxCount: 1 }), 0);
   }
 
   readRaw(stream: string): Promise<RecordedEvent[]> {
-    return this.store.readStream(stream);
+    return this.read(stream);
   }
 
   /** Events of the stream after `revision`, as the domain's union (for a running turn to catch up). */
   async after(stream: string, revision: number): Promise<{ events: SessionEvent[]; revision: number }> {
-    const recorded = await this.store.readStream(stream, { fromRevision: revision + 1 });
+    const recorded = await this.read(stream, { fromRevision: revision + 1 });
     return { events: recorded.map((e) => e as unknown as SessionEvent), revision: recorded.length ? recorded[recorded.length - 1].revision : revision };
   }
 }
