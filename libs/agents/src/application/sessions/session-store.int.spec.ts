@@ -38,4 +38,68 @@ describe('SessionStore', () => {
     expect(contents((await store.load('agt_1', 's', 'aev_1'))!.state)).toEqual(['aev_1']);
     expect(contents((await store.load('agt_1', 's')).state)).toEqual(['aev_1', 'aev_2']);
   });
+
+  describe('holding (a recorded replay: its appends committed in one at the end)', () => {
+    const setup = async () => {
+      const log = new SqliteEventStore(new SqliteDatabase({ path: ':memory:' }));
+      const store = new SessionStore(log);
+      const stream = sessionStream('agt_1', 's');
+      await store.append(stream, -1, [created], ctx(0));
+      const appends = jest.spyOn(log, 'append');
+      return { log, store, stream, appends };
+    };
+
+    it('stores what the work appended in one append, with the same events as appending them one by one', async () => {
+      const { log, store, stream, appends } = await setup();
+      const seen = await store.holding('agt_1', 's', async () => {
+        const a = await store.append(stream, 0, [input(1)], ctx(1));
+        expect(a.nextExpectedRevision).toBe(1);
+        // Inside the hold its reads see the held events; the log does not have them yet.
+        const w = await store.write('agt_1', 's', () => [input(2)], ctx(2));
+        expect(w.revision).toBe(2);
+        expect((await store.after(stream, 0)).events.map((e) => e.type)).toEqual(['SessionInputReceived', 'SessionInputReceived']);
+        expect(await log.readStream(stream)).toHaveLength(1);
+        // A stale revision is refused as the log would refuse it.
+        await expect(store.append(stream, 1, [input(3)], ctx(3))).rejects.toThrow(/changed concurrently/);
+        return contents((await store.load('agt_1', 's')).state);
+      });
+      expect(seen).toEqual(['aev_1', 'aev_2']);
+      expect(appends).toHaveBeenCalledTimes(1);
+      // The same stored events (ids, data, metadata) as without the hold.
+      const plain = new SessionStore(new SqliteEventStore(new SqliteDatabase({ path: ':memory:' })));
+      const strip = (events: { id: string; type: string; data: unknown; metadata: unknown; revision: number }[]) => events.map(({ id, type, data, metadata, revision }) => ({ id, type, data, metadata, revision }));
+      await plain.append(stream, -1, [created], ctx(0));
+      await plain.append(stream, 0, [input(1)], ctx(1));
+      await plain.write('agt_1', 's', () => [input(2)], ctx(2));
+      expect(strip(await log.readStream(stream))).toEqual(strip(await plain.readRaw(stream)));
+      expect(contents((await store.load('agt_1', 's')).state)).toEqual(['aev_1', 'aev_2']);
+    });
+
+    it('outside the work the held events are not seen; a work that throws still commits what it held', async () => {
+      const { store, stream } = await setup();
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const running = store.holding('agt_1', 's', async () => {
+        await store.append(stream, 0, [input(1)], ctx(1));
+        await gate;
+        throw new Error('boom');
+      });
+      await new Promise((r) => setImmediate(r));
+      expect(contents((await store.load('agt_1', 's')).state)).toEqual([]);
+      release();
+      await expect(running).rejects.toThrow('boom');
+      expect(contents((await store.load('agt_1', 's')).state)).toEqual(['aev_1']);
+    });
+
+    it('a concurrent append to the held stream makes the commit fail, storing none of the held events', async () => {
+      const { store, stream, log } = await setup();
+      await expect(
+        store.holding('agt_1', 's', async () => {
+          await store.append(stream, 0, [input(1)], ctx(1));
+          await new SessionStore(log).append(stream, 0, [input(9)], ctx(9));
+        }),
+      ).rejects.toThrow(/changed concurrently/);
+      expect(contents((await new SessionStore(log).load('agt_1', 's')).state)).toEqual(['aev_9']);
+    });
+  });
 });
