@@ -75,8 +75,8 @@ describe('SessionStore', () => {
       expect(contents((await store.load('agt_1', 's')).state)).toEqual(['aev_1', 'aev_2']);
     });
 
-    it('outside the work the held events are not seen; a work that throws still commits what it held', async () => {
-      const { store, stream } = await setup();
+    it('another process sees none of the held events until the commit; a work that throws still commits what it held', async () => {
+      const { store, stream, log } = await setup();
       let release!: () => void;
       const gate = new Promise<void>((r) => (release = r));
       const running = store.holding('agt_1', 's', async () => {
@@ -85,9 +85,11 @@ describe('SessionStore', () => {
         throw new Error('boom');
       });
       await new Promise((r) => setImmediate(r));
-      expect(contents((await store.load('agt_1', 's')).state)).toEqual([]);
+      expect(contents((await new SessionStore(log).load('agt_1', 's')).state)).toEqual([]);
+      expect(contents((await store.load('agt_1', 's')).state)).toEqual(['aev_1']);
       release();
       await expect(running).rejects.toThrow('boom');
+      expect(contents((await new SessionStore(log).load('agt_1', 's')).state)).toEqual(['aev_1']);
       expect(contents((await store.load('agt_1', 's')).state)).toEqual(['aev_1']);
     });
 
@@ -100,6 +102,8 @@ describe('SessionStore', () => {
         }),
       ).rejects.toThrow(/changed concurrently/);
       expect(contents((await new SessionStore(log).load('agt_1', 's')).state)).toEqual(['aev_9']);
+      // The hold is over: this store reads the log again, not what it held.
+      expect(contents((await store.load('agt_1', 's')).state)).toEqual(['aev_9']);
     });
   });
 });

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandContext, ConcurrencyError, EVENT_STORE, EventStore, NewEvent, ReadStreamOptions, RecordedEvent, streamId, Subscription, toNewEvents } from '@lib/platform';
 import type { SessionEvent } from '../../domain/session-events';
@@ -28,7 +27,7 @@ const CACHED_SESSIONS = 1000;
 const CACHED_EVENTS = 50_000;
 
 /**
- * A stream's appends held in memory for one async context (`SessionStore.holding`): a recorded replay's own session,
+ * A stream's appends held in memory (`SessionStore.holding`): a recorded replay's own session,
  * whose turns are committed in one append at the replay's end (docs/replay.md, "Cost").
  */
 interface Hold {
@@ -38,7 +37,7 @@ interface Hold {
   /** The events as they will be stored, and as the hold's reads see them (their position: the base's). */
   readonly events: NewEvent[];
   readonly recorded: RecordedEvent[];
-  /** The held context's own last load (the process-wide cache only ever holds committed state). */
+  /** The last load during the hold (the process-wide cache only ever holds committed state). */
   loaded?: LoadedSession;
   /** Committed or given up: reads and appends go to the log again. */
   closed: boolean;
@@ -60,24 +59,27 @@ export class SessionStore {
 
   constructor(@Inject(EVENT_STORE) private readonly store: EventStore) {}
 
-  /** The hold of the current async context (see `holding`). */
-  private readonly holds = new AsyncLocalStorage<Hold>();
+  /** Streams whose appends are held in memory (see `holding`). */
+  private readonly holds = new Map<string, Hold>();
 
   /**
    * Runs `work` with the session's appends held in memory, then commits them all in one append at the revision the
-   * stream had when it began (also when `work` throws: what it stored so far, as without the hold). Inside `work`
-   * (and only there: its async context) the session's reads (`load`, `after`, `readRaw`, `inherited`, `write`) see
-   * the held events; elsewhere the log shows them once committed. For a stream nobody else writes meanwhile (a
-   * recorded replay's new session): a concurrent append makes the commit fail (ConcurrencyError), nothing of the
-   * held events stored. A crash before the commit leaves the stream as it was when the hold began.
+   * stream had when it began (also when `work` throws: what it stored so far, as without the hold). Meanwhile this
+   * process's reads of the session (`load`, `after`, `readRaw`, `inherited`, `write`) see the held events and its
+   * appends join them; other processes see them once committed. For a stream nobody else writes meanwhile (a
+   * recorded replay's new session): another process's append makes the commit fail (ConcurrencyError), none of the
+   * held events stored. A crash before the commit leaves the stream as it was when the hold began. Rejected: an
+   * AsyncLocalStorage scoping the hold to the replay's calls (it turns on promise hooks for the whole process: a plain
+   * turn measured 7.3 → 10 ms).
    */
   async holding<T>(agentId: string, sessionKey: string, work: () => Promise<T>): Promise<T> {
-    if (this.holds.getStore()) throw new Error('SessionStore.holding does not nest');
     const committed = await this.load(agentId, sessionKey);
+    if (this.holds.has(committed.streamId)) throw new Error(`SessionStore.holding: ${committed.streamId} is already held`);
     const hold: Hold = { streamId: committed.streamId, base: { revision: committed.revision, position: committed.position }, events: [], recorded: [], closed: false };
+    this.holds.set(hold.streamId, hold);
     let result: T;
     try {
-      result = await this.holds.run(hold, work);
+      result = await work();
     } catch (e) {
       await this.commit(hold).catch(() => undefined);
       throw e;
@@ -86,19 +88,25 @@ export class SessionStore {
     return result;
   }
 
+  /**
+   * The held events in one append; the hold ends whatever the outcome (the process-wide cache kept the state from
+   * before it: the next load reads what the log has since).
+   */
   private async commit(hold: Hold): Promise<void> {
     if (hold.closed) return;
-    hold.closed = true;
-    if (!hold.events.length) return;
-    await this.store.append(hold.streamId, hold.events, { expectedRevision: hold.base.revision < 0 ? 'no_stream' : hold.base.revision });
+    try {
+      if (hold.events.length) await this.store.append(hold.streamId, hold.events, { expectedRevision: hold.base.revision < 0 ? 'no_stream' : hold.base.revision });
+    } finally {
+      hold.closed = true;
+      this.holds.delete(hold.streamId);
+    }
   }
 
   private held(stream: string): Hold | undefined {
-    const hold = this.holds.getStore();
-    return hold && !hold.closed && hold.streamId === stream ? hold : undefined;
+    return this.holds.get(stream);
   }
 
-  /** A stream's events as this context sees them: the log's, then the held ones (when it holds the stream). */
+  /** A stream's events as this process sees them: the log's, then the held ones (while the stream is held). */
   private async read(stream: string, options?: ReadStreamOptions & { fromRevision?: number }): Promise<RecordedEvent[]> {
     const hold = this.held(stream);
     if (!hold) return this.store.readStream(stream, options);
