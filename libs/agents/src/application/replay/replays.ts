@@ -7,6 +7,7 @@ import { ReplayDiff, replayDiff } from '../../domain/replay-diff';
 import type { ForkOrigin, ReplayOrigin, SessionEvent } from '../../domain/session-events';
 import { AgentRevisions } from '../revisions/agent-revisions';
 import type { InputRequest } from '../runs/agent-runs.port';
+import { sessionStream } from '../sessions/session-store';
 import { Sessions } from '../sessions/sessions';
 import { toolCallHasSideEffects } from '../tools/tool-catalogue';
 import { PromptBuilder } from '../turn/prompt-builder';
@@ -70,11 +71,14 @@ export class Replays {
       { replayOf, ...(forkedFrom ? { forkedFrom } : {}), ...(s.compaction ? { compaction: s.compaction } : {}) },
     );
     const baselines = new Map<number, BaselinePrompt>();
+    let diff: ReplayDiff | undefined;
     const run = async () => {
       for (const turn of turns) {
         const stopped = await this.replayTurn(agent, key, turn, replayOf, config.steps, ctx, baselines);
         if (stopped) break;
       }
+      // The diff of the original as replayed and the replay's events (held ones included: the diff reads no position).
+      diff = replayDiff(own, await this.sessions.store.readRaw(sessionStream(agent.agentId, key)));
     };
     // A recorded replay's turns are held in memory and committed in one append at its end (one commit instead of
     // one per turn, and no re-read of its own stream per input): nobody else writes the new session meanwhile, and
@@ -83,7 +87,7 @@ export class Replays {
     if (options.mode === 'recorded') await this.sessions.store.holding(agent.agentId, key, run);
     else await run();
     const view = await this.sessions.get(agentKey, key);
-    return { session_key: key, replay_of: view.replay_of as Record<string, unknown>, diff: await this.diff(agentKey, key) };
+    return { session_key: key, replay_of: view.replay_of as Record<string, unknown>, diff: diff ?? (await this.diff(agentKey, key)) };
   }
 
   /** The diff of a replay session against its original, recomputed from both streams. 404 when the session is no replay. */
