@@ -1,4 +1,5 @@
 import { canonicalEvents, Sessions } from '@lib/agents';
+import { EVENT_STORE, EventStore } from '@lib/platform';
 import { ScriptedOpenAIServer } from '@lib/testing';
 import { asKey, createUser } from './support/auth-fixtures';
 import { registerScripted } from './support/llm-fixtures';
@@ -95,6 +96,22 @@ describe('replays', () => {
     expect(again.status).toBe(200);
     expect(again.body.diff).toEqual(res.body.diff);
     expect((await app.call('GET', '/v2/agents/shop/sessions/s1/replay')).status).toBe(404);
+  });
+
+  it('a recorded replay stores its turns in one append after its creation (docs/replay.md, Cost)', async () => {
+    const log = app.started.app.get<EventStore>(EVENT_STORE, { strict: false });
+    const appends = jest.spyOn(log, 'append');
+    try {
+      const res = await replay('s1');
+      expect(res.status).toBe(201);
+      const key = res.body.session_key as string;
+      const mine = appends.mock.calls.filter(([stream]) => stream.endsWith(`.${key}`));
+      // The session's creation, then the three turns (12+ events) in one commit.
+      expect(mine.map(([, events]) => events.length)).toEqual([1, (await ownEvents('shop', key)).length - 1]);
+      expect(res.body.diff.totals.same_events).toBe(3);
+    } finally {
+      appends.mockRestore();
+    }
   });
 
   it('from_event_id forks the original just before that input, until_event_id stops after the turn holding it', async () => {
