@@ -153,6 +153,12 @@ describe('replays', () => {
     expect(refused.status).toBe(403);
     expect(refused.body.messages).toBeDefined();
     expect(await sessionCount()).toBe(before);
+    // An agent user, who may not list another session's events, may not read them through a replay either.
+    const user = asKey(await createUser(app, 'shopper', { agent_roles: [{ agent_key: 'shop', role: 'agent_user' }] }));
+    const asUser = await replay('s1', {}, user);
+    expect(asUser.status).toBe(403);
+    expect(JSON.stringify(asUser.body)).not.toContain('tool_calls');
+    expect(await sessionCount()).toBe(before);
   });
 
   it('a pinned session runs its revision after a PATCH; an unknown revision is a 400', async () => {
