@@ -109,6 +109,8 @@ describe('agent export and import', () => {
     await bad({ bundle: { ...bundle, agent: { key: 'helper', config: { ...bundle.agent.config, model: { name: 'nope' } } } } }, 'bundle.agent.config.model.name');
     await bad({ bundle: { ...bundle, tools: [] } }, 'bundle.agent.config.tool_configurations.double.tool_id');
     await bad({ bundle, key: 'bad key!' }, 'key');
+    // 1,001 instructions: refused before any is checked (a longer list held the process for a second).
+    await bad({ bundle: { ...bundle, instructions: Array.from({ length: 1001 }, () => bundle.instructions[0]) } }, 'bundle.instructions');
     await bad({ bundle: { ...bundle, agent: { key: 'helper', config: { ...bundle.agent.config, steps: { ...bundle.agent.config.steps, main: 'x' } } } } }, 'bundle.agent.config.steps.main');
     await bad({ bundle: { ...bundle, secrets: { agent: 'jira' } } }, 'bundle.secrets.agent');
     await bad({ bundle: { ...bundle, tools: [...bundle.tools, { id: 'tol_form', type: 'client', name: 'form', description: 'A form', input_schema: { type: 'nonsense' } }] } }, 'bundle.tools[2].input_schema');

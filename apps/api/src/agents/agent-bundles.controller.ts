@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Param, Post, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { Type } from 'class-transformer';
-import { IsArray, IsBoolean, IsDefined, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsDefined, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateNested } from 'class-validator';
 import { AGENT_BUNDLE_FORMAT, AGENT_BUNDLE_VERSION, AgentExporter, AgentImporter, bundleProblems } from '@lib/agents';
 import { Principal } from '@lib/auth';
 import { CommandContext, invalid } from '@lib/platform';
@@ -20,16 +20,22 @@ class BundledAgentDto {
 }
 
 /** An agent bundle, version 1 (docs/agent-bundles.md); each object of the arrays is checked as its create route does. */
+/**
+ * The most objects of one kind a bundle holds (an agent names far fewer): a longer list is refused before any of its
+ * items is checked, so one request cannot hold the process checking 100,000 of them.
+ */
+const MAX_BUNDLED = 1000;
+
 class AgentBundleDto {
   @IsIn([AGENT_BUNDLE_FORMAT]) format!: string;
   @IsIn([AGENT_BUNDLE_VERSION]) version!: number;
   @IsOptional() @IsString() exported_at?: string;
   @IsDefined() @ValidateNested() @Type(() => BundledAgentDto) agent!: BundledAgentDto;
-  @IsOptional() @IsArray() instructions?: Record<string, unknown>[];
-  @IsOptional() @IsArray() tool_configurations?: Record<string, unknown>[];
-  @IsOptional() @IsArray() tools?: Record<string, unknown>[];
-  @IsOptional() @IsArray() tool_servers?: Record<string, unknown>[];
-  @IsOptional() @IsArray() glossaries?: Record<string, unknown>[];
+  @IsOptional() @IsArray() @ArrayMaxSize(MAX_BUNDLED) instructions?: Record<string, unknown>[];
+  @IsOptional() @IsArray() @ArrayMaxSize(MAX_BUNDLED) tool_configurations?: Record<string, unknown>[];
+  @IsOptional() @IsArray() @ArrayMaxSize(MAX_BUNDLED) tools?: Record<string, unknown>[];
+  @IsOptional() @IsArray() @ArrayMaxSize(MAX_BUNDLED) tool_servers?: Record<string, unknown>[];
+  @IsOptional() @IsArray() @ArrayMaxSize(MAX_BUNDLED) glossaries?: Record<string, unknown>[];
   @IsOptional() @IsObject() secrets?: Record<string, unknown>;
 }
 
