@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandContext, DomainError, EVENT_STORE, EventStore, ID_GENERATOR, IdGenerator, invalid, parseFilter, READ_STORE, ReadStore, StreamWriter, streamId } from '@lib/platform';
+import { CommandContext, DomainError, ID_GENERATOR, IdGenerator, invalid, parseFilter, READ_STORE, ReadStore, StreamWriter, streamId } from '@lib/platform';
 import { agentNotFound } from '../../domain/agent';
 import {
   ActiveEvaluation,
@@ -43,7 +43,6 @@ export class Evaluations {
     private readonly agents: AgentWriter,
     private readonly revisions: AgentRevisions,
     private readonly evaluator: SessionEvaluator,
-    @Inject(EVENT_STORE) private readonly events: EventStore,
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
   ) {}
@@ -138,18 +137,13 @@ export class Evaluations {
     await this.streams.write<EvaluationState, EvaluationEvent>(evaluationStream(agent.agentId, id), evaluationFold, (s) => decideCancelEvaluation(s, id, ctx.now), ctx, ['agent_evaluations']);
     return this.get(agentKey, id);
   }
-
-  /** The runner's reads (the event store is the truth; the read model only finds them). */
-  get store(): EventStore {
-    return this.events;
-  }
 }
 
 /** An evaluation as the API shows it: progress, per-session scores of both sides, aggregates. */
 export function evaluationView(s: ActiveEvaluation): Record<string, unknown> {
   const r = s.request;
   const label = (i: number) => r.scorers[i].type;
-  const perScorer = (turns: readonly (readonly (number | null)[])[]) => r.scorers.map((sc, i) => ({ type: label(i), score: sessionScore(turns, i) }));
+  const perScorer = (turns: readonly (readonly (number | null)[])[]) => r.scorers.map((_, i) => ({ type: label(i), score: sessionScore(turns, i) }));
   return {
     id: r.evaluationId,
     agent_key: r.agentKey,
