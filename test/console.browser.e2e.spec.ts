@@ -93,6 +93,8 @@ suite('the web console in a browser', () => {
     expect(res!.status()).toBe(200);
     expect(res!.headers()['content-security-policy']).toContain("script-src 'self'");
     expect(res!.headers()['content-type']).toContain('text/html');
+    // The page names its own icon (inline), so a browser does not ask for /favicon.ico, which answered 404 on every page.
+    expect(await page.locator('link[rel="icon"][href^="data:image/svg+xml,"]').count()).toBe(1);
     await shot('sign-in');
     // Where the key is, whatever DATA_DIR is, without showing anonymous visitors the server's own path.
     expect(await page.locator('main').textContent()).toContain('<DATA_DIR>/admin-api-key');
@@ -185,8 +187,13 @@ suite('the web console in a browser', () => {
     await shot('agent');
 
     await page.getByRole('button', { name: 'Chat in a new session' }).click();
-    await page.getByLabel('Message', { exact: true }).fill('How do otters sleep?');
-    await page.getByRole('button', { name: 'Send' }).click();
+    // Shift+Enter is a new line, Enter sends; what is sent is trimmed.
+    const message = page.getByLabel('Message', { exact: true });
+    await message.fill('  How do otters');
+    await message.press('Shift+Enter');
+    expect(await message.inputValue()).toBe('  How do otters\n');
+    await message.fill('How do otters sleep?\n');
+    await message.press('Enter');
     const chat = page.getByRole('list', { name: 'Conversation' });
     await chat.locator('.ev-tool_input').getByText('search', { exact: true }).waitFor();
     // The reply is on screen while it is still arriving (the element exists only until the stored answer replaces it).
@@ -195,6 +202,9 @@ suite('the web console in a browser', () => {
     await page.getByRole('button', { name: 'Send' }).waitFor();
     expect(await chat.locator('[data-event-id="streaming"]').count()).toBe(0);
     expect(await chat.locator('.ev-tool_output').count()).toBe(1);
+    const sessionKey = decodeURIComponent(/sessions\/([^/]+)$/.exec(new URL(page.url()).hash)![1]);
+    const stored = (await app.call('GET', `/v2/agents/helper/sessions/${encodeURIComponent(sessionKey)}/events`)).body.events;
+    expect(stored.find((e: { type: string }) => e.type === 'input_message').messages[0].content).toBe('How do otters sleep?');
     await shot('chat');
   });
 

@@ -83,8 +83,9 @@ export function ChatPage({ agent, session }: { agent: string; session: string })
 
   async function send(e: Event) {
     e.preventDefault();
-    if (!text.trim()) return;
-    const input = text;
+    // Sent as typed, less the blank lines and spaces around it (a trailing newline reached the tools' queries).
+    const input = text.trim();
+    if (!input || busy) return;
     setText('');
     await stream({ type: 'input_message', messages: [{ type: 'text', content: input }] });
   }
@@ -109,7 +110,7 @@ export function ChatPage({ agent, session }: { agent: string; session: string })
       <PendingApprovals approvals={approvals} decide={decide} />
       <ErrorBox error={error} />
       <form class="row chat-input" onSubmit={send}>
-        <Field label="Message">{(id) => <textarea id={id} rows={2} class="wide" value={text} onInput={(e) => setText(e.currentTarget.value)} onKeyDown={(e) => e.key === 'Enter' && (e.ctrlKey || e.metaKey) && send(e)} />}</Field>
+        <Field label="Message">{(id) => <textarea id={id} rows={2} class="wide" value={text} onInput={(e) => setText(e.currentTarget.value)} onKeyDown={(e) => e.key === 'Enter' && !e.shiftKey && !e.isComposing && send(e)} />}</Field>
         <button type="submit" disabled={busy}>
           {busy ? 'Agent is answering…' : 'Send'}
         </button>
