@@ -102,6 +102,9 @@ suite('the web console in a browser', () => {
     await page.getByLabel('API key', { exact: true }).fill('not-a-key');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('alert').getByText('That credential is not valid').waitFor();
+    // One message: nobody was signed in, so nothing says "Signed out" (it did, beside a bare "401").
+    expect(await page.locator('main').textContent()).not.toContain('Signed out');
+    expect(await page.getByRole('alert').count()).toBe(1);
     await page.getByLabel('API key', { exact: true }).fill(app.key);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('navigation', { name: 'Sections' }).waitFor();
@@ -124,6 +127,12 @@ suite('the web console in a browser', () => {
     await shot('corpora');
     await page.getByRole('table').getByRole('link', { name: 'notes', exact: true }).click();
     await page.getByLabel('File', { exact: true }).setInputFiles({ name: 'otters.txt', mimeType: 'text/plain', buffer: Buffer.from(NOTE) });
+    // Metadata that is not an object: one message, at its field (it was also shown again below the form).
+    await page.getByLabel('Metadata (JSON)').fill('["en"]');
+    await page.getByRole('button', { name: 'Upload' }).click();
+    const upload = page.locator('form', { has: page.getByRole('heading', { name: 'Upload a file' }) });
+    await upload.locator('.field-error').getByText('must be a JSON object').waitFor();
+    expect(await upload.getByRole('alert').count()).toBe(1);
     await page.getByLabel('Metadata (JSON)').fill('{"lang": "en"}');
     await page.getByRole('button', { name: 'Upload' }).click();
     // The first document loads the built-in encoder (seconds on a busy machine).
@@ -137,6 +146,16 @@ suite('the web console in a browser', () => {
     await page.getByLabel('Metadata filter', { exact: true }).fill("doc.lang = 'en'");
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.getByRole('link', { name: 'otters.txt' }).waitFor();
+    // The Bytes column holds the document's size (the list did not return it), and a filter the service refuses
+    // is shown at its field while the last list stays on screen.
+    expect(Number(await page.getByRole('row', { name: /otters\.txt/ }).locator('td.num').textContent())).toBeGreaterThan(0);
+    await page.getByLabel('Metadata filter', { exact: true }).fill('doc.lang =');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.locator('.field-error').getByText('the list below is the last one that loaded', { exact: false }).waitFor();
+    expect(await page.getByRole('link', { name: 'otters.txt' }).count()).toBe(1);
+    await page.getByLabel('Metadata filter', { exact: true }).fill("doc.lang = 'en'");
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.locator('.field-error').waitFor({ state: 'detached' });
     await shot('corpus');
     await page.getByRole('link', { name: 'otters.txt' }).click();
     await page.getByText('They hold hands while they rest.').waitFor();
@@ -159,6 +178,10 @@ suite('the web console in a browser', () => {
     expect(curl).toContain('"corpus_key": "notes"');
     expect(curl).toContain('$API_KEY');
     expect(curl).not.toContain(app.key);
+    // The highlight marks read as tags, not as escaped control characters; a result is numbered once, by its [n].
+    expect(curl).toContain('"start_tag": "<mark>"');
+    expect(curl).not.toContain('\\u0002');
+    expect(await page.evaluate('getComputedStyle(document.querySelector("ol.results")).listStyleType')).toBe('none');
     await shot('query');
   });
 

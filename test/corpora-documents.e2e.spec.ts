@@ -39,7 +39,11 @@ describe('corpora and documents, complete (embedded default, over HTTP)', () => 
 
   it('lists documents by a metadata filter, with paging, and refuses bad filters with the position', async () => {
     const list = async (filter: string, extra = '') => app.call('GET', `/v2/corpora/cd/documents?metadata_filter=${encodeURIComponent(filter)}${extra}`);
-    expect(ids((await list('doc.year >= 2021')).body)).toEqual(['a2', 'a3', 'a4']);
+    const listed = (await list('doc.year >= 2021')).body;
+    expect(ids(listed)).toEqual(['a2', 'a3', 'a4']);
+    // Listed as the reference's Document: with its storage usage.
+    expect(listed.documents[0].storage_usage).toEqual({ bytes_used: expect.any(Number), metadata_bytes_used: expect.any(Number) });
+    expect(listed.documents[0].storage_usage.bytes_used).toBeGreaterThan(0);
     expect(ids((await list("doc.year < 2024 AND (doc.reviewed = true OR doc.topic LIKE 'marine%')")).body)).toEqual(['a1', 'a2', 'a3']);
     expect(ids((await list("doc.topic IN ('Astronomy 101', 'biology_lab') AND NOT doc.reviewed = false")).body)).toEqual(['a3']);
     expect(ids((await list('doc."created at" IS NOT NULL')).body)).toEqual(['a1']);

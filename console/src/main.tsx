@@ -1,5 +1,5 @@
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { clearCredential, Credential, loadCredential } from './api';
 import { AgentPage } from './pages/agent';
 import { AgentsPage } from './pages/agents';
@@ -56,9 +56,13 @@ function App() {
   const [credential, setCredential] = useState<Credential | undefined>(loadCredential);
   const [path, setPath] = useState(route);
   const [notice, setNotice] = useState<string>();
+  const signedIn = useRef(credential !== undefined);
+  signedIn.current = credential !== undefined;
   useEffect(() => {
     const onHash = () => setPath(route());
     const onUnauthorized = (e: Event) => {
+      // Only a session that was signed in is signed out: a wrong key at sign-in is the sign-in form's one message.
+      if (!signedIn.current) return;
       clearCredential();
       setCredential(undefined);
       setNotice(`Signed out: ${(e as CustomEvent<string>).detail}`);

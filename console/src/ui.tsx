@@ -9,8 +9,11 @@ export interface Loaded<T> {
   reload(): void;
 }
 
-/** Runs `load` when `deps` change and on reload(); a late answer for old deps is dropped. */
-export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
+/**
+ * Runs `load` when `deps` change and on reload(); a late answer for old deps is dropped. With `keepOnError`, a
+ * refused load keeps the last data beside its error (a mistyped filter should not empty the page).
+ */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[], keepOnError = false): Loaded<T> {
   const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
   const [tick, setTick] = useState(0);
   useEffect(() => {
@@ -18,7 +21,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
     setState((s) => ({ ...s, loading: true }));
     load().then(
       (data) => live && setState({ data, loading: false }),
-      (error: unknown) => live && setState({ error, loading: false }),
+      (error: unknown) => live && setState((s) => ({ ...(keepOnError ? { data: s.data } : {}), error, loading: false })),
     );
     return () => {
       live = false;

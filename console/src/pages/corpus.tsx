@@ -18,7 +18,7 @@ export function CorpusPage({ corpus }: { corpus: string }) {
   const [filter, setFilter] = useState('');
   const [applied, setApplied] = useState('');
   const base = `/v2/corpora/${encodeURIComponent(corpus)}`;
-  const docs = useLoad(() => api<{ documents: DocumentRow[] }>('GET', `${base}/documents${qs({ limit: 100, metadata_filter: applied })}`), [corpus, applied]);
+  const docs = useLoad(() => api<{ documents: DocumentRow[] }>('GET', `${base}/documents${qs({ limit: 100, metadata_filter: applied })}`), [corpus, applied], true);
   const stats = useLoad(() => api<{ filter_attribute_stats: AttributeStats[] }>('GET', `${base}/filter_attribute_stats${qs({ max_values: 10 })}`), [corpus]);
   const filterError = docs.error instanceof ApiError ? docs.error.fieldErrors.metadata_filter : undefined;
   return (
@@ -33,7 +33,7 @@ export function CorpusPage({ corpus }: { corpus: string }) {
           setApplied(filter);
         }}
       >
-        <Field label="Metadata filter" error={filterError} hint="e.g. doc.lang = 'en'">
+        <Field label="Metadata filter" error={filterError && `${filterError} (the list below is the last one that loaded)`} hint="e.g. doc.lang = 'en'">
           {(id, d) => <input id={id} aria-describedby={d} class="wide" value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />}
         </Field>
         <button type="submit">Filter</button>
@@ -59,7 +59,7 @@ export function CorpusPage({ corpus }: { corpus: string }) {
                 <td>
                   <code>{JSON.stringify(d.metadata ?? {})}</code>
                 </td>
-                <td>{d.storage_usage?.bytes_used ?? ''}</td>
+                <td class="num">{d.storage_usage?.bytes_used ?? ''}</td>
               </tr>
             ))}
           </tbody>
@@ -144,7 +144,8 @@ function Upload({ base, onUploaded }: { base: string; onUploaded: () => void }) 
           </label>
         </p>
       )}
-      <ErrorBox error={error} />
+      {/* A field's error is shown at its field only. */}
+      {!Object.keys(fields).length && <ErrorBox error={error} />}
       {done && <p role="status">Uploaded {done}.</p>}
       <button type="submit" disabled={!file || progress !== undefined}>
         Upload

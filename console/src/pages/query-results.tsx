@@ -70,8 +70,13 @@ export function Results({ results }: { results: SearchResult[] }) {
   );
 }
 
-/** The request as a shell command: the key stays a variable, so the copied text holds no secret. */
+/**
+ * The request as a shell command: the key stays a variable, so the copied text holds no secret. The console's own
+ * highlight marks (control characters, which no text holds) become `<mark>` tags: in a terminal the escaped
+ * `\u0002` and `\u0003` were noise a person would delete by hand.
+ */
 export function curlOf(path: string, body: unknown): string {
-  const json = JSON.stringify(body, null, 2).replace(/'/g, "'\\''");
+  const readable = JSON.parse(JSON.stringify(body, (_k, v: unknown) => (v === START_TAG ? '<mark>' : v === END_TAG ? '</mark>' : v))) as unknown;
+  const json = JSON.stringify(readable, null, 2).replace(/'/g, "'\\''");
   return `curl -N -X POST "${location.origin}${path}" \\\n  -H "x-api-key: $API_KEY" \\\n  -H "content-type: application/json" \\\n  -d '${json}'`;
 }

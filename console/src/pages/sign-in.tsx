@@ -36,7 +36,7 @@ export function SignIn({ notice, onSignedIn }: { notice?: string; onSignedIn: (c
       try {
         await api('GET', '/v2/corpora?limit=1');
       } catch (err) {
-        if (err instanceof ApiError && err.status === 401) throw new ApiError(401, ['That credential is not valid']);
+        if (err instanceof ApiError && err.status === 401) throw new Error('That credential is not valid: check it and sign in again');
       }
       onSignedIn(credential);
     } catch (err) {

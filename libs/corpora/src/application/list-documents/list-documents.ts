@@ -3,6 +3,7 @@ import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { READ_STORE, ReadStore } from '@lib/platform';
 import { corpusNotFound } from '../../domain/corpus';
 import { compileFilter } from '../filters';
+import { storageUsage } from '../get-document/document-view';
 import { CORPORA, CorpusRow, DOCUMENTS, DocumentRow } from '../../read-models';
 
 export class ListDocuments {
@@ -31,7 +32,8 @@ export class ListDocumentsHandler implements IQueryHandler<ListDocuments, Record
       pageKey: q.pageKey,
     });
     return {
-      documents: page.items.map((d) => ({ id: d.document_id, metadata: d.metadata })),
+      // The reference lists `Document`s: with their storage usage (the console's Bytes column read it and stayed empty).
+      documents: page.items.map((d) => ({ id: d.document_id, metadata: d.metadata, ...(d.stats ? { storage_usage: storageUsage(d.stats) } : {}) })),
       metadata: page.nextPageKey ? { page_key: page.nextPageKey } : {},
     };
   }
