@@ -1,0 +1,112 @@
+import type { CompactionConfig } from './agent-config';
+import type { SessionApiEvent } from './session-events';
+
+/**
+ * How a compaction's history is cut into pieces that each fit the model's window (docs/agents.md, "Compaction in
+ * pieces"). Sizes are in characters: prompts are estimated at 4 characters per token, as every prompt of a turn is.
+ */
+export const CHARS_PER_TOKEN = 4;
+/** Share of the window one summarising prompt may take: the rest is the answer's. */
+export const PROMPT_SHARE = 0.6;
+/** Share of the window the running summary (and the final one) may take before it is condensed. */
+export const SUMMARY_SHARE = 0.2;
+/**
+ * Characters a summarising prompt adds around the instructions, the summary and the piece: the headers of its user
+ * message and what the estimator counts for each of its two messages.
+ */
+export const FRAME_CHARS = 64;
+/** A piece smaller than this is no piece: instructions that leave less fail the compaction. */
+export const MIN_PIECE_CHARS = 400;
+
+export interface CompactionBudget {
+  /** The most one summarising prompt may hold, framing included. */
+  readonly promptChars: number;
+  /** The most the running summary (and the final one) may hold. */
+  readonly summaryChars: number;
+  /** The most one piece of history may hold: the prompt less the instructions, the summary and the framing. */
+  readonly pieceChars: number;
+}
+
+export function compactionBudget(windowTokens: number, instructionsChars: number): CompactionBudget {
+  const promptChars = Math.floor(windowTokens * PROMPT_SHARE) * CHARS_PER_TOKEN;
+  const summaryChars = Math.floor(windowTokens * SUMMARY_SHARE) * CHARS_PER_TOKEN;
+  return { promptChars, summaryChars, pieceChars: promptChars - instructionsChars - summaryChars - FRAME_CHARS };
+}
+
+/** A run of consecutive events summarised by one call. */
+export interface CompactionPiece {
+  readonly eventIds: readonly string[];
+  readonly text: string;
+  /** Characters left out of events larger than a piece. */
+  readonly cutChars: number;
+}
+
+/** `text` within `maxChars`: whole, or its head and tail with a marker saying how much was left out. */
+export function cutToFit(text: string, maxChars: number): { readonly text: string; readonly leftOut: number } {
+  if (text.length <= maxChars) return { text, leftOut: 0 };
+  // The marker's length depends on the count it states; the count's digits are at most those of the whole length.
+  const markerChars = marker(text.length).length;
+  const keep = Math.max(0, maxChars - markerChars);
+  const head = Math.ceil(keep / 2);
+  const tail = keep - head;
+  const leftOut = text.length - head - tail;
+  return { text: `${text.slice(0, head)}${marker(leftOut)}${tail ? text.slice(text.length - tail) : ''}`, leftOut };
+}
+
+const marker = (n: number) => `\n[… ${n} characters left out …]\n`;
+
+/** What the summarising model reads of an event (none for events it does not read: thinking, tool calls by policy). */
+export function compactionLine(e: SessionApiEvent, policy: NonNullable<CompactionConfig['tool_event_policy']>): string | undefined {
+  switch (e.type) {
+    case 'SessionInputReceived':
+      return `User: ${e.data.messages.map((m) => (m.type === 'text' ? m.content : `(loads skill ${m.skill_name})`)).join('\n')}`;
+    case 'SessionSkillLoaded':
+      return `Skill ${e.data.skillName} loaded:\n${e.data.content}`;
+    case 'SessionAgentOutput':
+      return `Assistant: ${e.data.content}`;
+    case 'SessionStructuredOutput':
+      return `Assistant: ${JSON.stringify(e.data.content)}`;
+    case 'SessionToolCalled':
+      return policy === 'include_all' ? `Tool call ${e.data.toolConfigurationName}: ${JSON.stringify(e.data.toolInput)}` : undefined;
+    case 'SessionToolReturned':
+      return policy !== 'exclude' ? `Tool result ${e.data.toolConfigurationName}: ${JSON.stringify(e.data.toolOutput)}` : undefined;
+    default:
+      return undefined;
+  }
+}
+
+const SEPARATOR = '\n\n';
+
+/**
+ * The events in order, cut into pieces of at most `pieceChars` characters each, greedily; an event larger than a
+ * piece is cut to its head and tail and makes a piece of its own. Events the model does not read go with the piece
+ * they fall in (the last piece for those at the end), so every event belongs to exactly one piece.
+ */
+export function splitIntoPieces(events: readonly SessionApiEvent[], policy: NonNullable<CompactionConfig['tool_event_policy']>, pieceChars: number): CompactionPiece[] {
+  const pieces: { eventIds: string[]; texts: string[]; chars: number; cutChars: number }[] = [];
+  let current = { eventIds: [] as string[], texts: [] as string[], chars: 0, cutChars: 0 };
+  for (const e of events) {
+    const line = compactionLine(e, policy);
+    if (line === undefined) {
+      current.eventIds.push(e.data.eventId);
+      continue;
+    }
+    const cut = cutToFit(line, pieceChars);
+    const added = (current.texts.length ? SEPARATOR.length : 0) + cut.text.length;
+    if (current.texts.length && current.chars + added > pieceChars) {
+      pieces.push(current);
+      current = { eventIds: [], texts: [], chars: 0, cutChars: 0 };
+    }
+    current.chars += (current.texts.length ? SEPARATOR.length : 0) + cut.text.length;
+    current.texts.push(cut.text);
+    current.eventIds.push(e.data.eventId);
+    current.cutChars += cut.leftOut;
+  }
+  if (current.eventIds.length) {
+    const last = pieces.at(-1);
+    // Unread events after the last line join the last piece rather than make a piece with nothing to read.
+    if (!current.texts.length && last) last.eventIds.push(...current.eventIds);
+    else pieces.push(current);
+  }
+  return pieces.map((p) => ({ eventIds: p.eventIds, text: p.texts.join(SEPARATOR), cutChars: p.cutChars }));
+}
