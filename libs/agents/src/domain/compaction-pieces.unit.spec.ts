@@ -9,7 +9,7 @@ let n = 0;
 const input = (text: string): SessionApiEvent => ({ type: 'SessionInputReceived', data: { eventId: `aev_${++n}`, messages: [{ type: 'text', content: text }], step: 'main', createdAt: at } });
 const output = (text: string): SessionApiEvent => ({ type: 'SessionAgentOutput', data: { eventId: `aev_${++n}`, content: text, step: 'main', createdAt: at } });
 const called = (call: string, tool = 'lookup', turnId?: string): SessionApiEvent => ({ type: 'SessionToolCalled', data: { eventId: `aev_${++n}`, toolCallId: call, modelCallId: `m_${call}`, toolConfigurationName: tool, toolName: 'lambda', toolInput: {}, arguments: '{}', step: 'main', createdAt: at, ...(turnId ? { turnId } : {}) } });
-const returned = (call: string, out: unknown, tool = 'lookup', turnId?: string): SessionApiEvent => ({ type: 'SessionToolReturned', data: { eventId: `aev_${++n}`, toolCallId: call, toolConfigurationName: tool, toolName: 'lambda', toolOutput: out, error: false, step: 'main', createdAt: at, ...(turnId ? { turnId } : {}) } });
+const returned = (call: string, out: Record<string, unknown>, tool = 'lookup', turnId?: string): SessionApiEvent => ({ type: 'SessionToolReturned', data: { eventId: `aev_${++n}`, toolCallId: call, toolConfigurationName: tool, toolName: 'lambda', toolOutput: out, error: false, step: 'main', createdAt: at, ...(turnId ? { turnId } : {}) } });
 const ids = (events: SessionApiEvent[]) => events.map((e) => e.data.eventId);
 
 describe('compaction pieces', () => {
