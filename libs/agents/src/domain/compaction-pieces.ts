@@ -77,36 +77,51 @@ export function compactionLine(e: SessionApiEvent, policy: NonNullable<Compactio
 
 const SEPARATOR = '\n\n';
 
+/** An event as the summarising model reads it: its line, or none (it still goes with the piece it falls in). */
+export interface CompactionLine {
+  readonly eventId: string;
+  readonly text?: string;
+}
+
+export const compactionLines = (events: readonly SessionApiEvent[], policy: NonNullable<CompactionConfig['tool_event_policy']>): CompactionLine[] =>
+  events.map((e) => ({ eventId: e.data.eventId, text: compactionLine(e, policy) }));
+
 /**
- * The events in order, cut into pieces of at most `pieceChars` characters each, greedily; an event larger than a
- * piece is cut to its head and tail and makes a piece of its own. Events the model does not read go with the piece
- * they fall in (the last piece for those at the end), so every event belongs to exactly one piece.
+ * The next piece from `lines[from]` on, of at most `room` characters, greedily: it closes before the first line that
+ * does not fit; a line larger than `room` is cut to its head and tail and makes a piece of its own. Lines the model
+ * does not read cost nothing and go with the piece they fall in (those at the end with the last piece).
  */
-export function splitIntoPieces(events: readonly SessionApiEvent[], policy: NonNullable<CompactionConfig['tool_event_policy']>, pieceChars: number): CompactionPiece[] {
-  const pieces: { eventIds: string[]; texts: string[]; chars: number; cutChars: number }[] = [];
-  let current = { eventIds: [] as string[], texts: [] as string[], chars: 0, cutChars: 0 };
-  for (const e of events) {
-    const line = compactionLine(e, policy);
-    if (line === undefined) {
-      current.eventIds.push(e.data.eventId);
+export function takePiece(lines: readonly CompactionLine[], from: number, room: number): { readonly piece: CompactionPiece; readonly next: number } {
+  const eventIds: string[] = [];
+  const texts: string[] = [];
+  let chars = 0;
+  let cutChars = 0;
+  let at = from;
+  for (; at < lines.length; at++) {
+    const line = lines[at];
+    if (line.text === undefined) {
+      eventIds.push(line.eventId);
       continue;
     }
-    const cut = cutToFit(line, pieceChars);
-    const added = (current.texts.length ? SEPARATOR.length : 0) + cut.text.length;
-    if (current.texts.length && current.chars + added > pieceChars) {
-      pieces.push(current);
-      current = { eventIds: [], texts: [], chars: 0, cutChars: 0 };
-    }
-    current.chars += (current.texts.length ? SEPARATOR.length : 0) + cut.text.length;
-    current.texts.push(cut.text);
-    current.eventIds.push(e.data.eventId);
-    current.cutChars += cut.leftOut;
+    const cut = cutToFit(line.text, room);
+    const added = (texts.length ? SEPARATOR.length : 0) + cut.text.length;
+    if (texts.length && chars + added > room) break;
+    chars += added;
+    texts.push(cut.text);
+    eventIds.push(line.eventId);
+    cutChars += cut.leftOut;
   }
-  if (current.eventIds.length) {
-    const last = pieces.at(-1);
-    // Unread events after the last line join the last piece rather than make a piece with nothing to read.
-    if (!current.texts.length && last) last.eventIds.push(...current.eventIds);
-    else pieces.push(current);
+  return { piece: { eventIds, text: texts.join(SEPARATOR), cutChars }, next: at };
+}
+
+/** The events cut into pieces of at most `pieceChars` characters each (takePiece with the same room each time). */
+export function splitIntoPieces(events: readonly SessionApiEvent[], policy: NonNullable<CompactionConfig['tool_event_policy']>, pieceChars: number): CompactionPiece[] {
+  const lines = compactionLines(events, policy);
+  const pieces: CompactionPiece[] = [];
+  for (let at = 0; at < lines.length; ) {
+    const { piece, next } = takePiece(lines, at, pieceChars);
+    pieces.push(piece);
+    at = next;
   }
-  return pieces.map((p) => ({ eventIds: p.eventIds, text: p.texts.join(SEPARATOR), cutChars: p.cutChars }));
+  return pieces;
 }

@@ -1,7 +1,7 @@
 import { DomainError, invalid } from '@lib/platform';
 import type { AgentConfig } from '../../domain/agent-config';
 import { effectiveCompaction } from '../../domain/agent-config';
-import { CHARS_PER_TOKEN, compactionBudget, CompactionBudget, cutToFit, FRAME_CHARS, MIN_PIECE_CHARS, PROMPT_SHARE, splitIntoPieces } from '../../domain/compaction-pieces';
+import { CHARS_PER_TOKEN, compactionBudget, CompactionBudget, compactionLines, cutToFit, FRAME_CHARS, MIN_PIECE_CHARS, PROMPT_SHARE, takePiece } from '../../domain/compaction-pieces';
 import { pinnedEventIds } from '../../domain/compaction-pins';
 import { SUMMARY_HEADING, type PromptMessage } from '../../domain/history';
 import type { ActiveSession } from '../../domain/session';
@@ -71,7 +71,11 @@ export async function summarise(call: Call, config: AgentConfig, session: Active
   };
   const previous = [...session.events].reverse().find((e) => e.type === 'SessionCompacted');
   let summary = await fitSummary(previous?.type === 'SessionCompacted' ? previous.data.summaryText : '', budget, condensing, ask, pieces);
-  for (const piece of splitIntoPieces(events, compaction.tool_event_policy, budget.pieceChars)) {
+  const lines = compactionLines(events, compaction.tool_event_policy);
+  for (let at = 0; at < lines.length; ) {
+    // The summary so far is within its share: a piece gets what it leaves, at least `budget.pieceChars`.
+    const { piece, next } = takePiece(lines, at, budget.promptChars - Math.max(instructions.length, condensing.length) - summary.length - FRAME_CHARS);
+    at = next;
     if (!piece.text) continue;
     const user = summary ? `Summary so far:\n${summary}\n\nConversation continued:\n${piece.text}` : `Conversation:\n${piece.text}`;
     const record = { kind: 'piece' as const, events: piece.eventIds.length, firstEventId: piece.eventIds[0], lastEventId: piece.eventIds.at(-1)!, cutChars: piece.cutChars };
