@@ -137,6 +137,13 @@ describe('agent compaction in pieces', () => {
     const tight = (text: string) => app.call('POST', '/v2/agents/tight/sessions/huge/events', { messages: [{ type: 'text', content: text }] });
     upstream.enqueue({ content: 'ok' });
     await tight('hello');
+    // Compaction instructions that leave no room for a piece in the window: refused, and nothing is stored.
+    const before = (await app.call('GET', '/v2/agents/tight/sessions/huge/events?limit=100&include_hidden=true')).body.events.length;
+    const refused = await app.call('POST', '/v2/agents/tight/sessions/huge/events', { type: 'compact', compaction_message: 'Keep it all. '.repeat(700) });
+    expect(refused.status).toBe(422);
+    expect(refused.body.messages[0]).toMatch(/leave no room for the conversation within 60 % of the model's context window of 4096 tokens/);
+    expect((await app.call('GET', '/v2/agents/tight/sessions/huge/events?limit=100&include_hidden=true')).body.events).toHaveLength(before);
+    expect((await app.call('GET', '/v2/agents/tight/sessions/huge')).body.status).not.toBe('running');
     const res = await tight('x'.repeat(4 * WINDOW + 400));
     expect(res.status).toBe(201);
     const limit = res.body.events.find((e: Ev) => e.type === 'context_limit_exceeded');
