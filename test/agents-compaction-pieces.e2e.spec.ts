@@ -150,4 +150,16 @@ describe('agent compaction in pieces', () => {
     expect(limit.message).toMatch(/even after compaction.*what compaction keeps about \d+ \(the last 1 input/);
     expect(res.body.events.map((e: Ev) => e.type)).toEqual(['input_message', 'compaction', 'context_limit_exceeded']);
   }, 60_000);
+  it('holds the summary to what a large system prompt (instructions, memory blocks) leaves in the window', async () => {
+    // About 3,250 tokens of instructions on a 4,096-token model: a summary of the usual 20 % (819 tokens) would not fit.
+    await app.call('POST', '/v2/agents', { key: 'memo', name: 'memo', model: { name: 'tiny' }, tool_configurations: {}, first_step_name: 'main', steps: { main: { instructions: [{ type: 'inline', template: 'Remember: '.repeat(1300), template_type: 'text' }] } } });
+    await app.call('POST', '/v2/agents/memo/sessions', { key: 'm' });
+    const from = upstream.chatRequests().length;
+    upstream.onChat = (req) => (noting(req) ? { content: `notes: ${'a long-winded note '.repeat(300)}` } : { content: 'ok' });
+    const memo = (text: string) => app.call('POST', '/v2/agents/memo/sessions/m/events', { messages: [{ type: 'text', content: text }] });
+    expect((await memo(`fact: one. ${'x'.repeat(600)}`)).body.events.map((e: Ev) => e.type)).toEqual(['input_message', 'agent_output']);
+    const second = await memo(`fact: two. ${'y'.repeat(600)}`);
+    expect(second.body.events.map((e: Ev) => e.type)).toEqual(['input_message', 'compaction', 'agent_output']);
+    expect(fits(upstream.chatRequests().slice(from))).toEqual([]);
+  }, 60_000);
 });

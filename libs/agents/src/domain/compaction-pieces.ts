@@ -27,9 +27,18 @@ export interface CompactionBudget {
   readonly pieceChars: number;
 }
 
-export function compactionBudget(windowTokens: number, instructionsChars: number): CompactionBudget {
+/** The least share of the window a summary is held to, however large the system prompt. */
+export const MIN_SUMMARY_SHARE = 0.05;
+
+/**
+ * The sizes of a compaction's prompts. The summary is what the model reads after the system prompt (instructions,
+ * memory blocks, skills: `systemTokens`), so it is held to SUMMARY_SHARE of the window, to half of what the system
+ * prompt leaves when that is less, and never under MIN_SUMMARY_SHARE.
+ */
+export function compactionBudget(windowTokens: number, instructionsChars: number, systemTokens = 0): CompactionBudget {
   const promptChars = Math.floor(windowTokens * PROMPT_SHARE) * CHARS_PER_TOKEN;
-  const summaryChars = Math.floor(windowTokens * SUMMARY_SHARE) * CHARS_PER_TOKEN;
+  const summaryTokens = Math.max(windowTokens * MIN_SUMMARY_SHARE, Math.min(windowTokens * SUMMARY_SHARE, (windowTokens - systemTokens) / 2));
+  const summaryChars = Math.floor(summaryTokens) * CHARS_PER_TOKEN;
   return { promptChars, summaryChars, pieceChars: promptChars - instructionsChars - summaryChars - FRAME_CHARS };
 }
 

@@ -17,6 +17,13 @@ describe('compaction pieces', () => {
     expect(compactionBudget(1000, 500)).toEqual({ promptChars: 2400, summaryChars: 800, pieceChars: 2400 - 500 - 800 - 64 });
   });
 
+  it('holds the summary to half of what a large system prompt leaves, and never under 5 % of the window', () => {
+    expect(compactionBudget(1000, 500, 600).summaryChars).toBe(800);
+    expect(compactionBudget(1000, 500, 800).summaryChars).toBe(400);
+    expect(compactionBudget(1000, 500, 990).summaryChars).toBe(200);
+    expect(compactionBudget(1000, 500, 800).pieceChars).toBe(2400 - 500 - 400 - 64);
+  });
+
   it('cuts a text to its head and tail, saying how much was left out', () => {
     const text = `HEAD${'x'.repeat(10_000)}TAIL`;
     const cut = cutToFit(text, 300);

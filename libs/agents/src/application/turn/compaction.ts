@@ -40,13 +40,13 @@ type Call = (options: ModelCallOptions) => Promise<ModelAnswer>;
  * The instructions of a compaction's calls (a piece's and a condensing one's) and the sizes they leave within the
  * window; a 422 when they leave no room for a piece (checked before a compaction asked for by an input starts).
  */
-export function compactionPrompts(config: AgentConfig, message: string | undefined, windowTokens: number): { instructions: string; condensing: string; budget: CompactionBudget } {
+export function compactionPrompts(config: AgentConfig, message: string | undefined, windowTokens: number, systemTokens = 0): { instructions: string; condensing: string; budget: CompactionBudget } {
   const extra = message ?? effectiveCompaction(config).compaction_message;
-  const summaryTokens = Math.floor(compactionBudget(windowTokens, 0).summaryChars / CHARS_PER_TOKEN);
+  const summaryTokens = Math.floor(compactionBudget(windowTokens, 0, systemTokens).summaryChars / CHARS_PER_TOKEN);
   const limit = `Keep the notes under about ${summaryTokens} tokens.`;
   const instructions = [DEFAULT_PROMPT, ROLLING, limit, extra].filter(Boolean).join('\n\n');
   const condensing = [CONDENSE, limit, extra].filter(Boolean).join('\n\n');
-  const budget = compactionBudget(windowTokens, Math.max(instructions.length, condensing.length));
+  const budget = compactionBudget(windowTokens, Math.max(instructions.length, condensing.length), systemTokens);
   if (budget.pieceChars < MIN_PIECE_CHARS) {
     throw new DomainError('unprocessable', 'agent.compaction_no_room', `The compaction instructions (about ${Math.ceil(instructions.length / CHARS_PER_TOKEN)} tokens) leave no room for the conversation within ${PROMPT_SHARE * 100} % of the model's context window of ${windowTokens} tokens: shorten compaction_message`);
   }
@@ -65,9 +65,9 @@ export interface Summary {
  * PROMPT_SHARE of the model's window: each piece is summarised with the summary so far (rolling), a summary over
  * its share is condensed, and one still over it is cut. Every call is recorded with its prompt size and usage.
  */
-export async function summarise(call: Call, config: AgentConfig, session: ActiveSession, events: readonly SessionApiEvent[], message: string | undefined, signal: AbortSignal, windowTokens: number): Promise<Summary> {
+export async function summarise(call: Call, config: AgentConfig, session: ActiveSession, events: readonly SessionApiEvent[], message: string | undefined, signal: AbortSignal, windowTokens: number, systemTokens = 0): Promise<Summary> {
   const compaction = effectiveCompaction(config);
-  const { instructions, condensing, budget } = compactionPrompts(config, message, windowTokens);
+  const { instructions, condensing, budget } = compactionPrompts(config, message, windowTokens, systemTokens);
   const pieces: CompactionCall[] = [];
   const usage = { input_tokens: 0, output_tokens: 0 };
   const ask = async (system: string, user: string, record: Omit<CompactionCall, 'promptTokens' | 'usage'>) => {

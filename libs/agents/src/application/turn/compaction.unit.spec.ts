@@ -61,6 +61,12 @@ describe('compaction in pieces', () => {
     for (const c of calls) expect(estimateTokens(c.messages)).toBeLessThanOrEqual(0.6 * WINDOW);
   });
 
+  it('holds the summary to what a large system prompt (memory blocks) leaves in the window', async () => {
+    const session = fold(longHistory(3));
+    const result = await summarise(notingModel([], ' blah'.repeat(300)), config, session, eventsToCompact(session, config).events, undefined, signal, WINDOW, 800);
+    expect(result.summary.length).toBeLessThanOrEqual(400);
+  });
+
   it('refuses instructions that leave no room for a piece', async () => {
     const session = fold(longHistory(3));
     await expect(summarise(notingModel([]), config, session, eventsToCompact(session, config).events, 'x'.repeat(2000), signal, WINDOW)).rejects.toMatchObject({ code: 'agent.compaction_no_room' });

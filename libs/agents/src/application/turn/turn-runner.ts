@@ -83,7 +83,7 @@ export class TurnRunner {
         const window = setup.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
         const compaction = effectiveCompaction(config);
         if (compaction.enabled && estimateTokens(messages) >= (window * compaction.threshold_percent) / 100) {
-          if (await this.compact(turn, turnId, setup)) messages = await this.prompts.prompt(config, step, turn.state, setup);
+          if (await this.compact(turn, turnId, setup, undefined, undefined, estimateTokens(messages.filter((m) => m.role === 'system')))) messages = await this.prompts.prompt(config, step, turn.state, setup);
         }
         const estimate = estimateTokens(messages);
         turn.promptTokens = estimate;
@@ -165,7 +165,7 @@ export class TurnRunner {
    * with a summary made by the agent's model in pieces that fit its window: `compaction_started`, then `compaction`
    * (with every call it made); the compacted events are hidden. False when there was nothing to compact.
    */
-  async compact(turn: TurnState, turnId: string, setup: TurnSetup, upToEventId?: string, message?: string): Promise<boolean> {
+  async compact(turn: TurnState, turnId: string, setup: TurnSetup, upToEventId?: string, message?: string, systemTokens = 0): Promise<boolean> {
     const config = turn.state.compaction ? { ...setup.agent.config, compaction: turn.state.compaction } : setup.agent.config;
     const { events, pinned } = eventsToCompact(turn.state, config, upToEventId, turnId);
     if (!events.length) return false;
@@ -173,7 +173,7 @@ export class TurnRunner {
     await turn.record({ type: 'SessionCompactionStarted', data: started }, { emit: false });
     setup.sink.compactionStarted({ type: 'compaction_started', id: started.eventId, session_key: turn.state.key, created_at: started.createdAt });
     const window = setup.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
-    const { summary, usage, turns, pieces } = await summarise((o) => this.model(setup, { ...o, usage: turn }), config, turn.state, events, message, turn.signal, window);
+    const { summary, usage, turns, pieces } = await summarise((o) => this.model(setup, { ...o, usage: turn }), config, turn.state, events, message, turn.signal, window, systemTokens);
     turn.addUsage(usage);
     const compacted = { turnsCompacted: turns, eventsCompacted: events.length, summaryText: summary, summaryKey: `summary_${started.eventId.slice(4)}`, compactedEventIds: events.map((e) => e.data.eventId) };
     await turn.record({ type: 'SessionCompacted', data: { ...turn.base(turnId), ...compacted, pieces, usage, ...(pinned.length ? { pinnedEventIds: pinned } : {}) } });
@@ -186,7 +186,9 @@ export class TurnRunner {
     let outcome: TurnOutcome = 'answered';
     let failure: DomainError | undefined;
     try {
-      await this.compact(turn, turnId, setup, upToEventId, message);
+      // The summary is held to what the step's system prompt (instructions, memory, skills) leaves in the window.
+      const system = (await this.prompts.prompt(setup.agent.config, setup.step, turn.state, setup).catch(() => [])).filter((m) => m.role === 'system');
+      await this.compact(turn, turnId, setup, upToEventId, message, estimateTokens(system));
     } catch (e) {
       outcome = 'failed';
       failure = e instanceof DomainError ? e : new DomainError('internal', 'agent.compaction_failed', 'The compaction failed unexpectedly');
