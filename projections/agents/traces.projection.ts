@@ -112,7 +112,7 @@ export const tracesProjection: ReadModelProjection = {
         return [part({ id: spanIdOf(traceId, 'compaction_started', event.data.eventId), kind: 'compaction_started', at: event.data.createdAt, event_id: event.data.eventId })];
       case 'SessionCompacted': {
         const d = event.data;
-        return [part({ id: spanIdOf(traceId, 'compaction', d.eventId), kind: 'compacted', at: d.createdAt, event_id: d.eventId, turns_compacted: d.turnsCompacted, events_compacted: d.eventsCompacted, summary_key: d.summaryKey }), flags({ 'ops.compaction': true })];
+        return [part({ id: spanIdOf(traceId, 'compaction', d.eventId), kind: 'compacted', at: d.createdAt, event_id: d.eventId, turns_compacted: d.turnsCompacted, events_compacted: d.eventsCompacted, summary_key: d.summaryKey, ...(d.pieces ? { pieces: d.pieces.length, calls: d.pieces.filter((p) => p.kind !== 'cut').length } : {}), ...(d.usage ? { input_tokens: d.usage.input_tokens, output_tokens: d.usage.output_tokens } : {}) }), flags({ 'ops.compaction': true })];
       }
       case 'SessionImageRead': {
         const d = event.data;

@@ -2,6 +2,9 @@ import type { StepConfig, TemplatedReminder } from './agent-config';
 import type { ActiveSession } from './session';
 import { inputText, type SessionApiEvent } from './session-events';
 
+/** How the model's view of a session starts after a compaction: this line, then the summary. */
+export const SUMMARY_HEADING = 'Summary of the conversation before this point:';
+
 /** A chat message as the model gets it (OpenAI's shape). */
 /** A part of a message that is not only text (an image loaded by `image_read`). */
 export type ContentPart = { readonly type: 'text'; readonly text: string } | { readonly type: 'image_url'; readonly image_url: { readonly url: string; readonly detail: 'auto' | 'low' | 'high' } };
@@ -150,7 +153,7 @@ function messageOf(e: SessionApiEvent, remind: (step: string, hook: 'input_messa
     case 'SessionToolReturned':
       return { role: 'tool', tool_call_id: e.data.toolCallId, content: JSON.stringify(e.data.toolOutput) + remind(e.data.step, 'tool_output') };
     case 'SessionCompacted':
-      return { role: 'user', content: `Summary of the conversation before this point:\n${e.data.summaryText}` };
+      return { role: 'user', content: `${SUMMARY_HEADING}\n${e.data.summaryText}` };
     case 'SessionImageRead': {
       // Tool messages cannot carry images: the image the tool loaded follows its output as the user's.
       const url = images(e.data.artifactId);

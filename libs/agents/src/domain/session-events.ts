@@ -1,5 +1,19 @@
 import type { CompactionConfig } from './agent-config';
 
+/** One summarising call of a compaction (issue 46): a piece of history, a summary condensed, or one cut (no call). */
+export interface CompactionCall {
+  readonly kind: 'piece' | 'condense' | 'cut';
+  /** Events the piece summarised (0 for `condense` and `cut`). */
+  readonly events: number;
+  readonly firstEventId?: string;
+  readonly lastEventId?: string;
+  /** Characters left out: of events larger than a piece, or of a summary too long to condense or to keep. */
+  readonly cutChars: number;
+  /** The prompt's size as estimated before the call (4 characters per token). */
+  readonly promptTokens: number;
+  readonly usage: { readonly input_tokens: number; readonly output_tokens: number };
+}
+
 /**
  * The events of one session's stream (`session-<agentId>.<sessionKey>`): the session's state and its API
  * events are folds of it. One stored event per API event (`eventId` is the API's `aev_…` id); turn bookkeeping
@@ -147,7 +161,11 @@ export type SessionEvent =
   // `disconnect` (a streaming caller went away) is written no more since issue 43; older logs hold it.
   | { type: 'SessionInterrupted'; data: ApiEvent & { reason: 'request' | 'crash' | 'cancelled' | 'disconnect' } }
   | { type: 'SessionCompactionStarted'; data: ApiEvent }
-  | { type: 'SessionCompacted'; data: ApiEvent & { turnsCompacted: number; eventsCompacted: number; summaryText: string; summaryKey: string; compactedEventIds: string[] } }
+  | {
+      type: 'SessionCompacted';
+      /** `pieces`, `usage`, `pinnedEventIds`: since issue 46 (absent before: one call over everything). */
+      data: ApiEvent & { turnsCompacted: number; eventsCompacted: number; summaryText: string; summaryKey: string; compactedEventIds: string[]; pieces?: CompactionCall[]; usage?: { input_tokens: number; output_tokens: number }; pinnedEventIds?: string[] };
+    }
   | { type: 'SessionArtifactUploaded'; data: ApiEvent & { artifacts: SessionArtifactRecord[]; message?: string } }
   /**
    * A skill's content loaded into the conversation (`skill_load`): by the model's `invoke_skill` call

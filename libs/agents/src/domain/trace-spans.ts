@@ -111,7 +111,12 @@ export function traceSpans(trace: TraceRow, parts: readonly TracePartRow[], agen
           ...base(part.id, rootId, compactionStart ?? boundary, part.at, undefined),
           operation: 'compaction',
           event_id: part.event_id,
-          attributes: { turns_compacted: part.turns_compacted, events_compacted: part.events_compacted, summary_key: part.summary_key },
+          attributes: {
+            turns_compacted: part.turns_compacted,
+            events_compacted: part.events_compacted,
+            summary_key: part.summary_key,
+            ...(part.pieces !== undefined ? { pieces: part.pieces, calls: part.calls, input_tokens: part.input_tokens ?? 0, output_tokens: part.output_tokens ?? 0 } : {}),
+          },
         });
         compactionStart = undefined;
         boundary = part.at;

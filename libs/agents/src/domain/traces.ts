@@ -103,7 +103,18 @@ export type TracePartRow = {
   | { readonly kind: 'transition'; readonly event_id: string; readonly from_step: string; readonly to_step: string }
   | { readonly kind: 'limit'; readonly event_id: string; readonly message: string }
   | { readonly kind: 'compaction_started'; readonly event_id: string }
-  | { readonly kind: 'compacted'; readonly event_id: string; readonly turns_compacted: number; readonly events_compacted: number; readonly summary_key: string }
+  | {
+      readonly kind: 'compacted';
+      readonly event_id: string;
+      readonly turns_compacted: number;
+      readonly events_compacted: number;
+      readonly summary_key: string;
+      /** Since issue 46: the compaction's pieces (calls, and summaries cut without one), its model calls and their tokens. */
+      readonly pieces?: number;
+      readonly calls?: number;
+      readonly input_tokens?: number;
+      readonly output_tokens?: number;
+    }
   | { readonly kind: 'image_read'; readonly event_id: string; readonly artifact_id: string; readonly detail: string }
 );
 

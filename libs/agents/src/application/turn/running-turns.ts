@@ -13,6 +13,8 @@ import type { AgentRuns } from '../runs/agent-runs.port';
 import { AgentQuotas } from './agent-quotas';
 import { AgentIdentities } from '../access/agent-access';
 import { TurnRunner } from './turn-runner';
+import { compactionPrompts } from './compaction';
+import { DEFAULT_CONTEXT_WINDOW } from './turn-parts';
 import { LiveTurn, LiveTurns } from './live-turns';
 import type { TurnSink } from './turn-sink';
 import type { ReplaySource } from './turn-setup';
@@ -103,6 +105,8 @@ export class RunningTurns implements OnApplicationShutdown {
     const { agent, session, streamId, revision, first, step, ctx, sink, streaming, signal, compaction, approved, sessionUser, replay } = request;
     // A quota already used up refuses the input before anything is stored (429).
     await this.quotas.admit(agent);
+    // A compaction whose instructions leave no room in the model's window is refused (422) before anything is stored.
+    if (compaction) compactionPrompts(session.compaction ? { ...agent.config, compaction: session.compaction } : agent.config, compaction.message, (await findLlm(this.reads, agent.config.model.name))?.capabilities.context_limit ?? DEFAULT_CONTEXT_WINDOW);
     // One turn per session and process at a time; across processes the start's append at the session's revision
     // decides (a ConcurrencyError makes the input decide again, on a session that now shows the turn).
     if (this.running.has(streamId)) throw conflict('session.turn_running', 'A turn is already running in this session: send the input with behavior "steer" or "follow_up"');

@@ -11,7 +11,7 @@ import { decideEndTurn, decideStopInterrupt } from '../../domain/session-turn';
 import { compileCondition } from '../conditions';
 import { SessionStore } from '../sessions/session-store';
 import { AgentQuotas } from './agent-quotas';
-import { eventsToCompact, summarise } from './compaction';
+import { eventsToCompact, overflowMessage, summarise } from './compaction';
 import { callModel, ModelAnswer, ModelCallOptions } from './model-call';
 import { PromptBuilder } from './prompt-builder';
 import { ToolRound } from './tool-round';
@@ -83,12 +83,12 @@ export class TurnRunner {
         const window = setup.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
         const compaction = effectiveCompaction(config);
         if (compaction.enabled && estimateTokens(messages) >= (window * compaction.threshold_percent) / 100) {
-          if (await this.compact(turn, turnId, setup)) messages = await this.prompts.prompt(config, step, turn.state, setup);
+          if (await this.compact(turn, turnId, setup, undefined, undefined, estimateTokens(messages.filter((m) => m.role === 'system')))) messages = await this.prompts.prompt(config, step, turn.state, setup);
         }
         const estimate = estimateTokens(messages);
         turn.promptTokens = estimate;
         if (estimate > window) {
-          await turn.record({ type: 'SessionLimitExceeded', data: { ...turn.base(turnId), limit: 'context', message: `The conversation (about ${estimate} tokens) exceeds the model's context window of ${window} tokens; compact the session`, value: window, actual: estimate } });
+          await turn.record({ type: 'SessionLimitExceeded', data: { ...turn.base(turnId), limit: 'context', message: overflowMessage(messages, window, config), value: window, actual: estimate } });
           outcome = 'limit';
           break;
         }
@@ -161,20 +161,22 @@ export class TurnRunner {
   }
 
   /**
-   * Replaces the history before the last `keep_recent_inputs` inputs (or up to an event) with a summary made by
-   * the agent's model: `compaction_started`, then `compaction`; the compacted events are hidden. False when there
-   * was nothing to compact.
+   * Replaces the history before the last `keep_recent_inputs` inputs (or up to an event), less its pinned events,
+   * with a summary made by the agent's model in pieces that fit its window: `compaction_started`, then `compaction`
+   * (with every call it made); the compacted events are hidden. False when there was nothing to compact.
    */
-  async compact(turn: TurnState, turnId: string, setup: TurnSetup, upToEventId?: string, message?: string): Promise<boolean> {
+  async compact(turn: TurnState, turnId: string, setup: TurnSetup, upToEventId?: string, message?: string, systemTokens = 0): Promise<boolean> {
     const config = turn.state.compaction ? { ...setup.agent.config, compaction: turn.state.compaction } : setup.agent.config;
-    const events = eventsToCompact(turn.state, config, upToEventId);
+    const { events, pinned } = eventsToCompact(turn.state, config, upToEventId, turnId);
     if (!events.length) return false;
     const started = turn.base(turnId);
     await turn.record({ type: 'SessionCompactionStarted', data: started }, { emit: false });
     setup.sink.compactionStarted({ type: 'compaction_started', id: started.eventId, session_key: turn.state.key, created_at: started.createdAt });
-    const { summary, usage, turns } = await summarise((o) => this.model(setup, { ...o, usage: turn }), config, turn.state, events, message, turn.signal);
+    const window = setup.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
+    const { summary, usage, turns, pieces } = await summarise((o) => this.model(setup, { ...o, usage: turn }), config, turn.state, events, message, turn.signal, window, systemTokens);
     turn.addUsage(usage);
-    await turn.record({ type: 'SessionCompacted', data: { ...turn.base(turnId), turnsCompacted: turns, eventsCompacted: events.length, summaryText: summary, summaryKey: `summary_${started.eventId.slice(4)}`, compactedEventIds: events.map((e) => e.data.eventId) } });
+    const compacted = { turnsCompacted: turns, eventsCompacted: events.length, summaryText: summary, summaryKey: `summary_${started.eventId.slice(4)}`, compactedEventIds: events.map((e) => e.data.eventId) };
+    await turn.record({ type: 'SessionCompacted', data: { ...turn.base(turnId), ...compacted, pieces, usage, ...(pinned.length ? { pinnedEventIds: pinned } : {}) } });
     return true;
   }
 
@@ -184,7 +186,9 @@ export class TurnRunner {
     let outcome: TurnOutcome = 'answered';
     let failure: DomainError | undefined;
     try {
-      await this.compact(turn, turnId, setup, upToEventId, message);
+      // The summary is held to what the step's system prompt (instructions, memory, skills) leaves in the window.
+      const system = (await this.prompts.prompt(setup.agent.config, setup.step, turn.state, setup).catch(() => [])).filter((m) => m.role === 'system');
+      await this.compact(turn, turnId, setup, upToEventId, message, estimateTokens(system));
     } catch (e) {
       outcome = 'failed';
       failure = e instanceof DomainError ? e : new DomainError('internal', 'agent.compaction_failed', 'The compaction failed unexpectedly');
