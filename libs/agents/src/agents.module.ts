@@ -1,4 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { GuardrailChecks } from './application/guardrails/guardrail-checks';
+import { guardrailReferenceCheck } from './application/guardrails/guardrail-reference-check';
 import { CqrsModule } from '@nestjs/cqrs';
 import { CLOCK, Clock, DurableTimers, EVENT_STORE, EventStore, EventStoreLeases, Leases, ProcessLiveness, READ_STORE, ReadStore } from '@lib/platform';
 import { CORPORA, CorpusRow } from '@lib/corpora/read-models';
@@ -78,7 +80,7 @@ function conditionProblem(source: string, field: string): string | undefined {
 @Module({})
 export class AgentsModule {
   static forRoot(options: AgentsModuleOptions): DynamicModule {
-    const referenceChecks = (reads: ReadStore): ReferenceCheck[] => [instructionReferenceCheck(reads), toolReferenceCheck(reads), mcpToolCheck(reads), lambdaToolCheck(reads), glossaryReminderCheck(reads)];
+    const referenceChecks = (reads: ReadStore): ReferenceCheck[] => [instructionReferenceCheck(reads), toolReferenceCheck(reads), mcpToolCheck(reads), lambdaToolCheck(reads), glossaryReminderCheck(reads), guardrailReferenceCheck(reads)];
     return {
       module: AgentsModule,
       // Global: the worker wing's sweep of crashed turns uses the session inputs of this module.
@@ -160,6 +162,7 @@ export class AgentsModule {
         AgentQuotas,
         PromptBuilder,
         ToolRound,
+        GuardrailChecks,
         TurnRunner,
         ApprovalArguments,
         LiveTurns,

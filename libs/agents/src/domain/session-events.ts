@@ -157,6 +157,12 @@ export type SessionEvent =
   /** An image artifact loaded into the model's view by `image_read`. */
   | { type: 'SessionImageRead'; data: ApiEvent & { artifactId: string; detail: 'auto' | 'low' | 'high' } }
   /**
+   * A guardrail fired (issue 46; our own type, `guardrail_triggered`): which one, where (`on`), its score where it has
+   * one, what it did and why. `subjectEventId`: the input it checked (on input); `toolCallId`: the call (on tool_call).
+   * `check: sentence`: it checked one sentence of a streamed answer released sentence by sentence.
+   */
+  | { type: 'SessionGuardrailTriggered'; data: ApiEvent & { guardrail: string; guardrailType: 'grounding' | 'judge' | 'pattern'; on: 'input' | 'output' | 'tool_call'; action: 'flag' | 'block' | 'redact' | 'regenerate'; score?: number; reason: string; subjectEventId?: string; toolCallId?: string; check?: 'answer' | 'sentence' } }
+  /**
    * A replay's turn stopped where its revision diverged from the record (docs/replay.md): `inputEventId` is the
    * original's input, `kind` what diverged, `modelCall` the turn's model call (0-based) where it did. Not an API event.
    */
@@ -190,6 +196,7 @@ export const SESSION_EVENT_TYPES: readonly SessionEventType[] = [
   'SessionArtifactUploaded',
   'SessionImageRead',
   'SessionSkillLoaded',
+  'SessionGuardrailTriggered',
   'SessionReplayDiverged',
   'SessionTurnEnded',
   'SessionEventHidden',
@@ -217,6 +224,7 @@ const API_TYPES = new Set<string>([
   'SessionArtifactUploaded',
   'SessionImageRead',
   'SessionSkillLoaded',
+  'SessionGuardrailTriggered',
 ]);
 
 export const isApiEvent = (e: SessionEvent): e is SessionApiEvent => API_TYPES.has(e.type);
@@ -285,6 +293,22 @@ function referenceEventView(e: SessionApiEvent, sessionKey: string): Record<stri
       return { ...base, type: 'image_read', artifact_id: e.data.artifactId, detail: e.data.detail };
     case 'SessionSkillLoaded':
       return { ...base, type: 'skill_load', skill_name: e.data.skillName, content: e.data.content };
+    case 'SessionGuardrailTriggered': {
+      const d = e.data;
+      return {
+        ...base,
+        type: 'guardrail_triggered',
+        guardrail: d.guardrail,
+        guardrail_type: d.guardrailType,
+        on: d.on,
+        action: d.action,
+        score: d.score ?? null,
+        reason: d.reason,
+        ...(d.subjectEventId ? { input_event_id: d.subjectEventId } : {}),
+        ...(d.toolCallId ? { tool_call_id: d.toolCallId } : {}),
+        ...(d.check ? { check: d.check } : {}),
+      };
+    }
     default:
       return { ...base, type: 'unknown' };
   }

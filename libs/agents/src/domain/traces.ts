@@ -105,6 +105,7 @@ export type TracePartRow = {
   | { readonly kind: 'compaction_started'; readonly event_id: string }
   | { readonly kind: 'compacted'; readonly event_id: string; readonly turns_compacted: number; readonly events_compacted: number; readonly summary_key: string }
   | { readonly kind: 'image_read'; readonly event_id: string; readonly artifact_id: string; readonly detail: string }
+  | { readonly kind: 'guardrail'; readonly event_id: string; readonly guardrail: string; readonly guardrail_type: string; readonly on: string; readonly action: string; readonly score?: number; readonly reason: string; readonly tool_call_id?: string }
 );
 
 /** Text kept for `include_content`: tool arguments, results and answers beyond this are cut (the session's events hold them whole). */
