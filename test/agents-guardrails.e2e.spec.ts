@@ -1,4 +1,5 @@
 import { ScriptedOpenAIServer } from '@lib/testing';
+import { asKey, createUser } from './support/auth-fixtures';
 import { registerScripted } from './support/llm-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -128,6 +129,18 @@ describe('agent guardrails', () => {
     expect([patched.status, Object.keys(patched.body.field_errors)]).toEqual([400, ['guardrails[0].patterns[0]']]);
     expect((await app.call('GET', '/v2/agents/keeps')).body).toEqual(before);
     expect(before.guardrails).toEqual([{ type: 'pattern', patterns: ['x'], on: 'output', action: 'flag' }]);
+  });
+
+  it('an agent user, who may talk to the agent, may not turn its guardrails off (403, unchanged), and its input is still checked', async () => {
+    await create('ruled', [{ type: 'pattern', name: 'cards', patterns: [CARD], on: 'input', action: 'redact' }]);
+    const user = asKey(await createUser(app, 'talker', { agent_roles: [{ agent_key: 'ruled', role: 'agent_user' }] }));
+    const off = await app.call('PATCH', '/v2/agents/ruled', { guardrails: null }, user);
+    expect(off.status).toBe(403);
+    expect((await app.call('GET', '/v2/agents/ruled')).body.guardrails).toHaveLength(1);
+    expect((await app.call('POST', '/v2/agents/ruled/sessions', { key: 'mine' }, user)).status).toBe(201);
+    upstream.enqueue({ content: 'ok' });
+    const res = await app.call('POST', '/v2/agents/ruled/sessions/mine/events', { messages: [{ type: 'text', content: 'card 4111111111111111' }] }, user);
+    expect(res.body.events[0].messages[0].content).toBe('card [REDACTED]');
   });
 
   it('grounding: an answer the scripted scorer finds unsupported by the retrieved texts is blocked; a supported one passes', async () => {

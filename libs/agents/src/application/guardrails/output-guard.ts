@@ -100,12 +100,13 @@ export class OutputGuard {
     this.setup.sink.delta(outcome.text);
   }
 
-  /** Checks a text and stores what fired (streamed to the caller as `guardrail_triggered` before the answer). */
+  /** Checks a text; what fired is stored with the answer, before it (`guardrail_triggered`). */
   private async run(text: string, check: 'answer' | 'sentence', last = false): Promise<GuardrailOutcome> {
     const outcome = await this.checks.check(this.guards, 'output', text, { label: 'ASSISTANT ANSWER', sources: this.sources(), ctx: this.setup.ctx });
     const decided = (d: GuardrailDecision): GuardrailDecision => (last && d.action === 'regenerate' ? { ...d, action: 'block', reason: `${d.reason} (after one regeneration)` } : d);
+    // Stored with the answer (one commit), and streamed just before it.
     if (outcome.decisions.length) {
-      await this.turn.recordMany(outcome.decisions.map((d) => ({ type: 'SessionGuardrailTriggered' as const, data: { ...this.turn.base(this.turnId), ...decisionFields(decided(d)), ...(this.setup.streaming ? { check } : {}) } })));
+      this.turn.withNext(outcome.decisions.map((d) => ({ type: 'SessionGuardrailTriggered' as const, data: { ...this.turn.base(this.turnId), ...decisionFields(decided(d)), ...(this.setup.streaming ? { check } : {}) } })));
     }
     return outcome.stop ? { ...outcome, stop: decided(outcome.stop) } : outcome;
   }
