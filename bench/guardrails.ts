@@ -19,7 +19,7 @@ const PIECES = SENTENCES.flatMap((s) => s.match(/.{1,12}/g) ?? []).slice(0, 40);
  * answering at once: none, pattern (3 patterns, output redact), judge (a second registered model on the scripted
  * server, answering at once), grounding (the service's factual-consistency client against an HHEM-compatible route
  * of the scripted server, answering at once) on a turn with one corpora_search call, compared with the same turn
- * without it. Then a streamed answer (40 pieces, 10 ms apart): the time to its first piece and to its end without
+ * without it. Then a streamed answer (32 pieces, 10 ms apart): the time to its first piece and to its end without
  * guardrails, held (check answer) and released sentence by sentence.
  */
 export async function guardrailsBench(args: string[]): Promise<void> {
