@@ -65,7 +65,7 @@ const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** Field errors of the `guardrails` list (shapes, names, which action fits which type and point). */
 export function guardrailProblems(guardrails: unknown): Record<string, string> {
-  if (guardrails === undefined) return {};
+  if (guardrails === undefined || guardrails === null) return {};
   if (!Array.isArray(guardrails)) return { guardrails: 'must be an array of guardrails' };
   if (guardrails.length > MAX_GUARDRAILS) return { guardrails: `at most ${MAX_GUARDRAILS} guardrails` };
   const problems: Record<string, string> = {};
