@@ -156,11 +156,7 @@ export type SessionEvent =
   | { type: 'SessionSkillLoaded'; data: ApiEvent & { skillName: string; content: string; step: string; toolCallId?: string } }
   /** An image artifact loaded into the model's view by `image_read`. */
   | { type: 'SessionImageRead'; data: ApiEvent & { artifactId: string; detail: 'auto' | 'low' | 'high' } }
-  /**
-   * A guardrail fired (issue 46; our own type, `guardrail_triggered`): which one, where (`on`), its score where it has
-   * one, what it did and why. `subjectEventId`: the input it checked (on input); `toolCallId`: the call (on tool_call).
-   * `check: sentence`: it checked one sentence of a streamed answer released sentence by sentence.
-   */
+  /** A guardrail fired (issue 46, ours: `guardrail_triggered`; docs/events.md has its fields). */
   | { type: 'SessionGuardrailTriggered'; data: ApiEvent & { guardrail: string; guardrailType: 'grounding' | 'judge' | 'pattern'; on: 'input' | 'output' | 'tool_call'; action: 'flag' | 'block' | 'redact' | 'regenerate'; score?: number; reason: string; subjectEventId?: string; toolCallId?: string; check?: 'answer' | 'sentence' } }
   /**
    * A replay's turn stopped where its revision diverged from the record (docs/replay.md): `inputEventId` is the
@@ -294,20 +290,8 @@ function referenceEventView(e: SessionApiEvent, sessionKey: string): Record<stri
     case 'SessionSkillLoaded':
       return { ...base, type: 'skill_load', skill_name: e.data.skillName, content: e.data.content };
     case 'SessionGuardrailTriggered': {
-      const d = e.data;
-      return {
-        ...base,
-        type: 'guardrail_triggered',
-        guardrail: d.guardrail,
-        guardrail_type: d.guardrailType,
-        on: d.on,
-        action: d.action,
-        score: d.score ?? null,
-        reason: d.reason,
-        ...(d.subjectEventId ? { input_event_id: d.subjectEventId } : {}),
-        ...(d.toolCallId ? { tool_call_id: d.toolCallId } : {}),
-        ...(d.check ? { check: d.check } : {}),
-      };
+      const { guardrail, guardrailType, on, action, score, reason, subjectEventId, toolCallId, check } = e.data;
+      return { ...base, type: 'guardrail_triggered', guardrail, guardrail_type: guardrailType, on, action, score: score ?? null, reason, ...(subjectEventId ? { input_event_id: subjectEventId } : {}), ...(toolCallId ? { tool_call_id: toolCallId } : {}), ...(check ? { check } : {}) };
     }
     default:
       return { ...base, type: 'unknown' };
