@@ -1,5 +1,5 @@
 import { ScriptedOpenAIServer } from '@lib/testing';
-import { asKey, createUser } from './support/auth-fixtures';
+import { asBearer, asKey, createClient, createUser, endUserTokenFor } from './support/auth-fixtures';
 import { registerScripted } from './support/llm-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -131,7 +131,7 @@ describe('agent guardrails', () => {
     expect(before.guardrails).toEqual([{ type: 'pattern', patterns: ['x'], on: 'output', action: 'flag' }]);
   });
 
-  it('an agent user, who may talk to the agent, may not turn its guardrails off (403, unchanged), and its input is still checked', async () => {
+  it('an agent user, who may talk to the agent, may not turn its guardrails off (403, unchanged), and its input is still checked; an end user never sees the guardrail\'s event', async () => {
     await create('ruled', [{ type: 'pattern', name: 'cards', patterns: [CARD], on: 'input', action: 'redact' }]);
     const user = asKey(await createUser(app, 'talker', { agent_roles: [{ agent_key: 'ruled', role: 'agent_user' }] }));
     const off = await app.call('PATCH', '/v2/agents/ruled', { guardrails: null }, user);
@@ -141,6 +141,18 @@ describe('agent guardrails', () => {
     upstream.enqueue({ content: 'ok' });
     const res = await app.call('POST', '/v2/agents/ruled/sessions/mine/events', { messages: [{ type: 'text', content: 'card 4111111111111111' }] }, user);
     expect(res.body.events[0].messages[0].content).toBe('card [REDACTED]');
+
+    // An end user sees its masked input and the answer, never the guardrail's event (machinery, as tool calls are).
+    await app.call('POST', '/v2/agent_aliases', { key: 'ruled-desk', name: 'Desk', policy: { type: 'routed', rules: [{ targets: { type: 'single', agent_key: 'ruled' } }] } });
+    const client = await createClient(app, 'shop', { api_roles: ['agent_end_user'], agent_roles: [{ agent_key: 'ruled', role: 'agent_user' }] });
+    const ada = asBearer(await endUserTokenFor(app, client, 'ada'));
+    await app.call('POST', '/v2/agent_aliases/ruled-desk/end_user_sessions', { key: 'eu' }, ada);
+    upstream.enqueue({ content: 'Refunded.' });
+    const eu = await app.call('POST', '/v2/agent_aliases/ruled-desk/end_user_sessions/eu/events', { messages: [{ type: 'text', content: 'card 4111-1111-1111-1111' }] }, ada);
+    expect(eu.status).toBe(201);
+    expect(types(eu.body.events)).toEqual(['input_message', 'agent_output']);
+    expect(eu.body.events[0].messages[0].content).toBe('card [REDACTED]');
+    expect(types((await app.call('GET', '/v2/agent_aliases/ruled-desk/end_user_sessions/eu/events', undefined, ada)).body.events)).toEqual(['input_message', 'agent_output']);
   });
 
   it('grounding: an answer the scripted scorer finds unsupported by the retrieved texts is blocked; a supported one passes', async () => {
@@ -217,6 +229,23 @@ describe('agent guardrails', () => {
     const next = await say('judged_in', 'How do I bake bread?');
     expect(types(next.body.events)).toEqual(['input_message', 'agent_output']);
     expect(next.body.events[1].content).toBe('Bake at 180 degrees.');
+  });
+
+  it('a steer an input guardrail blocks is refused (400) and nothing of it is stored; the running turn answers as before', async () => {
+    await create('steered', [{ type: 'pattern', name: 'secrets', patterns: ['(?i)password'], on: 'input', action: 'block' }]);
+    upstream.enqueue({ content: 'Slow answer.', firstByteDelayMs: 1500 });
+    const first = say('steered', 'Hello');
+    await until('the turn to run', () => upstream.chatRequests().some((r) => JSON.stringify(r.body).includes('Hello')));
+    // The turn's start is stored while its model call is on its way: give the commit its moment.
+    await sleep(150);
+    const steer = await app.call('POST', '/v2/agents/steered/sessions/s/events', { messages: [{ type: 'text', content: 'my password is hunter2' }], behavior: 'steer' });
+    expect(steer.status).toBe(400);
+    expect(steer.body.messages[0]).toMatch(/blocked by guardrail secrets/);
+    expect(steer.body.field_errors).toEqual({ messages: 'blocked by guardrail secrets' });
+    expect((await first).body.events.at(-1).content).toBe('Slow answer.');
+    const stored = await listed('steered');
+    expect(types(stored)).toEqual(['input_message', 'agent_output']);
+    expect(JSON.stringify(stored)).not.toContain('hunter2');
   });
 
   it('a judge on tool calls blocks a call before it runs: the model reads why, and the turn goes on', async () => {
