@@ -323,5 +323,13 @@ describe('agent guardrails', () => {
     const stored = (await listed('sentences')).filter((e) => e.type === 'agent_output').at(-1);
     expect(stored!.content).toBe(`The door is green. ${REFUSAL}`);
     expect((await listed('sentences')).find((e) => e.type === 'guardrail_triggered')).toMatchObject({ guardrail: 'secret', action: 'block', check: 'sentence' });
+
+    // Text the model streamed before asking for a tool is not part of the answer that follows.
+    upstream.enqueue({ chunks: ['Let me look. '], toolCalls: [{ id: 'c7', name: 'docs', arguments: '{"query":"door"}' }] }, { chunks: ['It is green. ', 'Bye.'] });
+    const again = stream('sentences', 'Look it up');
+    expect(await again.done).toBe(201);
+    const answer = (await listed('sentences')).filter((e) => e.type === 'agent_output').at(-1);
+    expect(answer!.content).toBe('It is green. Bye.');
+    expect(again.pieces().slice(-2)).toEqual(['It is green. ', 'Bye.']);
   });
 });

@@ -24,6 +24,8 @@ export class OutputGuard {
   private released = '';
   private chain: Promise<void> = Promise.resolve();
   private stopped = false;
+  /** Which model answer the queued sentence checks belong to: a tool-call answer's are dropped with it. */
+  private answerNo = 0;
 
   constructor(
     private readonly checks: GuardrailChecks,
@@ -47,12 +49,16 @@ export class OutputGuard {
     if (!this.sentences || this.stopped) return;
     const { sentences, rest } = takeSentences(this.held);
     this.held = rest;
-    for (const s of sentences) this.chain = this.chain.then(() => this.release(s));
+    const no = this.answerNo;
+    for (const s of sentences) this.chain = this.chain.then(() => this.release(s, no));
   }
 
-  /** The model answered with tool calls: nothing of it is an answer to release. */
+  /** The model answered with tool calls: nothing more of it is released, and the next answer starts afresh. */
   discard(): void {
     this.held = '';
+    this.released = '';
+    this.stopped = false;
+    this.answerNo++;
   }
 
   /** The answer as the user gets it (checked, masked, regenerated once, or the refusal), released to a streaming caller. */
@@ -76,7 +82,8 @@ export class OutputGuard {
   private async settleSentences(answer: ModelAnswer): Promise<ModelAnswer> {
     const rest = this.held;
     this.held = '';
-    if (rest) this.chain = this.chain.then(() => this.release(rest));
+    const no = this.answerNo;
+    if (rest) this.chain = this.chain.then(() => this.release(rest, no));
     await this.chain;
     let content = this.released;
     if (this.stopped) {
@@ -89,9 +96,10 @@ export class OutputGuard {
     return { ...answer, content };
   }
 
-  private async release(sentence: string): Promise<void> {
-    if (this.stopped) return;
+  private async release(sentence: string, no: number): Promise<void> {
+    if (this.stopped || no !== this.answerNo) return;
     const outcome = await this.run(sentence, 'sentence');
+    if (no !== this.answerNo) return;
     if (outcome.stop) {
       this.stopped = true;
       return;
