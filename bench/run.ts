@@ -34,6 +34,7 @@ import { hostileRequestsBench } from './hostile-requests';
 import { agentAttacksBench } from './agent-attacks';
 import { replayBench } from './replay';
 import { compactionBench } from './compaction';
+import { guardrailsBench } from './guardrails';
 
 const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage: string }> = {
   append: { run: appendBench, usage: 'append [singles=2000] [batched=100000] [runs=5]' },
@@ -51,6 +52,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   'api-parity': { run: apiParityBench, usage: 'api-parity <the other build dist directory> [this build dist directory]' },
   compaction: { run: compactionBench, usage: 'compaction [rounds=10] (compacting a history ten times a 4,096-token window in pieces, and one that fits)' },
   replay: { run: replayBench, usage: 'replay [rounds=50] (a recorded replay of a 10-turn session, per recorded turn)' },
+  guardrails: { run: guardrailsBench, usage: 'guardrails [rounds=200] [stream-rounds=20] (the added latency of each guardrail type; first-byte latency held vs sentence)' },
   agents: { run: agentsBench, usage: 'agents [turns=1000] [concurrent-seconds=10] [idle-sessions=2000]' },
   'agents-vs-langgraph': { run: agentsVsLanggraphBench, usage: 'agents-vs-langgraph [turns=300] [conversations=50] [rounds=3] [another build\'s dist, measured alongside] (the peer installs into bench/peers on first use)' },
   connectors: { run: connectorsBench, usage: 'connectors [messages=300] [concurrency=8]' },

@@ -296,6 +296,18 @@ suite('the web console in a browser', () => {
     await page.getByRole('region', { name: 'Timeline' }).getByText('Approval', { exact: true }).waitFor();
   });
 
+  it('shows a guardrail that fired in the session history: which one, where, what it did and why (issue 46)', async () => {
+    const created = await app.call('POST', '/v2/agents', { key: 'guarded', name: 'Guarded', model: { name: 'scripted' }, tool_configurations: {}, first_step_name: 'main', steps: { main: { instructions: [] } }, guardrails: [{ type: 'pattern', name: 'kelp_watch', patterns: ['(?i)kelp'], on: 'output', action: 'flag' }] });
+    expect(created.status).toBe(201);
+    await app.call('POST', '/v2/agents/guarded/sessions', { key: 'g1' });
+    expect((await app.call('POST', '/v2/agents/guarded/sessions/g1/events', { messages: [{ type: 'text', content: 'Where do otters sleep?' }] })).status).toBe(201);
+    await open('#/agents/guarded/sessions/g1');
+    const row = page.getByRole('list', { name: 'Conversation' }).locator('.ev-guardrail_triggered');
+    await row.getByText('kelp_watch', { exact: true }).waitFor();
+    expect(await row.textContent()).toContain('(pattern on output): flag — 1 match of its patterns');
+    await row.getByText('Guardrail', { exact: true }).waitFor();
+  });
+
   it('runs a pipeline from its page, shows the per-record events of the run, and reprocesses a dead letter', async () => {
     const url = `http://127.0.0.1:${(site.address() as AddressInfo).port}/kelp`;
     await app.call('POST', '/v2/agents', { key: 'indexer', name: 'Indexer', model: { name: 'scripted' }, tool_configurations: { index: { type: 'document_index', argument_override: { corpus_key: 'notes' } } }, first_step_name: 'main', steps: { main: { instructions: [] } } });

@@ -39,6 +39,7 @@ export const tracesProjection: ReadModelProjection = {
     'SessionCompactionStarted',
     'SessionCompacted',
     'SessionImageRead',
+    'SessionGuardrailTriggered',
     'SessionDeleted',
     'AgentDeleted',
   ],
@@ -117,6 +118,14 @@ export const tracesProjection: ReadModelProjection = {
       case 'SessionImageRead': {
         const d = event.data;
         return [part({ id: spanIdOf(traceId, 'image_read', d.eventId), kind: 'image_read', at: d.createdAt, event_id: d.eventId, artifact_id: d.artifactId, detail: d.detail }), flags({ 'ops.image_read': true })];
+      }
+      case 'SessionGuardrailTriggered': {
+        const d = event.data;
+        // An input's guardrail is stored with the input, before its turn starts: it belongs to no trace.
+        return [
+          part({ id: spanIdOf(traceId, 'guardrail', d.eventId), kind: 'guardrail', at: d.createdAt, event_id: d.eventId, guardrail: d.guardrail, guardrail_type: d.guardrailType, on: d.on, action: d.action, ...(d.score !== undefined ? { score: d.score } : {}), reason: clip(d.reason), ...(d.toolCallId ? { tool_call_id: d.toolCallId } : {}) }),
+          flags({ 'ops.guardrail': true }),
+        ];
       }
       default:
         return [];

@@ -34,6 +34,7 @@ const LABELS: Record<string, string> = {
   tool_approval_requested: 'Waiting for approval',
   tool_approval_resolved: 'Approval',
   skill_load: 'Skill loaded',
+  guardrail_triggered: 'Guardrail',
 };
 
 export const labelOf = (type: string) => LABELS[type] ?? type.replace(/_/g, ' ');
@@ -51,6 +52,14 @@ export function EventBody({ event }: { event: SessionEvent }) {
           </summary>
           <p>{event.content}</p>
         </details>
+      );
+    case 'guardrail_triggered':
+      // Issue 46 (docs/guardrails.md): which guardrail, where, what it did, its score and why.
+      return (
+        <p>
+          <strong>{String(event.guardrail)}</strong> ({String(event.guardrail_type)} on {String(event.on)}): {String(event.action)}
+          {typeof event.score === 'number' ? `, score ${event.score}` : ''} — {String(event.reason)}
+        </p>
       );
     case 'agent_output':
     case 'thinking':

@@ -1,6 +1,8 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { GuardrailChecks } from './application/guardrails/guardrail-checks';
+import { guardrailReferenceCheck } from './application/guardrails/guardrail-reference-check';
 import { CqrsModule } from '@nestjs/cqrs';
-import { CLOCK, Clock, DurableTimers, EVENT_STORE, EventStore, EventStoreLeases, Leases, ProcessLiveness, READ_STORE, ReadStore } from '@lib/platform';
+import { CLOCK, Clock, DurableTimers, EVENT_STORE, EventStore, EventStoreLeases, Leases, ProcessLiveness, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
 import { CORPORA, CorpusRow } from '@lib/corpora/read-models';
 import { AGENT_TOOLS, ArtifactBytes, ConditionSyntax, lambdaToolCheck, mcpToolCheck, SharedConfigurationRights, Tool, toolReferenceCheck, ToolRegistryHolder, ToolsModule, ToolUsers } from '@lib/tools';
 import { GetAgentHandler, ListAgentsHandler } from './application/agent-queries/agent-queries';
@@ -78,14 +80,14 @@ function conditionProblem(source: string, field: string): string | undefined {
 @Module({})
 export class AgentsModule {
   static forRoot(options: AgentsModuleOptions): DynamicModule {
-    const referenceChecks = (reads: ReadStore): ReferenceCheck[] => [instructionReferenceCheck(reads), toolReferenceCheck(reads), mcpToolCheck(reads), lambdaToolCheck(reads), glossaryReminderCheck(reads)];
+    const referenceChecks = (reads: ReadStore, service: ServiceConfig): ReferenceCheck[] => [instructionReferenceCheck(reads), toolReferenceCheck(reads), mcpToolCheck(reads), lambdaToolCheck(reads), glossaryReminderCheck(reads), guardrailReferenceCheck(reads, service)];
     return {
       module: AgentsModule,
       // Global: the worker wing's sweep of crashed turns uses the session inputs of this module.
       global: true,
       imports: [CqrsModule, options.llms, ToolsModule.forRoot({ llms: options.llms }), ...(options.capabilities ? [options.capabilities] : [])],
       providers: [
-        { provide: AGENT_REFERENCE_CHECKS, useFactory: referenceChecks, inject: [READ_STORE] },
+        { provide: AGENT_REFERENCE_CHECKS, useFactory: referenceChecks, inject: [READ_STORE, SERVICE_CONFIG] },
         {
           provide: AGENT_LEASES,
           inject: [EVENT_STORE, CLOCK],
@@ -160,6 +162,7 @@ export class AgentsModule {
         AgentQuotas,
         PromptBuilder,
         ToolRound,
+        GuardrailChecks,
         TurnRunner,
         ApprovalArguments,
         LiveTurns,

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsBoolean, IsDefined, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
+import { IsArray, IsBoolean, IsDefined, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
 import { QuotaDto } from '../llms/llms.dto';
 
 export const KEY_PATTERN = /^[0-9a-zA-Z_-]+$/;
@@ -54,6 +54,8 @@ class AgentFieldsDto {
   @IsOptional() @IsObject() session_enrichment?: Record<string, unknown> | null;
   /** A map of skill names to skills, checked by the domain (`skillProblems`: a map class-validator cannot walk). */
   @IsOptional() @IsObject() skills?: Record<string, unknown> | null;
+  /** Guardrails (issue 46), checked by the domain (`guardrailProblems`: a list of three shapes). */
+  @IsOptional() @IsArray() guardrails?: unknown[] | null;
 }
 
 export class CreateAgentDto extends AgentFieldsDto {

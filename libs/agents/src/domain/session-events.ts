@@ -174,6 +174,8 @@ export type SessionEvent =
   | { type: 'SessionSkillLoaded'; data: ApiEvent & { skillName: string; content: string; step: string; toolCallId?: string } }
   /** An image artifact loaded into the model's view by `image_read`. */
   | { type: 'SessionImageRead'; data: ApiEvent & { artifactId: string; detail: 'auto' | 'low' | 'high' } }
+  /** A guardrail fired (issue 46, ours: `guardrail_triggered`; docs/events.md has its fields). */
+  | { type: 'SessionGuardrailTriggered'; data: ApiEvent & { guardrail: string; guardrailType: 'grounding' | 'judge' | 'pattern'; on: 'input' | 'output' | 'tool_call'; action: 'flag' | 'block' | 'redact' | 'regenerate'; score?: number; reason: string; subjectEventId?: string; toolCallId?: string; check?: 'answer' | 'sentence' } }
   /**
    * A replay's turn stopped where its revision diverged from the record (docs/replay.md): `inputEventId` is the
    * original's input, `kind` what diverged, `modelCall` the turn's model call (0-based) where it did. Not an API event.
@@ -208,6 +210,7 @@ export const SESSION_EVENT_TYPES: readonly SessionEventType[] = [
   'SessionArtifactUploaded',
   'SessionImageRead',
   'SessionSkillLoaded',
+  'SessionGuardrailTriggered',
   'SessionReplayDiverged',
   'SessionTurnEnded',
   'SessionEventHidden',
@@ -235,6 +238,7 @@ const API_TYPES = new Set<string>([
   'SessionArtifactUploaded',
   'SessionImageRead',
   'SessionSkillLoaded',
+  'SessionGuardrailTriggered',
 ]);
 
 export const isApiEvent = (e: SessionEvent): e is SessionApiEvent => API_TYPES.has(e.type);
@@ -303,6 +307,10 @@ function referenceEventView(e: SessionApiEvent, sessionKey: string): Record<stri
       return { ...base, type: 'image_read', artifact_id: e.data.artifactId, detail: e.data.detail };
     case 'SessionSkillLoaded':
       return { ...base, type: 'skill_load', skill_name: e.data.skillName, content: e.data.content };
+    case 'SessionGuardrailTriggered': {
+      const { guardrail, guardrailType, on, action, score, reason, subjectEventId, toolCallId, check } = e.data;
+      return { ...base, type: 'guardrail_triggered', guardrail, guardrail_type: guardrailType, on, action, score: score ?? null, reason, ...(subjectEventId ? { input_event_id: subjectEventId } : {}), ...(toolCallId ? { tool_call_id: toolCallId } : {}), ...(check ? { check } : {}) };
+    }
     default:
       return { ...base, type: 'unknown' };
   }

@@ -188,6 +188,7 @@ export const sessionFold = {
       }
       case 'SessionImageRead':
       case 'SessionSkillLoaded':
+      case 'SessionGuardrailTriggered':
       case 'SessionAgentOutput':
       case 'SessionThinking':
       case 'SessionToolCalled':

@@ -124,6 +124,15 @@ export function traceSpans(trace: TraceRow, parts: readonly TracePartRow[], agen
       case 'image_read':
         spans.push({ ...base(part.id, rootId, part.at, part.at, undefined), operation: 'image_read', event_id: part.event_id, attributes: { artifact_id: part.artifact_id, detail: part.detail } });
         break;
+      case 'guardrail':
+        // A guardrail's decision (issue 46): a point in time under the turn, not an error of it (the turn answered).
+        spans.push({
+          ...base(part.id, rootId, part.at, part.at, undefined),
+          operation: 'guardrail',
+          event_id: part.event_id,
+          attributes: { guardrail: part.guardrail, guardrail_type: part.guardrail_type, on: part.on, action: part.action, score: part.score ?? null, reason: part.reason, ...(part.tool_call_id ? { tool_call_id: part.tool_call_id } : {}) },
+        });
+        break;
       default: {
         const _exhaustive: never = part;
         return _exhaustive;

@@ -116,6 +116,7 @@ export type TracePartRow = {
       readonly output_tokens?: number;
     }
   | { readonly kind: 'image_read'; readonly event_id: string; readonly artifact_id: string; readonly detail: string }
+  | { readonly kind: 'guardrail'; readonly event_id: string; readonly guardrail: string; readonly guardrail_type: string; readonly on: string; readonly action: string; readonly score?: number; readonly reason: string; readonly tool_call_id?: string }
 );
 
 /** Text kept for `include_content`: tool arguments, results and answers beyond this are cut (the session's events hold them whole). */

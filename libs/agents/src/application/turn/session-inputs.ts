@@ -8,6 +8,8 @@ import { agentRevisionOf } from '../../domain/session-revisions';
 import { decideApprovalExpiry, decideCompactionRequest, decideInputMessage, decideInterrupt, decideToolApproval, decideToolOutputs, heldInput, pendingCall, ResumeDecision, Stamp } from '../../domain/session-input';
 import { ActiveAgent, Sessions } from '../sessions/sessions';
 import { ApprovalArguments, pendingApprovalViews } from './approval-arguments';
+import { GuardrailChecks } from '../guardrails/guardrail-checks';
+import { GuardedInput, guardInput, inputGuardrailEvents } from '../guardrails/input-guard';
 import { AGENT_SECRET_VALUES, AgentSecretValues, RunningTurns, TurnRequest } from './running-turns';
 import { NO_SINK, TurnSink } from './turn-sink';
 import type { ReplaySource } from './turn-setup';
@@ -35,6 +37,7 @@ export class SessionInputs {
     @Inject(READ_STORE) private readonly reads: ReadStore,
     @Inject(AGENT_SECRET_VALUES) private readonly agentSecrets: AgentSecretValues,
     private readonly approvalArguments: ApprovalArguments,
+    private readonly guardrails: GuardrailChecks,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -123,7 +126,13 @@ export class SessionInputs {
       case 'input_message':
         break;
     }
-    const decided = decideInputMessage(session, { ...ref, ...this.stamp(), messages: req.messages, behavior: req.behavior, entryStep: req.entry_step, externalId: req.external_id, steps: agent.config.steps, firstStep, skills: agent.config.skills });
+    const guarded = await this.guardedInput(agent, req, ctx);
+    const decided = decideInputMessage(session, { ...ref, ...this.stamp(), messages: guarded.messages, behavior: req.behavior, entryStep: req.entry_step, externalId: req.external_id, steps: agent.config.steps, firstStep, skills: agent.config.skills });
+    if (decided.kind !== 'follow_up' && guarded.decisions.length) {
+      // A steer joins a turn whose model already runs: a blocked one is refused, nothing stored.
+      if (decided.kind === 'steer' && guarded.blocked) throw invalid('session.input_blocked', `The input was blocked by guardrail ${guarded.blocked.guardrail}: ${guarded.blocked.reason}`, { messages: `blocked by guardrail ${guarded.blocked.guardrail}` });
+      decided.events.push(...inputGuardrailEvents(guarded.decisions, (decided.events[0].data as { eventId: string }).eventId, this.stamp()));
+    }
     if (decided.kind === 'steer') {
       await this.sessions.store.append(streamId, revision, decided.events, ctx);
       for (const e of decided.events) sink.event(apiEventView(e as SessionApiEvent, sessionKey, session.turn?.agentRevision));
@@ -240,6 +249,14 @@ export class SessionInputs {
     const at = since === 'start' ? -1 : session.events.findIndex((e) => e.data.eventId === since);
     if (since !== 'start' && at < 0) throw invalid('session.unknown_event', `since "${since}" is not an event of this session`, { since: 'not an event of the session' });
     return session.events.slice(at + 1).filter((e) => !session.hidden.has(e.data.eventId)).map((e) => apiEventView(e, sessionKey, agentRevisionOf(session, e as SessionApiEvent)));
+  }
+
+  /** The input guardrails, run once per request (a contended append decides again without asking the judge again). */
+  private readonly guardedInputs = new WeakMap<InputRequest, Promise<GuardedInput>>();
+  private guardedInput(agent: ActiveAgent, req: Extract<InputRequest, { type: 'input_message' }>, ctx: CommandContext): Promise<GuardedInput> {
+    let guarded = this.guardedInputs.get(req);
+    if (!guarded) this.guardedInputs.set(req, (guarded = guardInput(this.guardrails, agent.config, req.messages, ctx)));
+    return guarded;
   }
 
   /** An API event's id (drawn only when a decision makes one) and the time, for the session's deciders. */

@@ -8,6 +8,9 @@ import type { PendingClientCall, SessionEvent } from '../../domain/session-event
 import { INVOKE_SKILL_TOOL, skillRefusal } from '../../domain/skills';
 import { APPROVAL_TIMER_KIND, WAKEUP_SCHEDULER } from '../agent-timers';
 import { compileCondition } from '../conditions';
+import { GuardrailChecks } from '../guardrails/guardrail-checks';
+import { decisionFields } from '../guardrails/input-guard';
+import { guardrailsAt } from '../../domain/guardrails';
 import { ArtifactStore } from '../sessions/artifact-store';
 import type { ModelAnswer } from './model-call';
 import { offloadDecision, truncateOutput } from './offload';
@@ -44,6 +47,7 @@ export class ToolRound {
   constructor(
     private readonly caller: ToolCaller,
     private readonly artifacts: ArtifactStore,
+    private readonly guardrails: GuardrailChecks,
     @Inject(WAKEUP_SCHEDULER) private readonly timers: DurableTimers,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     @Inject(CLOCK) private readonly clock: Clock,
@@ -80,12 +84,14 @@ export class ToolRound {
       }
       return { call, tool, args, resolved, shown, problem, eventId: turn.newEventId(), skill };
     });
-    await turn.recordMany(
-      planned.map((p) => ({
+    const guarded = await this.guardCalls(config, planned, turn, turnId, setup);
+    await turn.recordMany([
+      ...planned.map((p) => ({
         type: 'SessionToolCalled' as const,
         data: { eventId: p.eventId, turnId, createdAt: this.clock.now().toISOString(), toolCallId: p.call.id, modelCallId, toolConfigurationName: p.call.name, toolName: p.skill ? INVOKE_SKILL_TOOL : (p.tool?.type ?? 'unknown'), toolInput: p.shown, arguments: p.call.arguments || '{}', step, inputsSeen: turn.inputsSeen, usage: answer.usage },
       })),
-    );
+      ...guarded,
+    ]);
     // A replay asks a person only where the record did (docs/replay.md): its recorded decision is sent again.
     const waiting = planned.filter((p) => !p.problem && p.tool && p.tool.type !== 'client' && (setup.replay ? setup.replay.approves(p.call.id) : this.needsApproval(p.tool, p.args, setup, turn)));
     await this.requestApprovals(waiting, turn, turnId, setup);
@@ -128,6 +134,23 @@ export class ToolRound {
         await this.execute({ call, tool, resolved, shown: a.arguments, problem, eventId: '' }, config, step, toolCtx, turn, turnId, setup);
       }),
     );
+  }
+
+  /**
+   * The tool-call guardrails, before anything runs or waits for approval: a call one blocks does not run, and the
+   * model reads an error saying which guardrail stopped it and why. Checked as stored (secrets masked).
+   */
+  private async guardCalls(config: AgentConfig, planned: Planned[], turn: TurnState, turnId: string, setup: TurnSetup): Promise<SessionEvent[]> {
+    const guards = guardrailsAt(config.guardrails, 'tool_call');
+    const events: SessionEvent[] = [];
+    if (!guards.length) return events;
+    for (const p of planned) {
+      if (p.problem || !p.tool) continue;
+      const outcome = await this.guardrails.check(guards, 'tool_call', `${p.call.name} ${JSON.stringify(p.shown)}`, { label: 'TOOL CALL', ctx: setup.ctx });
+      for (const d of outcome.decisions) events.push({ type: 'SessionGuardrailTriggered', data: { ...turn.base(turnId), ...decisionFields(d), toolCallId: p.call.id } });
+      if (outcome.stop) p.problem = `the call was blocked by guardrail ${outcome.stop.guardrail}: ${outcome.stop.reason}`;
+    }
+    return events;
   }
 
   /** Whether a call waits for approval: its tool requires one and the rule's `when` (if any) holds; a `when` that fails to evaluate holds (fail closed). */

@@ -9,6 +9,10 @@ import type { SessionEvent } from '../../domain/session-events';
 import type { ActiveSession } from '../../domain/session';
 import { decideEndTurn, decideStopInterrupt } from '../../domain/session-turn';
 import { compileCondition } from '../conditions';
+import { GuardrailChecks } from '../guardrails/guardrail-checks';
+import { OutputGuard } from '../guardrails/output-guard';
+import { GUARDRAIL_INPUT_REFUSAL } from '../../domain/guardrails';
+import { inputBlockedBy } from '../../domain/guardrail-input';
 import { SessionStore } from '../sessions/session-store';
 import { AgentQuotas } from './agent-quotas';
 import { eventsToCompact, overflowMessage, summarise } from './compaction';
@@ -47,6 +51,7 @@ export class TurnRunner {
     private readonly prompts: PromptBuilder,
     private readonly toolRound: ToolRound,
     private readonly quotas: AgentQuotas,
+    private readonly guardrails: GuardrailChecks,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -64,6 +69,7 @@ export class TurnRunner {
     let outcome: TurnOutcome = 'answered';
     let failure: DomainError | undefined;
     let final: Extract<SessionEvent, { type: 'SessionAgentOutput' | 'SessionStructuredOutput' }> | undefined;
+    const outputGuard = OutputGuard.of(this.guardrails, config, setup, turn, turnId);
     try {
       if (setup.approved?.length) await this.toolRound.runApproved(config, step, setup.approved, turn, turnId, setup);
       for (let calls = 0; ; calls++) {
@@ -79,6 +85,12 @@ export class TurnRunner {
         }
         const stepConfig = config.steps[step];
         const inputsSeen = turn.inputCount();
+        // An input guardrail blocked the input: the refusal is the answer, and the model never sees the input.
+        if (calls === 0 && inputBlockedBy(turn.state.events)) {
+          if (setup.streaming) setup.sink.delta(GUARDRAIL_INPUT_REFUSAL);
+          final = { type: 'SessionAgentOutput', data: { ...turn.base(turnId), content: GUARDRAIL_INPUT_REFUSAL, step, inputsSeen } };
+          break;
+        }
         let messages = await this.prompts.prompt(config, step, turn.state, setup);
         const window = setup.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
         const compaction = effectiveCompaction(config);
@@ -93,11 +105,14 @@ export class TurnRunner {
           break;
         }
         const tools = this.prompts.toolDefinitions(config, stepConfig);
-        const answer = await turn.afterStart(this.answer(config, stepConfig, messages, tools, setup, turn, step));
+        const structured = stepConfig.output_parser.type === 'structured';
+        const guard = structured ? undefined : outputGuard;
+        let answer = await turn.afterStart(this.answer(config, stepConfig, messages, tools, setup, turn, step, guard));
         turn.inputsSeen = inputsSeen;
         turn.addUsage(answer.usage);
         setup.sink.contextConsumed({ ...turn.usage, model_context_window: window });
         if (answer.toolCalls.length) {
+          guard?.discard();
           setup.sink.deltaEnd(undefined);
           const { pending, approvals } = await this.toolRound.run(config, step, answer, turn, turnId, setup);
           if (pending.length) await turn.record({ type: 'SessionClientToolPending', data: { ...turn.base(turnId), pendingCalls: pending } });
@@ -107,6 +122,7 @@ export class TurnRunner {
           }
           continue;
         }
+        if (guard) answer = await guard.settle(answer, (reason, withheld) => this.regenerate(setup, turn, messages, reason, withheld));
         // The answer is stored with what follows it (the turn's end, a transition) in one append where it can be.
         const output = await this.outputOf(stepConfig, step, answer, messages, turn, turnId, setup);
         const outputId = output.event.data.eventId;
@@ -208,14 +224,23 @@ export class TurnRunner {
     return answer;
   }
 
-  private answer(config: AgentConfig, step: StepConfig, messages: PromptMessage[], tools: ToolDefinition[], setup: TurnSetup, turn: TurnState, stepName: string): Promise<ModelAnswer> {
+  /** A `regenerate` guardrail's one more call: the withheld answer and the reason, no tools (docs/agents.md, Guardrails). */
+  private async regenerate(setup: TurnSetup, turn: TurnState, messages: PromptMessage[], reason: string, withheld: string): Promise<ModelAnswer> {
+    const retry: PromptMessage[] = [...messages, { role: 'assistant', content: withheld }, { role: 'user', content: `Your answer was withheld by a guardrail: ${reason}. Answer again so that it holds.` }];
+    const answer = await this.model(setup, { messages: retry, tools: [], signal: turn.signal, usage: turn });
+    turn.addUsage(answer.usage);
+    return answer;
+  }
+
+  private answer(config: AgentConfig, step: StepConfig, messages: PromptMessage[], tools: ToolDefinition[], setup: TurnSetup, turn: TurnState, stepName: string, guard?: OutputGuard): Promise<ModelAnswer> {
     const structured = step.output_parser.type === 'structured' ? step.output_parser.json_schema : undefined;
     return this.model(setup, {
       messages,
       tools,
       ...(structured ? { responseFormat: { type: 'json_schema', json_schema: { name: structured.name, schema: structured.schema, strict: structured.strict ?? undefined } } } : {}),
       // A structured answer is delivered whole, never in pieces (the reference).
-      ...(setup.streaming && !structured ? { onDelta: (t: string) => setup.sink.delta(t) } : {}),
+      // With output guardrails the pieces go to the guard, which releases them once checked.
+      ...(setup.streaming && !structured ? { onDelta: guard ? (t: string) => guard.delta(t) : (t: string) => setup.sink.delta(t) } : {}),
       signal: turn.signal,
       usage: turn,
     }, { step: stepName, state: turn.state });

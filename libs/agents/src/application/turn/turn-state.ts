@@ -115,8 +115,15 @@ export class TurnState implements UsageCarrier {
   /** Appends of one turn go one at a time (tool calls finish concurrently): each appends at the revision it knows. */
   private queue: Promise<unknown> = Promise.resolve();
 
+  /** Events stored with the turn's next append, before its own (a guardrail's decision with the answer it concerns: one commit). */
+  private readonly withNextAppend: SessionEvent[] = [];
+
+  withNext(events: readonly SessionEvent[]): void {
+    this.withNextAppend.push(...events);
+  }
+
   recordMany(events: SessionEvent[], options: { emit: boolean } = { emit: true }): Promise<void> {
-    const next = this.queue.then(() => this.appendNow(events, options));
+    const next = this.queue.then(() => this.appendNow([...this.withNextAppend.splice(0), ...events], options));
     this.queue = next.catch(() => undefined);
     return next;
   }
