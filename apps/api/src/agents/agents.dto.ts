@@ -54,6 +54,8 @@ class AgentFieldsDto {
   @IsOptional() @IsObject() session_enrichment?: Record<string, unknown> | null;
   /** A map of skill names to skills, checked by the domain (`skillProblems`: a map class-validator cannot walk). */
   @IsOptional() @IsObject() skills?: Record<string, unknown> | null;
+  /** `{"blocks": [...]}`, checked by the domain (`memoryProblems`: field by field, `memory.blocks[i].<field>`). */
+  @IsOptional() @IsObject() memory?: Record<string, unknown> | null;
 }
 
 export class CreateAgentDto extends AgentFieldsDto {

@@ -1,6 +1,7 @@
 import { invalid } from '@lib/platform/kernel';
 import { toolProblems, type ToolConfig } from '@lib/tools/domain';
 import { skillProblems, type AgentSkill } from './skills';
+import { memoryProblems, type MemoryConfig } from './memory';
 
 /**
  * An agent's configuration in the reference API's own field names (snake_case): it is the contract clients
@@ -101,6 +102,8 @@ export interface AgentConfig {
   readonly run_condition?: string;
   /** Tool calls run while a session is created; their outputs go into the session's metadata (docs/tools.md). */
   readonly session_enrichment?: SessionEnrichmentConfig;
+  /** Memory blocks (docs/agents.md, Memory); absent when the agent has none. */
+  readonly memory?: MemoryConfig;
 }
 
 export interface EnrichmentCall {
@@ -164,6 +167,7 @@ export function validateAgentConfig(config: AgentConfig): void {
   for (const [name, tool] of Object.entries(config.tool_configurations)) Object.assign(problems, toolProblems(`tool_configurations.${name}`, name, tool, 'agent'));
   Object.assign(problems, enrichmentProblems(config));
   Object.assign(problems, skillProblems(config.skills, config.steps, Object.keys(config.tool_configurations)));
+  Object.assign(problems, memoryProblems(config.memory, Object.keys(config.tool_configurations)));
   for (const [name, step] of Object.entries(config.steps)) {
     if (!/^[a-zA-Z0-9_-]{1,255}$/.test(name)) problems[`steps.${name}`] = 'a step name is 1 to 255 letters, digits, underscores or hyphens';
     const shape = stepShapeProblem(step);

@@ -92,7 +92,7 @@ export class TurnRunner {
           outcome = 'limit';
           break;
         }
-        const tools = this.prompts.toolDefinitions(config, stepConfig);
+        const tools = this.prompts.toolDefinitions(config, stepConfig, turn.state);
         const answer = await turn.afterStart(this.answer(config, stepConfig, messages, tools, setup, turn, step));
         turn.inputsSeen = inputsSeen;
         turn.addUsage(answer.usage);
