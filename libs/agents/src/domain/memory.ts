@@ -191,10 +191,13 @@ export function decideSessionRevert(
 ): { change?: MemoryChange; conflict?: MemoryChange[] } {
   const first = changes.findIndex((c) => bySession(c, sessionKey));
   if (first < 0) return {};
+  const target = changes[first].revision - 1;
+  // Already back where the session found it (reverted before): nothing to undo, and nothing to refuse.
+  if (blockState(block, changes).value === valueAt(block, changes, target)) return {};
   const lastOwn = changes.map((c) => bySession(c, sessionKey)).lastIndexOf(true);
   const later = changes.slice(lastOwn + 1).filter((c) => !bySession(c, sessionKey));
   if (later.length && !force) return { conflict: later };
-  const { change } = decideMemoryEdit(block, changes, { operation: 'revert', revision: changes[first].revision - 1 }, by, now, false);
+  const { change } = decideMemoryEdit(block, changes, { operation: 'revert', revision: target }, by, now, false);
   return change ? { change } : {};
 }
 
