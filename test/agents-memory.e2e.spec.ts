@@ -253,6 +253,23 @@ describe('agent memory blocks', () => {
     expect((await app.call('GET', `/v2/agents/coach/end_users/${owner}/memory/facts`)).status).toBe(404);
   });
 
+  it('does not edit memory again when a session is replayed (recorded or live), unless side effects are allowed', async () => {
+    const revision = (await block('facts')).revision;
+    const recorded = await app.call('POST', '/v2/agents/coach/sessions/s1/replay', {});
+    expect(recorded.status).toBe(201);
+    expect(recorded.body.diff.totals).toMatchObject({ diverged: 0 });
+    const outputs = (await app.call('GET', `/v2/agents/coach/sessions/${recorded.body.session_key}/events?limit=100`)).body.events.filter((e: Json) => e.type === 'tool_output');
+    expect(outputs.map((e: Json) => e.tool_output)).toEqual([expect.objectContaining({ block: 'facts', revision: 1 }), expect.objectContaining({ block: 'scratch', revision: 1 })]);
+    expect((await block('facts')).revision).toBe(revision);
+
+    upstream.enqueue({ toolCalls: [call('r1', 'memory_append', { block: 'facts', text: 'replayed' })] }, { content: 'ok' });
+    const live = await app.call('POST', '/v2/agents/coach/sessions/s1/replay', { mode: 'live' });
+    expect(live.status).toBe(201);
+    const refused = (await app.call('GET', `/v2/agents/coach/sessions/${live.body.session_key}/events?limit=100`)).body.events.find((e: Json) => e.type === 'tool_output');
+    expect(refused).toMatchObject({ error: true, tool_output: { error: expect.stringContaining('Refused in a replay') } });
+    expect(await block('facts')).toMatchObject({ revision, value: 'Ada likes tea.' });
+  });
+
   it('starts an agent created again under its key with fresh memory', async () => {
     expect((await app.call('DELETE', '/v2/agents/coach')).status).toBeLessThan(300);
     expect((await app.call('GET', '/v2/agents/coach/memory')).status).toBe(404);
