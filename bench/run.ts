@@ -49,7 +49,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   tools: { run: toolsBench, usage: 'tools [calls=2000]' },
   telemetry: { run: telemetryBench, usage: 'telemetry [turns=1000] [rounds=2] (the service in its own process, OTLP export off and on, alternating)' },
   'api-parity': { run: apiParityBench, usage: 'api-parity <the other build dist directory> [this build dist directory]' },
-  memory: { run: memoryBench, usage: 'memory [turns=300] (a turn with 20 memory blocks against one without, alternated; reading the blocks in process)' },
+  memory: { run: memoryBench, usage: 'memory [turns=300] [chars-per-block=1500] (a turn with 20 memory blocks against one without, alternated; reading the blocks in process)' },
   replay: { run: replayBench, usage: 'replay [rounds=50] (a recorded replay of a 10-turn session, per recorded turn)' },
   agents: { run: agentsBench, usage: 'agents [turns=1000] [concurrent-seconds=10] [idle-sessions=2000]' },
   'agents-vs-langgraph': { run: agentsVsLanggraphBench, usage: 'agents-vs-langgraph [turns=300] [conversations=50] [rounds=3] [another build\'s dist, measured alongside] (the peer installs into bench/peers on first use)' },
