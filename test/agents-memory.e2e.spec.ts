@@ -253,6 +253,16 @@ describe('agent memory blocks', () => {
     expect((await app.call('GET', `/v2/agents/coach/end_users/${owner}/memory/facts`)).status).toBe(404);
   });
 
+  it('takes concurrent writes of one block one after the other: each lands with its own revision', async () => {
+    const before = (await block('facts')).revision;
+    const puts = await Promise.all(Array.from({ length: 8 }, (_, i) => app.call('PUT', '/v2/agents/coach/memory/facts', { value: `writer ${i}` })));
+    expect(puts.map((p) => p.status)).toEqual(Array(8).fill(200));
+    const history = (await app.call('GET', '/v2/agents/coach/memory/facts/history?limit=8')).body.changes as Json[];
+    expect(history.map((c) => c.revision)).toEqual(Array.from({ length: 8 }, (_, i) => before + 8 - i));
+    expect(history.map((c) => c.value).sort()).toEqual(Array.from({ length: 8 }, (_, i) => `writer ${i}`));
+    await app.call('POST', '/v2/agents/coach/memory/facts/revert', { revision: before });
+  });
+
   it('does not edit memory again when a session is replayed (recorded or live), unless side effects are allowed', async () => {
     const revision = (await block('facts')).revision;
     const recorded = await app.call('POST', '/v2/agents/coach/sessions/s1/replay', {});

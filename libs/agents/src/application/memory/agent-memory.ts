@@ -22,7 +22,8 @@ export interface MemoryOwner {
   readonly endUser?: string;
 }
 
-const WRITE_ATTEMPTS = 3;
+/** A block written by many at once (turns, operators): each lost race re-reads the stream and decides again. */
+const WRITE_ATTEMPTS = 10;
 
 export const blockNotFound = (agentKey: string, key: string, where: string) => notFound('memory.block_not_found', `Agent "${agentKey}" has no ${where} memory block "${key}"`, key);
 
