@@ -35,6 +35,7 @@ import { agentAttacksBench } from './agent-attacks';
 import { replayBench } from './replay';
 import { compactionBench } from './compaction';
 import { guardrailsBench } from './guardrails';
+import { memoryBench } from './memory';
 
 const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage: string }> = {
   append: { run: appendBench, usage: 'append [singles=2000] [batched=100000] [runs=5]' },
@@ -51,6 +52,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   telemetry: { run: telemetryBench, usage: 'telemetry [turns=1000] [rounds=2] (the service in its own process, OTLP export off and on, alternating)' },
   'api-parity': { run: apiParityBench, usage: 'api-parity <the other build dist directory> [this build dist directory]' },
   compaction: { run: compactionBench, usage: 'compaction [rounds=10] (compacting a history ten times a 4,096-token window in pieces, and one that fits)' },
+  memory: { run: memoryBench, usage: 'memory [turns=300] [chars-per-block=1500] (a turn with 20 memory blocks against one without, alternated; reading the blocks in process)' },
   replay: { run: replayBench, usage: 'replay [rounds=50] (a recorded replay of a 10-turn session, per recorded turn)' },
   guardrails: { run: guardrailsBench, usage: 'guardrails [rounds=200] [stream-rounds=20] (the added latency of each guardrail type; first-byte latency held vs sentence)' },
   agents: { run: agentsBench, usage: 'agents [turns=1000] [concurrent-seconds=10] [idle-sessions=2000]' },

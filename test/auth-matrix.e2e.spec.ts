@@ -264,7 +264,9 @@ describe('route × role matrix', () => {
       fixture.webhookId = (await app.call('POST', '/v2/webhooks', { url: 'http://127.0.0.1:9/hook', event_types: ['session.turn_failed'], description: 'fixture' })).body.id ?? '';
       webhookRecreated = fixture.deliveryId !== '';
     }
-    await app.call('POST', '/v2/agents', { key: 'a1', name: 'A1', model: { name: 'fixture-llm' }, tool_configurations: {}, first_step_name: 'main', steps: { main: { instructions: [] } } });
+    // Memory blocks (issue 46): an agent block `notes` and an end-user block `prefs` for the memory routes.
+    const memory = { blocks: [{ key: 'notes', scope: 'agent' }, { key: 'prefs', scope: 'end_user' }] };
+    await app.call('POST', '/v2/agents', { key: 'a1', name: 'A1', model: { name: 'fixture-llm' }, tool_configurations: {}, memory, first_step_name: 'main', steps: { main: { instructions: [] } } });
     await app.call('POST', '/v2/agents/a1/sessions', { key: 's1' });
     if (!fixture.eventId || (await app.call('GET', `/v2/agents/a1/sessions/s1/events/${fixture.eventId}`)).status === 404) {
       // The fixture model is not reachable: the input is stored, the turn fails, the event remains.
@@ -447,6 +449,8 @@ describe('route × role matrix', () => {
       .replace(':attribute', 'doc.x')
       .replace(':llm_id', 'fixture-llm')
       .replace(':image_id', 'img1')
+      .replace(':block', route.path.includes('/end_users/') ? 'prefs' : 'notes')
+      .replace(':end_user', 'matrix-owner')
       .replace(':agent_key', 'a1')
       .replace(':session_key', 's1')
       .replace(':event_id', fixture.eventId)

@@ -20,7 +20,7 @@ function docScript(file: string, name: string): string {
 type Ev = { type: string; id: string; content?: string };
 
 /**
- * The requests docs/agents.md (forks, as_of), docs/schedules.md and docs/aliases.md (canary) give to paste, run as written with bash and
+ * The requests docs/agents.md (forks, as_of, memory), docs/schedules.md and docs/aliases.md (canary) give to paste, run as written with bash and
  * curl against the service (issue 44: the docs had none), on the README's `helper` agent and its session `chat-1`.
  */
 describe('docs examples', () => {
@@ -97,5 +97,22 @@ describe('docs examples', () => {
     for (const until = Date.now() + 30_000; got.status !== 'completed' && Date.now() < until; await new Promise((r) => setTimeout(r, 100))) got = (await app.call('GET', `/v2/agents/helper/evaluations/${created.id}`)).body;
     expect(got.progress).toEqual({ total: created.progress.total, scored: created.progress.total, failed: 0 });
     expect(got.aggregates.map((a: { scorer: { type: string } }) => a.scorer.type)).toEqual(['llm_judge', 'same_tool_calls']);
+  });
+  it('docs/agents.md gives an agent memory, the model edits it, and an operator reads, writes, reverts and undoes a session', async () => {
+    model.enqueue({ toolCalls: [{ id: 'm1', name: 'memory_append', arguments: '{"block":"facts","text":"Ada likes tea."}' }] }, { content: 'I will remember that.' });
+    const [agent, session, turn, blocks, history, put, reverted, own, changes, undone] = await runBlock('agents.md', 'memory');
+    expect(agent).toMatchObject({ key: 'coach', memory: { blocks: [{ key: 'persona' }, { key: 'facts' }, { key: 'prefs' }, { key: 'scratch' }] } });
+    expect(session).toMatchObject({ key: 's1' });
+    expect(turn.events.map((e: Ev) => e.type)).toEqual(['input_message', 'tool_input', 'tool_output', 'agent_output']);
+    expect(blocks.blocks.map((b: { key: string; value: string }) => [b.key, b.value])).toEqual([
+      ['persona', 'I am Coach, a patient tutor.'],
+      ['facts', 'Ada likes tea.'],
+    ]);
+    expect(history).toEqual({ changes: [expect.objectContaining({ revision: 1, operation: 'append', changed_by: expect.objectContaining({ session_key: 's1' }) })], metadata: {} });
+    expect([put.value, put.revision, reverted.value, reverted.revision]).toEqual(['Ada likes green tea.', 2, 'Ada likes tea.', 3]);
+    expect(own.blocks).toEqual([expect.objectContaining({ key: 'scratch', value: '' })]);
+    expect(changes.changes).toEqual([expect.objectContaining({ block: 'facts', revision: 1 })]);
+    expect(undone).toEqual({ reverted: [{ block: 'facts', scope: 'agent', revision: 4, reverted_to: 0, value: '' }] });
+    expect((model.chatRequests().at(-1)!.body as { messages: { content: string }[] }).messages[0].content).toContain('Known facts: Ada likes tea.');
   });
 });

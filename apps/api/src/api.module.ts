@@ -76,6 +76,7 @@ import { PipelineRunsController } from './pipelines/pipeline-runs.controller';
 import { AliasesController } from './agents/aliases.controller';
 import { AliasCanaryController } from './agents/alias-canary.controller';
 import { EndUserSessionsController } from './agents/end-user-sessions.controller';
+import { EndUserMemoryController, MemoryController } from './agents/memory.controller';
 import { A2aController } from './a2a/a2a.controller';
 import { A2aServer } from './a2a/a2a-server';
 import { GlossariesController } from './agents/glossaries.controller';
@@ -197,6 +198,8 @@ export const API_CONTROLLERS = [
   AliasesController,
   AliasCanaryController,
   EndUserSessionsController,
+  EndUserMemoryController,
+  MemoryController,
   A2aController,
   GlossariesController,
   SessionsController,

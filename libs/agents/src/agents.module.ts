@@ -51,6 +51,8 @@ import { LiveTurns } from './application/turn/live-turns';
 import { SessionFeed } from './application/sessions/session-feed';
 import { PromptBuilder } from './application/turn/prompt-builder';
 import { ToolRound } from './application/turn/tool-round';
+import { AgentMemory } from './application/memory/agent-memory';
+import { MemoryTools } from './application/memory/memory-tool';
 import { ApprovalArguments } from './application/turn/approval-arguments';
 
 export interface AgentsModuleOptions {
@@ -163,6 +165,8 @@ export class AgentsModule {
         PromptBuilder,
         ToolRound,
         GuardrailChecks,
+        AgentMemory,
+        MemoryTools,
         TurnRunner,
         ApprovalArguments,
         LiveTurns,
@@ -177,7 +181,7 @@ export class AgentsModule {
         TurnScorers,
         { provide: TURN_SCORING, useExisting: TurnScorers },
       ],
-      exports: [AGENT_RUNS, TURN_SCORING, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, AgentRevisions, Replays, Evaluations, SessionEvaluator, InstructionTexts, Sessions, SessionInputs, RunningTurns, SessionFeed, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, ConditionSyntax, Glossaries, TraceQueries, AgentExporter, AgentImporter],
+      exports: [AGENT_RUNS, TURN_SCORING, AGENT_USE, AGENT_DIRECTORY, AGENT_SECRET_READER, CONDITION_COMPILER, WAKEUP_SCHEDULER, AgentWriter, AgentRevisions, Replays, Evaluations, SessionEvaluator, InstructionTexts, Sessions, SessionInputs, RunningTurns, SessionFeed, AgentSecrets, AgentIdentities, ConfigurerRights, ToolsModule, AGENT_TOOLS, ArtifactBytes, SharedConfigurationRights, ToolUsers, ConditionSyntax, Glossaries, TraceQueries, AgentExporter, AgentImporter, AgentMemory],
     };
   }
 }

@@ -12,6 +12,7 @@ export * from './domain/agent-revisions';
 export * from './domain/replay';
 export * from './domain/replay-diff';
 export { Replays, type ReplayOptions, type ReplayResult } from './application/replay/replays';
+export { AgentMemory, type MemoryOwner } from './application/memory/agent-memory';
 export { ReplayDiverged, TurnReplaySource } from './application/replay/replay-source';
 export * from './application/agents/agent-commands';
 export * from './application/agent-queries/agent-queries';

@@ -56,6 +56,8 @@ class AgentFieldsDto {
   @IsOptional() @IsObject() skills?: Record<string, unknown> | null;
   /** Guardrails (issue 46), checked by the domain (`guardrailProblems`: a list of three shapes). */
   @IsOptional() @IsArray() guardrails?: unknown[] | null;
+  /** `{"blocks": [...]}`, checked by the domain (`memoryProblems`: field by field, `memory.blocks[i].<field>`). */
+  @IsOptional() @IsObject() memory?: Record<string, unknown> | null;
 }
 
 export class CreateAgentDto extends AgentFieldsDto {

@@ -51,7 +51,7 @@ const endUserEvent = (view: Record<string, unknown>, key: string): Record<string
 const endUserView = (key: string): StreamView => ({ event: (view) => endUserEvent(view, key), machinery: false });
 
 /** Who owns an end-user session (the end user of an app client's token, else the caller itself) and what it reaches. */
-function endUserCaller(caller: Principal): EndUserCaller {
+export function endUserCaller(caller: Principal): EndUserCaller {
   const owner = caller.endUser && caller.appClientId ? `${caller.appClientId}/${caller.endUser}` : `${caller.actor.type}:${caller.actor.id}`;
   return { owner, endUser: { id: caller.endUser ?? owner, ...(caller.appClientId ? { app_client_id: caller.appClientId } : {}) }, agents: endUserAgentsOf(caller) };
 }

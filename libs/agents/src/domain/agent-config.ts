@@ -2,6 +2,7 @@ import { invalid } from '@lib/platform/kernel';
 import { toolProblems, type ToolConfig } from '@lib/tools/domain';
 import { skillProblems, type AgentSkill } from './skills';
 import { guardrailProblems, type GuardrailConfig } from './guardrails';
+import { memoryProblems, type MemoryConfig } from './memory';
 
 /**
  * An agent's configuration in the reference API's own field names (snake_case): it is the contract clients
@@ -104,6 +105,8 @@ export interface AgentConfig {
   readonly session_enrichment?: SessionEnrichmentConfig;
   /** Checks on inputs, tool calls and answers (docs/agents.md, "Guardrails"); absent: none. */
   readonly guardrails?: readonly GuardrailConfig[];
+  /** Memory blocks (docs/agents.md, Memory); absent when the agent has none. */
+  readonly memory?: MemoryConfig;
 }
 
 export interface EnrichmentCall {
@@ -168,6 +171,7 @@ export function validateAgentConfig(config: AgentConfig): void {
   Object.assign(problems, enrichmentProblems(config));
   Object.assign(problems, skillProblems(config.skills, config.steps, Object.keys(config.tool_configurations)));
   Object.assign(problems, guardrailProblems(config.guardrails));
+  Object.assign(problems, memoryProblems(config.memory, Object.keys(config.tool_configurations)));
   for (const [name, step] of Object.entries(config.steps)) {
     if (!/^[a-zA-Z0-9_-]{1,255}$/.test(name)) problems[`steps.${name}`] = 'a step name is 1 to 255 letters, digits, underscores or hyphens';
     const shape = stepShapeProblem(step);

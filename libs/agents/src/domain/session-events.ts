@@ -1,4 +1,5 @@
 import type { CompactionConfig } from './agent-config';
+import type { MemoryChange } from './memory';
 
 /** One summarising call of a compaction (issue 46): a piece of history, a summary condensed, or one cut (no call). */
 export interface CompactionCall {
@@ -181,6 +182,11 @@ export type SessionEvent =
    * original's input, `kind` what diverged, `modelCall` the turn's model call (0-based) where it did. Not an API event.
    */
   | { type: 'SessionReplayDiverged'; data: At & { inputEventId: string; kind: ReplayDivergenceKind; detail: string; modelCall: number } }
+  /**
+   * A change of one of the session's own memory blocks (scope `session`, docs/agents.md "Memory"): in the session's
+   * stream, so forks and replays carry it. Not an API event (the tool call's input and output are).
+   */
+  | { type: 'SessionMemoryChanged'; data: MemoryChange }
   | { type: 'SessionTurnEnded'; data: At & { turnId: string; outcome: 'answered' | 'interrupted' | 'client_tool' | 'approval' | 'failed' | 'limit'; usage: TurnUsage; error?: string; nextStep?: string } }
   | { type: 'SessionEventHidden'; data: At & { eventId: string } }
   | { type: 'SessionEventUnhidden'; data: At & { eventId: string } }
@@ -212,6 +218,7 @@ export const SESSION_EVENT_TYPES: readonly SessionEventType[] = [
   'SessionSkillLoaded',
   'SessionGuardrailTriggered',
   'SessionReplayDiverged',
+  'SessionMemoryChanged',
   'SessionTurnEnded',
   'SessionEventHidden',
   'SessionEventUnhidden',

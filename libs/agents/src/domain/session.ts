@@ -2,6 +2,7 @@ import { assertNever, invalid, notFound } from '@lib/platform/kernel';
 import type { CompactionConfig } from './agent-config';
 import { EMPTY_GROWING_MAP, GrowingMap, withEntries } from './growing-map';
 import { withTurnRevision } from './session-revisions';
+import type { MemoryChange } from './memory';
 import { ForkOrigin, isApiEvent, ReplayOrigin, PendingClientCall, Sealed, SessionApiEvent, SessionArtifactRecord, SessionCreator, SessionEvent, SessionFields, ToolApproval, TurnUsage } from './session-events';
 
 /** A turn in progress: who runs it (a lease holder) and since when. */
@@ -63,6 +64,8 @@ export type SessionState =
       readonly eventRevisions: GrowingMap;
       /** Inputs and client tool outputs stored while no turn ran: they belong to the next turn, which reads them. */
       readonly unclaimed: readonly string[];
+      /** The changes of the session's own memory blocks (scope `session`), by block, oldest first; absent: none. */
+      readonly memory?: Readonly<Record<string, readonly MemoryChange[]>>;
     };
 
 export type ActiveSession = Extract<SessionState, { status: 'active' }>;
@@ -111,6 +114,7 @@ export const sessionFold = {
         turnRevisions: base?.turnRevisions ?? EMPTY_GROWING_MAP,
         eventRevisions: base?.eventRevisions ?? EMPTY_GROWING_MAP,
         unclaimed: [],
+        ...(base?.memory ? { memory: base.memory } : {}),
       };
     }
     if (state.status === 'absent') return state;
@@ -198,6 +202,10 @@ export const sessionFold = {
         return withEvent(state);
       case 'SessionReplayDiverged':
         return state;
+      case 'SessionMemoryChanged': {
+        const changes = [...(state.memory?.[event.data.block] ?? []), event.data];
+        return { ...state, memory: { ...state.memory, [event.data.block]: changes } };
+      }
       default:
         return assertNever(event);
     }

@@ -164,7 +164,7 @@ export class Replays {
       const config = await resolved;
       const setup = { agent: { ...agent, config, revision } } as unknown as TurnSetup;
       const stepConfig = config.steps[step];
-      return { messages: stepConfig ? await this.prompts.prompt(config, step, state, setup) : [], tools: stepConfig ? this.prompts.toolDefinitions(config, stepConfig) : [] };
+      return { messages: stepConfig ? await this.prompts.prompt(config, step, state, setup) : [], tools: stepConfig ? this.prompts.toolDefinitions(config, stepConfig, state) : [] };
     };
     cache.set(revision, build);
     return build;

@@ -1,4 +1,5 @@
 import type { Type } from '@nestjs/common';
+import { MEMORY_TOOLS } from '../../domain/memory';
 import { BUILTIN_TOOL_ENTRIES, hasSideEffects, NAMED_TOOL_ENTRIES, toolProviders, toolRegistry as registryOf, subAgentCheck, type Tool, type ToolConfig, type ToolRegistry, type ToolTypeEntry } from '@lib/tools';
 import { GlossaryDeleteEntriesTool, GlossaryPutEntriesTool } from './glossary-tools';
 import { ScheduleWakeupTool } from './schedule-wakeup';
@@ -27,4 +28,5 @@ export function toolRegistry(tools: readonly Tool[], entries: readonly ToolTypeE
 }
 
 /** Whether a call of a configured tool changes something outside the session (replays refuse it unless allowed). */
-export const toolCallHasSideEffects = (tool: ToolConfig, args: Record<string, unknown>): boolean => hasSideEffects(TOOL_TYPE_ENTRIES, tool, args);
+// The built-in memory tools write the agent's memory (issue 46): a replay does not edit it again.
+export const toolCallHasSideEffects = (tool: ToolConfig, args: Record<string, unknown>): boolean => MEMORY_TOOLS.includes(tool.type) || hasSideEffects(TOOL_TYPE_ENTRIES, tool, args);

@@ -6,6 +6,9 @@ import { expandTerms } from '../../domain/glossary';
 import { historyMessages, PromptMessage } from '../../domain/history';
 import type { ActiveSession } from '../../domain/session';
 import { invokeSkillDefinition, skillsPrompt, stepSkills } from '../../domain/skills';
+import { memoryPrompt, memoryToolDefinitions } from '../../domain/memory';
+import { AgentMemory } from '../memory/agent-memory';
+import { MemoryTools } from '../memory/memory-tool';
 import { Glossaries } from '../glossaries/glossaries';
 import { InstructionTexts } from '../instruction-texts';
 import { ArtifactStore } from '../sessions/artifact-store';
@@ -25,11 +28,13 @@ export class PromptBuilder {
     private readonly glossaries: Glossaries,
     private readonly artifacts: ArtifactStore,
     @Inject(CLOCK) private readonly clock: Clock,
+    private readonly memory: AgentMemory,
   ) {}
 
   /** System instructions of the step (inline, or from `/v2/instructions` by reference), then the history. */
   async prompt(config: AgentConfig, step: string, state: ActiveSession, setup: TurnSetup): Promise<PromptMessage[]> {
-    const context = templateContext(config, setup.agent.key, state, this.clock.now());
+    const memory = await this.memory.inScope(setup.agent, state);
+    const context = templateContext(config, setup.agent.key, state, this.clock.now(), Object.fromEntries(memory.map((m) => [m.block.key, m.value])));
     const texts = await Promise.all(
       (config.steps[step]?.instructions ?? []).map(async (ins, i) => {
         const field = `steps.${step}.instructions[${i}]`;
@@ -41,7 +46,8 @@ export class PromptBuilder {
     );
     // The skills the step may load are listed after its instructions; their content only comes when one is loaded.
     const skills = skillsPrompt(stepSkills(config.skills, config.steps[step]?.allowed_skills));
-    const instructions = [...texts, skills].filter(Boolean).join('\n\n');
+    // The memory blocks in the session's scope follow the step's instructions, with their values (issue 46).
+    const instructions = [...texts, memoryPrompt(memory), skills].filter(Boolean).join('\n\n');
     const render = (r: TemplatedReminder) => renderTemplate(r.template, r.template_type, context, 'reminder.template');
     const expand = await this.expander(config);
     const images = await this.imagesOf(state);
@@ -79,10 +85,12 @@ export class PromptBuilder {
   }
 
   /** The step's allowed tools, and `invoke_skill` when the step may load at least one skill. */
-  toolDefinitions(config: AgentConfig, step: StepConfig): ToolDefinition[] {
+  toolDefinitions(config: AgentConfig, step: StepConfig, state?: ActiveSession): ToolDefinition[] {
     const names = step.allowed_tools ?? Object.keys(config.tool_configurations);
     const skills = stepSkills(config.skills, step.allowed_skills);
-    return [...this.configuredTools(config, names), ...(skills.length ? [invokeSkillDefinition(skills) as ToolDefinition] : [])];
+    // memory_replace and memory_append while a writable block is in the session's scope (an end user's only with one).
+    const memory = memoryToolDefinitions(MemoryTools.offered(config, state?.endUser !== undefined)) as ToolDefinition[];
+    return [...this.configuredTools(config, names), ...(skills.length ? [invokeSkillDefinition(skills) as ToolDefinition] : []), ...memory];
   }
 
   private configuredTools(config: AgentConfig, names: readonly string[]): ToolDefinition[] {

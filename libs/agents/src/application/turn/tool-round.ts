@@ -6,6 +6,8 @@ import type { ApprovedCall } from '../../domain/session-input';
 import type { AgentToolContext } from '../tools/agent-tool-context';
 import type { PendingClientCall, SessionEvent } from '../../domain/session-events';
 import { INVOKE_SKILL_TOOL, skillRefusal } from '../../domain/skills';
+import { MEMORY_TOOLS } from '../../domain/memory';
+import { MemoryTools } from '../memory/memory-tool';
 import { APPROVAL_TIMER_KIND, WAKEUP_SCHEDULER } from '../agent-timers';
 import { compileCondition } from '../conditions';
 import { GuardrailChecks } from '../guardrails/guardrail-checks';
@@ -34,7 +36,7 @@ export interface ApprovalTimerPayload {
   readonly toolCallId: string;
 }
 
-type Planned = { call: { id: string; name: string; arguments: string }; tool?: ToolConfig; resolved: Record<string, unknown>; shown: Record<string, unknown>; problem?: string; eventId: string; skill?: boolean };
+type Planned = { call: { id: string; name: string; arguments: string }; tool?: ToolConfig; resolved: Record<string, unknown>; shown: Record<string, unknown>; problem?: string; eventId: string; skill?: boolean; memory?: boolean };
 
 /**
  * The tool calls of one model answer: each checked (a known tool, allowed in the step, arguments a JSON object,
@@ -51,6 +53,7 @@ export class ToolRound {
     @Inject(WAKEUP_SCHEDULER) private readonly timers: DurableTimers,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     @Inject(CLOCK) private readonly clock: Clock,
+    private readonly memoryTools: MemoryTools,
   ) {}
 
   /** Records the calls, asks for the approvals they need, runs the service's other tools concurrently, and returns what the turn waits on. */
@@ -69,8 +72,10 @@ export class ToolRound {
       }
       // `invoke_skill` is built in (validation keeps a tool configuration from taking its name while skills exist).
       const skill = !tool && call.name === INVOKE_SKILL_TOOL;
+      // `memory_replace`/`memory_append` are built in too, while a writable memory block is in the session's scope.
+      const memory = !tool && MEMORY_TOOLS.includes(call.name) && MemoryTools.offered(config, turn.state.endUser !== undefined).length > 0;
       if (skill) problem ??= skillRefusal(config.skills, config.steps[step].allowed_skills, step, args.skill_name);
-      else if (!tool) problem = `there is no tool named ${call.name}`;
+      else if (!tool && !memory) problem = `there is no tool named ${call.name}`;
       else if (config.steps[step].allowed_tools && !config.steps[step].allowed_tools!.includes(call.name)) problem = `tool ${call.name} is not allowed in step ${step}`;
       let resolved = args;
       let shown = args;
@@ -82,13 +87,13 @@ export class ToolRound {
           problem = e.message;
         }
       }
-      return { call, tool, args, resolved, shown, problem, eventId: turn.newEventId(), skill };
+      return { call, tool, args, resolved, shown, problem, eventId: turn.newEventId(), skill, memory };
     });
     const guarded = await this.guardCalls(config, planned, turn, turnId, setup);
     await turn.recordMany([
       ...planned.map((p) => ({
         type: 'SessionToolCalled' as const,
-        data: { eventId: p.eventId, turnId, createdAt: this.clock.now().toISOString(), toolCallId: p.call.id, modelCallId, toolConfigurationName: p.call.name, toolName: p.skill ? INVOKE_SKILL_TOOL : (p.tool?.type ?? 'unknown'), toolInput: p.shown, arguments: p.call.arguments || '{}', step, inputsSeen: turn.inputsSeen, usage: answer.usage },
+        data: { eventId: p.eventId, turnId, createdAt: this.clock.now().toISOString(), toolCallId: p.call.id, modelCallId, toolConfigurationName: p.call.name, toolName: p.skill ? INVOKE_SKILL_TOOL : p.memory ? p.call.name : (p.tool?.type ?? 'unknown'), toolInput: p.shown, arguments: p.call.arguments || '{}', step, inputsSeen: turn.inputsSeen, usage: answer.usage },
       })),
       ...guarded,
     ]);
@@ -101,6 +106,7 @@ export class ToolRound {
       planned.map(async (p) => {
         if (waiting.includes(p)) return;
         if (p.skill) return void (await executeToolSpan(INVOKE_SKILL_TOOL, INVOKE_SKILL_TOOL, p.call.id, answer.traceparent, async () => (await this.loadSkill(p, config, step, turn, turnId), { error: !!p.problem })));
+        if (p.memory) return void (await executeToolSpan(p.call.name, p.call.name, p.call.id, answer.traceparent, () => this.memoryTools.run(p, config, step, turn, turnId, setup)));
         if (!p.problem && p.tool?.type === 'client') {
           pending.push({ event_id: p.eventId, tool_call_id: p.call.id, tool_configuration_name: p.call.name, tool_name: 'client', arguments: p.shown });
           return;

@@ -10,9 +10,10 @@ export const DEFAULT_CONTEXT_WINDOW = 128_000;
 
 const ajv = new Ajv({ allErrors: false, strict: false, code: { regExp: linearRegExp } });
 
-/** What templates and conditions read: `agent`, `session`, `currentDate`. */
-export function templateContext(config: AgentConfig, agentKey: string, s: ActiveSession, now: Date): Record<string, unknown> {
+/** What templates and conditions read: `agent`, `session`, `currentDate`; the prompt's templates `memory` too (by block key). */
+export function templateContext(config: AgentConfig, agentKey: string, s: ActiveSession, now: Date, memory?: Record<string, string>): Record<string, unknown> {
   return {
+    ...(memory ? { memory } : {}),
     agent: { key: agentKey, name: config.name, description: config.description ?? '', metadata: config.metadata },
     session: { key: s.key, name: s.fields.name, description: s.fields.description ?? '', metadata: s.fields.metadata },
     currentDate: now.toISOString(),

@@ -104,7 +104,7 @@ export class TurnRunner {
           outcome = 'limit';
           break;
         }
-        const tools = this.prompts.toolDefinitions(config, stepConfig);
+        const tools = this.prompts.toolDefinitions(config, stepConfig, turn.state);
         const structured = stepConfig.output_parser.type === 'structured';
         const guard = structured ? undefined : outputGuard;
         let answer = await turn.afterStart(this.answer(config, stepConfig, messages, tools, setup, turn, step, guard));
