@@ -35,6 +35,7 @@ export * from './application/instruction-queries/instruction-queries';
 export * from './domain/agent-access';
 export * from './application/access/agent-access';
 export * from './application/access/capability-lookup.port';
+export { RECALL_INDEX } from './application/recall/recall-index.port';
 export * from './application/runs/agent-runs.port';
 export * from './application/access/configurer-rights';
 export * from './application/sessions/artifact-store';
