@@ -1,5 +1,5 @@
 import { ScriptedOpenAIServer } from '@lib/testing';
-import { asBearer, createClient } from './support/auth-fixtures';
+import { asBearer, asKey, createClient, createUser } from './support/auth-fixtures';
 import { registerScripted } from './support/llm-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -130,6 +130,23 @@ describe('session recall', () => {
     // Bob, through the same alias, recalls nothing of Alice's (nor the operator's Mittens).
     const b1 = await created('b1', bob);
     expect((await recall(b1, { query: 'dog Rex cat Mittens Tiger' }, bob)).results).toEqual([]);
+  });
+
+  it("recalls for an agent user who may not read others' sessions only the sessions it owns", async () => {
+    const shopper = asKey(await createUser(app, 'shopper', { api_roles: ['agent_end_user'], agent_roles: [{ agent_key: 'helper', role: 'agent_user' }] }));
+    const fish = await session('fish');
+    await say(fish, 'My goldfish is called Bubbles.', 'Bubbles, noted.');
+    expect((await recall(await session('admin-asks'), { query: 'goldfish Bubbles' })).results!.map((r) => r.session_key)).toEqual(['fish', 'fish']);
+    // Its own agent-route session records no owner: it recalls none of the operator's sessions.
+    expect((await app.call('POST', '/v2/agents/helper/sessions', { key: 'shop-1' }, shopper)).status).toBe(201);
+    expect((await recall('/v2/agents/helper/sessions/shop-1', { query: 'goldfish Bubbles' }, shopper)).results).toEqual([]);
+    // Through the alias its sessions are its own (owner: its actor), and it recalls them.
+    expect((await app.call('POST', '/v2/agent_aliases/front/end_user_sessions', { key: 's1' }, shopper)).status).toBe(201);
+    const [told] = await say('/v2/agent_aliases/front/end_user_sessions/s1', 'My parrot is called Polly.', 'Polly, noted.', shopper);
+    expect((await app.call('POST', '/v2/agent_aliases/front/end_user_sessions', { key: 's2' }, shopper)).status).toBe(201);
+    const found = (await recall('/v2/agent_aliases/front/end_user_sessions/s2', { query: 'parrot Polly goldfish Bubbles' }, shopper)).results!;
+    expect(found.map((r) => r.event_id)).toContain(told.id);
+    expect(found.every((r) => /-s1$/.test(r.session_key))).toBe(true);
   });
 
   it('refuses bad tool settings at agent creation, field by field, and creates nothing', async () => {
