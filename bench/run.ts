@@ -33,6 +33,7 @@ import { hostileUploadsBench } from './hostile-uploads';
 import { hostileRequestsBench } from './hostile-requests';
 import { agentAttacksBench } from './agent-attacks';
 import { replayBench } from './replay';
+import { recallBench } from './recall';
 
 const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage: string }> = {
   append: { run: appendBench, usage: 'append [singles=2000] [batched=100000] [runs=5]' },
@@ -49,6 +50,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   telemetry: { run: telemetryBench, usage: 'telemetry [turns=1000] [rounds=2] (the service in its own process, OTLP export off and on, alternating)' },
   'api-parity': { run: apiParityBench, usage: 'api-parity <the other build dist directory> [this build dist directory]' },
   replay: { run: replayBench, usage: 'replay [rounds=50] (a recorded replay of a 10-turn session, per recorded turn)' },
+  recall: { run: recallBench, usage: 'recall [sessions=10000] [rounds=300] (session_recall over past sessions of 10 messages each: p50/p99 per scope)' },
   agents: { run: agentsBench, usage: 'agents [turns=1000] [concurrent-seconds=10] [idle-sessions=2000]' },
   'agents-vs-langgraph': { run: agentsVsLanggraphBench, usage: 'agents-vs-langgraph [turns=300] [conversations=50] [rounds=3] [another build\'s dist, measured alongside] (the peer installs into bench/peers on first use)' },
   connectors: { run: connectorsBench, usage: 'connectors [messages=300] [concurrency=8]' },

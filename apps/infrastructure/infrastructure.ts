@@ -97,22 +97,26 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
     search = connectTypesense(config, state as CheckpointStore);
     recall = connectTypesense(config, state as CheckpointStore, 'recall');
   } else {
+    const lexical = {
+      minRows: config.lexicalIndexMinRows || Infinity,
+      threadMinPostings: config.lexicalThreadMinPostings || Infinity,
+      maxBytes: config.lexicalIndexMaxMb ? config.lexicalIndexMaxMb * 2 ** 20 : Infinity,
+    };
     // Its own file: the embedded search index keeps its tables (and active generation) under fixed names.
     const recallDb = new SqliteDatabase({ path: join(config.dataDir, 'recall.db'), synchronous: config.sqliteSynchronous, onPermissionWarning: (message, details) => log.warn(details, message) });
-    const sqliteRecall = new SqliteSearchIndex(recallDb, new SqliteProjectionState(recallDb), { dir: join(config.dataDir, 'ann-recall'), minVectors: Infinity });
+    const sqliteRecall = new SqliteSearchIndex(recallDb, new SqliteProjectionState(recallDb), { dir: join(config.dataDir, 'ann-recall'), minVectors: Infinity }, lexical);
     closers.unshift(() => sqliteRecall.close());
     closers.push(() => recallDb.close());
+    // As service.db's: the projection's commits never checkpoint (fsync) on the loop; after the close, the thread's end.
+    const recallCheckpointer = new SqliteCheckpointer(recallDb);
+    closers.push(() => recallCheckpointer.exited);
     recall = sqliteRecall;
     // The vector graphs are a cache beside the database file (docs/search.md): saved on close, rebuilt if lost.
     const sqliteSearch = new SqliteSearchIndex(
       embedded(),
       new SqliteProjectionState(embedded()),
       { dir: join(config.dataDir, 'ann'), minVectors: config.vectorIndexMinVectors || Infinity, maxBytes: config.vectorIndexMaxMb ? config.vectorIndexMaxMb * 2 ** 20 : Infinity },
-      {
-        minRows: config.lexicalIndexMinRows || Infinity,
-        threadMinPostings: config.lexicalThreadMinPostings || Infinity,
-        maxBytes: config.lexicalIndexMaxMb ? config.lexicalIndexMaxMb * 2 ** 20 : Infinity,
-      },
+      lexical,
       // Past a bound the corpus still answers, slower: an operator should see why (docs/deployment.md, "Memory").
       ({ index, to, rows }) =>
         to === 'fts5'
