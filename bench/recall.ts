@@ -86,16 +86,21 @@ export async function recallBench(args: string[]): Promise<void> {
     for (const c of cases) {
       const ctx = { agentKey: 'bench', sessionKey: c.session, now: new Date(), signal: new AbortController().signal, canReadCorpus: async () => false, command: { actor: service, requestId: 'r', commandId: 'r', now: new Date() } };
       const times: number[] = [];
+      const scopeTimes: number[] = [];
+      const scopes = new RecallScopes(reads, { capabilitiesNow: async () => undefined });
       let hits = 0;
       for (let r = 0; r < rounds + 20; r++) {
         const query = r % 2 ? FACTS[r % FACTS.length] : message(rand, 3);
+        const scoped = now();
+        await scopes.of('bench', c.session, service, c.args.metadata_filter as string | undefined);
+        if (r >= 20) scopeTimes.push(now() - scoped);
         const start = now();
         const out = await tool.run(config, { query, ...c.args }, ctx);
         if (r >= 20) times.push(now() - start);
         if (out.error) throw new Error(JSON.stringify(out.output));
         hits += (out.output.results as unknown[]).length;
       }
-      rows.push({ case: c.name, 'p50 ms': round(percentile(times, 50)), 'p99 ms': round(percentile(times, 99)), 'max ms': round(Math.max(...times)), 'results/call': round(hits / (rounds + 20), 1) });
+      rows.push({ case: c.name, 'p50 ms': round(percentile(times, 50)), 'p99 ms': round(percentile(times, 99)), 'max ms': round(Math.max(...times)), 'scope alone p50 ms': round(percentile(scopeTimes, 50)), 'results/call': round(hits / (rounds + 20), 1) });
     }
     report('recall', rows, { sessions, messages: sessions * 10, rounds, 'project seconds (recall index, batches of 1,000 events)': round(projectSeconds) });
   } finally {
