@@ -13,6 +13,8 @@ export interface RecallScope {
   readonly currentSessionKey: string;
   /** Absent: every session of the agent; present: only these (possibly none). */
   readonly sessionKeys?: readonly string[];
+  /** Sessions left out of a whole-agent scope: replays (their messages are copies of their original's). */
+  readonly excludedSessionKeys?: readonly string[];
 }
 
 /** A scope the call cannot have, in words the model can act on. */
@@ -25,7 +27,7 @@ const field = (name: string) => ({ level: 'doc' as const, name });
  * that owner's sessions of the same agent; an operator session the agent's sessions its turn's caller may read (the
  * rule of listing a session's events: `agent.view`), else only the caller's own (those recorded with the caller as
  * owner). The service's own callers (schedules, wakeups, pipelines) read as the agent's configurers set them up: every
- * session. A `metadata_filter` narrows to the sessions whose metadata it selects (the session list's grammar).
+ * session. Replays are left out (their messages are copies). A `metadata_filter` narrows to the sessions whose metadata it selects (the session list's grammar).
  */
 @Injectable()
 export class RecallScopes {
@@ -54,7 +56,7 @@ export class RecallScopes {
     else if (await this.readsAll(agentKey, caller)) owner = undefined;
     else if (caller) owner = `${caller.type}:${caller.id}`;
     else return { ...base, sessionKeys: [] };
-    if (owner === undefined && !metadata) return base;
+    if (owner === undefined && !metadata) return { ...base, excludedSessionKeys: await this.replays(agent.agent_id) };
     return { ...base, sessionKeys: await this.listed(agent.agent_id, owner, metadata) };
   }
 
@@ -65,13 +67,26 @@ export class RecallScopes {
     return caps === undefined || allows(caps, 'agent.view', agentKey);
   }
 
+  /** The agent's replay sessions (few: an operator's tool), read through the (agent_id, replay_of) index. */
+  private async replays(agentId: string): Promise<string[]> {
+    const keys: string[] = [];
+    let pageKey: string | undefined;
+    do {
+      const page = await this.reads.find<SessionRow>(SESSIONS, { where: [{ field: 'agent_id', op: 'eq', value: agentId }, { field: 'replay_of', op: 'gt', value: '' }], limit: 1000, pageKey });
+      keys.push(...page.items.map((r) => r.key));
+      if (keys.length > RECALL_MAX_LISTED_SESSIONS) throw new RecallRefused(`the agent has more than ${RECALL_MAX_LISTED_SESSIONS} replay sessions: recall cannot tell their copies apart`);
+      pageKey = page.nextPageKey;
+    } while (pageKey);
+    return keys;
+  }
+
   private async listed(agentId: string, owner: string | undefined, metadata: FilterExpr | undefined): Promise<string[]> {
     const where = [{ field: 'agent_id', op: 'eq' as const, value: agentId }, ...(owner !== undefined ? [{ field: 'end_user', op: 'eq' as const, value: owner }] : [])];
     const keys: string[] = [];
     let pageKey: string | undefined;
     do {
       const page = await this.reads.find<SessionRow>(SESSIONS, { where, ...(metadata ? { metadata: { filter: metadata, docField: 'metadata' } } : {}), limit: 1000, pageKey });
-      keys.push(...page.items.map((r) => r.key));
+      keys.push(...page.items.filter((r) => !r.replay_of).map((r) => r.key));
       if (keys.length > RECALL_MAX_LISTED_SESSIONS) throw new RecallRefused(`more than ${RECALL_MAX_LISTED_SESSIONS} sessions match: narrow metadata_filter`);
       pageKey = page.nextPageKey;
     } while (pageKey);
@@ -86,6 +101,7 @@ export function recallFilter(scope: RecallScope, range: { readonly afterMs?: num
     { kind: 'cmp', field: field('session_key'), op: '!=', value: scope.currentSessionKey },
   ];
   if (scope.sessionKeys) items.push({ kind: 'in', field: field('session_key'), values: scope.sessionKeys });
+  if (scope.excludedSessionKeys?.length) items.push({ kind: 'not', item: { kind: 'in', field: field('session_key'), values: scope.excludedSessionKeys } });
   if (range.afterMs !== undefined) items.push({ kind: 'cmp', field: { level: 'part', name: 'created_ms' }, op: '>=', value: range.afterMs });
   if (range.beforeMs !== undefined) items.push({ kind: 'cmp', field: { level: 'part', name: 'created_ms' }, op: '<', value: range.beforeMs });
   return { kind: 'and', items };

@@ -26,6 +26,7 @@ async function reads(): Promise<ProjectionHarness> {
   session('eu2', { endUser: 'app/alice' });
   session('eu3', { endUser: 'app/bob' });
   session('mine', { endUser: 'user:uma' });
+  session('b-replay', { replayOf: { sessionKey: 'billing1', mode: 'recorded', agentRevision: 0, allowSideEffects: false } });
   const h = await given(log.events).project(sessionsProjection);
   const agents = agentsProjection as ReadModelProjection;
   const shape = { name: agents.name, version: agents.version, collections: agents.collections };
@@ -52,13 +53,14 @@ describe('recall scope', () => {
   });
 
   it('gives an operator session every session when the caller reads them or is the service; else the caller’s own', async () => {
-    expect(await keys('op1', viewer)).toBeUndefined();
+    expect(await scopes.of('a', 'op1', viewer, undefined)).toEqual({ agentId: 'agt_1', currentSessionKey: 'op1', excludedSessionKeys: ['b-replay'] });
     expect(await keys('op1', service)).toBeUndefined();
     expect(await keys('op1', user)).toEqual(['mine']);
     expect(await keys('op1', undefined)).toEqual([]);
   });
 
   it('narrows by metadata in the sessions read model, and refuses a malformed filter in words the model can use', async () => {
+    // A replay's messages are copies of its original's: never recalled (b-replay has the billing topic too).
     expect(await keys('op1', viewer, "doc.topic = 'billing'")).toEqual(['billing1']);
     expect(await keys('op1', user, "doc.topic = 'billing'")).toEqual([]);
     await expect(scopes.of('a', 'op1', viewer, 'doc.topic = ')).rejects.toBeInstanceOf(RecallRefused);
@@ -74,5 +76,6 @@ describe('recall scope', () => {
         { kind: 'cmp', field: { level: 'part', name: 'created_ms' }, op: '>=', value: 5 },
       ],
     });
+    expect((recallFilter({ agentId: 'agt_1', currentSessionKey: 'op1', excludedSessionKeys: ['r'] }, {}) as { items?: unknown[] }).items?.at(-1)).toEqual({ kind: 'not', item: { kind: 'in', field: { level: 'doc', name: 'session_key' }, values: ['r'] } });
   });
 });
