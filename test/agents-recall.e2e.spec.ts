@@ -149,6 +149,19 @@ describe('session recall', () => {
     expect(found.every((r) => /-s1$/.test(r.session_key))).toBe(true);
   });
 
+  it('forgets an agent with it: the same key created again recalls nothing of the deleted one', async () => {
+    const body = { key: 'temp', name: 'temp', model: { name: 'm' }, tool_configurations: { recall: { type: 'session_recall' } }, first_step_name: 'main', steps: { main: { instructions: [{ type: 'inline', name: 'i', template: 'x' }] } } };
+    expect((await app.call('POST', '/v2/agents', body)).status).toBe(201);
+    expect((await app.call('POST', '/v2/agents/temp/sessions', { key: 'old' })).status).toBe(201);
+    await say('/v2/agents/temp/sessions/old', 'The hamster is called Nibbles.', 'Nibbles, noted.');
+    expect((await app.call('POST', '/v2/agents/temp/sessions', { key: 'ask' })).status).toBe(201);
+    expect((await recall('/v2/agents/temp/sessions/ask', { query: 'hamster Nibbles' })).results!.map((r) => r.session_key)).toEqual(['old', 'old']);
+    expect((await app.call('DELETE', '/v2/agents/temp')).status).toBe(204);
+    expect((await app.call('POST', '/v2/agents', body)).status).toBe(201);
+    expect((await app.call('POST', '/v2/agents/temp/sessions', { key: 'ask' })).status).toBe(201);
+    expect((await recall('/v2/agents/temp/sessions/ask', { query: 'hamster Nibbles' })).results).toEqual([]);
+  });
+
   it('refuses bad tool settings at agent creation, field by field, and creates nothing', async () => {
     const cases: [Record<string, unknown>, string, RegExp][] = [
       [{ limit: 0 }, 'limit', /from 1 to 50/],
