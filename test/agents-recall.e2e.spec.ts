@@ -162,6 +162,19 @@ describe('session recall', () => {
     expect((await recall('/v2/agents/temp/sessions/ask', { query: 'hamster Nibbles' })).results).toEqual([]);
   });
 
+  it('is rebuilt from the log like every projection, and a rebuild of the corpora search index leaves it alone', async () => {
+    const diary = await session('diary');
+    const [noted] = await say(diary, 'The tortoise is called Sheldon.', 'Sheldon, noted.');
+    const asker = await session('asker');
+    const ids = async () => (await recall(asker, { query: 'tortoise Sheldon' })).results!.map((r) => r.event_id);
+    expect(await ids()).toContain(noted.id);
+    // A search sink keeps one active generation for all it holds: were recall in the corpora's, this would drop it.
+    await app.started.infra.runtime!.rebuild('search');
+    expect(await ids()).toContain(noted.id);
+    await app.started.infra.runtime!.rebuild('session_recall');
+    expect(await ids()).toContain(noted.id);
+  });
+
   it('refuses bad tool settings at agent creation, field by field, and creates nothing', async () => {
     const cases: [Record<string, unknown>, string, RegExp][] = [
       [{ limit: 0 }, 'limit', /from 1 to 50/],
