@@ -27,7 +27,8 @@ const field = (name: string) => ({ level: 'doc' as const, name });
  * that owner's sessions of the same agent; an operator session the agent's sessions its turn's caller may read (the
  * rule of listing a session's events: `agent.view`), else only the caller's own (those recorded with the caller as
  * owner). The service's own callers (schedules, wakeups, pipelines) read as the agent's configurers set them up: every
- * session. Replays are left out (their messages are copies). A `metadata_filter` narrows to the sessions whose metadata it selects (the session list's grammar).
+ * session. Replays are left out (their messages are copies). A `metadata_filter` narrows to the sessions whose
+ * metadata it selects (the session list's grammar).
  */
 @Injectable()
 export class RecallScopes {
