@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProjectionRuntime, ProjectionSink } from '@lib/platform';
 import { SqliteDatabase, SqliteEventStore, SqliteProjectionState, SqliteReadStore, SqliteSearchIndex } from '@lib/platform/sqlite';
-import { ALL_PROJECTIONS } from '@projections';
+import { ALL_PROJECTIONS, sinkOf } from '@projections';
 import { now, percentile, report, round } from './common';
 import { corpusCreated, documentIndexed } from './fixtures';
 
@@ -20,7 +20,10 @@ export async function projectionLagBench(args: string[]): Promise<void> {
   const state = new SqliteProjectionState(sqlite);
   const reads = new SqliteReadStore(sqlite, state);
   const search = new SqliteSearchIndex(sqlite, state);
-  const runtime = new ProjectionRuntime(events, state, ALL_PROJECTIONS.map((p) => ({ projection: p, sink: (p.target === 'read' ? reads : search) as ProjectionSink<unknown> })));
+  // The recall index is a search sink of its own (projections/index.ts, sinkOf).
+  const recallDb = new SqliteDatabase({ path: ':memory:' });
+  const recall = new SqliteSearchIndex(recallDb, new SqliteProjectionState(recallDb));
+  const runtime = new ProjectionRuntime(events, state, ALL_PROJECTIONS.map((p) => ({ projection: p, sink: sinkOf(p, { reads, search, recall }) })));
   await runtime.start();
   const names = ALL_PROJECTIONS.map((p) => p.name);
   const c = corpusCreated('lag');

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DOCUMENTS } from '@lib/corpora/read-models';
 import { NewEvent, ProjectionRuntime, ProjectionSink } from '@lib/platform';
 import { SqliteDatabase, SqliteEventStore, SqliteProjectionState, SqliteReadStore, SqliteSearchIndex } from '@lib/platform/sqlite';
-import { ALL_PROJECTIONS } from '@projections';
+import { ALL_PROJECTIONS, sinkOf } from '@projections';
 import { now, report, round } from './common';
 import { corpusCreated, documentIndexed } from './fixtures';
 
@@ -32,7 +32,10 @@ export async function rebuildBench(args: string[]): Promise<void> {
     const state = new SqliteProjectionState(sqlite);
     const reads = new SqliteReadStore(sqlite, state);
     const search = new SqliteSearchIndex(sqlite, state);
-    const runtime = new ProjectionRuntime(events, state, ALL_PROJECTIONS.map((p) => ({ projection: p, sink: (p.target === 'read' ? reads : search) as ProjectionSink<unknown> })), { batchSize: 2000 });
+    // The recall index is a search sink of its own (projections/index.ts, sinkOf).
+    const recallDb = new SqliteDatabase({ path: ':memory:' });
+    const recall = new SqliteSearchIndex(recallDb, new SqliteProjectionState(recallDb));
+    const runtime = new ProjectionRuntime(events, state, ALL_PROJECTIONS.map((p) => ({ projection: p, sink: sinkOf(p, { reads, search, recall }) })), { batchSize: 2000 });
     await runtime.init();
     const rows: Record<string, unknown>[] = [];
     let all = 0;

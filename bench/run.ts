@@ -36,6 +36,7 @@ import { replayBench } from './replay';
 import { compactionBench } from './compaction';
 import { guardrailsBench } from './guardrails';
 import { memoryBench } from './memory';
+import { recallBench } from './recall';
 
 const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage: string }> = {
   append: { run: appendBench, usage: 'append [singles=2000] [batched=100000] [runs=5]' },
@@ -55,6 +56,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   memory: { run: memoryBench, usage: 'memory [turns=300] [chars-per-block=1500] (a turn with 20 memory blocks against one without, alternated; reading the blocks in process)' },
   replay: { run: replayBench, usage: 'replay [rounds=50] (a recorded replay of a 10-turn session, per recorded turn)' },
   guardrails: { run: guardrailsBench, usage: 'guardrails [rounds=200] [stream-rounds=20] (the added latency of each guardrail type; first-byte latency held vs sentence)' },
+  recall: { run: recallBench, usage: 'recall [sessions=10000] [rounds=300] (session_recall over past sessions of 10 messages each: p50/p99 per scope)' },
   agents: { run: agentsBench, usage: 'agents [turns=1000] [concurrent-seconds=10] [idle-sessions=2000]' },
   'agents-vs-langgraph': { run: agentsVsLanggraphBench, usage: 'agents-vs-langgraph [turns=300] [conversations=50] [rounds=3] [another build\'s dist, measured alongside] (the peer installs into bench/peers on first use)' },
   connectors: { run: connectorsBench, usage: 'connectors [messages=300] [concurrency=8]' },

@@ -1,4 +1,4 @@
-import type { Projection } from '@lib/platform/projections';
+import type { Projection, ProjectionSink } from '@lib/platform/projections';
 import { agentsProjection } from './agents/agents.projection';
 import { sessionsProjection } from './agents/sessions.projection';
 import { tracesProjection } from './agents/traces.projection';
@@ -25,6 +25,7 @@ import { chatsProjection } from './chats/chats.projection';
 import { queryHistoryProjection } from './query-history/query-history.projection';
 import { webhooksProjection } from './webhooks/webhooks.projection';
 import { metricsProjection } from './metrics/metrics.projection';
+import { sessionRecallProjection } from './agents/session-recall.projection';
 
 export * from './agents/agents.projection';
 export * from './agents/sessions.projection';
@@ -52,6 +53,17 @@ export * from './chats/chats.projection';
 export * from './query-history/query-history.projection';
 export * from './webhooks/webhooks.projection';
 export * from './metrics/metrics.projection';
+export * from './agents/session-recall.projection';
 
 /** Every projection the service runs. */
-export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, tracesProjection, evaluationsProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection, glossariesProjection, userToolsProjection, schedulesProjection, pipelinesProjection, pipelineRunsProjection, aliasesProjection, connectorsProjection, generationPresetsProjection, chatsProjection, queryHistoryProjection, encodersProjection, webhooksProjection, metricsProjection];
+export const ALL_PROJECTIONS: readonly Projection[] = [corporaProjection, documentsProjection, searchProjection, authProjection, jobsProjection, llmsProjection, agentsProjection, sessionsProjection, tracesProjection, evaluationsProjection, instructionsProjection, toolConfigurationsProjection, toolServersProjection, glossariesProjection, userToolsProjection, schedulesProjection, pipelinesProjection, pipelineRunsProjection, aliasesProjection, connectorsProjection, generationPresetsProjection, chatsProjection, queryHistoryProjection, encodersProjection, webhooksProjection, metricsProjection, sessionRecallProjection];
+
+/**
+ * Which sink a projection writes: the read store, the corpora's search index, or the recall index. A search sink keeps
+ * one active generation for all it holds, so a second search projection needs a sink of its own (a rebuild of one
+ * would otherwise drop the other's indexes).
+ */
+export function sinkOf(projection: Projection, sinks: { readonly reads: ProjectionSink<never>; readonly search: ProjectionSink<never>; readonly recall: ProjectionSink<never> }): ProjectionSink<unknown> {
+  if (projection.target === 'read') return sinks.reads as ProjectionSink<unknown>;
+  return (projection.name === sessionRecallProjection.name ? sinks.recall : sinks.search) as ProjectionSink<unknown>;
+}

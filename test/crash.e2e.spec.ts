@@ -5,7 +5,7 @@ import { CORPORA, DOCUMENTS } from '@lib/corpora/read-models';
 import { ReadDoc, ProjectionRuntime, ProjectionSink } from '@lib/platform';
 import { SqliteDatabase, SqliteEventStore, SqliteProjectionState, SqliteReadStore, SqliteSearchIndex } from '@lib/platform/sqlite';
 import { ScriptedOpenAIServer } from '@lib/testing';
-import { ALL_PROJECTIONS } from '@projections';
+import { ALL_PROJECTIONS, sinkOf } from '@projections';
 import { ServiceProcess, spawnService } from './support/service-process';
 
 const KEY = 'zut_crash_test_key_0123456789abcdefgh';
@@ -25,7 +25,10 @@ async function snapshot(dataDir: string) {
   const state = new SqliteProjectionState(sqlite);
   const reads = new SqliteReadStore(sqlite, state);
   const search = new SqliteSearchIndex(sqlite, state);
-  const runtime = new ProjectionRuntime(new SqliteEventStore(log), state, ALL_PROJECTIONS.map((p) => ({ projection: p, sink: (p.target === 'read' ? reads : search) as ProjectionSink<unknown> })));
+  // The recall index is a search sink of its own (projections/index.ts, sinkOf).
+  const recallDb = new SqliteDatabase({ path: ':memory:' });
+  const recall = new SqliteSearchIndex(recallDb, new SqliteProjectionState(recallDb));
+  const runtime = new ProjectionRuntime(new SqliteEventStore(log), state, ALL_PROJECTIONS.map((p) => ({ projection: p, sink: sinkOf(p, { reads, search, recall }) })));
   await runtime.init();
   const read = async () => {
     const all = async (c: string) => (await reads.find<ReadDoc>(c, { limit: 100_000 })).items;

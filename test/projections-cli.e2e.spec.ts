@@ -27,7 +27,7 @@ describe('projections CLI', () => {
 
   it('lists projections with their lag, rebuilds one while the service runs, and the service follows the swap', async () => {
     const list = (await cli(app.dataDir, 'list')) as { projection: string; generation: number; behind: number }[];
-    expect(list.map((p) => p.projection).sort()).toEqual(['agent_aliases', 'agent_connectors', 'agent_evaluations', 'agent_schedules', 'agent_sessions', 'agent_traces', 'agents', 'auth', 'chats', 'corpora', 'documents', 'encoders', 'generation_presets', 'glossaries', 'instructions', 'jobs', 'llms', 'metrics', 'pipeline_runs', 'pipelines', 'query_history', 'search', 'tool_configurations', 'tool_servers', 'user_tools', 'webhooks']);
+    expect(list.map((p) => p.projection).sort()).toEqual(['agent_aliases', 'agent_connectors', 'agent_evaluations', 'agent_schedules', 'agent_sessions', 'agent_traces', 'agents', 'auth', 'chats', 'corpora', 'documents', 'encoders', 'generation_presets', 'glossaries', 'instructions', 'jobs', 'llms', 'metrics', 'pipeline_runs', 'pipelines', 'query_history', 'search', 'session_recall', 'tool_configurations', 'tool_servers', 'user_tools', 'webhooks']);
     const rebuilt = (await cli(app.dataDir, 'rebuild', 'search')) as { rebuilt: string; generation: number };
     expect(rebuilt).toMatchObject({ rebuilt: 'search', generation: 2 });
     const q = await app.call('GET', '/v2/corpora/cli/query?query=rebuilt');

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { CheckpointStore, EventStore, PolledProjectionProgress, TracedEventStore, ProjectionProgress, ProjectionRegistration, ProjectionRuntime, ProjectionSink, ProjectionStateStore, ReadOp, ReadStore, SearchIndex, SearchOp, ServiceConfig } from '@lib/platform';
 import { SqliteCheckpointer, SqliteDatabase, SqliteEventStore, SqliteProjectionState, SqliteReadStore, SqliteSearchIndex } from '@lib/platform/sqlite';
-import { ALL_PROJECTIONS } from '@projections';
+import { ALL_PROJECTIONS, sinkOf } from '@projections';
 import type { Logger } from 'pino';
 import { eventStoreFile } from './event-store-file';
 import { memoryRateLimits, mongoRateLimits, RateLimits, sqliteRateLimits } from './rate-limits';
@@ -17,6 +17,8 @@ export interface Infrastructure {
   readonly events: EventStore;
   readonly reads: ReadStore & ProjectionSink<ReadOp>;
   readonly search: SearchIndex & ProjectionSink<SearchOp>;
+  /** The recall index (session messages, docs/agents.md "Recall"): a search sink of its own, so its generations are its own. */
+  readonly recall: SearchIndex & ProjectionSink<SearchOp>;
   readonly state: ProjectionStateStore;
   /** Present when this process runs the projections. */
   readonly runtime?: ProjectionRuntime;
@@ -89,20 +91,32 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
   }
 
   let search: Infrastructure['search'];
+  let recall: Infrastructure['recall'];
   if (config.typesenseUrl) {
     const { connectTypesense } = await import('./typesense');
     search = connectTypesense(config, state as CheckpointStore);
+    recall = connectTypesense(config, state as CheckpointStore, 'recall');
   } else {
+    const lexical = {
+      minRows: config.lexicalIndexMinRows || Infinity,
+      threadMinPostings: config.lexicalThreadMinPostings || Infinity,
+      maxBytes: config.lexicalIndexMaxMb ? config.lexicalIndexMaxMb * 2 ** 20 : Infinity,
+    };
+    // Its own file: the embedded search index keeps its tables (and active generation) under fixed names.
+    const recallDb = new SqliteDatabase({ path: join(config.dataDir, 'recall.db'), synchronous: config.sqliteSynchronous, onPermissionWarning: (message, details) => log.warn(details, message) });
+    const sqliteRecall = new SqliteSearchIndex(recallDb, new SqliteProjectionState(recallDb), { dir: join(config.dataDir, 'ann-recall'), minVectors: Infinity }, lexical);
+    closers.unshift(() => sqliteRecall.close());
+    closers.push(() => recallDb.close());
+    // As service.db's: the projection's commits never checkpoint (fsync) on the loop; after the close, the thread's end.
+    const recallCheckpointer = new SqliteCheckpointer(recallDb);
+    closers.push(() => recallCheckpointer.exited);
+    recall = sqliteRecall;
     // The vector graphs are a cache beside the database file (docs/search.md): saved on close, rebuilt if lost.
     const sqliteSearch = new SqliteSearchIndex(
       embedded(),
       new SqliteProjectionState(embedded()),
       { dir: join(config.dataDir, 'ann'), minVectors: config.vectorIndexMinVectors || Infinity, maxBytes: config.vectorIndexMaxMb ? config.vectorIndexMaxMb * 2 ** 20 : Infinity },
-      {
-        minRows: config.lexicalIndexMinRows || Infinity,
-        threadMinPostings: config.lexicalThreadMinPostings || Infinity,
-        maxBytes: config.lexicalIndexMaxMb ? config.lexicalIndexMaxMb * 2 ** 20 : Infinity,
-      },
+      lexical,
       // Past a bound the corpus still answers, slower: an operator should see why (docs/deployment.md, "Memory").
       ({ index, to, rows }) =>
         to === 'fts5'
@@ -125,7 +139,7 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
 
   const registrations: ProjectionRegistration[] = ALL_PROJECTIONS.map((projection) => ({
     projection,
-    sink: (projection.target === 'read' ? reads : search) as ProjectionSink<unknown>,
+    sink: sinkOf(projection, { reads, search, recall }),
   }));
   let runtime: ProjectionRuntime | undefined;
   let progress: ProjectionProgress;
@@ -149,6 +163,7 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
     events: telemetry ? new TracedEventStore(events) : events,
     reads,
     search,
+    recall,
     state,
     runtime,
     progress,

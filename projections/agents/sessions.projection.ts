@@ -12,7 +12,7 @@ export const sessionsProjection: ReadModelProjection = {
   version: 2,
   target: 'read',
   eventTypes: ['SessionCreated', 'SessionUpdated', 'SessionDeleted', 'SessionTurnStarted', 'SessionTurnEnded', 'SessionStepTransitioned', 'AgentDeleted'],
-  collections: [{ name: SESSIONS, indexes: [{ fields: ['agent_id', 'key'] }, { fields: ['agent_id', 'name'] }, { fields: ['status'] }] }],
+  collections: [{ name: SESSIONS, indexes: [{ fields: ['agent_id', 'key'] }, { fields: ['agent_id', 'name'] }, { fields: ['status'] }, { fields: ['agent_id', 'end_user'] }, { fields: ['agent_id', 'replay_of'] }] }],
   apply(recorded: RecordedEvent): ReadOp[] {
     const event = recorded as unknown as SessionEvent | AgentEvent;
     if (event.type === 'AgentDeleted') return [{ op: 'deleteWhere', collection: SESSIONS, where: [{ field: 'agent_id', op: 'eq', value: event.data.agentId }] }];

@@ -5,7 +5,7 @@ import { AuthModule, Authenticator } from '@lib/auth';
 import { CorporaModule } from '@lib/corpora';
 import { EncodersModule, loadEncoderConfig } from '@lib/encoders';
 import { RetrievalModule } from '@lib/retrieval';
-import { AgentsModule, CAPABILITY_LOOKUP } from '@lib/agents';
+import { AgentsModule, CAPABILITY_LOOKUP, RECALL_INDEX } from '@lib/agents';
 import { LlmsModule } from '@lib/llms';
 import { PipelinesModule } from '@lib/pipelines';
 import { SchedulesModule } from '@lib/schedules';
@@ -145,6 +145,7 @@ export class PortsModule {
         { provide: EVENT_STORE, useValue: infra.events },
         { provide: READ_STORE, useValue: infra.reads },
         { provide: SEARCH_INDEX, useValue: infra.search },
+        { provide: RECALL_INDEX, useValue: infra.recall },
         { provide: PROJECTION_PROGRESS, useValue: infra.progress },
         { provide: CLOCK, useValue: options.clock ?? systemClock },
         { provide: ID_GENERATOR, useValue: randomIds },
@@ -154,7 +155,7 @@ export class PortsModule {
         { provide: StreamWriter, useValue: new StreamWriter({ store: infra.events, progress: infra.progress, timeoutMs: config.readYourWritesTimeoutMs }) },
         InfrastructureLifecycle,
       ],
-      exports: [INFRASTRUCTURE, StreamWriter, SERVICE_CONFIG, OUTBOUND_HTTP, TOOLS_OUTBOUND_HTTP, PIPELINES_OUTBOUND_HTTP, EVENT_STORE, READ_STORE, SEARCH_INDEX, PROJECTION_PROGRESS, CLOCK, ID_GENERATOR],
+      exports: [INFRASTRUCTURE, StreamWriter, SERVICE_CONFIG, OUTBOUND_HTTP, TOOLS_OUTBOUND_HTTP, PIPELINES_OUTBOUND_HTTP, EVENT_STORE, READ_STORE, SEARCH_INDEX, RECALL_INDEX, PROJECTION_PROGRESS, CLOCK, ID_GENERATOR],
     };
   }
 }

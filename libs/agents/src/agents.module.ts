@@ -36,6 +36,7 @@ import { AGENT_RUNS } from './application/runs/agent-runs.port';
 import { SessionAgentRuns } from './application/runs/session-agent-runs';
 import { AGENT_USE } from './application/runs/agent-use.port';
 import { CapabilityAgentUse } from './application/runs/capability-agent-use';
+import { RecallScopes } from './application/recall/recall-scope';
 import { AGENT_DIRECTORY } from './application/runs/agent-directory.port';
 import { CONDITION_COMPILER, ConditionCompiler } from './application/runs/condition-compiler.port';
 import { compileCondition } from './application/conditions';
@@ -178,6 +179,7 @@ export class AgentsModule {
         { provide: AGENT_DIRECTORY, useClass: StoredAgentDirectory },
         { provide: AGENT_SECRET_READER, useExisting: AgentSecrets },
         { provide: CONDITION_COMPILER, useValue: { compile: compileCondition } satisfies ConditionCompiler },
+        RecallScopes,
         TurnScorers,
         { provide: TURN_SCORING, useExisting: TurnScorers },
       ],

@@ -34,6 +34,7 @@ export class HealthController {
       check('event_store', this.infra.adapters.events, () => this.infra.events.ping()),
       check('read_store', this.infra.adapters.reads, () => this.infra.reads.ping()),
       check('search_index', this.infra.adapters.search, () => this.infra.search.ping()),
+      check('recall_index', this.infra.adapters.search, () => this.infra.recall.ping()),
     ]);
     const projections = this.infra.runtime ? await this.infra.runtime.lag() : [];
     const ok = stores.every((s) => s.ok) && projections.every((p) => p.running && p.behind <= MAX_READY_LAG);

@@ -4,3 +4,4 @@ export * from './instructions';
 export * from './glossaries';
 export * from './traces';
 export * from './evaluations';
+export * from './session-recall';

@@ -62,6 +62,11 @@ export type SearchOp =
   | { readonly op: 'dropIndex'; readonly index: string }
   | { readonly op: 'upsertDocument'; readonly index: string; readonly document: IndexedDocument; readonly incarnation?: string }
   | { readonly op: 'deleteDocument'; readonly index: string; readonly documentId: string; readonly incarnation?: string }
+  /**
+   * Every document with a part the filter selects, removed whole (a deleted session's messages in the recall index,
+   * docs/agents.md "Recall"). The filter should name `doc.` fields: a `part.` one removes documents by any part.
+   */
+  | { readonly op: 'deleteDocumentsWhere'; readonly index: string; readonly filter: FilterExpr; readonly incarnation?: string }
   | {
       readonly op: 'setDocumentMetadata';
       readonly index: string;

@@ -6,7 +6,7 @@
  */
 
 /** Tool types this service runs today; the others of the reference are refused with a 400 that says so. */
-export const SUPPORTED_TOOL_TYPES = ['corpora_search', 'client', 'web_get', 'artifact_read', 'artifact_grep', 'artifact_jq', 'sub_agent', 'get_document_text', 'scratch_pad', 'mcp', 'web_search', 'document_index', 'schedule_wakeup', 'glossary_put_entries', 'glossary_delete_entries', 'image_read', 'get_document', 'lambda', 'image_analysis', 'corpora_search_20260608'] as const;
+export const SUPPORTED_TOOL_TYPES = ['corpora_search', 'client', 'web_get', 'artifact_read', 'artifact_grep', 'artifact_jq', 'sub_agent', 'get_document_text', 'scratch_pad', 'mcp', 'web_search', 'document_index', 'schedule_wakeup', 'glossary_put_entries', 'glossary_delete_entries', 'image_read', 'get_document', 'lambda', 'image_analysis', 'corpora_search_20260608', 'session_recall'] as const;
 export type ToolType = (typeof SUPPORTED_TOOL_TYPES)[number];
 
 /** The types of the reference's `Tool` (its discriminator). A built-in tool of another type is listed as `dynamic_vectara`. */
@@ -107,6 +107,22 @@ export const artifactReadCheck: ToolTypeCheck = {
   },
 };
 
+/** The most results one `session_recall` call returns, and the most of a message's text each shows. */
+export const SESSION_RECALL_MAX_LIMIT = 50;
+export const SESSION_RECALL_MAX_TEXT_CHARS = 8_000;
+
+/** session_recall (docs/agents.md, "Recall"): how many results and how much of each; recall ranks lexically only. */
+export const sessionRecallCheck: ToolTypeCheck = {
+  fields: (tool) => {
+    if (tool.limit !== undefined && !intIn(tool.limit, 1, SESSION_RECALL_MAX_LIMIT)) return ['limit', `must be an integer from 1 to ${SESSION_RECALL_MAX_LIMIT} (default 5)`];
+    if (tool.max_text_chars !== undefined && !intIn(tool.max_text_chars, 100, SESSION_RECALL_MAX_TEXT_CHARS)) return ['max_text_chars', `must be an integer from 100 to ${SESSION_RECALL_MAX_TEXT_CHARS} (default 1000)`];
+    if (tool.lexical_interpolation !== undefined) {
+      return ['lexical_interpolation', 'is not available for session_recall yet: recall ranks messages lexically (BM25) only, as session messages carry no embeddings (docs/agents.md, "Recall")'];
+    }
+    return undefined;
+  },
+};
+
 /** Each type's own checks, by type; a type without one is checked only on the fields every tool shares. */
 export const TOOL_TYPE_CHECKS: { readonly [T in ToolType]?: ToolTypeCheck } = {
   corpora_search: corporaSearchCheck,
@@ -118,4 +134,5 @@ export const TOOL_TYPE_CHECKS: { readonly [T in ToolType]?: ToolTypeCheck } = {
   scratch_pad: scratchPadCheck,
   web_get: webGetCheck,
   artifact_read: artifactReadCheck,
+  session_recall: sessionRecallCheck,
 };

@@ -12,6 +12,15 @@ describe("a tool type's own checks", () => {
 
   it('leave a type without any to the shared fields, and name the available types in their order for an unknown one', () => {
     expect(problems({ type: 'artifact_grep' })).toEqual({});
-    expect(problems({ type: 'nope' })['tool_configurations.t.type']).toMatch(/^tool type nope is not available in this service yet; available: corpora_search, client, web_get, .*, corpora_search_20260608, reference$/);
+    expect(problems({ type: 'nope' })['tool_configurations.t.type']).toMatch(/^tool type nope is not available in this service yet; available: corpora_search, client, web_get, .*, corpora_search_20260608, session_recall, reference$/);
+  });
+
+  it('bound session_recall\'s limit and text, and refuse lexical_interpolation with the reason', () => {
+    expect(problems({ type: 'session_recall' })).toEqual({});
+    expect(problems({ type: 'session_recall', limit: 50, max_text_chars: 100 })).toEqual({});
+    expect(problems({ type: 'session_recall', limit: 51 })).toEqual({ 'tool_configurations.t.limit': 'must be an integer from 1 to 50 (default 5)' });
+    expect(problems({ type: 'session_recall', limit: 2.5 })).toHaveProperty(['tool_configurations.t.limit']);
+    expect(problems({ type: 'session_recall', max_text_chars: 99 })).toHaveProperty(['tool_configurations.t.max_text_chars']);
+    expect(problems({ type: 'session_recall', lexical_interpolation: 0.3 })['tool_configurations.t.lexical_interpolation']).toMatch(/lexically \(BM25\) only/);
   });
 });

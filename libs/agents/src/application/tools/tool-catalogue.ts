@@ -1,8 +1,9 @@
 import type { Type } from '@nestjs/common';
 import { MEMORY_TOOLS } from '../../domain/memory';
-import { BUILTIN_TOOL_ENTRIES, hasSideEffects, NAMED_TOOL_ENTRIES, toolProviders, toolRegistry as registryOf, subAgentCheck, type Tool, type ToolConfig, type ToolRegistry, type ToolTypeEntry } from '@lib/tools';
+import { BUILTIN_TOOL_ENTRIES, hasSideEffects, NAMED_TOOL_ENTRIES, toolProviders, toolRegistry as registryOf, sessionRecallCheck, subAgentCheck, type Tool, type ToolConfig, type ToolRegistry, type ToolTypeEntry } from '@lib/tools';
 import { GlossaryDeleteEntriesTool, GlossaryPutEntriesTool } from './glossary-tools';
 import { ScheduleWakeupTool } from './schedule-wakeup';
+import { SessionRecallTool } from './session-recall';
 import { SubAgentTool } from './sub-agent';
 
 /** The agent-level tool types: abilities of a session (wake-ups, the agent's glossaries, other agents). */
@@ -10,6 +11,7 @@ export const AGENT_TOOL_ENTRIES: readonly ToolTypeEntry[] = [
   { type: 'schedule_wakeup', catalogue: { title: 'Schedule a wakeup', category: 'agents', tool_groups: ['agents'], sample: {} }, tool: ScheduleWakeupTool, sideEffects: true },
   { type: 'glossary_put_entries', catalogue: { title: 'Add glossary terms', category: 'glossaries', tool_groups: ['glossaries'], sample: {} }, tool: GlossaryPutEntriesTool, sideEffects: true },
   { type: 'glossary_delete_entries', catalogue: { title: 'Remove glossary terms', category: 'glossaries', tool_groups: ['glossaries'], sample: {} }, tool: GlossaryDeleteEntriesTool, sideEffects: true },
+  { type: 'session_recall', catalogue: { title: 'Recall past sessions', category: 'agents', tool_groups: ['agents'], sample: {} }, check: sessionRecallCheck, tool: SessionRecallTool, sideEffects: false },
   { type: 'sub_agent', catalogue: { title: 'Sub-agent', category: 'agents', tool_groups: ['agents'], sample: { sub_agent_configuration: { agent_key: '<agent>' } } }, check: subAgentCheck, tool: SubAgentTool, sideEffects: true },
 ];
 

@@ -62,6 +62,7 @@ describe('the tool registry', () => {
       'tol_builtin_schedule_wakeup',
       'tol_builtin_glossary_put_entries',
       'tol_builtin_glossary_delete_entries',
+      'tol_builtin_session_recall',
       'tol_builtin_sub_agent',
     ]);
     expect(builtinTools(registry)[1]).toMatchObject({ type: 'dynamic_vectara', name: 'corpora_search_20260608', lineage: 'corpora_search', version: '20260608', description: 'CorporaSearchTool corpora_search_20260608' });

@@ -152,6 +152,14 @@ export function describeSearchIndexContract(adapter: string, create: () => Promi
       expect(await si.documentParts(name, 'sharks')).toEqual([]);
     });
 
+    it('deletes every document a filter selects, whole, and leaves the others', async () => {
+      await apply([{ op: 'deleteDocumentsWhere', index: name, filter: { kind: 'cmp', field: { level: 'doc', name: 'kind' }, op: '=', value: 'animal' } }]);
+      expect(await lexicalIds('whales sharks tides krill')).toEqual(['tides']);
+      expect(await si.documentParts(name, 'whales')).toEqual([]);
+      await apply([{ op: 'deleteDocumentsWhere', index: 'no_such_index', filter: { kind: 'cmp', field: { level: 'doc', name: 'kind' }, op: '=', value: 'physics' } }]);
+      expect(await lexicalIds('tides')).toEqual(['tides']);
+    });
+
     it('searches by vector, nearest first, and fuses both sides in hybrid mode', async () => {
       const near = await si.search(name, { mode: 'vector', vector: [0, 0.1, 1], limit: 2 });
       expect(near.map((h) => h.documentId)).toEqual(['tides', 'sharks']);

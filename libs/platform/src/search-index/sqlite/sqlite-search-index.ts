@@ -355,6 +355,15 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
         if (tid !== undefined) this.documents.deleteParts(tid, op.documentId);
         return;
       }
+      case 'deleteDocumentsWhere': {
+        const tid = this.tableFor(op.index, generation, op.incarnation);
+        if (tid === undefined) break;
+        const params: unknown[] = [];
+        const where = filterToSql(op.filter, params);
+        const ids = this.stmt(`SELECT DISTINCT p.doc_id FROM si_${tid}_parts p WHERE ${where}`).pluck().all(...params) as string[];
+        for (const id of ids) this.documents.deleteParts(tid, id);
+        break;
+      }
       case 'setDocumentMetadata': {
         const tid = this.tableFor(op.index, generation, op.incarnation);
         if (tid !== undefined) this.stmt(`UPDATE si_${tid}_parts SET doc_meta = ? WHERE doc_id = ?`).run(JSON.stringify(op.metadata), op.documentId);

@@ -194,6 +194,7 @@ export class TypesenseSearchIndex implements SearchIndex, ProjectionSink<SearchO
     else if (!(await this.accepts(op.index, generation, op.incarnation))) return;
     else if (op.op === 'upsertDocument') await this.upsert(op.index, generation, op.document, position);
     else if (op.op === 'deleteDocument') await this.deleteParts(this.collection(op.index, generation), op.documentId);
+    else if (op.op === 'deleteDocumentsWhere') await this.deleteWhere(this.collection(op.index, generation), op.filter);
     else if (op.op === 'setDocumentMetadata') await this.setMetadata(this.collection(op.index, generation), op.documentId, op.metadata, position);
     else assertNever(op);
   }
@@ -253,6 +254,15 @@ export class TypesenseSearchIndex implements SearchIndex, ProjectionSink<SearchO
 
   private async deleteParts(collection: string, documentId: string): Promise<void> {
     await ignoreNotFound(() => this.client.collections(collection).documents().delete({ filter_by: `doc_id:=${filterLiteral(documentId)}` }));
+  }
+
+  /** The documents of the parts a filter selects, whole: their ids first, as a part-level filter names parts only. */
+  private async deleteWhere(collection: string, filter: FilterExpr): Promise<void> {
+    const info = await this.describe(collection);
+    const filterBy = info ? toFilterBy(filter, info.fields) : false;
+    if (filterBy === false) return;
+    const ids = new Set(jsonLines(await ignoreNotFound(() => this.client.collections(collection).documents().export({ ...(filterBy === true ? {} : { filter_by: filterBy }), include_fields: 'doc_id' }))).map((d) => String(d.doc_id)));
+    for (const id of ids) await this.deleteParts(collection, id);
   }
 
   /**

@@ -110,8 +110,12 @@ class FakeTypesense {
     }
     const [, root, name, sub, action] = path.split('/');
     const byDocId = (c: Collection) => {
-      const m = /^doc_id:=`(.*)`$/.exec(url.searchParams.get('filter_by') ?? '');
-      return [...c.docs.values()].filter((d) => !m || d.doc_id === m[1]);
+      const filter = url.searchParams.get('filter_by') ?? '';
+      const m = /^doc_id:=`(.*)`$/.exec(filter);
+      if (m || !filter) return [...c.docs.values()].filter((d) => !m || d.doc_id === m[1]);
+      // Any other filter (an export for statistics, a delete by metadata) as Typesense's filters select.
+      const typeOf = (field: string) => (field.endsWith('_has') ? 'string[]' : c.schema.fields.find((f) => f.name === field)?.type);
+      return [...c.docs.values()].filter(typesenseFilterModel(filter, typeOf));
     };
     if (path === '/health') return json(200, { ok: true });
     if (path === '/multi_search') {
@@ -257,6 +261,20 @@ describe('TypesenseSearchIndex at the HTTP boundary', () => {
     await apply(3, [{ op: 'upsertDocument', index: 'docs', document: doc('d1', ['only']) }]);
     expect([...fake.collections.get('t_docs_g1')!.docs.keys()]).toEqual(['d1:0']);
     expect(saved.map((s) => s[2])).toEqual([1, 2, 3]);
+  });
+
+  it('deletes the documents a filter selects whole: their ids by an export with the typed filter, then each by doc_id', async () => {
+    await apply(1, [{ op: 'createIndex', index: 'docs' }]);
+    await apply(2, [
+      { op: 'upsertDocument', index: 'docs', document: doc('a', ['one', 'two'], { session_key: 's1' }) },
+      { op: 'upsertDocument', index: 'docs', document: doc('b', ['three'], { session_key: 's2' }) },
+      { op: 'upsertDocument', index: 'docs', document: doc('c', ['four'], { session_key: 's1' }) },
+    ]);
+    await apply(3, [{ op: 'deleteDocumentsWhere', index: 'docs', filter: { kind: 'cmp', field: { level: 'doc', name: 'session_key' }, op: '=', value: 's1' } }]);
+    expect([...fake.collections.get('t_docs_g1')!.docs.keys()]).toEqual(['b:0']);
+    const exp = fake.requests.filter((r) => r.path.endsWith('/export')).pop()!;
+    expect([exp.query.get('filter_by'), exp.query.get('include_fields')]).toEqual([`doc__session_5Fkey__h:=${stringHash('s1')}`, 'doc_id']);
+    expect(fake.requests.filter((r) => r.method === 'DELETE').slice(-2).map((r) => r.query.get('filter_by')).sort()).toEqual(['doc_id:=`a`', 'doc_id:=`c`']);
   });
 
   it('keeps the incarnation in the collection metadata and writes documents of another one nowhere', async () => {
