@@ -31,6 +31,8 @@ interface Call {
   /** Aborts the upstream call if it has not answered within the idle timeout; says whether it fired. */
   deadline(): { clear(): void; readonly fired: () => boolean };
   fail(e: unknown, timedOut?: boolean): Error;
+  /** Stops following the caller's signal once the call is over (a turn's signal outlives dozens of calls). */
+  release(): void;
 }
 
 /**
@@ -56,6 +58,7 @@ export class ChatCompletions {
       throw call.fail(e, deadline.fired());
     } finally {
       deadline.clear();
+      call.release();
     }
     const text = completion.choices.map((c) => c.message?.content ?? '').join('');
     // Durable before the answer is sent.
@@ -91,7 +94,7 @@ export class ChatCompletions {
     const deadline = call.deadline();
     const items = await upstream
       .stream(call.body, call.abort.signal)
-      .catch((e: unknown) => Promise.reject(call.fail(e, deadline.fired())))
+      .catch((e: unknown) => (call.release(), Promise.reject(call.fail(e, deadline.fired()))))
       .finally(() => deadline.clear());
     const wantsUsage = request.stream_options?.include_usage === true;
     const rename = renamer(request.model);
@@ -123,6 +126,7 @@ export class ChatCompletions {
         } finally {
           // A caller that stops reading (disconnect) lands here too: cancel the upstream call.
           if (outcome !== 'completed') call.abort.abort();
+          call.release();
           // Durable before the stream ends: the caller's response ends only after this.
           await record(call, request, ctx, usage, text, outcome, carrier);
         }
@@ -137,7 +141,9 @@ export class ChatCompletions {
     await this.quotas.admit(row.id, `LLM "${row.name}"`, row.llm_quota);
     const upstream = this.providers.forRow(row);
     const abort = new AbortController();
-    if (signal) signal.aborted ? abort.abort() : signal.addEventListener('abort', () => abort.abort(), { once: true });
+    const onAbort = () => abort.abort();
+    if (signal) signal.aborted ? abort.abort() : signal.addEventListener('abort', onAbort, { once: true });
+    const release = () => signal?.removeEventListener('abort', onAbort);
     const messages = row.capabilities.requires_role_alternation ? alternateRoles(request.messages) : request.messages;
     const body: ChatBody = { ...request, model: upstream.model, messages };
     // Our own timer rather than the SDK's: its timeout cannot be told from a caller's abort in every runtime.
@@ -150,7 +156,7 @@ export class ChatCompletions {
       return { clear: () => clearTimeout(timer), fired: () => fired };
     };
     const fail = (e: unknown, timedOut = false) => upstreamError(e, row.name, upstream.idleTimeoutSeconds, upstream.secrets, timedOut, upstream.classify);
-    return { row, upstream, body, abort, id: randomIds.uuid(), deadline, fail };
+    return { row, upstream, body, abort, id: randomIds.uuid(), deadline, fail, release };
   }
 
   private record(call: Call, request: ChatRequest, ctx: CommandContext, reported: TokenUsage | undefined, output: string, outcome: LlmUsageEvent['data']['outcome'], carrier?: UsageCarrier): Promise<void> {
