@@ -257,6 +257,11 @@ suite('the web console in a browser', () => {
     await slider.waitFor();
     const all = (await app.call('GET', `/v2/agents/helper/sessions/${session}/events?limit=100`)).body.events as { id: string; type: string }[];
     expect(await page.getByRole('region', { name: 'Timeline' }).getByRole('listitem').count()).toBe(all.length);
+    // Each entry says when and what (they were bare labels): the first is the question, at its time.
+    const first = page.getByRole('region', { name: 'Timeline' }).getByRole('listitem').first();
+    expect(await first.locator('.gist').textContent()).toBe('How do otters sleep?');
+    expect(await first.locator('time').getAttribute('datetime')).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(await first.locator('time').textContent()).toMatch(/\d\d.\d\d.\d\d/);
     await slider.focus();
     await page.keyboard.press('Home');
     await page.getByText(`As of event 1 of ${all.length}`).waitFor();
@@ -271,6 +276,16 @@ suite('the web console in a browser', () => {
     const forked = (await app.call('GET', `/v2/agents/helper/sessions/${fork}/events?limit=100`)).body.events as { id: string; type: string }[];
     expect(forked.map((e) => e.type)).toEqual(['input_message']);
     await page.getByRole('list', { name: 'Conversation' }).getByText('How do otters sleep?').waitFor();
+    // The fork says where it came from, in its history and in the agent's list of sessions (with its status).
+    expect((await app.call('GET', `/v2/agents/helper/sessions/${fork}`)).body.forked_from).toEqual({ agent_key: 'helper', session_key: session });
+    await page.getByRole('link', { name: 'Timeline and forks' }).click();
+    await page.locator('.origin').getByText('fork of').waitFor();
+    expect(await page.locator('.origin').getByRole('link', { name: session }).count()).toBe(1);
+    await open('#/agents/helper');
+    const row = page.getByRole('row', { name: new RegExp(fork) });
+    await row.getByText(`fork of ${session}`).waitFor();
+    expect(await row.getByRole('cell', { name: 'new', exact: true }).count()).toBe(1);
+    await page.getByRole('row', { name: new RegExp(`^${session}`) }).getByRole('cell', { name: 'idle', exact: true }).waitFor();
   });
 
   it('shows a tool call waiting for approval in the chat; Edit then Approve runs it as edited and the turn answers; the history shows it too', async () => {

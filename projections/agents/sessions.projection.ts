@@ -8,8 +8,8 @@ const rowIdOf = (streamId: string): string | undefined => (streamId.startsWith('
 /** Agent sessions, for the session list (`metadata_filter`, status) and the crash sweep. */
 export const sessionsProjection: ReadModelProjection = {
   name: 'agent_sessions',
-  // 2: rows hold `replay_of` (issue 45).
-  version: 2,
+  // 2: rows hold `replay_of` (issue 45); 3: `forked_from` and `agent_revision` (issue 48: shown by the console).
+  version: 3,
   target: 'read',
   eventTypes: ['SessionCreated', 'SessionUpdated', 'SessionDeleted', 'SessionTurnStarted', 'SessionTurnEnded', 'SessionStepTransitioned', 'AgentDeleted'],
   collections: [{ name: SESSIONS, indexes: [{ fields: ['agent_id', 'key'] }, { fields: ['agent_id', 'name'] }, { fields: ['status'] }, { fields: ['agent_id', 'end_user'] }, { fields: ['agent_id', 'replay_of'] }] }],

@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorBox, href, Loading, Page, useLoad, when } from '../ui';
@@ -9,7 +10,31 @@ interface SessionRow {
   name?: string;
   created_at?: string;
   enabled?: boolean;
-  forked_from?: unknown;
+  status?: string;
+  forked_from?: { agent_key: string; session_key: string };
+  replay_of?: string;
+  agent_revision?: number;
+}
+
+/** Where a session came from: a fork's parent, a replay's original (links), the revision it is pinned to; nothing for a plain one. */
+export function Origin({ agent, session }: { agent: string; session: Pick<SessionRow, 'forked_from' | 'replay_of' | 'agent_revision'> }) {
+  const parts: ComponentChildren[] = [];
+  const f = session.forked_from;
+  if (f)
+    parts.push(
+      <span key="fork">
+        fork of <a href={href('agents', f.agent_key, 'sessions', f.session_key, 'history')}>{f.session_key}</a>
+        {f.agent_key !== agent ? ` (agent ${f.agent_key})` : ''}
+      </span>,
+    );
+  if (session.replay_of)
+    parts.push(
+      <span key="replay">
+        replay of <a href={href('agents', agent, 'sessions', session.replay_of, 'history')}>{session.replay_of}</a>
+      </span>,
+    );
+  if (session.agent_revision !== undefined) parts.push(<span key="pin">pinned to revision {session.agent_revision}</span>);
+  return <>{parts.flatMap((p, i) => (i ? [' · ', p] : [p]))}</>;
 }
 
 export function AgentPage({ agent }: { agent: string }) {
@@ -54,6 +79,8 @@ export function AgentPage({ agent }: { agent: string }) {
             <tr>
               <th scope="col">Session</th>
               <th scope="col">Name</th>
+              <th scope="col">Status</th>
+              <th scope="col">Origin</th>
               <th scope="col">Created</th>
               <th scope="col">History</th>
             </tr>
@@ -65,6 +92,10 @@ export function AgentPage({ agent }: { agent: string }) {
                   <a href={href('agents', agent, 'sessions', s.key)}>{s.key}</a>
                 </td>
                 <td>{s.name}</td>
+                <td>{s.status === 'running' ? 'answering' : s.status === 'unstarted' ? 'new' : s.status === 'stopped' ? 'idle' : s.status}</td>
+                <td>
+                  <Origin agent={agent} session={s} />
+                </td>
                 <td>{when(s.created_at)}</td>
                 <td>
                   <a href={href('agents', agent, 'sessions', s.key, 'history')}>Timeline</a>

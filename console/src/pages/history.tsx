@@ -3,7 +3,8 @@ import { api } from '../api';
 import { ErrorBox, Field, href, Json, Page, useLoad } from '../ui';
 import { ApprovalDecision, PendingApproval, PendingApprovals } from './approvals';
 import { ReplayForm } from './replay';
-import { EventItem, labelOf, SessionEvent } from './session-event';
+import { Origin } from './agent';
+import { EventItem, gistOf, labelOf, SessionEvent, timeOf } from './session-event';
 
 /** Every event of the session, hidden ones included, page by page (the API gives at most 100 at a time). */
 async function allEvents(base: string, asOf?: string): Promise<SessionEvent[]> {
@@ -25,6 +26,7 @@ async function allEvents(base: string, asOf?: string): Promise<SessionEvent[]> {
 export function HistoryPage({ agent, session }: { agent: string; session: string }) {
   const base = `/v2/agents/${encodeURIComponent(agent)}/sessions/${encodeURIComponent(session)}`;
   const timeline = useLoad(() => allEvents(base), [base]);
+  const info = useLoad(() => api<{ forked_from?: { agent_key: string; session_key: string }; replay_of?: string; agent_revision?: number }>('GET', base), [base]);
   const pending = useLoad(() => api<{ approvals: PendingApproval[] }>('GET', `${base}/pending_approvals`).then((r) => r.approvals), [base]);
   async function decide(d: ApprovalDecision) {
     await api('POST', `${base}/events`, d);
@@ -68,6 +70,11 @@ export function HistoryPage({ agent, session }: { agent: string; session: string
   return (
     <Page title={`History of ${session}`} actions={<a href={href('agents', agent, 'sessions', session)}>Back to the chat</a>}>
       <ErrorBox error={timeline.error ?? error} />
+      {info.data && (info.data.forked_from || info.data.replay_of || info.data.agent_revision !== undefined) && (
+        <p class="origin">
+          Origin: <Origin agent={agent} session={info.data} />
+        </p>
+      )}
       <PendingApprovals approvals={pending.data ?? []} decide={decide} />
       {events.length > 0 && <ReplayForm agent={agent} session={session} />}
       {events.length === 0 && timeline.data && <p>This session has no events yet.</p>}
@@ -97,6 +104,10 @@ export function HistoryPage({ agent, session }: { agent: string; session: string
                   <button type="button" class="link" aria-pressed={e.id === current?.id} onClick={() => setAt(events.indexOf(e))}>
                     {labelOf(e.type)}
                   </button>{' '}
+                  <time dateTime={e.created_at} title={e.created_at}>
+                    {timeOf(e)}
+                  </time>{' '}
+                  <span class="gist">{gistOf(e)}</span>{' '}
                   {e.hidden && <em>hidden</em>}{' '}
                   <button type="button" class="small" onClick={() => toggleHidden(e)}>
                     {e.hidden ? 'Unhide' : 'Hide'}

@@ -39,6 +39,27 @@ const LABELS: Record<string, string> = {
 
 export const labelOf = (type: string) => LABELS[type] ?? type.replace(/_/g, ' ');
 
+/** A line of what an event says, for a timeline entry: the message's text, the tool's name, the step's move. */
+export function gistOf(e: SessionEvent, max = 80): string {
+  const text =
+    e.type === 'input_message'
+      ? (e.messages ?? []).map((m) => (m.type === 'skill' ? `(loads skill ${m.skill_name})` : (m.content ?? ''))).join(' ')
+      : e.type === 'tool_input' || e.type === 'tool_output'
+        ? `${e.tool_configuration_name ?? e.tool_name ?? ''}${e.error ? ' (error)' : ''}`
+        : e.type === 'step_transition'
+          ? `${e.from_step ?? ''} → ${e.to_step ?? ''}`
+          : e.type === 'guardrail_triggered'
+            ? `${String(e.guardrail)}: ${String(e.action)}`
+            : typeof e.content === 'string'
+              ? e.content
+              : '';
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** The time of day an event happened (the full date is in its tooltip). */
+export const timeOf = (e: SessionEvent): string => (e.created_at ? new Date(e.created_at).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' }) : '');
+
 /** One event's body: the text people read for messages, the tool's name and arguments for calls. */
 export function EventBody({ event }: { event: SessionEvent }) {
   switch (event.type) {

@@ -33,6 +33,10 @@ export type SessionRow = {
   readonly created_by_session_key?: string;
   /** A replay's original session key (docs/replay.md): evaluations leave replays out of their choice. */
   readonly replay_of?: string;
+  /** A fork's parent (issue 48: the console said nothing about where a fork came from). */
+  readonly forked_from?: { readonly agent_key: string; readonly session_key: string };
+  /** The revision a pinned session runs (docs/replay.md); absent: the agent's current one. */
+  readonly agent_revision?: number;
   readonly turn_id?: string | null;
   readonly holder?: string | null;
 };
@@ -63,6 +67,8 @@ export const sessionRow = (d: Created): SessionRow => ({
   ...(d.endUser ? { end_user: d.endUser } : {}),
   ...(d.createdBy ? { created_by_agent_key: d.createdBy.agentKey, created_by_session_key: d.createdBy.sessionKey } : {}),
   ...(d.replayOf ? { replay_of: d.replayOf.sessionKey } : {}),
+  ...(d.forkedFrom ? { forked_from: { agent_key: d.forkedFrom.agentKey, session_key: d.forkedFrom.sessionKey } } : {}),
+  ...(d.agentRevision !== undefined ? { agent_revision: d.agentRevision } : {}),
   created_at: d.createdAt,
   updated_at: d.createdAt,
 });
@@ -86,6 +92,10 @@ export function sessionView(row: SessionRow, extra: Record<string, unknown> = {}
     ...(row.alias_key ? { alias_key: row.alias_key } : {}),
     ...(row.end_user ? { end_user: row.end_user } : {}),
     ...(row.created_by_agent_key ? { created_by_agent_key: row.created_by_agent_key, created_by_session_key: row.created_by_session_key } : {}),
+    // Ours, beside the reference's fields: where a session came from and the revision it is pinned to.
+    ...(row.forked_from ? { forked_from: row.forked_from } : {}),
+    ...(row.replay_of ? { replay_of: row.replay_of } : {}),
+    ...(row.agent_revision !== undefined ? { agent_revision: row.agent_revision } : {}),
     session_context_usage: { input_tokens: { count: row.input_tokens }, output_tokens: { count: row.output_tokens }, total_tokens: total },
     ...(row.secret_names.length ? { secrets: Object.fromEntries(row.secret_names.map((n) => [n, '****'])) } : {}),
     ...extra,
