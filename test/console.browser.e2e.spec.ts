@@ -329,12 +329,22 @@ suite('the web console in a browser', () => {
     const pipeline = await app.call('POST', '/v2/pipelines', { key: 'kelp', name: 'Kelp site', source: { type: 'web', requests_per_second: 50, pages_source: { type: 'crawl', urls: [url], max_depth: 0 } }, trigger: { type: 'manual' }, transform: { type: 'agent', agent_key: 'indexer' } });
     expect(pipeline.status).toBe(201);
     await open('#/pipelines');
-    await page.getByRole('link', { name: /Kelp site/ }).click();
+    // The list is a table: each pipeline with its status, source, trigger and agent (it was one chip per pipeline).
+    const listed = page.getByRole('table', { name: 'Pipelines' }).getByRole('row', { name: /Kelp site/ });
+    await listed.waitFor();
+    expect(await listed.getByRole('cell').allTextContents()).toEqual(['Kelp site kelp', 'active', 'web', 'manual', 'indexer']);
+    await listed.getByRole('link', { name: 'Kelp site' }).click();
+    const facts = page.getByRole('definition');
+    await page.getByLabel('Pipeline settings').getByRole('link', { name: 'indexer' }).waitFor();
+    expect(await facts.allTextContents()).toEqual([expect.stringMatching(/^web/), 'manual', 'indexer']);
     await page.getByRole('button', { name: 'Run now' }).click();
     const run = page.getByRole('region', { name: /^Run / });
     await run.getByText(/^completed/).waitFor({ timeout: 30_000 });
     await run.getByRole('cell', { name: url }).first().waitFor();
     expect(await run.getByRole('cell', { name: 'record_processing' }).count()).toBeGreaterThan(0);
+    // A record's session is a link to its history in the pipeline's agent.
+    const sessionLink = run.getByRole('link', { name: /^pl-/ }).first();
+    expect(await sessionLink.getAttribute('href')).toMatch(/^#\/agents\/indexer\/sessions\/pl-[^/]+\/history$/);
     await shot('pipeline-run');
     expect((await app.call('POST', '/v2/pipelines/kelp/dead_letters', { source_record_id: url, error_message: 'misfiled' })).status).toBe(201);
     await page.reload();

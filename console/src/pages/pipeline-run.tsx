@@ -1,6 +1,6 @@
 import { useEffect } from 'preact/hooks';
 import { api } from '../api';
-import { ErrorBox, Json, useLoad, when } from '../ui';
+import { ErrorBox, href, Json, useLoad, when } from '../ui';
 
 export interface Run {
   id: string;
@@ -34,7 +34,7 @@ export function RunProgress({ run }: { run: Run }) {
 }
 
 /** One run: its progress and its per-record events, newest first, live while it runs. */
-export function RunDetail({ base, run, onStatus }: { base: string; run: string; onStatus: (status: string) => void }) {
+export function RunDetail({ base, run, onStatus, agent }: { base: string; run: string; onStatus: (status: string) => void; agent?: string }) {
   const detail = useLoad(() => api<Run>('GET', `${base}/runs/${encodeURIComponent(run)}`), [base, run]);
   const events = useLoad(() => api<{ events: { id: string; type: string; occurred_at: string; source_record_id?: string; [k: string]: unknown }[] }>('GET', `${base}/runs/${encodeURIComponent(run)}/events?limit=200`), [base, run]);
   const running = detail.data?.status === 'running';
@@ -58,15 +58,17 @@ export function RunDetail({ base, run, onStatus }: { base: string; run: string; 
             <th scope="col">When</th>
             <th scope="col">Event</th>
             <th scope="col">Record</th>
+            <th scope="col">Session</th>
             <th scope="col">Details</th>
           </tr>
         </thead>
         <tbody>
-          {events.data?.events.map(({ id, type, occurred_at, source_record_id, ...rest }) => (
+          {events.data?.events.map(({ id, type, occurred_at, source_record_id, session_key, ...rest }) => (
             <tr key={id}>
               <td>{when(occurred_at)}</td>
               <td>{type}</td>
               <td>{source_record_id}</td>
+              <td>{typeof session_key === 'string' && (agent ? <a href={href('agents', agent, 'sessions', session_key, 'history')}>{session_key}</a> : session_key)}</td>
               <td>
                 <code>{JSON.stringify(rest)}</code>
               </td>

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
-import { ErrorBox, href, Loading, Page, useLoad, when } from '../ui';
+import { ErrorBox, href, Json, Loading, Page, useLoad, when } from '../ui';
 import { Run, RunDetail, RunProgress, usePolling } from './pipeline-run';
 
 interface DeadLetter {
@@ -12,34 +12,70 @@ interface DeadLetter {
   updated_at?: string;
 }
 
+interface PipelineRow {
+  key: string;
+  name: string;
+  status: string;
+  source?: { type?: string; [k: string]: unknown };
+  trigger?: { type?: string; cron?: string; [k: string]: unknown };
+  transform?: { type?: string; agent_key?: string };
+}
+
+/** What starts a pipeline, in words. */
+const triggerOf = (t: PipelineRow['trigger']) => (!t?.type ? '' : t.type === 'schedule' && t.cron ? `schedule (${t.cron})` : t.type);
+
 export function PipelinesPage({ pipeline, run }: { pipeline?: string; run?: string }) {
-  const list = useLoad(() => api<{ pipelines: { key: string; name: string; status: string; agent_key?: string }[] }>('GET', '/v2/pipelines?limit=100'), []);
+  const list = useLoad(() => api<{ pipelines: PipelineRow[] }>('GET', '/v2/pipelines?limit=100'), []);
+  if (pipeline)
+    return (
+      <Page title={`Pipeline ${pipeline}`} actions={<a href={href('pipelines')}>All pipelines</a>}>
+        <PipelineDetail pipeline={pipeline} run={run} />
+      </Page>
+    );
   return (
-    <Page title={pipeline ? `Pipeline ${pipeline}` : 'Pipelines'}>
+    <Page title="Pipelines">
       <ErrorBox error={list.error} />
       {list.loading && !list.data && <Loading what="pipelines" />}
       {list.data && !list.data.pipelines.length && <p>No pipelines yet. Pipelines are created with <code>POST /v2/pipelines</code>; see docs/pipelines.md.</p>}
-      <ul class="tabs" aria-label="Pipelines">
-        {list.data?.pipelines.map((p) => (
-          <li key={p.key}>
-            <a href={href('pipelines', p.key)} aria-current={p.key === pipeline ? 'page' : undefined}>
-              {p.name} <small>({p.status})</small>
-            </a>
-          </li>
-        ))}
-      </ul>
-      {pipeline && <PipelineDetail pipeline={pipeline} run={run} />}
+      {list.data?.pipelines.length ? (
+        <table aria-label="Pipelines">
+          <thead>
+            <tr>
+              <th scope="col">Pipeline</th>
+              <th scope="col">Status</th>
+              <th scope="col">Source</th>
+              <th scope="col">Trigger</th>
+              <th scope="col">Agent</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data.pipelines.map((p) => (
+              <tr key={p.key}>
+                <td>
+                  <a href={href('pipelines', p.key)}>{p.name}</a> <small>{p.key}</small>
+                </td>
+                <td>{p.status}</td>
+                <td>{p.source?.type}</td>
+                <td>{triggerOf(p.trigger)}</td>
+                <td>{p.transform?.agent_key && <a href={href('agents', p.transform.agent_key)}>{p.transform.agent_key}</a>}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
     </Page>
   );
 }
 
 function PipelineDetail({ pipeline, run }: { pipeline: string; run?: string }) {
   const base = `/v2/pipelines/${encodeURIComponent(pipeline)}`;
+  const settings = useLoad(() => api<PipelineRow>('GET', base), [base]);
   const runs = useLoad(() => api<{ runs: Run[] }>('GET', `${base}/runs?limit=20`), [base]);
   const letters = useLoad(() => api<{ dead_letters: DeadLetter[] }>('GET', `${base}/dead_letters?limit=100`), [base]);
   const [selected, setSelected] = useState<string[]>([]);
   const [error, setError] = useState<unknown>();
-  usePolling(runs.reload, !!runs.data?.runs.some((r) => r.status === 'running'));
+  const running = !!runs.data?.runs.some((r) => r.status === 'running');
+  usePolling(runs.reload, running);
   // A run's end changes the dead letters (a record dead-lettered, or reprocessed away): read them again with it.
   useEffect(() => letters.reload(), [runs.data]);
 
@@ -58,9 +94,28 @@ function PipelineDetail({ pipeline, run }: { pipeline: string; run?: string }) {
 
   return (
     <>
+      <ErrorBox error={settings.error} />
+      {settings.data && (
+        <dl class="facts" aria-label="Pipeline settings">
+          <dt>Source</dt>
+          <dd>
+            {settings.data.source?.type}
+            {/* Credentials come masked from the service (****); the console masks secret-looking keys again. */}
+            <details>
+              <summary>Settings</summary>
+              <Json value={settings.data.source} />
+            </details>
+          </dd>
+          <dt>Trigger</dt>
+          <dd>{triggerOf(settings.data.trigger)}</dd>
+          <dt>Agent</dt>
+          <dd>{settings.data.transform?.agent_key ? <a href={href('agents', settings.data.transform.agent_key)}>{settings.data.transform.agent_key}</a> : 'none'}</dd>
+        </dl>
+      )}
       <div class="row">
-        <button type="button" onClick={() => act('trigger')}>
-          Run now
+        {/* One run at a time: the service would queue a second; the button says why it waits. */}
+        <button type="button" onClick={() => act('trigger')} disabled={running}>
+          {running ? 'Running…' : 'Run now'}
         </button>
       </div>
       <ErrorBox error={error ?? runs.error} />
@@ -89,7 +144,7 @@ function PipelineDetail({ pipeline, run }: { pipeline: string; run?: string }) {
           ))}
         </tbody>
       </table>
-      {run && <RunDetail base={base} run={run} onStatus={runs.reload} />}
+      {run && <RunDetail base={base} run={run} onStatus={runs.reload} agent={settings.data?.transform?.agent_key} />}
       <h2>Dead letters</h2>
       <ErrorBox error={letters.error} />
       {letters.data?.dead_letters.length ? (
