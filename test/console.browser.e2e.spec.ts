@@ -369,7 +369,15 @@ suite('the web console in a browser', () => {
     await page.getByRole('cell', { name: 'documents', exact: true }).waitFor();
     await app.call('POST', '/v2/corpora', { key: 'later', name: 'Later' });
     await page.locator('table.log').getByRole('cell', { name: /corpus-/ }).nth(1).waitFor();
+    // Who made each change: the owner, through the key that created the corpus.
+    const created = page.locator('table.log').getByRole('row', { name: /CorpusCreated/ }).first();
+    expect(await created.getByRole('cell').nth(3).textContent()).toMatch(/^user:owner \(via aky_/);
     await shot('events');
+    // A category nothing matches says so and what a category is (it showed "0 shown" and nothing else).
+    await page.getByLabel('Categories').fill('corpora');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByRole('note').getByText('No event of category corpora', { exact: false }).waitFor();
+    expect(await page.getByRole('note').textContent()).toContain('the start of a stream');
     expect(problems).toEqual([]);
   });
 

@@ -9,8 +9,12 @@ interface LogEvent {
   stream_id: string;
   type: string;
   data: unknown;
+  metadata?: { actor?: { type: string; id: string; via?: string } };
   recorded_at: string;
 }
+
+/** Who appended an event: the actor the service recorded (`api_key:…`, `user:…`, `system:…`), and the key it used. */
+const byOf = (e: LogEvent) => (e.metadata?.actor ? `${e.metadata.actor.type}:${e.metadata.actor.id}${e.metadata.actor.via ? ` (via ${e.metadata.actor.via})` : ''}` : '');
 interface Lag {
   projection: string;
   checkpoint: number;
@@ -76,6 +80,12 @@ export function EventsPage() {
       <p aria-live="polite" class="status">
         {live ? 'Live: new events appear at the top.' : 'Connecting…'} {events.length} shown.
       </p>
+      {live && !events.length && (applied.category || applied.type) && (
+        <p class="hint" role="note">
+          No event of {[applied.category && `category ${applied.category}`, applied.type && `type ${applied.type}`].filter(Boolean).join(' and ')} among the last {FILTERED_BACKLOG.toLocaleString('en')} events; new ones will appear here.
+          A category is the start of a stream's name, before its first dash (<code>corpus</code>, <code>document</code>, <code>agent</code>, <code>session</code>, <code>pipeline</code>…); a type is an event's name (<code>CorpusCreated</code>). Both are exact.
+        </p>
+      )}
       <ErrorBox error={error} />
       <table class="log">
         <thead>
@@ -83,6 +93,7 @@ export function EventsPage() {
             <th scope="col">Position</th>
             <th scope="col">Type</th>
             <th scope="col">Stream</th>
+            <th scope="col">By</th>
             <th scope="col">Recorded</th>
           </tr>
         </thead>
@@ -97,11 +108,12 @@ export function EventsPage() {
                   </button>
                 </td>
                 <td>{e.stream_id}</td>
+                <td>{byOf(e)}</td>
                 <td>{when(e.recorded_at)}</td>
               </tr>
               {open === e.position && (
                 <tr>
-                  <td colSpan={4}>
+                  <td colSpan={5}>
                     <Json value={e.data} />
                   </td>
                 </tr>
