@@ -195,6 +195,10 @@ suite('the web console in a browser', () => {
     await page.getByRole('button', { name: 'Create agent' }).click();
     await page.getByRole('heading', { name: 'Agent helper' }).waitFor();
     expect((await app.call('GET', '/v2/agents/helper')).body.tool_configurations.search).toMatchObject({ type: 'corpora_search' });
+    // The configuration form's Model is the list of registered models, as the create form's is (it was free text).
+    const model = page.getByRole('combobox', { name: 'Model', exact: true });
+    await model.waitFor();
+    expect(await model.inputValue()).toBe('scripted');
     const steps = page.getByLabel('Steps and their instructions (JSON)');
     await steps.fill(JSON.stringify({ main: { instructions: [], allowed_tools: ['nope'] } }));
     await page.getByRole('button', { name: 'Save configuration' }).click();

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError } from '../api';
-import { ErrorBox, Field } from '../ui';
+import { ErrorBox, Field, useLoad } from '../ui';
 import { AllowedSkills, SkillsEditor } from './agent-skills';
 import { Allowed, allowedOf, Skill, skillRows, skillsPatch, withAllowedSkills } from './skills-form';
 
@@ -30,6 +30,7 @@ export function AgentConfig({ agent, onSaved }: { agent: Agent; onSaved?: () => 
   const [name, setName] = useState(agent.name);
   const [description, setDescription] = useState(agent.description ?? '');
   const [model, setModel] = useState(agent.model.name);
+  const llms = useLoad(() => api<{ llms: { name: string }[] }>('GET', '/v2/llms?limit=100').then((r) => r.llms.map((l) => l.name)), []);
   const [firstStep, setFirstStep] = useState(agent.first_step_name ?? '');
   const [json, setJson] = useState({ steps: prettySteps(agent.steps), tool_configurations: pretty(agent.tool_configurations) });
   const [skills, setSkills] = useState(skillRows(agent.skills));
@@ -97,7 +98,19 @@ export function AgentConfig({ agent, onSaved }: { agent: Agent; onSaved?: () => 
           {(id, d) => <input id={id} aria-describedby={d} aria-invalid={!!at('name')} value={name} onInput={(e) => setName(e.currentTarget.value)} />}
         </Field>
         <Field label="Model" error={at('model')}>
-          {(id, d) => <input id={id} aria-describedby={d} aria-invalid={!!at('model')} value={model} onInput={(e) => setModel(e.currentTarget.value)} />}
+          {(id, d) =>
+            // The registered models as a list, as the create form offers them; the current one stays listed even if it
+            // is no longer registered (the service says so at the field). Free text when the list may not be read.
+            llms.data?.length ? (
+              <select id={id} aria-describedby={d} aria-invalid={!!at('model')} value={model} onChange={(e) => setModel(e.currentTarget.value)}>
+                {[...new Set([model, ...llms.data])].map((n) => (
+                  <option key={n}>{n}</option>
+                ))}
+              </select>
+            ) : (
+              <input id={id} aria-describedby={d} aria-invalid={!!at('model')} value={model} onInput={(e) => setModel(e.currentTarget.value)} />
+            )
+          }
         </Field>
         <Field label="First step" error={at('first_step_name')}>
           {(id, d) => <input id={id} aria-describedby={d} aria-invalid={!!at('first_step_name')} value={firstStep} onInput={(e) => setFirstStep(e.currentTarget.value)} />}
