@@ -266,6 +266,10 @@ suite('the web console in a browser', () => {
     expect(await first.locator('.gist').textContent()).toBe('How do otters sleep?');
     expect(await first.locator('time').getAttribute('datetime')).toMatch(/^\d{4}-\d\d-\d\dT/);
     expect(await first.locator('time').textContent()).toMatch(/\d\d.\d\d.\d\d/);
+    // A field with a hint is in line with its neighbours: the replay form's revision input and mode select.
+    const revisionBox = await page.getByLabel('Agent revision').boundingBox();
+    const modeBox = await page.getByLabel('Mode').boundingBox();
+    expect(Math.abs(revisionBox!.y + revisionBox!.height - (modeBox!.y + modeBox!.height))).toBeLessThanOrEqual(2);
     await slider.focus();
     await page.keyboard.press('Home');
     await page.getByText(`As of event 1 of ${all.length}`).waitFor();
