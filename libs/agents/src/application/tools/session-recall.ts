@@ -77,7 +77,18 @@ export class SessionRecallTool implements Tool {
     const chars = typeof config.max_text_chars === 'number' ? config.max_text_chars : DEFAULT_TEXT_CHARS;
     const filter = recallFilter(scope, { afterMs: after, beforeMs: before });
     const lambda = typeof config.lexical_interpolation === 'number' ? config.lexical_interpolation : SESSION_RECALL_DEFAULT_LEXICAL_INTERPOLATION;
-    const hits = await this.index.search(recallIndexOf(scope.agentId), { ...(await this.ranking(args.query, lambda)), filter, limit });
+    const index = recallIndexOf(scope.agentId);
+    const ranking = await this.ranking(args.query, lambda);
+    let hits;
+    let note: string | undefined;
+    try {
+      hits = await this.index.search(index, { ...ranking, filter, limit });
+    } catch (e) {
+      // Vectors of an earlier default encoder of another size cannot be compared with this one's query: by words, said.
+      if (ranking.mode === 'lexical') throw e;
+      hits = await this.index.search(index, { mode: 'lexical', text: args.query, filter, limit });
+      note = `ranked by words only: the search by meaning failed (${(e as Error).message})`;
+    }
     const results = hits.map((h) => {
       const part = h.partMetadata as unknown as RecallPartMetadata;
       return {
@@ -89,7 +100,7 @@ export class SessionRecallTool implements Tool {
         score: Math.round(h.score * 1000) / 1000,
       };
     });
-    return { output: { results }, error: false };
+    return { output: { results, ...(note && { note }) }, error: false };
   }
 
   /** Hybrid with the query's vector, the vector side's rank weight 1 − w(λ); λ = 1 or no encoder: lexical. */
