@@ -2,13 +2,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RecallScopes, SessionRecallTool } from '@lib/agents';
+import { encodeVector } from '@lib/corpora/events';
+import { encoderRegistryFor, EncoderRegistry, loadEncoderConfig, loadWordTable } from '@lib/encoders';
 import type { Actor, Projection, RecordedEvent } from '@lib/platform';
 import { SqliteDatabase, SqliteProjectionState, SqliteReadStore, SqliteSearchIndex } from '@lib/platform/sqlite';
 import { EventLog } from '@lib/testing';
 import { agentsProjection, sessionRecallProjection, sessionsProjection } from '@projections';
 import { now, percentile, report, round } from './common';
 
-const WORDS = Array.from({ length: 3000 }, (_, i) => `w${i.toString(36)}${'aeiou'[i % 5]}`);
+let WORDS = Array.from({ length: 3000 }, (_, i) => `w${i.toString(36)}${'aeiou'[i % 5]}`);
 const FACTS = ['orange cat called Mittens', 'locker code walrus', 'invoice number for cat food', 'parrot named Polly', 'goldfish called Bubbles'];
 
 /** A message of `n` words drawn with a skew (a few words common, most rare), sometimes carrying a fact. */
@@ -43,10 +45,21 @@ async function applyAll(sink: SqliteReadStore | SqliteSearchIndex, projection: P
  * Recall at scale (issue 46): `sessions` past sessions of one agent (10 messages each: 5 inputs, 5 answers), a tenth
  * of them owned by 100 end users (10 sessions each at 10,000), ten metadata topics. Projected into the recall index (a file, as
  * recall.db) and the sessions read model, then the session_recall tool's `run` timed for each scope.
+ * `hybrid` (third argument): words are real English words (the built-in word table's 3,000 after its 200 most
+ * frequent) so that vectors mean something; every message is encoded with the default encoder in the recall
+ * embedder's batches of 32 (timed: the encode cost per message), its `SessionMessagesEmbedded` events projected with
+ * the rest, and the tool runs with the default `lexical_interpolation` (hybrid), the query encoded in each call.
  */
 export async function recallBench(args: string[]): Promise<void> {
   const sessions = Number(args[0] ?? 10_000);
   const rounds = Number(args[1] ?? 300);
+  const hybrid = args[2] === 'hybrid';
+  let encoders: EncoderRegistry | undefined;
+  if (hybrid) {
+    WORDS = (await loadWordTable()).words.filter((w) => /^[a-z]{3,}$/.test(w)).slice(200, 3200);
+    encoders = (await encoderRegistryFor(loadEncoderConfig(process.env))).registry;
+  }
+  const extra: Record<string, unknown> = {};
   const dir = mkdtempSync(join(tmpdir(), 'bench-recall-'));
   const recallDb = new SqliteDatabase({ path: join(dir, 'recall.db'), synchronous: 'NORMAL' });
   const serviceDb = new SqliteDatabase({ path: join(dir, 'service.db'), synchronous: 'NORMAL' });
@@ -66,6 +79,20 @@ export async function recallBench(args: string[]): Promise<void> {
         log.append(stream, 'SessionAgentOutput', { eventId: `aev_${s}_${m}o`, content: message(rand, 40), step: 'main', createdAt: at(minute) });
       }
     }
+    if (encoders) {
+      const encoder = encoders.resolve();
+      const messages = log.events.flatMap((e) => (e.type === 'SessionInputReceived' ? [[e, (e.data as { messages: { content: string }[] }).messages[0].content] as const] : e.type === 'SessionAgentOutput' ? [[e, (e.data as { content: string }).content] as const] : []));
+      await encoder.encode(['warm up'], 'document');
+      const started = now();
+      for (let i = 0; i < messages.length; i += 32) {
+        const batch = messages.slice(i, i + 32);
+        const vectors = await encoder.encode(batch.map(([, text]) => text), 'document');
+        const items = batch.map(([e], j) => ({ sessionKey: e.streamId.split('.')[1], eventId: (e.data as { eventId: string }).eventId, vector: encodeVector(vectors[j]) }));
+        log.append('agent_recall_vectors-agt_bench', 'SessionMessagesEmbedded', { agentId: 'agt_bench', encoder: encoder.name, dimensions: encoder.dimensions, items, at: at(minute) });
+      }
+      const ms = now() - started;
+      Object.assign(extra, { encoder: encoder.name, 'encode µs/message (batches of 32)': round((ms * 1000) / messages.length), 'encode seconds': round(ms / 1000) });
+    }
     const recall = new SqliteSearchIndex(recallDb, new SqliteProjectionState(recallDb));
     const reads = new SqliteReadStore(serviceDb, new SqliteProjectionState(serviceDb));
     let t = now();
@@ -74,7 +101,7 @@ export async function recallBench(args: string[]): Promise<void> {
     await applyAll(reads, sessionsProjection, log.events);
     await applyAll(reads, agentsProjection, log.events);
     const service: Actor = { type: 'system', id: 'bench' };
-    const tool = new SessionRecallTool(recall, new RecallScopes(reads, { capabilitiesNow: async () => undefined }));
+    const tool = new SessionRecallTool(recall, new RecallScopes(reads, { capabilitiesNow: async () => undefined }), encoders);
     const config = { type: 'session_recall' as const, limit: 5 };
     const cases: { name: string; session: string; args: Record<string, unknown> }[] = [
       { name: 'operator, whole agent', session: 's1', args: {} },
@@ -112,7 +139,7 @@ export async function recallBench(args: string[]): Promise<void> {
       }
       rows.push({ case: c.name, 'p50 ms': round(percentile(times, 50)), 'p99 ms': round(percentile(times, 99)), 'max ms': round(Math.max(...times)), 'scope alone p50 ms': round(percentile(scopeTimes, 50)), 'results/call': round(hits / (rounds + 20), 1) });
     }
-    report('recall', rows, { 'warm-up calls': warmCalls, sessions, messages: sessions * 10, rounds, 'project seconds (recall index, batches of 1,000 events)': round(projectSeconds) });
+    report(hybrid ? 'recall (hybrid)' : 'recall', rows, { ...extra, 'warm-up calls': warmCalls, sessions, messages: sessions * 10, rounds, 'project seconds (recall index, batches of 1,000 events)': round(projectSeconds) });
   } finally {
     recallDb.close();
     serviceDb.close();

@@ -56,7 +56,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   memory: { run: memoryBench, usage: 'memory [turns=300] [chars-per-block=1500] (a turn with 20 memory blocks against one without, alternated; reading the blocks in process)' },
   replay: { run: replayBench, usage: 'replay [rounds=50] (a recorded replay of a 10-turn session, per recorded turn)' },
   guardrails: { run: guardrailsBench, usage: 'guardrails [rounds=200] [stream-rounds=20] (the added latency of each guardrail type; first-byte latency held vs sentence)' },
-  recall: { run: recallBench, usage: 'recall [sessions=10000] [rounds=300] (session_recall over past sessions of 10 messages each: p50/p99 per scope)' },
+  recall: { run: recallBench, usage: 'recall [sessions=10000] [rounds=300] [hybrid] (session_recall over past sessions of 10 messages each: p50/p99 per scope; hybrid: messages embedded with the default encoder)' },
   agents: { run: agentsBench, usage: 'agents [turns=1000] [concurrent-seconds=10] [idle-sessions=2000]' },
   'agents-vs-langgraph': { run: agentsVsLanggraphBench, usage: 'agents-vs-langgraph [turns=300] [conversations=50] [rounds=3] [another build\'s dist, measured alongside] (the peer installs into bench/peers on first use)' },
   connectors: { run: connectorsBench, usage: 'connectors [messages=300] [concurrency=8]' },

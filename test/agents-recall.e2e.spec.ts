@@ -51,7 +51,9 @@ describe('session recall', () => {
     upstream = await ScriptedOpenAIServer.start();
     app = await startTestApp();
     await registerScripted(app, upstream, 'm');
-    const created = await app.call('POST', '/v2/agents', { key: 'helper', name: 'helper', model: { name: 'm' }, tool_configurations: { recall: { type: 'session_recall', limit: 5, max_text_chars: 200 } }, first_step_name: 'main', steps: { main: { instructions: [{ type: 'inline', name: 'i', template: 'Be helpful.' }] } } });
+    // Words only (λ = 1): these tests are about scope and filters, and ranking by meaning also returns loosely related
+    // messages (the hybrid tests below use an agent of their own).
+    const created = await app.call('POST', '/v2/agents', { key: 'helper', name: 'helper', model: { name: 'm' }, tool_configurations: { recall: { type: 'session_recall', limit: 5, max_text_chars: 200, lexical_interpolation: 1 } }, first_step_name: 'main', steps: { main: { instructions: [{ type: 'inline', name: 'i', template: 'Be helpful.' }] } } });
     expect(created.status).toBe(201);
     await app.call('POST', '/v2/agent_aliases', { key: 'front', name: 'Front desk', policy: { type: 'routed', rules: [{ targets: { type: 'single', agent_key: 'helper' } }] } });
     const client = await createClient(app, 'storefront', { api_roles: ['agent_end_user'], agent_roles: [{ agent_key: 'helper', role: 'agent_user' }] });
@@ -175,13 +177,70 @@ describe('session recall', () => {
     expect(await ids()).toContain(noted.id);
   });
 
+  describe('hybrid (the recall embedder\'s vectors, the default encoder)', () => {
+    let agentId: string;
+    const base = '/v2/agents/hybrid/sessions';
+    /** The recall embedder has appended the message's vector (its agent's stream of vectors), and the index has it. */
+    const embedded = async (eventId: string) => {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const events = await app.started.infra.events.readStream(`agent_recall_vectors-${agentId}`, {});
+        const items = events.flatMap((e) => (e.data as { items: { eventId: string }[] }).items);
+        if (items.some((i) => i.eventId === eventId)) break;
+        if (Date.now() > deadline) throw new Error(`no vector for ${eventId}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await projected();
+    };
+
+    beforeAll(async () => {
+      const created = await app.call('POST', '/v2/agents', {
+        key: 'hybrid', name: 'hybrid', model: { name: 'm' }, first_step_name: 'main', steps: { main: { instructions: [{ type: 'inline', name: 'i', template: 'x' }] } },
+        tool_configurations: { recall: { type: 'session_recall', limit: 3 }, words: { type: 'session_recall', limit: 3, lexical_interpolation: 1 }, meaning: { type: 'session_recall', limit: 3, lexical_interpolation: 0 } },
+      });
+      expect(created.status).toBe(201);
+      const [agentCreated] = await app.started.infra.events.readStream('agent-hybrid', { maxCount: 1 });
+      agentId = (agentCreated.data as { agentId: string }).agentId;
+    });
+
+    it('recalls a paraphrase sharing no word with the message once its vector is in; words alone do not find it', async () => {
+      expect((await app.call('POST', base, { key: 'h-pets' })).status).toBe(201);
+      const [told] = await say(`${base}/h-pets`, 'My cat is called Mittens.', 'Noted.');
+      await embedded(told.id);
+      expect((await app.call('POST', base, { key: 'h-ask' })).status).toBe(201);
+      const ask = `${base}/h-ask`;
+      const byMeaning = (await recall(ask, { query: 'kitten' })).results!;
+      expect(byMeaning[0]).toEqual({ session_key: 'h-pets', event_id: told.id, created_at: told.created_at, role: 'user', text: 'My cat is called Mittens.', score: expect.any(Number) });
+      expect((await recall(ask, { query: 'kitten' }, undefined, 'meaning')).results![0].event_id).toBe(told.id);
+      expect((await recall(ask, { query: 'kitten' }, undefined, 'words')).results).toEqual([]);
+      // The words still count: a query naming the message's words finds it first by both sides.
+      expect((await recall(ask, { query: 'Mittens' })).results![0].event_id).toBe(told.id);
+    });
+
+    it('never recalls by meaning a hidden message, the current session or another agent\'s', async () => {
+      expect((await app.call('POST', base, { key: 'h-secret' })).status).toBe(201);
+      const [secret] = await say(`${base}/h-secret`, 'My dog is a beagle.', 'Understood.');
+      await embedded(secret.id);
+      expect((await app.call('POST', base, { key: 'h-ask-2' })).status).toBe(201);
+      const ask = `${base}/h-ask-2`;
+      expect((await recall(ask, { query: 'puppy' })).results!.map((r) => r.event_id)).toContain(secret.id);
+      expect((await app.call('POST', `${base}/h-secret/events/${secret.id}/hide`)).status).toBeLessThan(300);
+      const after = (await recall(ask, { query: 'puppy' })).results!;
+      expect(after.map((r) => r.event_id)).not.toContain(secret.id);
+      // Its reply ("Understood.") is not hidden; the agent's other sessions are there, the current one and the helper's never.
+      expect(after.length).toBeGreaterThan(0);
+      for (const r of after) expect(['h-pets', 'h-ask', 'h-secret']).toContain(r.session_key);
+    });
+  });
+
   it('refuses bad tool settings at agent creation, field by field, and creates nothing', async () => {
     const cases: [Record<string, unknown>, string, RegExp][] = [
       [{ limit: 0 }, 'limit', /from 1 to 50/],
       [{ limit: 51 }, 'limit', /from 1 to 50/],
       [{ limit: '5' }, 'limit', /integer/],
       [{ max_text_chars: 99 }, 'max_text_chars', /from 100 to 8000/],
-      [{ lexical_interpolation: 0.1 }, 'lexical_interpolation', /lexically \(BM25\) only/],
+      [{ lexical_interpolation: 1.5 }, 'lexical_interpolation', /from 0 \(by meaning only\) to 1/],
+      [{ lexical_interpolation: '0.5' }, 'lexical_interpolation', /from 0/],
     ];
     for (const [settings, field, words] of cases) {
       const res = await app.call('POST', '/v2/agents', { key: 'bad-recall', name: 'bad', model: { name: 'm' }, tool_configurations: { r: { type: 'session_recall', ...settings } }, first_step_name: 'main', steps: { main: { instructions: [{ type: 'inline', name: 'i', template: 'x' }] } } });

@@ -1,6 +1,6 @@
 import { DynamicModule, Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
-import { ApprovalExpiryHandler, EvaluationRunner, TurnSweeper, WakeupHandler } from '@lib/agents';
+import { ApprovalExpiryHandler, EvaluationRunner, RecallEmbedder, TurnSweeper, WakeupHandler } from '@lib/agents';
 import { CanaryScorer } from '@lib/aliases';
 import { ConnectorReplier } from '@lib/connectors';
 import { PipelineRunner } from '@lib/pipelines';
@@ -60,6 +60,7 @@ export class WorkerModule {
         ConnectorReplier,
         PipelineRunner,
         CanaryScorer,
+        RecallEmbedder,
         WebhookDispatcher,
         WebhookDeliverer,
       ],

@@ -38,6 +38,7 @@ export * from './application/access/agent-access';
 export * from './application/access/capability-lookup.port';
 export { RECALL_INDEX } from './application/recall/recall-index.port';
 export { RecallScopes } from './application/recall/recall-scope';
+export { RecallEmbedder } from './application/recall/recall-embedder';
 export { SessionRecallTool } from './application/tools/session-recall';
 export * from './application/runs/agent-runs.port';
 export * from './application/access/configurer-rights';

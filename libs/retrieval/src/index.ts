@@ -1,4 +1,5 @@
 export * from './application/query/query-corpora';
+export { lexicalWeight } from './application/query/hybrid';
 export * from './application/query/query-rewriting';
 export * from './application/query/context-window';
 export * from './application/query/rerankers';

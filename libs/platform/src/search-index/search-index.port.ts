@@ -67,6 +67,11 @@ export type SearchOp =
    * docs/agents.md "Recall"). The filter should name `doc.` fields: a `part.` one removes documents by any part.
    */
   | { readonly op: 'deleteDocumentsWhere'; readonly index: string; readonly filter: FilterExpr; readonly incarnation?: string }
+  /**
+   * One part's vector, set on the part as it is (text and metadata kept); nothing when the part does not exist (a
+   * message deleted before its embedding arrived, docs/agents.md "Recall"). The index takes the vector's size.
+   */
+  | { readonly op: 'setPartVector'; readonly index: string; readonly documentId: string; readonly seq: number; readonly vector: readonly number[] | Float32Array; readonly incarnation?: string }
   | {
       readonly op: 'setDocumentMetadata';
       readonly index: string;

@@ -111,13 +111,17 @@ export const artifactReadCheck: ToolTypeCheck = {
 export const SESSION_RECALL_MAX_LIMIT = 50;
 export const SESSION_RECALL_MAX_TEXT_CHARS = 8_000;
 
-/** session_recall (docs/agents.md, "Recall"): how many results and how much of each; recall ranks lexically only. */
+/** session_recall's default `lexical_interpolation`: the corpora query's default (docs/search.md). */
+export const SESSION_RECALL_DEFAULT_LEXICAL_INTERPOLATION = 0.025;
+
+/** session_recall (docs/agents.md, "Recall"): how many results and how much of each, and the hybrid blend's lexical weight. */
 export const sessionRecallCheck: ToolTypeCheck = {
   fields: (tool) => {
     if (tool.limit !== undefined && !intIn(tool.limit, 1, SESSION_RECALL_MAX_LIMIT)) return ['limit', `must be an integer from 1 to ${SESSION_RECALL_MAX_LIMIT} (default 5)`];
     if (tool.max_text_chars !== undefined && !intIn(tool.max_text_chars, 100, SESSION_RECALL_MAX_TEXT_CHARS)) return ['max_text_chars', `must be an integer from 100 to ${SESSION_RECALL_MAX_TEXT_CHARS} (default 1000)`];
-    if (tool.lexical_interpolation !== undefined) {
-      return ['lexical_interpolation', 'is not available for session_recall yet: recall ranks messages lexically (BM25) only, as session messages carry no embeddings (docs/agents.md, "Recall")'];
+    const lambda = tool.lexical_interpolation;
+    if (lambda !== undefined && (typeof lambda !== 'number' || !Number.isFinite(lambda) || lambda < 0 || lambda > 1)) {
+      return ['lexical_interpolation', `must be a number from 0 (by meaning only) to 1 (by words only; default ${SESSION_RECALL_DEFAULT_LEXICAL_INTERPOLATION})`];
     }
     return undefined;
   },

@@ -15,12 +15,17 @@ describe("a tool type's own checks", () => {
     expect(problems({ type: 'nope' })['tool_configurations.t.type']).toMatch(/^tool type nope is not available in this service yet; available: corpora_search, client, web_get, .*, corpora_search_20260608, session_recall, reference$/);
   });
 
-  it('bound session_recall\'s limit and text, and refuse lexical_interpolation with the reason', () => {
+  it('bound session_recall\'s limit, text and lexical_interpolation', () => {
     expect(problems({ type: 'session_recall' })).toEqual({});
     expect(problems({ type: 'session_recall', limit: 50, max_text_chars: 100 })).toEqual({});
     expect(problems({ type: 'session_recall', limit: 51 })).toEqual({ 'tool_configurations.t.limit': 'must be an integer from 1 to 50 (default 5)' });
     expect(problems({ type: 'session_recall', limit: 2.5 })).toHaveProperty(['tool_configurations.t.limit']);
     expect(problems({ type: 'session_recall', max_text_chars: 99 })).toHaveProperty(['tool_configurations.t.max_text_chars']);
-    expect(problems({ type: 'session_recall', lexical_interpolation: 0.3 })['tool_configurations.t.lexical_interpolation']).toMatch(/lexically \(BM25\) only/);
+    expect(problems({ type: 'session_recall', lexical_interpolation: 0 })).toEqual({});
+    expect(problems({ type: 'session_recall', lexical_interpolation: 1 })).toEqual({});
+    expect(problems({ type: 'session_recall', lexical_interpolation: 0.3 })).toEqual({});
+    expect(problems({ type: 'session_recall', lexical_interpolation: 1.5 })['tool_configurations.t.lexical_interpolation']).toMatch(/^must be a number from 0 .* to 1 /);
+    expect(problems({ type: 'session_recall', lexical_interpolation: '0.3' })).toHaveProperty(['tool_configurations.t.lexical_interpolation']);
+    expect(problems({ type: 'session_recall', lexical_interpolation: -0.1 })).toHaveProperty(['tool_configurations.t.lexical_interpolation']);
   });
 });

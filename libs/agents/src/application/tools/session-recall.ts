@@ -1,6 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
-import type { SearchIndex } from '@lib/platform';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { ENCODER_REGISTRY, EncoderRegistry } from '@lib/encoders';
+import type { SearchIndex, SearchRequest } from '@lib/platform';
+import { lexicalWeight } from '@lib/retrieval';
 import type { Tool, ToolConfig, ToolContext, ToolDefinition, ToolResult } from '@lib/tools';
+import { SESSION_RECALL_DEFAULT_LEXICAL_INTERPOLATION } from '@lib/tools/domain';
 import { recallIndexOf, type RecallPartMetadata } from '../../read-models';
 import { RECALL_INDEX } from '../recall/recall-index.port';
 import { recallFilter, RecallRefused, RecallScopes } from '../recall/recall-scope';
@@ -22,12 +25,16 @@ function instant(name: string, v: unknown): number | string | undefined {
  * `session_recall`: searches the past sessions the current one may see (docs/agents.md, "Recall") for `query`, in the
  * recall index the session_recall projection keeps, and answers the best messages with the session and event they
  * come from. Scope, hidden messages, time range and metadata are all in the index query (never a cut after the top k).
+ * Ranked hybrid: the query encoded with the default encoder (the one the recall embedder encodes messages with),
+ * fused with BM25 by rank in the index, the lexical side weighted as the corpora query maps `lexical_interpolation`
+ * (docs/search.md); a message not embedded yet is found by its words only. λ = 1, or no encoder: lexical only.
  */
 @Injectable()
 export class SessionRecallTool implements Tool {
   constructor(
     @Inject(RECALL_INDEX) private readonly index: SearchIndex,
     private readonly scopes: RecallScopes,
+    @Optional() @Inject(ENCODER_REGISTRY) private readonly encoders?: EncoderRegistry,
   ) {}
 
   definition(name: string, config: ToolConfig): ToolDefinition {
@@ -68,7 +75,20 @@ export class SessionRecallTool implements Tool {
     if (scope.sessionKeys?.length === 0) return { output: { results: [] }, error: false };
     const limit = typeof config.limit === 'number' ? config.limit : DEFAULT_LIMIT;
     const chars = typeof config.max_text_chars === 'number' ? config.max_text_chars : DEFAULT_TEXT_CHARS;
-    const hits = await this.index.search(recallIndexOf(scope.agentId), { mode: 'lexical', text: args.query, filter: recallFilter(scope, { afterMs: after, beforeMs: before }), limit });
+    const filter = recallFilter(scope, { afterMs: after, beforeMs: before });
+    const lambda = typeof config.lexical_interpolation === 'number' ? config.lexical_interpolation : SESSION_RECALL_DEFAULT_LEXICAL_INTERPOLATION;
+    const index = recallIndexOf(scope.agentId);
+    const ranking = await this.ranking(args.query, lambda);
+    let hits;
+    let note: string | undefined;
+    try {
+      hits = await this.index.search(index, { ...ranking, filter, limit });
+    } catch (e) {
+      // Vectors of an earlier default encoder of another size cannot be compared with this one's query: by words, said.
+      if (ranking.mode === 'lexical') throw e;
+      hits = await this.index.search(index, { mode: 'lexical', text: args.query, filter, limit });
+      note = `ranked by words only: the search by meaning failed (${(e as Error).message})`;
+    }
     const results = hits.map((h) => {
       const part = h.partMetadata as unknown as RecallPartMetadata;
       return {
@@ -80,6 +100,15 @@ export class SessionRecallTool implements Tool {
         score: Math.round(h.score * 1000) / 1000,
       };
     });
-    return { output: { results }, error: false };
+    return { output: { results, ...(note && { note }) }, error: false };
+  }
+
+  /** Hybrid with the query's vector, the vector side's rank weight 1 − w(λ); λ = 1 or no encoder: lexical. */
+  private async ranking(query: string, lambda: number): Promise<Pick<SearchRequest, 'mode' | 'text' | 'vector' | 'alpha'>> {
+    const encoder = lambda < 1 ? this.encoders?.resolve() : undefined;
+    if (!encoder) return { mode: 'lexical', text: query };
+    const [vector] = await encoder.encode([query], 'query');
+    const alpha = 1 - lexicalWeight(lambda, encoder.lexicalUnit);
+    return { mode: lambda === 0 ? 'vector' : 'hybrid', text: query, vector: Array.from(vector), alpha };
   }
 }

@@ -160,6 +160,23 @@ export function describeSearchIndexContract(adapter: string, create: () => Promi
       expect(await lexicalIds('tides')).toEqual(['tides']);
     });
 
+    it('sets a vector on a part indexed without one, keeps its text and metadata, and ignores a part that is gone', async () => {
+      const index = `${name}_later`;
+      await apply([{ op: 'createIndex', index, incarnation: 'agt_1' }, { op: 'upsertDocument', index, incarnation: 'agt_1', document: doc('late', ['Octopuses have three hearts.'], { v: 1 }) }]);
+      expect(await si.search(index, { mode: 'vector', vector: [0, 1, 0], limit: 5 })).toEqual([]);
+      await apply([
+        { op: 'setPartVector', index, incarnation: 'agt_1', documentId: 'late', seq: 0, vector: new Float32Array([0, 1, 0]) },
+        { op: 'setPartVector', index, incarnation: 'agt_1', documentId: 'gone', seq: 0, vector: [1, 0, 0] },
+        { op: 'setPartVector', index, incarnation: 'agt_0', documentId: 'late', seq: 0, vector: [1, 0, 0] },
+      ]);
+      const near = await si.search(index, { mode: 'vector', vector: [0, 1, 0], limit: 5 });
+      expect(near.map((h) => [h.documentId, h.text, h.documentMetadata])).toEqual([['late', 'Octopuses have three hearts.', { v: 1 }]]);
+      expect(near[0].score).toBeGreaterThan(0.99);
+      expect(await lexicalIds('octopuses')).toEqual([]);
+      expect((await si.search(index, { mode: 'lexical', text: 'octopuses', limit: 5 })).map((h) => h.documentId)).toEqual(['late']);
+      expect(await si.documentParts(index, 'gone')).toEqual([]);
+    });
+
     it('searches by vector, nearest first, and fuses both sides in hybrid mode', async () => {
       const near = await si.search(name, { mode: 'vector', vector: [0, 0.1, 1], limit: 2 });
       expect(near.map((h) => h.documentId)).toEqual(['tides', 'sharks']);

@@ -104,6 +104,15 @@ export class SqliteDocumentWrites {
     this.sqlite.statement(`INSERT INTO si_${tid}_dfts (rowid, text, title) VALUES (?, ?, ?)`).run(docRow, row.text, row.title);
   }
 
+  /** Sets one existing part's vector (the graphs hear of it); a part that does not exist is left alone. */
+  setVector(tid: number, documentId: string, seq: number, vector: IndexedPart['vector']): void {
+    const rowid = this.sqlite.statement(`SELECT rowid FROM si_${tid}_parts WHERE doc_id = ? AND seq = ?`).pluck().get(documentId, seq) as number | undefined;
+    if (rowid === undefined) return;
+    this.sqlite.statement(`UPDATE si_${tid}_parts SET vector = ? WHERE rowid = ?`).run(vectorBlob(vector), rowid);
+    this.on.forget(tid);
+    this.on.vectorChanged(tid, rowid);
+  }
+
   private insertDocumentRow(tid: number, documentId: string): number {
     return Number(this.sqlite.statement(`INSERT INTO si_${tid}_docs (doc_id) VALUES (?)`).run(documentId).lastInsertRowid);
   }

@@ -364,6 +364,11 @@ export class SqliteSearchIndex implements SearchIndex, ProjectionSink<SearchOp> 
         for (const id of ids) this.documents.deleteParts(tid, id);
         break;
       }
+      case 'setPartVector': {
+        const tid = this.tableFor(op.index, generation, op.incarnation);
+        if (tid !== undefined) this.documents.setVector(tid, op.documentId, op.seq, op.vector);
+        return;
+      }
       case 'setDocumentMetadata': {
         const tid = this.tableFor(op.index, generation, op.incarnation);
         if (tid !== undefined) this.stmt(`UPDATE si_${tid}_parts SET doc_meta = ? WHERE doc_id = ?`).run(JSON.stringify(op.metadata), op.documentId);

@@ -195,6 +195,7 @@ export class TypesenseSearchIndex implements SearchIndex, ProjectionSink<SearchO
     else if (op.op === 'upsertDocument') await this.upsert(op.index, generation, op.document, position);
     else if (op.op === 'deleteDocument') await this.deleteParts(this.collection(op.index, generation), op.documentId);
     else if (op.op === 'deleteDocumentsWhere') await this.deleteWhere(this.collection(op.index, generation), op.filter);
+    else if (op.op === 'setPartVector') await this.setVector(op.index, generation, op.documentId, op.seq, op.vector);
     else if (op.op === 'setDocumentMetadata') await this.setMetadata(this.collection(op.index, generation), op.documentId, op.metadata, position);
     else assertNever(op);
   }
@@ -276,6 +277,12 @@ export class TypesenseSearchIndex implements SearchIndex, ProjectionSink<SearchO
     const partFields = (old: Doc) => flattenMetadata('part', typeof old.part_meta === 'string' ? (JSON.parse(old.part_meta) as Doc) : {}).fields;
     const rows = parts.map((old) => ({ ...kept(old), ...partFields(old), ...flat.fields, doc_meta: JSON.stringify(metadata), doc_has: flat.present, _pos: position }));
     if (rows.length) await this.importAll(collection, rows);
+  }
+
+  /** A partial update of the part's `embedding` (the field added first if the collection has none yet); a missing part is left alone. */
+  private async setVector(index: string, generation: number, documentId: string, seq: number, vector: readonly number[] | Float32Array): Promise<void> {
+    await this.ensure(index, generation, vector.length);
+    await ignoreNotFound(() => this.client.collections(this.collection(index, generation)).documents(`${documentId}:${seq}`).update({ embedding: [...vector] }));
   }
 
   private async exportParts(collection: string, documentId: string, includeFields?: string): Promise<Doc[]> {
