@@ -1,0 +1,2 @@
+import { LLMS } from '@lib/llms';
+export const probe = LLMS;
