@@ -1,2 +1,0 @@
-import { LLMS } from '@lib/llms';
-export const probe = LLMS;
