@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, Browser, Page } from 'playwright-core';
 import { CapturedRequest, ScriptedOpenAIServer, ScriptedReply } from '@lib/testing';
@@ -480,6 +481,27 @@ suite('the web console in a browser', () => {
     await shot('evaluation');
     expect(problems.filter((p) => !p.includes('status of 400'))).toEqual([]);
   });
+
+  it('has no serious or critical accessibility violations on any page (axe-core, WCAG 2 A and AA)', async () => {
+    const axe = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+    const session = (await app.call('GET', '/v2/agents/helper/sessions?limit=1')).body.sessions[0].key as string;
+    const pages = ['#/corpora', '#/corpora/notes', '#/corpora/notes/documents/otters.txt', '#/query', '#/agents', '#/agents/helper', `#/agents/helper/sessions/${session}`, `#/agents/helper/sessions/${session}/history`, '#/agents/helper/evaluations', '#/pipelines', '#/pipelines/kelp', '#/events'];
+    const found: string[] = [];
+    for (const hash of pages) {
+      await open(hash);
+      await page.getByRole('heading', { level: 1 }).waitFor();
+      await page.waitForLoadState('networkidle').catch(() => undefined);
+      // Evaluated through the browser's debugging protocol: the page's CSP (script-src 'self') does not apply.
+      if (!(await page.evaluate('typeof axe !== "undefined"'))) await page.evaluate(axe);
+      const violations = JSON.parse(
+        (await page.evaluate(
+          `axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }).then((r) => JSON.stringify(r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }))))`,
+        )) as string,
+      ) as { id: string; impact: string; nodes: string[] }[];
+      for (const v of violations) found.push(`${hash}: ${v.impact} ${v.id} at ${v.nodes.join(', ')}`);
+    }
+    expect(found).toEqual([]);
+  }, 120_000);
 
   it('signs in as an app client: a viewer sees the corpora and is told the API refused a write', async () => {
     const client = await createClient(app, 'console viewer', { api_roles: ['viewer'] });
