@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { chromium, Browser, Page } from 'playwright-core';
 import { CapturedRequest, ScriptedOpenAIServer, ScriptedReply } from '@lib/testing';
 import { buildConsole } from '../console/build';
-import { createClient } from './support/auth-fixtures';
+import { createClient, createKey } from './support/auth-fixtures';
 import { registerScripted } from './support/llm-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 import { until } from './support/wait';
@@ -502,6 +502,32 @@ suite('the web console in a browser', () => {
     }
     expect(found).toEqual([]);
   }, 120_000);
+
+  it('signed in with a query-only key, says once what the key may not do: no agent form, no empty lists, no endless "Connecting…"', async () => {
+    const queryKey = (await createKey(app, { name: 'console query only', api_key_role: 'serving', corpus_keys: ['notes'] })).secret_key as string;
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key', { exact: true }).fill(queryKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Sections' }).waitFor();
+    await open('#/agents');
+    await page.getByRole('status').getByText('This credential may not use agents').waitFor();
+    expect(await page.getByRole('heading', { name: 'Create an agent' }).count()).toBe(0);
+    expect(await page.getByText('No agents yet').count()).toBe(0);
+    expect(await page.getByText('No language model is registered yet').count()).toBe(0);
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await open('#/events');
+    await page.getByRole('status').getByText('This credential may not read the event log').waitFor();
+    expect(await page.getByText('Connecting…').count()).toBe(0);
+    expect(await page.getByRole('alert').count()).toBe(0);
+    // The key still queries its corpus.
+    await open('#/query?corpus=notes');
+    await page.getByRole('heading', { name: 'Query', level: 1 }).waitFor();
+    expect(problems.filter((p) => !p.includes('status of 403'))).toEqual([]);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key', { exact: true }).fill(app.key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Sections' }).waitFor();
+  });
 
   it('signs in as an app client: a viewer sees the corpora and is told the API refused a write', async () => {
     const client = await createClient(app, 'console viewer', { api_roles: ['viewer'] });

@@ -35,6 +35,9 @@ export class ApiError extends Error {
   }
 }
 
+/** The service refused the credential this (403): the console then shows what the credential may not do, once. */
+export const forbidden = (e: unknown): boolean => e instanceof ApiError && e.status === 403;
+
 export function authHeaders(c = loadCredential()): Record<string, string> {
   if (!c) return {};
   return c.kind === 'key' ? { 'x-api-key': c.value } : { authorization: `Bearer ${c.value}` };

@@ -1,4 +1,4 @@
-import { api } from '../api';
+import { api, forbidden } from '../api';
 import { ErrorBox, href, Loading, Page, useLoad } from '../ui';
 import { CreateAgent } from './create-agent';
 
@@ -12,6 +12,15 @@ interface AgentRow {
 
 export function AgentsPage() {
   const list = useLoad(() => api<{ agents: AgentRow[] }>('GET', '/v2/agents?limit=100'), []);
+  // A credential without agent rights gets one message, not an empty list, a 403 and a form it may not use.
+  if (forbidden(list.error))
+    return (
+      <Page title="Agents">
+        <p class="notice" role="status">
+          This credential may not use agents (the service answered 403 to the list of agents). Sign in with an API key or app client that holds an agent role.
+        </p>
+      </Page>
+    );
   return (
     <Page title="Agents">
       <CreateAgent onCreated={list.reload} />
@@ -45,7 +54,7 @@ export function AgentsPage() {
           </tbody>
         </table>
       ) : (
-        <p>No agents yet: create one above.</p>
+        list.data && <p>No agents yet.</p>
       )}
     </Page>
   );

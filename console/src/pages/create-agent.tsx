@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, ApiError } from '../api';
+import { api, ApiError, forbidden } from '../api';
 import { ErrorBox, Field, href, useLoad } from '../ui';
 
 /**
@@ -8,7 +8,8 @@ import { ErrorBox, Field, href, useLoad } from '../ui';
  * agent's page afterwards, so a new user can chat without writing JSON first.
  */
 export function CreateAgent({ onCreated }: { onCreated: () => void }) {
-  const llms = useLoad(() => api<{ llms: { name: string }[] }>('GET', '/v2/llms?limit=100').catch(() => ({ llms: [] })), []);
+  // A refused list is not an empty one: "no model is registered" would be false for a credential that may not read them.
+  const llms = useLoad(() => api<{ llms: { name: string }[] }>('GET', '/v2/llms?limit=100'), []);
   const corpora = useLoad(() => api<{ corpora: { key: string }[] }>('GET', '/v2/corpora?limit=100').catch(() => ({ corpora: [] })), []);
   const [key, setKey] = useState('');
   const [name, setName] = useState('');
@@ -40,6 +41,12 @@ export function CreateAgent({ onCreated }: { onCreated: () => void }) {
     }
   }
 
+  if (forbidden(llms.error))
+    return (
+      <p class="notice" role="status">
+        This credential may not read the registered language models, so it cannot create agents here; the agents it may see are listed below.
+      </p>
+    );
   return (
     <form class="card" onSubmit={submit} aria-labelledby="create-agent">
       <h2 id="create-agent">Create an agent</h2>

@@ -1,6 +1,6 @@
 import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, qs, sse } from '../api';
+import { forbidden, qs, sse } from '../api';
 import { ErrorBox, Field, Json, Page, useLoad, when } from '../ui';
 import { usePolling } from './pipeline-run';
 
@@ -77,51 +77,60 @@ export function EventsPage() {
         </Field>
         <button type="submit">Apply filters</button>
       </form>
-      <p aria-live="polite" class="status">
-        {live ? 'Live: new events appear at the top.' : 'Connecting…'} {events.length} shown.
-      </p>
-      {live && !events.length && (applied.category || applied.type) && (
-        <p class="hint" role="note">
-          No event of {[applied.category && `category ${applied.category}`, applied.type && `type ${applied.type}`].filter(Boolean).join(' and ')} among the last {FILTERED_BACKLOG.toLocaleString('en')} events; new ones will appear here.
-          A category is the start of a stream's name, before its first dash (<code>corpus</code>, <code>document</code>, <code>agent</code>, <code>session</code>, <code>pipeline</code>…); a type is an event's name (<code>CorpusCreated</code>). Both are exact.
+      {forbidden(error) ? (
+        // One message: the tail is not "Connecting…" beside a 403 when the credential may not read the log.
+        <p class="notice" role="status">
+          This credential may not read the event log (the service answered 403): it needs the owner or administrator role.
         </p>
-      )}
-      <ErrorBox error={error} />
-      <table class="log">
-        <thead>
-          <tr>
-            <th scope="col">Position</th>
-            <th scope="col">Type</th>
-            <th scope="col">Stream</th>
-            <th scope="col">By</th>
-            <th scope="col">Recorded</th>
-          </tr>
-        </thead>
-        <tbody>
-          {events.map((e) => (
-            <Fragment key={e.position}>
+      ) : (
+        <>
+          <p aria-live="polite" class="status">
+            {live ? 'Live: new events appear at the top.' : 'Connecting…'} {events.length} shown.
+          </p>
+          {live && !events.length && (applied.category || applied.type) && (
+            <p class="hint" role="note">
+              No event of {[applied.category && `category ${applied.category}`, applied.type && `type ${applied.type}`].filter(Boolean).join(' and ')} among the last {FILTERED_BACKLOG.toLocaleString('en')} events; new ones will appear here.
+              A category is the start of a stream's name, before its first dash (<code>corpus</code>, <code>document</code>, <code>agent</code>, <code>session</code>, <code>pipeline</code>…); a type is an event's name (<code>CorpusCreated</code>). Both are exact.
+            </p>
+          )}
+          <ErrorBox error={error} />
+          <table class="log">
+            <thead>
               <tr>
-                <td>{e.position}</td>
-                <td>
-                  <button type="button" class="link" aria-expanded={open === e.position} onClick={() => setOpen(open === e.position ? undefined : e.position)}>
-                    {e.type}
-                  </button>
-                </td>
-                <td>{e.stream_id}</td>
-                <td>{byOf(e)}</td>
-                <td>{when(e.recorded_at)}</td>
+                <th scope="col">Position</th>
+                <th scope="col">Type</th>
+                <th scope="col">Stream</th>
+                <th scope="col">By</th>
+                <th scope="col">Recorded</th>
               </tr>
-              {open === e.position && (
-                <tr>
-                  <td colSpan={5}>
-                    <Json value={e.data} />
-                  </td>
-                </tr>
-              )}
-            </Fragment>
-          ))}
-        </tbody>
-      </table>
+            </thead>
+            <tbody>
+              {events.map((e) => (
+                <Fragment key={e.position}>
+                  <tr>
+                    <td>{e.position}</td>
+                    <td>
+                      <button type="button" class="link" aria-expanded={open === e.position} onClick={() => setOpen(open === e.position ? undefined : e.position)}>
+                        {e.type}
+                      </button>
+                    </td>
+                    <td>{e.stream_id}</td>
+                    <td>{byOf(e)}</td>
+                    <td>{when(e.recorded_at)}</td>
+                  </tr>
+                  {open === e.position && (
+                    <tr>
+                      <td colSpan={5}>
+                        <Json value={e.data} />
+                      </td>
+                    </tr>
+                  )}
+                </Fragment>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
     </Page>
   );
 }
