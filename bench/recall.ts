@@ -6,7 +6,7 @@ import { encodeVector } from '@lib/corpora/events';
 import { encoderRegistryFor, EncoderRegistry, loadEncoderConfig, loadWordTable } from '@lib/encoders';
 import type { Actor, Projection, RecordedEvent } from '@lib/platform';
 import { SqliteDatabase, SqliteProjectionState, SqliteReadStore, SqliteSearchIndex } from '@lib/platform/sqlite';
-import { EventLog } from '@lib/testing';
+import { EventLog } from '../libs/testing/src/events';
 import { agentsProjection, sessionRecallProjection, sessionsProjection } from '@projections';
 import { now, percentile, report, round } from './common';
 
