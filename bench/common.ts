@@ -37,3 +37,10 @@ export const serviceEnv = (): Record<string, string> => {
 };
 
 export const now = (): number => Number(process.hrtime.bigint()) / 1e6;
+
+/** A JSON request to a bench's service with its key: the status and the parsed body (undefined when empty). */
+export async function jsonCall(url: string, key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${url}${path}`, { method, headers: { 'content-type': 'application/json', 'x-api-key': key }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : undefined };
+}

@@ -7,16 +7,12 @@ import { ChatCompletions } from '@lib/llms';
 import { ScriptedOpenAIServer } from '../libs/testing/src/scripted-openai-server';
 import { createLogger } from '../apps/api/src/logger';
 import { startApp } from '../apps/app';
-import { now, percentile, report, round, serviceEnv } from './common';
+import { jsonCall, now, percentile, report, round, serviceEnv } from './common';
 
 const KEY = 'zut_bench_key_0123456789abcdefghijkl';
 const WINDOW = 4096;
 
-async function call(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${url}${path}`, { method, headers: { 'content-type': 'application/json', 'x-api-key': KEY }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : undefined };
-}
+const call = (url: string, method: string, path: string, body?: unknown) => jsonCall(url, KEY, method, path, body);
 
 /**
  * The cost of compacting in pieces (docs/agents.md, "Compaction in pieces"): sessions grown on a model with a large
