@@ -31,10 +31,13 @@ module.exports = {
   // Two workers on the two cores of this project's machines (jest's default is one fewer than the cores): most e2e
   // files wait on processes, timers and sockets, so two overlap (655 → 458 s for the whole suite, session 24).
   maxWorkers: 2,
+  // One PostgreSQL cluster for the run when the server is installed (issue 47; test/support/postgres-global.js).
+  globalSetup: '<rootDir>/test/support/postgres-global.js',
+  globalTeardown: '<rootDir>/test/support/postgres-global-teardown.js',
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,projections,test}/**/*.unit.spec.ts'] },
     { ...base, displayName: 'int', testMatch: ['<rootDir>/{apps,libs,projections,test}/**/*.int.spec.ts'] },
-        { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e.spec.ts'] },
+    { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e.spec.ts'] },
     { ...base, displayName: 'engines', testMatch: ['<rootDir>/{libs,test}/**/*.engines.spec.ts'] },
   ],
 };

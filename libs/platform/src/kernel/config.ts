@@ -16,6 +16,8 @@ export interface ServiceConfig {
   /** Bootstrap owner key; when undefined one is generated on first start and stored under `dataDir`. */
   readonly adminApiKey?: string;
   readonly eventStoreUrl?: string;
+  /** PostgreSQL for the event log (issue 47, docs/deployment.md "PostgreSQL"); exclusive with `eventStoreUrl`. */
+  readonly postgresUrl?: string;
   readonly mongoUrl?: string;
   readonly mongoDatabase: string;
   readonly typesenseUrl?: string;
@@ -177,7 +179,8 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
         problems.push(`${name} must use one of the schemes ${schemes.join(', ')}, got "${u.protocol}"`);
       }
     } catch {
-      problems.push(`${name} must be a URL such as ${schemes[0]}://host:port, got "${raw}"`);
+      // Not echoed when it may hold a password (user:password@host): configuration errors are logged.
+      problems.push(`${name} must be a URL such as ${schemes[0]}://host:port, got ${raw.includes('@') ? 'a value that is not one (not shown: it may hold a password)' : `"${raw}"`}`);
     }
     return raw;
   };
@@ -225,6 +228,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     dataDir: resolve(text('DATA_DIR') ?? './data'),
     adminApiKey,
     eventStoreUrl: url('EVENTSTORE_URL', ['esdb', 'esdb+discover', 'kurrentdb', 'kurrentdb+discover', 'kdb']),
+    postgresUrl: url('POSTGRES_URL', ['postgres', 'postgresql']),
     mongoUrl: url('MONGODB_URL', ['mongodb', 'mongodb+srv']),
     mongoDatabase: text('MONGODB_DATABASE') ?? 'ars',
     typesenseUrl,
@@ -285,6 +289,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "${config.logLevel}"`);
   }
+  if (config.postgresUrl && config.eventStoreUrl) problems.push('POSTGRES_URL and EVENTSTORE_URL both name an event store: set one');
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }
