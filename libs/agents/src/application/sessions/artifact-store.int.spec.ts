@@ -128,11 +128,14 @@ pg('PostgreSQL artifacts', () => {
   });
 });
 
+/** With POSTGRES_URL the configuration requires the keys every host must share (kernel/config.ts). */
+const SHARED_KEYS = { ADMIN_API_KEY: 'zut_shared_owner_key_0123456789abcdef', OAUTH_SIGNING_KEY: 'k'.repeat(44), SECRETS_KEY: 'a'.repeat(64) };
+
 describe('the store AgentsModule binds', () => {
   it('is PostgreSQL when POSTGRES_URL is set, the files under DATA_DIR otherwise', async () => {
     const dataDir = scratchDir('ars-artifacts-choice-');
     expect(artifactStoreFor(loadConfig({ DATA_DIR: dataDir }))).toBeInstanceOf(FileArtifactStore);
-    const onPostgres = artifactStoreFor(loadConfig({ DATA_DIR: dataDir, POSTGRES_URL: 'postgres://ars:pw@127.0.0.1:1/ars' }));
+    const onPostgres = artifactStoreFor(loadConfig({ DATA_DIR: dataDir, POSTGRES_URL: 'postgres://ars:pw@127.0.0.1:1/ars', ...SHARED_KEYS }));
     expect(onPostgres).toBeInstanceOf(PostgresArtifactStore);
     await (onPostgres as PostgresArtifactStore).onModuleDestroy();
   });
