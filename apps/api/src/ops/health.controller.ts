@@ -6,6 +6,8 @@ import { Policy } from '../http/policy';
 
 /** Projections further behind the log than this make the service not ready. */
 const MAX_READY_LAG = 10_000;
+/** A store that has not answered its ping in this long is not ready: a probe must not hang on a cut link. */
+const PING_TIMEOUT_MS = 2_000;
 
 @Controller('health')
 export class HealthController {
@@ -23,11 +25,17 @@ export class HealthController {
   @Policy('public')
   async ready(@Res({ passthrough: true }) res: Response) {
     const check = async (name: string, adapter: string, ping: () => Promise<void>) => {
+      let timer: NodeJS.Timeout | undefined;
       try {
-        await ping();
+        const late = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${PING_TIMEOUT_MS} ms`)), PING_TIMEOUT_MS);
+        });
+        await Promise.race([ping(), late]);
         return { name, adapter, ok: true };
       } catch (e) {
         return { name, adapter, ok: false, error: e instanceof Error ? e.message : String(e) };
+      } finally {
+        clearTimeout(timer);
       }
     };
     const stores = await Promise.all([
