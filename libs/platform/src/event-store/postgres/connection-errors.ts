@@ -7,12 +7,12 @@ import { DomainError } from '../../kernel/errors';
  */
 const SERVER_CODES = new Set(['57P01', '57P02', '57P03', '53300']);
 /** Socket errors of a server that went away, or of a link that went down (node's system error codes). */
-const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'EAI_AGAIN']);
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'ENOTFOUND', 'EAI_AGAIN']);
 /**
  * The errors node-postgres raises itself, without a code, when a connection ends or cannot be made (pg/lib/client.js,
  * pg-pool/index.js). "Cannot use a pool after calling end" is left out: that is this process shutting down.
  */
-const PG_MESSAGES = [/^Connection terminated\b/, /^timeout exceeded when trying to connect$/, /is not queryable$/, /^Query read timeout$/];
+const PG_MESSAGES = [/^Connection terminated\b/, /^Connection ended\b/, /^timeout exceeded when trying to connect$/, /is not queryable$/, /^Query read timeout$/];
 
 /**
  * Whether `e` says the database could not be reached (down, restarting, link cut) rather than that the request was

@@ -16,11 +16,11 @@ describe('isConnectionError', () => {
     expect(isConnectionError(withCode(code, message))).toBe(true);
   });
 
-  it.each(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH'])('is true for the socket error %s', (code) => {
+  it.each(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])('is true for the socket error %s', (code) => {
     expect(isConnectionError(withCode(code, `connect ${code} 10.0.0.2:5432`))).toBe(true);
   });
 
-  it.each(['Connection terminated unexpectedly', 'Connection terminated', 'Connection terminated due to connection timeout', 'timeout exceeded when trying to connect', 'Client has encountered a connection error and is not queryable', 'Client was closed and is not queryable'])(
+  it.each(['Connection terminated unexpectedly', 'Connection terminated', 'Connection ended unexpectedly', 'Connection terminated due to connection timeout', 'timeout exceeded when trying to connect', 'Client has encountered a connection error and is not queryable', 'Client was closed and is not queryable'])(
     "is true for node-postgres's own %j",
     (message) => {
       expect(isConnectionError(new Error(message))).toBe(true);
