@@ -6,7 +6,6 @@ import { asKey, createKey, createUser } from './support/auth-fixtures';
 import { registerScripted } from './support/llm-fixtures';
 import { referenceErrors } from './support/reference-openapi';
 import { entryArgs } from './support/service-build';
-import { embeddedEnv } from './support/service-process';
 import { startTestApp, TestApp } from './support/test-app';
 
 type Json = Record<string, any>;
@@ -239,7 +238,7 @@ describe('agent traces', () => {
     const spansBefore = await spansOf(before[1].trace_id);
     const { stdout } = await promisify(execFile)(process.execPath, [...entryArgs('apps/cli/projections.ts'), 'rebuild', 'agent_traces'], {
       cwd: join(__dirname, '..'),
-      env: { ...embeddedEnv(), DATA_DIR: app.dataDir, LOG_LEVEL: 'silent' },
+      env: { ...process.env, DATA_DIR: app.dataDir, LOG_LEVEL: 'silent' },
     });
     expect(JSON.parse(stdout)).toMatchObject({ rebuilt: 'agent_traces', generation: 2 });
     expect((await traces('?limit=100')).body.traces).toEqual(before);

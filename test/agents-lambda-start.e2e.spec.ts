@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { sandboxesRunning } from './support/sandbox-processes';
 import { scratchDir } from './support/scratch-dir';
 import { entryArgs } from './support/service-build';
-import { embeddedEnv } from './support/service-process';
 import { startTestApp, TestApp } from './support/test-app';
 
 async function until(what: string, ok: () => boolean, timeoutMs = 90_000): Promise<void> {
@@ -33,7 +32,7 @@ describe('lambda sandboxes at start', () => {
 
   it("makes a new install's start snapshot in the background at its first start (the service's entry point), lambdas or not", async () => {
     const fresh = scratchDir('ars-lambda-first-start-');
-    const child = spawn(process.execPath, entryArgs('apps/main.ts'), { env: { ...embeddedEnv(), DATA_DIR: fresh, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' }, stdio: 'ignore' });
+    const child = spawn(process.execPath, entryArgs('apps/main.ts'), { env: { ...process.env, DATA_DIR: fresh, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' }, stdio: 'ignore' });
     try {
       await until('the snapshot of a service that never saw a lambda', () => existsSync(join(fresh, 'lambda')) && readdirSync(join(fresh, 'lambda')).some((f) => /^snapshot-[0-9a-f]{16}\.bin$/.test(f)), 120_000);
     } finally {

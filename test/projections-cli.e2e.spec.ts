@@ -2,7 +2,6 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { entryArgs } from './support/service-build';
-import { embeddedEnv } from './support/service-process';
 import { startTestApp, TestApp } from './support/test-app';
 
 const run = promisify(execFile);
@@ -12,7 +11,7 @@ const root = join(__dirname, '..');
 async function cli(dataDir: string, ...args: string[]): Promise<unknown> {
   const { stdout } = await run(process.execPath, [...entryArgs('apps/cli/projections.ts'), ...args], {
     cwd: root,
-    env: { ...embeddedEnv(), DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
+    env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
   });
   return JSON.parse(stdout);
 }

@@ -11,17 +11,6 @@ export interface ServiceProcess {
 }
 
 /**
- * This process's environment for a child service on the embedded default: without POSTGRES_URL, which jest's
- * globalSetup exports to its workers for the PostgreSQL suites (test/support/postgres-global.js). Inherited, it
- * would put every spawned service on that cluster, and a service with POSTGRES_URL refuses to start without the
- * keys every host must share (kernel/config.ts). A test that wants PostgreSQL passes POSTGRES_URL in its own env.
- */
-export function embeddedEnv(): NodeJS.ProcessEnv {
-  const { POSTGRES_URL: _postgres, ...env } = process.env;
-  return env;
-}
-
-/**
  * Starts the service as a separate process on a random port: compiled once for the run (service-build.ts), or
  * `apps/main.ts` through ts-node without type checks and tsconfig-paths when `preload` modules are given (they patch
  * the sources, e.g. to change a platform default) or the build failed; `args` go to the service (e.g.
@@ -34,7 +23,7 @@ export async function spawnService(env: Record<string, string>, timeoutMs = 30_0
   const consoleDir = existsSync(join(root, 'dist', 'console')) ? { CONSOLE_DIR: join(root, 'dist', 'console') } : {};
   const child = spawn(process.execPath, [...entry, ...args], {
     cwd: root,
-    env: { ...embeddedEnv(), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_TOOLS_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_PIPELINES_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_WEBHOOKS_ALLOWED_HOSTS: '127.0.0.1', ...consoleDir, ...env },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_TOOLS_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_PIPELINES_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_WEBHOOKS_ALLOWED_HOSTS: '127.0.0.1', ...consoleDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
