@@ -53,7 +53,8 @@ export class ErrorFilter implements ExceptionFilter {
       const status = STATUS[error.kind];
       const retryAfter = error.details.retryAfterSeconds ?? (storeUnreachable(error) ? STORE_RETRY_AFTER_SECONDS : undefined);
       if (retryAfter !== undefined) res.setHeader('Retry-After', String(retryAfter));
-      if (status >= 500) this.log.warn({ code: error.code, requestId }, error.message);
+      // A store's cause (the driver's words, its password already masked) goes to the log, never to the answer.
+      if (status >= 500) this.log.warn({ code: error.code, requestId, ...(error.cause instanceof Error ? { cause: error.cause.message } : {}) }, error.message);
       answer(status, {
         messages: [error.message],
         request_id: requestId,

@@ -19,7 +19,7 @@ import {
   WaitForAppendOptions,
 } from '../event-store.port';
 import type { NewEvent, RecordedEvent } from '../events';
-import { isConnectionError } from './connection-errors';
+import { isConnectionError, storeUnavailable } from './connection-errors';
 import { ES_CHANNEL, SCHEMA_SQL } from './postgres-schema';
 
 /** What one commit added, as told by its NOTIFY (types and categories absent when the payload was too long). */
@@ -390,5 +390,12 @@ function redact(message: string): string {
 /** Connection failures become `unavailable` (503 with Retry-After at the edge); anything else passes through. */
 function unavailable(e: unknown): unknown {
   if (e instanceof DomainError || !isConnectionError(e)) return e;
-  return new DomainError('unavailable', 'event_store.unavailable', `The event store (PostgreSQL) cannot be reached: ${redact((e as Error).message)}; retry shortly`);
+  // The driver's words (an address, a port) stay out of the answer; the cause is kept for the logs.
+  const error = storeUnavailable('event_store', 'The event store (PostgreSQL)');
+  return Object.assign(error, { cause: redactedCause(e) });
+}
+
+function redactedCause(e: unknown): Error {
+  const error = e as Error & { code?: string };
+  return Object.assign(new Error(redact(String(error.message))), error.code ? { code: error.code } : {});
 }
