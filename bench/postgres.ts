@@ -6,7 +6,7 @@ import { PostgresEventStore } from '@lib/platform/engines';
 import { SqliteDatabase, SqliteEventStore } from '@lib/platform/sqlite';
 import { measureAgents } from './agents';
 import { appendRates } from './append';
-import { median, percentile, report, round } from './common';
+import { percentile, report, round } from './common';
 import { ingestOnce } from './ingest';
 import { benchPostgres, BenchPostgres } from './postgres-server';
 import { measureProjectionLag } from './projection-lag';
@@ -51,7 +51,7 @@ function parse(args: string[]): Options {
  * Issue 47's figures on both event logs in one run: the embedded default (SQLite, synchronous=FULL) and PostgreSQL
  * (fsync on; each process keeps its embedded read models, projected from the log). Every measurement gets a fresh log
  * (a new temporary directory, or a new database), the order of the two engines alternates from one figure and one
- * round to the next, and the table shows the median over rounds. The measurements are the other benches' own
+ * round to the next, and the table shows each round's figures and their ratio. The measurements are the other benches' own
  * (append.ts, projection-lag.ts, agents.ts, ingest.ts), given the engine.
  */
 export async function postgresBench(args: string[]): Promise<void> {
@@ -114,11 +114,12 @@ export async function postgresBench(args: string[]): Promise<void> {
     await pg.close();
   }
   const loadAfter = loadavg();
+  // Each round's figures side by side (two engines measured back to back), not a median: on a shared machine rounds
+  // differ by several times, and the ratio within a round is what compares the engines.
   const rows = Object.entries(samples).map(([figure, v]) => {
-    const e = median(v.embedded);
-    const p = median(v.postgresql);
-    const digits = Math.abs(e) >= 100 ? 0 : 2;
-    return { figure, embedded: round(e, digits), postgresql: round(p, digits), 'postgresql/embedded': round(p / e) };
+    const digits = Math.abs(v.embedded[0]) >= 100 ? 0 : 2;
+    const each = (xs: number[]) => xs.map((x) => round(x, digits)).join(' / ');
+    return { figure, embedded: each(v.embedded), postgresql: each(v.postgresql), 'postgresql/embedded': v.embedded.map((e, i) => round(v.postgresql[i] / e)).join(' / ') };
   });
   report('postgres', rows, {
     rounds: o.rounds,
