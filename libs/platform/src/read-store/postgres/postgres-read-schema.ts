@@ -1,0 +1,75 @@
+import { createHash } from 'node:crypto';
+import { escapeIdentifier, type Pool, type PoolClient } from 'pg';
+
+/** The part of `pg.Pool` the read store uses: a real `Pool` fits it. */
+export type PgPool = Pick<Pool, 'query' | 'connect'>;
+
+/**
+ * The read store's bookkeeping tables. `rm_tables` lists every table a generation of a collection has, so that
+ * activating one drops all the others (abandoned rebuilds included) without guessing names from the catalog.
+ */
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS rm_collections (name text COLLATE "C" PRIMARY KEY, generation integer NOT NULL);
+CREATE TABLE IF NOT EXISTS rm_tables (collection text COLLATE "C" NOT NULL, generation integer NOT NULL, PRIMARY KEY (collection, generation));
+CREATE TABLE IF NOT EXISTS projection_state (name text COLLATE "C" PRIMARY KEY, generation integer NOT NULL, version integer NOT NULL);
+CREATE TABLE IF NOT EXISTS projection_checkpoints (
+  name text COLLATE "C" NOT NULL, generation integer NOT NULL, position bigint NOT NULL, PRIMARY KEY (name, generation)
+);
+CREATE TABLE IF NOT EXISTS projection_dead_letters (
+  projection text COLLATE "C" NOT NULL, position bigint NOT NULL, letter jsonb NOT NULL, PRIMARY KEY (projection, position)
+);
+`;
+
+/** Serialises DDL of every process on the database: concurrent `CREATE ... IF NOT EXISTS` can still collide. */
+export const DDL_LOCK = 4_707_001;
+
+const created = new WeakMap<object, Promise<void>>();
+
+/** Creates the tables if absent, once per pool. */
+export function ensureReadSchema(pool: PgPool): Promise<void> {
+  let done = created.get(pool);
+  if (!done) {
+    done = inTransaction(pool, async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [DDL_LOCK]);
+      await client.query(SCHEMA);
+    });
+    done.catch(() => created.delete(pool));
+    created.set(pool, done);
+  }
+  return done;
+}
+
+/** Runs `work` in a transaction on one connection of the pool; rolls back when it throws. */
+export async function inTransaction<T>(pool: PgPool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * PostgreSQL truncates identifiers to 63 bytes, so two long collection names could meet in one table: a longer name
+ * keeps a readable prefix and a hash of the whole.
+ */
+export function identifier(name: string): string {
+  if (Buffer.byteLength(name) <= 63 && !name.includes('\u0000')) return escapeIdentifier(name);
+  const hash = createHash('sha256').update(name).digest('hex').slice(0, 16);
+  const prefix = Buffer.from(name.replace(/\u0000/g, '')).subarray(0, 40).toString('utf8').replace(/\uFFFD/g, '');
+  return escapeIdentifier(`${prefix}_${hash}`);
+}
+
+/**
+ * The view queries read: it names the active generation's table, so a rebuild swaps in one statement. `rv_`, not `rm_`:
+ * the view of a collection named `x_g1` must not take the name of the table of collection `x`, generation 1.
+ */
+export const viewName = (collection: string): string => identifier(`rv_${collection}`);
+export const tableName = (collection: string, generation: number): string => identifier(`rm_${collection}_g${generation}`);
+export const indexName = (collection: string, generation: number, i: number): string => identifier(`rm_${collection}_g${generation}_i${i}`);
