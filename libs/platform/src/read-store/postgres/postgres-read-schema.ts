@@ -39,11 +39,16 @@ export function ensureReadSchema(pool: PgPool): Promise<void> {
   return done;
 }
 
-/** Runs `work` in a transaction on one connection of the pool; rolls back when it throws. */
-export async function inTransaction<T>(pool: PgPool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+/**
+ * Runs `work` in a transaction on one connection of the pool; rolls back when it throws. A `derived` transaction
+ * (a projection's writes with its checkpoint) commits without waiting for its WAL flush, as SQLite's projection
+ * transactions commit with synchronous=NORMAL: a crash may lose the last few, atomically with their checkpoint, and
+ * the projection applies those events again from the log.
+ */
+export async function inTransaction<T>(pool: PgPool, work: (client: PoolClient) => Promise<T>, kind: 'durable' | 'derived' = 'durable'): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query('BEGIN');
+    await client.query(kind === 'derived' ? 'BEGIN; SET LOCAL synchronous_commit TO off' : 'BEGIN');
     const result = await work(client);
     await client.query('COMMIT');
     return result;

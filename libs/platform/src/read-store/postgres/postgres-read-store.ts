@@ -110,7 +110,8 @@ export class PostgresReadStore implements ReadStore, ProjectionSink<ReadOp> {
   async applyBatch(projection: string, generation: number, batch: readonly PositionedOps<ReadOp>[], checkpoint: number, options: ApplyOptions = {}): Promise<void> {
     await ensureReadSchema(this.pool);
     if (!batch.some((b) => b.ops.length > 0)) {
-      if (!options.replay) await this.state.saveIn(this.pool, projection, generation, checkpoint);
+      // Only the checkpoint moves (events this projection does not handle): no lock, no read, GREATEST keeps it monotonic.
+      if (!options.replay) await inTransaction(this.pool, (client) => this.state.saveIn(client, projection, generation, checkpoint), 'derived');
       return;
     }
     await inTransaction(this.pool, async (client) => {
@@ -121,7 +122,7 @@ export class PostgresReadStore implements ReadStore, ProjectionSink<ReadOp> {
       const staged = batch.filter((b) => b.position > applied).flatMap(({ position, ops }) => ops.map((op) => ({ op, position })));
       await new PostgresPendingWrites(client, generation).run(staged, !options.replay);
       if (!options.replay) await this.state.saveIn(client, projection, generation, checkpoint);
-    });
+    }, 'derived');
   }
 
   async checkpoint(projection: string, generation: number): Promise<number> {
