@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ApplyOptions, PositionedOps, ProjectionShape, ProjectionSink } from '../../projections/projection';
 import { Condition, cursorOfPageKey, encodePageKey, FindQuery, getPath, MetadataFilter, Page, ReadDoc, ReadOp, ReadStore } from '../read-store.port';
 import { PostgresPendingWrites } from './postgres-pending-writes';
@@ -28,10 +29,15 @@ export class PostgresReadStore implements ReadStore, ProjectionSink<ReadOp> {
     await ensureReadSchema(this.pool);
   }
 
-  /** Rows of a collection no projection prepared yet read as none, as on SQLite. */
-  private async rows<R extends Record<string, unknown>>(sql: string, params: unknown[]): Promise<R[] | undefined> {
+  /**
+   * Rows of a collection no projection prepared yet read as none, as on SQLite. A `prepared` statement is parsed once
+   * per connection (named by its text's hash): for the shapes code writes (get, conditions, sorts), a bounded set.
+   * Never for metadata filters, whose shapes are the users' own and would pile up in every server process.
+   */
+  private async rows<R extends Record<string, unknown>>(sql: string, params: unknown[], prepared: boolean): Promise<R[] | undefined> {
     try {
-      return (await this.pool.query<R>(sql, params)).rows;
+      const name = prepared ? `rs_${createHash('sha1').update(sql).digest('base64url')}` : undefined;
+      return (await this.pool.query<R>({ text: sql, values: params, ...(name ? { name } : {}) })).rows;
     } catch (err) {
       if (isUndefinedTable(err)) return undefined;
       throw err;
@@ -39,7 +45,7 @@ export class PostgresReadStore implements ReadStore, ProjectionSink<ReadOp> {
   }
 
   async get<T extends ReadDoc>(collection: string, id: string): Promise<T | undefined> {
-    const rows = await this.rows<{ doc: T }>(`SELECT doc FROM ${viewName(collection)} WHERE id = $1`, [id]);
+    const rows = await this.rows<{ doc: T }>(`SELECT doc FROM ${viewName(collection)} WHERE id = $1`, [id], true);
     return rows?.[0]?.doc;
   }
 
@@ -53,7 +59,7 @@ export class PostgresReadStore implements ReadStore, ProjectionSink<ReadOp> {
     const cursor = key ? ` AND ${cursorSql(sortField, desc, key, params)}` : '';
     params.push(query.limit + 1);
     const sql = `SELECT doc FROM ${viewName(collection)} WHERE ${where}${cursor} ORDER BY ${orderSql(sortField, desc)} LIMIT $${params.length}`;
-    const rows = (await this.rows<{ doc: T }>(sql, params)) ?? [];
+    const rows = (await this.rows<{ doc: T }>(sql, params, !query.metadata)) ?? [];
     const items = rows.slice(0, query.limit).map((r) => r.doc);
     const last = items[items.length - 1];
     return rows.length > query.limit && last
@@ -64,7 +70,7 @@ export class PostgresReadStore implements ReadStore, ProjectionSink<ReadOp> {
   async count(collection: string, where?: readonly Condition[], metadata?: MetadataFilter): Promise<number> {
     const params: unknown[] = [];
     const w = whereSql(where, metadata, params);
-    const rows = await this.rows<{ n: string }>(`SELECT count(*) AS n FROM ${viewName(collection)} WHERE ${w}`, params);
+    const rows = await this.rows<{ n: string }>(`SELECT count(*) AS n FROM ${viewName(collection)} WHERE ${w}`, params, !metadata);
     return rows ? Number(rows[0].n) : 0;
   }
 
@@ -77,7 +83,7 @@ export class PostgresReadStore implements ReadStore, ProjectionSink<ReadOp> {
       const col = column(f);
       return `COALESCE(SUM(CASE WHEN jsonb_typeof(${col}) = 'number' THEN (${col})::numeric END), 0) AS s${i}`;
     });
-    const rows = await this.rows<Record<string, string>>(`SELECT ${sums.join(', ')} FROM ${viewName(collection)} WHERE ${w}`, params);
+    const rows = await this.rows<Record<string, string>>(`SELECT ${sums.join(', ')} FROM ${viewName(collection)} WHERE ${w}`, params, true);
     if (!rows) return zero;
     return Object.fromEntries(fields.map((f, i) => [f, Number(rows[0][`s${i}`])])) as Record<F, number>;
   }
