@@ -8,7 +8,7 @@ import { havePostgres, testDatabase } from './support/postgres';
 
 /**
  * The service's own read projections on PostgreSQL: every declared collection and index is created, and a corpora
- * history (documents indexed, updated, removed, a reset and a delete racing late writes, jobs) leaves the same rows
+ * history (documents indexed, updated, removed, a reset and a delete racing late writes, jobs) and glossaries leave the same rows
  * as on the embedded SQLite read store, also when every batch is delivered again under a lost checkpoint.
  */
 const READ_PROJECTIONS = ALL_PROJECTIONS.filter((p): p is ReadModelProjection => p.target === 'read');
@@ -43,6 +43,14 @@ function history(): RecordedEvent[] {
   c.jobCompleted('job_1', 2);
   c.jobQueued('job_2', 'docs');
   c.jobFailed('job_2', 'boom');
+  // Glossary entries are keyed `<glossary>\0<term>`: ids PostgreSQL's text cannot hold as they are.
+  const at = '2026-01-02T00:00:00.000Z';
+  for (const key of ['g', 'g2']) {
+    s.log.append(`glossary-${key}`, 'GlossaryCreated', { key, name: key.toUpperCase(), createdAt: at });
+    s.log.append(`glossary-${key}`, 'GlossaryEntriesUpserted', { key, entries: { a: 'alpha', ab: 'alpha beta', 'b c': 'beta', '': 'empty' }, at });
+  }
+  s.log.append('glossary-g', 'GlossaryEntriesDeleted', { key: 'g', terms: ['ab'], at });
+  s.log.append('glossary-g2', 'GlossaryDeleted', { key: 'g2', at });
   return s.log.events;
 }
 
@@ -83,7 +91,7 @@ if (!havePostgres('read projections on PostgresReadStore')) {
     it('leaves the rows the embedded read store leaves, also when every batch arrives twice', async () => {
       const events = history();
       const touched = READ_PROJECTIONS.filter((p) => events.some((e) => p.eventTypes.includes(e.type)));
-      expect(touched.map((p) => p.name)).toEqual(expect.arrayContaining(['corpora', 'documents', 'jobs']));
+      expect(touched.map((p) => p.name)).toEqual(expect.arrayContaining(['corpora', 'documents', 'jobs', 'glossaries']));
       for (const projection of touched) {
         await embedded.prepare(projection, 1);
         await embedded.activate(projection, 1);

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { Pool } from 'pg';
 import { havePostgres, testDatabase } from '../../../../../test/support/postgres';
 import { filterArbitrary, corpusArbitrary, MIXED_PROFILE } from '../../filter/contract/filter-arbitraries';
-import type { FilterExpr } from '../../filter/filter';
+import type { FilterExpr, Literal } from '../../filter/filter';
 import { matchesFilter } from '../../filter/match-filter';
 import type { IndexedDocument } from '../../search-index/search-index.port';
 import { PostgresReadStore } from './postgres-read-store';
@@ -14,6 +14,39 @@ import { PostgresReadStore } from './postgres-read-store';
  */
 const SEEDS = [20240611, 7, 424242];
 const RUNS_PER_CORPUS = 100;
+
+const control = (s: string) => s.replace(/b/g, '\u0000').replace(/B/g, '\u0001').replace(/a/g, '\u0002');
+
+/**
+ * Metadata with every string, names included, under `control`: `b` as U+0000, `B` as U+0001 and `a` as U+0002 (the
+ * character PostgreSQL cannot hold, the escape character, and the one an escape pair ends with: postgres-text.ts).
+ */
+function controlMetadata(v: unknown): unknown {
+  if (typeof v === 'string') return control(v);
+  if (Array.isArray(v)) return v.map(controlMetadata);
+  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [control(k), controlMetadata(x)]));
+  return v;
+}
+
+/** The same filter over the controlled metadata: names, string literals and patterns under `control`. */
+function controlFilter(e: FilterExpr): FilterExpr {
+  const lit = (v: Literal): Literal => (typeof v === 'string' ? control(v) : v);
+  switch (e.kind) {
+    case 'and':
+    case 'or':
+      return { kind: e.kind, items: e.items.map(controlFilter) };
+    case 'not':
+      return { kind: 'not', item: controlFilter(e.item) };
+    case 'cmp':
+      return { ...e, field: { ...e.field, name: control(e.field.name) }, value: lit(e.value) };
+    case 'in':
+      return { ...e, field: { ...e.field, name: control(e.field.name) }, values: e.values.map(lit) };
+    case 'is_null':
+      return { ...e, field: { ...e.field, name: control(e.field.name) } };
+    case 'like':
+      return { ...e, field: { ...e.field, name: control(e.field.name) }, pattern: control(e.pattern) };
+  }
+}
 
 if (!havePostgres('filter evaluators agree: PostgresReadStore')) {
   describe.skip('filter evaluators agree: PostgresReadStore', () => {
@@ -27,15 +60,23 @@ if (!havePostgres('filter evaluators agree: PostgresReadStore')) {
   });
   afterAll(async () => pool?.end());
 
-  describe.each(SEEDS)('filter evaluators agree: PostgresReadStore (corpus seed %i)', (seed) => {
+  const cases = SEEDS.flatMap((seed) => [
+    { seed, controls: false },
+    { seed, controls: true },
+  ]);
+  describe.each(cases)('filter evaluators agree: PostgresReadStore (corpus seed $seed, control characters $controls)', ({ seed, controls }) => {
     const [corpus] = fc.sample(corpusArbitrary(MIXED_PROFILE), { seed, numRuns: 1 }) as [IndexedDocument[]];
-    const documents = corpus.map((d, i) => ({ id: d.documentId, rank: i % 4, metadata: d.documentMetadata }));
-    const collection = `docs_${seed}`;
+    const documents = corpus.map((d, i) => ({
+      id: controls ? control(`${d.documentId}-b`) : d.documentId,
+      rank: i % 4,
+      metadata: controls ? (controlMetadata(d.documentMetadata) as Record<string, unknown>) : d.documentMetadata,
+    }));
+    const collection = `docs_${seed}_${controls ? 'c' : 'p'}`;
     let reads: PostgresReadStore;
 
     beforeAll(async () => {
       reads = new PostgresReadStore(pool);
-      const shape = { name: `equivalence_${seed}`, version: 1, collections: [{ name: collection, indexes: [{ fields: ['rank'] }] }] };
+      const shape = { name: `equivalence_${collection}`, version: 1, collections: [{ name: collection, indexes: [{ fields: ['rank'] }] }] };
       await reads.prepare(shape, 1);
       await reads.activate(shape, 1);
       await reads.applyBatch(shape.name, 1, [{ position: 1, ops: documents.map((doc) => ({ op: 'put' as const, collection, doc })) }], 1);
@@ -55,7 +96,7 @@ if (!havePostgres('filter evaluators agree: PostgresReadStore')) {
     it(`selects the documents matchesFilter selects in ${RUNS_PER_CORPUS} random filters`, async () => {
       let selectedSomething = 0;
       await fc.assert(
-        fc.asyncProperty(filterArbitrary(MIXED_PROFILE, ['doc']), async (filter) => {
+        fc.asyncProperty(filterArbitrary(MIXED_PROFILE, ['doc']).map((f) => (controls ? controlFilter(f) : f)), async (filter) => {
           const expected = documents.filter((d) => matchesFilter(filter, { doc: d.metadata }));
           // The store's order: rank descending, then id descending.
           const expectedOrder = [...expected].sort((a, b) => b.rank - a.rank || (a.id < b.id ? 1 : -1)).map((d) => d.id);

@@ -2,6 +2,7 @@ import { assertNever } from '../../kernel/errors';
 import { type FieldRef, type FilterExpr, type Literal, literalType } from '../../filter/filter';
 import { levelUnsupported } from '../../filter/filter-errors';
 import { likeTokens } from '../../filter/like-pattern';
+import { encodeText } from './postgres-text';
 
 /** A JSONB column (an SQL expression) and the path of the metadata object inside it. */
 export interface JsonbSource {
@@ -28,7 +29,7 @@ function param(params: unknown[], value: unknown): string {
 function fieldValue(field: FieldRef, columns: PostgresMetadataColumns, params: unknown[]): string {
   const src = columns[field.level];
   if (!src) throw levelUnsupported(field);
-  return [...(src.path ?? []), field.name].reduce((expr, key) => `(${expr} -> ${param(params, key)}::text)`, src.column);
+  return [...(src.path ?? []), field.name].reduce((expr, key) => `(${expr} -> ${param(params, encodeText(key))}::text)`, src.column);
 }
 
 const JSONB_TYPE: Record<'number' | 'string' | 'boolean', string> = { number: 'number', string: 'string', boolean: 'boolean' };
@@ -49,8 +50,22 @@ const SQL_TYPE = { number: 'numeric', string: 'text', boolean: 'boolean' } as co
 /** A LIKE pattern (filter/filter.ts semantics) as PostgreSQL's LIKE with `\` as the escape character. */
 export function likeToPostgres(pattern: string): string {
   return likeTokens(pattern)
-    .map((t) => (t.kind === 'text' ? t.text.replace(/[\\%_]/g, '\\$&') : t.kind === 'any' ? '%' : '_'))
+    .map((t) => (t.kind === 'text' ? encodeText(t.text).replace(/[\\%_]/g, '\\$&') : t.kind === 'any' ? '%' : '_'))
     .join('');
+}
+
+/** One character of an encoded string (postgres-text.ts): an escape pair or any other character. */
+const ENCODED_CHAR = '(?:\u0001[\u0001\u0002]|[^\u0001])';
+
+/**
+ * The pattern as an anchored regular expression over encoded text, for strings holding an escape pair: LIKE would
+ * count a pair as two characters for `_`, and could match a literal from the middle of a pair.
+ */
+export function likeToPostgresRegex(pattern: string): string {
+  const body = likeTokens(pattern)
+    .map((t) => (t.kind === 'text' ? encodeText(t.text).replace(/[\\^$.|?*+()[\]{}]/g, '\\$&') : t.kind === 'any' ? `${ENCODED_CHAR}*` : ENCODED_CHAR))
+    .join('');
+  return `^${body}$`;
 }
 
 /**
@@ -79,7 +94,7 @@ export function filterToPostgres(expr: FilterExpr, params: unknown[], columns: P
       const branches = (['number', 'string', 'boolean'] as const).flatMap((t) => {
         const values = expr.values.filter((x) => literalType(x) === t);
         if (values.length === 0) return [];
-        const list = param(params, values.map((x) => (t === 'number' ? String(x) : x)));
+        const list = param(params, values.map((x) => (t === 'number' ? String(x) : t === 'string' ? encodeText(x as string) : x)));
         return [`WHEN jsonb_typeof(${v}) = '${JSONB_TYPE[t]}' THEN ${typed(v, t)} = ANY(${list}::${SQL_TYPE[t]}[])`];
       });
       return `(CASE ${branches.join(' ')} END)`;
@@ -88,7 +103,11 @@ export function filterToPostgres(expr: FilterExpr, params: unknown[], columns: P
       return `(COALESCE(jsonb_typeof(${fieldValue(expr.field, columns, params)}), 'null') ${expr.negated ? '<>' : '='} 'null')`;
     case 'like': {
       const v = fieldValue(expr.field, columns, params);
-      return `(CASE WHEN jsonb_typeof(${v}) = 'string' THEN ((${v}) #>> '{}') LIKE ${param(params, likeToPostgres(expr.pattern))} END)`;
+      const s = `((${v}) #>> '{}')`;
+      // LIKE for the strings without an escape pair (nearly all), the exact regular expression for the others.
+      const like = `${s} LIKE ${param(params, likeToPostgres(expr.pattern))}`;
+      const regex = `${s} ~ ${param(params, likeToPostgresRegex(expr.pattern))}`;
+      return `(CASE WHEN jsonb_typeof(${v}) = 'string' THEN (CASE WHEN strpos(${s}, chr(1)) = 0 THEN ${like} ELSE ${regex} END) END)`;
     }
     default:
       return assertNever(expr);
@@ -98,5 +117,5 @@ export function filterToPostgres(expr: FilterExpr, params: unknown[], columns: P
 function literal(params: unknown[], value: Literal): string {
   const type = literalType(value);
   // Numbers travel as their shortest decimal text, which `numeric` reads exactly (JSONB stored the same text).
-  return `${param(params, type === 'number' ? String(value) : value)}::${SQL_TYPE[type]}${type === 'string' ? ' COLLATE "C"' : ''}`;
+  return `${param(params, type === 'number' ? String(value) : type === 'string' ? encodeText(value as string) : value)}::${SQL_TYPE[type]}${type === 'string' ? ' COLLATE "C"' : ''}`;
 }

@@ -4,6 +4,7 @@ import type { ReadOp, RowGuard } from '../read-store.port';
 import { applyPatch } from '../patch';
 import { conditionSql } from './postgres-read-sql';
 import { tableName } from './postgres-read-schema';
+import { encodeText, fromJsonb, toJsonb } from './postgres-text';
 
 interface StoredRow {
   doc: Record<string, unknown>;
@@ -94,14 +95,14 @@ export class PostgresPendingWrites {
       wanted.set(collection, w);
     }
     for (const [collection, { ids, whole }] of wanted) {
-      const { rows } = await this.client.query<{ id: string; pos: string; doc: Record<string, unknown> | null }>(
-        `SELECT id, pos, CASE WHEN id = ANY($2::text[]) THEN doc END AS doc FROM ${tableName(collection, this.generation)} WHERE id = ANY($1::text[])`,
-        [[...ids], [...whole]],
+      const { rows } = await this.client.query<{ id: string; pos: string; doc: string | null }>(
+        `SELECT id, pos, CASE WHEN id = ANY($2::text[]) THEN doc::text END AS doc FROM ${tableName(collection, this.generation)} WHERE id = ANY($1::text[])`,
+        [[...ids].map(encodeText), [...whole].map(encodeText)],
       );
       const found = new Map(rows.map((r) => [r.id, r]));
       for (const id of ids) {
-        const r = found.get(id);
-        const row = r ? { doc: r.doc ?? {}, pos: Number(r.pos) } : undefined;
+        const r = found.get(encodeText(id));
+        const row = r ? { doc: r.doc === null ? {} : fromJsonb<Record<string, unknown>>(r.doc), pos: Number(r.pos) } : undefined;
         this.rows.set(key(collection, id), { collection, id, row, dirty: false, loaded: whole.has(id) || !r });
       }
     }
@@ -160,14 +161,15 @@ export class PostgresPendingWrites {
     }
     for (const [collection, entries] of byCollection) {
       const table = tableName(collection, this.generation);
-      const gone = entries.filter((e) => !e.row).map((e) => e.id);
+      const gone = entries.filter((e) => !e.row).map((e) => encodeText(e.id));
       if (gone.length) await this.client.query(`DELETE FROM ${table} WHERE id = ANY($1::text[])`, [gone]);
       const kept = entries.filter((e) => e.row).map((e) => [e.id, e.row!.doc, e.row!.pos]);
       if (kept.length) {
         await this.client.query(
           `INSERT INTO ${table} (id, doc, pos) SELECT e ->> 0, e -> 1, (e ->> 2)::bigint FROM jsonb_array_elements($1::jsonb) AS e
            ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, pos = excluded.pos`,
-          [JSON.stringify(kept)],
+          // toJsonb encodes the ids in the array as it does the documents.
+          [toJsonb(kept)],
         );
       }
     }

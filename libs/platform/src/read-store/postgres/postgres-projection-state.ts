@@ -1,5 +1,6 @@
 import type { DeadLetter, ProjectionStateStore } from '../../projections/projection';
 import { ensureReadSchema, inTransaction, type PgPool } from './postgres-read-schema';
+import { fromJsonb, toJsonb } from './postgres-text';
 
 /** A query runner: the pool, or the one connection of a transaction. */
 export type PgQueryable = Pick<PgPool, 'query'>;
@@ -58,16 +59,16 @@ export class PostgresProjectionState implements ProjectionStateStore {
     await this.pool.query(
       `INSERT INTO projection_dead_letters (projection, position, letter) VALUES ($1, $2, $3)
        ON CONFLICT (projection, position) DO UPDATE SET letter = excluded.letter`,
-      [letter.projection, letter.position, JSON.stringify(letter)],
+      [letter.projection, letter.position, toJsonb(letter)],
     );
   }
 
   async deadLetters(projection?: string): Promise<DeadLetter[]> {
     await ensureReadSchema(this.pool);
     const { rows } = projection
-      ? await this.pool.query<{ letter: DeadLetter }>('SELECT letter FROM projection_dead_letters WHERE projection = $1 ORDER BY position', [projection])
-      : await this.pool.query<{ letter: DeadLetter }>('SELECT letter FROM projection_dead_letters ORDER BY projection, position');
-    return rows.map((r) => r.letter);
+      ? await this.pool.query<{ letter: string }>('SELECT letter::text AS letter FROM projection_dead_letters WHERE projection = $1 ORDER BY position', [projection])
+      : await this.pool.query<{ letter: string }>('SELECT letter::text AS letter FROM projection_dead_letters ORDER BY projection, position');
+    return rows.map((r) => fromJsonb<DeadLetter>(r.letter));
   }
 
   async unpark(projection: string, position: number): Promise<void> {

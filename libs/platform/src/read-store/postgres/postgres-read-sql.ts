@@ -1,6 +1,7 @@
 import { escapeLiteral } from 'pg';
 import type { Condition, MetadataFilter } from '../read-store.port';
 import { filterToPostgres } from './postgres-filter';
+import { encodeText, toJsonb } from './postgres-text';
 
 /**
  * A field of the `doc` column as JSONB, JSON null read as SQL NULL (as SQLite's `json_extract` reads it, so that
@@ -10,8 +11,7 @@ import { filterToPostgres } from './postgres-filter';
  */
 export function column(field: string): string {
   if (field === 'id') return 'id';
-  if (field.includes('\u0000')) throw new Error('a read-store field name cannot hold U+0000');
-  return `NULLIF(doc${field.split('.').map((k) => ` -> ${escapeLiteral(k)}`).join('')}, 'null'::jsonb)`;
+  return `NULLIF(doc${field.split('.').map((k) => ` -> ${escapeLiteral(encodeText(k))}`).join('')}, 'null'::jsonb)`;
 }
 
 const OPS: Record<Exclude<Condition['op'], 'in'>, string> = { eq: '=', ne: '<>', lt: '<', lte: '<=', gt: '>', gte: '>=' };
@@ -32,13 +32,13 @@ export function conditionSql(conditions: readonly Condition[] | undefined, param
     const col = column(c.field);
     if (c.op === 'in') {
       const values = c.value as readonly unknown[];
-      parts.push(id ? `id = ANY(${param(params, values.map(String))}::text[])` : `${col} = ANY(${param(params, values.map((v) => JSON.stringify(v)))}::jsonb[])`);
+      parts.push(id ? `id = ANY(${param(params, values.map((v) => encodeText(String(v))))}::text[])` : `${col} = ANY(${param(params, values.map(toJsonb))}::jsonb[])`);
     } else if (c.value === null) {
       parts.push(c.op === 'ne' ? `${col} IS NOT NULL` : `${col} IS NULL`);
     } else if (id) {
-      parts.push(`id ${OPS[c.op]} ${param(params, String(c.value))}`);
+      parts.push(`id ${OPS[c.op]} ${param(params, encodeText(String(c.value)))}`);
     } else {
-      parts.push(`${col} ${OPS[c.op]} ${param(params, JSON.stringify(c.value))}::jsonb`);
+      parts.push(`${col} ${OPS[c.op]} ${param(params, toJsonb(c.value))}::jsonb`);
       if (c.op !== 'eq' && c.op !== 'ne') parts.push(`jsonb_typeof(${col}) = '${jsonbType(c.value)}'`);
     }
   }
@@ -55,14 +55,15 @@ export function whereSql(where: readonly Condition[] | undefined, metadata: Meta
 /** Keyset continuation after the cursor, in the order `ORDER BY col ASC NULLS FIRST, id ASC` (or both DESC, NULLS LAST). */
 export function cursorSql(sortField: string, desc: boolean, key: { sortValue: unknown; id: string }, params: unknown[]): string {
   const cmp = desc ? '<' : '>';
-  if (sortField === 'id') return `id ${cmp} ${param(params, key.id)}`;
+  const keyId = encodeText(key.id);
+  if (sortField === 'id') return `id ${cmp} ${param(params, keyId)}`;
   const col = column(sortField);
   if (key.sortValue === null || key.sortValue === undefined) {
     // NULLs sort first ascending and last descending; "> NULL" is never true, so NULL needs its own case.
-    return desc ? `(${col} IS NULL AND id < ${param(params, key.id)})` : `(${col} IS NOT NULL OR id > ${param(params, key.id)})`;
+    return desc ? `(${col} IS NULL AND id < ${param(params, keyId)})` : `(${col} IS NOT NULL OR id > ${param(params, keyId)})`;
   }
-  const v = `${param(params, JSON.stringify(key.sortValue))}::jsonb`;
-  const id = param(params, key.id);
+  const v = `${param(params, toJsonb(key.sortValue))}::jsonb`;
+  const id = param(params, keyId);
   return desc ? `(${col} < ${v} OR ${col} IS NULL OR (${col} = ${v} AND id < ${id}))` : `(${col} > ${v} OR (${col} = ${v} AND id > ${id}))`;
 }
 

@@ -135,10 +135,41 @@ if (!havePostgres('ReadStore contract: PostgresReadStore')) {
       expect(rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('rm_planned_items_g1_i0');
     });
 
+    it('holds U+0000 in ids, names and values (glossary entry ids are `<key>\\0<term>`), in the order SQLite keeps', async () => {
+      const fx = await fixture();
+      const shape = { name: 'controls', version: 1, collections: [{ name: 'entries', indexes: [{ fields: ['term'] }] }] };
+      await fx.store.prepare(shape, 1);
+      await fx.store.activate(shape, 1);
+      const ids = ['a', 'a\u0000x', 'a\u0000', 'a\u0001', 'a\u0001\u0001', 'a\u0002', 'a\\u0000', 'b'];
+      const ops: ReadOp[] = ids.map((id, i) => ({ op: 'put', collection: 'entries', doc: { id, term: id, n: i, 'k\u0000\u0001': { v: `x${id}` } } }));
+      await fx.store.applyBatch(shape.name, 1, [{ position: 1, ops }], 1);
+      await fx.store.applyBatch(shape.name, 1, [{ position: 2, ops: [{ op: 'patch', collection: 'entries', id: 'a\u0000x', set: { 'k\u0000\u0001.w': '\u0000' } }] }], 2);
+      expect(await fx.store.get('entries', 'a\u0000x')).toEqual({ id: 'a\u0000x', term: 'a\u0000x', n: 1, 'k\u0000\u0001': { v: 'xa\u0000x', w: '\u0000' } });
+      const byCodeUnits = [...ids].sort();
+      const all = async (sort?: { field: string; direction: 'asc' | 'desc' }) => {
+        const seen: string[] = [];
+        let pageKey: string | undefined;
+        do {
+          const page = await fx.store.find('entries', { sort, limit: 3, pageKey });
+          seen.push(...page.items.map((d) => d.id));
+          pageKey = page.nextPageKey;
+        } while (pageKey);
+        return seen;
+      };
+      expect(await all()).toEqual(byCodeUnits);
+      expect(await all({ field: 'term', direction: 'desc' })).toEqual([...byCodeUnits].reverse());
+      const where = async (value: string, op: 'eq' | 'gt' = 'eq') => (await fx.store.find('entries', { where: [{ field: 'term', op, value }], limit: 20 })).items.map((d) => d.id);
+      expect(await where('a\u0000')).toEqual(['a\u0000']);
+      expect(await where('a\u0001', 'gt')).toEqual(['a\u0001\u0001', 'a\u0002', 'a\\u0000', 'b']);
+      expect((await fx.store.find('entries', { where: [{ field: 'id', op: 'in', value: ['a\u0000', 'a\u0001'] }], limit: 20 })).items.map((d) => d.id)).toEqual(['a\u0000', 'a\u0001']);
+      await fx.store.applyBatch(shape.name, 1, [{ position: 3, ops: [{ op: 'deleteWhere', collection: 'entries', where: [{ field: 'term', op: 'lt', value: 'a\u0001' }] }] }], 3);
+      expect(await all()).toEqual(['a\u0001', 'a\u0001\u0001', 'a\u0002', 'a\\u0000', 'b']);
+    });
+
     it('keeps dead letters and the active generation', async () => {
       const fx = await fixture();
       const state = new PostgresProjectionState(fx.pool);
-      const letter = { projection: 'p', position: 7, eventId: 'e', eventType: 'T', streamId: 's', error: 'boom', attempts: 3, parkedAt: '2026-12-03T00:00:00Z' };
+      const letter = { projection: 'p', position: 7, eventId: 'e', eventType: 'T', streamId: 's', error: 'boom \u0000 \u0001', attempts: 3, parkedAt: '2026-12-03T00:00:00Z' };
       await state.park(letter);
       expect(await state.deadLetters('p')).toEqual([letter]);
       await state.unpark('p', 7);

@@ -3,6 +3,7 @@ import type { ApplyOptions, PositionedOps, ProjectionShape, ProjectionSink } fro
 import { Condition, cursorOfPageKey, encodePageKey, FindQuery, getPath, MetadataFilter, Page, ReadDoc, ReadOp, ReadStore } from '../read-store.port';
 import { PostgresPendingWrites } from './postgres-pending-writes';
 import { PostgresProjectionState } from './postgres-projection-state';
+import { encodeText, fromJsonb } from './postgres-text';
 import { column, conditionSql, cursorSql, orderSql, whereSql } from './postgres-read-sql';
 import { DDL_LOCK, ensureReadSchema, indexName, inTransaction, type PgPool, tableName, viewName } from './postgres-read-schema';
 
@@ -45,8 +46,8 @@ export class PostgresReadStore implements ReadStore, ProjectionSink<ReadOp> {
   }
 
   async get<T extends ReadDoc>(collection: string, id: string): Promise<T | undefined> {
-    const rows = await this.rows<{ doc: T }>(`SELECT doc FROM ${viewName(collection)} WHERE id = $1`, [id], true);
-    return rows?.[0]?.doc;
+    const rows = await this.rows<{ doc: string }>(`SELECT doc::text AS doc FROM ${viewName(collection)} WHERE id = $1`, [encodeText(id)], true);
+    return rows?.[0] ? fromJsonb<T>(rows[0].doc) : undefined;
   }
 
   async find<T extends ReadDoc>(collection: string, query: FindQuery): Promise<Page<T>> {
@@ -58,9 +59,9 @@ export class PostgresReadStore implements ReadStore, ProjectionSink<ReadOp> {
     const key = cursorOfPageKey(query.pageKey);
     const cursor = key ? ` AND ${cursorSql(sortField, desc, key, params)}` : '';
     params.push(query.limit + 1);
-    const sql = `SELECT doc FROM ${viewName(collection)} WHERE ${where}${cursor} ORDER BY ${orderSql(sortField, desc)} LIMIT $${params.length}`;
-    const rows = (await this.rows<{ doc: T }>(sql, params, !query.metadata)) ?? [];
-    const items = rows.slice(0, query.limit).map((r) => r.doc);
+    const sql = `SELECT doc::text AS doc FROM ${viewName(collection)} WHERE ${where}${cursor} ORDER BY ${orderSql(sortField, desc)} LIMIT $${params.length}`;
+    const rows = (await this.rows<{ doc: string }>(sql, params, !query.metadata)) ?? [];
+    const items = rows.slice(0, query.limit).map((r) => fromJsonb<T>(r.doc));
     const last = items[items.length - 1];
     return rows.length > query.limit && last
       ? { items, nextPageKey: encodePageKey(sortField === 'id' ? last.id : getPath(last, sortField), last.id) }
