@@ -166,6 +166,15 @@ if (!havePostgres('ReadStore contract: PostgresReadStore')) {
       expect(await all()).toEqual(['a\u0001', 'a\u0001\u0001', 'a\u0002', 'a\\u0000', 'b']);
     });
 
+    it('stores a lone surrogate as U+FFFD instead of failing the batch', async () => {
+      const fx = await fixture();
+      const shape = { name: 'surrogates', version: 1, collections: [{ name: 'texts' }] };
+      await fx.store.prepare(shape, 1);
+      await fx.store.activate(shape, 1);
+      await fx.store.applyBatch(shape.name, 1, [{ position: 1, ops: [{ op: 'put', collection: 'texts', doc: { id: 't', a: 'x\ud800y', b: '\udc00', pair: '\ud83d\ude00' } }] }], 1);
+      expect(await fx.store.get('texts', 't')).toEqual({ id: 't', a: 'x\ufffdy', b: '\ufffd', pair: '\ud83d\ude00' });
+    });
+
     it('keeps dead letters and the active generation', async () => {
       const fx = await fixture();
       const state = new PostgresProjectionState(fx.pool);

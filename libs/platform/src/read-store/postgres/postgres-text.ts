@@ -26,10 +26,16 @@ function mapStrings(value: unknown, f: (s: string) => string): unknown {
   return value;
 }
 
-/** JSON text for a JSONB parameter: JSON.stringify writes U+0000 and U+0001 as `\u0000`/`\u0001`, so most values need one scan. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * JSON text for a JSONB parameter. JSON.stringify writes U+0000, U+0001 and lone surrogates as `\u` escapes, so most
+ * values need one scan. JSONB refuses a lone surrogate (JSON from a client may hold one): it becomes U+FFFD, as it does
+ * in every text parameter (UTF-8 has no form for it), instead of failing the batch.
+ */
 export function toJsonb(value: unknown): string {
   const json = JSON.stringify(value);
-  return /\\u000[01]/.test(json) ? JSON.stringify(mapStrings(value, encodeText)) : json;
+  return /\\u000[01]|\\ud[89a-f]/.test(json) ? JSON.stringify(mapStrings(value, (t) => encodeText(t.replace(LONE_SURROGATE, '\uFFFD')))) : json;
 }
 
 /** A JSONB value read as text (`doc::text`); PostgreSQL writes U+0001 as `\u0001`, so only such text is walked. */
