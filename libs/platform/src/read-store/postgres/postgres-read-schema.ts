@@ -47,16 +47,23 @@ export function ensureReadSchema(pool: PgPool): Promise<void> {
  */
 export async function inTransaction<T>(pool: PgPool, work: (client: PoolClient) => Promise<T>, kind: 'durable' | 'derived' = 'durable'): Promise<T> {
   const client = await pool.connect();
+  // A connection whose rollback failed (the server went away mid-transaction) is destroyed, not pooled again. The pool
+  // stops listening for a connection's errors while it is lent out: one ended between two statements would throw an
+  // unhandled 'error' event (ending the process) without this listener; its next statement fails instead.
+  let broken = false;
+  const onError = () => (broken = true);
+  client.on('error', onError);
   try {
     await client.query(kind === 'derived' ? 'BEGIN; SET LOCAL synchronous_commit TO off' : 'BEGIN');
     const result = await work(client);
     await client.query('COMMIT');
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    await client.query('ROLLBACK').catch(() => (broken = true));
     throw err;
   } finally {
-    client.release();
+    client.removeListener('error', onError);
+    client.release(broken);
   }
 }
 

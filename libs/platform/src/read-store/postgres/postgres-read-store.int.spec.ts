@@ -1,5 +1,6 @@
 import { Pool } from 'pg';
 import { havePostgres, testDatabase } from '../../../../../test/support/postgres';
+import type { PositionedOps } from '../../projections/projection';
 import type { ReadOp } from '../read-store.port';
 import { describeReadStoreContract } from '../contract/read-store.contract';
 import { PostgresProjectionState } from './postgres-projection-state';
@@ -23,6 +24,8 @@ if (!havePostgres('ReadStore contract: PostgresReadStore')) {
   /** One database for the file; every contract test uses collections of its own (random suffixes). */
   const fixture = async () => {
     const pool = new Pool({ connectionString: url, max: 4 });
+    // As connectPostgresReads does: a test below ends every connection of the database, idle ones included.
+    pool.on('error', () => undefined);
     pools.push(pool);
     return { pool, store: new PostgresReadStore(pool), dispose: async () => undefined };
   };
@@ -173,6 +176,37 @@ if (!havePostgres('ReadStore contract: PostgresReadStore')) {
       await fx.store.activate(shape, 1);
       await fx.store.applyBatch(shape.name, 1, [{ position: 1, ops: [{ op: 'put', collection: 'texts', doc: { id: 't', a: 'x\ud800y', b: '\udc00', pair: '\ud83d\ude00' } }] }], 1);
       expect(await fx.store.get('texts', 't')).toEqual({ id: 't', a: 'x\ufffdy', b: '\ufffd', pair: '\ud83d\ude00' });
+    });
+
+    it('goes on after the server ends its connections, idle or in a transaction', async () => {
+      const fx = await fixture();
+      const shape = { name: 'terminated', version: 1, collections: [{ name: 'survivors' }] };
+      await fx.store.prepare(shape, 1);
+      await fx.store.activate(shape, 1);
+      const put = (position: number): PositionedOps<ReadOp> => ({ position, ops: [{ op: 'put', collection: 'survivors', doc: { id: `r${position}` } }] });
+      await fx.store.applyBatch(shape.name, 1, [put(1)], 1);
+      const admin = new Pool({ connectionString: url, max: 1 });
+      admin.on('error', () => undefined);
+      pools.push(admin);
+      const terminateOthers = () => admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+      await terminateOthers();
+      // A batch whose connection is ended mid-transaction fails whole; the next one runs on a new connection.
+      const slow = new PostgresReadStore({
+        query: fx.pool.query.bind(fx.pool),
+        connect: async () => {
+          const client = await fx.pool.connect();
+          const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+          (client as unknown as { query: typeof query }).query = async (...args: unknown[]) => {
+            if (typeof args[0] === 'string' && args[0].startsWith('INSERT INTO "rm_survivors')) await terminateOthers();
+            return query(...args);
+          };
+          return client;
+        },
+      } as unknown as Pool);
+      await expect(slow.applyBatch(shape.name, 1, [put(2)], 2)).rejects.toThrow();
+      await fx.store.applyBatch(shape.name, 1, [put(2), put(3)], 3);
+      expect((await fx.store.find('survivors', { limit: 10 })).items.map((d) => d.id)).toEqual(['r1', 'r2', 'r3']);
+      expect(await fx.store.checkpoint(shape.name, 1)).toBe(3);
     });
 
     it('keeps dead letters and the active generation', async () => {
