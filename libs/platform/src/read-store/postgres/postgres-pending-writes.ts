@@ -18,6 +18,8 @@ interface Entry {
   dirty: boolean;
   /** False while only the stored position is known (a put or a delete needs no more). */
   loaded: boolean;
+  /** Not read at all (a collection the run only puts into): the upsert itself keeps the position guard. */
+  blind?: boolean;
 }
 
 type Staged = { readonly op: ReadOp; readonly position: number };
@@ -30,7 +32,8 @@ const key = (collection: string, id: string) => `${collection}\u0000${id}`;
  * document touched by many events of the batch is read once and written once, and a document already written by
  * a later event is left alone, which keeps a replay after a crash harmless. In round trips: per run of ops between
  * two `deleteWhere`s, one read per collection of the rows the run touches, then one delete and one upsert per
- * collection.
+ * collection. A collection the run only puts whole rows into (no patch, delete or guard) is not read: its upsert
+ * skips a row already written at or after the put's position, in SQL.
  */
 export class PostgresPendingWrites {
   private readonly rows = new Map<string, Entry>();
@@ -45,9 +48,11 @@ export class PostgresPendingWrites {
     while (from < staged.length) {
       let to = from;
       while (to < staged.length && staged[to].op.op !== 'deleteWhere') to++;
-      await this.load(staged.slice(from, to).flatMap((s) => PostgresPendingWrites.wants(s.op)));
-      for (let i = from; i < to; i++) this.apply(staged[i].op, staged[i].position, guarded);
-      await this.flush();
+      const run = staged.slice(from, to);
+      const blind = PostgresPendingWrites.putOnly(run);
+      await this.load(run.filter((s) => !blind.has(s.op.collection)).flatMap((s) => PostgresPendingWrites.wants(s.op)));
+      for (const s of run) this.apply(s.op, s.position, guarded, blind.has(s.op.collection));
+      await this.flush(guarded);
       if (to < staged.length) {
         const op = staged[to].op as Extract<ReadOp, { op: 'deleteWhere' }>;
         if (!op.onlyIf || (await this.guardHolds(op.collection, op.onlyIf))) {
@@ -64,6 +69,15 @@ export class PostgresPendingWrites {
   private async guardHolds(collection: string, guard: RowGuard): Promise<boolean> {
     await this.load([{ collection, id: guard.id, whole: true }]);
     return this.holds(collection, guard);
+  }
+
+  /** Collections every op of the run only puts whole, unguarded rows into. */
+  private static putOnly(run: readonly Staged[]): Set<string> {
+    const puts = new Set<string>();
+    const others = new Set<string>();
+    for (const { op } of run) (op.op === 'put' && !op.onlyIf ? puts : others).add(op.collection);
+    for (const c of others) puts.delete(c);
+    return puts;
   }
 
   /** The rows an op reads: whole for patches and guards, the stored position alone for puts and deletes. */
@@ -114,12 +128,12 @@ export class PostgresPendingWrites {
     return e;
   }
 
-  private apply(op: ReadOp, position: number, guarded: boolean): void {
+  private apply(op: ReadOp, position: number, guarded: boolean, blind: boolean): void {
     if (op.op === 'deleteWhere') throw new Error('deleteWhere runs between runs');
     if (op.onlyIf && !this.holds(op.collection, op.onlyIf)) return;
     switch (op.op) {
       case 'put': {
-        const e = this.entry(op.collection, op.doc.id);
+        const e = blind ? this.blindEntry(op.collection, op.doc.id) : this.entry(op.collection, op.doc.id);
         if (guarded && e.row && e.row.pos >= position) return;
         e.row = { doc: op.doc, pos: Math.max(position, e.row?.pos ?? 0) };
         e.dirty = true;
@@ -146,13 +160,23 @@ export class PostgresPendingWrites {
     }
   }
 
+  private blindEntry(collection: string, id: string): Entry {
+    const k = key(collection, id);
+    let e = this.rows.get(k);
+    if (!e) {
+      e = { collection, id, row: undefined, dirty: false, loaded: false, blind: true };
+      this.rows.set(k, e);
+    }
+    return e;
+  }
+
   private holds(collection: string, guard: RowGuard): boolean {
     const row = this.entry(collection, guard.id).row;
     return row !== undefined && row.doc[guard.field] === guard.equals;
   }
 
   /** Deletes first: a batch that deletes a row and puts another with the same unique value must not collide. */
-  private async flush(): Promise<void> {
+  private async flush(guarded: boolean): Promise<void> {
     const byCollection = new Map<string, Entry[]>();
     for (const e of this.rows.values()) {
       if (!e.dirty) continue;
@@ -163,11 +187,18 @@ export class PostgresPendingWrites {
       const table = tableName(collection, this.generation);
       const gone = entries.filter((e) => !e.row).map((e) => encodeText(e.id));
       if (gone.length) await this.client.query(`DELETE FROM ${table} WHERE id = ANY($1::text[])`, [gone]);
-      const kept = entries.filter((e) => e.row).map((e) => [e.id, e.row!.doc, e.row!.pos]);
-      if (kept.length) {
+      for (const blind of [false, true]) {
+        const kept = entries.filter((e) => e.row && !!e.blind === blind).map((e) => [e.id, e.row!.doc, e.row!.pos]);
+        if (kept.length === 0) continue;
+        // Unread rows: guarded, a stored row at or after the put's position stays; replaying, the position only grows.
+        const update = !blind
+          ? 'SET doc = excluded.doc, pos = excluded.pos'
+          : guarded
+            ? `SET doc = excluded.doc, pos = excluded.pos WHERE ${table}.pos < excluded.pos`
+            : `SET doc = excluded.doc, pos = GREATEST(${table}.pos, excluded.pos)`;
         await this.client.query(
           `INSERT INTO ${table} (id, doc, pos) SELECT e ->> 0, e -> 1, (e ->> 2)::bigint FROM jsonb_array_elements($1::jsonb) AS e
-           ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, pos = excluded.pos`,
+           ON CONFLICT (id) DO UPDATE ${update}`,
           // toJsonb encodes the ids in the array as it does the documents.
           [toJsonb(kept)],
         );

@@ -17,6 +17,20 @@ export class PostgresProjectionState implements ProjectionStateStore {
     return rows.length ? Number(rows[0].position) : 0;
   }
 
+  /**
+   * The checkpoint, with its row locked until the caller's transaction ends: a second process applying the same
+   * projection waits here, then reads the first one's checkpoint (an upsert that conflicts works on the latest
+   * committed row, also under READ COMMITTED). One round trip for the lock and the read.
+   */
+  async lockIn(q: PgQueryable, projection: string, generation: number): Promise<number> {
+    const { rows } = await q.query<{ position: string }>(
+      `INSERT INTO projection_checkpoints (name, generation, position) VALUES ($1, $2, 0)
+       ON CONFLICT (name, generation) DO UPDATE SET position = projection_checkpoints.position RETURNING position`,
+      [projection, generation],
+    );
+    return Number(rows[0].position);
+  }
+
   /** GREATEST: a retried or late batch never moves a checkpoint back. */
   async saveIn(q: PgQueryable, projection: string, generation: number, position: number): Promise<void> {
     await q.query(

@@ -122,10 +122,10 @@ export class PostgresReadStore implements ReadStore, ProjectionSink<ReadOp> {
       return;
     }
     await inTransaction(this.pool, async (client) => {
-      // Two processes applying the same projection take turns, so the second sees the first's checkpoint.
-      await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, $2))', [projection, generation]);
-      // A replay of events at or before the checkpoint (a retried batch) applies nothing twice.
-      const applied = options.replay ? -1 : await this.state.loadIn(client, projection, generation);
+      // Two processes applying the same projection take turns on its checkpoint row, so the second sees the first's
+      // checkpoint; a replay of events at or before it (a retried batch) applies nothing twice.
+      const stored = await this.state.lockIn(client, projection, generation);
+      const applied = options.replay ? -1 : stored;
       const staged = batch.filter((b) => b.position > applied).flatMap(({ position, ops }) => ops.map((op) => ({ op, position })));
       await new PostgresPendingWrites(client, generation).run(staged, !options.replay);
       if (!options.replay) await this.state.saveIn(client, projection, generation, checkpoint);
