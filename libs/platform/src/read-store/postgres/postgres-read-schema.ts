@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { escapeIdentifier, type Pool, type PoolClient } from 'pg';
+import { isConnectionError } from '../../event-store/postgres/connection-errors';
+import { DomainError } from '../../kernel/errors';
 
 /** The part of `pg.Pool` the read store uses: a real `Pool` fits it. */
 export type PgPool = Pick<Pool, 'query' | 'connect'>;
@@ -85,3 +87,23 @@ export function identifier(name: string): string {
 export const viewName = (collection: string): string => identifier(`rv_${collection}`);
 export const tableName = (collection: string, generation: number): string => identifier(`rm_${collection}_g${generation}`);
 export const indexName = (collection: string, generation: number, i: number): string => identifier(`rm_${collection}_g${generation}_i${i}`);
+
+/**
+ * A lost or refused connection is a 503 (`read_store.unavailable`, Retry-After at the edge), not a 500; the projection
+ * worker retries its batch without parking anything, since an empty batch fails as well. Driver messages carry no
+ * password; the URL form is masked all the same.
+ */
+export function unavailable(e: unknown): unknown {
+  if (e instanceof DomainError || !isConnectionError(e)) return e;
+  const message = (e as Error).message.replace(/(postgres(?:ql)?:\/\/[^:/@\s]*:)[^@\s]*@/gi, '$1***@');
+  return new DomainError('unavailable', 'read_store.unavailable', `The read store (PostgreSQL) cannot be reached: ${message}; retry shortly`);
+}
+
+/** Runs `work`, its connection failures as `unavailable`. */
+export async function reachable<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (e) {
+    throw unavailable(e);
+  }
+}

@@ -229,6 +229,33 @@ if (!havePostgres('ReadStore contract: PostgresReadStore')) {
       expect(await fx.store.checkpoint(shape.name, 1)).toBe(3);
     });
 
+    it('answers unavailable (a 503, not a 500) while the server cannot be reached, without the password', async () => {
+      const down = new URL(url);
+      // A port nothing listens on: the database's own port plus one, on the loopback address.
+      down.port = String(Number(down.port) + 1);
+      down.password = 'secret-pw-s3cr3t';
+      const pool = new Pool({ connectionString: down.toString(), max: 1, connectionTimeoutMillis: 2000 });
+      pool.on('error', () => undefined);
+      pools.push(pool);
+      const store = new PostgresReadStore(pool);
+      const state = new PostgresProjectionState(pool);
+      const unavailable = { kind: 'unavailable', code: 'read_store.unavailable' };
+      for (const call of [
+        () => store.get('things', 'a'),
+        () => store.find('things', { where: [{ field: 'k', op: 'eq', value: 1 }], limit: 5 }),
+        () => store.ping(),
+        () => store.applyBatch('p', 1, [], 1),
+        () => state.active('p'),
+      ]) {
+        const err = await call().then(
+          () => undefined,
+          (e: unknown) => e as Error,
+        );
+        expect(err).toMatchObject(unavailable);
+        expect(`${err?.message}`).not.toContain('s3cr3t');
+      }
+    });
+
     it('keeps dead letters and the active generation', async () => {
       const fx = await fixture();
       const state = new PostgresProjectionState(fx.pool);

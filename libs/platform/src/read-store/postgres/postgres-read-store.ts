@@ -5,7 +5,7 @@ import { PostgresPendingWrites } from './postgres-pending-writes';
 import { PostgresProjectionState } from './postgres-projection-state';
 import { encodeText, fromJsonb } from './postgres-text';
 import { column, conditionSql, cursorSql, orderSql, whereSql } from './postgres-read-sql';
-import { DDL_LOCK, ensureReadSchema, indexName, inTransaction, type PgPool, tableName, viewName } from './postgres-read-schema';
+import { DDL_LOCK, ensureReadSchema, indexName, inTransaction, type PgPool, reachable, tableName, unavailable, viewName } from './postgres-read-schema';
 
 /** `undefined_table`: the view of a collection no projection has prepared yet. */
 const UNDEFINED_TABLE = '42P01';
@@ -41,7 +41,7 @@ export class PostgresReadStore implements ReadStore, ProjectionSink<ReadOp> {
       return (await this.pool.query<R>({ text: sql, values: params, ...(name ? { name } : {}) })).rows;
     } catch (err) {
       if (isUndefinedTable(err)) return undefined;
-      throw err;
+      throw unavailable(err);
     }
   }
 
@@ -90,69 +90,75 @@ export class PostgresReadStore implements ReadStore, ProjectionSink<ReadOp> {
   }
 
   async ping(): Promise<void> {
-    await this.pool.query('SELECT 1');
+    await reachable(() => this.pool.query('SELECT 1'));
   }
 
   async prepare(projection: ProjectionShape, generation: number): Promise<void> {
-    await ensureReadSchema(this.pool);
-    await inTransaction(this.pool, async (client) => {
-      await client.query('SELECT pg_advisory_xact_lock($1)', [DDL_LOCK]);
-      for (const spec of projection.collections ?? []) {
-        const table = tableName(spec.name, generation);
-        await client.query(`CREATE TABLE IF NOT EXISTS ${table} (id text COLLATE "C" PRIMARY KEY, doc jsonb NOT NULL, pos bigint NOT NULL)`);
-        for (const [i, ix] of (spec.indexes ?? []).entries()) {
-          // NULLS FIRST: the order of `find` ascending (SQLite's), and read backwards, of `find` descending.
-          const cols = ix.fields.map((f) => `(${column(f)}) NULLS FIRST`).join(', ');
-          await client.query(`CREATE ${ix.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${indexName(spec.name, generation, i)} ON ${table} (${cols})`);
+    return reachable(async () => {
+      await ensureReadSchema(this.pool);
+      await inTransaction(this.pool, async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock($1)', [DDL_LOCK]);
+        for (const spec of projection.collections ?? []) {
+          const table = tableName(spec.name, generation);
+          await client.query(`CREATE TABLE IF NOT EXISTS ${table} (id text COLLATE "C" PRIMARY KEY, doc jsonb NOT NULL, pos bigint NOT NULL)`);
+          for (const [i, ix] of (spec.indexes ?? []).entries()) {
+            // NULLS FIRST: the order of `find` ascending (SQLite's), and read backwards, of `find` descending.
+            const cols = ix.fields.map((f) => `(${column(f)}) NULLS FIRST`).join(', ');
+            await client.query(`CREATE ${ix.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${indexName(spec.name, generation, i)} ON ${table} (${cols})`);
+          }
+          await client.query('INSERT INTO rm_tables (collection, generation) VALUES ($1, $2) ON CONFLICT DO NOTHING', [spec.name, generation]);
+          // A collection read before its projection ever ran reads as empty, not as missing.
+          await client.query('INSERT INTO rm_collections (name, generation) VALUES ($1, $2) ON CONFLICT DO NOTHING', [spec.name, generation]);
+          const { rows } = await client.query<{ generation: number }>('SELECT generation FROM rm_collections WHERE name = $1', [spec.name]);
+          if (rows[0].generation === generation) await client.query(`CREATE OR REPLACE VIEW ${viewName(spec.name)} AS SELECT id, doc, pos FROM ${table}`);
         }
-        await client.query('INSERT INTO rm_tables (collection, generation) VALUES ($1, $2) ON CONFLICT DO NOTHING', [spec.name, generation]);
-        // A collection read before its projection ever ran reads as empty, not as missing.
-        await client.query('INSERT INTO rm_collections (name, generation) VALUES ($1, $2) ON CONFLICT DO NOTHING', [spec.name, generation]);
-        const { rows } = await client.query<{ generation: number }>('SELECT generation FROM rm_collections WHERE name = $1', [spec.name]);
-        if (rows[0].generation === generation) await client.query(`CREATE OR REPLACE VIEW ${viewName(spec.name)} AS SELECT id, doc, pos FROM ${table}`);
-      }
+      });
     });
   }
 
   async applyBatch(projection: string, generation: number, batch: readonly PositionedOps<ReadOp>[], checkpoint: number, options: ApplyOptions = {}): Promise<void> {
-    await ensureReadSchema(this.pool);
-    if (!batch.some((b) => b.ops.length > 0)) {
-      // Only the checkpoint moves (events this projection does not handle): no lock, no read, GREATEST keeps it monotonic.
-      if (!options.replay) await inTransaction(this.pool, (client) => this.state.saveIn(client, projection, generation, checkpoint), 'derived');
-      return;
-    }
-    await inTransaction(this.pool, async (client) => {
-      // Two processes applying the same projection take turns on its checkpoint row, so the second sees the first's
-      // checkpoint; a replay of events at or before it (a retried batch) applies nothing twice.
-      const stored = await this.state.lockIn(client, projection, generation);
-      const applied = options.replay ? -1 : stored;
-      const staged = batch.filter((b) => b.position > applied).flatMap(({ position, ops }) => ops.map((op) => ({ op, position })));
-      await new PostgresPendingWrites(client, generation).run(staged, !options.replay);
-      if (!options.replay) await this.state.saveIn(client, projection, generation, checkpoint);
-    }, 'derived');
+    return reachable(async () => {
+      await ensureReadSchema(this.pool);
+      if (!batch.some((b) => b.ops.length > 0)) {
+        // Only the checkpoint moves (events this projection does not handle): no lock, no read, GREATEST keeps it monotonic.
+        if (!options.replay) await inTransaction(this.pool, (client) => this.state.saveIn(client, projection, generation, checkpoint), 'derived');
+        return;
+      }
+      await inTransaction(this.pool, async (client) => {
+        // Two processes applying the same projection take turns on its checkpoint row, so the second sees the first's
+        // checkpoint; a replay of events at or before it (a retried batch) applies nothing twice.
+        const stored = await this.state.lockIn(client, projection, generation);
+        const applied = options.replay ? -1 : stored;
+        const staged = batch.filter((b) => b.position > applied).flatMap(({ position, ops }) => ops.map((op) => ({ op, position })));
+        await new PostgresPendingWrites(client, generation).run(staged, !options.replay);
+        if (!options.replay) await this.state.saveIn(client, projection, generation, checkpoint);
+      }, 'derived');
+    });
   }
 
   async checkpoint(projection: string, generation: number): Promise<number> {
-    return this.state.load(projection, generation);
+    return reachable(() => this.state.load(projection, generation));
   }
 
   async activate(projection: ProjectionShape, generation: number): Promise<void> {
-    await ensureReadSchema(this.pool);
-    await inTransaction(this.pool, async (client) => {
-      await client.query('SELECT pg_advisory_xact_lock($1)', [DDL_LOCK]);
-      for (const spec of projection.collections ?? []) {
-        await client.query(
-          'INSERT INTO rm_collections (name, generation) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET generation = excluded.generation',
-          [spec.name, generation],
-        );
-        // The view first: the old generation's table can only be dropped once nothing names it.
-        await client.query(`CREATE OR REPLACE VIEW ${viewName(spec.name)} AS SELECT id, doc, pos FROM ${tableName(spec.name, generation)}`);
-        const { rows } = await client.query<{ generation: number }>('DELETE FROM rm_tables WHERE collection = $1 AND generation <> $2 RETURNING generation', [
-          spec.name,
-          generation,
-        ]);
-        for (const old of rows) await client.query(`DROP TABLE IF EXISTS ${tableName(spec.name, old.generation)}`);
-      }
+    return reachable(async () => {
+      await ensureReadSchema(this.pool);
+      await inTransaction(this.pool, async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock($1)', [DDL_LOCK]);
+        for (const spec of projection.collections ?? []) {
+          await client.query(
+            'INSERT INTO rm_collections (name, generation) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET generation = excluded.generation',
+            [spec.name, generation],
+          );
+          // The view first: the old generation's table can only be dropped once nothing names it.
+          await client.query(`CREATE OR REPLACE VIEW ${viewName(spec.name)} AS SELECT id, doc, pos FROM ${tableName(spec.name, generation)}`);
+          const { rows } = await client.query<{ generation: number }>('DELETE FROM rm_tables WHERE collection = $1 AND generation <> $2 RETURNING generation', [
+            spec.name,
+            generation,
+          ]);
+          for (const old of rows) await client.query(`DROP TABLE IF EXISTS ${tableName(spec.name, old.generation)}`);
+        }
+      });
     });
   }
 }
