@@ -7,8 +7,11 @@ import { PostgresProjectionState, PostgresReadStore } from '@lib/platform/engine
  * docs/benchmarks/2026-12-03-issue-47-read-store.md). Creates the bookkeeping tables if absent; projections create
  * their own tables when they are prepared.
  */
-export async function connectPostgresReads(url: string): Promise<{ reads: PostgresReadStore; state: PostgresProjectionState; close: () => Promise<void> }> {
-  const pool = new Pool({ connectionString: url, application_name: 'agent-retrieval-service reads' });
+export async function connectPostgresReads(
+  url: string,
+  options: { readonly poolSize?: number } = {},
+): Promise<{ reads: PostgresReadStore; state: PostgresProjectionState; close: () => Promise<void> }> {
+  const pool = new Pool({ connectionString: url, application_name: 'agent-retrieval-service reads', ...(options.poolSize ? { max: options.poolSize } : {}) });
   // An idle connection the server closed (a restart) is dropped from the pool; the next query opens another. Without
   // a listener, the pool's 'error' event would end the process.
   pool.on('error', () => undefined);
