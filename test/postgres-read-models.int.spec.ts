@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
-import type { ReadModelProjection, RecordedEvent, ReadStore } from '@lib/platform';
-import { PostgresReadStore } from '@lib/platform/engines';
+import { ProjectionRuntime, type ReadModelProjection, type RecordedEvent, type ReadStore } from '@lib/platform';
+import { PostgresEventStore, PostgresProjectionState, PostgresReadStore } from '@lib/platform/engines';
 import { SqliteDatabase, SqliteProjectionState, SqliteReadStore } from '@lib/platform/sqlite';
 import { corporaHistory, racedHistory } from '@lib/testing';
 import { ALL_PROJECTIONS } from '@projections';
@@ -106,6 +107,46 @@ if (!havePostgres('read projections on PostgresReadStore')) {
         const expected = await allRows(embedded, projection);
         expect(Object.values(expected).some((rows) => rows.length > 0)).toBe(true);
         expect(await allRows(pg, projection)).toEqual(expected);
+      }
+    });
+
+    it('runs in the projection runtime over the PostgreSQL log, rebuilds, and matches a runtime on the embedded store', async () => {
+      const url = (await testDatabase('read_models_runtime'))!;
+      const events = await PostgresEventStore.connect(url);
+      const readsPool = new Pool({ connectionString: url, max: 2 });
+      const local = new SqliteDatabase({ path: ':memory:' });
+      const runtimes: ProjectionRuntime[] = [];
+      try {
+        const log = history();
+        for (const e of log) await events.append(e.streamId, [{ id: e.id, type: e.type, data: e.data, metadata: e.metadata }], { expectedRevision: 'any' });
+        const touched = READ_PROJECTIONS.filter((p) => log.some((e) => p.eventTypes.includes(e.type)));
+        const shared = new PostgresReadStore(readsPool, new PostgresProjectionState(readsPool));
+        const localReads = new SqliteReadStore(local, new SqliteProjectionState(local));
+        const onPostgres = new ProjectionRuntime(events, new PostgresProjectionState(readsPool), touched.map((projection) => ({ projection, sink: shared })), { batchSize: 7 });
+        const embeddedRuntime = new ProjectionRuntime(events, new SqliteProjectionState(local), touched.map((projection) => ({ projection, sink: localReads })), { batchSize: 7 });
+        runtimes.push(onPostgres, embeddedRuntime);
+        await onPostgres.start();
+        await embeddedRuntime.start();
+        const head = (await events.append('test-tail', [{ id: randomUUID(), type: 'TestTail', data: {}, metadata: { actor: { type: 'system', id: 'test' }, correlationId: 't', schemaVersion: 1 } }])).position;
+        const names = touched.map((p) => p.name);
+        expect(await onPostgres.waitFor(head, names, 20_000)).toBe(true);
+        expect(await embeddedRuntime.waitFor(head, names, 20_000)).toBe(true);
+        for (const projection of touched) expect(await allRows(shared, projection)).toEqual(await allRows(localReads, projection));
+        await onPostgres.rebuild('documents');
+        const documents = touched.find((p) => p.name === 'documents')!;
+        expect(await allRows(shared, documents)).toEqual(await allRows(localReads, documents));
+        // The rebuild wrote a new generation, swapped it in and dropped the old one.
+        const collections = documents.collections.map((c) => c.name);
+        const { rows: tables } = await readsPool.query<{ collection: string; generation: number }>('SELECT collection, generation FROM rm_tables WHERE collection = ANY($1) ORDER BY collection', [collections]);
+        expect(tables).toEqual([...collections].sort().map((collection) => ({ collection, generation: 2 })));
+        const { rows: old } = await readsPool.query(`SELECT tablename FROM pg_tables WHERE tablename = ANY($1)`, [collections.map((c) => `rm_${c}_g1`)]);
+        expect(old).toEqual([]);
+        expect(await onPostgres.deadLetters()).toEqual([]);
+      } finally {
+        for (const r of runtimes) await r.stop();
+        local.close();
+        await readsPool.end();
+        await events.close();
       }
     });
   });
