@@ -38,10 +38,12 @@ import { guardrailsBench } from './guardrails';
 import { memoryBench } from './memory';
 import { recallBench } from './recall';
 import { postgresBench } from './postgres';
+import { readStorePgBench } from './read-store-pg';
 
 const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage: string }> = {
   append: { run: appendBench, usage: 'append [singles=2000] [batched=100000] [runs=5]' },
   'projection-lag': { run: projectionLagBench, usage: 'projection-lag [rate=1000] [seconds=10]' },
+  'read-store-pg': { run: readStorePgBench, usage: 'read-store-pg [rows=10000] [lookups=3000] [rounds=3] (embedded SqliteReadStore beside PostgresReadStore; POSTGRES_URL or a throwaway local cluster)' },
   rebuild: { run: rebuildBench, usage: 'rebuild [events=1000000]' },
   'query-latency': { run: queryLatencyBench, usage: 'query-latency [rounds=3]' },
   auth: { run: authBench, usage: 'auth [requests=5000]' },
