@@ -1,7 +1,7 @@
 import { Pool, PoolClient } from 'pg';
 import { DomainError, isConnectionError } from '@lib/platform';
 import { postgresRateLimits } from '../apps/infrastructure/rate-limits';
-import { PostgresArtifactStore } from '../libs/agents/src/adapters/postgres/postgres-artifact-store';
+import { PostgresArtifactStore } from '../apps/infrastructure/postgres-artifacts';
 import { until } from './support/wait';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const cluster_ = require('./support/postgres-cluster') as {

@@ -22,7 +22,6 @@ import { InstructionTexts } from './application/instruction-texts';
 import { InstructionWriter } from './application/instruction-writer';
 import { CreateInstructionHandler, DeleteInstructionHandler, DeleteInstructionVersionHandler, UpdateInstructionHandler } from './application/instructions/instruction-commands';
 import { ArtifactStore, FileArtifactStore } from './application/sessions/artifact-store';
-import { PostgresArtifactStore } from './adapters/postgres/postgres-artifact-store';
 import { SessionStore } from './application/sessions/session-store';
 import { TraceQueries } from './application/traces/trace-queries';
 import { Sessions } from './application/sessions/sessions';
@@ -68,11 +67,11 @@ export interface AgentsModuleOptions {
    * authenticator. Without it an agent's tools get no rights (fail closed).
    */
   readonly capabilities?: DynamicModule;
-}
-
-/** The artifact store of this deployment: PostgreSQL when POSTGRES_URL is set (several hosts), else files under DATA_DIR. */
-export function artifactStoreFor(config: ServiceConfig): ArtifactStore {
-  return config.postgresUrl ? PostgresArtifactStore.connect(config.postgresUrl) : new FileArtifactStore(config);
+  /**
+   * Where artifacts' bytes go, composed in apps/ (PostgreSQL when the processes are on several hosts:
+   * apps/infrastructure/postgres-artifacts.ts); the files under DATA_DIR when absent.
+   */
+  readonly artifacts?: (config: ServiceConfig) => ArtifactStore;
 }
 
 /** The condition's compile error (agent.invalid_condition's words), for libs/tools' ConditionSyntax port. */
@@ -145,7 +144,7 @@ export class AgentsModule {
           // readable by a turn on another, so its bytes go to PostgreSQL. One machine keeps the files.
           provide: ArtifactStore,
           inject: [SERVICE_CONFIG],
-          useFactory: artifactStoreFor,
+          useFactory: options.artifacts ?? ((config: ServiceConfig) => new FileArtifactStore(config)),
         },
         // The ports libs/tools owns for what only the agents context knows.
         { provide: ArtifactBytes, useExisting: ArtifactStore },

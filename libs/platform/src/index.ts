@@ -36,4 +36,4 @@ export * from './work/woken-runner';
 export * from './work/log-follower';
 export * from './work/cadence';
 // Pure (no driver): the classification of PostgreSQL connection failures that adapters and the edge share.
-export * from './event-store/postgres/connection-errors';
+export * from './kernel/store-errors';

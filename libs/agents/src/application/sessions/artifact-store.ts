@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DomainError, ensurePrivateDir, ServiceConfig } from '@lib/platform';
 import { ArtifactStore, assertSha256 } from './artifact-store.port';
 
-export { ArtifactStore } from './artifact-store.port';
+export { ArtifactStore, assertSha256 } from './artifact-store.port';
 
 /**
  * The embedded default: `DATA_DIR/artifacts/<sha256[0:2]>/<sha256>`, written to a temporary file then renamed (a

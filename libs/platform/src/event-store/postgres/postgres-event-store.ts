@@ -19,7 +19,7 @@ import {
   WaitForAppendOptions,
 } from '../event-store.port';
 import { categoryOf, NewEvent, RecordedEvent } from '../events';
-import { isConnectionError, storeUnavailable } from './connection-errors';
+import { isConnectionError, storeUnavailable } from '../../kernel/store-errors';
 import { ES_CHANNEL, SCHEMA_SQL } from './postgres-schema';
 
 /** What one commit added, as told by its NOTIFY (types and categories absent when the payload was too long). */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { escapeIdentifier, type Pool, type PoolClient } from 'pg';
-import { isConnectionError } from '../../event-store/postgres/connection-errors';
+import { isConnectionError } from '../../kernel/store-errors';
 import { DomainError } from '../../kernel/errors';
 
 /** The part of `pg.Pool` the read store uses: a real `Pool` fits it. */

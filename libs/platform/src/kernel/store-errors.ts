@@ -1,4 +1,4 @@
-import { DomainError } from '../../kernel/errors';
+import { DomainError } from './errors';
 
 /**
  * PostgreSQL server codes that mean "the server cannot serve this connection now", not "the statement is wrong":

@@ -2,11 +2,10 @@ import { createHash } from 'node:crypto';
 import { createServer } from 'node:net';
 import { Pool } from 'pg';
 import { DomainError, loadConfig } from '@lib/platform';
-import { havePostgres, testDatabase } from '../../../../../test/support/postgres';
-import { scratchDir } from '../../../../../test/support/scratch-dir';
-import { PostgresArtifactStore } from '../../adapters/postgres/postgres-artifact-store';
-import { artifactStoreFor } from '../../agents.module';
-import { ArtifactStore, FileArtifactStore } from './artifact-store';
+import { ArtifactStore, FileArtifactStore } from '@lib/agents';
+import { havePostgres, testDatabase } from '../../test/support/postgres';
+import { scratchDir } from '../../test/support/scratch-dir';
+import { artifactStoreFor, PostgresArtifactStore } from './postgres-artifacts';
 
 /**
  * Both artifact stores keep the same promises: content-addressed, stored once, readable by another process on the

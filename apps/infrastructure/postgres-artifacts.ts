@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { Pool } from 'pg';
-import { DomainError, isConnectionError, storeUnavailable } from '@lib/platform';
-import { ArtifactStore, assertSha256 } from '../../application/sessions/artifact-store.port';
+import { DomainError, isConnectionError, ServiceConfig, storeUnavailable } from '@lib/platform';
+import { ArtifactStore, assertSha256, FileArtifactStore } from '@lib/agents';
 
 /** What the store needs of a pool: node-postgres's `Pool` has it. */
 export type ArtifactQueries = Pick<Pool, 'query'>;
@@ -85,4 +85,9 @@ export class PostgresArtifactStore extends ArtifactStore implements OnModuleInit
       throw e;
     }
   }
+}
+
+/** The artifact store of this deployment: PostgreSQL when POSTGRES_URL is set (several hosts), else files under DATA_DIR. */
+export function artifactStoreFor(config: ServiceConfig): ArtifactStore {
+  return config.postgresUrl ? PostgresArtifactStore.connect(config.postgresUrl) : new FileArtifactStore(config);
 }

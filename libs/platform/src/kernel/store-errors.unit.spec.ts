@@ -1,5 +1,5 @@
-import { DomainError } from '../../kernel/errors';
-import { isConnectionError, storeUnavailable, STORE_RETRY_AFTER_SECONDS } from './connection-errors';
+import { DomainError } from './errors';
+import { isConnectionError, storeUnavailable, STORE_RETRY_AFTER_SECONDS } from './store-errors';
 
 const withCode = (code: string, message = 'x'): Error => Object.assign(new Error(message), { code });
 
