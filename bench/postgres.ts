@@ -131,12 +131,15 @@ export async function postgresBench(args: string[]): Promise<void> {
   });
 }
 
+const BENCH_SHARED_KEYS = { OAUTH_SIGNING_KEY: 'b'.repeat(44), SECRETS_KEY: 'c'.repeat(64) };
+
 /** A fresh log for one engine run: a new directory and, for PostgreSQL, a new database (dropped afterwards). */
 async function onFreshLog(engine: Engine, pg: BenchPostgres, label: string, fn: (log: Log) => Promise<void>): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), `bench-pgcmp-${engine}-`));
   const db = engine === 'postgresql' ? await pg.database(label) : undefined;
   try {
-    await fn({ dir, env: db ? { POSTGRES_URL: db.url } : {}, postgresUrl: db?.url });
+    // With POSTGRES_URL the service requires the keys every host shares (docs/deployment.md §6): fixed bench values (each bench sets its own ADMIN_API_KEY).
+    await fn({ dir, env: db ? { POSTGRES_URL: db.url, ...BENCH_SHARED_KEYS } : {}, postgresUrl: db?.url });
   } finally {
     await db?.drop();
     rmSync(dir, { recursive: true, force: true });
