@@ -51,6 +51,9 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
   if (config.eventStoreUrl) {
     const { EventStoreDbEventStore } = await import('@lib/platform/engines');
     events = EventStoreDbEventStore.connect(config.eventStoreUrl);
+  } else if (config.postgresUrl) {
+    const { PostgresEventStore } = await import('@lib/platform/engines');
+    events = await PostgresEventStore.connect(config.postgresUrl, { poolSize: config.postgresPoolSize, log: (level, message, fields) => log[level](fields ?? {}, message) });
   } else {
     const file = eventStoreFile(config.dataDir);
     let eventLog: SqliteDatabase;
@@ -143,7 +146,11 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
   }));
   let runtime: ProjectionRuntime | undefined;
   let progress: ProjectionProgress;
-  if (role !== 'api') {
+  // With the log on PostgreSQL and the read models embedded, each process (API or worker, each with its own
+  // DATA_DIR) keeps its own projections of the shared log: an API process runs them too (docs/deployment.md,
+  // "Several hosts (PostgreSQL)"). Otherwise an API process reads what the workers project into the shared stores.
+  const ownProjections = !!config.postgresUrl && !config.mongoUrl && !config.typesenseUrl;
+  if (role !== 'api' || ownProjections) {
     runtime = new ProjectionRuntime(events, state, registrations, {
       // The embedded sinks write on the event loop: a backlog is worked off in writes of a few milliseconds each,
       // so a request arriving meanwhile (a health probe) waits for one of them, not for a thousand events.
@@ -169,9 +176,9 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
     progress,
     rateLimits,
     adapters: {
-      events: config.eventStoreUrl ? 'eventstoredb' : 'sqlite',
-      reads: config.mongoUrl ? 'mongodb' : 'sqlite',
-      search: config.typesenseUrl ? 'typesense' : 'sqlite',
+      events: config.eventStoreUrl ? `eventstoredb ${serverOf(config.eventStoreUrl)}` : config.postgresUrl ? `postgresql ${serverOf(config.postgresUrl)}` : `sqlite ${join(config.dataDir, 'events.db')}`,
+      reads: config.mongoUrl ? `mongodb ${serverOf(config.mongoUrl)}` : `sqlite ${join(config.dataDir, 'service.db')}${ownProjections ? ' (this process\'s own projections of the shared log)' : ''}`,
+      search: config.typesenseUrl ? `typesense ${serverOf(config.typesenseUrl)}` : `sqlite ${join(config.dataDir, 'service.db')}`,
     },
     async close() {
       try {
@@ -182,4 +189,14 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
       }
     },
   };
+}
+
+/** An engine's address for the start log: host, port and database, never the user or password. */
+function serverOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.host}${u.pathname && u.pathname !== '/' ? u.pathname : ''}`;
+  } catch {
+    return '(unparsable URL)';
+  }
 }

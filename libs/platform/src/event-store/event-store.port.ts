@@ -9,6 +9,19 @@ export type ExpectedRevision = 'no_stream' | 'stream_exists' | 'any' | number;
 
 export interface AppendOptions {
   readonly expectedRevision?: ExpectedRevision;
+  /**
+   * Appends only if the stream `condition.streamId` has no event of `condition.types` after `afterRevision`, checked
+   * atomically with the append where the engine allows it (SQLite, PostgreSQL); else `FencedError`. A lease's
+   * fence (docs/workers.md "Fencing"): a holder's steps are refused once another holder has acquired its lease.
+   */
+  readonly condition?: AppendCondition;
+}
+
+/** A condition on another stream than the one appended to (a dynamic-consistency-boundary style append condition). */
+export interface AppendCondition {
+  readonly streamId: string;
+  readonly afterRevision: number;
+  readonly types: readonly string[];
 }
 
 export interface AppendResult {
@@ -122,6 +135,17 @@ export class ConcurrencyError extends DomainError {
       `Stream ${streamId} was changed concurrently (expected ${String(expected)}, actual ${String(actual)}); retry the request`,
     );
     this.name = 'ConcurrencyError';
+  }
+}
+
+/** The append's condition failed: the fencing stream moved on (another holder took the lease). Nothing was written. */
+export class FencedError extends DomainError {
+  constructor(
+    readonly streamId: string,
+    readonly fenceStreamId: string,
+  ) {
+    super('conflict', 'event_store.fenced', `The append to ${streamId} was refused: ${fenceStreamId} has moved on (the lease this work ran under was taken over)`);
+    this.name = 'FencedError';
   }
 }
 

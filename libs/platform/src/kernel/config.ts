@@ -18,6 +18,8 @@ export interface ServiceConfig {
   readonly eventStoreUrl?: string;
   /** PostgreSQL for the event log (issue 47, docs/deployment.md "PostgreSQL"); exclusive with `eventStoreUrl`. */
   readonly postgresUrl?: string;
+  /** Connections each process keeps to PostgreSQL for the event log (POSTGRES_POOL_SIZE). */
+  readonly postgresPoolSize: number;
   readonly mongoUrl?: string;
   readonly mongoDatabase: string;
   readonly typesenseUrl?: string;
@@ -229,6 +231,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     adminApiKey,
     eventStoreUrl: url('EVENTSTORE_URL', ['esdb', 'esdb+discover', 'kurrentdb', 'kurrentdb+discover', 'kdb']),
     postgresUrl: url('POSTGRES_URL', ['postgres', 'postgresql']),
+    postgresPoolSize: int('POSTGRES_POOL_SIZE', 10, 2, 200),
     mongoUrl: url('MONGODB_URL', ['mongodb', 'mongodb+srv']),
     mongoDatabase: text('MONGODB_DATABASE') ?? 'ars',
     typesenseUrl,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ConcurrencyError, EventStore } from '../event-store.port';
+import { ConcurrencyError, EventStore, FencedError } from '../event-store.port';
 import type { NewEvent, RecordedEvent } from '../events';
 
 /** Builds a test event; ids are fresh unless given. */
@@ -180,6 +180,23 @@ export function describeEventStoreContract(adapter: string, create: () => Promis
       const received = await take(sub, 2);
       await sub.close();
       expect(received.map((e) => e.type)).toEqual(['B', 'C']);
+    });
+
+    it('an append condition refuses the append once the fence stream has an event of its types after the revision', async () => {
+      const fence = s('lease');
+      const work = s('job');
+      await store.append(fence, [testEvent('LeaseAcquired', { holder: 'a' })], { expectedRevision: 'no_stream' });
+      const condition = { streamId: fence, afterRevision: 0, types: ['LeaseAcquired'] };
+      await store.append(work, [testEvent('Step', { n: 1 })], { condition });
+      // A renewal by the same holder is not a takeover: the fence holds.
+      await store.append(fence, [testEvent('LeaseRenewed', { holder: 'a' })], { expectedRevision: 0 });
+      await store.append(work, [testEvent('Step', { n: 2 })], { condition });
+      await store.append(fence, [testEvent('LeaseAcquired', { holder: 'b' })], { expectedRevision: 1 });
+      await expect(store.append(work, [testEvent('Step', { n: 3 })], { condition })).rejects.toBeInstanceOf(FencedError);
+      expect((await store.readStream(work)).map((e) => (e.data as { n: number }).n)).toEqual([1, 2]);
+      // The new holder's fence is its own acquisition.
+      await store.append(work, [testEvent('Step', { n: 4 })], { condition: { ...condition, afterRevision: 2 } });
+      expect((await store.readStream(work)).map((e) => (e.data as { n: number }).n)).toEqual([1, 2, 4]);
     });
 
     it('waitForAppend resolves on a later append', async () => {

@@ -3,7 +3,7 @@ import { NO_STREAM, START, StreamNotFoundError, streamNameFilter, WrongExpectedV
 import type { AllStreamResolvedEvent, AppendExpectedRevision, Direction, EventData, Filter, JSONType } from '@eventstore/db-client';
 import type { Position, ReadPosition, ReadRevision, ResolvedEvent } from '@eventstore/db-client';
 import { catchUpSubscription, SUBSCRIPTION_PAGE_BYTES } from '../catch-up-subscription';
-import { ConcurrencyError, assertDistinctEventIds } from '../event-store.port';
+import { ConcurrencyError, FencedError, assertDistinctEventIds } from '../event-store.port';
 import type { AppendOptions, AppendResult, EventFilter, EventStore, ReadAllOptions } from '../event-store.port';
 import type { ReadStreamOptions, Subscription, SubscribeToAllOptions, SubscribeToStreamOptions } from '../event-store.port';
 import { categoryOf, EventMetadata, NewEvent, RecordedEvent } from '../events';
@@ -53,6 +53,13 @@ export class EventStoreDbEventStore implements EventStore {
   async append(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {
     assertDistinctEventIds(streamId, events);
     const expected = options.expectedRevision ?? 'any';
+    // EventStoreDB appends to one stream at a time: the condition is read just before the append, not atomically with
+    // it. A takeover landing between the two is not fenced here (docs/workers.md "Fencing": TTL-only on this engine).
+    const condition = options.condition;
+    if (condition) {
+      const after = await this.readStream(condition.streamId, { fromRevision: condition.afterRevision + 1 });
+      if (after.some((e) => condition.types.includes(e.type))) throw new FencedError(streamId, condition.streamId);
+    }
     let result: AppendReply;
     try {
       result = await this.client.appendToStream(streamId, events.map(toEventData), { expectedRevision: typeof expected === 'number' ? BigInt(expected) : expected });

@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
-import { AppendOptions, AppendResult, ConcurrencyError, ExpectedRevision } from '../event-store.port';
+import { AppendOptions, AppendResult, ConcurrencyError, ExpectedRevision, FencedError } from '../event-store.port';
 import { categoryOf, NewEvent } from '../events';
 
 /**
@@ -37,6 +37,7 @@ export type StoredAppend = AppendResult & { readonly appended: boolean; readonly
 export type AppendOutcome =
   | { readonly ok: StoredAppend }
   | { readonly conflict: { readonly streamId: string; readonly expected: ExpectedRevision; readonly actual: number | 'no_stream' } }
+  | { readonly fenced: { readonly streamId: string; readonly fenceStreamId: string } }
   | { readonly failed: { readonly message: string; readonly code?: string } };
 
 /** The group as a whole could not commit (disk full, I/O error, busy past the timeout): none of it is stored. */
@@ -53,6 +54,7 @@ export class SqliteAppender {
   private readonly upsertStream: Statement;
   private readonly findIds: Statement;
   private readonly maxPosition: Statement;
+  private readonly conditionHit: Statement;
 
   /** `immediate` runs a function in an IMMEDIATE transaction at the durable synchronous level. */
   constructor(
@@ -71,6 +73,7 @@ export class SqliteAppender {
       `SELECT event_id, revision, position FROM es_events WHERE stream_id = ? AND event_id IN (SELECT value FROM json_each(?))`,
     );
     this.maxPosition = db.prepare('SELECT COALESCE(MAX(position), 0) FROM es_events').pluck();
+    this.conditionHit = db.prepare('SELECT 1 FROM es_events WHERE stream_id = ? AND revision > ? AND type IN (SELECT value FROM json_each(?)) LIMIT 1').pluck();
   }
 
   /**
@@ -116,6 +119,9 @@ export class SqliteAppender {
       if (found.length > 0) return { ...idempotentResult(streamId, events, found, expected, current), appended: false, count: 0, types: [], recordedAt: 0 };
     }
     checkExpected(streamId, expected, current);
+    // The append condition (a lease's fence), in the same write transaction: nothing can commit between check and append.
+    const condition = options.condition;
+    if (condition && this.conditionHit.get(condition.streamId, condition.afterRevision, JSON.stringify(condition.types))) throw new FencedError(streamId, condition.streamId);
     let revision = current ?? -1;
     const now = Date.now();
     let position = events.length === 0 ? (this.maxPosition.get() as number) : 0;
@@ -161,6 +167,7 @@ function checkExpected(streamId: string, expected: ExpectedRevision, current: nu
 
 function outcomeOf(error: unknown): AppendOutcome {
   if (error instanceof ConcurrencyError) return { conflict: { streamId: error.streamId, expected: error.expected, actual: error.actual } };
+  if (error instanceof FencedError) return { fenced: { streamId: error.streamId, fenceStreamId: error.fenceStreamId } };
   return { failed: failureOf(error) };
 }
 

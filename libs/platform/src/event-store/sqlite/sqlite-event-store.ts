@@ -11,6 +11,7 @@ import {
   assertDistinctEventIds,
   ConcurrencyError,
   EventStore,
+  FencedError,
   ReadAllOptions,
   ReadStreamOptions,
   Subscription,
@@ -95,6 +96,7 @@ export class SqliteEventStore implements EventStore {
     if ('failed' in result) throw storeError(result.failed);
     const outcome = result.outcomes[index];
     if ('conflict' in outcome) throw new ConcurrencyError(outcome.conflict.streamId, outcome.conflict.expected, outcome.conflict.actual);
+    if ('fenced' in outcome) throw new FencedError(outcome.fenced.streamId, outcome.fenced.fenceStreamId);
     if ('failed' in outcome) throw storeError(outcome.failed);
     return { nextExpectedRevision: outcome.ok.nextExpectedRevision, position: outcome.ok.position };
   }

@@ -1,0 +1,394 @@
+import { EventEmitter } from 'node:events';
+import { Client, Pool, PoolConfig } from 'pg';
+import { DomainError } from '../../kernel/errors';
+import { catchUpSubscription, SUBSCRIPTION_PAGE_BYTES } from '../catch-up-subscription';
+import {
+  AppendOptions,
+  AppendResult,
+  assertDistinctEventIds,
+  ConcurrencyError,
+  EventFilter,
+  EventStore,
+  ExpectedRevision,
+  FencedError,
+  ReadAllOptions,
+  ReadStreamOptions,
+  Subscription,
+  SubscribeToAllOptions,
+  SubscribeToStreamOptions,
+  WaitForAppendOptions,
+} from '../event-store.port';
+import type { NewEvent, RecordedEvent } from '../events';
+import { isConnectionError } from './connection-errors';
+import { ES_CHANNEL, SCHEMA_SQL } from './postgres-schema';
+
+/** What one commit added, as told by its NOTIFY (types and categories absent when the payload was too long). */
+interface Appended {
+  readonly after: number;
+  readonly head: number;
+  readonly types?: readonly string[];
+  readonly categories?: readonly string[];
+}
+
+interface EventRow {
+  position: string;
+  stream_id: string;
+  revision: string;
+  event_id: string;
+  type: string;
+  data: string;
+  metadata: string;
+  recorded_ms: string;
+}
+
+interface Pending {
+  readonly json: { s: string; x: string; e: { i: string; t: string; d: string; m: string }[]; c?: { s: string; r: number; t: readonly string[] } };
+  readonly streamId: string;
+  readonly expected: ExpectedRevision;
+  resolve(result: AppendResult): void;
+  reject(error: unknown): void;
+}
+
+type Outcome =
+  | { ok: true; next: number; position: number; appended: boolean; count: number }
+  | { conflict: true; actual: number | null }
+  | { fenced: true }
+  | { failed: string; code: string };
+
+export interface PostgresEventStoreOptions {
+  /** Connections in the pool (appends use one at a time per process; reads and subscriptions the rest). */
+  readonly poolSize?: number;
+  /** How often a waiter re-reads the head when no NOTIFY came (a lost LISTEN connection, a missed wake-up). */
+  readonly pollMs?: number;
+  readonly log?: (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;
+}
+
+const COLUMNS = 'position, stream_id, revision, event_id, type, data, metadata, floor(extract(epoch from recorded_at) * 1000)::bigint AS recorded_ms';
+
+/**
+ * The event store on PostgreSQL (issue 47; docs/events.md "PostgreSQL: commit order"). One table of events with a
+ * gapless global position assigned under a commit lock (postgres-schema.ts), so readers see positions in commit
+ * order; per-stream expected revisions and idempotent ids as every adapter (G1–G4); catch-up subscriptions read the
+ * table in pages and wait on LISTEN/NOTIFY (a poll behind it), the table being the truth (G5). Appends made while one
+ * is in flight go together in the next call (one transaction, one commit), each in its own subtransaction.
+ */
+export class PostgresEventStore implements EventStore {
+  private readonly pool: Pool;
+  private readonly notifier = new EventEmitter().setMaxListeners(0);
+  private queue: Pending[] = [];
+  private flushing = false;
+  private listener?: Client;
+  private listening?: Promise<void>;
+  private closed = false;
+  private reconnectTimer?: NodeJS.Timeout;
+  private knownHead = 0;
+
+  private constructor(
+    private readonly config: PoolConfig,
+    private readonly options: PostgresEventStoreOptions,
+  ) {
+    this.pool = new Pool({ ...config, max: options.poolSize ?? 10 });
+    // An idle client's connection dropping (the server restarting) must not crash the process: the pool replaces it.
+    this.pool.on('error', (e) => options.log?.('warn', 'event store connection lost', { err: redact(e.message) }));
+  }
+
+  /** Connects, creates the tables and function if absent (under a lock: processes may start together), starts listening. */
+  static async connect(url: string, options: PostgresEventStoreOptions = {}): Promise<PostgresEventStore> {
+    const store = new PostgresEventStore({ connectionString: url, connectionTimeoutMillis: 10_000 }, options);
+    try {
+      await store.migrate();
+      store.knownHead = await store.headPosition();
+      store.listen();
+    } catch (e) {
+      await store.pool.end().catch(() => undefined);
+      throw unavailable(e);
+    }
+    return store;
+  }
+
+  private async migrate(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock(4707474000)');
+      await client.query(SCHEMA_SQL);
+      await client.query('COMMIT');
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** A dedicated connection LISTENing for appends; reconnected with backoff while the server is away. */
+  private listen(delayMs = 0): void {
+    if (this.closed) return;
+    this.reconnectTimer = setTimeout(() => {
+      this.listening = (async () => {
+        const client = new Client(this.config);
+        client.on('error', () => undefined);
+        client.on('end', () => {
+          if (this.listener === client) this.listener = undefined;
+          if (!this.closed) this.listen(Math.min(Math.max(delayMs * 2, 250), 5_000));
+        });
+        client.on('notification', (m) => {
+          if (m.channel !== ES_CHANNEL || !m.payload) return;
+          try {
+            const appended = JSON.parse(m.payload) as Appended;
+            this.knownHead = Math.max(this.knownHead, appended.head);
+            this.notifier.emit('appended', appended);
+          } catch {
+            // A payload we cannot read: the poll finds the append.
+          }
+        });
+        try {
+          await client.connect();
+          await client.query(`LISTEN ${ES_CHANNEL}`);
+          if (this.closed) {
+            await client.end();
+            return;
+          }
+          this.listener = client;
+          // Appends made while no one listened: wake every waiter to look (the table is the truth).
+          this.notifier.emit('appended', { after: 0, head: Number.MAX_SAFE_INTEGER } satisfies Appended);
+        } catch {
+          await client.end().catch(() => undefined);
+        }
+      })();
+    }, delayMs);
+    this.reconnectTimer.unref();
+  }
+
+  async append(streamId: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {
+    assertDistinctEventIds(streamId, events);
+    if (this.closed) throw new DomainError('unavailable', 'event_store.closed', 'The event store is closed');
+    const expected = options.expectedRevision ?? 'any';
+    const condition = options.condition;
+    return new Promise((resolve, reject) => {
+      this.queue.push({
+        json: {
+          s: streamId,
+          x: String(expected),
+          e: events.map((e) => ({ i: e.id, t: e.type, d: JSON.stringify(e.data), m: JSON.stringify(e.metadata) })),
+          ...(condition ? { c: { s: condition.streamId, r: condition.afterRevision, t: condition.types } } : {}),
+        },
+        streamId,
+        expected,
+        resolve,
+        reject,
+      });
+      if (!this.flushing) void this.flush();
+    });
+  }
+
+  /** Sends what is queued as one group; whatever queues meanwhile goes in the next. */
+  private async flush(): Promise<void> {
+    this.flushing = true;
+    try {
+      while (this.queue.length) {
+        const group = this.queue.splice(0, 500);
+        let result: { outcomes: Outcome[] };
+        try {
+          const { rows } = await this.pool.query<{ r: { outcomes: Outcome[] } }>('SELECT es_append_group($1::json) AS r', [JSON.stringify(group.map((p) => p.json))]);
+          result = rows[0].r;
+        } catch (e) {
+          const error = unavailable(e);
+          for (const p of group) p.reject(error);
+          continue;
+        }
+        group.forEach((p, i) => {
+          const o = result.outcomes[i];
+          if ('ok' in o) {
+            this.knownHead = Math.max(this.knownHead, Number(o.position));
+            p.resolve({ nextExpectedRevision: Number(o.next), position: Number(o.position) });
+          } else if ('conflict' in o) p.reject(new ConcurrencyError(p.streamId, p.expected, o.actual === null ? 'no_stream' : Number(o.actual)));
+          else if ('fenced' in o) p.reject(new FencedError(p.streamId, p.json.c!.s));
+          else p.reject(Object.assign(new Error(`append to ${p.streamId} failed: ${o.failed}`), { code: o.code }));
+        });
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    const backwards = options.direction === 'backwards';
+    const from = options.fromRevision;
+    const limit = options.maxCount ?? null;
+    const rows = backwards
+      ? await this.query(`SELECT ${COLUMNS} FROM es_events WHERE stream_id = $1 AND revision <= $2 ORDER BY revision DESC LIMIT $3`, [
+          streamId,
+          from === undefined || from === 'end' ? Number.MAX_SAFE_INTEGER : from === 'start' ? 0 : from,
+          limit,
+        ])
+      : await this.query(`SELECT ${COLUMNS} FROM es_events WHERE stream_id = $1 AND revision >= $2 ORDER BY revision ASC LIMIT $3`, [
+          streamId,
+          from === undefined || from === 'start' ? 0 : from === 'end' ? Number.MAX_SAFE_INTEGER : from,
+          limit,
+        ]);
+    return rows.map(toRecorded);
+  }
+
+  async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    const backwards = options.direction === 'backwards';
+    const params: unknown[] = [backwards ? (options.before ?? Number.MAX_SAFE_INTEGER) : (options.after ?? 0)];
+    const where = [backwards ? 'position < $1' : 'position > $1', ...filterClauses(options.filter, params)];
+    params.push(options.maxCount ?? null);
+    const order = backwards ? 'DESC' : 'ASC';
+    const limit = `$${params.length}`;
+    if (options.maxBytes === undefined || options.maxBytes === Infinity) {
+      return (await this.query(`SELECT ${COLUMNS} FROM es_events WHERE ${where.join(' AND ')} ORDER BY position ${order} LIMIT ${limit}`, params)).map(toRecorded);
+    }
+    // The byte bound: sizes from the stored lengths (octet_length reads a value's header, not the value), so rows past
+    // the bound are never fetched; the row that crosses it is the last one returned (the first one always is).
+    params.push(options.maxBytes);
+    const sql = `SELECT ${COLUMNS} FROM (
+        SELECT position, sum(octet_length(data) + octet_length(metadata)) OVER (ORDER BY position ${order}) AS run,
+               octet_length(data) + octet_length(metadata) AS size
+          FROM (SELECT position, data, metadata FROM es_events WHERE ${where.join(' AND ')} ORDER BY position ${order} LIMIT ${limit}) page
+      ) sized JOIN es_events USING (position)
+      WHERE sized.run - sized.size < $${params.length}
+      ORDER BY position ${order}`;
+    return (await this.query(sql, params)).map(toRecorded);
+  }
+
+  subscribeToAll(options: SubscribeToAllOptions = {}): Subscription {
+    const types = nonEmpty(options.filter?.types);
+    const categories = nonEmpty(options.filter?.categories);
+    return catchUpSubscription(
+      {
+        readPage: (after, pageSize) => this.readAll({ after, maxCount: pageSize, maxBytes: SUBSCRIPTION_PAGE_BYTES, filter: options.filter }),
+        waitForMore: (after, ms) => this.waitForAppend(after, ms, { types, categories }),
+        head: () => this.headPosition(),
+        cursorOf: (e) => e.position,
+      },
+      options.after ?? 0,
+    );
+  }
+
+  subscribeToStream(streamId: string, options: SubscribeToStreamOptions = {}): Subscription {
+    return catchUpSubscription(
+      {
+        readPage: (after, pageSize) => this.readStream(streamId, { fromRevision: after + 1, maxCount: pageSize }),
+        waitForMore: async (_after, ms) => this.waitForAppend(await this.headPosition(), ms),
+        head: async () => {
+          const rows = await this.query<{ revision: string }>('SELECT revision FROM es_streams WHERE stream_id = $1', [streamId]);
+          return rows.length ? Number(rows[0].revision) : -1;
+        },
+        cursorOf: (e) => e.revision,
+      },
+      options.afterRevision ?? -1,
+    );
+  }
+
+  async headPosition(): Promise<number> {
+    const rows = await this.query<{ position: string }>('SELECT position FROM es_events ORDER BY position DESC LIMIT 1', []);
+    const head = rows.length ? Number(rows[0].position) : 0;
+    this.knownHead = Math.max(this.knownHead, head);
+    return head;
+  }
+
+  waitForAppend(position: number, timeoutMs: number, options: WaitForAppendOptions = {}): Promise<void> {
+    if (this.knownHead > position || this.closed) return Promise.resolve();
+    const wanted = options.types ? new Set(options.types) : undefined;
+    const wantedCategories = options.categories ? new Set(options.categories) : undefined;
+    let known = position;
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        clearInterval(poll);
+        this.notifier.off('appended', onAppend);
+        resolve();
+      };
+      const onAppend = ({ after, head, types, categories }: Appended): void => {
+        if (head <= known) return;
+        const unwanted = (wanted && types && !types.some((t) => wanted.has(t))) || (wantedCategories && categories && !categories.some((c) => wantedCategories.has(c)));
+        if (unwanted && after <= known) {
+          known = head;
+          options.onSkipped?.(head);
+          return;
+        }
+        done();
+      };
+      // Behind NOTIFY: a poll of the head, for a listener that was down when an append committed.
+      const poll = setInterval(() => {
+        if (this.closed) return done();
+        this.headPosition().then(
+          (head) => head > known && done(),
+          () => undefined,
+        );
+      }, this.options.pollMs ?? 1_000);
+      poll.unref();
+      const timer = setTimeout(done, timeoutMs);
+      timer.unref();
+      this.notifier.on('appended', onAppend);
+    });
+  }
+
+  async ping(): Promise<void> {
+    await this.query('SELECT 1', []);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.reconnectTimer);
+    // Appends already queued are sent before the pool closes.
+    while (this.flushing || this.queue.length) await new Promise((r) => setTimeout(r, 5));
+    await this.listening?.catch(() => undefined);
+    await this.listener?.end().catch(() => undefined);
+    this.notifier.emit('appended', { after: 0, head: Number.MAX_SAFE_INTEGER } satisfies Appended);
+    await this.pool.end();
+  }
+
+  /** A query through the pool; a lost or refused connection is a 503 (`event_store.unavailable`), not a 500. */
+  private async query<R extends object = EventRow>(sql: string, params: unknown[]): Promise<R[]> {
+    try {
+      return (await this.pool.query<R>(sql, params)).rows;
+    } catch (e) {
+      throw unavailable(e);
+    }
+  }
+}
+
+function filterClauses(filter: EventFilter | undefined, params: unknown[]): string[] {
+  const clauses: string[] = [];
+  if (filter?.categories?.length) {
+    params.push(filter.categories);
+    clauses.push(`category = ANY($${params.length}::text[])`);
+  }
+  if (filter?.types?.length) {
+    params.push(filter.types);
+    clauses.push(`type = ANY($${params.length}::text[])`);
+  }
+  return clauses;
+}
+
+function toRecorded(row: EventRow): RecordedEvent {
+  return {
+    id: row.event_id,
+    type: row.type,
+    data: JSON.parse(row.data),
+    metadata: JSON.parse(row.metadata),
+    streamId: row.stream_id,
+    revision: Number(row.revision),
+    position: Number(row.position),
+    recordedAt: new Date(Number(row.recorded_ms)).toISOString(),
+  };
+}
+
+function nonEmpty(values: readonly string[] | undefined): readonly string[] | undefined {
+  return values?.length ? values : undefined;
+}
+
+/** The connection string's password never reaches a log or an answer. */
+function redact(message: string): string {
+  return message.replace(/(postgres(?:ql)?:\/\/[^:/@\s]*:)[^@\s]*@/gi, '$1***@');
+}
+
+/** Connection failures become `unavailable` (503 with Retry-After at the edge); anything else passes through. */
+function unavailable(e: unknown): unknown {
+  if (e instanceof DomainError || !isConnectionError(e)) return e;
+  return new DomainError('unavailable', 'event_store.unavailable', `The event store (PostgreSQL) cannot be reached: ${redact((e as Error).message)}; retry shortly`);
+}
