@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client as PgClient } from 'pg';
 import { ScriptedOpenAIServer } from '@lib/testing';
 import { Network, netnsUnavailable } from './support/netns';
 import { ServiceHost, startServiceHost } from './support/service-hosts';
@@ -20,6 +21,8 @@ const KEY = 'mh_owner_key_0123456789abcdefghij';
 const TTL_MS = 3_000;
 const HOSTS = ['pg', 'api1', 'api2', 'worker1', 'worker2'] as const;
 const PG_PORT = 5432;
+/** Enough documents for a bulk update to run several seconds on this machine (each a command and an append). */
+const DOCS_FOR_JOB = 400;
 
 const reason = netnsUnavailable() ?? (pg.postgresBin() ? undefined : 'PostgreSQL is not installed (apt-get install postgresql)');
 if (reason) process.stderr.write(`skipped: multi-host suite: ${reason}\n`);
@@ -78,6 +81,17 @@ describeIf('multi-host: hosts in network namespaces on one PostgreSQL', () => {
     return { status: res.status, headers: res.headers, body: parsed };
   }
 
+  /** A statement on the test's database, from the test process (over the bridge). */
+  async function sql(text: string, values: unknown[] = []): Promise<any[]> {
+    const client = new PgClient({ connectionString: postgresUrl, connectionTimeoutMillis: 5_000 });
+    await client.connect();
+    try {
+      return (await client.query(text, values)).rows;
+    } finally {
+      await client.end();
+    }
+  }
+
   /** The whole log (or a category/type of it) as one host reads it, every page. */
   async function log(host: string, query: string): Promise<LoggedEvent[]> {
     const all: LoggedEvent[] = [];
@@ -129,8 +143,13 @@ describeIf('multi-host: hosts in network namespaces on one PostgreSQL', () => {
       LAMBDA_SNAPSHOT_AT_START: 'false',
       SQLITE_SYNCHRONOUS: 'NORMAL',
     };
-    // One worker first: it bootstraps the owner on the shared log; the others then start together.
+    // One worker first: it makes the schema and bootstraps the owner on the shared log; the others then start together.
     await start('worker1', 'worker');
+    // Which host appended each event (the test's own instrument on its database, not the service's): the fencing check.
+    await sql(`CREATE TABLE mh_writers (position bigint PRIMARY KEY, client text NOT NULL);
+      CREATE FUNCTION mh_note_writer() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN INSERT INTO mh_writers VALUES (NEW.position, host(inet_client_addr())); RETURN NULL; END $$;
+      CREATE TRIGGER mh_note_writer AFTER INSERT ON es_events FOR EACH ROW EXECUTE FUNCTION mh_note_writer();`);
     await Promise.all([start('worker2', 'worker'), start('api1', 'api'), start('api2', 'api')]);
     for (const api of ['api1', 'api2']) await until(`the owner key on ${api}`, async () => ((await call(api, 'GET', '/v2/corpora')).status === 200 ? true : undefined), 30_000);
     process.stderr.write(`multi-host: five hosts up in ${Date.now() - t0} ms\n`);
@@ -233,6 +252,129 @@ describeIf('multi-host: hosts in network namespaces on one PostgreSQL', () => {
     expect(all[1].data.content).toBe(pieces.join(''));
   }, 60_000);
 
+  it('a worker host cut off from the database mid-job: the other takes the job over and finishes it, the cut-off one applies no step after, then rejoins', async () => {
+    await createCorpus('jobs');
+    const ids = Array.from({ length: DOCS_FOR_JOB }, (_, i) => `j${String(i).padStart(4, '0')}`);
+    const t0 = Date.now();
+    await Promise.all(Array.from({ length: 8 }, async (_, lane) => {
+      for (let i = lane; i < ids.length; i += 8) expect((await call(lane % 2 ? 'api2' : 'api1', 'POST', '/v2/corpora/jobs/documents', doc(ids[i]))).status).toBe(201);
+    }));
+    process.stderr.write(`cut: ${ids.length} documents in ${Date.now() - t0} ms\n`);
+    const queued = await call('api1', 'PATCH', `/v2/corpora/jobs/documents?document_ids=${ids.join(',')}`, { metadata: { round: 'cut' } });
+    expect(queued.status).toBe(202);
+    const jobId: string = queued.body.job_id;
+    const queuedAt = Date.now();
+    const leaseEvents = async () => (await log('api1', 'category=lease')).filter((e) => e.stream_id === `lease-${jobId}` && e.type === 'LeaseAcquired');
+    const first = await until('the job lease', async () => (await leaseEvents())[0], 20_000, 100);
+    const pidOf = (holder: string) => Number(holder.split(':')[1]);
+    const holderName = ['worker1', 'worker2'].find((w) => service(w).proc.child.pid === pidOf(first.data.holder))!;
+    expect(holderName).toBeDefined();
+    const otherName = holderName === 'worker1' ? 'worker2' : 'worker1';
+    await until('progress', async () => ((await call('api1', 'GET', `/v2/jobs/${jobId}`)).body.progress?.processed > 0 ? true : undefined), 20_000, 50);
+
+    network.cut(holderName);
+    const cutAt = Date.now();
+    const processedAtCut = (await call('api1', 'GET', `/v2/jobs/${jobId}`)).body.progress?.processed;
+    let takeover: LoggedEvent;
+    let takeoverSeenAt = 0;
+    try {
+      expect((await call('api1', 'GET', `/v2/jobs/${jobId}`)).body.state).toBe('started');
+      takeover = await until('the takeover', async () => (await leaseEvents())[1], TTL_MS + 20_000, 200);
+      takeoverSeenAt = Date.now();
+      // Past the takeover with the link still down, so that anything the cut-off worker sent meanwhile lands after it.
+      await sleep(1_000);
+    } finally {
+      network.mend(holderName);
+    }
+    const mendedAt = Date.now();
+    expect(pidOf(takeover.data.holder)).toBe(service(otherName).proc.child.pid);
+    expect(Date.parse(takeover.data.acquiredAt)).toBeGreaterThanOrEqual(Date.parse(first.data.acquiredAt) + TTL_MS);
+
+    const job = await until('the job to finish', async () => {
+      const body = (await call('api1', 'GET', `/v2/jobs/${jobId}`)).body;
+      return body.state === 'completed' || body.state === 'failed' ? body : undefined;
+    }, 45_000, 200);
+    process.stderr.write(`cut: ${processedAtCut} documents processed at the cut; job queued → cut ${cutAt - queuedAt} ms, cut → takeover seen ${takeoverSeenAt - cutAt} ms, mended after ${mendedAt - cutAt} ms, finished after ${Date.now() - cutAt} ms\n`);
+    expect(job.state).toBe('completed');
+    expect(job.progress).toMatchObject({ total: ids.length, processed: ids.length, failed: 0 });
+
+    // The cut-off host rejoins by itself (ready again), and learns it lost the lease. Only then is the log read: a step
+    // it had in flight at the cut reaches the database when TCP retransmits after the link is back (seconds later).
+    await until(`${holderName} ready again`, async () => ((await call(holderName, 'GET', '/health/ready', undefined, {}, 2_000).catch(() => undefined))?.status === 200 ? true : undefined), 40_000, 500);
+    await until(`${holderName} to see its lease lost`, () => (service(holderName).proc.output.some((l) => l.includes('"lease lost"') && l.includes(jobId)) ? true : undefined), 30_000, 200);
+    await sleep(2_000);
+
+    // Every document updated once (none twice), and after the takeover only the new holder appended for the job.
+    const rows = await sql(
+      `SELECT e.position, e.stream_id, e.type, e.data::json->>'documentId' AS document, w.client FROM es_events e LEFT JOIN mh_writers w USING (position)
+        WHERE e.stream_id IN ($1, $2) OR (e.type = 'DocumentMetadataUpdated' AND e.data::json->>'jobId' = $3) ORDER BY e.position`,
+      [`lease-${jobId}`, `job-${jobId}`, jobId],
+    );
+    const updates = rows.filter((r) => r.type === 'DocumentMetadataUpdated');
+    expect(updates.map((r) => r.document).sort()).toEqual(ids);
+    const after = rows.filter((r) => Number(r.position) > takeover.position);
+    const strays = after.filter((r) => r.client !== network.host(otherName).ip);
+    if (strays.length || process.env.MH_DEBUG) process.stderr.write(`cut: appended for the job after the takeover by another host than ${otherName}: ${JSON.stringify(strays)}\n${logsOf(holderName, 30)}\n`);
+    expect(strays).toEqual([]);
+    expect(after.some((r) => r.type === 'JobCompleted')).toBe(true);
+  }, 120_000);
+
+  it('PostgreSQL restarted under load: the API answers 503 with Retry-After meanwhile, recovers by itself, and loses nothing acknowledged', async () => {
+    await ensure('api1', 'api');
+    await createCorpus('restart');
+    type Outcome = { id: string; host: string; status?: number; retryAfter?: string | null; error?: string; at: number; body?: unknown };
+    const outcomes: Outcome[] = [];
+    let n = 0;
+    let upAt = Infinity;
+    let stop = false;
+    const lanes = Array.from({ length: 4 }, async (_, lane) => {
+      while (!stop) {
+        const id = `r${n++}`;
+        const host = lane % 2 ? 'api2' : 'api1';
+        const at = Date.now();
+        try {
+          const res = await call(host, 'POST', '/v2/corpora/restart/documents', doc(id), {}, 20_000);
+          outcomes.push({ id, host, status: res.status, retryAfter: res.headers.get('retry-after'), at, body: res.status === 201 ? undefined : res.body });
+          if (res.status !== 201) await sleep(100);
+        } catch (e) {
+          outcomes.push({ id, host, error: `${(e as Error).message} ${(e as { cause?: Error }).cause?.message ?? ''}`, at });
+          await sleep(100);
+        }
+      }
+    });
+    const recovered = () => ['api1', 'api2'].every((h) => outcomes.some((o) => o.host === h && o.status === 201 && o.at > upAt));
+    try {
+      await sleep(1_500);
+      pg.stopCluster(cluster, 'fast');
+      const downAt = Date.now();
+      await sleep(4_000);
+      pg.startCluster(cluster, PG_PORT, ['ip', 'netns', 'exec', network.host('pg').ns]);
+      upAt = Date.now();
+      process.stderr.write(`restart: down ${upAt - downAt} ms\n`);
+      await until('writes acknowledged again on both API hosts', () => (recovered() ? true : undefined), 30_000, 100);
+    } finally {
+      stop = true;
+      await Promise.all(lanes);
+    }
+    const counts = outcomes.reduce<Record<string, number>>((acc, o) => ({ ...acc, [o.status ?? 'no answer']: (acc[o.status ?? 'no answer'] ?? 0) + 1 }), {});
+    process.stderr.write(`restart: outcomes ${JSON.stringify(counts)}; first failures ${JSON.stringify(outcomes.filter((o) => o.status !== 201).slice(0, 3))}\n`);
+    const unexpected = outcomes.filter((o) => o.status !== 201 && !(o.status === 503 && o.retryAfter));
+    expect(unexpected).toEqual([]);
+    expect(outcomes.filter((o) => o.status === 503).length).toBeGreaterThan(0);
+
+    const acknowledged = outcomes.filter((o) => o.status === 201).map((o) => o.id);
+    for (const host of ['api1', 'api2']) {
+      await until(`every acknowledged write on ${host}`, async () => {
+        const ids = new Set(await listed(host, 'restart'));
+        return acknowledged.every((id) => ids.has(id)) ? true : undefined;
+      }, 30_000, 250);
+    }
+    const indexed = (await log('api2', 'type=DocumentIndexed')).filter((e) => e.data.corpusKey === 'restart');
+    const perId = new Map<string, number>();
+    for (const e of indexed) perId.set(e.data.documentId, (perId.get(e.data.documentId) ?? 0) + 1);
+    expect([...perId.values()].every((c) => c === 1)).toBe(true);
+  }, 90_000);
+
   /** An SSE response read as it comes (frames so far, wait for more, go away). */
   async function openSse(url: string, init: { method?: string; headers?: Record<string, string>; body?: unknown }) {
     const ctrl = new AbortController();
@@ -279,6 +421,4 @@ describeIf('multi-host: hosts in network namespaces on one PostgreSQL', () => {
     };
   }
 
-  void sleep;
-  void logsOf;
 });
