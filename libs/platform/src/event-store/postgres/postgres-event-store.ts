@@ -390,5 +390,5 @@ function redact(message: string): string {
 /** Connection failures become `unavailable` (503 with Retry-After at the edge); anything else passes through. */
 function unavailable(e: unknown): unknown {
   if (e instanceof DomainError || !isConnectionError(e)) return e;
-  return new DomainError('unavailable', 'event_store.unavailable', `The event store (PostgreSQL) cannot be reached: ${redact((e as Error).message)}; retry shortly`);
+  return new DomainError('unavailable', 'event_store.unavailable', `The event store (PostgreSQL) cannot be reached: ${redact((e as Error).message)}; retry shortly`, { retryAfterSeconds: 1 });
 }
