@@ -1,3 +1,4 @@
+import type { AppendCondition } from '../event-store/event-store.port';
 import type { Actor, EventMetadata, NewEvent } from '../event-store/events';
 import { uuidV5 } from '../kernel/ids';
 
@@ -8,6 +9,11 @@ export interface CommandContext {
   /** Stable across retries of the same request (an `Idempotency-Key`), else the request id. */
   readonly commandId: string;
   readonly now: Date;
+  /**
+   * Work run under a lease (a job, a pipeline run): every append of the command is conditional on the lease not having
+   * been acquired by another holder since (`fence`, docs/workers.md "Fencing"), and its events name the holder.
+   */
+  readonly lease?: { readonly holder: string; readonly fence: AppendCondition };
 }
 
 export const EVENT_SCHEMA_VERSION = 1;
@@ -25,6 +31,7 @@ export function toNewEvents(
     correlationId: ctx.requestId,
     causationId: ctx.commandId,
     schemaVersion: EVENT_SCHEMA_VERSION,
+    ...(ctx.lease ? { holder: ctx.lease.holder } : {}),
   };
   return decided.map((e, i) => ({ id: uuidV5(`${ctx.commandId}|${streamId}|${attempt}|${i}`), type: e.type, data: e.data, metadata }));
 }

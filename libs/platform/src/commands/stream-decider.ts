@@ -38,6 +38,7 @@ export async function decideOnStream<TState, TEvent extends { type: string; data
     try {
       const result = await store.append(streamId, toNewEvents(events, ctx, streamId, attempt), {
         expectedRevision: revision < 0 ? 'no_stream' : revision,
+        ...(ctx.lease ? { condition: ctx.lease.fence } : {}),
       });
       return { events, position: result.position, revision: result.nextExpectedRevision };
     } catch (e) {

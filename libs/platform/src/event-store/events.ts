@@ -15,6 +15,8 @@ export interface EventMetadata {
   readonly schemaVersion: number;
   /** W3C trace context of the span that appended it, when tracing was on (docs/telemetry.md). */
   readonly traceparent?: string;
+  /** The worker process (lease holder) that appended it, for work run under a lease (docs/workers.md "Fencing"). */
+  readonly holder?: string;
 }
 
 /** An event about to be appended. `id` makes the append idempotent (G3). */

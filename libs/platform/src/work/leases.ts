@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { ConcurrencyError, EventStore } from '../event-store/event-store.port';
+import { AppendCondition, ConcurrencyError, EventStore } from '../event-store/event-store.port';
 import { NewEvent, streamId } from '../event-store/events';
 import type { Clock } from '../kernel/clock';
 import { outsideTrace } from '../telemetry/tracing';
@@ -13,6 +13,11 @@ export interface Lease {
   /** Aborts when the lease is released or lost; work checks it between steps. */
   readonly signal: AbortSignal;
   readonly held: boolean;
+  /**
+   * The fence of this holding: an append made with it as its condition is refused (`FencedError`) once another holder
+   * has acquired the lease, even if this process has not noticed yet (paused, cut off from the store).
+   */
+  readonly fence: AppendCondition;
   /** Appends `LeaseReleased` (nothing if already lost) and stops renewing. */
   release(): Promise<void>;
 }
@@ -68,6 +73,7 @@ export class EventStoreLeases implements Leases {
     if (!event) return undefined;
     try {
       const appended = await this.append(name, event, revision);
+      // `appended` is the revision of this LeaseAcquired: the fence's start.
       return new HeldLease(this, name, appended, Date.parse((event.data as { expiresAt: string }).expiresAt));
     } catch (e) {
       if (e instanceof ConcurrencyError) return undefined;
@@ -104,6 +110,7 @@ class HeldLease implements Lease {
   private readonly timer: NodeJS.Timeout;
   /** Renewals and the release run one after another, each at the revision the previous one left. */
   private chain: Promise<unknown> = Promise.resolve();
+  readonly fence: AppendCondition;
 
   constructor(
     private readonly leases: EventStoreLeases,
@@ -111,6 +118,7 @@ class HeldLease implements Lease {
     private revision: number,
     private expiresAt: number,
   ) {
+    this.fence = { streamId: leaseStream(name), afterRevision: revision, types: ['LeaseAcquired'] };
     // Outside the trace of whatever took the lease (a request's turn): its renewals for the lease's life are not that request's.
     this.timer = outsideTrace(() => setInterval(() => void this.renew(), leases.settings.options.renewMs));
     this.timer.unref();

@@ -7,6 +7,8 @@ import {
   DomainError,
   EVENT_STORE,
   EventStore,
+  FencedError,
+  Lease,
   LEASES,
   Leases,
   READ_STORE,
@@ -56,6 +58,8 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
     },
   });
   private signal?: AbortSignal;
+  /** The lease the running job holds: its steps are fenced by it (docs/workers.md "Fencing"). */
+  private lease?: Lease;
 
   constructor(
     @Inject(LEASES) private readonly leases: Leases,
@@ -86,10 +90,17 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
     const lease = await this.leases.tryAcquire(jobId);
     if (!lease) return;
     this.signal = lease.signal;
+    this.lease = lease;
     try {
       await this.run(jobId);
+    } catch (e) {
+      // Another worker acquired the job's lease while this one was paused or cut off: its step was refused, nothing
+      // of it written; the new holder goes on from the recorded cursor.
+      if (!(e instanceof FencedError)) throw e;
+      this.log.warn(`job ${jobId}: its lease was taken over by another worker; this one stops (a step was refused)`);
     } finally {
       this.signal = undefined;
+      this.lease = undefined;
       await lease.release();
     }
   }
@@ -100,7 +111,14 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
   }
 
   private ctx(state: Running, step: string): CommandContext {
-    return { actor: { type: 'system', id: 'job-runner' }, requestId: state.jobId, commandId: `${state.jobId}|${step}`, now: this.clock.now() };
+    const lease = this.lease;
+    return {
+      actor: { type: 'system', id: 'job-runner' },
+      requestId: state.jobId,
+      commandId: `${state.jobId}|${step}`,
+      now: this.clock.now(),
+      ...(lease ? { lease: { holder: lease.holder, fence: lease.fence } } : {}),
+    };
   }
 
   /** Runs one job to its end (or until interrupted, leaving it `started` to be resumed). */
@@ -125,6 +143,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
       }
       await this.finish(state, { counts });
     } catch (e) {
+      if (e instanceof FencedError) throw e;
       if (this.interrupted) return;
       const reason = e instanceof DomainError ? e.message : `internal error: ${(e as Error).message}`;
       this.log.warn(`job ${jobId} failed: ${reason}`);

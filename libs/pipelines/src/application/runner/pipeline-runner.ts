@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import pLimit from 'p-limit';
 import { ExtractionPool } from '@lib/extraction';
 import { AGENT_RUNS, AgentRuns } from '@lib/agents/runs';
-import { CLOCK, Clock, CommandContext, DURABLE_TIMERS, DueTimer, DurableTimers, EVENT_STORE, EventStore, LEASES, Leases, PIPELINES_OUTBOUND_HTTP, OutboundHttp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, WokenRunner, WokenWork } from '@lib/platform';
+import { CLOCK, Clock, CommandContext, DURABLE_TIMERS, DueTimer, DurableTimers, EVENT_STORE, EventStore, FencedError, Lease, LEASES, Leases, PIPELINES_OUTBOUND_HTTP, OutboundHttp, READ_STORE, ReadStore, SERVICE_CONFIG, ServiceConfig, StreamWriter, WokenRunner, WokenWork } from '@lib/platform';
 import { decideCloseRun, decideFireTrigger, decideSourceSynced, PipelineEvent, pipelineFold, PipelineState } from '../../domain/pipeline';
 import { ActiveRun, boundRecord, pendingRecords } from '../../domain/pipeline-run';
 import { PIPELINES, PipelineRow } from '../../read-models';
@@ -111,13 +111,24 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
     return this.work.idle();
   }
 
+  /** The leases of the runs this process runs: their writes are fenced by them (docs/workers.md "Fencing"). */
+  private readonly runLeases = new Map<string, Lease>();
+
   private ctx(runId: string, step: string): CommandContext {
-    return { actor: { type: 'system', id: 'pipelines' }, requestId: runId, commandId: `${runId}|${step}`, now: this.clock.now() };
+    const lease = this.runLeases.get(runId);
+    return {
+      actor: { type: 'system', id: 'pipelines' },
+      requestId: runId,
+      commandId: `${runId}|${step}`,
+      now: this.clock.now(),
+      ...(lease ? { lease: { holder: lease.holder, fence: lease.fence } } : {}),
+    };
   }
 
   private async execute(key: string, runId: string, cancel: AbortController): Promise<void> {
     const lease = await this.leases.tryAcquire(`pipeline_run-${createHash('sha256').update(runId).digest('hex').slice(0, 32)}`);
     if (!lease) return; // Another worker runs it.
+    this.runLeases.set(runId, lease);
     try {
       const pipeline = await this.streams.state<PipelineState, PipelineEvent>(pipelineStream(key), pipelineFold);
       const exists = (await this.events.readStream(runStream(runId), { maxCount: 1 })).length > 0;
@@ -127,7 +138,12 @@ export class PipelineRunner implements OnModuleInit, OnApplicationBootstrap, OnA
         await ensureRunCreated(this.streams, pipeline, runId, requested.triggerType, requested.retry, this.ctx(runId, 'create'));
       }
       await this.resume(key, runId, cancel, lease, pipeline.status === 'active' ? pipeline : null);
+    } catch (e) {
+      // Another worker acquired the run's lease while this one was paused or cut off: the step was refused, nothing written.
+      if (!(e instanceof FencedError)) throw e;
+      this.log.warn(`pipeline run ${runId}: its lease was taken over by another worker; this one stops (a step was refused)`);
     } finally {
+      this.runLeases.delete(runId);
       await lease.release();
     }
   }

@@ -113,7 +113,9 @@ export class RunLog {
         }
       }
       try {
-        if (stored.length) this.revision = (await this.store.append(this.streamId, stored, { expectedRevision: expected < 0 ? 'no_stream' : expected })).nextExpectedRevision;
+        // Writes made under the run's lease are fenced by it (docs/workers.md "Fencing").
+        const fence = writes.find((w) => w.ctx.lease)?.ctx.lease?.fence;
+        if (stored.length) this.revision = (await this.store.append(this.streamId, stored, { expectedRevision: expected < 0 ? 'no_stream' : expected, ...(fence ? { condition: fence } : {}) })).nextExpectedRevision;
         writes.forEach((w) => w.settle(failed.get(w)));
         return;
       } catch (e) {
