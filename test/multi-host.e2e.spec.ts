@@ -306,14 +306,18 @@ describeIf('multi-host: hosts in network namespaces on one PostgreSQL', () => {
 
     // Every document updated once (none twice), and after the takeover only the new holder appended for the job.
     const rows = await sql(
-      `SELECT e.position, e.stream_id, e.type, e.data::json->>'documentId' AS document, w.client FROM es_events e LEFT JOIN mh_writers w USING (position)
+      `SELECT e.position, e.stream_id, e.type, e.data::json->>'documentId' AS document, e.metadata::json->>'holder' AS holder, w.client FROM es_events e LEFT JOIN mh_writers w USING (position)
         WHERE e.stream_id IN ($1, $2) OR (e.type = 'DocumentMetadataUpdated' AND e.data::json->>'jobId' = $3) ORDER BY e.position`,
       [`lease-${jobId}`, `job-${jobId}`, jobId],
     );
     const updates = rows.filter((r) => r.type === 'DocumentMetadataUpdated');
     expect(updates.map((r) => r.document).sort()).toEqual(ids);
+    // The instrument tells the hosts apart: the cut-off worker's steps before the takeover are its own.
+    const before = rows.filter((r) => Number(r.position) < takeover.position && r.type === 'DocumentMetadataUpdated');
+    expect(before.length).toBeGreaterThan(0);
+    expect(before.every((r) => r.client === network.host(holderName).ip && r.holder === first.data.holder)).toBe(true);
     const after = rows.filter((r) => Number(r.position) > takeover.position);
-    const strays = after.filter((r) => r.client !== network.host(otherName).ip);
+    const strays = after.filter((r) => r.client !== network.host(otherName).ip || (r.holder !== null && r.holder !== takeover.data.holder));
     if (strays.length || process.env.MH_DEBUG) process.stderr.write(`cut: appended for the job after the takeover by another host than ${otherName}: ${JSON.stringify(strays)}\n${logsOf(holderName, 30)}\n`);
     expect(strays).toEqual([]);
     expect(after.some((r) => r.type === 'JobCompleted')).toBe(true);
