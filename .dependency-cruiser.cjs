@@ -16,7 +16,7 @@ module.exports = {
       name: 'domain-no-frameworks',
       severity: 'error',
       from: { path: '^libs/[^/]+/src/domain/' },
-      to: { path: 'node_modules/(@nestjs|rxjs|express|mongodb|typesense|@eventstore|better-sqlite3|sqlite-vec|openai|@anthropic-ai|@google/genai|undici|class-validator|class-transformer)', reachable: true },
+      to: { path: 'node_modules/(@nestjs|rxjs|express|mongodb|pg|typesense|@eventstore|better-sqlite3|sqlite-vec|openai|@anthropic-ai|@google/genai|undici|class-validator|class-transformer)', reachable: true },
     },
     {
       name: 'projections-reach-only-events-and-ports',
@@ -28,8 +28,8 @@ module.exports = {
         path: [
           '^libs/[^/]+/src/application/',
           '^apps/',
-          '^libs/platform/src/(sqlite|event-store/(sqlite|eventstoredb)|read-store/(sqlite|mongo)|search-index/(sqlite|typesense)|http|projections/projection-(runtime|worker)|commands)/?',
-          'node_modules/(@nestjs|rxjs|express|mongodb|typesense|@eventstore|better-sqlite3|sqlite-vec|openai|@anthropic-ai|@google/genai|undici|class-validator|class-transformer)',
+          '^libs/platform/src/(sqlite|event-store/(sqlite|eventstoredb|postgres)|read-store/(sqlite|mongo|postgres)|search-index/(sqlite|typesense)|http|projections/projection-(runtime|worker)|commands)/?',
+          'node_modules/(@nestjs|rxjs|express|mongodb|pg|typesense|@eventstore|better-sqlite3|sqlite-vec|openai|@anthropic-ai|@google/genai|undici|class-validator|class-transformer)',
         ],
       },
     },
@@ -37,10 +37,11 @@ module.exports = {
       name: 'only-apps-reach-adapters',
       comment: 'the SQLite and production adapters are composed in apps/ (and used by libs/testing); a library reaching one would bind the core to a technology',
       severity: 'error',
-      from: { path: '^libs/', pathNot: ['^libs/platform/', '^libs/testing/'] },
+      // A library's own adapters folder may bind a technology (the agents' artifact store on PostgreSQL), as libs/llms/src/adapters binds SDKs.
+      from: { path: '^libs/', pathNot: ['^libs/platform/', '^libs/testing/', '^libs/[^/]+/src/adapters/'] },
       to: {
         reachable: true,
-        path: ['^libs/platform/src/(sqlite/|event-store/(sqlite|eventstoredb)/|read-store/(sqlite|mongo)/|search-index/(sqlite|typesense)/)', 'node_modules/(better-sqlite3|sqlite-vec|mongodb|typesense|@eventstore)/'],
+        path: ['^libs/platform/src/(sqlite/|event-store/(sqlite|eventstoredb|postgres)/|read-store/(sqlite|mongo|postgres)/|search-index/(sqlite|typesense)/)', 'node_modules/(better-sqlite3|sqlite-vec|mongodb|pg|typesense|@eventstore)/'],
       },
     },
     {

@@ -16,6 +16,19 @@ async function post(url: string, path: string, body: unknown, headers: Record<st
   return { status: res.status, json: text ? JSON.parse(text) : undefined };
 }
 
+export interface AgentFigures {
+  /** Per measured turn through HTTP, ms. */
+  readonly turnMs: number[];
+  /** The same model call sent straight to the upstream, interleaved with the turns, ms. */
+  readonly directMs: number[];
+  /** 50 sessions at once: turns completed and events appended per second. */
+  readonly concurrent: { readonly turnsPerS: number; readonly eventsPerS: number };
+  /** Absent when no idle sessions were asked for. */
+  readonly idle?: { readonly sessions: number; readonly heapBytesPerSession: number; readonly rssBytesPerSession: number; readonly gc: boolean };
+  readonly synchronous: string;
+  readonly perSessionTurns: number;
+}
+
 /**
  * The agent loop's own cost: a turn (input stored, lease taken, prompt built, one model call through the
  * language-model layer, answer stored, turn ended) against the same chat request sent straight to a scripted
@@ -26,10 +39,32 @@ export async function agentsBench(args: string[]): Promise<void> {
   const turns = Number(args[0] ?? 1000);
   const concurrentSeconds = Number(args[1] ?? 10);
   const idleSessions = Number(args[2] ?? 2000);
+  const f = await measureAgents({ turns, concurrentSeconds, idleSessions });
+  const overhead = f.turnMs.map((t, i) => t - f.directMs[i]);
+  const p = (xs: number[], q: number) => round(percentile(xs, q), 3);
+  report(
+    'agents',
+    [
+      { measure: 'turn (HTTP, one model call)', p50_ms: p(f.turnMs, 50), p99_ms: p(f.turnMs, 99) },
+      { measure: 'same model call, direct', p50_ms: p(f.directMs, 50), p99_ms: p(f.directMs, 99) },
+      { measure: 'turn overhead beyond the model', p50_ms: p(overhead, 50), p99_ms: p(overhead, 99) },
+      { measure: '50 concurrent sessions', turns_per_s: f.concurrent.turnsPerS, events_appended_per_s: f.concurrent.eventsPerS },
+      ...(f.idle ? [{ measure: `${f.idle.sessions} idle sessions`, heap_bytes_per_session: f.idle.heapBytesPerSession, rss_bytes_per_session: f.idle.rssBytesPerSession, gc: f.idle.gc }] : []),
+    ],
+    { turns, perSessionTurns: f.perSessionTurns, synchronous: f.synchronous, bar: 'turn overhead p50 ≤ 10 ms' },
+  );
+}
+
+/**
+ * The figures of `agentsBench` from one service started for them; `env` adds service settings (the PostgreSQL
+ * comparison's POSTGRES_URL). `idleSessions` 0 skips the memory part.
+ */
+export async function measureAgents(options: { turns: number; concurrentSeconds: number; idleSessions: number; env?: Record<string, string> }): Promise<AgentFigures> {
+  const { turns, concurrentSeconds, idleSessions, env = {} } = options;
   const upstream = await ScriptedOpenAIServer.start();
   upstream.fallback = { content: 'Refunds are paid within 14 days.', usage: { prompt_tokens: 40, completion_tokens: 8 } };
   const dir = mkdtempSync(join(tmpdir(), 'bench-agents-'));
-  const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: KEY, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_OWNER_PER_MINUTE: '10000000', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_TOOLS_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_PIPELINES_ALLOWED_HOSTS: '127.0.0.1', SQLITE_SYNCHRONOUS: process.env.SQLITE_SYNCHRONOUS ?? 'FULL', ...serviceEnv() });
+  const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ADMIN_API_KEY: KEY, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_OWNER_PER_MINUTE: '10000000', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_TOOLS_ALLOWED_HOSTS: '127.0.0.1', OUTBOUND_PIPELINES_ALLOWED_HOSTS: '127.0.0.1', SQLITE_SYNCHRONOUS: process.env.SQLITE_SYNCHRONOUS ?? 'FULL', ...serviceEnv(), ...env });
   const { app, url, infra } = await startApp(config, 'all', createLogger('silent'), () => undefined);
   const headPosition = () => infra.events.headPosition();
   try {
@@ -86,7 +121,6 @@ export async function agentsBench(args: string[]): Promise<void> {
       }
       requests.length = 0;
     }
-    const overhead = turnMs.map((t, i) => t - directMs[i]);
 
     // 50 sessions at once, each sending its next input as soon as its turn ended.
     const sessions = 50;
@@ -110,31 +144,28 @@ export async function agentsBench(args: string[]): Promise<void> {
     const elapsed = (now() - started) / 1000;
     const appended = (await headPosition()) - before;
 
-    // Idle sessions: each created and answered once, then left alone.
-    (globalThis as { gc?: () => void }).gc?.();
-    const heapBefore = process.memoryUsage().heapUsed;
-    const rssBefore = process.memoryUsage().rss;
-    for (let s = 0; s < idleSessions; s++) {
-      await session(`idle${s}`);
-      await turn(`idle${s}`, 0);
-      requests.length = 0;
-    }
-    (globalThis as { gc?: () => void }).gc?.();
-    const heapAfter = process.memoryUsage().heapUsed;
-    const rssAfter = process.memoryUsage().rss;
+    const concurrent = { turnsPerS: round(completed / elapsed, 1), eventsPerS: round(appended / elapsed, 1) };
 
-    const p = (xs: number[], q: number) => round(percentile(xs, q), 3);
-    report(
-      'agents',
-      [
-        { measure: 'turn (HTTP, one model call)', p50_ms: p(turnMs, 50), p99_ms: p(turnMs, 99) },
-        { measure: 'same model call, direct', p50_ms: p(directMs, 50), p99_ms: p(directMs, 99) },
-        { measure: 'turn overhead beyond the model', p50_ms: p(overhead, 50), p99_ms: p(overhead, 99) },
-        { measure: '50 concurrent sessions', turns_per_s: round(completed / elapsed, 1), events_appended_per_s: round(appended / elapsed, 1) },
-        { measure: `${idleSessions} idle sessions`, heap_bytes_per_session: Math.round((heapAfter - heapBefore) / idleSessions), rss_bytes_per_session: Math.round((rssAfter - rssBefore) / idleSessions), gc: typeof (globalThis as { gc?: unknown }).gc === 'function' },
-      ],
-      { turns, perSessionTurns: perSession, synchronous: config.sqliteSynchronous, bar: 'turn overhead p50 ≤ 10 ms' },
-    );
+    // Idle sessions: each created and answered once, then left alone.
+    let idle: AgentFigures['idle'];
+    if (idleSessions > 0) {
+      (globalThis as { gc?: () => void }).gc?.();
+      const heapBefore = process.memoryUsage().heapUsed;
+      const rssBefore = process.memoryUsage().rss;
+      for (let s = 0; s < idleSessions; s++) {
+        await session(`idle${s}`);
+        await turn(`idle${s}`, 0);
+        requests.length = 0;
+      }
+      (globalThis as { gc?: () => void }).gc?.();
+      idle = {
+        sessions: idleSessions,
+        heapBytesPerSession: Math.round((process.memoryUsage().heapUsed - heapBefore) / idleSessions),
+        rssBytesPerSession: Math.round((process.memoryUsage().rss - rssBefore) / idleSessions),
+        gc: typeof (globalThis as { gc?: unknown }).gc === 'function',
+      };
+    }
+    return { turnMs, directMs, concurrent, idle, synchronous: config.sqliteSynchronous, perSessionTurns: perSession };
   } finally {
     await app.close();
     await upstream.close();

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NewEvent } from '@lib/platform';
+import { EventStore, NewEvent } from '@lib/platform';
 import { SqliteDatabase, SqliteEventStore } from '@lib/platform/sqlite';
 import { median, now, report, round } from './common';
 
@@ -13,6 +13,42 @@ const event = (i: number): NewEvent => ({
   data: { documentId: `doc-${i}`, metadata: { year: 2000 + (i % 25), tag: 'benchmark' } },
   metadata: { actor: { type: 'api_key', id: 'aky_bench' }, correlationId: 'bench', schemaVersion: 1 },
 });
+
+export interface AppendRates {
+  /** Events/s, one event per append, each awaited before the next. */
+  readonly single: number;
+  /** Events/s, one event per append, from `appenders` concurrent appenders (each on its own stream); NaN when none. */
+  readonly concurrent: number;
+  /** Events/s, 100 events per append, each awaited before the next. */
+  readonly batched: number;
+}
+
+/**
+ * Appends to a fresh store (any engine), in three ways one after the other: `singles` one by one, `singles` again from
+ * `appenders` writers at once (skipped when 0), `batched` in appends of 100 to new streams.
+ */
+export async function appendRates(store: EventStore, counts: { singles: number; batched: number; appenders?: number }): Promise<AppendRates> {
+  const { singles, batched, appenders = 0 } = counts;
+  let t = now();
+  for (let i = 0; i < singles; i++) await store.append(`document-c.${i % 100}`, [event(i)]);
+  const single = singles / ((now() - t) / 1000);
+  let concurrent = NaN;
+  if (appenders > 0) {
+    const each = Math.ceil(singles / appenders);
+    t = now();
+    await Promise.all(
+      Array.from({ length: appenders }, async (_, a) => {
+        for (let i = 0; i < each; i++) await store.append(`document-p${a}.x`, [event(a * each + i)]);
+      }),
+    );
+    concurrent = (each * appenders) / ((now() - t) / 1000);
+  }
+  t = now();
+  for (let i = 0; i < batched; i += 100) {
+    await store.append(`bulk-${i / 100}`, Array.from({ length: 100 }, (_, j) => event(i + j)), { expectedRevision: 'no_stream' });
+  }
+  return { single, concurrent, batched: batched / ((now() - t) / 1000) };
+}
 
 /**
  * Durable appends (WAL, synchronous=FULL) through SqliteEventStore, single and in batches of 100, beside raw
@@ -42,15 +78,9 @@ export async function appendBench(args: string[]): Promise<void> {
       raw.close();
 
       const sqlite = new SqliteDatabase({ path: join(dir, 'ours.db'), synchronous: 'FULL' });
-      const store = new SqliteEventStore(sqlite);
-      t = now();
-      for (let i = 0; i < singles; i++) await store.append(`document-c.${i % 100}`, [event(i)]);
-      results.oursSingle.push(singles / ((now() - t) / 1000));
-      t = now();
-      for (let i = 0; i < batched; i += 100) {
-        await store.append(`bulk-${i / 100}`, Array.from({ length: 100 }, (_, j) => event(i + j)), { expectedRevision: 'no_stream' });
-      }
-      results.oursBatched.push(batched / ((now() - t) / 1000));
+      const rates = await appendRates(new SqliteEventStore(sqlite), { singles, batched });
+      results.oursSingle.push(rates.single);
+      results.oursBatched.push(rates.batched);
       sqlite.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -37,10 +37,13 @@ import { compactionBench } from './compaction';
 import { guardrailsBench } from './guardrails';
 import { memoryBench } from './memory';
 import { recallBench } from './recall';
+import { postgresBench } from './postgres';
+import { readStorePgBench } from './read-store-pg';
 
 const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage: string }> = {
   append: { run: appendBench, usage: 'append [singles=2000] [batched=100000] [runs=5]' },
   'projection-lag': { run: projectionLagBench, usage: 'projection-lag [rate=1000] [seconds=10]' },
+  'read-store-pg': { run: readStorePgBench, usage: 'read-store-pg [rows=10000] [lookups=3000] [rounds=3] (embedded SqliteReadStore beside PostgresReadStore; POSTGRES_URL or a throwaway local cluster)' },
   rebuild: { run: rebuildBench, usage: 'rebuild [events=1000000]' },
   'query-latency': { run: queryLatencyBench, usage: 'query-latency [rounds=3]' },
   auth: { run: authBench, usage: 'auth [requests=5000]' },
@@ -57,6 +60,7 @@ const SCENARIOS: Record<string, { run: (args: string[]) => Promise<void>; usage:
   replay: { run: replayBench, usage: 'replay [rounds=50] (a recorded replay of a 10-turn session, per recorded turn)' },
   guardrails: { run: guardrailsBench, usage: 'guardrails [rounds=200] [stream-rounds=20] (the added latency of each guardrail type; first-byte latency held vs sentence)' },
   recall: { run: recallBench, usage: 'recall [sessions=10000] [rounds=300] [hybrid] (session_recall over past sessions of 10 messages each: p50/p99 per scope; hybrid: messages embedded with the default encoder)' },
+  postgres: { run: postgresBench, usage: 'postgres [rounds=2] [singles=2000] [batched=20000] [appenders=50] [lag-rate=1000] [lag-seconds=10] [turns=300] [concurrent-seconds=10] [documents=1000] [encoder=none] (issue 47: each figure on the embedded log and on PostgreSQL, alternated; POSTGRES_URL or a throwaway cluster, fsync on)' },
   agents: { run: agentsBench, usage: 'agents [turns=1000] [concurrent-seconds=10] [idle-sessions=2000]' },
   'agents-vs-langgraph': { run: agentsVsLanggraphBench, usage: 'agents-vs-langgraph [turns=300] [conversations=50] [rounds=3] [another build\'s dist, measured alongside] (the peer installs into bench/peers on first use)' },
   connectors: { run: connectorsBench, usage: 'connectors [messages=300] [concurrency=8]' },

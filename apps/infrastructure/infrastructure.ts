@@ -4,7 +4,7 @@ import { SqliteCheckpointer, SqliteDatabase, SqliteEventStore, SqliteProjectionS
 import { ALL_PROJECTIONS, sinkOf } from '@projections';
 import type { Logger } from 'pino';
 import { eventStoreFile } from './event-store-file';
-import { memoryRateLimits, mongoRateLimits, RateLimits, sqliteRateLimits } from './rate-limits';
+import { memoryRateLimits, mongoRateLimits, postgresRateLimits, RateLimits, sqliteRateLimits } from './rate-limits';
 import { startTelemetry, telemetrySettings } from './telemetry';
 
 export type Role = 'all' | 'api' | 'worker';
@@ -24,9 +24,27 @@ export interface Infrastructure {
   readonly runtime?: ProjectionRuntime;
   readonly progress: ProjectionProgress;
   readonly adapters: { events: string; reads: string; search: string };
-  /** The edge's rate limiters, counting in a store every process shares (MongoDB when configured, else SQLite). */
+  /** The edge's rate limiters, counting in a store every process shares (PostgreSQL, else MongoDB when configured, else SQLite). */
   readonly rateLimits: RateLimits;
   close(): Promise<void>;
+}
+
+/**
+ * The rate limits' PostgreSQL pool and limiters (docs/security.md). A pool of its own, small, until the event store's
+ * pool is shared with it; a connection that cannot be made in 5 s fails the count, which then counts in memory.
+ */
+async function postgresRateLimitsFor(url: string, log: Logger): Promise<{ limits: RateLimits; close: () => Promise<void> }> {
+  const { Pool } = await import('pg');
+  const pool = new Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 5_000 });
+  // An idle connection that the server ends (a restart) is an 'error' event: unheard, it would end the process.
+  pool.on('error', (e) => log.warn({ err: { message: e.message, code: (e as { code?: string }).code } }, 'rate limits: a PostgreSQL connection failed'));
+  try {
+    const shared = await postgresRateLimits(pool);
+    return { limits: shared.limits, close: () => (shared.close(), pool.end()) };
+  } catch (e) {
+    await pool.end();
+    throw e;
+  }
 }
 
 export async function createInfrastructure(config: ServiceConfig, role: Role, log: Logger): Promise<Infrastructure> {
@@ -74,16 +92,20 @@ export async function createInfrastructure(config: ServiceConfig, role: Role, lo
   let rateLimits: RateLimits;
   // Shared counts matter where several processes serve the API: API replicas (`--role=api`), or any deployment on
   // MongoDB. The one-process default counts in memory unless told otherwise (docs/security.md).
-  const sharedLimits = config.rateLimitStore === 'shared' || (config.rateLimitStore === 'auto' && (role === 'api' || !!config.mongoUrl));
+  // With PostgreSQL, the processes may be on different hosts with a data dir each: they count in PostgreSQL.
+  const sharedLimits = config.rateLimitStore === 'shared' || (config.rateLimitStore === 'auto' && (role === 'api' || !!config.mongoUrl || !!config.postgresUrl));
+  const postgresLimits = sharedLimits && config.postgresUrl ? await postgresRateLimitsFor(config.postgresUrl, log) : undefined;
+  if (postgresLimits) closers.push(postgresLimits.close);
   if (config.mongoUrl) {
     const { connectMongo } = await import('./mongo');
     const mongo = await connectMongo(config);
     closers.push(() => mongo.close());
     state = mongo.state;
     reads = mongo.reads;
-    rateLimits = sharedLimits ? mongoRateLimits(mongo.client, config.mongoDatabase) : memoryRateLimits;
+    rateLimits = postgresLimits?.limits ?? (sharedLimits ? mongoRateLimits(mongo.client, config.mongoDatabase) : memoryRateLimits);
   } else {
-    if (sharedLimits) {
+    if (postgresLimits) rateLimits = postgresLimits.limits;
+    else if (sharedLimits) {
       const shared = sqliteRateLimits(config.dataDir);
       closers.push(() => shared.close());
       rateLimits = shared.limits;

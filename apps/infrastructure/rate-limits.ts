@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { MongoClient } from 'mongodb';
-import { RateLimiterAbstract, RateLimiterMemory, RateLimiterMongo, RateLimiterSQLite } from 'rate-limiter-flexible';
+import type { Pool, QueryConfig, QueryResult } from 'pg';
+import { RateLimiterAbstract, RateLimiterMemory, RateLimiterMongo, RateLimiterPostgres, RateLimiterSQLite } from 'rate-limiter-flexible';
 import { ensurePrivateFile } from '@lib/platform';
 
 /**
@@ -84,6 +85,64 @@ function preparedOnce(db: Database.Database): Database.Database {
 export function mongoRateLimits(client: MongoClient, dbName: string): RateLimits {
   return (name, points, duration) =>
     new RateLimiterMongo({ storeClient: client, dbName, tableName: `rate_${name}`, points, duration, insuranceLimiter: new RateLimiterMemory({ points, duration }) });
+}
+
+/** The one table every PostgreSQL limiter counts in: a limiter's name is its keys' prefix (`<name>:<key>`). */
+const POSTGRES_TABLE = 'rate_limits';
+/**
+ * How long a count may wait for PostgreSQL before it is counted in memory instead: a count normally takes a
+ * millisecond or two, and a request must not hang on a database being restarted or cut off.
+ */
+const POSTGRES_COUNT_DEADLINE_MS = 1_000;
+
+/**
+ * With PostgreSQL configured (API processes on several hosts, each with its own DATA_DIR), the limiters count in
+ * its table `rate_limits`: one atomic `INSERT … ON CONFLICT DO UPDATE … RETURNING` per count (rate-limiter-flexible's
+ * `RateLimiterPostgres`), so processes cannot both pass the last point. The table is made here, before any count
+ * (the library would make it asynchronously and refuse counts until then); one table for every limiter, told apart
+ * by the key prefix, so nothing is created while requests are served. While PostgreSQL cannot be reached, or a
+ * count takes longer than a second, each process counts in memory (the insurance limiter), like the MongoDB store.
+ * The pool is the caller's: `close()` stops only the sweep of expired counters.
+ */
+export async function postgresRateLimits(pool: Pick<Pool, 'query'>): Promise<{ limits: RateLimits; close: () => void }> {
+  await createTable(pool);
+  // Expired counters are swept by one timer here, not by one per limiter (the library's default).
+  const sweep = setInterval(() => {
+    pool.query(`DELETE FROM ${POSTGRES_TABLE} WHERE expire < $1`, [Date.now() - 3_600_000]).catch(() => undefined);
+  }, 300_000);
+  sweep.unref();
+  const client = { query: (query: QueryConfig) => withDeadline(pool.query(query), POSTGRES_COUNT_DEADLINE_MS) };
+  const limits: RateLimits = (name, points, duration) =>
+    new RateLimiterPostgres({
+      storeClient: client,
+      storeType: 'client',
+      tableName: POSTGRES_TABLE,
+      tableCreated: true,
+      clearExpiredByTimeout: false,
+      keyPrefix: name,
+      points,
+      duration,
+      insuranceLimiter: new RateLimiterMemory({ points, duration }),
+    });
+  return { limits, close: () => clearInterval(sweep) };
+}
+
+async function createTable(pool: Pick<Pool, 'query'>): Promise<void> {
+  try {
+    // The library's own layout (RateLimiterPostgres#_getCreateTableStmt): its statements name these columns.
+    await pool.query(`CREATE TABLE IF NOT EXISTS ${POSTGRES_TABLE} (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint)`);
+  } catch (e) {
+    // Two processes starting at once: IF NOT EXISTS does not stop the loser of the race inserting the same type name.
+    if ((e as { code?: string }).code !== '23505') throw e;
+  }
+}
+
+function withDeadline(query: Promise<QueryResult>, ms: number): Promise<QueryResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`rate limit count took over ${ms} ms`)), ms);
+  });
+  return Promise.race([query, deadline]).finally(() => clearTimeout(timer));
 }
 
 /**

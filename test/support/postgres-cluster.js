@@ -1,6 +1,7 @@
 // A throwaway PostgreSQL cluster for tests (issue 47): Debian's server binaries (`initdb`, `pg_ctl`, `postgres`),
 // a data directory under the system temp dir, password (SCRAM) authentication, fsync off (a test cluster loses
-// nothing that matters on a crash). As root, the binaries run as the `postgres` user (initdb refuses root).
+// nothing that matters to a machine crash; commits stay synchronous, so a server killed with `-m immediate` keeps
+// every acknowledged one). As root, the binaries run as the `postgres` user (initdb refuses root).
 // Plain CommonJS so that jest's globalSetup (not transformed) and the TypeScript tests share it.
 const { execFileSync } = require('node:child_process');
 const { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } = require('node:fs');
@@ -66,7 +67,6 @@ function serverOptions(cluster, port) {
     '-k', cluster.dir,
     '-c', `listen_addresses=${cluster.listen}`,
     '-c', 'fsync=off',
-    '-c', 'synchronous_commit=off',
     '-c', 'full_page_writes=off',
     '-c', 'max_connections=200',
     '-c', 'shared_buffers=64MB',

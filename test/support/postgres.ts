@@ -7,14 +7,14 @@ const { createDatabase } = require('./postgres-cluster') as { createDatabase: (u
  * printed) when there is none: PostgreSQL not installed and POSTGRES_URL not set.
  */
 export async function testDatabase(label: string): Promise<string | undefined> {
-  const url = process.env.POSTGRES_URL;
+  const url = process.env.ARS_TEST_POSTGRES_URL;
   if (!url) return undefined;
   return createDatabase(url, `t_${label.replace(/[^a-z0-9_]/gi, '_').toLowerCase().slice(0, 30)}_${randomUUID().replace(/-/g, '').slice(0, 10)}`);
 }
 
 /** Whether this run has PostgreSQL; prints why a suite skips otherwise (stderr: jest drops the console of an all-skipped file). */
 export function havePostgres(suite: string): boolean {
-  if (process.env.POSTGRES_URL) return true;
-  process.stderr.write(`skipped: ${suite}: PostgreSQL is not installed and POSTGRES_URL is not set (apt-get install postgresql)\n`);
+  if (process.env.ARS_TEST_POSTGRES_URL) return true;
+  process.stderr.write(`skipped: ${suite}: PostgreSQL is not installed and POSTGRES_URL is not set for the run (apt-get install postgresql)\n`);
   return false;
 }

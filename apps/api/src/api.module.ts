@@ -94,6 +94,7 @@ import { RerankersController } from './corpora/rerankers.controller';
 import { HallucinationCorrectorsController } from './llms/hallucination-correctors.controller';
 import { OPENAPI_CONTROLLERS, OpenApiController } from './openapi/openapi.controller';
 import { INFRASTRUCTURE } from './tokens';
+import { artifactStoreFor } from '../../infrastructure/postgres-artifacts';
 
 export interface ApiModuleOptions {
   readonly config: ServiceConfig;
@@ -243,7 +244,7 @@ export class ApiModule {
         auth,
         llms,
         RetrievalModule.forRoot({ llms }),
-        AgentsModule.forRoot({ llms, leaseTtlMs: options.config.leaseTtlMs, leaseRenewMs: options.config.leaseRenewMs, capabilities: AgentCapabilitiesModule.forRoot(auth) }),
+        AgentsModule.forRoot({ llms, leaseTtlMs: options.config.leaseTtlMs, leaseRenewMs: options.config.leaseRenewMs, capabilities: AgentCapabilitiesModule.forRoot(auth), artifacts: artifactStoreFor }),
         PipelinesModule.forRoot({ llms }),
         SchedulesModule,
         AliasesModule,

@@ -21,7 +21,7 @@ import { instructionReferenceCheck } from './application/instruction-references'
 import { InstructionTexts } from './application/instruction-texts';
 import { InstructionWriter } from './application/instruction-writer';
 import { CreateInstructionHandler, DeleteInstructionHandler, DeleteInstructionVersionHandler, UpdateInstructionHandler } from './application/instructions/instruction-commands';
-import { ArtifactStore } from './application/sessions/artifact-store';
+import { ArtifactStore, FileArtifactStore } from './application/sessions/artifact-store';
 import { SessionStore } from './application/sessions/session-store';
 import { TraceQueries } from './application/traces/trace-queries';
 import { Sessions } from './application/sessions/sessions';
@@ -67,6 +67,11 @@ export interface AgentsModuleOptions {
    * authenticator. Without it an agent's tools get no rights (fail closed).
    */
   readonly capabilities?: DynamicModule;
+  /**
+   * Where artifacts' bytes go, composed in apps/ (PostgreSQL when the processes are on several hosts:
+   * apps/infrastructure/postgres-artifacts.ts); the files under DATA_DIR when absent.
+   */
+  readonly artifacts?: (config: ServiceConfig) => ArtifactStore;
 }
 
 /** The condition's compile error (agent.invalid_condition's words), for libs/tools' ConditionSyntax port. */
@@ -134,7 +139,13 @@ export class AgentsModule {
         ListInstructionsHandler,
         TestInstructionHandler,
         SessionStore,
-        ArtifactStore,
+        {
+          // Processes on several hosts (POSTGRES_URL) have a DATA_DIR each: an artifact uploaded through one must be
+          // readable by a turn on another, so its bytes go to PostgreSQL. One machine keeps the files.
+          provide: ArtifactStore,
+          inject: [SERVICE_CONFIG],
+          useFactory: options.artifacts ?? ((config: ServiceConfig) => new FileArtifactStore(config)),
+        },
         // The ports libs/tools owns for what only the agents context knows.
         { provide: ArtifactBytes, useExisting: ArtifactStore },
         { provide: SharedConfigurationRights, useExisting: ConfigurerRights },

@@ -7,3 +7,5 @@ export { EventStoreDbEventStore } from './event-store/eventstoredb/eventstoredb-
 export { MongoReadStore } from './read-store/mongo/mongo-read-store';
 export { MongoProjectionState } from './read-store/mongo/mongo-projection-state';
 export { TypesenseSearchIndex } from './search-index/typesense/typesense-search-index';
+export { PostgresReadStore } from './read-store/postgres/postgres-read-store';
+export { PostgresProjectionState } from './read-store/postgres/postgres-projection-state';

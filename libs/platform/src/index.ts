@@ -35,3 +35,5 @@ export * from './work/durable-timers';
 export * from './work/woken-runner';
 export * from './work/log-follower';
 export * from './work/cadence';
+// Pure (no driver): the classification of PostgreSQL connection failures that adapters and the edge share.
+export * from './kernel/store-errors';

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { DomainError, ErrorKind } from '@lib/platform';
+import { DomainError, ErrorKind, isConnectionError, STORE_RETRY_AFTER_SECONDS } from '@lib/platform';
 import type { Logger } from 'pino';
 import { answerUnread, DrainBounds, drainBounds } from './unread-body';
 
@@ -51,8 +51,10 @@ export class ErrorFilter implements ExceptionFilter {
     };
     if (error instanceof DomainError) {
       const status = STATUS[error.kind];
-      if (error.details.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.details.retryAfterSeconds));
-      if (status >= 500) this.log.warn({ code: error.code, requestId }, error.message);
+      const retryAfter = error.details.retryAfterSeconds ?? (storeUnreachable(error) ? STORE_RETRY_AFTER_SECONDS : undefined);
+      if (retryAfter !== undefined) res.setHeader('Retry-After', String(retryAfter));
+      // A store's cause (the driver's words, its password already masked) goes to the log, never to the answer.
+      if (status >= 500) this.log.warn({ code: error.code, requestId, ...(error.cause instanceof Error ? { cause: error.cause.message } : {}) }, error.message);
       answer(status, {
         messages: [error.message],
         request_id: requestId,
@@ -71,9 +73,25 @@ export class ErrorFilter implements ExceptionFilter {
       answer(parserStatus, { messages: [(error as Error).message], request_id: requestId });
       return;
     }
+    // A store's driver error that its adapter did not translate: the database is down or restarting, which a retry
+    // after a moment may outlive; not a defect of the request (docs/deployment.md, "Several hosts (PostgreSQL)").
+    if (isConnectionError(error)) {
+      this.log.warn({ code: (error as { code?: unknown }).code, requestId }, 'a store cannot be reached');
+      res.setHeader('Retry-After', String(STORE_RETRY_AFTER_SECONDS));
+      answer(HttpStatus.SERVICE_UNAVAILABLE, { messages: ['A store of the service cannot be reached right now (the database is down, restarting or cut off): retry in a few seconds.'], request_id: requestId });
+      return;
+    }
     this.log.error({ err: error, requestId }, 'unhandled error');
     answer(HttpStatus.INTERNAL_SERVER_ERROR, { messages: ['Internal server error.'], request_id: requestId });
   }
+}
+
+/**
+ * A store or engine that cannot be reached (`<store>.unavailable`: `event_store.unavailable`, `search.unavailable`):
+ * worth a retry in a moment, unlike a missing setting (`encoder.not_configured`), which no wait mends.
+ */
+function storeUnreachable(error: DomainError): boolean {
+  return error.kind === 'unavailable' && /^[a-z_]+\.unavailable$/.test(error.code);
 }
 
 function httpMessage(error: HttpException, status: number): string {

@@ -293,8 +293,29 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "${config.logLevel}"`);
   }
   if (config.postgresUrl && config.eventStoreUrl) problems.push('POSTGRES_URL and EVENTSTORE_URL both name an event store: set one');
+  if (config.postgresUrl) problems.push(...sharedSecretsProblems({ ADMIN_API_KEY: adminApiKey, OAUTH_SIGNING_KEY: oauthSigningKey, SECRETS_KEY: secretsKey }));
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/**
+ * With POSTGRES_URL the processes may run on several hosts, each with its own DATA_DIR, where these keys would
+ * otherwise be generated: each host would make its own, so tokens signed on one would be refused by another, and
+ * credentials sealed on one unreadable on another. They are not kept in the database either: the signing key there
+ * would let anyone who reads the database mint tokens, and the secrets key beside the events it seals would seal
+ * nothing (docs/deployment.md, "Several hosts (PostgreSQL)"). So the operator gives every process the same three.
+ */
+function sharedSecretsProblems(keys: Record<'ADMIN_API_KEY' | 'OAUTH_SIGNING_KEY' | 'SECRETS_KEY', string | undefined>): string[] {
+  const missing = Object.entries(keys)
+    .filter(([, value]) => value === undefined)
+    .map(([name]) => name);
+  if (missing.length === 0) return [];
+  return [
+    `POSTGRES_URL is set, so ${missing.join(', ')} must be set too, the same on every process: unset, each host would generate its own under its DATA_DIR, ` +
+      'and tokens signed on one host would be refused on another, credentials sealed on one unreadable on another. They are not kept in the database, ' +
+      'where they would open what they protect (docs/deployment.md, "Several hosts (PostgreSQL)"). Make them with e.g. ' +
+      '`openssl rand -base64 32` (SECRETS_KEY, OAUTH_SIGNING_KEY) and `openssl rand -hex 24` (ADMIN_API_KEY)',
+  ];
 }
 
 /** `TRUST_PROXY`: true/false, a hop count, or a comma-separated list of addresses, CIDRs and Express's names. */

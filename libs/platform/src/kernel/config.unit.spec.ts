@@ -38,6 +38,53 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ OUTBOUND_DENIED_HOSTS: '10.0.0.0/99' })).toThrow(/OUTBOUND_DENIED_HOSTS: "10.0.0.0\/99" is not an IP address or CIDR range/);
   });
 
+  describe('with POSTGRES_URL (processes on several hosts, a DATA_DIR each)', () => {
+    const keys = { ADMIN_API_KEY: 'zut_shared_owner_key_0123456789abcdef', OAUTH_SIGNING_KEY: 'x'.repeat(44), SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') };
+    const url = 'postgres://ars:db-password@db.internal:5432/ars';
+
+    it('starts when the three generated-by-default keys are given', () => {
+      const c = loadConfig({ POSTGRES_URL: url, ...keys });
+      expect(c).toMatchObject({ postgresUrl: url, adminApiKey: keys.ADMIN_API_KEY, oauthSigningKey: keys.OAUTH_SIGNING_KEY, secretsKey: keys.SECRETS_KEY });
+    });
+
+    it.each(['ADMIN_API_KEY', 'OAUTH_SIGNING_KEY', 'SECRETS_KEY'] as const)('refuses to start without %s, naming it and why, never the URL', (name) => {
+      const env: Record<string, string> = { POSTGRES_URL: url, ...keys };
+      delete env[name];
+      const error = (() => {
+        try {
+          loadConfig(env);
+        } catch (e) {
+          return e;
+        }
+        throw new Error('expected a ConfigError');
+      })() as ConfigError;
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error.problems).toHaveLength(1);
+      const [problem] = error.problems;
+      expect(problem).toMatch(new RegExp(`^POSTGRES_URL is set, so ${name} must be set too, the same on every process`));
+      expect(problem).toMatch(/each host would generate its own/);
+      expect(problem).toMatch(/Several hosts \(PostgreSQL\)/);
+      for (const other of ['ADMIN_API_KEY', 'OAUTH_SIGNING_KEY', 'SECRETS_KEY'].filter((n) => n !== name)) expect(problem).not.toMatch(new RegExp(`so [A-Z_, ]*${other}`));
+      expect(error.message).not.toMatch(/db-password|db\.internal/);
+    });
+
+    it('names every missing key in one problem, beside the other problems', () => {
+      try {
+        loadConfig({ POSTGRES_URL: url, PORT: 'x' });
+        throw new Error('expected a ConfigError');
+      } catch (e) {
+        const problems = (e as ConfigError).problems;
+        expect(problems).toHaveLength(2);
+        expect(problems.join('\n')).toMatch(/so ADMIN_API_KEY, OAUTH_SIGNING_KEY, SECRETS_KEY must be set too/);
+      }
+    });
+
+    it('leaves the embedded default (no POSTGRES_URL) generating them under DATA_DIR', () => {
+      const c = loadConfig({});
+      expect(c.adminApiKey ?? c.oauthSigningKey ?? c.secretsKey).toBeUndefined();
+    });
+  });
+
   it('accepts the production engines', () => {
     const c = loadConfig({ EVENTSTORE_URL: 'esdb://localhost:2113?tls=false', MONGODB_URL: 'mongodb://localhost:27017/?replicaSet=rs0', TYPESENSE_URL: 'http://localhost:8108', TYPESENSE_API_KEY: 'k' });
     expect(c.eventStoreUrl).toBe('esdb://localhost:2113?tls=false');

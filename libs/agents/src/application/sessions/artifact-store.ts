@@ -1,24 +1,23 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Inject, Injectable } from '@nestjs/common';
-import { DomainError, ensurePrivateDir, SERVICE_CONFIG, ServiceConfig } from '@lib/platform';
+import { DomainError, ensurePrivateDir, ServiceConfig } from '@lib/platform';
+import { ArtifactStore, assertSha256 } from './artifact-store.port';
+
+export { ArtifactStore, assertSha256 } from './artifact-store.port';
 
 /**
- * Session artifacts' bytes, content-addressed: `DATA_DIR/artifacts/<sha256[0:2]>/<sha256>`, written to a
- * temporary file then renamed (a crash leaves no half file under a hash), owner-only like every data file. The
- * event log holds only the hash and the metadata, so it stays small and replayable; a file uploaded twice is
- * stored once. Rejected: bytes in the events (every replay and rebuild would read them).
+ * The embedded default: `DATA_DIR/artifacts/<sha256[0:2]>/<sha256>`, written to a temporary file then renamed (a
+ * crash leaves no half file under a hash), owner-only like every data file. Every process must share the data dir.
  */
-@Injectable()
-export class ArtifactStore {
+export class FileArtifactStore extends ArtifactStore {
   private readonly root: string;
 
-  constructor(@Inject(SERVICE_CONFIG) config: ServiceConfig) {
+  constructor(config: ServiceConfig) {
+    super();
     this.root = join(config.dataDir, 'artifacts');
   }
 
-  /** Stores the bytes (once per content) and returns their sha256. */
   async put(bytes: Buffer): Promise<string> {
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     const path = this.path(sha256);
@@ -41,7 +40,7 @@ export class ArtifactStore {
   }
 
   private path(sha256: string): string {
-    if (!/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`not a sha256: ${sha256}`);
+    assertSha256(sha256);
     return join(this.root, sha256.slice(0, 2), sha256);
   }
 }

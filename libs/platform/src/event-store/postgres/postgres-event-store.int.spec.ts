@@ -93,6 +93,40 @@ if (!havePostgres('PostgresEventStore')) {
     });
   });
 
+  describe('PostgresEventStore: the shared tail', () => {
+    it('shared reads (the projections) give exactly what the table gives, for each filter, while another process appends', async () => {
+      const reader = await PostgresEventStore.connect(url);
+      const writer = await PostgresEventStore.connect(url);
+      const cat = `tail${randomUUID().replace(/-/g, '').slice(0, 8)}`;
+      const start = await reader.headPosition();
+      const filters = [{ types: ['A'] }, { types: ['B', 'C'] }, { categories: [cat] }, { categories: [`${cat}x`], types: ['A'] }];
+      const cursors = filters.map(() => start);
+      const got: string[][] = filters.map(() => []);
+      for (let round = 0; round < 30; round++) {
+        await Promise.all(Array.from({ length: 7 }, (_, i) => writer.append(`${i % 2 ? cat : `${cat}x`}-${round}`, [testEvent('ABC'[(round + i) % 3], { round, i })])));
+        await reader.waitForAppend(cursors[0], 100);
+        for (const [k, filter] of filters.entries()) {
+          const page = await reader.readAll({ after: cursors[k], maxCount: 5, filter, shared: true });
+          got[k].push(...page.map((e) => e.id));
+          if (page.length) cursors[k] = page[page.length - 1].position;
+        }
+      }
+      for (const [k, filter] of filters.entries()) {
+        for (;;) {
+          const page = await reader.readAll({ after: cursors[k], maxCount: 50, filter, shared: true });
+          if (!page.length) break;
+          got[k].push(...page.map((e) => e.id));
+          cursors[k] = page[page.length - 1].position;
+        }
+        const truth = (await reader.readAll({ after: start, filter })).map((e) => e.id);
+        expect(got[k]).toEqual(truth);
+        expect(truth.length).toBeGreaterThan(0);
+      }
+      await reader.close();
+      await writer.close();
+    });
+  });
+
   describe('PostgresEventStore: the server going away', () => {
     let own: { dir: string };
     let port: number;

@@ -18,8 +18,8 @@ import {
   SubscribeToStreamOptions,
   WaitForAppendOptions,
 } from '../event-store.port';
-import type { NewEvent, RecordedEvent } from '../events';
-import { isConnectionError } from './connection-errors';
+import { categoryOf, NewEvent, RecordedEvent } from '../events';
+import { isConnectionError, storeUnavailable } from '../../kernel/store-errors';
 import { ES_CHANNEL, SCHEMA_SQL } from './postgres-schema';
 
 /** What one commit added, as told by its NOTIFY (types and categories absent when the payload was too long). */
@@ -63,6 +63,10 @@ export interface PostgresEventStoreOptions {
   readonly log?: (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;
 }
 
+/** Events the shared tail keeps (about the last few seconds of a busy log), and read per query. */
+const TAIL_EVENTS = 5_000;
+const TAIL_PAGE = 1_000;
+
 const COLUMNS = 'position, stream_id, revision, event_id, type, data, metadata, floor(extract(epoch from recorded_at) * 1000)::bigint AS recorded_ms';
 
 /**
@@ -77,6 +81,14 @@ export class PostgresEventStore implements EventStore {
   private readonly notifier = new EventEmitter().setMaxListeners(0);
   private queue: Pending[] = [];
   private flushing = false;
+  private flushScheduled = false;
+  /** The log's recent events, read once for every projection (`shared` reads); see `sharedRead`. */
+  private tail: RecordedEvent[] = [];
+  private tailChars: number[] = [];
+  /** The tail holds every event in (tailStart, tailEnd]. */
+  private tailStart = 0;
+  private tailEnd = 0;
+  private extending?: Promise<void>;
   private listener?: Client;
   private listening?: Promise<void>;
   private closed = false;
@@ -98,6 +110,7 @@ export class PostgresEventStore implements EventStore {
     try {
       await store.migrate();
       store.knownHead = await store.headPosition();
+      store.tailStart = store.tailEnd = store.knownHead;
       store.listen();
     } catch (e) {
       await store.pool.end().catch(() => undefined);
@@ -178,7 +191,15 @@ export class PostgresEventStore implements EventStore {
         resolve,
         reject,
       });
-      if (!this.flushing) void this.flush();
+      // The first append of a burst waits for the end of this turn of the loop, so the appends made in it go together
+      // (one round trip, one commit) rather than the first alone and the rest after it.
+      if (!this.flushing && !this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => {
+          this.flushScheduled = false;
+          if (!this.flushing) void this.flush();
+        });
+      }
     });
   }
 
@@ -231,6 +252,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    if (options.shared && options.direction !== 'backwards' && (options.after ?? 0) >= this.tailStart) return this.sharedRead(options);
     const backwards = options.direction === 'backwards';
     const params: unknown[] = [backwards ? (options.before ?? Number.MAX_SAFE_INTEGER) : (options.after ?? 0)];
     const where = [backwards ? 'position < $1' : 'position > $1', ...filterClauses(options.filter, params)];
@@ -251,6 +273,62 @@ export class PostgresEventStore implements EventStore {
       WHERE sized.run - sized.size < $${params.length}
       ORDER BY position ${order}`;
     return (await this.query(sql, params)).map(toRecorded);
+  }
+
+  /**
+   * A read by one of the callers that only read what they get (the projections, `shared`), served from the tail of the
+   * log this process keeps: each new stretch of the log is read once, unfiltered, however many projections then take
+   * their types from it (forty projections each querying for their own types was forty round trips per wake-up). The
+   * tail holds every event of its range: positions commit in order (the commit lock), so reading "after the tail's end"
+   * can never miss one that commits later below it. Bounded to TAIL_EVENTS events; a reader behind it reads the table.
+   */
+  private async sharedRead(options: ReadAllOptions): Promise<RecordedEvent[]> {
+    const after = options.after ?? 0;
+    if (this.knownHead > this.tailEnd || after >= this.tailEnd) await this.extendTail();
+    const maxCount = options.maxCount ?? Number.MAX_SAFE_INTEGER;
+    const maxBytes = options.maxBytes ?? Infinity;
+    const types = options.filter?.types?.length ? new Set(options.filter.types) : undefined;
+    const categories = options.filter?.categories?.length ? new Set(options.filter.categories) : undefined;
+    const out: RecordedEvent[] = [];
+    let chars = 0;
+    // The tail may have moved on (trimmed) while this reader waited: behind it, the table.
+    if (after < this.tailStart) return this.readAll({ ...options, shared: false });
+    let i = lowerBound(this.tail, after);
+    for (; i < this.tail.length && out.length < maxCount && chars < maxBytes; i++) {
+      const e = this.tail[i];
+      if (types && !types.has(e.type)) continue;
+      if (categories && !categories.has(categoryOf(e.streamId))) continue;
+      out.push(e);
+      chars += this.tailChars[i];
+    }
+    return out;
+  }
+
+  /** Reads what the log holds after the tail's end (one query however many readers ask at once). */
+  private extendTail(): Promise<void> {
+    this.extending ??= (async () => {
+      try {
+        const rows = await this.query<EventRow & { chars: string }>(
+          `SELECT ${COLUMNS}, octet_length(data) + octet_length(metadata) AS chars FROM es_events WHERE position > $1 ORDER BY position LIMIT ${TAIL_PAGE}`,
+          [this.tailEnd],
+        );
+        for (const row of rows) {
+          this.tail.push(toRecorded(row));
+          this.tailChars.push(Number(row.chars));
+        }
+        if (rows.length) this.tailEnd = Number(rows[rows.length - 1].position);
+        this.knownHead = Math.max(this.knownHead, this.tailEnd);
+        const over = this.tail.length - TAIL_EVENTS;
+        if (over > 0) {
+          this.tailStart = this.tail[over - 1].position;
+          this.tail.splice(0, over);
+          this.tailChars.splice(0, over);
+        }
+      } finally {
+        this.extending = undefined;
+      }
+    })();
+    return this.extending;
   }
 
   subscribeToAll(options: SubscribeToAllOptions = {}): Subscription {
@@ -378,6 +456,18 @@ function toRecorded(row: EventRow): RecordedEvent {
   };
 }
 
+/** Index of the first event after `position` in a list sorted by position. */
+function lowerBound(events: readonly RecordedEvent[], position: number): number {
+  let lo = 0;
+  let hi = events.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (events[mid].position <= position) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 function nonEmpty(values: readonly string[] | undefined): readonly string[] | undefined {
   return values?.length ? values : undefined;
 }
@@ -390,5 +480,12 @@ function redact(message: string): string {
 /** Connection failures become `unavailable` (503 with Retry-After at the edge); anything else passes through. */
 function unavailable(e: unknown): unknown {
   if (e instanceof DomainError || !isConnectionError(e)) return e;
-  return new DomainError('unavailable', 'event_store.unavailable', `The event store (PostgreSQL) cannot be reached: ${redact((e as Error).message)}; retry shortly`, { retryAfterSeconds: 1 });
+  // The driver's words (an address, a port) stay out of the answer; the cause is kept for the logs.
+  const error = storeUnavailable('event_store', 'The event store (PostgreSQL)');
+  return Object.assign(error, { cause: redactedCause(e) });
+}
+
+function redactedCause(e: unknown): Error {
+  const error = e as Error & { code?: string };
+  return Object.assign(new Error(redact(String(error.message))), error.code ? { code: error.code } : {});
 }
