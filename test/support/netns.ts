@@ -48,6 +48,15 @@ export function netnsUnavailable(): string | undefined {
   } catch {
     return 'the `ip` command (iproute2) is not installed';
   }
+  // Root in a container without CAP_NET_ADMIN (or CAP_SYS_ADMIN for the mount) still cannot make one.
+  const probe = `${PREFIX}-${process.pid}-probe`;
+  try {
+    execFileSync('ip', ['netns', 'add', probe], { stdio: 'pipe' });
+  } catch (e) {
+    return `network namespaces cannot be made here: ${String((e as { stderr?: Buffer }).stderr ?? e).trim()}`;
+  } finally {
+    tryIp('netns', 'del', probe);
+  }
   return undefined;
 }
 
