@@ -158,12 +158,19 @@ describeIf('multi-host: hosts in network namespaces on one PostgreSQL', () => {
     process.stderr.write(`multi-host: five hosts up in ${Date.now() - t0} ms\n`);
   }, 180_000);
 
+  // Each step whatever the others did: the hosts' processes (PostgreSQL's too: it runs in its namespace) die with the
+  // namespaces, then the directories go.
   afterAll(async () => {
-    await upstream?.close();
-    if (cluster) pg.removeCluster(cluster);
-    await network?.teardown();
-    for (const dir of dirs.values()) rmSync(dir, { recursive: true, force: true });
-  });
+    const steps: [string, () => unknown][] = [
+      ['the scripted model server', () => upstream?.close()],
+      ['PostgreSQL', () => cluster && pg.stopCluster(cluster, 'immediate')],
+      ['the namespaces', () => network?.teardown()],
+      ['the data directories', () => [cluster?.dir, ...dirs.values()].filter(Boolean).forEach((dir) => rmSync(dir, { recursive: true, force: true }))],
+    ];
+    const failed: string[] = [];
+    for (const [what, step] of steps) await Promise.resolve().then(step).catch((e: Error) => failed.push(`${what}: ${e.message}`));
+    if (failed.length) throw new Error(`teardown: ${failed.join('; ')}`);
+  }, 60_000);
 
   it('writes through both API hosts, one SIGKILLed mid-burst: every acknowledged write is readable from the other, none twice', async () => {
     await createCorpus('burst');
