@@ -46,7 +46,8 @@ export type RouteHandler = (req: CapturedRequest) => { status: number; json: unk
 
 /**
  * An OpenAI-compatible server on 127.0.0.1 (random port) that replays scripted completions: queued replies
- * first, then `onChat` (a function of the request), then `fallback`. `GET /v1/models` lists `models`.
+ * first, then `onChat` (a function of the request), then `fallback`. `GET /v1/models` lists `models`. `start(host)`
+ * listens on another address (the multi-host suite's bridge, which services in other network namespaces reach).
  */
 export class ScriptedOpenAIServer {
   readonly requests: CapturedRequest[] = [];
@@ -61,16 +62,17 @@ export class ScriptedOpenAIServer {
 
   private constructor(private readonly server: Server) {}
 
-  static async start(): Promise<ScriptedOpenAIServer> {
+  static async start(host = '127.0.0.1'): Promise<ScriptedOpenAIServer> {
     const server = createServer();
     const scripted = new ScriptedOpenAIServer(server);
     server.on('request', (req, res) => void scripted.handle(req, res));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(0, host, resolve));
     return scripted;
   }
 
   get url(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    const { address, port } = this.server.address() as AddressInfo;
+    return `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
   }
 
   /** The base URL an OpenAI client takes (`…/v1`). */
