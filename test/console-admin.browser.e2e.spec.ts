@@ -168,7 +168,7 @@ suite('the console administration pages in a browser', () => {
     await row.getByText(/^zqt_aky_\d+_\*\*\*\*$/).waitFor();
     expect(await page.getByRole('region', { name: 'New API key reader' }).count()).toBe(0);
     expect(await page.locator('body').textContent()).not.toContain(value);
-    expect(await page.locator('input').evaluateAll((els, v) => els.some((e) => (e as HTMLInputElement).value === v), value)).toBe(false);
+    expect(await page.locator('input').evaluateAll((els, v) => els.some((e) => (e as unknown as { value: string }).value === v), value)).toBe(false);
 
     await row.getByRole('button', { name: 'Disable key reader' }).click();
     await row.getByRole('cell', { name: 'disabled', exact: true }).waitFor();
