@@ -1,14 +1,20 @@
 import type { ComponentChildren } from 'preact';
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 
 /**
  * A secret the API returns once (an API key, an app client's secret, a new user's first key): shown in a box with
  * a copy button and a warning, held only in this component's state (never in storage, never logged), and gone
  * when the user dismisses it, leaves the page or reloads. Lists show the API's masked form from then on.
  */
+let boxes = 0;
+
 export function SecretOnce({ title, label, value, onDone, children }: { title: string; label: string; value: string; onDone: () => void; children?: ComponentChildren }) {
   const [copied, setCopied] = useState<string>();
   const input = useRef<HTMLInputElement>(null);
+  // Several boxes may be open at once (a user's first key and a new API key): each its own id.
+  const [id] = useState(() => `secret-once-${++boxes}`);
+  // Focus moves to the secret, selected, so that a keyboard or screen-reader user meets it first.
+  useEffect(() => input.current?.focus(), [value]);
 
   async function copy() {
     try {
@@ -30,8 +36,8 @@ export function SecretOnce({ title, label, value, onDone, children }: { title: s
       {children}
       <div class="row">
         <div class="field wide-field">
-          <label for="secret-once">{label}</label>
-          <input id="secret-once" ref={input} class="wide" readOnly value={value} onFocus={(e) => e.currentTarget.select()} autoComplete="off" spellcheck={false} />
+          <label for={id}>{label}</label>
+          <input id={id} ref={input} class="wide" readOnly value={value} onFocus={(e) => e.currentTarget.select()} autoComplete="off" spellcheck={false} />
         </div>
         <button type="button" onClick={copy}>
           Copy

@@ -128,13 +128,13 @@ function FormError({ error, placed }: { error: unknown; placed: string[] }) {
 function RoleFields({ roles, setRoles, error }: { roles: { api: string; corpus: string; agent: string }; setRoles: (r: { api: string; corpus: string; agent: string }) => void; error: unknown }) {
   return (
     <div class="row">
-      <Field label="Account and platform roles" error={errorAt(error, 'api_roles')} hint="e.g. corpus_administrator, agent_developer">
+      <Field label="Account and platform roles" error={errorAt(error, 'api_roles')} hint="e.g. agent_developer">
         {(id, d) => <input id={id} aria-describedby={d} value={roles.api} onInput={(e) => setRoles({ ...roles, api: e.currentTarget.value })} />}
       </Field>
-      <Field label="Corpus roles" error={errorAt(error, 'corpus_roles')} hint="corpus:role, e.g. notes:viewer">
+      <Field label="Corpus roles" error={errorAt(error, 'corpus_roles')} hint="corpus:role, e.g. docs:viewer">
         {(id, d) => <input id={id} aria-describedby={d} value={roles.corpus} onInput={(e) => setRoles({ ...roles, corpus: e.currentTarget.value })} />}
       </Field>
-      <Field label="Agent roles" error={errorAt(error, 'agent_roles')} hint="agent:role, e.g. helper:agent_user">
+      <Field label="Agent roles" error={errorAt(error, 'agent_roles')} hint="agent:role, e.g. bot:agent_user">
         {(id, d) => <input id={id} aria-describedby={d} value={roles.agent} onInput={(e) => setRoles({ ...roles, agent: e.currentTarget.value })} />}
       </Field>
     </div>
@@ -203,8 +203,7 @@ function Users({ users, reload }: { users: User[]; reload: () => void }) {
         <button type="submit">Create user</button>
       </form>
       <ErrorBox error={rowError} />
-      <table>
-        <caption>Users</caption>
+      <table aria-label="Users">
         <thead>
           <tr>
             <th scope="col">Username</th>
@@ -306,8 +305,7 @@ function ApiKeys({ keys, own, reload }: { keys: ApiKey[]; own: boolean; reload: 
       </form>
       {own && <p class="status">Your own personal keys (this credential may not see other people's keys).</p>}
       <ErrorBox error={rowError} />
-      <table>
-        <caption>API keys</caption>
+      <table aria-label="API keys">
         <thead>
           <tr>
             <th scope="col">Name</th>
@@ -421,8 +419,7 @@ function AppClients({ clients, reload }: { clients: AppClient[]; reload: () => v
         <button type="submit">Create app client</button>
       </form>
       <ErrorBox error={rowError} />
-      <table>
-        <caption>App clients</caption>
+      <table aria-label="App clients">
         <thead>
           <tr>
             <th scope="col">Name</th>
