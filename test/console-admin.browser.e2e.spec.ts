@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { chromium, Browser, BrowserContext, Page } from 'playwright-core';
 import { CapturedRequest, ScriptedOpenAIServer, ScriptedReply } from '@lib/testing';
 import { buildConsole } from '../console/build';
-import { createKey } from './support/auth-fixtures';
+import { createKey, createUser } from './support/auth-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
@@ -227,6 +227,31 @@ suite('the console administration pages in a browser', () => {
 
   it('has no serious or critical accessibility violations on the Models and Access pages (axe-core)', async () => {
     expect([...(await axe('#/models')), ...(await axe('#/access'))]).toEqual([]);
+  }, 60_000);
+
+  it('as a corpus administrator: Models lists and tests without a register form, Access shows the API keys only, Corpora offers its form; an agent developer sees its own keys', async () => {
+    await signIn(await createUser(app, 'cora', { api_roles: ['corpus_administrator'] }));
+    await open('#/models');
+    const row = page.getByRole('row', { name: /^tester / });
+    await row.getByRole('button', { name: 'Test tester' }).click();
+    await row.getByRole('region', { name: 'Test of tester' }).getByText('Hello from the scripted model.').waitFor();
+    expect(await page.getByRole('form', { name: 'Register a model' }).count()).toBe(0);
+    expect(await row.getByRole('button', { name: 'Delete tester' }).count()).toBe(0);
+    await open('#/access');
+    await page.getByRole('region', { name: 'Users' }).getByRole('status').getByText('This credential may not manage users.').waitFor();
+    await page.getByRole('region', { name: 'App clients' }).getByRole('status').getByText('This credential may not manage app clients.').waitFor();
+    await page.getByRole('form', { name: 'Create an API key' }).waitFor();
+    expect(await page.getByRole('form', { name: 'Create a user' }).count()).toBe(0);
+    await open('#/corpora');
+    await page.getByRole('form', { name: 'Create a corpus' }).waitFor();
+
+    await signIn(await createUser(app, 'dev', { api_roles: ['agent_developer'] }));
+    await open('#/access');
+    const keys = page.getByRole('region', { name: 'API keys' });
+    await keys.getByText('Your own personal keys').waitFor();
+    expect(await keys.getByRole('row').count()).toBe(2); // the header and dev's first key
+    await keys.getByRole('row', { name: /^dev / }).getByText(/^zut_aky_\d+_\*\*\*\*$/).waitFor();
+    expect(defects()).toEqual([]);
   }, 60_000);
 
   it('signed in with a query-only key: Models and Access are one clear message each, and Corpora offers no create form', async () => {
