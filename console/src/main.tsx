@@ -1,6 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { clearCredential, Credential, loadCredential } from './api';
+import { AccessPage } from './pages/access';
 import { AgentPage } from './pages/agent';
 import { AgentsPage } from './pages/agents';
 import { ChatPage } from './pages/chat';
@@ -10,6 +11,7 @@ import { DocumentPage } from './pages/document';
 import { EvaluationPage, EvaluationsPage } from './pages/evaluations';
 import { EventsPage } from './pages/events';
 import { HistoryPage } from './pages/history';
+import { ModelsPage } from './pages/models';
 import { PipelinesPage } from './pages/pipelines';
 import { QueryPage } from './pages/query';
 import { ReplayPage } from './pages/replay';
@@ -22,6 +24,8 @@ const NAV: [string, string][] = [
   ['agents', 'Agents'],
   ['pipelines', 'Pipelines'],
   ['events', 'Event log'],
+  ['models', 'Models'],
+  ['access', 'Access'],
 ];
 
 function route(): string[] {
@@ -47,6 +51,10 @@ function Routed({ path }: { path: string[] }) {
       return <PipelinesPage pipeline={a} run={b === 'runs' ? c : undefined} />;
     case 'events':
       return <EventsPage />;
+    case 'models':
+      return <ModelsPage />;
+    case 'access':
+      return <AccessPage />;
     default:
       return <CorporaPage />;
   }

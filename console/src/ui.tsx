@@ -76,7 +76,13 @@ export function masked(value: unknown): unknown {
   return value;
 }
 
-export const Json = ({ value }: { value: unknown }) => <pre class="json">{JSON.stringify(masked(value), null, 2)}</pre>;
+// Focusable: a long value scrolls inside its box (max-height), and a keyboard user must be able to scroll it (axe's
+// scrollable-region-focusable failed on a long tool output in the chat and the history).
+export const Json = ({ value }: { value: unknown }) => (
+  <pre class="json" tabIndex={0}>
+    {JSON.stringify(masked(value), null, 2)}
+  </pre>
+);
 
 export const href = (...parts: string[]) => `#/${parts.map(encodeURIComponent).join('/')}`;
 

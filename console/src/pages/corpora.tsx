@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError } from '../api';
+import { mayWrite } from '../permissions';
 import { ErrorBox, Field, href, Loading, Page, useLoad, when } from '../ui';
 
 interface Corpus {
@@ -13,9 +14,17 @@ interface Corpus {
 
 export function CorporaPage() {
   const list = useLoad(() => api<{ corpora: Corpus[] }>('GET', '/v2/corpora?limit=100'), []);
+  // Whether to offer the form at all is the API's answer, not a guess: a query-only key was offered it and told 403 on submit.
+  const mayCreate = useLoad(() => mayWrite('POST', '/v2/corpora'), []);
   return (
     <Page title="Corpora">
-      <CreateCorpus onCreated={list.reload} />
+      {mayCreate.data === true ? (
+        <CreateCorpus onCreated={list.reload} />
+      ) : mayCreate.data === false ? (
+        <p class="notice" role="status">
+          This credential may not create corpora (the service refuses it); it sees the corpora it may read below.
+        </p>
+      ) : null}
       <h2>All corpora</h2>
       <ErrorBox error={list.error} />
       {list.loading && !list.data ? (
@@ -44,7 +53,7 @@ export function CorporaPage() {
           </tbody>
         </table>
       ) : (
-        <p>No corpora yet: create one above.</p>
+        <p>{mayCreate.data === false ? 'No corpus this credential may read.' : 'No corpora yet: create one above.'}</p>
       )}
     </Page>
   );

@@ -52,7 +52,7 @@ export function CreateAgent({ onCreated }: { onCreated: () => void }) {
       <h2 id="create-agent">Create an agent</h2>
       {llms.data && !llms.data.llms.length && (
         <p class="notice">
-          No language model is registered yet: register one with <code>POST /v2/llms</code> (any OpenAI-compatible server), then create the agent.
+          No language model is registered yet: register one on the <a href="#/models">Models</a> page (any OpenAI-compatible server), then create the agent.
         </p>
       )}
       <div class="row">
