@@ -74,7 +74,8 @@ function claims(error: unknown) {
 }
 
 export function AliasesPage({ alias }: { alias?: string }) {
-  const list = useLoad(() => api<{ aliases: Alias[] }>('GET', '/v2/agent_aliases?limit=100'), []);
+  // Read again on each return to the list (an alias edited or deleted on its own page meanwhile).
+  const list = useLoad(() => (alias ? Promise.resolve(undefined) : api<{ aliases: Alias[] }>('GET', '/v2/agent_aliases?limit=100')), [alias]);
   if (alias) return <AliasPage alias={alias} />;
   if (forbidden(list.error))
     return (

@@ -22,7 +22,8 @@ interface PipelineRow extends PipelineSettings {
 const triggerOf = (t: PipelineSettings['trigger']) => (!t?.type ? '' : t.type === 'interval' && t.duration ? `every ${t.duration}` : t.type === 'cron' && t.expression ? `cron ${t.expression}` : t.type);
 
 export function PipelinesPage({ pipeline, run }: { pipeline?: string; run?: string }) {
-  const list = useLoad(() => api<{ pipelines: PipelineRow[] }>('GET', '/v2/pipelines?limit=100'), []);
+  // Read again on each return to the list (a pipeline created, edited or deleted on its own page meanwhile).
+  const list = useLoad(() => (pipeline ? Promise.resolve(undefined) : api<{ pipelines: PipelineRow[] }>('GET', '/v2/pipelines?limit=100')), [pipeline]);
   if (pipeline)
     return (
       <Page title={`Pipeline ${pipeline}`} actions={<a href={href('pipelines')}>All pipelines</a>}>
