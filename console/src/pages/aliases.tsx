@@ -270,15 +270,15 @@ function AliasForm({ existing, onSaved }: { existing?: Alias; onSaved: (key: str
           <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} /> Enabled
         </label>
       </div>
-      <h3>Routing rules</h3>
+      <h3 class="section">Routing rules</h3>
       <p class="hint">The first rule whose condition holds picks the agent; a rule without a condition catches the rest and comes last.</p>
       {filled.map((r, i) => {
         const p = `policy.rules[${i}]`;
         return (
-          <fieldset key={i} class="card rule" aria-label={`Rule ${i + 1}`}>
+          <div key={i} class="card rule" role="group" aria-label={`Rule ${i + 1}`}>
             <div class="row">
               <Field label="Condition" error={at(`${p}.match`)} hint="empty: every session">
-                {(id, d) => <input id={id} aria-describedby={d} value={r.match} placeholder="get('$.session.metadata.tier', '') == 'gold'" onInput={(e) => change(i, { match: e.currentTarget.value })} />}
+                {(id, d) => <input id={id} aria-describedby={d} class="wide" value={r.match} placeholder="get('$.session.metadata.tier', '') == 'gold'" onInput={(e) => change(i, { match: e.currentTarget.value })} />}
               </Field>
               <Field label="Send to" error={at(`${p}.targets.type`)}>
                 {(id, d) => (
@@ -290,7 +290,7 @@ function AliasForm({ existing, onSaved }: { existing?: Alias; onSaved: (key: str
               </Field>
               {r.kind === 'single' && agentSelect('Agent', r.agent, (v) => change(i, { agent: v }), at(`${p}.targets.agent_key`))}
               {r.kind === 'weighted' && (
-                <Field label="Split by" error={at(`${p}.targets.partition_by`)} hint="the same value always lands on the same agent">
+                <Field label="Split by" error={at(`${p}.targets.partition_by`)} hint="one value, one agent">
                   {(id, d) => <input id={id} aria-describedby={d} value={r.partition} onInput={(e) => change(i, { partition: e.currentTarget.value })} />}
                 </Field>
               )}
@@ -327,11 +327,13 @@ function AliasForm({ existing, onSaved }: { existing?: Alias; onSaved: (key: str
               );
             })()}
             {filled.length > 1 && (
-              <button type="button" class="small" onClick={() => setRules(filled.filter((_, k) => k !== i))}>
-                Remove rule {i + 1}
-              </button>
+              <p>
+                <button type="button" class="small" onClick={() => setRules(filled.filter((_, k) => k !== i))}>
+                  Remove rule {i + 1}
+                </button>
+              </p>
             )}
-          </fieldset>
+          </div>
         );
       })}
       <button type="button" class="small" onClick={() => setRules([...filled, { match: '', kind: 'single', agent: '', partition: "get('$.session.key', '')", options: [{ agent: '', weight: '100' }] }])}>

@@ -57,7 +57,6 @@ export function PipelineForm({ existing, onSaved }: { existing?: PipelineSetting
   const [agent, setAgent] = useState(existing?.transform?.agent_key ?? '');
   const [enabled, setEnabled] = useState(existing?.enabled !== false);
   const [error, setError] = useState<unknown>();
-  const [saved, setSaved] = useState(false);
   const fields = error instanceof ApiError ? error.fieldErrors : {};
   const shown: string[] = [];
   /** The first field error under one of `prefixes` (a field's path starts with its control's). */
@@ -95,7 +94,6 @@ export function PipelineForm({ existing, onSaved }: { existing?: PipelineSetting
   async function submit(e: Event) {
     e.preventDefault();
     setError(undefined);
-    setSaved(false);
     let body: Record<string, unknown>;
     try {
       body = {
@@ -117,17 +115,15 @@ export function PipelineForm({ existing, onSaved }: { existing?: PipelineSetting
       setSecret('');
       setAccessKey('');
       setSecretKey('');
-      setSaved(true);
       onSaved(answer.key);
     } catch (err) {
       setError(err);
     }
   }
 
-  const title = existing ? 'Edit this pipeline' : 'Create a pipeline';
-  const form = (
+  return (
     <form class="card" onSubmit={submit} aria-labelledby="pipeline-form">
-      <h2 id="pipeline-form">{title}</h2>
+      <h2 id="pipeline-form">{existing ? 'Edit this pipeline' : 'Create a pipeline'}</h2>
       <div class="row">
         {!existing && (
           <Field label="Pipeline key" error={at('key')} hint="letters, digits, _ and -">
@@ -141,7 +137,7 @@ export function PipelineForm({ existing, onSaved }: { existing?: PipelineSetting
           {(id, d) => <input id={id} aria-describedby={d} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />}
         </Field>
       </div>
-      <h3>Source</h3>
+      <h3 class="section">Source</h3>
       <div class="row">
         <Field label="Source type" error={at('source.type')}>
           {(id, d) => (
@@ -232,7 +228,7 @@ export function PipelineForm({ existing, onSaved }: { existing?: PipelineSetting
           {(id, d) => <textarea id={id} aria-describedby={d} rows={6} value={other} onInput={(e) => setOther(e.currentTarget.value)} />}
         </Field>
       )}
-      <h3>Trigger and agent</h3>
+      <h3 class="section">Trigger and agent</h3>
       <div class="row">
         <Field label="Trigger" error={at('trigger.type')}>
           {(id, d) => (
@@ -269,9 +265,7 @@ export function PipelineForm({ existing, onSaved }: { existing?: PipelineSetting
         </label>
       </div>
       <ErrorBox error={error && !Object.keys(fields).some((k) => shown.some((p) => k === p || k.startsWith(`${p}.`) || k.startsWith(`${p}[`))) ? error : undefined} />
-      {saved && existing && <p role="status">Saved.</p>}
       <button type="submit">{existing ? 'Save pipeline' : 'Create pipeline'}</button>
     </form>
   );
-  return form;
 }
