@@ -248,6 +248,9 @@ suite('the console: pipelines, schedules and aliases (issue 48)', () => {
     await edit.getByRole('button', { name: 'Save alias' }).click();
     // A catch-all before another rule: the API's error at the rule it makes unreachable.
     await second.getByRole('alert').getByText(/Rule 2: is unreachable/).waitFor();
+    // The name went by its own PATCH before the policy was refused: the form says so.
+    await edit.getByRole('status').getByText('Saved the name, description and enabled; the routing was not changed.').waitFor();
+    expect(await edit.getByRole('alert').count()).toBe(1);
     await edit.getByRole('group', { name: 'Rule 2' }).getByLabel('Condition', { exact: true }).waitFor();
     await edit.getByRole('group', { name: 'Rule 1' }).getByLabel('Condition', { exact: true }).fill("get('$.session.metadata.tier', '') == 'gold'");
     await edit.getByRole('group', { name: 'Rule 1' }).getByLabel('Condition', { exact: true }).press('Enter');
@@ -302,7 +305,7 @@ suite('the console: pipelines, schedules and aliases (issue 48)', () => {
     expect(found).toEqual([]);
   }, 120_000);
 
-  it('an agent developer may read aliases but not delete them or use pipelines, and a query-only key is told once per page', async () => {
+  it('an agent developer may read aliases but not reroute or delete them, nor use pipelines, and a query-only key is told once per page', async () => {
     const developer = await createUser(app, 'dev', { api_roles: ['agent_developer'] });
     await signIn(developer);
     await open('#/pipelines');
@@ -310,6 +313,14 @@ suite('the console: pipelines, schedules and aliases (issue 48)', () => {
     expect(await page.getByRole('form', { name: 'Create a pipeline' }).count()).toBe(0);
     expect(await page.getByRole('alert').count()).toBe(0);
     await open('#/aliases/front');
+    await page.getByRole('list', { name: 'Routing rules' }).getByText('otherwise → helper').waitFor();
+    // Rerouting needs agent administration: the API's 403, once.
+    await page.getByRole('group', { name: 'Rule 2' }).getByLabel('Agent', { exact: true }).selectOption('indexer');
+    await page.getByRole('button', { name: 'Save alias' }).click();
+    await page.getByRole('alert').getByText(/^403: /).waitFor();
+    expect(await page.getByRole('alert').count()).toBe(1);
+    expect((await app.call('GET', '/v2/agent_aliases/front')).body.policy.rules[1].targets.agent_key).toBe('helper');
+    await page.reload();
     await page.getByRole('list', { name: 'Routing rules' }).getByText('otherwise → helper').waitFor();
     await page.getByRole('button', { name: 'Delete alias' }).click();
     await page.getByRole('button', { name: 'Delete front for good' }).click();

@@ -208,6 +208,7 @@ function AliasForm({ existing, onSaved }: { existing?: Alias; onSaved: (key: str
   const [enabled, setEnabled] = useState(existing?.enabled ?? true);
   const [rules, setRules] = useState<RuleDraft[]>(existing ? existing.policy.rules.map(draftOf) : [{ match: '', kind: 'single', agent: '', partition: "get('$.session.key', '')", options: [{ agent: '', weight: '100' }] }]);
   const [error, setError] = useState<unknown>();
+  const [partial, setPartial] = useState(false);
   const { at, rest } = claims(error);
   // An agent not chosen yet is the first in the list (the select shows it).
   const filled = rules.map((r) => ({ ...r, agent: r.agent || firstAgent, options: r.options.map((o) => ({ ...o, agent: o.agent || firstAgent })) }));
@@ -216,6 +217,8 @@ function AliasForm({ existing, onSaved }: { existing?: Alias; onSaved: (key: str
   async function submit(e: Event) {
     e.preventDefault();
     setError(undefined);
+    setPartial(false);
+    let patched = false;
     const policy: Policy = { ...(existing?.policy ?? {}), type: 'routed', rules: filled.map(ruleOf) };
     try {
       if (!existing) {
@@ -224,11 +227,16 @@ function AliasForm({ existing, onSaved }: { existing?: Alias; onSaved: (key: str
         return;
       }
       const path = `/v2/agent_aliases/${encodeURIComponent(existing.key)}`;
-      if (name !== existing.name || (description || null) !== (existing.description ?? null) || enabled !== existing.enabled) await api('PATCH', path, { name, description: description || null, enabled });
+      if (name !== existing.name || (description || null) !== (existing.description ?? null) || enabled !== existing.enabled) {
+        await api('PATCH', path, { name, description: description || null, enabled });
+        patched = true;
+      }
       if (JSON.stringify(policy.rules) !== JSON.stringify(existing.policy.rules)) await api('PUT', `${path}/policy`, { policy });
       onSaved(existing.key);
     } catch (err) {
       setError(err);
+      // Two requests, two rights: say what the first one saved when the second is refused.
+      setPartial(patched);
     }
   }
 
@@ -339,6 +347,7 @@ function AliasForm({ existing, onSaved }: { existing?: Alias; onSaved: (key: str
       <button type="button" class="small" onClick={() => setRules([...filled, { match: '', kind: 'single', agent: '', partition: "get('$.session.key', '')", options: [{ agent: '', weight: '100' }] }])}>
         Add a rule
       </button>
+      {partial && <p role="status">Saved the name, description and enabled; the routing was not changed.</p>}
       <ErrorBox error={rest()} />
       <div class="row">
         <button type="submit">{existing ? 'Save alias' : 'Create alias'}</button>
