@@ -36,8 +36,9 @@ export function PipelineForm({ existing, onSaved }: { existing?: PipelineSetting
   const [name, setName] = useState(existing?.name ?? '');
   const [description, setDescription] = useState(existing?.description ?? '');
   const [type, setType] = useState<SourceType>(!existing ? 'web' : src.type === 'web' || src.type === 's3' ? src.type : 'other');
-  const [discovery, setDiscovery] = useState(pages.type === 'sitemap' ? 'sitemap' : 'crawl');
-  const [urls, setUrls] = useState(((pages.type === 'sitemap' ? pages.sitemap_urls : pages.urls) ?? []).join('\n'));
+  const [discovery, setDiscovery] = useState(pages.type === 'sitemap' || pages.type === 'sitemap_crawl' ? pages.type : 'crawl');
+  const [urls, setUrls] = useState((pages.urls ?? []).join('\n'));
+  const [sitemaps, setSitemaps] = useState((pages.sitemap_urls ?? []).join('\n'));
   const [depth, setDepth] = useState(String(pages.max_depth ?? 1));
   const [rate, setRate] = useState(String(src.requests_per_second ?? 1));
   const storedCredential: Credential = src.type === 'web' && src.auth?.type === 'header' ? 'header' : src.type === 'web' && src.auth?.type === 'bearer' ? 'bearer' : 'none';
@@ -80,11 +81,14 @@ export function PipelineForm({ existing, onSaved }: { existing?: PipelineSetting
         ...(secretKey ? { secret_access_key: secretKey } : {}),
       };
     }
-    const same = src.type === 'web' && (pages.type === 'sitemap' ? 'sitemap' : 'crawl') === discovery;
+    // The stored discovery's other settings (same-domain, link filters) are kept when its type stays.
+    const kept = src.type === 'web' && pages.type === discovery ? pages : {};
     const pagesSource =
       discovery === 'sitemap'
-        ? { ...(same ? pages : {}), type: 'sitemap', sitemap_urls: lines(urls) }
-        : { ...(same ? pages : {}), type: 'crawl', urls: lines(urls), max_depth: Number(depth) };
+        ? { ...kept, type: 'sitemap', sitemap_urls: lines(sitemaps) }
+        : discovery === 'sitemap_crawl'
+          ? { ...kept, type: 'sitemap_crawl', sitemap_urls: lines(sitemaps), urls: lines(urls), max_depth: Number(depth) }
+          : { ...kept, type: 'crawl', urls: lines(urls), max_depth: Number(depth) };
     // No new secret and the same kind of credential: leave `auth` out, so the stored one is kept.
     const keep = existing && credential === storedCredential && !secret && (credential !== 'header' || header === src.auth?.header);
     const auth = credential === 'none' ? (storedCredential !== 'none' ? null : undefined) : keep ? undefined : credential === 'bearer' ? { type: 'bearer', token: secret } : { type: 'header', header, value: secret };
@@ -155,10 +159,11 @@ export function PipelineForm({ existing, onSaved }: { existing?: PipelineSetting
                 <select id={id} aria-describedby={d} value={discovery} onChange={(e) => setDiscovery(e.currentTarget.value)}>
                   <option value="crawl">Crawl from pages</option>
                   <option value="sitemap">Sitemaps</option>
+                  <option value="sitemap_crawl">Sitemaps, then crawl</option>
                 </select>
               )}
             </Field>
-            {discovery === 'crawl' && (
+            {discovery !== 'sitemap' && (
               <Field label="Crawl depth" error={at('source.pages_source.max_depth')}>
                 {(id, d) => <input id={id} aria-describedby={d} type="number" min={0} max={10} value={depth} onInput={(e) => setDepth(e.currentTarget.value)} />}
               </Field>
@@ -171,9 +176,16 @@ export function PipelineForm({ existing, onSaved }: { existing?: PipelineSetting
       </div>
       {type === 'web' && (
         <>
-          <Field label={discovery === 'sitemap' ? 'Sitemap URLs' : 'Start URLs'} error={at('source.pages_source')} hint="one per line">
-            {(id, d) => <textarea id={id} aria-describedby={d} rows={2} value={urls} onInput={(e) => setUrls(e.currentTarget.value)} />}
-          </Field>
+          {discovery !== 'crawl' && (
+            <Field label="Sitemap URLs" error={at('source.pages_source.sitemap_urls')} hint="one per line">
+              {(id, d) => <textarea id={id} aria-describedby={d} rows={2} value={sitemaps} onInput={(e) => setSitemaps(e.currentTarget.value)} />}
+            </Field>
+          )}
+          {discovery !== 'sitemap' && (
+            <Field label="Start URLs" error={at('source.pages_source.urls')} hint={discovery === 'crawl' ? 'one per line' : 'optional, one per line'}>
+              {(id, d) => <textarea id={id} aria-describedby={d} rows={2} value={urls} onInput={(e) => setUrls(e.currentTarget.value)} />}
+            </Field>
+          )}
           <div class="row">
             <Field label="Credential" error={at('source.auth.type', 'source.auth')}>
               {(id, d) => (
