@@ -4,6 +4,7 @@ import { clearCredential, Credential, loadCredential } from './api';
 import { AccessPage } from './pages/access';
 import { AgentPage } from './pages/agent';
 import { AgentsPage } from './pages/agents';
+import { AliasesPage } from './pages/aliases';
 import { ChatPage } from './pages/chat';
 import { CorporaPage } from './pages/corpora';
 import { CorpusPage } from './pages/corpus';
@@ -22,6 +23,7 @@ const NAV: [string, string][] = [
   ['corpora', 'Corpora'],
   ['query', 'Query'],
   ['agents', 'Agents'],
+  ['aliases', 'Aliases'],
   ['pipelines', 'Pipelines'],
   ['events', 'Event log'],
   ['models', 'Models'],
@@ -47,6 +49,8 @@ function Routed({ path }: { path: string[] }) {
       if (a && b === 'evaluations') return c ? <EvaluationPage agent={a} id={c} /> : <EvaluationsPage agent={a} />;
       if (a && b === 'sessions' && c) return <ChatPage agent={a} session={c} />;
       return a ? <AgentPage agent={a} /> : <AgentsPage />;
+    case 'aliases':
+      return <AliasesPage alias={a} />;
     case 'pipelines':
       return <PipelinesPage pipeline={a} run={b === 'runs' ? c : undefined} />;
     case 'events':

@@ -4,6 +4,7 @@ import { api } from '../api';
 import { ErrorBox, href, Loading, Page, useLoad, when } from '../ui';
 import { Agent, AgentConfig } from './agent-config';
 import { AgentRevisions } from './agent-revisions';
+import { AgentSchedules } from './agent-schedules';
 
 interface SessionRow {
   key: string;
@@ -71,6 +72,7 @@ export function AgentPage({ agent }: { agent: string }) {
       {loaded.loading && !loaded.data && <Loading what="the agent" />}
       {loaded.data && <AgentConfig key={`${path}@${loaded.data.updated_at ?? ''}`} agent={loaded.data} onSaved={() => setSaves((n) => n + 1)} />}
       <AgentRevisions path={path} saves={saves} onRestored={loaded.reload} />
+      {loaded.data && <AgentSchedules agent={agent} />}
       <h2>Sessions</h2>
       <ErrorBox error={sessions.error} />
       {sessions.data?.sessions.length ? (

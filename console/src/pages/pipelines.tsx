@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../api';
+import { api, forbidden } from '../api';
 import { ErrorBox, href, Json, Loading, Page, useLoad, when } from '../ui';
+import { PipelineForm, PipelineSettings } from './pipeline-form';
 import { Run, RunDetail, RunProgress, usePolling } from './pipeline-run';
 
 interface DeadLetter {
@@ -12,31 +13,39 @@ interface DeadLetter {
   updated_at?: string;
 }
 
-interface PipelineRow {
-  key: string;
-  name: string;
+interface PipelineRow extends PipelineSettings {
   status: string;
-  source?: { type?: string; [k: string]: unknown };
-  trigger?: { type?: string; cron?: string; [k: string]: unknown };
-  transform?: { type?: string; agent_key?: string };
+  updated_at?: string;
 }
 
-/** What starts a pipeline, in words. */
-const triggerOf = (t: PipelineRow['trigger']) => (!t?.type ? '' : t.type === 'schedule' && t.cron ? `schedule (${t.cron})` : t.type);
+/** What starts a pipeline, in words (the API's triggers: manual, interval with a duration, cron with an expression). */
+const triggerOf = (t: PipelineSettings['trigger']) => (!t?.type ? '' : t.type === 'interval' && t.duration ? `every ${t.duration}` : t.type === 'cron' && t.expression ? `cron ${t.expression}` : t.type);
 
 export function PipelinesPage({ pipeline, run }: { pipeline?: string; run?: string }) {
-  const list = useLoad(() => api<{ pipelines: PipelineRow[] }>('GET', '/v2/pipelines?limit=100'), []);
+  // Read again on each return to the list (a pipeline created, edited or deleted on its own page meanwhile).
+  const list = useLoad(() => (pipeline ? Promise.resolve(undefined) : api<{ pipelines: PipelineRow[] }>('GET', '/v2/pipelines?limit=100')), [pipeline]);
   if (pipeline)
     return (
       <Page title={`Pipeline ${pipeline}`} actions={<a href={href('pipelines')}>All pipelines</a>}>
         <PipelineDetail pipeline={pipeline} run={run} />
       </Page>
     );
+  // A credential without pipeline rights gets one message, not a 403 beside a form it may not use.
+  if (forbidden(list.error))
+    return (
+      <Page title="Pipelines">
+        <p class="notice" role="status">
+          This credential may not use pipelines (the service answered 403 to the list of pipelines). Pipelines need a pipeline viewer or administrator role on the account.
+        </p>
+      </Page>
+    );
   return (
     <Page title="Pipelines">
+      <PipelineForm onSaved={(key) => (location.hash = href('pipelines', key))} />
+      <h2>All pipelines</h2>
       <ErrorBox error={list.error} />
       {list.loading && !list.data && <Loading what="pipelines" />}
-      {list.data && !list.data.pipelines.length && <p>No pipelines yet. Pipelines are created with <code>POST /v2/pipelines</code>; see docs/pipelines.md.</p>}
+      {list.data && !list.data.pipelines.length && <p>No pipelines yet: create one above.</p>}
       {list.data?.pipelines.length ? (
         <table aria-label="Pipelines">
           <thead>
@@ -74,6 +83,9 @@ function PipelineDetail({ pipeline, run }: { pipeline: string; run?: string }) {
   const letters = useLoad(() => api<{ dead_letters: DeadLetter[] }>('GET', `${base}/dead_letters?limit=100`), [base]);
   const [selected, setSelected] = useState<string[]>([]);
   const [error, setError] = useState<unknown>();
+  const [editing, setEditing] = useState(false);
+  const [saved, setSaved] = useState(false);
+  const [deleting, setDeleting] = useState(false);
   const running = !!runs.data?.runs.some((r) => r.status === 'running');
   usePolling(runs.reload, running);
   // A run's end changes the dead letters (a record dead-lettered, or reprocessed away): read them again with it.
@@ -89,6 +101,17 @@ function PipelineDetail({ pipeline, run }: { pipeline: string; run?: string }) {
       if (started?.id) location.hash = href('pipelines', pipeline, 'runs', started.id);
     } catch (err) {
       setError(err);
+    }
+  }
+
+  async function remove() {
+    setError(undefined);
+    try {
+      await api('DELETE', base);
+      location.hash = href('pipelines');
+    } catch (err) {
+      setError(err);
+      setDeleting(false);
     }
   }
 
@@ -117,7 +140,39 @@ function PipelineDetail({ pipeline, run }: { pipeline: string; run?: string }) {
         <button type="button" onClick={() => act('trigger')} disabled={running}>
           {running ? 'Running…' : 'Run now'}
         </button>
+        {settings.data && (
+          <button type="button" class="secondary" aria-expanded={editing} onClick={() => (setEditing((x) => !x), setSaved(false))}>
+            {editing ? 'Close the editor' : 'Edit pipeline'}
+          </button>
+        )}
+        {/* Deleting asks twice: the pipeline, its runs' slot and its schedule go with it. */}
+        {deleting ? (
+          <>
+            <button type="button" class="danger" onClick={remove}>
+              Delete {pipeline} for good
+            </button>
+            <button type="button" class="secondary" onClick={() => setDeleting(false)}>
+              Keep it
+            </button>
+          </>
+        ) : (
+          <button type="button" class="secondary" onClick={() => setDeleting(true)}>
+            Delete pipeline
+          </button>
+        )}
       </div>
+      {saved && <p role="status">Saved the pipeline.</p>}
+      {editing && settings.data && (
+        <PipelineForm
+          key={settings.data.updated_at}
+          existing={settings.data}
+          onSaved={() => {
+            setEditing(false);
+            setSaved(true);
+            settings.reload();
+          }}
+        />
+      )}
       <ErrorBox error={error ?? runs.error} />
       <h2>Runs</h2>
       <table>
