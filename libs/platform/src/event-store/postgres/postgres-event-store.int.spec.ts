@@ -111,6 +111,9 @@ if (!havePostgres('PostgresEventStore')) {
           if (page.length) cursors[k] = page[page.length - 1].position;
         }
       }
+      // A shared read is as fresh as what this process has heard of the log (a NOTIFY, its own appends, a head read, as
+      // a waiting projection's wake-up gives it): the drain starts after one.
+      await reader.headPosition();
       for (const [k, filter] of filters.entries()) {
         for (;;) {
           const page = await reader.readAll({ after: cursors[k], maxCount: 50, filter, shared: true });

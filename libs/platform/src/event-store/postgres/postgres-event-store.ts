@@ -281,6 +281,8 @@ export class PostgresEventStore implements EventStore {
    * their types from it (forty projections each querying for their own types was forty round trips per wake-up). The
    * tail holds every event of its range: positions commit in order (the commit lock), so reading "after the tail's end"
    * can never miss one that commits later below it. Bounded to TAIL_EVENTS events; a reader behind it reads the table.
+   * It is as fresh as what this process has heard of the log (a NOTIFY, its own appends, a head read: a projection reads
+   * after `waitForAppend` woke it, which is one of these): it never skips an event, it may end a little short of the head.
    */
   private async sharedRead(options: ReadAllOptions): Promise<RecordedEvent[]> {
     const after = options.after ?? 0;
