@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, Browser, BrowserContext, Page } from 'playwright-core';
 import { buildConsole } from '../console/build';
-import { createKey } from './support/auth-fixtures';
+import { createKey, createUser } from './support/auth-fixtures';
 import { MCP_TOKEN, startMcpServer } from './support/mcp-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -210,6 +210,31 @@ suite('the console tools page in a browser', () => {
     expect(await axe('#/tools')).toEqual([]);
     expect(defects()).toEqual([]);
   }, 60_000);
+
+  it('by role: an agent viewer reads the tools without any form; an agent developer creates and tests; a corpus administrator sees one message', async () => {
+    await signIn(await createUser(app, 'vera', { api_roles: ['agent_viewer'] }));
+    await open('#/tools');
+    await page.getByRole('status').getByText('This credential may read tools but not create, change or test them.').waitFor();
+    await page.getByRole('table', { name: 'Tool configurations' }).getByRole('row', { name: /^prices / }).waitFor();
+    await page.getByRole('heading', { name: /greet tol_greet/ }).waitFor();
+    await page.getByRole('table', { name: 'Tools of Orders' }).getByRole('row', { name: /^lookup_order / }).waitFor();
+    expect(await page.locator('main form').count()).toBe(0);
+    expect(await page.getByRole('button', { name: /^(Edit|Delete|Run test|Sync tools)/ }).count()).toBe(0);
+
+    await signIn(await createUser(app, 'devon', { api_roles: ['agent_developer'] }));
+    await open('#/tools');
+    await page.getByRole('form', { name: 'Create a tool configuration' }).waitFor();
+    const item = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: /greet tol_greet/ }) });
+    await item.getByLabel('Test input for greet (JSON)', { exact: true }).fill('{"name": "Devon"}');
+    await item.getByRole('button', { name: 'Run test' }).click();
+    await item.getByRole('region', { name: 'Test run of greet' }).getByText('"greeting": "Hello, Devon!"').waitFor({ timeout: 60_000 });
+
+    await signIn(await createUser(app, 'cora', { api_roles: ['corpus_administrator'] }));
+    await open('#/tools');
+    await page.getByRole('status').getByText('This credential may not use tools').waitFor();
+    expect(await page.locator('main form').count()).toBe(0);
+    expect(defects()).toEqual([]);
+  }, 120_000);
 
   it('signed in with a query-only key: the Tools page is one clear message, with no form and no table', async () => {
     const queryKey = (await createKey(app, { name: 'console tools query only', api_key_role: 'serving', corpus_keys: ['notes'] })).secret_key;

@@ -321,10 +321,10 @@ function ConfigurationForm({ editing, onSaved, onCancel }: { editing?: ToolConfi
         {(id, d) => <input id={id} aria-describedby={d} class="wide" value={description} onInput={(e) => setDescription(e.currentTarget.value)} />}
       </Field>
       <div class="row">
-        <Field label="Input transform" error={at('input_transform')} hint="jq over {agent, session, tools, currentDate, args}">
+        <Field label="Input transform" error={at('input_transform')} hint="jq over the call's input">
           {(id, d) => <input id={id} aria-describedby={d} value={inputTransform} onInput={(e) => setInputTransform(e.currentTarget.value)} autoComplete="off" spellcheck={false} />}
         </Field>
-        <Field label="Output transform" error={at('output_transform')} hint="jq over the tool's result">
+        <Field label="Output transform" error={at('output_transform')} hint="jq over the result">
           {(id, d) => <input id={id} aria-describedby={d} value={outputTransform} onInput={(e) => setOutputTransform(e.currentTarget.value)} autoComplete="off" spellcheck={false} />}
         </Field>
         <Field label="Time limit (seconds)" error={at('max_execution_time_seconds')} hint="1–3600; empty: none">
@@ -505,7 +505,7 @@ function LambdaForm({ onCreated }: { onCreated: () => void }) {
     <form class="card" onSubmit={submit} aria-labelledby="create-lambda">
       <h3 id="create-lambda">Create a lambda tool</h3>
       <div class="row">
-        <Field label="Tool name" error={at('name')} hint="letters, digits, _ and -; the id is tol_<name>">
+        <Field label="Tool name" error={at('name')} hint="its id: tol_<name>">
           {(id, d) => <input id={id} aria-describedby={d} required value={name} onInput={(e) => setName(e.currentTarget.value)} autoComplete="off" />}
         </Field>
         <Field label="Time limit (seconds)" error={at('execution_configuration')} hint="optional">
