@@ -206,6 +206,30 @@ suite('the console tools page in a browser', () => {
     expect(defects()).toEqual([]);
   }, 90_000);
 
+  // As test/agents-lambda-sandbox.e2e.spec.ts: the sandbox user is only used when the service is root.
+  (process.getuid?.() === 0 ? it : it.skip)('on a host without the sandbox’s OS boundary, the API’s 503 says in words what the operator must provide', async () => {
+    const refused = await startTestApp({ env: { LOG_LEVEL: 'error', CONSOLE_DIR: consoleDir, LAMBDA_SANDBOX_USER: 'no_such_sandbox_user' } });
+    try {
+      await page.goto(`${refused.url}/console/`);
+      await page.getByLabel('API key', { exact: true }).fill(refused.key);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('navigation', { name: 'Sections' }).waitFor();
+      await page.goto(`${refused.url}/console/#/tools`);
+      const form = page.getByRole('form', { name: 'Create a lambda tool' });
+      await form.getByLabel('Tool name', { exact: true }).fill('never');
+      await form.getByLabel('Description', { exact: true }).fill('Never created');
+      await form.getByLabel('Description', { exact: true }).press('Enter');
+      await form.getByRole('alert').getByText(/^503: .*LAMBDA_SANDBOX_USER "no_such_sandbox_user" is not a user of this system.*LAMBDA_SANDBOX_ISOLATION=javascript/).waitFor({ timeout: 30_000 });
+      expect(await form.getByRole('alert').count()).toBe(1);
+      await page.getByText('No lambda tool yet: create one above.').waitFor();
+      expect((await refused.call('GET', '/v2/tools/tol_never')).status).toBe(404);
+    } finally {
+      await refused.close();
+    }
+    expect(defects().filter((p) => !/status of 503/.test(p))).toEqual([]);
+    problems.length = 0;
+  }, 120_000);
+
   it('has no serious or critical accessibility violations on the Tools page (axe-core)', async () => {
     expect(await axe('#/tools')).toEqual([]);
     expect(defects()).toEqual([]);
