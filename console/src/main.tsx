@@ -17,6 +17,7 @@ import { PipelinesPage } from './pages/pipelines';
 import { QueryPage } from './pages/query';
 import { ReplayPage } from './pages/replay';
 import { SignIn } from './pages/sign-in';
+import { ToolsPage } from './pages/tools';
 import './style.css';
 
 const NAV: [string, string][] = [
@@ -25,6 +26,7 @@ const NAV: [string, string][] = [
   ['agents', 'Agents'],
   ['aliases', 'Aliases'],
   ['pipelines', 'Pipelines'],
+  ['tools', 'Tools'],
   ['events', 'Event log'],
   ['models', 'Models'],
   ['access', 'Access'],
@@ -53,6 +55,8 @@ function Routed({ path }: { path: string[] }) {
       return <AliasesPage alias={a} />;
     case 'pipelines':
       return <PipelinesPage pipeline={a} run={b === 'runs' ? c : undefined} />;
+    case 'tools':
+      return <ToolsPage />;
     case 'events':
       return <EventsPage />;
     case 'models':
