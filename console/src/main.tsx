@@ -17,6 +17,7 @@ import { PipelinesPage } from './pages/pipelines';
 import { QueryPage } from './pages/query';
 import { ReplayPage } from './pages/replay';
 import { SignIn } from './pages/sign-in';
+import { TracesPage } from './pages/traces';
 import './style.css';
 
 const NAV: [string, string][] = [
@@ -36,7 +37,7 @@ function route(): string[] {
 
 /** Routing is in the hash, so the service serves one page and a reload keeps the place. */
 function Routed({ path }: { path: string[] }) {
-  const [section, a, b, c, d] = path;
+  const [section, a, b, c, d, e] = path;
   switch (section) {
     case 'corpora':
       if (a && b === 'documents' && c) return <DocumentPage corpus={a} id={c} />;
@@ -45,6 +46,7 @@ function Routed({ path }: { path: string[] }) {
       return <QueryPage />;
     case 'agents':
       if (a && b === 'sessions' && c && d === 'history') return <HistoryPage agent={a} session={c} />;
+      if (a && b === 'sessions' && c && d === 'traces') return <TracesPage agent={a} session={c} trace={e} />;
       if (a && b === 'sessions' && c && d === 'replay') return <ReplayPage agent={a} session={c} />;
       if (a && b === 'evaluations') return c ? <EvaluationPage agent={a} id={c} /> : <EvaluationsPage agent={a} />;
       if (a && b === 'sessions' && c) return <ChatPage agent={a} session={c} />;

@@ -4,6 +4,9 @@ import { api } from '../api';
 import { ErrorBox, href, Loading, Page, useLoad, when } from '../ui';
 import { Agent, AgentConfig } from './agent-config';
 import { AgentRevisions } from './agent-revisions';
+import { AgentConnectors } from './agent-connectors';
+import { AgentGuardrails } from './agent-guardrails';
+import { AgentMemory } from './agent-memory';
 import { AgentSchedules } from './agent-schedules';
 
 interface SessionRow {
@@ -73,6 +76,9 @@ export function AgentPage({ agent }: { agent: string }) {
       {loaded.data && <AgentConfig key={`${path}@${loaded.data.updated_at ?? ''}`} agent={loaded.data} onSaved={() => setSaves((n) => n + 1)} />}
       <AgentRevisions path={path} saves={saves} onRestored={loaded.reload} />
       {loaded.data && <AgentSchedules agent={agent} />}
+      {loaded.data && <AgentMemory agent={agent} />}
+      {loaded.data && <AgentGuardrails key={`${path}@${loaded.data.updated_at ?? ''}`} agent={agent} guardrails={loaded.data.guardrails} />}
+      {loaded.data && <AgentConnectors agent={agent} />}
       <h2>Sessions</h2>
       <ErrorBox error={sessions.error} />
       {sessions.data?.sessions.length ? (
@@ -85,6 +91,7 @@ export function AgentPage({ agent }: { agent: string }) {
               <th scope="col">Origin</th>
               <th scope="col">Created</th>
               <th scope="col">History</th>
+              <th scope="col">Traces</th>
             </tr>
           </thead>
           <tbody>
@@ -101,6 +108,11 @@ export function AgentPage({ agent }: { agent: string }) {
                 <td>{when(s.created_at)}</td>
                 <td>
                   <a href={href('agents', agent, 'sessions', s.key, 'history')}>Timeline</a>
+                </td>
+                <td>
+                  <a href={href('agents', agent, 'sessions', s.key, 'traces')} aria-label={`Traces of ${s.key}`}>
+                    Traces
+                  </a>
                 </td>
               </tr>
             ))}
