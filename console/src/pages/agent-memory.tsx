@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, forbidden } from '../api';
 import { ErrorBox, Field, useLoad, when } from '../ui';
 
@@ -43,7 +43,7 @@ export function AgentMemory({ agent }: { agent: string }) {
         <>
           <ErrorBox error={list.error} />
           {list.data?.blocks.length ? (
-            list.data.blocks.map((b) => <MemoryBlock key={`${b.key}@${b.revision}`} base={`${base}/${encodeURIComponent(b.key)}`} block={b} onChanged={list.reload} />)
+            list.data.blocks.map((b) => <MemoryBlock key={b.key} base={`${base}/${encodeURIComponent(b.key)}`} block={b} onChanged={list.reload} />)
           ) : (
             list.data && <p>This agent has no agent-scoped memory blocks (its configuration's `memory.blocks`).</p>
           )}
@@ -55,6 +55,8 @@ export function AgentMemory({ agent }: { agent: string }) {
 
 function MemoryBlock({ base, block, onChanged }: { base: string; block: Block; onChanged: () => void }) {
   const [value, setValue] = useState(block.value);
+  // A new revision (this form's save, a revert, the agent's own write) shows the stored value; the status stays.
+  useEffect(() => setValue(block.value), [block.revision, block.value]);
   const [error, setError] = useState<unknown>();
   const [status, setStatus] = useState<string>();
   const [showHistory, setShowHistory] = useState(false);
