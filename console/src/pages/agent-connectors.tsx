@@ -63,8 +63,10 @@ export function AgentConnectors({ agent }: { agent: string }) {
         <>
           <ErrorBox error={error ?? list.error} />
           {token && (
-            <SecretOnce title={`Zoom connector token of ${token.name}`} label="Connector token" value={token.value} onDone={() => setToken(undefined)}>
-              <p>Zoom sends it in the `x-zoom-connector-token` header; to change it, create a new connector.</p>
+            <SecretOnce title={`Zoom connector token of ${token.name}`} label="Connector token" value={token.value} onDone={() => setToken(undefined)} kept="the service keeps it sealed and shows **** from now on">
+              <p>
+                Zoom sends it in the <code>x-zoom-connector-token</code> header; to change it, create a new connector.
+              </p>
             </SecretOnce>
           )}
           {list.data?.connectors.length ? (

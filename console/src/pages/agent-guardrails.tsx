@@ -121,8 +121,8 @@ export function AgentGuardrails({ agent, guardrails }: { agent: string; guardrai
               {(id, d) => (
                 <select id={id} aria-describedby={d} value={r.type} onChange={(e) => set(i, { type: e.currentTarget.value as Kind })}>
                   <option value="pattern">pattern</option>
-                  <option value="judge">judge (a model scores it)</option>
-                  <option value="grounding">grounding (answers against what was retrieved)</option>
+                  <option value="judge">judge</option>
+                  <option value="grounding">grounding</option>
                 </select>
               )}
             </Field>

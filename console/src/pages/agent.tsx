@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { api } from '../api';
+import { api, ApiError, forbidden } from '../api';
 import { ErrorBox, href, Loading, Page, useLoad, when } from '../ui';
 import { Agent, AgentConfig } from './agent-config';
 import { AgentRevisions } from './agent-revisions';
@@ -58,6 +58,17 @@ export function AgentPage({ agent }: { agent: string }) {
       setError(err);
     }
   }
+
+  // A credential that may not read the agent (403), or to which it does not exist (404: a data key bounded to its
+  // corpora sees no agents), is told so once, not once per panel.
+  if (forbidden(loaded.error) || (loaded.error instanceof ApiError && loaded.error.status === 404))
+    return (
+      <Page title={`Agent ${agent}`}>
+        <p class="notice" role="status">
+          {forbidden(loaded.error) ? "This credential may not see this agent's configuration, memory, connectors or sessions (the service answered 403)." : `${(loaded.error as ApiError).message} (the service answered 404 to this credential).`}
+        </p>
+      </Page>
+    );
 
   return (
     <Page
