@@ -168,6 +168,8 @@ suite('the console: an agent\'s memory, guardrails, connectors and traces; keybo
     await box.getByLabel('Patterns', { exact: true }).fill('\\b\\d{4} \\d{4} \\d{4} \\d{4}\\b\n(?i)card \\d+');
     await box.getByLabel('Name', { exact: true }).press('Enter');
     await form.getByRole('status').getByText('Saved 1 guardrail.').waitFor();
+    // A new revision of the agent, in the Revisions panel without a reload.
+    await page.getByRole('cell', { name: 'guardrails', exact: false }).first().waitFor();
     expect((await app.call('GET', '/v2/agents/coach')).body.guardrails).toEqual([
       expect.objectContaining({ type: 'pattern', name: 'no_cards', on: 'output', action: 'redact', patterns: ['\\b\\d{4} \\d{4} \\d{4} \\d{4}\\b', '(?i)card \\d+'] }),
     ]);
@@ -235,6 +237,11 @@ suite('the console: an agent\'s memory, guardrails, connectors and traces; keybo
   it('shows a session\'s trace as a timeline of spans on a time axis, with a span\'s attributes on demand', async () => {
     await open('#/agents/coach');
     await page.getByRole('link', { name: 'Traces of s1' }).click();
+    await page.getByRole('heading', { name: 'Traces of session s1', level: 1 }).waitFor();
+    // The session's timeline of events links here too.
+    await page.getByRole('link', { name: 'Timeline of events' }).click();
+    await page.getByRole('heading', { name: 'History of s1', level: 1 }).waitFor();
+    await page.getByRole('link', { name: 'Traces', exact: true }).click();
     await page.getByRole('heading', { name: 'Traces of session s1', level: 1 }).waitFor();
     // The turn's trace is listed once its projection has it.
     const spans = page.getByRole('list', { name: 'Spans' });

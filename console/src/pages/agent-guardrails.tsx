@@ -63,7 +63,7 @@ function guardrailOf(r: Row): Guardrail {
  * policy; a threshold). Saved whole by `PATCH {guardrails}` (the API replaces the list); each `guardrails[i].…`
  * error sits at its field in box i, a refused pattern (`guardrails[i].patterns[j]`) at the patterns with its line.
  */
-export function AgentGuardrails({ agent, guardrails }: { agent: string; guardrails?: Guardrail[] | null }) {
+export function AgentGuardrails({ agent, guardrails, onSaved }: { agent: string; guardrails?: Guardrail[] | null; onSaved?: () => void }) {
   const [rows, setRows] = useState<Row[]>((guardrails ?? []).map(rowOf));
   const [error, setError] = useState<unknown>();
   const [status, setStatus] = useState<string>();
@@ -101,6 +101,8 @@ export function AgentGuardrails({ agent, guardrails }: { agent: string; guardrai
       const saved = await api<{ guardrails?: Guardrail[] | null }>('PATCH', `/v2/agents/${encodeURIComponent(agent)}`, { guardrails: rows.length ? rows.map(guardrailOf) : null });
       setRows((saved.guardrails ?? []).map(rowOf));
       setStatus(`Saved ${saved.guardrails?.length ?? 0} guardrail${saved.guardrails?.length === 1 ? '' : 's'}.`);
+      // A save is a new revision of the agent: the Revisions panel reads its list again.
+      onSaved?.();
     } catch (err) {
       setError(err);
     }

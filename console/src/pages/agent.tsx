@@ -88,7 +88,7 @@ export function AgentPage({ agent }: { agent: string }) {
       <AgentRevisions path={path} saves={saves} onRestored={loaded.reload} />
       {loaded.data && <AgentSchedules agent={agent} />}
       {loaded.data && <AgentMemory agent={agent} />}
-      {loaded.data && <AgentGuardrails key={`${path}@${loaded.data.updated_at ?? ''}`} agent={agent} guardrails={loaded.data.guardrails} />}
+      {loaded.data && <AgentGuardrails key={`${path}@${loaded.data.updated_at ?? ''}`} agent={agent} guardrails={loaded.data.guardrails} onSaved={() => setSaves((n) => n + 1)} />}
       {loaded.data && <AgentConnectors agent={agent} />}
       <h2>Sessions</h2>
       <ErrorBox error={sessions.error} />
