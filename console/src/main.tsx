@@ -18,6 +18,7 @@ import { QueryPage } from './pages/query';
 import { ReplayPage } from './pages/replay';
 import { SignIn } from './pages/sign-in';
 import { ToolsPage } from './pages/tools';
+import { TracesPage } from './pages/traces';
 import './style.css';
 
 const NAV: [string, string][] = [
@@ -38,7 +39,7 @@ function route(): string[] {
 
 /** Routing is in the hash, so the service serves one page and a reload keeps the place. */
 function Routed({ path }: { path: string[] }) {
-  const [section, a, b, c, d] = path;
+  const [section, a, b, c, d, e] = path;
   switch (section) {
     case 'corpora':
       if (a && b === 'documents' && c) return <DocumentPage corpus={a} id={c} />;
@@ -47,6 +48,7 @@ function Routed({ path }: { path: string[] }) {
       return <QueryPage />;
     case 'agents':
       if (a && b === 'sessions' && c && d === 'history') return <HistoryPage agent={a} session={c} />;
+      if (a && b === 'sessions' && c && d === 'traces') return <TracesPage agent={a} session={c} trace={e} />;
       if (a && b === 'sessions' && c && d === 'replay') return <ReplayPage agent={a} session={c} />;
       if (a && b === 'evaluations') return c ? <EvaluationPage agent={a} id={c} /> : <EvaluationsPage agent={a} />;
       if (a && b === 'sessions' && c) return <ChatPage agent={a} session={c} />;

@@ -8,7 +8,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
  */
 let boxes = 0;
 
-export function SecretOnce({ title, label, value, onDone, children }: { title: string; label: string; value: string; onDone: () => void; children?: ComponentChildren }) {
+export function SecretOnce({ title, label, value, onDone, children, kept = 'the service keeps only a digest' }: { title: string; label: string; value: string; onDone: () => void; children?: ComponentChildren; kept?: string }) {
   const [copied, setCopied] = useState<string>();
   const input = useRef<HTMLInputElement>(null);
   // Several boxes may be open at once (a user's first key and a new API key): each its own id.
@@ -31,7 +31,7 @@ export function SecretOnce({ title, label, value, onDone, children }: { title: s
     <div class="card secret" role="region" aria-label={title}>
       <h3>{title}</h3>
       <p class="warning">
-        <strong>Copy it now.</strong> This is the only time it is shown: the service keeps only a digest, and this page forgets it when you press Done, leave or reload.
+        <strong>Copy it now.</strong> This is the only time it is shown: {kept}, and this page forgets it when you press Done, leave or reload.
       </p>
       {children}
       <div class="row">

@@ -13,6 +13,7 @@ export interface Agent {
   steps?: Record<string, unknown>;
   tool_configurations?: Record<string, unknown>;
   skills?: Record<string, Skill>;
+  guardrails?: import('./agent-guardrails').Guardrail[] | null;
   updated_at?: string;
 }
 

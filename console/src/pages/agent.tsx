@@ -1,9 +1,12 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { api } from '../api';
+import { api, ApiError, forbidden } from '../api';
 import { ErrorBox, href, Loading, Page, useLoad, when } from '../ui';
 import { Agent, AgentConfig } from './agent-config';
 import { AgentRevisions } from './agent-revisions';
+import { AgentConnectors } from './agent-connectors';
+import { AgentGuardrails } from './agent-guardrails';
+import { AgentMemory } from './agent-memory';
 import { AgentSchedules } from './agent-schedules';
 
 interface SessionRow {
@@ -56,6 +59,17 @@ export function AgentPage({ agent }: { agent: string }) {
     }
   }
 
+  // A credential that may not read the agent (403), or to which it does not exist (404: a data key bounded to its
+  // corpora sees no agents), is told so once, not once per panel.
+  if (forbidden(loaded.error) || (loaded.error instanceof ApiError && loaded.error.status === 404))
+    return (
+      <Page title={`Agent ${agent}`}>
+        <p class="notice" role="status">
+          {forbidden(loaded.error) ? "This credential may not see this agent's configuration, memory, connectors or sessions (the service answered 403)." : `${(loaded.error as ApiError).message} (the service answered 404 to this credential).`}
+        </p>
+      </Page>
+    );
+
   return (
     <Page
       title={`Agent ${agent}`}
@@ -73,6 +87,9 @@ export function AgentPage({ agent }: { agent: string }) {
       {loaded.data && <AgentConfig key={`${path}@${loaded.data.updated_at ?? ''}`} agent={loaded.data} onSaved={() => setSaves((n) => n + 1)} />}
       <AgentRevisions path={path} saves={saves} onRestored={loaded.reload} />
       {loaded.data && <AgentSchedules agent={agent} />}
+      {loaded.data && <AgentMemory agent={agent} />}
+      {loaded.data && <AgentGuardrails key={`${path}@${loaded.data.updated_at ?? ''}`} agent={agent} guardrails={loaded.data.guardrails} onSaved={() => setSaves((n) => n + 1)} />}
+      {loaded.data && <AgentConnectors agent={agent} />}
       <h2>Sessions</h2>
       <ErrorBox error={sessions.error} />
       {sessions.data?.sessions.length ? (
@@ -85,6 +102,7 @@ export function AgentPage({ agent }: { agent: string }) {
               <th scope="col">Origin</th>
               <th scope="col">Created</th>
               <th scope="col">History</th>
+              <th scope="col">Traces</th>
             </tr>
           </thead>
           <tbody>
@@ -101,6 +119,11 @@ export function AgentPage({ agent }: { agent: string }) {
                 <td>{when(s.created_at)}</td>
                 <td>
                   <a href={href('agents', agent, 'sessions', s.key, 'history')}>Timeline</a>
+                </td>
+                <td>
+                  <a href={href('agents', agent, 'sessions', s.key, 'traces')} aria-label={`Traces of ${s.key}`}>
+                    Traces
+                  </a>
                 </td>
               </tr>
             ))}

@@ -68,7 +68,14 @@ export function HistoryPage({ agent, session }: { agent: string; session: string
   }
 
   return (
-    <Page title={`History of ${session}`} actions={<a href={href('agents', agent, 'sessions', session)}>Back to the chat</a>}>
+    <Page
+      title={`History of ${session}`}
+      actions={
+        <span>
+          <a href={href('agents', agent, 'sessions', session, 'traces')}>Traces</a> · <a href={href('agents', agent, 'sessions', session)}>Back to the chat</a>
+        </span>
+      }
+    >
       <ErrorBox error={timeline.error ?? error} />
       {info.data && (info.data.forked_from || info.data.replay_of || info.data.agent_revision !== undefined) && (
         <p class="origin">
