@@ -112,7 +112,10 @@ suite('the console: pipelines, schedules and aliases (issue 48)', () => {
     expect(edited).toMatchObject({ source: { requests_per_second: 20, auth: { type: 'bearer', token: '****' } }, trigger: { type: 'interval', duration: 'PT6H' } });
     // The credential was kept by the edit that left it empty: the next run still sends it.
     siteHeaders.length = 0;
+    // The first run's region still says "completed" until the new run's page replaces it.
+    const firstRun = page.url();
     await page.getByRole('button', { name: 'Run now' }).click();
+    await page.waitForURL((u) => u.href !== firstRun);
     await page.getByRole('region', { name: /^Run / }).getByText(/^completed/).waitFor({ timeout: 30_000 });
     expect(siteHeaders.length).toBeGreaterThan(0);
     expect(siteHeaders.every((h) => h.authorization === `Bearer ${TOKEN}`)).toBe(true);
