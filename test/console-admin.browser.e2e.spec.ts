@@ -1,24 +1,16 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { CapturedRequest, ScriptedOpenAIServer, ScriptedReply } from '@lib/testing';
-import { buildConsole } from '../console/build';
 import { createKey, createUser } from './support/auth-fixtures';
+import { browserSuite, buildConsoleDir, consoleBrowser } from './support/console-browser';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
  * Issue 48, administration in the console: models (register with a masked credential, test through the API,
  * delete) and access (users, API keys and app clients, each secret shown once), and a credential that may not
- * administer sees one message instead of forms. Started as test/console.browser.e2e.spec.ts is: Debian's chromium
+ * administer sees one message instead of forms. Started through test/support/console-browser.ts: Debian's chromium
  * through playwright-core, no browser download; `CONSOLE_SCREENSHOTS=1` writes docs/console/models.png and access.png.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? (['/usr/bin', ...(process.env.PATH ?? '').split(':')].map((d) => join(d, 'chromium')).find((p) => existsSync(p)) || '/usr/bin/chromium');
-const SHOTS = process.env.CONSOLE_SCREENSHOTS ? join(__dirname, '..', 'docs', 'console') : undefined;
-const suite = existsSync(CHROMIUM) ? describe : describe.skip;
-if (!existsSync(CHROMIUM)) {
-  process.stdout.write(`SKIPPED test/console-admin.browser.e2e.spec.ts: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)\n`);
-}
+const suite = browserSuite(__filename);
 
 const MODEL_TOKEN = 'sk-console-model-secret-0123456789';
 
@@ -31,62 +23,22 @@ function script(req: CapturedRequest): ScriptedReply {
 suite('the console administration pages in a browser', () => {
   let app: TestApp;
   let upstream: ScriptedOpenAIServer;
-  let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
-  let consoleDir: string;
-  const problems: string[] = [];
-
-  const shot = async (name: string) => {
-    if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`) });
-  };
-  const open = async (hash: string) => {
-    await page.goto(`${app.url}/console/${hash}`);
-    await page.getByRole('heading', { level: 1 }).waitFor();
-  };
-  const signIn = async (key: string) => {
-    await page.goto(`${app.url}/console/`);
-    if (await page.getByRole('button', { name: 'Sign out' }).count()) await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.getByLabel('API key', { exact: true }).fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Sections' }).waitFor();
-  };
-  const storage = async () => (await page.evaluate('JSON.stringify(sessionStorage) + JSON.stringify(localStorage)')) as string;
-  /** Refused requests the pages make on purpose (a probe's 400, a list's 403) are logged by the browser as resource errors. */
-  const defects = () => problems.filter((p) => !/status of (400|401|403|404|409|502)/.test(p));
-  const axe = async (hash: string) => {
-    await open(hash);
-    await page.waitForLoadState('networkidle').catch(() => undefined);
-    if (!(await page.evaluate('typeof axe !== "undefined"'))) await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
-    const violations = JSON.parse(
-      (await page.evaluate(
-        `axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }).then((r) => JSON.stringify(r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.impact + ' ' + v.id + ' at ' + v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', '))))`,
-      )) as string,
-    ) as string[];
-    return violations.map((v) => `${hash}: ${v}`);
-  };
+  const web = consoleBrowser({ clipboard: true, openWaitsForHeading: true });
+  const { shot, open, signIn, storage, defects, axeAt: axe } = web;
 
   beforeAll(async () => {
-    consoleDir = await buildConsole(mkdtempSync(join(tmpdir(), 'ars-console-admin-')));
+    const consoleDir = await buildConsoleDir('admin');
     upstream = await ScriptedOpenAIServer.start();
     upstream.onChat = script;
     app = await startTestApp({ env: { LOG_LEVEL: 'warn', CONSOLE_DIR: consoleDir } });
     expect((await app.call('POST', '/v2/corpora', { key: 'notes', name: 'Notes' })).status).toBe(201);
-    if (SHOTS) mkdirSync(SHOTS, { recursive: true });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
-    context = await browser.newContext({ viewport: { width: 1366, height: 800 } });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: app.url });
-    page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    // A CSP violation or a script error is a defect whatever the page shows.
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
+    ({ page } = await web.launch(app.url));
   }, 150_000);
   afterAll(async () => {
-    await browser?.close();
+    await web.close();
     await app?.close();
     await upstream?.close();
-    if (consoleDir) rmSync(consoleDir, { recursive: true, force: true });
   });
 
   it('registers a model with its credential masked, tests it through the API (an answer, then an error), and deletes one', async () => {

@@ -1,10 +1,7 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { CapturedRequest, ScriptedOpenAIServer, ScriptedReply } from '@lib/testing';
-import { buildConsole } from '../console/build';
 import { createKey, createUser } from './support/auth-fixtures';
+import { browserSuite, buildConsoleDir, consoleBrowser } from './support/console-browser';
 import { registerScripted } from './support/llm-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -12,15 +9,10 @@ import { startTestApp, TestApp } from './support/test-app';
  * Issue 48: the console's agent pages beyond its configuration — memory blocks, guardrails as a form, connectors
  * (credentials write-only, a Zoom token shown once), a session's traces as a timeline of spans — and keyboard use
  * (Tab through the navigation and a form with a visible focus outline on every stop, Enter submits), in Debian's
- * chromium through playwright-core, started as test/console.browser.e2e.spec.ts starts it. `CONSOLE_SCREENSHOTS=1`
+ * chromium through playwright-core, started by test/support/console-browser.ts. `CONSOLE_SCREENSHOTS=1`
  * also writes these pages' screenshots to docs/console/.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? (['/usr/bin', ...(process.env.PATH ?? '').split(':')].map((d) => join(d, 'chromium')).find((p) => existsSync(p)) || '/usr/bin/chromium');
-const SHOTS = process.env.CONSOLE_SCREENSHOTS ? join(__dirname, '..', 'docs', 'console') : undefined;
-const suite = existsSync(CHROMIUM) ? describe : describe.skip;
-if (!existsSync(CHROMIUM)) {
-  process.stdout.write(`SKIPPED test/console-agent-more.browser.e2e.spec.ts: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)\n`);
-}
+const suite = browserSuite(__filename);
 
 const BOT_TOKEN = 'xoxb-bot-7d1e4f0a9c';
 const SIGNING = 'signing-3b8e2c61f5';
@@ -35,39 +27,13 @@ function script(req: CapturedRequest): ScriptedReply {
 suite('the console: an agent\'s memory, guardrails, connectors and traces; keyboard use (issue 48)', () => {
   let app: TestApp;
   let upstream: ScriptedOpenAIServer;
-  let browser: Browser;
   let page: Page;
-  let consoleDir: string;
-  const problems: string[] = [];
-
-  const shot = async (name: string) => {
-    if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: false });
-  };
-  const open = async (hash: string) => {
-    await page.goto(`${app.url}/console/${hash}`);
-  };
-  const signIn = async (key: string) => {
-    if (await page.getByRole('button', { name: 'Sign out' }).count()) await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.getByLabel('API key', { exact: true }).fill(key);
-    await page.getByLabel('API key', { exact: true }).press('Enter');
-    await page.getByRole('navigation', { name: 'Sections' }).waitFor();
-  };
-  const storage = () => page.evaluate('JSON.stringify(sessionStorage) + JSON.stringify(localStorage)') as Promise<string>;
   /** Refusals the pages show on purpose (a 400 at its field, a 403 told once) are logged by the browser as failed loads. */
-  const unexpected = () => problems.filter((p) => !/status of (400|403|404)/.test(p));
-  const axe = async (what: string): Promise<string[]> => {
-    await page.waitForLoadState('networkidle').catch(() => undefined);
-    if (!(await page.evaluate('typeof axe !== "undefined"'))) await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
-    const found = JSON.parse(
-      (await page.evaluate(
-        `axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }).then((r) => JSON.stringify(r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.impact + ' ' + v.id + ' at ' + v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', '))))`,
-      )) as string,
-    ) as string[];
-    return found.map((f) => `${what}: ${f}`);
-  };
+  const web = consoleBrowser({ ignore: /status of 401/, refusals: /status of (400|403|404)/ });
+  const { shot, open, signIn, storage, defects: unexpected, axe } = web;
 
   beforeAll(async () => {
-    consoleDir = await buildConsole(mkdtempSync(join(tmpdir(), 'ars-console-')));
+    const consoleDir = await buildConsoleDir('agent-more');
     upstream = await ScriptedOpenAIServer.start();
     upstream.onChat = script;
     app = await startTestApp({ env: { LOG_LEVEL: 'warn', CONSOLE_DIR: consoleDir, WORKER_POLL_MS: '200' } });
@@ -92,21 +58,13 @@ suite('the console: an agent\'s memory, guardrails, connectors and traces; keybo
     expect((await app.call('POST', '/v2/agents/coach/sessions', { key: 's1' })).status).toBe(201);
     const turn = await app.call('POST', '/v2/agents/coach/sessions/s1/events', { messages: [{ type: 'text', content: 'I am Ada and I like tea.' }] });
     expect(turn.status).toBeLessThan(300);
-    if (SHOTS) mkdirSync(SHOTS, { recursive: true });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
-    page = await browser.newPage({ viewport: { width: 1366, height: 800 } });
-    page.setDefaultTimeout(10_000);
-    // A CSP violation or a script error is a defect whatever the page shows.
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('console', (m) => m.type() === 'error' && !/status of 401/.test(m.text()) && problems.push(`console: ${m.text()}`));
-    await open('');
+    ({ page } = await web.launch(app.url));
     await signIn(app.key);
   }, 150_000);
   afterAll(async () => {
-    await browser?.close();
+    await web.close();
     await app?.close();
     await upstream?.close();
-    if (consoleDir) rmSync(consoleDir, { recursive: true, force: true });
   });
 
   it('shows the memory blocks with their limits, saves one (an over-long value refused at its field), and reverts it from its history', async () => {

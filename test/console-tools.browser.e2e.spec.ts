@@ -1,9 +1,6 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, Browser, BrowserContext, Page } from 'playwright-core';
-import { buildConsole } from '../console/build';
+import type { Page } from 'playwright-core';
 import { createKey, createUser } from './support/auth-fixtures';
+import { browserSuite, buildConsoleDir, consoleBrowser } from './support/console-browser';
 import { MCP_TOKEN, startMcpServer } from './support/mcp-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -11,75 +8,32 @@ import { startTestApp, TestApp } from './support/test-app';
  * Issue 48, tools in the console (`#/tools`): tool configurations (create, a field error at its field, edit, delete),
  * lambda tools (create with code, a test run through `POST /v2/tools/{id}/test`: an output, then an error), MCP tool
  * servers (register with a masked token, the tools its sync lists, delete), and a query-only key that sees one message.
- * Started as test/console-admin.browser.e2e.spec.ts is: Debian's chromium through playwright-core, no browser download;
+ * Started through test/support/console-browser.ts: Debian's chromium through playwright-core, no browser download;
  * `CONSOLE_SCREENSHOTS=1` writes docs/console/tools.png. Like test/agents-lambda.e2e.spec.ts, the lambda test needs the
  * sandbox (it does not accept the 503 of a host without the OS boundary).
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? (['/usr/bin', ...(process.env.PATH ?? '').split(':')].map((d) => join(d, 'chromium')).find((p) => existsSync(p)) || '/usr/bin/chromium');
-const SHOTS = process.env.CONSOLE_SCREENSHOTS ? join(__dirname, '..', 'docs', 'console') : undefined;
-const suite = existsSync(CHROMIUM) ? describe : describe.skip;
-if (!existsSync(CHROMIUM)) {
-  process.stdout.write(`SKIPPED test/console-tools.browser.e2e.spec.ts: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)\n`);
-}
+const suite = browserSuite(__filename);
 
 suite('the console tools page in a browser', () => {
   let app: TestApp;
   let mcp: Awaited<ReturnType<typeof startMcpServer>>;
-  let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
   let consoleDir: string;
-  const problems: string[] = [];
-
-  const shot = async (name: string) => {
-    if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-  };
-  const open = async (hash: string) => {
-    await page.goto(`${app.url}/console/${hash}`);
-    await page.getByRole('heading', { level: 1 }).waitFor();
-  };
-  const signIn = async (key: string) => {
-    await page.goto(`${app.url}/console/`);
-    if (await page.getByRole('button', { name: 'Sign out' }).count()) await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.getByLabel('API key', { exact: true }).fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Sections' }).waitFor();
-  };
-  const storage = async () => (await page.evaluate('JSON.stringify(sessionStorage) + JSON.stringify(localStorage)')) as string;
-  /** Refused requests the pages make on purpose (a probe's 400, a list's 403) are logged by the browser as resource errors. */
-  const defects = () => problems.filter((p) => !/status of (400|401|403|404|409|502)/.test(p));
-  const axe = async (hash: string) => {
-    await open(hash);
-    await page.waitForLoadState('networkidle').catch(() => undefined);
-    if (!(await page.evaluate('typeof axe !== "undefined"'))) await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
-    const violations = JSON.parse(
-      (await page.evaluate(
-        `axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }).then((r) => JSON.stringify(r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.impact + ' ' + v.id + ' at ' + v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', '))))`,
-      )) as string,
-    ) as string[];
-    return violations.map((v) => `${hash}: ${v}`);
-  };
+  const web = consoleBrowser({ openWaitsForHeading: true, fullPage: true });
+  const { problems, shot, open, signIn, storage, defects, axeAt: axe } = web;
 
   beforeAll(async () => {
-    consoleDir = await buildConsole(mkdtempSync(join(tmpdir(), 'ars-console-tools-')));
+    consoleDir = await buildConsoleDir('tools');
     mcp = await startMcpServer();
     app = await startTestApp({ env: { LOG_LEVEL: 'warn', CONSOLE_DIR: consoleDir } });
     expect((await app.call('POST', '/v2/corpora', { key: 'notes', name: 'Notes' })).status).toBe(201);
-    if (SHOTS) mkdirSync(SHOTS, { recursive: true });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
-    context = await browser.newContext({ viewport: { width: 1366, height: 800 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    // A CSP violation or a script error is a defect whatever the page shows.
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
+    ({ page } = await web.launch(app.url));
   }, 150_000);
   afterAll(async () => {
-    await browser?.close();
+    await web.close();
     await app?.close();
     mcp?.server.closeAllConnections();
     await new Promise((r) => mcp?.server.close(r));
-    if (consoleDir) rmSync(consoleDir, { recursive: true, force: true });
   });
 
   it('creates a tool configuration (a transform that does not compile shown at its field), edits it and deletes one', async () => {

@@ -1,26 +1,18 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { CapturedRequest, ScriptedOpenAIServer, ScriptedReply } from '@lib/testing';
-import { buildConsole } from '../console/build';
 import { createKey, createUser } from './support/auth-fixtures';
+import { browserSuite, buildConsoleDir, consoleBrowser } from './support/console-browser';
 import { registerScripted } from './support/llm-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
  * Issue 48: the console's pages for pipelines (create, edit, delete), an agent's schedules and agent aliases
- * with their routing, in Debian's chromium through playwright-core, as test/console.browser.e2e.spec.ts starts
+ * with their routing, in Debian's chromium through playwright-core, as test/support/console-browser.ts starts
  * it. `CONSOLE_SCREENSHOTS=1` also writes these pages' screenshots to docs/console/.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? (['/usr/bin', ...(process.env.PATH ?? '').split(':')].map((d) => join(d, 'chromium')).find((p) => existsSync(p)) || '/usr/bin/chromium');
-const SHOTS = process.env.CONSOLE_SCREENSHOTS ? join(__dirname, '..', 'docs', 'console') : undefined;
-const suite = existsSync(CHROMIUM) ? describe : describe.skip;
-if (!existsSync(CHROMIUM)) {
-  process.stdout.write(`SKIPPED test/console-work.browser.e2e.spec.ts: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)\n`);
-}
+const suite = browserSuite(__filename);
 
 const TOKEN = 'site-token-4f1c9a7e';
 
@@ -34,30 +26,15 @@ function script(req: CapturedRequest): ScriptedReply {
 suite('the console: pipelines, schedules and aliases (issue 48)', () => {
   let app: TestApp;
   let upstream: ScriptedOpenAIServer;
-  let browser: Browser;
   let page: Page;
-  let consoleDir: string;
   let site: Server;
   const siteHeaders: IncomingHttpHeaders[] = [];
-  const problems: string[] = [];
-
-  const shot = async (name: string) => {
-    if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`) });
-  };
-  const open = async (hash: string) => {
-    await page.goto(`${app.url}/console/${hash}`);
-  };
-  const signIn = async (key: string) => {
-    if (await page.getByRole('button', { name: 'Sign out' }).count()) await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.getByLabel('API key', { exact: true }).fill(key);
-    await page.getByLabel('API key', { exact: true }).press('Enter');
-    await page.getByRole('navigation', { name: 'Sections' }).waitFor();
-  };
   /** Refusals the pages show on purpose (a 400 at its field, a 403 told once) are logged by the browser as failed loads. */
-  const unexpected = () => problems.filter((p) => !/status of (400|403|404)/.test(p));
+  const web = consoleBrowser({ ignore: /status of 401/, refusals: /status of (400|403|404)/ });
+  const { shot, open, signIn, defects: unexpected } = web;
 
   beforeAll(async () => {
-    consoleDir = await buildConsole(mkdtempSync(join(tmpdir(), 'ars-console-')));
+    const consoleDir = await buildConsoleDir('work');
     upstream = await ScriptedOpenAIServer.start();
     upstream.onChat = script;
     site = createServer((req, res) => {
@@ -70,22 +47,14 @@ suite('the console: pipelines, schedules and aliases (issue 48)', () => {
     await app.call('POST', '/v2/corpora', { key: 'notes', name: 'Notes' });
     for (const key of ['indexer', 'helper'])
       expect((await app.call('POST', '/v2/agents', { key, name: key === 'indexer' ? 'Indexer' : 'Helper', model: { name: 'scripted' }, tool_configurations: { index: { type: 'document_index', argument_override: { corpus_key: 'notes' } } }, first_step_name: 'main', steps: { main: { instructions: [] } } })).status).toBe(201);
-    if (SHOTS) mkdirSync(SHOTS, { recursive: true });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
-    page = await browser.newPage({ viewport: { width: 1366, height: 800 } });
-    page.setDefaultTimeout(10_000);
-    // A CSP violation or a script error is a defect whatever the page shows.
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('console', (m) => m.type() === 'error' && !/status of 401/.test(m.text()) && problems.push(`console: ${m.text()}`));
-    await open('');
+    ({ page } = await web.launch(app.url));
     await signIn(app.key);
   }, 150_000);
   afterAll(async () => {
-    await browser?.close();
+    await web.close();
     await app?.close();
     await upstream?.close();
     await new Promise((r) => site?.close(r));
-    if (consoleDir) rmSync(consoleDir, { recursive: true, force: true });
   });
 
   it('creates a web pipeline with a masked credential, runs it, edits it (a bad field\'s error at its field), and deletes it', async () => {
@@ -143,7 +112,10 @@ suite('the console: pipelines, schedules and aliases (issue 48)', () => {
     expect(edited).toMatchObject({ source: { requests_per_second: 20, auth: { type: 'bearer', token: '****' } }, trigger: { type: 'interval', duration: 'PT6H' } });
     // The credential was kept by the edit that left it empty: the next run still sends it.
     siteHeaders.length = 0;
+    // The first run's region still says "completed" until the new run's page replaces it.
+    const firstRun = page.url();
     await page.getByRole('button', { name: 'Run now' }).click();
+    await page.waitForURL((u) => u.href !== firstRun);
     await page.getByRole('region', { name: /^Run / }).getByText(/^completed/).waitFor({ timeout: 30_000 });
     expect(siteHeaders.length).toBeGreaterThan(0);
     expect(siteHeaders.every((h) => h.authorization === `Bearer ${TOKEN}`)).toBe(true);
@@ -283,18 +255,8 @@ suite('the console: pipelines, schedules and aliases (issue 48)', () => {
   }, 60_000);
 
   it('has no serious or critical accessibility violations on these pages (axe-core, WCAG 2 A and AA)', async () => {
-    const axe = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
     const found: string[] = [];
-    const check = async (what: string) => {
-      await page.waitForLoadState('networkidle').catch(() => undefined);
-      if (!(await page.evaluate('typeof axe !== "undefined"'))) await page.evaluate(axe);
-      const violations = JSON.parse(
-        (await page.evaluate(
-          `axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }).then((r) => JSON.stringify(r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }))))`,
-        )) as string,
-      ) as { id: string; impact: string; nodes: string[] }[];
-      for (const v of violations) found.push(`${what}: ${v.impact} ${v.id} at ${v.nodes.join(', ')}`);
-    };
+    const check = async (what: string) => void found.push(...(await web.axe(what)));
     for (const hash of ['#/pipelines', '#/pipelines/bucket', '#/agents/indexer', '#/aliases', '#/aliases/front']) {
       await open(hash);
       await page.getByRole('heading', { level: 1 }).waitFor();

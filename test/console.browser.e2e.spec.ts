@@ -1,13 +1,9 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { chromium, Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { CapturedRequest, ScriptedOpenAIServer, ScriptedReply } from '@lib/testing';
-import { buildConsole } from '../console/build';
 import { createClient, createKey } from './support/auth-fixtures';
+import { browserSuite, buildConsoleDir, consoleBrowser } from './support/console-browser';
 import { registerScripted } from './support/llm-fixtures';
 import { startTestApp, TestApp } from './support/test-app';
 import { until } from './support/wait';
@@ -17,12 +13,7 @@ import { until } from './support/wait';
  * running service and the scripted model server. `CONSOLE_SCREENSHOTS=1` (npm run console:screenshots) also
  * writes a screenshot of each page to docs/console/.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? (['/usr/bin', ...(process.env.PATH ?? '').split(':')].map((d) => join(d, 'chromium')).find((p) => existsSync(p)) || '/usr/bin/chromium');
-const SHOTS = process.env.CONSOLE_SCREENSHOTS ? join(__dirname, '..', 'docs', 'console') : undefined;
-const suite = existsSync(CHROMIUM) ? describe : describe.skip;
-if (!existsSync(CHROMIUM)) {
-  process.stdout.write(`SKIPPED test/console.browser.e2e.spec.ts: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)\n`);
-}
+const suite = browserSuite(__filename);
 
 const NOTE = 'Sea otters sleep wrapped in kelp so that they do not drift apart. They hold hands while they rest.';
 
@@ -49,41 +40,26 @@ function script(req: CapturedRequest): ScriptedReply {
 suite('the web console in a browser', () => {
   let app: TestApp;
   let upstream: ScriptedOpenAIServer;
-  let browser: Browser;
   let page: Page;
-  let consoleDir: string;
   let site: Server;
-  const problems: string[] = [];
-
-  const shot = async (name: string) => {
-    if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`) });
-  };
-  const open = async (hash: string) => {
-    await page.goto(`${app.url}/console/${hash}`);
-  };
+  const web = consoleBrowser({ ignore: /status of (400|401|404)/ });
+  const { problems, shot, open } = web;
 
   beforeAll(async () => {
-    consoleDir = await buildConsole(mkdtempSync(join(tmpdir(), 'ars-console-')));
+    const consoleDir = await buildConsoleDir();
     upstream = await ScriptedOpenAIServer.start();
     upstream.onChat = script;
     site = createServer((_req, res) => void res.writeHead(200, { 'content-type': 'text/html' }).end('<html><head><title>Kelp</title></head><body><p>Kelp forests shelter otters.</p></body></html>'));
     await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
     app = await startTestApp({ env: { LOG_LEVEL: 'warn', CONSOLE_DIR: consoleDir, GENERATION_LLM: 'scripted', WORKER_POLL_MS: '200' } });
     await registerScripted(app, upstream, 'scripted');
-    if (SHOTS) mkdirSync(SHOTS, { recursive: true });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
-    page = await browser.newPage({ viewport: { width: 1366, height: 800 } });
-    page.setDefaultTimeout(10_000);
-    // A CSP violation or a script error is a defect whatever the page shows.
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('console', (m) => m.type() === 'error' && !/status of (400|401|404)/.test(m.text()) && problems.push(`console: ${m.text()}`));
+    ({ page } = await web.launch(app.url));
   }, 150_000);
   afterAll(async () => {
-    await browser?.close();
+    await web.close();
     await app?.close();
     await upstream?.close();
     await new Promise((r) => site?.close(r));
-    if (consoleDir) rmSync(consoleDir, { recursive: true, force: true });
   });
 
   it('serves the console with a strict CSP and no credential, and signs in with the key into sessionStorage', async () => {
@@ -483,22 +459,13 @@ suite('the web console in a browser', () => {
   });
 
   it('has no serious or critical accessibility violations on any page (axe-core, WCAG 2 A and AA)', async () => {
-    const axe = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
     const session = (await app.call('GET', '/v2/agents/helper/sessions?limit=1')).body.sessions[0].key as string;
     const pages = ['#/corpora', '#/corpora/notes', '#/corpora/notes/documents/otters.txt', '#/query', '#/agents', '#/agents/helper', `#/agents/helper/sessions/${session}`, `#/agents/helper/sessions/${session}/history`, '#/agents/helper/evaluations', '#/pipelines', '#/pipelines/kelp', '#/events'];
     const found: string[] = [];
     for (const hash of pages) {
       await open(hash);
       await page.getByRole('heading', { level: 1 }).waitFor();
-      await page.waitForLoadState('networkidle').catch(() => undefined);
-      // Evaluated through the browser's debugging protocol: the page's CSP (script-src 'self') does not apply.
-      if (!(await page.evaluate('typeof axe !== "undefined"'))) await page.evaluate(axe);
-      const violations = JSON.parse(
-        (await page.evaluate(
-          `axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }).then((r) => JSON.stringify(r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }))))`,
-        )) as string,
-      ) as { id: string; impact: string; nodes: string[] }[];
-      for (const v of violations) found.push(`${hash}: ${v.impact} ${v.id} at ${v.nodes.join(', ')}`);
+      found.push(...(await web.axe(hash)));
     }
     expect(found).toEqual([]);
   }, 120_000);
