@@ -130,6 +130,28 @@ if (!havePostgres('PostgresEventStore')) {
     });
   });
 
+  describe('PostgresEventStore: the shared tail with large events', () => {
+    it('keeps every event of its range while holding about 16 MB at most: large events read once, in order, none skipped', async () => {
+      const store = await PostgresEventStore.connect(url);
+      const cat = `big${randomUUID().replace(/-/g, '').slice(0, 8)}`;
+      const start = await store.headPosition();
+      const text = 'x'.repeat(3 * 2 ** 20);
+      for (let i = 0; i < 10; i++) await store.append(`${cat}-${i}`, [testEvent('Big', { i, text })]);
+      await store.headPosition();
+      const seen: number[] = [];
+      for (let after = start; ; ) {
+        const page = await store.readAll({ after, maxCount: 100, filter: { categories: [cat] }, shared: true });
+        if (!page.length) break;
+        seen.push(...page.map((e) => (e.data as { i: number }).i));
+        after = page[page.length - 1].position;
+      }
+      expect(seen).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      const held = (store as unknown as { tailBytes: number }).tailBytes;
+      expect(held).toBeLessThanOrEqual(16 * 2 ** 20 + 4 * 2 ** 20);
+      await store.close();
+    });
+  });
+
   describe('PostgresEventStore: the server going away', () => {
     let own: { dir: string };
     let port: number;

@@ -66,6 +66,9 @@ export interface PostgresEventStoreOptions {
 /** Events the shared tail keeps (about the last few seconds of a busy log), and read per query. */
 const TAIL_EVENTS = 5_000;
 const TAIL_PAGE = 1_000;
+/** And in bytes of stored JSON, as the SQLite store's tail (documents of tens of MB are one event each). */
+const TAIL_BYTES = 16 * 2 ** 20;
+const TAIL_PAGE_BYTES = 8 * 2 ** 20;
 
 const COLUMNS = 'position, stream_id, revision, event_id, type, data, metadata, floor(extract(epoch from recorded_at) * 1000)::bigint AS recorded_ms';
 
@@ -85,6 +88,7 @@ export class PostgresEventStore implements EventStore {
   /** The log's recent events, read once for every projection (`shared` reads); see `sharedRead`. */
   private tail: RecordedEvent[] = [];
   private tailChars: number[] = [];
+  private tailBytes = 0;
   /** The tail holds every event in (tailStart, tailEnd]. */
   private tailStart = 0;
   private tailEnd = 0;
@@ -280,7 +284,7 @@ export class PostgresEventStore implements EventStore {
    * log this process keeps: each new stretch of the log is read once, unfiltered, however many projections then take
    * their types from it (forty projections each querying for their own types was forty round trips per wake-up). The
    * tail holds every event of its range: positions commit in order (the commit lock), so reading "after the tail's end"
-   * can never miss one that commits later below it. Bounded to TAIL_EVENTS events; a reader behind it reads the table.
+   * can never miss one that commits later below it. Bounded to TAIL_EVENTS events and TAIL_BYTES; a reader behind it reads the table.
    * It is as fresh as what this process has heard of the log (a NOTIFY, its own appends, a head read: a projection reads
    * after `waitForAppend` woke it, which is one of these): it never skips an event, it may end a little short of the head.
    */
@@ -310,18 +314,29 @@ export class PostgresEventStore implements EventStore {
   private extendTail(): Promise<void> {
     this.extending ??= (async () => {
       try {
+        // Sizes from the stored lengths first, so a page stops at TAIL_PAGE_BYTES (the row crossing it included) without
+        // fetching the rows past it.
         const rows = await this.query<EventRow & { chars: string }>(
-          `SELECT ${COLUMNS}, octet_length(data) + octet_length(metadata) AS chars FROM es_events WHERE position > $1 ORDER BY position LIMIT ${TAIL_PAGE}`,
+          `SELECT ${COLUMNS}, sized.size AS chars FROM (
+             SELECT position, octet_length(data) + octet_length(metadata) AS size,
+                    sum(octet_length(data) + octet_length(metadata)) OVER (ORDER BY position) AS run
+               FROM (SELECT position, data, metadata FROM es_events WHERE position > $1 ORDER BY position LIMIT ${TAIL_PAGE}) page
+           ) sized JOIN es_events USING (position) WHERE sized.run - sized.size < ${TAIL_PAGE_BYTES} ORDER BY position`,
           [this.tailEnd],
         );
         for (const row of rows) {
           this.tail.push(toRecorded(row));
           this.tailChars.push(Number(row.chars));
+          this.tailBytes += Number(row.chars);
         }
         if (rows.length) this.tailEnd = Number(rows[rows.length - 1].position);
         this.knownHead = Math.max(this.knownHead, this.tailEnd);
-        const over = this.tail.length - TAIL_EVENTS;
+        // Past either bound the oldest go (the newest event always stays, whatever its size).
+        let over = Math.max(0, this.tail.length - TAIL_EVENTS);
+        let dropped = this.tailChars.slice(0, over).reduce((a, b) => a + b, 0);
+        while (over < this.tail.length - 1 && this.tailBytes - dropped > TAIL_BYTES) dropped += this.tailChars[over++];
         if (over > 0) {
+          this.tailBytes -= dropped;
           this.tailStart = this.tail[over - 1].position;
           this.tail.splice(0, over);
           this.tailChars.splice(0, over);
